@@ -1,0 +1,95 @@
+"""The command line: `python -m dms COMMAND` or `dms COMMAND`. Argument parsing only; the work is
+done by the modules it calls."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import logging
+import sys
+
+from dms import __version__
+from dms.config import LOG_LEVELS, Config, ConfigError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dms", description="A self-hosted document management appliance.")
+    parser.add_argument("--version", action="version", version=f"dms {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the web server (and the OCR workers)")
+    serve.add_argument("--host", help="address to listen on (DMS_HOST, default 127.0.0.1)")
+    serve.add_argument("--port", help="port to listen on, 0 for any free one (DMS_PORT, default 8000)")
+    serve.add_argument("--threads", help="request threads (DMS_THREADS, default 8)")
+    _data_dir_options(serve)
+
+    for name, text in (("createsuperuser", "create a superuser"),
+                       ("changepassword", "set a user's password")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("username")
+        command.add_argument("--password-stdin", action="store_true",
+                             help="read the password from standard input instead of prompting")
+        _data_dir_options(command)
+    return parser
+
+
+def _data_dir_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--data-dir", help="where the database and files live "
+                                            "(DMS_DATA_DIR, default ./data)")
+    command.add_argument("--log-level", choices=LOG_LEVELS,
+                         help="logging detail (DMS_LOG_LEVEL, default info)")
+
+
+def read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    first = getpass.getpass("Password: ")
+    if getpass.getpass("Password (again): ") != first:
+        raise SystemExit("dms: the two passwords differ; nothing changed.")
+    return first
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = Config.load(vars(args))
+    except ConfigError as error:
+        print(f"dms: {error}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=config.log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    if args.command == "serve":
+        from dms.server import serve
+        return serve(config)
+    return manage_user(args, config)
+
+
+def manage_user(args: argparse.Namespace, config: Config) -> int:
+    """createsuperuser and changepassword, straight on the database (no server needed)."""
+    from dms import accounts
+    from dms.db import open_database
+    from dms.models import User
+
+    open_database(config.db_path)
+    password = read_password(args.password_stdin)
+    try:
+        if args.command == "createsuperuser":
+            accounts.create_user(args.username, password, is_superuser=True, is_staff=True)
+            print(f"Superuser {args.username!r} created.")
+        else:
+            user = User.get_or_none(User.username == args.username)
+            if user is None:
+                print(f"dms: there is no user {args.username!r}.", file=sys.stderr)
+                return 1
+            accounts.set_password(user, password)
+            print(f"Password changed for {args.username!r}.")
+    except accounts.AccountError as error:
+        print(f"dms: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""create_app(config): the Bottle application, wired to its database and route tables."""
+
+from __future__ import annotations
+
+import logging
+
+from dms.api import ROUTE_TABLES
+from dms.config import Config
+from dms.db import open_database
+from dms.web import AppState, DmsBottle, bottle_rule, endpoint
+
+log = logging.getLogger("dms.app")
+
+
+def create_app(config: Config) -> DmsBottle:
+    """Open (and migrate) the database under `config.data_dir` and build the WSGI application."""
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    open_database(config.db_path)
+    state = AppState(config)
+    app = DmsBottle()
+    app.state = state
+    for table in ROUTE_TABLES:
+        for route in table.routes:
+            callback = endpoint(state, route)
+            for prefix in route.prefixes:
+                app.route(bottle_rule(route, prefix), route.method, callback)
+    return app

@@ -1,0 +1,148 @@
+"""Passwords, API tokens and login throttling (api.md §2).
+
+Secrets are never stored or logged: passwords as salted scrypt hashes, tokens as SHA-512 digests.
+Every comparison of secret material is constant-time.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import datetime as dt
+import hashlib
+import hmac
+import secrets
+import threading
+import time
+from typing import Callable, Hashable, Iterable
+
+from peewee import IntegrityError
+
+from dms.models import Token, User, utcnow
+
+# scrypt cost: 32 MiB and ~0.1 s per hash on a small server; stored with each hash so it can rise.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
+SCRYPT_MAXMEM = 64 * 1024 * 1024
+MIN_PASSWORD_LENGTH = 8
+MAX_PASSWORD_LENGTH = 1024
+
+DEFAULT_TOKEN_HOURS = 4464  # spec: "defaults to 4464" hours, about six months
+MAX_TOKEN_HOURS = 87600  # ten years
+TOKEN_KEY_LENGTH = 16  # spec: tokens are listed by "the first 16 characters of its digest"
+LOGIN_TOKEN_NAME = "login"
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    derived = _scrypt(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+    return "scrypt${}${}${}${}${}".format(
+        SCRYPT_N, SCRYPT_R, SCRYPT_P, _b64(salt), _b64(derived))
+
+
+def verify_password(password: str, encoded: str | None) -> bool:
+    """True if `password` matches; an account without a password never matches."""
+    if not encoded:
+        # Spend the same time as a real check, so timing does not tell which accounts exist.
+        _scrypt(password, b"0" * 16, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+        return False
+    try:
+        algorithm, n, r, p, salt, expected = encoded.split("$")
+        if algorithm != "scrypt":
+            return False
+        derived = _scrypt(password, _unb64(salt), int(n), int(r), int(p))
+    except ValueError:
+        return False
+    return hmac.compare_digest(derived, _unb64(expected))
+
+
+def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p,
+                          maxmem=SCRYPT_MAXMEM, dklen=32)
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.b64decode(text.encode("ascii"), validate=True)
+
+
+def token_digest(secret: str) -> str:
+    return hashlib.sha512(secret.encode("utf-8")).hexdigest()
+
+
+def issue_token(user: User, expiry_hours: int | None, name: str = "") -> tuple[Token, str]:
+    """Create a token for `user`; returns the row and the secret, which exists only in this return value.
+
+    `expiry_hours=None` makes a token that lasts until revoked (tokens from login, api.md §2)."""
+    while True:
+        secret = secrets.token_hex(32)
+        digest = token_digest(secret)
+        now = utcnow()
+        expiry = None if expiry_hours is None else now + dt.timedelta(hours=expiry_hours)
+        try:
+            token = Token.create(digest=digest, token_key=digest[:TOKEN_KEY_LENGTH], user=user,
+                                 name=name, created=now, expiry=expiry)
+        except IntegrityError:
+            continue  # two digests sharing their first 16 characters: astronomically rare, retry
+        return token, secret
+
+
+def find_token(secret: str, now: dt.datetime) -> Token | None:
+    """The live token for `secret` with its user loaded, or None (unknown, expired or inactive user)."""
+    digest = token_digest(secret)
+    token = (Token.select(Token, User).join(User)
+             .where(Token.token_key == digest[:TOKEN_KEY_LENGTH]).first())
+    if token is None or not hmac.compare_digest(token.digest, digest):
+        return None
+    if token.is_expired(now) or not token.user.is_active:
+        return None
+    return token
+
+
+class LoginThrottle:
+    """Counts failed logins per key (client address, username) in a sliding window.
+
+    After MAX_FAILURES failures within WINDOW seconds a key is refused until its oldest failure
+    leaves the window. Memory is bounded: at most MAX_KEYS keys are tracked, oldest dropped first.
+    The clock is injected so tests can move time instead of sleeping."""
+
+    MAX_FAILURES = 5
+    WINDOW = 300.0
+    MAX_KEYS = 10_000
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self._clock = clock
+        self._failures: collections.OrderedDict[Hashable, list[float]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def retry_after(self, keys: Iterable[Hashable]) -> int | None:
+        """Seconds until a login for these keys is allowed again, or None if allowed now."""
+        now = self._clock()
+        wait = 0.0
+        with self._lock:
+            for key in keys:
+                recent = self._recent(key, now)
+                if len(recent) >= self.MAX_FAILURES:
+                    wait = max(wait, recent[-self.MAX_FAILURES] + self.WINDOW - now)
+        return max(1, int(wait + 0.999)) if wait > 0 else None
+
+    def record_failure(self, keys: Iterable[Hashable]) -> None:
+        now = self._clock()
+        with self._lock:
+            for key in keys:
+                recent = self._recent(key, now)
+                recent.append(now)
+                self._failures[key] = recent
+                self._failures.move_to_end(key)
+            while len(self._failures) > self.MAX_KEYS:
+                self._failures.popitem(last=False)
+
+    def reset(self, keys: Iterable[Hashable]) -> None:
+        with self._lock:
+            for key in keys:
+                self._failures.pop(key, None)
+
+    def _recent(self, key: Hashable, now: float) -> list[float]:
+        return [t for t in self._failures.get(key, ()) if t > now - self.WINDOW]

@@ -1,0 +1,98 @@
+"""The one Config object: command-line flags win over DMS_* environment variables, which win over
+the defaults. Read once, at start-up; nothing else in dms reads the environment."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def default_ocr_workers() -> int:
+    """One core stays free for the web server: max(1, cores - 1)."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+class ConfigError(ValueError):
+    """A setting has a value dms cannot use; the message names the setting."""
+
+
+@dataclass(frozen=True)
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path = Path("data")
+    threads: int = 8
+    log_level: str = "info"
+    admin_username: str = "admin"
+    # repr=False: the config is logged at debug level and must never show a secret.
+    admin_password: str | None = field(default=None, repr=False)
+    max_upload_mb: int = 512
+    max_json_kb: int = 1024
+    ocr_lang: str = "eng"
+    ocr_workers: int = field(default_factory=default_ocr_workers)
+    cors_origins: tuple[str, ...] = ()
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "dms.db"
+
+    @property
+    def files_dir(self) -> Path:
+        return self.data_dir / "files"
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return self.max_upload_mb * 1024 * 1024
+
+    @property
+    def max_json_bytes(self) -> int:
+        return self.max_json_kb * 1024
+
+    @classmethod
+    def load(cls, flags: Mapping[str, Any] | None = None,
+             environ: Mapping[str, str] | None = None) -> "Config":
+        """Build the config from command-line flags (None = not given) and an environment."""
+        flags = flags or {}
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = flags.get(f.name)
+            source = "--" + f.name.replace("_", "-")
+            if raw is None:
+                env_name = "DMS_" + f.name.upper()
+                raw = environ.get(env_name)
+                source = env_name
+                if raw is None or raw == "":
+                    continue
+            values[f.name] = _convert(f.name, raw, source)
+        return cls(**values)
+
+
+def _convert(name: str, raw: Any, source: str) -> Any:
+    """Turn a flag or environment string into the field's type, or say which setting is wrong."""
+    if name in ("port", "threads", "max_upload_mb", "max_json_kb", "ocr_workers"):
+        try:
+            value = int(raw)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{source} must be a whole number, not {raw!r}.") from None
+        low = 0 if name == "port" else 1
+        if value < low or (name == "port" and value > 65535):
+            raise ConfigError(f"{source} is out of range: {value}.")
+        return value
+    if name == "data_dir":
+        return Path(raw).expanduser()
+    if name == "log_level":
+        level = str(raw).lower()
+        if level not in LOG_LEVELS:
+            raise ConfigError(f"{source} must be one of {', '.join(LOG_LEVELS)}, not {raw!r}.")
+        return level
+    if name == "cors_origins":
+        if isinstance(raw, (list, tuple)):
+            return tuple(raw)
+        return tuple(o.strip() for o in str(raw).split(",") if o.strip())
+    return str(raw)

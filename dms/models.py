@@ -1,0 +1,103 @@
+"""The peewee models: the schema as the newest migration leaves it (dms/migrations/ creates it)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from peewee import (BooleanField, ForeignKeyField, Model, TextField)
+
+from dms.db import database
+
+STORED_DATETIME = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def utcnow() -> dt.datetime:
+    """Now in UTC, naive: every datetime in the database is UTC."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class UTCDateTimeField(TextField):
+    """A naive UTC datetime stored as fixed-width text, so text order is time order."""
+
+    def db_value(self, value):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return value
+        return value.strftime(STORED_DATETIME)
+
+    def python_value(self, value):
+        if value is None or isinstance(value, dt.datetime):
+            return value
+        return dt.datetime.strptime(value, STORED_DATETIME)
+
+
+class BaseModel(Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class User(BaseModel):
+    id = TextField(primary_key=True, default=new_id)
+    username = TextField(unique=True)
+    # None: the account has no usable password (set one with change-password).
+    password_hash = TextField(null=True)
+    first_name = TextField(default="")
+    last_name = TextField(default="")
+    email = TextField(default="")
+    is_active = BooleanField(default=True)
+    is_staff = BooleanField(default=False)
+    is_superuser = BooleanField(default=False)
+    date_joined = UTCDateTimeField(default=utcnow)
+
+    @property
+    def is_admin(self) -> bool:
+        """Admins manage accounts (api.md §3); they get no access to other people's papers."""
+        return self.is_superuser or self.is_staff
+
+
+class Token(BaseModel):
+    # SHA-512 hex digest of the secret; the secret itself is never stored.
+    digest = TextField(primary_key=True)
+    # First 16 characters of the digest: the token's public id (spec: "first 16 characters").
+    token_key = TextField(unique=True)
+    user = ForeignKeyField(User, backref="tokens", on_delete="CASCADE")
+    name = TextField(default="")
+    created = UTCDateTimeField(default=utcnow)
+    expiry = UTCDateTimeField(null=True)
+
+    def is_expired(self, now: dt.datetime) -> bool:
+        return self.expiry is not None and self.expiry <= now
+
+
+class Node(BaseModel):
+    FOLDER = "folder"
+    DOCUMENT = "document"
+    HOME = "home"
+    INBOX = "inbox"
+    SPECIAL_TITLES = {HOME: ".home", INBOX: ".inbox"}
+
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="nodes", on_delete="CASCADE")
+    parent = ForeignKeyField("self", null=True, backref="children", on_delete="CASCADE")
+    kind = TextField()
+    # "home" or "inbox" for the two folders every user has; None for every other node.
+    special = TextField(null=True)
+    title = TextField()
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    @property
+    def is_special(self) -> bool:
+        """.home and .inbox: never renamed, moved or deleted (spec, "Special folders")."""
+        return self.special is not None
+
+    @property
+    def is_folder(self) -> bool:
+        return self.kind == Node.FOLDER

@@ -1,0 +1,107 @@
+"""Running the appliance: one process, waitress serving the Bottle app.
+
+Start-up order: open and migrate the database (create_app), create the first superuser on an empty
+data dir, bind the socket, then serve. Shut-down order (SIGTERM, Ctrl-C or stop()): stop accepting,
+let the worker threads finish the requests they are on while the event loop still sends their
+answers, stop the threads, close the connections, then close the database. We drive waitress'
+event loop ourselves (instead of `server.run()`) to get that order.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from typing import Callable
+
+import waitress
+from waitress import wasyncore
+
+from dms.accounts import ensure_first_superuser
+from dms.app import create_app
+from dms.config import Config
+from dms.db import database
+
+log = logging.getLogger("dms.server")
+
+# waitress refuses bodies past this itself (with a plain-text 413), so it sits above the app's own
+# limit: the app answers oversized uploads first, with the JSON:API envelope.
+BODY_LIMIT_SLACK = 1024 * 1024
+LOOP_TIMEOUT = 1.0  # seconds the event loop sleeps when idle; stop() wakes it sooner
+GRACE_SECONDS = 10.0  # how long a stop waits for requests in flight
+
+
+class Server:
+    """The app behind a bound waitress socket. `run()` blocks until `stop()` is called."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.app = create_app(config)
+        # The generated first password, if one was made; the CLI prints it once, nobody logs it.
+        self.generated_password = ensure_first_superuser(config.admin_username,
+                                                         config.admin_password)
+        self._wsgi = waitress.create_server(
+            self.app, host=config.host, port=config.port, threads=config.threads, ident="dms",
+            max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK)
+        self._stopping = threading.Event()
+
+    @property
+    def port(self) -> int:
+        return self._wsgi.effective_port
+
+    @property
+    def url(self) -> str:
+        host = self._wsgi.effective_host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+    def run(self) -> None:
+        log.info("dms listening on %s (data dir %s)", self.url, self.config.data_dir.resolve())
+        wsgi, channels = self._wsgi, self._wsgi._map
+        try:
+            while not self._stopping.is_set():
+                wasyncore.loop(timeout=LOOP_TIMEOUT, use_poll=True, map=channels, count=1)
+            # Stop accepting, but keep pumping the loop so requests in flight can finish and
+            # their answers reach the client.
+            wasyncore.dispatcher.close(wsgi)
+            deadline = time.monotonic() + GRACE_SECONDS
+            while (wsgi.task_dispatcher.active_count or wsgi.task_dispatcher.queue) \
+                    and time.monotonic() < deadline:
+                wasyncore.loop(timeout=0.05, use_poll=True, map=channels, count=1)
+            wsgi.task_dispatcher.shutdown(timeout=GRACE_SECONDS)
+        finally:
+            # Only now, with every worker thread gone, close the trigger and the connections:
+            # closing them earlier races with workers that still write to them.
+            wsgi.trigger.close()
+            wasyncore.close_all(channels)
+            database.close()
+            log.info("dms stopped")
+
+    def stop(self) -> None:
+        """Ask run() to finish; safe from any thread and from a signal handler."""
+        if not self._stopping.is_set():
+            self._stopping.set()
+            self._wsgi.pull_trigger()  # wakes the loop at once instead of after LOOP_TIMEOUT
+
+
+def serve(config: Config, announce: Callable[[str], None] = print) -> int:
+    """Serve until SIGTERM or Ctrl-C; returns the exit status (0 on a clean stop)."""
+    server = Server(config)
+    if server.generated_password is not None:
+        announce(
+            f"First start: created the superuser {config.admin_username!r} with the password\n\n"
+            f"    {server.generated_password}\n\n"
+            "It is shown only this once. Change it with "
+            f"`dms changepassword {config.admin_username}`.")
+    announce(f"Log in as {config.admin_username!r} at {server.url}/ or get an API token with "
+             f"POST {server.url}/api/auth/login/")
+
+    def on_signal(signum, frame):
+        log.info("received %s, stopping", signal.Signals(signum).name)
+        server.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    server.run()
+    return 0

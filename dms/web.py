@@ -1,0 +1,174 @@
+"""The Bottle side of the JSON:API layer: the request context handed to every handler, the wrapper
+that authenticates, calls the handler and turns whatever happens into a response, and the
+application class whose own errors (404, 405, 413, 500) also come out as the error envelope."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+from urllib.parse import parse_qsl, quote
+
+import bottle
+
+from dms.auth import LoginThrottle, find_token
+from dms.config import Config
+from dms.jsonapi import (JSON, VND, ApiError, Reply, Route, choose_page, encode, list_body,
+                         media_type, parse_json)
+from dms.models import Token, User, utcnow
+
+log = logging.getLogger("dms.web")
+
+AUTH_HEADERS = {"WWW-Authenticate": "Token"}
+FRAMEWORK_ERRORS = {
+    400: ("parse_error", "The request could not be understood."),
+    404: ("not_found", "Not found: there is no endpoint at this address."),
+    413: ("too_large", "The request body is too large."),
+    500: ("server_error", "A server error occurred."),
+}
+
+
+@dataclass
+class AppState:
+    """Everything a request may need besides the database: built once by create_app."""
+    config: Config
+    throttle: LoginThrottle = field(default_factory=LoginThrottle)
+
+
+class Context:
+    """One request as a handler sees it: who is calling, the query, the body, absolute URLs."""
+
+    def __init__(self, state: AppState, environ: dict, route: Route):
+        self.state = state
+        self.config = state.config
+        self.environ = environ
+        self.route = route
+        self.user: User | None = None
+        self.token: Token | None = None
+        self.query_items = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        self.query = dict(self.query_items)
+
+    # -- who is calling -------------------------------------------------------------------------
+    def authenticate(self) -> None:
+        scheme, _, secret = self.environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
+        secret = secret.strip()
+        if scheme.lower() != "token" or not secret:
+            raise ApiError(401, "not_authenticated", "Authentication credentials were not provided.",
+                           headers=AUTH_HEADERS)
+        token = find_token(secret, utcnow())
+        if token is None:
+            raise ApiError(401, "authentication_failed", "Invalid token.", headers=AUTH_HEADERS)
+        self.token, self.user = token, token.user
+
+    @property
+    def remote_addr(self) -> str:
+        # REMOTE_ADDR only: X-Forwarded-For is client-controlled unless a trusted proxy rewrote it.
+        return self.environ.get("REMOTE_ADDR", "")
+
+    # -- the request ----------------------------------------------------------------------------
+    def header(self, name: str) -> str | None:
+        key = "HTTP_" + name.upper().replace("-", "_")
+        if name.lower() in ("content-type", "content-length"):
+            key = key[5:]
+        return self.environ.get(key)
+
+    def json(self, accept: tuple[str, ...] = (JSON, VND), refuse_status: int = 415) -> dict:
+        """The body as a JSON object; its media type must be one of `accept` (else `refuse_status`)."""
+        given = media_type(self.header("Content-Type"))
+        if given not in accept:
+            shown = given or "none"
+            raise ApiError(refuse_status, "unsupported_media_type" if refuse_status == 415 else "invalid",
+                           f"Unsupported media type {shown!r} in the request; "
+                           f"use {' or '.join(accept)}.")
+        try:
+            length = int(self.environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            raise ApiError(400, "parse_error", "The Content-Length header is not a number.") from None
+        if length > self.config.max_json_bytes:
+            raise ApiError(413, "too_large",
+                           f"The JSON body is larger than {self.config.max_json_kb} KiB.")
+        raw = self.environ["wsgi.input"].read(length) if length > 0 else b""
+        return parse_json(raw)
+
+    # -- building answers -----------------------------------------------------------------------
+    def absolute_url(self, path: str | None = None) -> str:
+        scheme = self.environ.get("wsgi.url_scheme", "http")
+        host = self.environ.get("HTTP_HOST") or "{}:{}".format(
+            self.environ.get("SERVER_NAME", "localhost"), self.environ.get("SERVER_PORT", "80"))
+        if path is None:
+            path = self.environ.get("SCRIPT_NAME", "") + self.environ.get("PATH_INFO", "")
+        return f"{scheme}://{host}{quote(path)}"
+
+    def paginate(self, query, serialize: Callable[[Any], dict]) -> dict:
+        """One page of a peewee query as the list shape (api.md §1, Pagination)."""
+        page = choose_page(self.query, query.count())
+        rows = list(query.offset(page.offset).limit(page.size))
+        return list_body([serialize(row) for row in rows], page, self.absolute_url(),
+                         self.query_items)
+
+
+def bottle_rule(route: Route, prefix: str) -> str:
+    """`/users/{id}/` -> `/api/users/<id><:re:/?>`: the slash is optional (api.md §1) unless the
+    route is strict (the legacy `GET /api/documents` must not swallow `/api/documents/`)."""
+    rule = prefix + route.path.replace("{", "<").replace("}", ">")
+    if route.strict_slash:
+        return rule
+    return rule.rstrip("/") + "<:re:/?>"
+
+
+def endpoint(state: AppState, route: Route) -> Callable:
+    """Wrap a handler: authenticate, call, and turn the result or any exception into a response."""
+
+    def callback(**params):
+        ctx = Context(state, bottle.request.environ, route)
+        try:
+            if route.auth:
+                ctx.authenticate()
+            return render(route.handler(ctx, **params), route.media_type)
+        except ApiError as error:
+            return error_response(error, route.media_type)
+        except Exception:
+            log.exception("unhandled error in %s %s", route.method, route.path)
+            return error_response(ApiError(500, "server_error", FRAMEWORK_ERRORS[500][1]),
+                                  route.media_type)
+
+    callback.__name__ = route.handler.__name__
+    return callback
+
+
+def render(result: Any, default_media: str) -> bottle.HTTPResponse:
+    if isinstance(result, bottle.HTTPResponse):
+        return result
+    reply = result if isinstance(result, Reply) else Reply(result)
+    if reply.status == 204:
+        return bottle.HTTPResponse(b"", 204, reply.headers)
+    headers = {"Content-Type": reply.media_type or default_media, **reply.headers}
+    return bottle.HTTPResponse(encode(reply.body), reply.status, headers)
+
+
+def error_response(error: ApiError, media: str = VND) -> bottle.HTTPResponse:
+    headers = {"Content-Type": media, **error.headers}
+    return bottle.HTTPResponse(encode(error.envelope()), error.status, headers)
+
+
+class DmsBottle(bottle.Bottle):
+    """Bottle, with its own errors answered as the JSON:API error envelope."""
+
+    def default_error_handler(self, res: bottle.HTTPError) -> bytes:
+        status = res.status_code
+        if status == 405:
+            method = bottle.request.environ.get("REQUEST_METHOD", "")
+            error = ApiError(405, "method_not_allowed",
+                             f"Method {method} is not allowed here; allowed: "
+                             f"{res.headers.get('Allow', 'none')}.")
+        else:
+            code, detail = FRAMEWORK_ERRORS.get(status, ("invalid", res.status_line))
+            if status == 500:
+                log.error("unhandled error: %s", res.traceback or res.exception)
+            elif status == 400 and isinstance(res.body, str) and res.body:
+                detail = res.body
+            error = ApiError(status, code, detail)
+        bottle.response.content_type = VND
+        if status == 401:
+            bottle.response.set_header("WWW-Authenticate", "Token")
+        return encode(error.envelope())

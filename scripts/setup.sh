@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
+# (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
+# `scripts/setup.sh --test` also installs the test tools. Re-running it is fast: each step is
+# skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_tests=0
+[ "${1:-}" = "--test" ] && with_tests=1
+
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+
+missing=()
+python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+command -v tesseract >/dev/null || missing+=(tesseract-ocr)
+for lang in eng deu; do
+  if ! (command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx "$lang"); then
+    missing+=("tesseract-ocr-$lang")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing system packages: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+
+extras=""
+[ $with_tests -eq 1 ] && extras="[test]"
+stamp=".setup-stamp$extras"
+wanted="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".$extras"
+  echo "$wanted" > "$stamp"
+fi
