@@ -33,8 +33,8 @@ class Client:
         if json_body is not None:
             data = json.dumps(json_body).encode()
             headers.setdefault("Content-Type", media or VND)
-        return self.session.request(method, self.base_url + path, data=data, headers=headers,
-                                    **kwargs)
+        url = path if path.startswith("http") else self.base_url + path
+        return self.session.request(method, url, data=data, headers=headers, **kwargs)
 
     def get(self, path, **kw):
         return self.request("GET", path, **kw)

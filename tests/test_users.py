@@ -155,7 +155,8 @@ def test_unknown_user_is_exactly_the_documented_404(admin, user_id):
     assert response.status_code == 404
     assert response.headers["Content-Type"] == VND
     assert response.json() == NOT_FOUND
-    assert admin.patch(f"/api/users/{user_id}/", {"data": {"type": "users", "attributes": {}}}).json() == NOT_FOUND
+    empty_patch = {"data": {"type": "users", "attributes": {}}}
+    assert admin.patch(f"/api/users/{user_id}/", empty_patch).json() == NOT_FOUND
     assert admin.post(f"/api/users/{user_id}/change-password/", {"password": "long-enough"},
                       media=JSON).json() == NOT_FOUND
     assert admin.delete(f"/api/users/{user_id}/").json() == NOT_FOUND
@@ -279,7 +280,8 @@ def test_staff_cannot_touch_superusers_or_grant_rights(admin, make_user, config)
     assert snapshot(config.db_path) == before
     # What staff may do: manage an ordinary account.
     body = {"data": {"type": "users", "attributes": {"is_active": False}}}
-    assert staff.patch(f"/api/users/{plain.user_id}/", body).json()["data"]["attributes"]["is_active"] is False
+    deactivated = staff.patch(f"/api/users/{plain.user_id}/", body).json()["data"]
+    assert deactivated["attributes"]["is_active"] is False
     assert_error(plain.get("/api/users/me/"), 401, "authentication_failed", "Invalid token.")
     assert staff.delete(f"/api/users/{plain.user_id}/").status_code == 204
 

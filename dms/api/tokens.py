@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dms.auth import DEFAULT_TOKEN_HOURS, MAX_TOKEN_HOURS, issue_token
-from dms.jsonapi import (ApiError, RouteTable, attributes_of, created, format_datetime, invalid,
+from dms.jsonapi import (RouteTable, attributes_of, created, format_datetime, invalid,
                          no_content, not_found, resource_data)
 from dms.models import Token
 from dms.web import Context
