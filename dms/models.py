@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from peewee import (BooleanField, ForeignKeyField, Model, TextField)
+from peewee import BooleanField, ForeignKeyField, IntegerField, Model, TextField
 
 from dms.db import database
 
@@ -79,19 +79,35 @@ class Token(BaseModel):
 class Node(BaseModel):
     FOLDER = "folder"
     DOCUMENT = "document"
+    OCR_STATUSES = ("received", "started", "succeeded", "failed")
     HOME = "home"
     INBOX = "inbox"
     SPECIAL_TITLES = {HOME: ".home", INBOX: ".inbox"}
 
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="nodes", on_delete="CASCADE")
-    parent = ForeignKeyField("self", null=True, backref="children", on_delete="CASCADE")
+    # No cascade: subtrees are deleted in one statement (see migration 0002).
+    parent = ForeignKeyField("self", null=True, backref="children")
     kind = TextField()
     # "home" or "inbox" for the two folders every user has; None for every other node.
     special = TextField(null=True)
     title = TextField()
+    # title.casefold(): SQLite's NOCASE folds only ASCII, and listings sort by this in an index.
+    title_sort = TextField()
+    # Documents only (None for folders); file_name, size and page_count follow the latest version.
+    lang = TextField(null=True)
+    ocr = BooleanField(null=True)
+    ocr_status = TextField(null=True)
+    ocr_error = TextField(null=True)
+    file_name = TextField(null=True)
+    size = IntegerField(default=0)
+    page_count = IntegerField(default=0)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
+
+    def save(self, *args, **kwargs):
+        self.title_sort = self.title.casefold()
+        return super().save(*args, **kwargs)
 
     @property
     def is_special(self) -> bool:
@@ -101,3 +117,7 @@ class Node(BaseModel):
     @property
     def is_folder(self) -> bool:
         return self.kind == Node.FOLDER
+
+    @property
+    def is_document(self) -> bool:
+        return self.kind == Node.DOCUMENT

@@ -77,7 +77,7 @@ class Context:
         given = media_type(self.header("Content-Type"))
         if given not in accept:
             shown = given or "none"
-            raise ApiError(refuse_status, "unsupported_media_type" if refuse_status == 415 else "invalid",
+            raise ApiError(refuse_status, "unsupported_media_type",
                            f"Unsupported media type {shown!r} in the request; "
                            f"use {' or '.join(accept)}.")
         try:

@@ -1,0 +1,181 @@
+"""Nodes and folders (api.md §5): list, create, rename, move, delete.
+
+Another user's node answers exactly like an unknown id, for every route, admins included."""
+
+from __future__ import annotations
+
+from dms import tree
+from dms.jsonapi import (JSON, VND, ApiError, RouteTable, attributes_of, created, format_datetime,
+                         invalid, no_content, permission_denied, resource_data)
+from dms.languages import installed_languages, is_valid_lang
+from dms.models import Node
+from dms.web import Context
+
+routes = RouteTable()
+
+TYPE_OF_KIND = {Node.FOLDER: "folders", Node.DOCUMENT: "documents"}
+KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.items()}
+ATTRIBUTES_POINTER = "/data/attributes/"
+
+
+def node_resource(node: Node, breadcrumb: list[list[str]], **extra_attributes) -> dict:
+    """A folder or document as JSON:API resource: type, id, attributes, relationships only."""
+    attributes = {"title": node.title}
+    if node.is_document:
+        attributes.update(lang=node.lang, ocr=node.ocr, ocr_status=node.ocr_status,
+                          ocr_error=node.ocr_error, file_name=node.file_name, size=node.size,
+                          page_count=node.page_count)
+    attributes.update(created_at=format_datetime(node.created_at),
+                      updated_at=format_datetime(node.updated_at),
+                      breadcrumb=breadcrumb, tags=[], **extra_attributes)
+    parent = {"type": "folders", "id": node.parent_id} if node.parent_id else None
+    return {"type": TYPE_OF_KIND[node.kind], "id": node.id, "attributes": attributes,
+            "relationships": {"parent": {"data": parent}}}
+
+
+def resources(nodes: list[Node]) -> list[dict]:
+    """Several nodes with their breadcrumbs, looked up in one query."""
+    crumbs = tree.breadcrumbs([node.id for node in nodes])
+    return [node_resource(node, crumbs[node.id]) for node in nodes]
+
+
+def single(node: Node, **extra_attributes) -> dict:
+    return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id], **extra_attributes)}
+
+
+def paginated_nodes(ctx: Context, query) -> dict:
+    page = ctx.paginate(query, lambda node: node)
+    page["data"] = resources(page["data"])
+    return page
+
+
+def parent_reference(data: dict) -> tuple[object, str]:
+    """The parent id of a new node and the pointer to it: `relationships.parent` (the spec's
+    examples) or `parent` right under `data` (the spec's reference), as an id or an object."""
+    relationships = data.get("relationships")
+    if isinstance(relationships, dict) and "parent" in relationships:
+        reference, pointer = relationships["parent"], "/data/relationships/parent"
+    elif "parent" in data:
+        reference, pointer = data["parent"], "/data/parent"
+    else:
+        raise ApiError(400, "required", "A parent folder is required.", "/data/relationships/parent")
+    if isinstance(reference, dict) and isinstance(reference.get("data"), dict):
+        reference = reference["data"]
+    if isinstance(reference, dict):
+        reference = reference.get("id")
+    return reference, pointer
+
+
+def document_settings(ctx: Context, attributes: dict, defaults: dict) -> dict:
+    """Validated `lang` and `ocr` of a document, falling back to `defaults`."""
+    values = {}
+    if "lang" in attributes or "lang" in defaults:
+        lang = attributes.get("lang", defaults.get("lang"))
+        if not is_valid_lang(lang):
+            allowed = ", ".join(installed_languages()) or "none (Tesseract is not installed)"
+            raise invalid(f"Unknown OCR language {lang!r}; installed languages: {allowed} "
+                          "(combine them with +, e.g. eng+deu).", ATTRIBUTES_POINTER + "lang")
+        values["lang"] = lang
+    if "ocr" in attributes:
+        if not isinstance(attributes["ocr"], bool):
+            raise invalid("ocr must be true or false.", ATTRIBUTES_POINTER + "ocr")
+        values["ocr"] = attributes["ocr"]
+    return values
+
+
+def create(ctx: Context, allowed_types: tuple[str, ...]) -> Node:
+    # The spec: "Any other content type on folder creation gives 400 Bad Request."
+    data = resource_data(ctx.json(accept=(VND,), refuse_status=400), allowed_types)
+    attributes = attributes_of(data)
+    title = tree.check_title(attributes.get("title"), ATTRIBUTES_POINTER + "title")
+    parent_id, pointer = parent_reference(data)
+    parent = tree.parent_folder(ctx.user, parent_id, pointer)
+    kind = KIND_OF_TYPE[data["type"]]
+    settings = {}
+    if kind == Node.DOCUMENT:
+        settings = document_settings(ctx, attributes, {"lang": ctx.config.ocr_lang})
+    return tree.create_node(ctx.user, kind, parent, title, **settings)
+
+
+def update(ctx: Context, node: Node) -> Node:
+    if node.is_special:
+        raise permission_denied(f"The special folder {node.title} cannot be renamed.")
+    data = resource_data(ctx.json(accept=(VND,)), TYPE_OF_KIND[node.kind])
+    if "id" in data and data["id"] != node.id:
+        raise ApiError(409, "conflict", "The id in the body does not match the id in the URL.",
+                       "/data/id")
+    attributes = attributes_of(data)
+    values = {}
+    if "title" in attributes:
+        values["title"] = tree.check_title(attributes["title"], ATTRIBUTES_POINTER + "title")
+    if node.is_document:
+        values.update(document_settings(ctx, attributes, {}))
+    return tree.update_node(node, values)
+
+
+@routes.get("/nodes/")
+def list_top_level(ctx: Context):
+    return paginated_nodes(ctx, tree.special_folders(ctx.user))
+
+
+@routes.post("/nodes/")
+def create_node(ctx: Context):
+    return created(single(create(ctx, ("folders", "documents"))))
+
+
+@routes.post("/nodes/move/", media_type=JSON)
+def move_nodes(ctx: Context):
+    body = ctx.json()
+    entries = body.get("nodes")
+    if not isinstance(entries, list) or not entries:
+        raise ApiError(400, "required", "`nodes` must be a non-empty list of {\"id\": ...} objects.",
+                       "/nodes")
+    node_ids = []
+    for index, entry in enumerate(entries):
+        node_id = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(node_id, str) or not node_id:
+            raise invalid("Each entry of `nodes` needs an `id`.", f"/nodes/{index}/id")
+        if node_id not in node_ids:
+            node_ids.append(node_id)
+    target = body.get("target_parent")
+    target_id = target.get("id") if isinstance(target, dict) else None
+    if not isinstance(target_id, str) or not target_id:
+        raise ApiError(400, "required", "`target_parent` must be an object with the target folder's "
+                                        "`id`.", "/target_parent")
+    moved = tree.move_nodes(ctx.user, node_ids, target_id)
+    return {"data": resources(moved)}
+
+
+@routes.get("/nodes/{node_id}/")
+def list_children(ctx: Context, node_id: str):
+    folder = tree.owned_node(ctx.user, node_id, Node.FOLDER)
+    return paginated_nodes(ctx, tree.children(folder, ctx.query.get("sort")))
+
+
+@routes.patch("/nodes/{node_id}/")
+def update_node(ctx: Context, node_id: str):
+    return single(update(ctx, tree.owned_node(ctx.user, node_id)))
+
+
+@routes.delete("/nodes/{node_id}/")
+def delete_node(ctx: Context, node_id: str):
+    tree.delete_subtree(tree.owned_node(ctx.user, node_id))
+    return no_content()
+
+
+@routes.get("/folders/")
+def list_folders(ctx: Context):
+    return paginated_nodes(ctx, tree.of_kind(ctx.user, Node.FOLDER))
+
+
+@routes.post("/folders/")
+def create_folder(ctx: Context):
+    return created(single(create(ctx, ("folders",))))
+
+
+@routes.get("/folders/{folder_id}/")
+def get_folder(ctx: Context, folder_id: str):
+    return single(tree.owned_node(ctx.user, folder_id, Node.FOLDER))
+
+
+
