@@ -71,11 +71,16 @@ def encode(body: Any) -> bytes:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def format_datetime(value: dt.datetime | None) -> str | None:
-    """UTC, ISO 8601, always with microseconds and Z: 2026-11-22T08:21:54.624117Z."""
+def format_datetime(value: dt.datetime | str | None) -> str | None:
+    """UTC, ISO 8601, always with microseconds and Z: 2026-11-22T08:21:54.624117Z.
+
+    Also takes the stored text form (`2026-11-22 08:21:54.624117`, see models.UTCDateTimeField)
+    that listings read without building models."""
     if value is None:
         return None
-    return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if isinstance(value, str):
+        return value.replace(" ", "T", 1) + "Z"
+    return value.isoformat(timespec="microseconds") + "Z"
 
 
 def media_type(header: str | None) -> str:

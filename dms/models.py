@@ -34,7 +34,7 @@ class UTCDateTimeField(TextField):
     def python_value(self, value):
         if value is None or isinstance(value, dt.datetime):
             return value
-        return dt.datetime.strptime(value, STORED_DATETIME)
+        return dt.datetime.fromisoformat(value)  # C speed; strptime dominated listing time
 
 
 class BaseModel(Model):

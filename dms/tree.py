@@ -13,6 +13,7 @@ Every lookup is by owner: another user's node is indistinguishable from an unkno
 from __future__ import annotations
 
 import unicodedata
+from typing import NamedTuple
 
 from dms.db import database
 from dms.jsonapi import ApiError, invalid, not_found, permission_denied
@@ -21,13 +22,61 @@ from dms.models import Node, User, utcnow
 MAX_TITLE_LENGTH = 200
 FORBIDDEN_TITLE_CHARACTERS = "/\\"
 
-# sort= value -> ORDER BY; each matches one index of migration 0002 (forwards or backwards).
+# sort= value -> ORDER BY columns; each matches one index of migration 0002 (read either way).
 SORTS = {
-    "title": (Node.title_sort, Node.id),
-    "created_at": (Node.created_at, Node.id),
-    "updated_at": (Node.updated_at, Node.id),
+    "title": ("title_sort", "id"),
+    "created_at": ("created_at", "id"),
+    "updated_at": ("updated_at", "id"),
 }
-DEFAULT_ORDER = (Node.kind.desc(), Node.title_sort, Node.id)  # folders first, then by title
+DEFAULT_ORDER = "kind DESC, title_sort, id"  # folders first ('folder' > 'document'), then by title
+OWNED_NODE = "SELECT * FROM node WHERE id = ? AND owner_id = ?"
+
+
+class NodeRow(NamedTuple):
+    """A node as listings read it: plain values straight from SQLite, no peewee model.
+    Building models made a page of 100 nodes five times slower; datetimes stay stored text."""
+    id: str
+    parent_id: str | None
+    kind: str
+    special: str | None
+    title: str
+    lang: str | None
+    ocr: int | None
+    ocr_status: str | None
+    ocr_error: str | None
+    file_name: str | None
+    size: int
+    page_count: int
+    created_at: str
+    updated_at: str
+
+    is_special = Node.is_special
+    is_folder = Node.is_folder
+    is_document = Node.is_document
+
+
+ROW_COLUMNS = ", ".join(NodeRow._fields)
+
+
+class NodeListing:
+    """The nodes matching `where`, in `order`, a page at a time, as NodeRows.
+
+    Hand-written SQL on purpose: on these hot paths peewee's query builder cost more than
+    SQLite's own work. `where` and `order` come from this module's constants, never from a
+    request; request values travel only as parameters."""
+
+    def __init__(self, where: str, params: tuple, order: str):
+        self.where, self.params, self.order = where, params, order
+
+    def count(self) -> int:
+        return database.execute_sql(f"SELECT COUNT(*) FROM node WHERE {self.where}",
+                                    self.params).fetchone()[0]
+
+    def fetch(self, offset: int, limit: int) -> list[NodeRow]:
+        cursor = database.execute_sql(
+            f"SELECT {ROW_COLUMNS} FROM node WHERE {self.where} ORDER BY {self.order} "
+            "LIMIT ? OFFSET ?", (*self.params, limit, offset))
+        return [NodeRow._make(row) for row in cursor]
 
 
 def check_title(value: object, pointer: str = "/data/attributes/title") -> str:
@@ -48,37 +97,32 @@ def check_title(value: object, pointer: str = "/data/attributes/title") -> str:
 
 def owned_node(user: User, node_id: str, kind: str | None = None) -> Node:
     """The caller's node `node_id` (of `kind`, if given), else the 404 of an unknown id."""
-    query = Node.select().where(Node.id == node_id, Node.owner == user.id)
-    if kind is not None:
-        query = query.where(Node.kind == kind)
-    node = query.first()
-    if node is None:
+    node = next(iter(Node.raw(OWNED_NODE, node_id, user.id)), None)
+    if node is None or (kind is not None and node.kind != kind):
         raise not_found()
     return node
 
 
-def special_folders(user: User):
-    return (Node.select().where(Node.owner == user.id, Node.special.is_null(False))
-            .order_by(Node.title_sort))
+def special_folders(user: User) -> NodeListing:
+    return NodeListing("owner_id = ? AND special IS NOT NULL", (user.id,), "title_sort")
 
 
-def children(folder: Node, sort: str | None = None):
+def children(folder: Node, sort: str | None = None) -> NodeListing:
     """The children of `folder` in listing order: folders first then documents, by title, unless
     `sort` names an attribute (`title`, `created_at`, `updated_at`; `-` in front reverses)."""
-    query = Node.select().where(Node.parent == folder.id)
-    if not sort:
-        return query.order_by(*DEFAULT_ORDER)
-    descending = sort.startswith("-")
-    order = SORTS.get(sort.lstrip("-"))
-    if order is None:
-        raise invalid(f"Cannot sort by {sort!r}; use one of {', '.join(SORTS)}, "
-                      "optionally with a leading -.")
-    return query.order_by(*(column.desc() if descending else column for column in order))
+    order = DEFAULT_ORDER
+    if sort:
+        columns = SORTS.get(sort.lstrip("-"))
+        if columns is None:
+            raise invalid(f"Cannot sort by {sort!r}; use one of {', '.join(SORTS)}, "
+                          "optionally with a leading -.")
+        direction = " DESC" if sort.startswith("-") else ""
+        order = ", ".join(column + direction for column in columns)
+    return NodeListing("parent_id = ?", (folder.id,), order)
 
 
-def of_kind(user: User, kind: str):
-    return Node.select().where(Node.owner == user.id, Node.kind == kind).order_by(
-        Node.title_sort, Node.id)
+def of_kind(user: User, kind: str) -> NodeListing:
+    return NodeListing("owner_id = ? AND kind = ?", (user.id, kind), "title_sort, id")
 
 
 def breadcrumbs(node_ids: list[str]) -> dict[str, list[list[str]]]:

@@ -99,12 +99,28 @@ class Context:
             path = self.environ.get("SCRIPT_NAME", "") + self.environ.get("PATH_INFO", "")
         return f"{scheme}://{host}{quote(path)}"
 
-    def paginate(self, query, serialize: Callable[[Any], dict]) -> dict:
-        """One page of a peewee query as the list shape (api.md §1, Pagination)."""
-        page = choose_page(self.query, query.count())
-        rows = list(query.offset(page.offset).limit(page.size))
-        return list_body([serialize(row) for row in rows], page, self.absolute_url(),
-                         self.query_items)
+    def paginate(self, listing, serialize: Callable[[list], list[dict]]) -> dict:
+        """One page of a listing as the list shape (api.md §1, Pagination). `listing` is a peewee
+        query or anything with count() and fetch(offset, limit); `serialize` turns a page of
+        its rows into resources."""
+        if not hasattr(listing, "fetch"):
+            listing = QueryListing(listing)
+        page = choose_page(self.query, listing.count())
+        rows = listing.fetch(page.offset, page.size)
+        return list_body(serialize(rows), page, self.absolute_url(), self.query_items)
+
+
+class QueryListing:
+    """A peewee query as a listing."""
+
+    def __init__(self, query):
+        self.query = query
+
+    def count(self) -> int:
+        return self.query.count()
+
+    def fetch(self, offset: int, limit: int) -> list:
+        return list(self.query.offset(offset).limit(limit))
 
 
 def bottle_rule(route: Route, prefix: str) -> str:

@@ -18,11 +18,12 @@ KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.item
 ATTRIBUTES_POINTER = "/data/attributes/"
 
 
-def node_resource(node: Node, breadcrumb: list[list[str]], **extra_attributes) -> dict:
+def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]],
+                  **extra_attributes) -> dict:
     """A folder or document as JSON:API resource: type, id, attributes, relationships only."""
     attributes = {"title": node.title}
     if node.is_document:
-        attributes.update(lang=node.lang, ocr=node.ocr, ocr_status=node.ocr_status,
+        attributes.update(lang=node.lang, ocr=bool(node.ocr), ocr_status=node.ocr_status,
                           ocr_error=node.ocr_error, file_name=node.file_name, size=node.size,
                           page_count=node.page_count)
     attributes.update(created_at=format_datetime(node.created_at),
@@ -33,20 +34,24 @@ def node_resource(node: Node, breadcrumb: list[list[str]], **extra_attributes) -
             "relationships": {"parent": {"data": parent}}}
 
 
-def resources(nodes: list[Node]) -> list[dict]:
+def resources(nodes: list[Node | tree.NodeRow]) -> list[dict]:
     """Several nodes with their breadcrumbs, looked up in one query."""
     crumbs = tree.breadcrumbs([node.id for node in nodes])
     return [node_resource(node, crumbs[node.id]) for node in nodes]
+
+
+def children_resources(folder: Node, nodes: list[tree.NodeRow]) -> list[dict]:
+    """Siblings share their path: the folder's breadcrumb plus their own title and id."""
+    path = tree.breadcrumbs([folder.id])[folder.id]
+    return [node_resource(node, path + [[node.title, node.id]]) for node in nodes]
 
 
 def single(node: Node, **extra_attributes) -> dict:
     return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id], **extra_attributes)}
 
 
-def paginated_nodes(ctx: Context, query) -> dict:
-    page = ctx.paginate(query, lambda node: node)
-    page["data"] = resources(page["data"])
-    return page
+def paginated_nodes(ctx: Context, listing: tree.NodeListing) -> dict:
+    return ctx.paginate(listing, resources)
 
 
 def parent_reference(data: dict) -> tuple[object, str]:
@@ -149,7 +154,8 @@ def move_nodes(ctx: Context):
 @routes.get("/nodes/{node_id}/")
 def list_children(ctx: Context, node_id: str):
     folder = tree.owned_node(ctx.user, node_id, Node.FOLDER)
-    return paginated_nodes(ctx, tree.children(folder, ctx.query.get("sort")))
+    return ctx.paginate(tree.children(folder, ctx.query.get("sort")),
+                        lambda rows: children_resources(folder, rows))
 
 
 @routes.patch("/nodes/{node_id}/")

@@ -30,7 +30,7 @@ def token_resource(token: Token) -> dict:
 def list_tokens(ctx: Context):
     query = (Token.select().where(Token.user == ctx.user.id)
              .order_by(Token.created.desc(), Token.token_key))
-    return ctx.paginate(query, token_resource)
+    return ctx.paginate(query, lambda tokens: [token_resource(t) for t in tokens])
 
 
 @routes.post("/tokens/")

@@ -123,11 +123,11 @@ def check_flag_changes(ctx: Context, target: User | None, values: dict) -> None:
 @routes.get("/users/")
 def list_users(ctx: Context):
     require_admin(ctx)
-    query = User.select().order_by(User.username)
-    page = ctx.paginate(query, lambda user: user)
-    folders = accounts.special_folder_ids([user.id for user in page["data"]])
-    page["data"] = [user_resource(user, folders[user.id]) for user in page["data"]]
-    return page
+    def serialize(users: list[User]) -> list[dict]:
+        folders = accounts.special_folder_ids([user.id for user in users])
+        return [user_resource(user, folders[user.id]) for user in users]
+
+    return ctx.paginate(User.select().order_by(User.username), serialize)
 
 
 @routes.post("/users/")

@@ -1,0 +1,124 @@
+"""Tree benchmark: a tree of 100,000 nodes with 10,000 children in one folder, served by a real
+`dms serve`; prints p50/p95 latency of the operations that must stay flat as the tree grows.
+
+    .venv/bin/python bench/tree.py [--nodes 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import ADMIN_PASSWORD, ServerProcess, machine, timed  # noqa: E402
+
+from dms import accounts  # noqa: E402
+from dms.db import database, open_database  # noqa: E402
+from dms.models import Node, User, new_id, utcnow  # noqa: E402
+
+BIG_FOLDER_CHILDREN = 10_000
+MOVED_DESCENDANTS = 10_000
+SMALL_FOLDER_CHILDREN = 100
+DEPTH = 20
+FILLER_FOLDER_SIZE = 100
+
+
+def build_tree(data_dir: Path, total: int) -> dict[str, str]:
+    """Write the tree straight into SQLite (bulk inserts); returns the ids the timings use."""
+    open_database(data_dir / "dms.db")
+    user = accounts.create_user("admin", ADMIN_PASSWORD, is_superuser=True, is_staff=True)
+    home = Node.get(Node.owner == user, Node.special == Node.HOME)
+    inbox = Node.get(Node.owner == user, Node.special == Node.INBOX)
+    now = utcnow()
+    rows: list[dict] = []
+
+    def add(parent_id: str, kind: str, title: str) -> str:
+        node_id = new_id()
+        document = kind == Node.DOCUMENT
+        rows.append({"id": node_id, "owner": user.id, "parent": parent_id, "kind": kind,
+                     "title": title, "title_sort": title.casefold(), "created_at": now,
+                     "updated_at": now, "lang": "eng" if document else None,
+                     "ocr": True if document else None,
+                     "ocr_status": "received" if document else None})
+        return node_id
+
+    big = add(home.id, Node.FOLDER, "big")
+    for index in range(BIG_FOLDER_CHILDREN):
+        add(big, Node.DOCUMENT, f"invoice {index:05d}")
+    small = add(home.id, Node.FOLDER, "small")
+    for index in range(SMALL_FOLDER_CHILDREN):
+        add(small, Node.FOLDER if index < 10 else Node.DOCUMENT, f"item {index:03d}")
+    deep = home.id
+    for level in range(DEPTH):
+        deep = add(deep, Node.FOLDER, f"level {level}")
+    mover = add(home.id, Node.FOLDER, "mover")
+    for _ in range(MOVED_DESCENDANTS // FILLER_FOLDER_SIZE):
+        sub = add(mover, Node.FOLDER, f"sub {len(rows)}")
+        for index in range(FILLER_FOLDER_SIZE - 1):
+            add(sub, Node.DOCUMENT, f"page {index}")
+    sub = None
+    while len(rows) < total:
+        if sub is None or len(rows) % FILLER_FOLDER_SIZE == 0:
+            sub = add(inbox.id, Node.FOLDER, f"filler {len(rows)}")
+        else:
+            add(sub, Node.DOCUMENT, f"doc {len(rows)}")
+    with database.atomic():
+        for start in range(0, len(rows), 500):
+            Node.insert_many(rows[start:start + 500]).execute()
+    database.close()
+    return {"big": big, "small": small, "deep": deep, "mover": mover, "home": home.id,
+            "inbox": inbox.id, "nodes": str(len(rows) + 2), "user": user.id}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=100_000)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp) / "data"
+        started = time.perf_counter()
+        ids = build_tree(data_dir, args.nodes)
+        print(f"machine: {machine()}")
+        print(f"tree: {ids['nodes']} nodes, {BIG_FOLDER_CHILDREN} children in one folder, built in "
+              f"{time.perf_counter() - started:.1f} s")
+        server = ServerProcess(data_dir)
+        try:
+            server.login()
+            http = server.connection()
+            pages = BIG_FOLDER_CHILDREN // 100
+            counter = iter(range(10**9))
+
+            def move_back_and_forth():
+                target = ids["inbox"] if next(counter) % 2 else ids["home"]
+                http.post("/api/nodes/move/", {"nodes": [{"id": ids["mover"]}],
+                                               "target_parent": {"id": target}})
+
+            results = {
+                "GET /api/users/me/": timed(lambda: http.get("/api/users/me/")),
+                "list small folder (100 children), default page of 10":
+                    timed(lambda: http.get(f"/api/nodes/{ids['small']}/")),
+                "list small folder (100 children), page[size]=100":
+                    timed(lambda: http.get(f"/api/nodes/{ids['small']}/?page[size]=100")),
+                "list page of 100 from the 10,000-children folder":
+                    timed(lambda: http.get(f"/api/nodes/{ids['big']}/?page[size]=100"
+                                           f"&page[number]={next(counter) % pages + 1}")),
+                "breadcrumb 20 levels deep (GET /api/folders/{id}/)":
+                    timed(lambda: http.get(f"/api/folders/{ids['deep']}/")),
+                "move a folder with 10,000 descendants": timed(move_back_and_forth, runs=100),
+            }
+            print(f"server RSS after the run: {server.rss_mib():.1f} MiB")
+        finally:
+            server.stop()
+    width = max(map(len, results))
+    print(f"{'operation':<{width}}  {'p50 ms':>8}  {'p95 ms':>8}")
+    for name, numbers in results.items():
+        print(f"{name:<{width}}  {numbers['p50']:8.2f}  {numbers['p95']:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
