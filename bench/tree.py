@@ -18,7 +18,7 @@ from common import ADMIN_PASSWORD, ServerProcess, machine, timed  # noqa: E402
 
 from dms import accounts  # noqa: E402
 from dms.db import database, open_database  # noqa: E402
-from dms.models import Node, User, new_id, utcnow  # noqa: E402
+from dms.models import Node, new_id, utcnow  # noqa: E402
 
 BIG_FOLDER_CHILDREN = 10_000
 MOVED_DESCENDANTS = 10_000
