@@ -97,18 +97,23 @@ def active_superusers(except_id: str | None = None) -> int:
     return query.count()
 
 
-def delete_user(user: User) -> None:
-    """Delete a user with their tokens and nodes (foreign keys cascade), in one transaction.
+def delete_user(user: User) -> list[str]:
+    """Delete a user with their tokens, nodes and versions (foreign keys cascade), in one
+    transaction; returns the version ids whose files the caller removes after the commit.
 
     The check for the last active superuser runs inside the same write transaction, so two
     superusers deleting each other at once cannot both succeed."""
     with database.atomic("IMMEDIATE"):
         current = User.get_or_none(User.id == user.id)
         if current is None:
-            return
+            return []
         if current.is_superuser and current.is_active and active_superusers(current.id) == 0:
             raise AccountError("The last active superuser cannot be deleted.")
+        version_ids = [row[0] for row in database.execute_sql(
+            "SELECT v.id FROM document_version AS v JOIN node AS n ON v.document_id = n.id "
+            "WHERE n.owner_id = ?", (user.id,))]
         User.delete().where(User.id == user.id).execute()
+    return version_ids
 
 
 def ensure_first_superuser(username: str, password: str | None) -> str | None:

@@ -7,6 +7,8 @@ import logging
 from dms.api import ROUTE_TABLES
 from dms.config import Config
 from dms.db import open_database
+from dms.documents import referenced_version_ids
+from dms.storage import FileStore
 from dms.web import AppState, DmsBottle, bottle_rule, endpoint
 
 log = logging.getLogger("dms.app")
@@ -16,7 +18,11 @@ def create_app(config: Config) -> DmsBottle:
     """Open (and migrate) the database under `config.data_dir` and build the WSGI application."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
     open_database(config.db_path)
-    state = AppState(config)
+    store = FileStore(config.data_dir)
+    # Before the first request: interrupted uploads and files no row points at (a crash between
+    # storing a file and committing its row, or between a delete's commit and its file removal).
+    store.sweep(referenced_version_ids())
+    state = AppState(config, store)
     app = DmsBottle()
     app.state = state
     for table in ROUTE_TABLES:

@@ -121,3 +121,18 @@ class Node(BaseModel):
     @property
     def is_document(self) -> bool:
         return self.kind == Node.DOCUMENT
+
+
+class DocumentVersion(BaseModel):
+    """One uploaded file of a document; numbers count 1, 2, 3, ... per document."""
+
+    id = TextField(primary_key=True, default=new_id)
+    document = ForeignKeyField(Node, backref="versions", on_delete="CASCADE")
+    number = IntegerField()
+    file_name = TextField()
+    mime_type = TextField()
+    size = IntegerField()
+    page_count = IntegerField()
+    sha256 = TextField()
+    lang = TextField()
+    created_at = UTCDateTimeField(default=utcnow)

@@ -214,19 +214,26 @@ def move_nodes(user: User, node_ids: list[str], target_id: str) -> list[Node]:
     return nodes
 
 
-def delete_subtree(node: Node) -> None:
-    """Delete a node and everything below it in one transaction and one DELETE statement.
+SUBTREE = """
+    WITH RECURSIVE below(id) AS (
+        SELECT ?
+        UNION ALL
+        SELECT n.id FROM node AS n JOIN below ON n.parent_id = below.id
+    )"""
+
+
+def delete_subtree(node: Node) -> list[str]:
+    """Delete a node and everything below it in one transaction and one DELETE statement; returns
+    the ids of the versions whose files the caller removes once this has committed.
 
     parent_id has no ON DELETE action, so SQLite checks the foreign key once, at the end of the
-    statement, when the whole subtree is gone together."""
+    statement, when the whole subtree is gone together; versions follow by their own cascade."""
     if node.is_special:
         raise permission_denied(f"The special folder {node.title} cannot be deleted.")
     with database.atomic("IMMEDIATE"):
-        database.execute_sql("""
-            DELETE FROM node WHERE id IN (
-                WITH RECURSIVE below(id) AS (
-                    SELECT ?
-                    UNION ALL
-                    SELECT n.id FROM node AS n JOIN below ON n.parent_id = below.id
-                )
-                SELECT id FROM below)""", (node.id,))
+        version_ids = [row[0] for row in database.execute_sql(
+            SUBTREE + " SELECT v.id FROM document_version AS v JOIN below ON v.document_id = below.id",
+            (node.id,))]
+        database.execute_sql(f"DELETE FROM node WHERE id IN ({SUBTREE} SELECT id FROM below)",
+                             (node.id,))
+    return version_ids

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qsl, quote
 
@@ -16,6 +17,7 @@ from dms.config import Config
 from dms.jsonapi import (JSON, VND, ApiError, Reply, Route, choose_page, encode, list_body,
                          media_type, parse_json)
 from dms.models import Token, User, utcnow
+from dms.storage import FileStore
 
 log = logging.getLogger("dms.web")
 
@@ -24,6 +26,7 @@ FRAMEWORK_ERRORS = {
     400: ("parse_error", "The request could not be understood."),
     404: ("not_found", "Not found: there is no endpoint at this address."),
     413: ("too_large", "The request body is too large."),
+    416: ("invalid", "The requested range is not satisfiable."),
     500: ("server_error", "A server error occurred."),
 }
 
@@ -32,6 +35,7 @@ FRAMEWORK_ERRORS = {
 class AppState:
     """Everything a request may need besides the database: built once by create_app."""
     config: Config
+    store: FileStore
     throttle: LoginThrottle = field(default_factory=LoginThrottle)
 
 
@@ -121,6 +125,19 @@ class QueryListing:
 
     def fetch(self, offset: int, limit: int) -> list:
         return list(self.query.offset(offset).limit(limit))
+
+
+def content_disposition(file_name: str, disposition: str = "attachment") -> str:
+    """RFC 6266: an ASCII fallback `filename` plus the exact name as UTF-8 in `filename*`."""
+    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "_" for c in file_name)
+    return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
+
+
+def file_response(path: Path, mime_type: str, file_name: str, etag: str) -> bottle.HTTPResponse:
+    """A stored file as a download, with Range, HEAD and conditional requests (Bottle's own)."""
+    headers = {"Content-Disposition": content_disposition(file_name)}
+    return bottle.static_file(path.name, root=str(path.parent), mimetype=mime_type, charset=None,
+                              etag=etag, headers=headers)
 
 
 def bottle_rule(route: Route, prefix: str) -> str:

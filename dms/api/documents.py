@@ -1,23 +1,55 @@
-"""Documents as resources (api.md §5): the caller's list, and one document with its versions."""
+"""Documents (api.md §5, §6): the caller's list, one document with its versions, uploads and
+downloads of its files."""
 
 from __future__ import annotations
 
-from dms import tree
+from dms import documents, tree
 from dms.api.nodes import paginated_nodes, single, update
-from dms.jsonapi import RouteTable, no_content
-from dms.models import Node
-from dms.web import Context
+from dms.jsonapi import ApiError, RouteTable, created, format_datetime, no_content, not_found
+from dms.models import DocumentVersion, Node
+from dms.web import Context, file_response
 
 routes = RouteTable()
 
 
-def versions(document: Node) -> list[dict]:
-    """The document's file versions, oldest first (empty until a file is uploaded)."""
-    return []
+def version_resource(ctx: Context, version: DocumentVersion) -> dict:
+    return {
+        "id": version.id,
+        "number": version.number,
+        "file_name": version.file_name,
+        "size": version.size,
+        "page_count": version.page_count,
+        "lang": version.lang,
+        "created_at": format_datetime(version.created_at),
+        "download_url": ctx.absolute_url(f"/api/document-versions/{version.id}/download/"),
+        "pages": [],
+    }
 
 
-def document_body(document: Node) -> dict:
-    return single(document, versions=versions(document))
+def document_body(ctx: Context, document: Node) -> dict:
+    """The full document: its node resource with `versions` (oldest first) in the attributes."""
+    version_list = [version_resource(ctx, v) for v in documents.versions(document.id)]
+    return single(document, versions=version_list)
+
+
+def content_length(ctx: Context) -> int | None:
+    try:
+        return int(ctx.environ["CONTENT_LENGTH"]) if ctx.environ.get("CONTENT_LENGTH") else None
+    except ValueError:
+        raise ApiError(400, "parse_error", "The Content-Length header is not a number.") from None
+
+
+def receive(ctx: Context) -> documents.Upload:
+    return documents.receive_upload(ctx.state.store, ctx.environ["wsgi.input"], content_length(ctx),
+                                    ctx.config.max_upload_mb)
+
+
+def version_download(ctx: Context, version: DocumentVersion):
+    path = ctx.state.store.path(version.id)
+    if not path.is_file():
+        raise ApiError(404, "not_found", "The file of this version is missing from the store; "
+                                         "run `dms verify`.")
+    return file_response(path, version.mime_type, version.file_name, etag=version.sha256)
 
 
 @routes.get("/documents/")
@@ -27,15 +59,46 @@ def list_documents(ctx: Context):
 
 @routes.get("/documents/{document_id}/")
 def get_document(ctx: Context, document_id: str):
-    return document_body(tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
+    return document_body(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
 
 
 @routes.patch("/documents/{document_id}/")
 def update_document(ctx: Context, document_id: str):
-    return document_body(update(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT)))
+    return document_body(ctx, update(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT)))
 
 
 @routes.delete("/documents/{document_id}/")
 def delete_document(ctx: Context, document_id: str):
-    tree.delete_subtree(tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
+    version_ids = tree.delete_subtree(tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
+    ctx.state.store.remove(version_ids)
     return no_content()
+
+
+@routes.put("/documents/{document_id}/upload/{file_name}")
+def upload(ctx: Context, document_id: str, file_name: str):
+    document = tree.owned_node(ctx.user, document_id, Node.DOCUMENT)
+    if not (ctx.header("Content-Disposition") or "").strip():
+        raise ApiError(400, "parse_error", "The Content-Disposition header is required, e.g. "
+                                           "`Content-Disposition: attachment; filename=scan.pdf`.")
+    # The stored name is the one in the URL; the header's name is only required (api.md §6).
+    name = documents.check_file_name(file_name)
+    upload = receive(ctx)
+    documents.add_version(ctx.state.store, document, upload, name)
+    return created(document_body(ctx, document))
+
+
+@routes.get("/documents/{document_id}/download/")
+def download_latest(ctx: Context, document_id: str):
+    document = tree.owned_node(ctx.user, document_id, Node.DOCUMENT)
+    version = documents.latest_version(document.id)
+    if version is None:
+        raise ApiError(404, "not_found", "This document has no file yet.")
+    return version_download(ctx, version)
+
+
+@routes.get("/document-versions/{version_id}/download/")
+def download_version(ctx: Context, version_id: str):
+    version = documents.owned_version(ctx.user, version_id)
+    if version is None:
+        raise not_found()
+    return version_download(ctx, version)

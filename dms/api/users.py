@@ -198,9 +198,10 @@ def delete_user(ctx: Context, user_id: str):
         raise invalid("You cannot delete your own account.")
     require_may_manage(ctx, target)
     try:
-        accounts.delete_user(target)
+        version_ids = accounts.delete_user(target)
     except AccountError as error:
         raise invalid(str(error)) from None
+    ctx.state.store.remove(version_ids)
     return no_content()
 
 

@@ -1,0 +1,131 @@
+"""The file store under the data dir: uploads streamed to disk, stored by version id, never by a
+client's name (api.md §6).
+
+Layout: `files/<first two characters of the id>/<version id>` for stored files, `tmp/` for uploads
+in progress. Durability: an upload is written to `tmp/`, fsynced, renamed into place and the
+directory fsynced before any database row points at it. A crash can therefore leave only
+unreferenced files (never a row without its file); `sweep()` at start-up removes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Iterable
+
+log = logging.getLogger("dms.storage")
+
+CHUNK_SIZE = 1024 * 1024  # bytes copied at a time: memory stays flat whatever the file size
+
+
+class UploadTooLarge(Exception):
+    """The body went past the configured maximum while it was being read."""
+
+
+@dataclass
+class ReceivedFile:
+    """An upload safely in `tmp/`, not yet stored: its path, size and SHA-256."""
+    path: Path
+    size: int
+    sha256: str
+    head: bytes  # the first bytes, for sniffing the type
+
+    def discard(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+class FileStore:
+    def __init__(self, data_dir: Path):
+        self.files_dir = data_dir / "files"
+        self.tmp_dir = data_dir / "tmp"
+        self.files_dir.mkdir(parents=True, exist_ok=True)
+        self.tmp_dir.mkdir(parents=True, exist_ok=True)
+
+    def path(self, version_id: str) -> Path:
+        # version ids are UUIDs made by dms; nothing a client sends ever becomes part of a path.
+        return self.files_dir / version_id[:2] / version_id
+
+    def relative(self, version_id: str) -> str:
+        return f"{version_id[:2]}/{version_id}"
+
+    def receive(self, stream: BinaryIO, length: int | None, limit: int) -> ReceivedFile:
+        """Copy a request body into `tmp/` in chunks while hashing it; fsync before returning.
+
+        Raises UploadTooLarge past `limit` bytes (nothing is left behind)."""
+        descriptor, name = tempfile.mkstemp(dir=self.tmp_dir, prefix="upload-")
+        path = Path(name)
+        digest, size, head = hashlib.sha256(), 0, b""
+        try:
+            with os.fdopen(descriptor, "wb") as target:
+                remaining = length
+                while remaining is None or remaining > 0:
+                    want = CHUNK_SIZE if remaining is None else min(CHUNK_SIZE, remaining)
+                    chunk = stream.read(want)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    if size > limit:
+                        raise UploadTooLarge()
+                    if len(head) < 8192:
+                        head += chunk[:8192 - len(head)]
+                    digest.update(chunk)
+                    target.write(chunk)
+                    if remaining is not None:
+                        remaining -= len(chunk)
+                target.flush()
+                os.fsync(target.fileno())
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        return ReceivedFile(path, size, digest.hexdigest(), head)
+
+    def store(self, received: ReceivedFile, version_id: str) -> Path:
+        """Move a received file to its place, durably (rename, then fsync the directory)."""
+        target = self.path(version_id)
+        target.parent.mkdir(exist_ok=True)
+        os.replace(received.path, target)
+        _fsync_dir(target.parent)
+        return target
+
+    def remove(self, version_ids: Iterable[str]) -> None:
+        for version_id in version_ids:
+            try:
+                self.path(version_id).unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as error:  # the start-up sweep will try again
+                log.warning("could not remove the file of version %s: %s", version_id, error)
+
+    def sweep(self, referenced: set[str]) -> tuple[int, int]:
+        """Remove uploads interrupted by a crash and files no version refers to.
+
+        Returns (temporary files removed, unreferenced files removed)."""
+        temporary = 0
+        for entry in self.tmp_dir.iterdir():
+            if entry.is_file():
+                entry.unlink(missing_ok=True)
+                temporary += 1
+        orphans = 0
+        for bucket in self.files_dir.iterdir():
+            if not bucket.is_dir():
+                continue
+            for entry in bucket.iterdir():
+                if entry.name not in referenced:
+                    entry.unlink(missing_ok=True)
+                    orphans += 1
+        if temporary or orphans:
+            log.info("start-up sweep removed %d interrupted uploads and %d unreferenced files",
+                     temporary, orphans)
+        return temporary, orphans
+
+
+def _fsync_dir(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,82 @@
+"""Sample files made by the tests themselves: PDFs with a text layer (a tiny PDF writer), scans as
+images with Pillow, multi-page TIFFs, a password-protected PDF. Nothing is downloaded."""
+
+from __future__ import annotations
+
+import io
+
+from PIL import Image, ImageDraw, ImageFont
+
+
+def pdf(pages: list[str], encrypt: bool = False) -> bytes:
+    """A born-digital PDF: one page per string, the string as real text (Helvetica)."""
+    objects: list[bytes] = []
+    page_ids = [3 + 2 * index for index in range(len(pages))]
+    font_id = 3 + 2 * len(pages)
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    kids = b" ".join(b"%d 0 R" % pid for pid in page_ids)
+    objects.append(b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(pages)))
+    for index, text in enumerate(pages):
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")
+        stream = b"BT /F1 14 Tf 72 720 Td (" + escaped + b") Tj ET"
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                       b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>"
+                       % (font_id, page_ids[index] + 1))
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    trailer_extra = b""
+    if encrypt:
+        # A standard security handler whose user password is not empty: readers must ask for it.
+        objects.append(b"<< /Filter /Standard /V 1 /R 2 /P -44 /O <" + b"11" * 32 + b"> /U <"
+                       + b"22" * 32 + b"> >>")
+        trailer_extra = b" /Encrypt %d 0 R /ID [<%s> <%s>]" % (len(objects), b"ab" * 16, b"ab" * 16)
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n"
+              % (len(objects) + 1, trailer_extra, xref))
+    return out.getvalue()
+
+
+def scan(text: str, size: tuple[int, int] = (1700, 600)) -> Image.Image:
+    """A white page with black text, as a 300-dpi scanner would see it."""
+    image = Image.new("L", size, 255)
+    draw = ImageDraw.Draw(image)
+    try:
+        font = ImageFont.truetype("DejaVuSans.ttf", 64)
+    except OSError:
+        font = ImageFont.load_default(size=64)
+    draw.text((60, 200), text, fill=0, font=font)
+    return image
+
+
+def image_bytes(image: Image.Image, image_format: str) -> bytes:
+    out = io.BytesIO()
+    image.save(out, format=image_format, dpi=(300, 300))
+    return out.getvalue()
+
+
+def png(text: str = "Invoice 4711") -> bytes:
+    return image_bytes(scan(text), "PNG")
+
+
+def jpeg(text: str = "Invoice 4711") -> bytes:
+    return image_bytes(scan(text), "JPEG")
+
+
+def tiff(texts: list[str]) -> bytes:
+    frames = [scan(text) for text in texts]
+    out = io.BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:], dpi=(300, 300))
+    return out.getvalue()
+
+
+def text(content: str = "Grocery list: milk, bread, Käse\n") -> bytes:
+    return content.encode("utf-8")
