@@ -127,7 +127,8 @@ def _record_version(document: Node, upload: Upload, file_name: str, version_id: 
     (Node.update(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
                  ocr_status="received", ocr_error=None, updated_at=now)
      .where(Node.id == document.id).execute())
-    document.file_name, document.size, document.page_count = file_name, upload.received.size, upload.page_count
+    document.file_name, document.size = file_name, upload.received.size
+    document.page_count = upload.page_count
     document.ocr_status, document.ocr_error, document.updated_at = "received", None, now
     return version
 

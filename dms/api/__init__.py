@@ -1,7 +1,8 @@
 """The REST API, one module per resource. Each module has a `routes` table; ROUTE_TABLES lists them
 in the order Bottle should try them (fixed paths like /users/me/ before /users/{id}/)."""
 
-from dms.api import auth, documents, nodes, system, tokens, users
+from dms.api import auth, documents, legacy, nodes, system, tokens, users
 
-ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, nodes.routes,
-                documents.routes]
+# legacy first: its exact `GET /api/documents` must win over the tolerant `/api/documents/`.
+ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, legacy.routes,
+                nodes.routes, documents.routes]

@@ -4,10 +4,10 @@ downloads of its files."""
 from __future__ import annotations
 
 from dms import documents, tree
-from dms.api.nodes import paginated_nodes, single, update
+from dms.api.nodes import download_latest_file, paginated_nodes, single, update, version_file
 from dms.jsonapi import ApiError, RouteTable, created, format_datetime, no_content, not_found
 from dms.models import DocumentVersion, Node
-from dms.web import Context, file_response
+from dms.web import Context
 
 routes = RouteTable()
 
@@ -42,14 +42,6 @@ def content_length(ctx: Context) -> int | None:
 def receive(ctx: Context) -> documents.Upload:
     return documents.receive_upload(ctx.state.store, ctx.environ["wsgi.input"], content_length(ctx),
                                     ctx.config.max_upload_mb)
-
-
-def version_download(ctx: Context, version: DocumentVersion):
-    path = ctx.state.store.path(version.id)
-    if not path.is_file():
-        raise ApiError(404, "not_found", "The file of this version is missing from the store; "
-                                         "run `dms verify`.")
-    return file_response(path, version.mime_type, version.file_name, etag=version.sha256)
 
 
 @routes.get("/documents/")
@@ -89,11 +81,7 @@ def upload(ctx: Context, document_id: str, file_name: str):
 
 @routes.get("/documents/{document_id}/download/")
 def download_latest(ctx: Context, document_id: str):
-    document = tree.owned_node(ctx.user, document_id, Node.DOCUMENT)
-    version = documents.latest_version(document.id)
-    if version is None:
-        raise ApiError(404, "not_found", "This document has no file yet.")
-    return version_download(ctx, version)
+    return download_latest_file(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
 
 
 @routes.get("/document-versions/{version_id}/download/")
@@ -101,4 +89,4 @@ def download_version(ctx: Context, version_id: str):
     version = documents.owned_version(ctx.user, version_id)
     if version is None:
         raise not_found()
-    return version_download(ctx, version)
+    return version_file(ctx, version)

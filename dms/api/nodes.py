@@ -4,12 +4,14 @@ Another user's node answers exactly like an unknown id, for every route, admins 
 
 from __future__ import annotations
 
-from dms import tree
+import bottle
+
+from dms import archive, documents, tree
 from dms.jsonapi import (JSON, VND, ApiError, RouteTable, attributes_of, created, format_datetime,
                          invalid, no_content, permission_denied, resource_data)
 from dms.languages import installed_languages, is_valid_lang
 from dms.models import Node
-from dms.web import Context
+from dms.web import Context, content_disposition, file_response
 
 routes = RouteTable()
 
@@ -149,6 +151,50 @@ def move_nodes(ctx: Context):
                                         "`id`.", "/target_parent")
     moved = tree.move_nodes(ctx.user, node_ids, target_id)
     return {"data": resources(moved)}
+
+
+@routes.get("/nodes/download/")
+def download_nodes(ctx: Context):
+    """One document: its latest file as is. Anything else: an archive of the selection."""
+    node_ids = list(dict.fromkeys(
+        part for key, value in ctx.query_items if key in ("node_ids", "node_ids[]")
+        for part in value.split(",") if part))
+    if not node_ids:
+        raise ApiError(400, "required", "Name the nodes to download with node_ids=<id> "
+                                        "(repeat it for several).")
+    archive_type = ctx.query.get("archive_type", "zip")
+    if archive_type not in archive.ARCHIVE_TYPES:
+        raise invalid(f"archive_type must be one of {', '.join(archive.ARCHIVE_TYPES)}.")
+    password = ctx.query.get("password") or None
+    if password and archive_type != "zip":
+        raise invalid("A password can only protect a zip archive (archive_type=zip).")
+    nodes = [tree.owned_node(ctx.user, node_id) for node_id in node_ids]
+    if len(nodes) == 1 and nodes[0].is_document and not password:
+        return download_latest_file(ctx, nodes[0])
+    members = archive.entries([node.id for node in nodes], ctx.state.store.path)
+    # A hidden file would surprise: `.inbox` downloads as inbox.zip.
+    stem = (archive.safe_name(nodes[0].title).lstrip(".") if len(nodes) == 1 else "") or "documents"
+    if archive_type == "zip":
+        body, media, name = archive.stream_zip(members, password), "application/zip", stem + ".zip"
+    else:
+        body, media, name = archive.stream_targz(members), "application/gzip", stem + ".tar.gz"
+    return bottle.HTTPResponse(body, 200, {"Content-Type": media,
+                                           "Content-Disposition": content_disposition(name)})
+
+
+def download_latest_file(ctx: Context, document: Node):
+    version = documents.latest_version(document.id)
+    if version is None:
+        raise ApiError(404, "not_found", "This document has no file yet.")
+    return version_file(ctx, version)
+
+
+def version_file(ctx: Context, version):
+    path = ctx.state.store.path(version.id)
+    if not path.is_file():
+        raise ApiError(404, "not_found", "The file of this version is missing from the store; "
+                                         "run `dms verify`.")
+    return file_response(path, version.mime_type, version.file_name, etag=version.sha256)
 
 
 @routes.get("/nodes/{node_id}/")

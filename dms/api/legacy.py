@@ -1,0 +1,63 @@
+"""The legacy document endpoints (api.md §9), under /api only, answering plain JSON objects.
+Uploads here land in the caller's .inbox as new documents."""
+
+from __future__ import annotations
+
+from dms import documents, tree
+from dms.api.documents import receive
+from dms.jsonapi import JSON, Reply, RouteTable, format_datetime
+from dms.models import Node
+from dms.web import Context
+
+routes = RouteTable()
+LEGACY = {"prefixes": ("/api",), "media_type": JSON}
+
+
+def legacy_object(document: Node | tree.NodeRow) -> dict:
+    return {
+        "id": document.id,
+        "title": document.title,
+        "file_name": document.file_name,
+        "size": document.size,
+        "page_count": document.page_count,
+        "lang": document.lang,
+        "ocr_status": document.ocr_status,
+        "parent_id": document.parent_id,
+        "created_at": format_datetime(document.created_at),
+        "updated_at": format_datetime(document.updated_at),
+    }
+
+
+@routes.get("/documents", strict_slash=True, **LEGACY)
+def list_documents(ctx: Context):
+    listing = tree.of_kind(ctx.user, Node.DOCUMENT)
+    return [legacy_object(row) for row in listing.fetch(0, listing.count())]
+
+
+@routes.get("/document/{document_id}", **LEGACY)
+def get_document(ctx: Context, document_id: str):
+    return legacy_object(tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
+
+
+def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
+    name = documents.check_file_name(file_name) if file_name is not None else None
+    upload = receive(ctx)
+    try:
+        inbox = Node.get(Node.owner == ctx.user.id, Node.special == Node.INBOX)
+        name = name or documents.random_file_name(upload.file_type)
+        document = documents.create_document_with_file(ctx.state.store, ctx.user, inbox,
+                                                       ctx.config.ocr_lang, upload, name)
+    except BaseException:
+        upload.discard()
+        raise
+    return Reply(legacy_object(document), status=201)
+
+
+@routes.put("/document/upload/", strict_slash=True, **LEGACY)
+def upload_unnamed(ctx: Context):
+    return upload_to_inbox(ctx, None)
+
+
+@routes.put("/document/upload/{file_name}", **LEGACY)
+def upload_named(ctx: Context, file_name: str):
+    return upload_to_inbox(ctx, file_name)
