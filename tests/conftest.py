@@ -17,9 +17,13 @@ USER_PASSWORD = "user-password-1"
 
 
 @pytest.fixture
-def config(tmp_path) -> Config:
-    return Config(host="127.0.0.1", port=0, data_dir=tmp_path / "data", threads=4,
-                  admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
+def config(tmp_path, request) -> Config:
+    """A config on a fresh data dir; `@pytest.mark.config(name=value)` changes a setting."""
+    marker = request.node.get_closest_marker("config")
+    overrides = marker.kwargs if marker else {}
+    settings = dict(host="127.0.0.1", port=0, data_dir=tmp_path / "data", threads=4,
+                    admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
+    return Config(**{**settings, **overrides})
 
 
 @pytest.fixture
