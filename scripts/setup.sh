@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
-# `scripts/setup.sh --test` also installs the test tools. Re-running it is fast: each step is
+# `scripts/setup.sh --test` also installs the test tools (7-Zip, pytest, ...). Re-running it is fast: each step is
 # skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +20,10 @@ for lang in eng deu; do
     missing+=("tesseract-ocr-$lang")
   fi
 done
+if [ $with_tests -eq 1 ]; then
+  # 7-Zip: the tests open the AES-encrypted zips with the tool the README recommends.
+  command -v 7z >/dev/null || missing+=(p7zip-full)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing system packages: ${missing[*]}"
   $sudo apt-get update -qq
