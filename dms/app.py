@@ -1,4 +1,5 @@
-"""create_app(config): the Bottle application, wired to its database and route tables."""
+"""create_app(config): the Bottle application, wired to its database, file store, processing
+queue and route tables. Nothing starts running here: dms.server starts the queue's workers."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from dms.api import ROUTE_TABLES
 from dms.config import Config
 from dms.db import open_database
 from dms.documents import referenced_version_ids
+from dms.processing import Processor
 from dms.storage import FileStore
 from dms.web import AppState, DmsBottle, bottle_rule, endpoint
 
@@ -22,7 +24,7 @@ def create_app(config: Config) -> DmsBottle:
     # Before the first request: interrupted uploads and files no row points at (a crash between
     # storing a file and committing its row, or between a delete's commit and its file removal).
     store.sweep(referenced_version_ids())
-    state = AppState(config, store)
+    state = AppState(config, store, Processor(config, store))
     app = DmsBottle()
     app.state = state
     for table in ROUTE_TABLES:

@@ -2,8 +2,10 @@
 
 Order of an upload, so that a refused or interrupted one changes nothing: stream the body to a
 temporary file (hashing it), sniff and open it, move it into the store (fsynced), and only then
-write the version row and the document's new metadata in one transaction. If that transaction
-fails, the stored file is removed again; if the process dies first, the start-up sweep does it.
+write the version row, its pages and the document's new metadata in one transaction. If that
+transaction fails, the stored file is removed again; if the process dies first, the start-up
+sweep does it. The caller queues processing after the commit; if it dies in between, the
+document's `received` status makes reconcile() queue it at the next start.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from dms import filetypes, tree
 from dms.db import database
 from dms.filetypes import FileType, UnacceptableFile
 from dms.jsonapi import ApiError, invalid
-from dms.models import DocumentVersion, Node, User, new_id, utcnow
+from dms.models import DocumentVersion, Node, Page, User, new_id, utcnow
 from dms.storage import FileStore, ReceivedFile, UploadTooLarge
 
 MAX_FILE_NAME_LENGTH = 255
+PAGE_ROWS_PER_INSERT = 500  # stays under SQLite's limit of variables per statement
 
 
 @dataclass
@@ -98,7 +101,7 @@ def add_version(store: FileStore, document: Node, upload: Upload, file_name: str
 
 
 def create_document_with_file(store: FileStore, user: User, folder: Node, lang: str,
-                              upload: Upload, file_name: str) -> Node:
+                              upload: Upload, file_name: str) -> tuple[Node, DocumentVersion]:
     """A new document titled `file_name` in `folder`, with the upload as version 1, in one
     transaction: a failure leaves neither the document nor its file."""
     version_id = new_id()
@@ -107,11 +110,11 @@ def create_document_with_file(store: FileStore, user: User, folder: Node, lang: 
         with database.atomic("IMMEDIATE"):
             document = tree.create_node(user, Node.DOCUMENT, folder, file_name[:tree.MAX_TITLE_LENGTH],
                                         lang=lang)
-            _record_version(document, upload, file_name, version_id)
+            version = _record_version(document, upload, file_name, version_id)
     except BaseException:
         store.remove([version_id])
         raise
-    return document
+    return document, version
 
 
 def _record_version(document: Node, upload: Upload, file_name: str, version_id: str) -> DocumentVersion:
@@ -124,8 +127,12 @@ def _record_version(document: Node, upload: Upload, file_name: str, version_id: 
         file_name=file_name, mime_type=upload.file_type.mime, size=upload.received.size,
         page_count=upload.page_count, sha256=upload.received.sha256, lang=document.lang,
         created_at=now)
+    pages = [{"id": new_id(), "version": version_id, "number": number}
+             for number in range(1, upload.page_count + 1)]
+    for start in range(0, len(pages), PAGE_ROWS_PER_INSERT):
+        Page.insert_many(pages[start:start + PAGE_ROWS_PER_INSERT]).execute()
     (Node.update(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
-                 ocr_status="received", ocr_error=None, updated_at=now)
+                 ocr_status="received", ocr_error=None, ocr_attempts=0, updated_at=now)
      .where(Node.id == document.id).execute())
     document.file_name, document.size = file_name, upload.received.size
     document.page_count = upload.page_count
@@ -136,6 +143,16 @@ def _record_version(document: Node, upload: Upload, file_name: str, version_id: 
 def versions(document_id: str) -> list[DocumentVersion]:
     return list(DocumentVersion.select().where(DocumentVersion.document == document_id)
                 .order_by(DocumentVersion.number))
+
+
+def page_ids(version_ids: list[str]) -> dict[str, list[str]]:
+    """{version id: [page ids in page order]} in one query."""
+    result: dict[str, list[str]] = {version_id: [] for version_id in version_ids}
+    query = (Page.select(Page.id, Page.version).where(Page.version.in_(version_ids))
+             .order_by(Page.version, Page.number).tuples())
+    for page_id, version_id in query:
+        result[version_id].append(page_id)
+    return result
 
 
 def latest_version(document_id: str) -> DocumentVersion | None:

@@ -99,6 +99,8 @@ class Node(BaseModel):
     ocr = BooleanField(null=True)
     ocr_status = TextField(null=True)
     ocr_error = TextField(null=True)
+    # Processing attempts of the latest version; reset by each upload and by a re-run.
+    ocr_attempts = IntegerField(default=0)
     file_name = TextField(null=True)
     size = IntegerField(default=0)
     page_count = IntegerField(default=0)
@@ -136,3 +138,14 @@ class DocumentVersion(BaseModel):
     sha256 = TextField()
     lang = TextField()
     created_at = UTCDateTimeField(default=utcnow)
+
+
+class Page(BaseModel):
+    """One page of a version, with its text once processing has read it."""
+
+    id = TextField(primary_key=True, default=new_id)
+    version = ForeignKeyField(DocumentVersion, backref="pages", on_delete="CASCADE")
+    number = IntegerField()
+    text = TextField(default="")
+    # How the text was read: None (not yet), "text", "layer", "ocr" or "skipped" (migration 0004).
+    method = TextField(null=True)

@@ -1,9 +1,11 @@
 """Running the appliance: one process, waitress serving the Bottle app.
 
-Start-up order: open and migrate the database (create_app), create the first superuser on an empty
-data dir, bind the socket, then serve. Shut-down order (SIGTERM, Ctrl-C or stop()): stop accepting,
+Start-up order: open and migrate the database and sweep the file store (create_app), create the
+first superuser on an empty data dir, bind the socket, queue unfinished work and start the
+processing workers, then serve. Shut-down order (SIGTERM, Ctrl-C or stop()): stop accepting,
 let the worker threads finish the requests they are on while the event loop still sends their
-answers, stop the threads, close the connections, then close the database. We drive waitress'
+answers, stop the threads, close the connections, stop the processing workers (the pages being read may
+finish), then close the database. We drive waitress'
 event loop ourselves (instead of `server.run()`) to get that order.
 """
 
@@ -41,6 +43,7 @@ class Server:
         # The generated first password, if one was made; the CLI prints it once, nobody logs it.
         self.generated_password = ensure_first_superuser(config.admin_username,
                                                          config.admin_password)
+        self.processor = self.app.state.processor
         self._wsgi = waitress.create_server(
             self.app, host=config.host, port=config.port, threads=config.threads, ident="dms",
             max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK)
@@ -57,6 +60,8 @@ class Server:
         return f"http://{host}:{self.port}"
 
     def run(self) -> None:
+        # The queue's workers start before the first request and stop after the last one.
+        self.processor.start()
         log.info("dms listening on %s (data dir %s)", self.url, self.config.data_dir.resolve())
         wsgi, channels = self._wsgi, self._wsgi._map
         try:
@@ -75,6 +80,7 @@ class Server:
             # closing them earlier races with workers that still write to them.
             wsgi.trigger.close()
             wasyncore.close_all(channels)
+            self.processor.stop()
             database.close()
             log.info("dms stopped")
 

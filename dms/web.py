@@ -17,6 +17,7 @@ from dms.config import Config
 from dms.jsonapi import (JSON, VND, ApiError, Reply, Route, choose_page, encode, list_body,
                          media_type, parse_json)
 from dms.models import Token, User, utcnow
+from dms.processing import Processor
 from dms.storage import FileStore
 
 log = logging.getLogger("dms.web")
@@ -36,6 +37,7 @@ class AppState:
     """Everything a request may need besides the database: built once by create_app."""
     config: Config
     store: FileStore
+    processor: Processor
     throttle: LoginThrottle = field(default_factory=LoginThrottle)
 
 
@@ -71,6 +73,7 @@ class Context:
 
     # -- the request ----------------------------------------------------------------------------
     def header(self, name: str) -> str | None:
+        """A request header; Content-Type and Content-Length are not HTTP_* in WSGI."""
         key = "HTTP_" + name.upper().replace("-", "_")
         if name.lower() in ("content-type", "content-length"):
             key = key[5:]

@@ -12,7 +12,7 @@ from dms.web import Context
 routes = RouteTable()
 
 
-def version_resource(ctx: Context, version: DocumentVersion) -> dict:
+def version_resource(ctx: Context, version: DocumentVersion, page_ids: list[str]) -> dict:
     return {
         "id": version.id,
         "number": version.number,
@@ -22,14 +22,15 @@ def version_resource(ctx: Context, version: DocumentVersion) -> dict:
         "lang": version.lang,
         "created_at": format_datetime(version.created_at),
         "download_url": ctx.absolute_url(f"/api/document-versions/{version.id}/download/"),
-        "pages": [],
+        "pages": [{"type": "pages", "id": page_id} for page_id in page_ids],
     }
 
 
 def document_body(ctx: Context, document: Node) -> dict:
     """The full document: its node resource with `versions` (oldest first) in the attributes."""
-    version_list = [version_resource(ctx, v) for v in documents.versions(document.id)]
-    return single(document, versions=version_list)
+    versions = documents.versions(document.id)
+    pages = documents.page_ids([v.id for v in versions])
+    return single(document, versions=[version_resource(ctx, v, pages[v.id]) for v in versions])
 
 
 def content_length(ctx: Context) -> int | None:
@@ -75,7 +76,8 @@ def upload(ctx: Context, document_id: str, file_name: str):
     # The stored name is the one in the URL; the header's name is only required (api.md §6).
     name = documents.check_file_name(file_name)
     upload = receive(ctx)
-    documents.add_version(ctx.state.store, document, upload, name)
+    version = documents.add_version(ctx.state.store, document, upload, name)
+    ctx.state.processor.enqueue(version.id)
     return created(document_body(ctx, document))
 
 

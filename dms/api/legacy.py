@@ -45,11 +45,12 @@ def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
     try:
         inbox = Node.get(Node.owner == ctx.user.id, Node.special == Node.INBOX)
         name = name or documents.random_file_name(upload.file_type)
-        document = documents.create_document_with_file(ctx.state.store, ctx.user, inbox,
-                                                       ctx.config.ocr_lang, upload, name)
+        document, version = documents.create_document_with_file(
+            ctx.state.store, ctx.user, inbox, ctx.config.ocr_lang, upload, name)
     except BaseException:
         upload.discard()
         raise
+    ctx.state.processor.enqueue(version.id)
     return Reply(legacy_object(document), status=201)
 
 

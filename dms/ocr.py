@@ -1,0 +1,134 @@
+"""Reading the text of a stored file, page by page (api.md §7).
+
+- plain text: taken as is (one page);
+- PDF: each page's text layer read with pdfplumber; a page without usable text (`page_needs_ocr`)
+  is rendered at 300 dpi and read by Tesseract;
+- PNG, JPEG and each TIFF frame: read by Tesseract.
+
+Concurrency rules: this runs only in the queue's worker threads, never in a request thread.
+pdfium (rendering) only under dms.pdf.PDFIUM_LOCK. Tesseract runs as a child process with
+OMP_THREAD_LIMIT=1 (one thread per job: several jobs in parallel use the cores better than one
+job with several threads) and a per-page timeout.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from dms.pdf import PDFIUM_LOCK
+
+log = logging.getLogger("dms.ocr")
+
+MIN_TEXT_CHARS = 20
+RENDER_DPI = 300
+PAGE_TIMEOUT_SECONDS = 180
+TESSERACT_ENV = {"OMP_THREAD_LIMIT": "1"}
+
+
+@dataclass
+class PageText:
+    number: int
+    text: str
+    method: str  # "text", "layer", "ocr" or "skipped" (see the page table, migration 0004)
+
+
+class PageFailed(Exception):
+    """A page could not be read; the message is the reason kept for the document."""
+
+
+def page_needs_ocr(text: str) -> bool:
+    """A PDF page whose text layer has fewer than MIN_TEXT_CHARS visible characters is a scan
+    (or a scan with a stray page number): its text comes from Tesseract instead."""
+    return len("".join(text.split())) < MIN_TEXT_CHARS
+
+
+def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool) -> Iterator[PageText]:
+    """The text of every page of a stored file, in order."""
+    if mime_type == "text/plain":
+        yield PageText(1, decode_text(path.read_bytes()), "text")
+    elif mime_type == "application/pdf":
+        yield from _pdf_pages(path, lang, use_ocr)
+    else:
+        yield from _image_pages(path, lang, use_ocr)
+
+
+def decode_text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
+def _pdf_pages(path: Path, lang: str, use_ocr: bool) -> Iterator[PageText]:
+    import pdfplumber  # imported on first use: keeps the idle server small
+
+    with pdfplumber.open(path) as pdf:
+        for number, page in enumerate(pdf.pages, start=1):
+            try:
+                layer = page.extract_text() or ""
+            except Exception as error:  # pdfminer raises many kinds on broken pages
+                raise PageFailed(f"Page {number} cannot be read: {error}") from None
+            if not page_needs_ocr(layer):
+                yield PageText(number, layer, "layer")
+            elif not use_ocr:
+                yield PageText(number, layer, "skipped")
+            else:
+                yield PageText(number, tesseract(_render_pdf_page(path, number - 1), lang), "ocr")
+            page.close()  # frees pdfplumber's cached objects: memory stays flat for long PDFs
+
+
+def _render_pdf_page(path: Path, index: int):
+    import pypdfium2
+
+    with PDFIUM_LOCK:
+        document = pypdfium2.PdfDocument(str(path))
+        try:
+            return document[index].render(scale=RENDER_DPI / 72, grayscale=True).to_pil()
+        finally:
+            document.close()
+
+
+def _image_pages(path: Path, lang: str, use_ocr: bool) -> Iterator[PageText]:
+    from PIL import Image, ImageSequence
+
+    try:
+        with Image.open(path) as image:
+            for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
+                if not use_ocr:
+                    yield PageText(number, "", "skipped")
+                    continue
+                frame.load()
+                yield PageText(number, tesseract(frame.copy(), lang), "ocr")
+    except (OSError, ValueError) as error:
+        raise PageFailed(f"The image cannot be read: {error}") from None
+
+
+def tesseract(image, lang: str) -> str:
+    """Run Tesseract on one page image (at RENDER_DPI) in `lang`."""
+    import pytesseract
+
+    if image.mode not in ("L", "RGB", "1"):
+        image = image.convert("RGB")
+    try:
+        text = pytesseract.image_to_string(image, lang=lang, config=f"--dpi {RENDER_DPI}",
+                                           timeout=PAGE_TIMEOUT_SECONDS)
+    except RuntimeError as error:  # pytesseract's timeout
+        raise PageFailed(f"Tesseract took longer than {PAGE_TIMEOUT_SECONDS} s on a page.") from error
+    except pytesseract.TesseractError as error:
+        raise PageFailed(f"Tesseract failed: {error.message.strip()[:300]}") from None
+    return text.strip()
+
+
+def prepare_environment() -> None:
+    """Set once at start-up, before any worker runs: Tesseract children inherit it.
+
+    Also drops the LD_LIBRARY_PATH a PyInstaller bundle sets for itself, which would make the
+    system's tesseract load the bundle's libraries."""
+    os.environ.update(TESSERACT_ENV)
+    if getattr(sys, "frozen", False):
+        os.environ.pop("LD_LIBRARY_PATH", None)

@@ -1,0 +1,97 @@
+"""Full-text search (api.md §8) over titles and document text, with SQLite FTS5.
+
+The index (`search_index`, migration 0004) has one row per node, keyed by node.seq: triggers on
+the node table add, retitle and remove rows in the same transaction as the node change, and
+processing sets a document's text. Breadcrumbs are not indexed but computed per result, so a move
+never has to touch the index. The tokenizer folds case and removes diacritics, for the text and
+for the query alike.
+
+User input never reaches FTS5's query syntax: `match_expression` keeps only words and quotes each
+one, so no input can cause a syntax error.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dms import tree
+from dms.db import database
+from dms.models import User
+
+WORD = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_WORDS = 16
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 500
+TITLE_WEIGHT, BODY_WEIGHT = 5.0, 1.0  # a word in the title counts more than one in the text
+HIGHLIGHT = ("<em>", "</em>")
+SNIPPET_WORDS = 12
+
+
+def match_expression(owner_id: str, text: str) -> str | None:
+    """An FTS5 query for `text`: every word must occur, as a prefix, in the owner's rows.
+    None when `text` has no words."""
+    words = WORD.findall(text)[:MAX_QUERY_WORDS]
+    if not words:
+        return None
+    terms = " ".join(f'"{word}"*' for word in words)
+    return f'owner : "{owner_id.replace("-", "")}" AND {{title body}} : ({terms})'
+
+
+def set_document_text(document_id: str, text: str) -> None:
+    database.execute_sql(
+        "UPDATE search_index SET body = ? WHERE rowid = (SELECT seq FROM node WHERE id = ?)",
+        (text, document_id))
+
+
+def query(user: User, text: str, limit: int = DEFAULT_LIMIT) -> list[dict]:
+    """The caller's best matches first, in the shape of api.md §8."""
+    expression = match_expression(user.id, text)
+    if expression is None:
+        return []
+    rows = database.execute_sql(f"""
+        SELECT node.id, node.kind, node.title,
+               snippet(search_index, 1, ?, ?, '…', {SNIPPET_WORDS}),
+               highlight(search_index, 0, ?, ?)
+        FROM search_index JOIN node ON node.seq = search_index.rowid
+        WHERE search_index MATCH ? AND node.owner_id = ?
+        ORDER BY bm25(search_index, {TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0)
+        LIMIT ?""", (*HIGHLIGHT, *HIGHLIGHT, expression, user.id, min(limit, MAX_LIMIT))).fetchall()
+    crumbs = tree.breadcrumbs([row[0] for row in rows])
+    return [{
+        "id": node_id,
+        "title": title,
+        "node_type": kind,
+        "breadcrumb": [title for title, _ in crumbs[node_id]],
+        "tags": [],
+        "highlight": best_highlight(text_snippet, title_highlight),
+        "text": None,
+        "user_id": None,
+    } for node_id, kind, title, text_snippet, title_highlight in rows]
+
+
+def best_highlight(text_snippet: str, title_highlight: str) -> str | None:
+    """Where the words were found: in the text if they were, else in the title."""
+    for candidate in (text_snippet, title_highlight):
+        if candidate and HIGHLIGHT[0] in candidate:
+            return candidate
+    return None
+
+
+def rebuild() -> int:
+    """Rebuild the whole index from the nodes and the text of each document's latest version
+    (`dms reindex`). Returns the number of rows indexed."""
+    with database.atomic("IMMEDIATE"):
+        database.execute_sql("DELETE FROM search_index")
+        database.execute_sql("""
+            INSERT INTO search_index (rowid, title, body, owner)
+            SELECT node.seq, node.title,
+                   coalesce((SELECT group_concat(page.text, char(10) || char(10))
+                             FROM (SELECT text FROM page WHERE page.version_id = (
+                                       SELECT id FROM document_version
+                                       WHERE document_id = node.id ORDER BY number DESC LIMIT 1)
+                                   ORDER BY number) AS page), ''),
+                   replace(node.owner_id, '-', '')
+            FROM node""")
+        count = database.execute_sql("SELECT count(*) FROM search_index").fetchone()[0]
+    database.execute_sql("INSERT INTO search_index (search_index) VALUES ('optimize')")
+    return count
