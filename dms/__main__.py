@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--threads", help="request threads (DMS_THREADS, default 8)")
     _data_dir_options(serve)
 
+    reindex = commands.add_parser("reindex", help="rebuild the full-text search index")
+    _data_dir_options(reindex)
+
     for name, text in (("createsuperuser", "create a superuser"),
                        ("changepassword", "set a user's password")):
         command = commands.add_parser(name, help=text)
@@ -63,7 +66,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         from dms.server import serve
         return serve(config)
+    if args.command == "reindex":
+        return reindex(config)
     return manage_user(args, config)
+
+
+def reindex(config: Config) -> int:
+    """Rebuild the search index from the database (safe while the server runs)."""
+    from dms import search
+    from dms.db import open_database
+
+    open_database(config.db_path)
+    count = search.rebuild()
+    print(f"Search index rebuilt: {count} folders and documents.")
+    return 0
 
 
 def manage_user(args: argparse.Namespace, config: Config) -> int:

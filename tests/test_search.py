@@ -1,0 +1,123 @@
+"""Search (api.md §8): titles and text, prefixes, without accents or case, the caller's nodes
+only, kept in step with renames, moves and deletes, safe against any query."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import samples
+from support import JSON, assert_error
+from test_documents import new_document, upload
+from test_processing import wait_for
+
+
+def folder(client, title, parent):
+    body = {"data": {"type": "folders", "attributes": {"title": title},
+                     "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
+    return client.post("/api/nodes/", body).json()["data"]["id"]
+
+
+def search(client, q, **params):
+    response = client.get("/api/search/", params={"q": q, **params})
+    assert response.status_code == 200, response.text
+    assert response.headers["Content-Type"] == JSON
+    return response.json()
+
+
+def ids(results):
+    return [result["id"] for result in results]
+
+
+@pytest.fixture
+def library(alice):
+    """A scanned invoice in Finances/2024, a text note with accents, a folder named Gärten."""
+    finances = folder(alice, "Finances", alice.home_id)
+    year = folder(alice, "2024", finances)
+    invoice = new_document(alice, "Stadtwerke", year)
+    upload(alice, invoice, "scan.png", samples.png("Electricity Invoice"))
+    note = new_document(alice, "Einkaufsliste")
+    upload(alice, note, "note.txt", samples.text("Käse, Brötchen und Äpfel kaufen\n"))
+    garden = folder(alice, "Gärten", alice.home_id)
+    for document_id in (invoice, note):
+        assert wait_for(alice, document_id)[-1] == "succeeded"
+    return {"finances": finances, "year": year, "invoice": invoice, "note": note, "garden": garden}
+
+
+def test_finds_words_from_scans_with_breadcrumb_and_highlight(alice, library):
+    assert search(alice, "electricity") == [{
+        "id": library["invoice"], "title": "Stadtwerke", "node_type": "document",
+        "breadcrumb": [".home", "Finances", "2024", "Stadtwerke"], "tags": [],
+        "highlight": "<em>Electricity</em> Invoice", "text": None, "user_id": None}]
+
+
+def test_prefix_accents_and_case(alice, library):
+    assert ids(search(alice, "INVOI")) == [library["invoice"]]
+    assert ids(search(alice, "kase")) == [library["note"]]
+    assert ids(search(alice, "brot")) == [library["note"]]
+    assert search(alice, "apfel")[0]["highlight"] == "Käse, Brötchen und <em>Äpfel</em> kaufen\n"
+    garden = search(alice, "garten")
+    assert garden == [{"id": library["garden"], "title": "Gärten", "node_type": "folder",
+                       "breadcrumb": [".home", "Gärten"], "tags": [], "highlight": "<em>Gärten</em>",
+                       "text": None, "user_id": None}]
+    # Every word must match: both words of the note, not one of each document.
+    assert ids(search(alice, "käse äpfel")) == [library["note"]]
+    assert search(alice, "käse electricity") == []
+
+
+def test_titles_rank_above_text(alice, library):
+    titled = new_document(alice, "Invoice archive")
+    assert ids(search(alice, "invoice")) == [titled, library["invoice"]]
+
+
+def test_never_another_users_nodes(alice, bob, admin, library):
+    upload(bob, new_document(bob, "Bob's Electricity"), "b.txt", samples.text("electricity bill\n"))
+    for stranger in (bob, admin):
+        found = search(stranger, "electricity")
+        assert library["invoice"] not in ids(found)
+    assert [r["title"] for r in search(bob, "electricity")] == ["Bob's Electricity"]
+    assert ids(search(alice, "electricity")) == [library["invoice"]]
+
+
+@pytest.mark.parametrize("query", ['"', "*", "AND (", "OR", "NEAR(a b)", "title:x", "{body}: x",
+                                   "'; DROP TABLE node; --", "a" * 10_000, "\x00\x01", "", "   ",
+                                   "^ - + ( ) :"])
+def test_hostile_queries_never_fail(alice, library, query):
+    results = search(alice, query)
+    assert isinstance(results, list)
+    assert all(r["id"] in library.values() for r in results)
+
+
+def test_index_follows_rename_move_and_delete(alice, library):
+    renamed = alice.patch(f"/api/nodes/{library['note']}/",
+                          {"data": {"type": "documents", "attributes": {"title": "Wochenmarkt"}}})
+    assert renamed.status_code == 200
+    assert ids(search(alice, "wochen")) == [library["note"]]
+    assert search(alice, "einkauf") == []
+    alice.post("/api/nodes/move/", {"nodes": [{"id": library["year"]}],
+                                    "target_parent": {"id": library["garden"]}}, media=JSON)
+    assert search(alice, "electricity")[0]["breadcrumb"] == [".home", "Gärten", "2024", "Stadtwerke"]
+    alice.delete(f"/api/nodes/{library['garden']}/")
+    assert search(alice, "electricity") == [] and search(alice, "garten") == []
+
+
+def test_limit_and_bad_limits(alice, library):
+    for index in range(5):
+        new_document(alice, f"Report {index}")
+    assert len(search(alice, "report", limit=3)) == 3
+    assert len(search(alice, "report")) == 5
+    assert_error(alice.get("/api/search/?q=report&limit=0"), 400, "invalid",
+                 "limit must be a whole number from 1 to 500.", media=JSON)
+    assert_error(alice.as_anonymous().get("/api/search/?q=x"), 401, "not_authenticated",
+                 "Authentication credentials were not provided.", media=JSON)
+
+
+def test_reindex_rebuilds_the_same_results(alice, library, config):
+    before = {q: search(alice, q) for q in ("electricity", "kase", "finances", "garten")}
+    result = subprocess.run([sys.executable, "-m", "dms", "reindex", "--data-dir", str(config.data_dir)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Search index rebuilt: ")
+    assert {q: search(alice, q) for q in before} == before
