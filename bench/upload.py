@@ -32,8 +32,8 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent / "tests"))  # samples.pdf(): the tests' tiny PDF writer
 
-from common import KeepAlive, ServerProcess, machine
-from samples import pdf
+from common import KeepAlive, ServerProcess, machine  # noqa: E402
+from samples import pdf  # noqa: E402
 
 MIB = 2**20
 CHUNK = MIB  # client read/write size: big enough that the client is not the bottleneck
