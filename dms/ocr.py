@@ -25,6 +25,9 @@ from dms.pdf import PDFIUM_LOCK
 log = logging.getLogger("dms.ocr")
 
 MIN_TEXT_CHARS = 20
+# Plain-text files are indexed up to this many bytes: a multi-GB log file must not be read into
+# memory whole (the file itself is kept and downloadable as it is).
+MAX_TEXT_BYTES = 4 * 1024 * 1024
 RENDER_DPI = 300
 PAGE_TIMEOUT_SECONDS = 180
 TESSERACT_ENV = {"OMP_THREAD_LIMIT": "1"}
@@ -50,7 +53,8 @@ def page_needs_ocr(text: str) -> bool:
 def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool) -> Iterator[PageText]:
     """The text of every page of a stored file, in order."""
     if mime_type == "text/plain":
-        yield PageText(1, decode_text(path.read_bytes()), "text")
+        with open(path, "rb") as file:
+            yield PageText(1, decode_text(file.read(MAX_TEXT_BYTES)), "text")
     elif mime_type == "application/pdf":
         yield from _pdf_pages(path, lang, use_ocr)
     else:
@@ -60,7 +64,9 @@ def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool) -> Iterator
 def decode_text(raw: bytes) -> str:
     try:
         return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as error:
+        if error.start >= len(raw) - 3:  # a character cut in two by MAX_TEXT_BYTES
+            return raw[:error.start].decode("utf-8-sig")
         return raw.decode("cp1252", errors="replace")
 
 
