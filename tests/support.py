@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import requests
@@ -104,3 +105,17 @@ def execute_sql(db_path: Path, sql: str, *params) -> None:
         connection.commit()
     finally:
         connection.close()
+
+
+def wait_for(client, document_id, timeout=90):
+    """Poll the document until processing ended; returns every status seen, in order."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["ocr_status"]
+        if not seen or seen[-1] != status:
+            seen.append(status)
+        if status in ("succeeded", "failed"):
+            return seen
+        time.sleep(0.1)
+    raise AssertionError(f"processing did not end: {seen}")

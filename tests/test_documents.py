@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import samples
-from support import NOT_FOUND, VND, assert_error, snapshot
+from support import NOT_FOUND, VND, assert_error, snapshot, wait_for
 
 SAMPLES = {
     "letter.pdf": (lambda: samples.pdf(["Dear customer", "Page two", "Page three"]), "application/pdf", 3),
@@ -193,6 +193,7 @@ def test_another_users_document_is_not_found_for_upload_and_download(alice, bob,
     data = samples.pdf(["mine"])
     version_url = upload(alice, document_id, "a.pdf", data).json()["data"]["attributes"][
         "versions"][0]["download_url"]
+    wait_for(alice, document_id)  # processing writes to the database in the background
     before, files = snapshot(config.db_path), stored_files(config)
     for stranger in (bob, admin):
         assert upload(stranger, document_id, "b.pdf", data).json() == NOT_FOUND

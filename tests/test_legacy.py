@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import samples
-from support import JSON, NOT_FOUND, assert_error, snapshot
+from support import JSON, NOT_FOUND, assert_error, snapshot, wait_for
 from test_documents import new_document, stored_files, temporary_files, upload
 
 
@@ -71,6 +71,7 @@ def test_refused_legacy_upload_creates_no_document(alice, config):
 
 def test_other_users_and_anonymous(alice, bob, admin, anon, config):
     mine = alice.put("/api/document/upload/a.txt", data=samples.text()).json()
+    wait_for(alice, mine["id"])  # processing writes to the database in the background
     for stranger in (bob, admin):
         assert stranger.get(f"/api/document/{mine['id']}").json() == NOT_FOUND
         assert mine["id"] not in [d["id"] for d in stranger.get("/api/documents").json()]

@@ -11,24 +11,10 @@ import pytest
 
 import samples
 from dms.processing import MAX_ATTEMPTS, EmbeddedConsumer
-from support import JSON, NOT_FOUND, assert_error, snapshot
+from support import JSON, NOT_FOUND, assert_error, snapshot, wait_for
 from test_documents import new_document, upload
 
 STATUSES = {"received", "started", "succeeded", "failed"}
-
-
-def wait_for(client, document_id, timeout=90):
-    """Poll the document until processing ended; returns every status seen, in order."""
-    seen = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["ocr_status"]
-        if not seen or seen[-1] != status:
-            seen.append(status)
-        if status in ("succeeded", "failed"):
-            return seen
-        time.sleep(0.1)
-    raise AssertionError(f"processing did not end: {seen}")
 
 
 def page_methods(config, document_id) -> list[tuple[int, str]]:

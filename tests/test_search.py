@@ -9,9 +9,8 @@ import sys
 import pytest
 
 import samples
-from support import JSON, assert_error
+from support import JSON, assert_error, wait_for
 from test_documents import new_document, upload
-from test_processing import wait_for
 
 
 def folder(client, title, parent):

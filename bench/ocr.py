@@ -1,0 +1,288 @@
+"""OCR benchmark: how fast `dms serve` turns uploads into searchable text, next to bare Tesseract.
+
+Measures, over loopback, each time from the first upload until every document is `succeeded`
+(the legacy document list is polled):
+  1. born-digital PDFs (text layer, read by pdfplumber): pages/s, for full pages of sentences
+     (--pdf-lines lines of ~90 characters) and for the one-line pages of tests/samples.pdf();
+  2. 300-dpi scans: A4 pages (2480x3508 px, grayscale PNG, --scan-lines lines of DejaVuSans at
+     40 px), each uploaded as its own document: pages/min, once per --workers value
+     (DMS_OCR_WORKERS, a fresh server each time);
+  3. bare Tesseract on the same PNG files (`tesseract page.png stdout -l eng --dpi 300`,
+     OMP_THREAD_LIMIT=1), 1 at a time and --workers at a time: pages/min, and dms's overhead per
+     page against it at the same parallelism.
+
+Each server gets one warm-up document (not timed) before its timed uploads, and Tesseract one
+warm-up page, so neither pays for first imports or a cold page cache. It prints numbers and never
+asserts.
+
+    .venv/bin/python bench/ocr.py [--pdfs 10] [--pdf-pages 20] [--pdf-lines 45] [--short-pdfs 20]
+                                  [--short-pdf-pages 50] [--scans 12] [--scan-lines 16]
+                                  [--workers 1 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH.parent / "tests"))  # samples: the tests' tiny PDF writer and scans
+
+from common import KeepAlive, ServerProcess, machine  # noqa: E402
+from PIL import Image, ImageDraw, ImageFont  # noqa: E402
+from samples import pdf, png  # noqa: E402
+
+POLL_SECONDS = 0.1
+TIMEOUT_SECONDS = 1800
+A4_300DPI = (2480, 3508)
+MARGIN = 200  # px, about 17 mm at 300 dpi
+FONT_PX = 40  # about 10 pt at 300 dpi
+LINE_PX = 72
+LINE_CHARS = 90
+TESSERACT_ENV = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+
+SENTENCES = [
+    "Thank you for your order of the third of March, which we have shipped today.",
+    "Please pay the amount shown below within thirty days of the invoice date.",
+    "The warranty covers all parts and labour for a period of two years.",
+    "If you have any questions about this statement, please call our service desk.",
+    "Your contract renews automatically unless it is cancelled in writing.",
+    "The meeting has been moved to Thursday afternoon in the main conference room.",
+    "We confirm receipt of your application and will reply within two weeks.",
+    "The annual report shows a moderate increase in revenue and lower costs.",
+    "Vielen Dank für Ihre Bestellung, die wir heute an Sie verschickt haben.",
+    "Bitte überweisen Sie den Betrag innerhalb von vierzehn Tagen auf unser Konto.",
+    "Die Rechnung enthält die gesetzliche Mehrwertsteuer von neunzehn Prozent.",
+    "Für Rückfragen stehen wir Ihnen montags bis freitags gerne zur Verfügung.",
+    "Der Mietvertrag verlängert sich um ein Jahr, wenn er nicht gekündigt wird.",
+    "Die Größe des Grundstücks beträgt laut Grundbuch achthundert Quadratmeter.",
+    "Wir bestätigen den Eingang Ihrer Unterlagen vom zwölften Februar.",
+    "Die Versicherung übernimmt die Kosten für die Reparatur der Heizungsanlage.",
+]
+
+
+# -- files ----------------------------------------------------------------------------------------
+def paragraphs(rng: random.Random, lines: int) -> list[str]:
+    """`lines` lines of at most LINE_CHARS characters, filled with whole sentences."""
+    result, line = [], ""
+    while len(result) < lines:
+        for word in rng.choice(SENTENCES).split():
+            if len(line) + 1 + len(word) > LINE_CHARS:
+                result.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+    return result[:lines]
+
+
+def text_pdf(pages: list[list[str]]) -> bytes:
+    """A born-digital PDF whose pages hold several lines of real text each (Helvetica 11 pt,
+    WinAnsiEncoding so that umlauts survive); tests/samples.pdf() writes one line per page."""
+    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    page_ids = [3 + 2 * index for index in range(len(pages))]
+    font_id = 3 + 2 * len(pages)
+    kids = b" ".join(b"%d 0 R" % pid for pid in page_ids)
+    objects.append(b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(pages)))
+    for index, lines in enumerate(pages):
+        parts = [b"BT /F1 11 Tf 14 TL 72 750 Td"]
+        for line in lines:
+            escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            parts.append(b"(" + escaped.encode("cp1252") + b") Tj T*")
+        parts.append(b"ET")
+        stream = b"\n".join(parts)
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+                       b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>"
+                       % (font_id, page_ids[index] + 1))
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+                   b"/Encoding /WinAnsiEncoding >>")
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n"
+              % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def scanned_page(rng: random.Random, lines: int, font: ImageFont.FreeTypeFont) -> Image.Image:
+    """A white A4 page at 300 dpi with `lines` lines of black text, a blank line every 4 lines."""
+    image = Image.new("L", A4_300DPI, 255)
+    draw = ImageDraw.Draw(image)
+    y = MARGIN + 100
+    for index, line in enumerate(paragraphs(rng, lines)):
+        draw.text((MARGIN, y), line, fill=0, font=font)
+        y += LINE_PX * (2 if index % 4 == 3 else 1)
+    return image
+
+
+def load_font() -> ImageFont.FreeTypeFont:
+    for name in ("DejaVuSans.ttf", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"):
+        try:
+            return ImageFont.truetype(name, FONT_PX)
+        except OSError:
+            continue
+    return ImageFont.load_default(size=FONT_PX)
+
+
+# -- dms ------------------------------------------------------------------------------------------
+def upload(http: KeepAlive, name: str, body: bytes) -> dict:
+    return json.loads(http.request("PUT", f"/api/document/upload/{name}", body))
+
+
+def wait_until_done(http: KeepAlive, ids: set[str]) -> dict[str, int]:
+    """Poll the legacy document list until none of `ids` is received or started; the count of
+    each final status."""
+    deadline = time.monotonic() + TIMEOUT_SECONDS
+    while True:
+        documents = [d for d in json.loads(http.get("/api/documents")) if d["id"] in ids]
+        statuses = [d["ocr_status"] for d in documents]
+        if all(status in ("succeeded", "failed") for status in statuses) or \
+                time.monotonic() > deadline:
+            return {status: statuses.count(status) for status in set(statuses)}
+        time.sleep(POLL_SECONDS)
+
+
+def timed_uploads(server: ServerProcess, files: list[tuple[str, bytes]]) -> dict:
+    """Upload `files` one after another over one connection, then wait for all of them."""
+    http = server.connection()
+    warm = upload(http, "warm-up.png", png("Warm up 4711"))
+    wait_until_done(http, {warm["id"]})
+    started = time.perf_counter()
+    documents = [upload(http, name, body) for name, body in files]
+    uploaded = time.perf_counter() - started
+    statuses = wait_until_done(http, {d["id"] for d in documents})
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "uploaded": uploaded, "statuses": statuses,
+            "pages": sum(d["page_count"] for d in documents), "rss": server.rss_mib()}
+
+
+def status_note(statuses: dict[str, int]) -> str:
+    unfinished = {k: v for k, v in statuses.items() if k != "succeeded"}
+    return "" if not unfinished else "  NOT ALL SUCCEEDED: " + ", ".join(
+        f"{count} {status}" for status, count in sorted(unfinished.items()))
+
+
+def born_digital(work: Path, args) -> list[tuple[str, dict]]:
+    rng = random.Random(1)
+    full = [(f"letters-{index:03d}.pdf",
+             text_pdf([paragraphs(rng, args.pdf_lines) for _ in range(args.pdf_pages)]))
+            for index in range(args.pdfs)]
+    short = [(f"short-{index:03d}.pdf",
+              pdf([" ".join(paragraphs(rng, 1)) for _ in range(args.short_pdf_pages)]))
+             for index in range(args.short_pdfs)]
+    rows = []
+    server = ServerProcess(work / "data-pdf")
+    try:
+        server.login()
+        rows.append((f"{args.pdfs} PDFs x {args.pdf_pages} pages, {args.pdf_lines} lines "
+                     f"(~{args.pdf_lines * (LINE_CHARS - 5)} chars) a page", timed_uploads(server, full)))
+        rows.append((f"{args.short_pdfs} PDFs x {args.short_pdf_pages} pages, one line a page "
+                     f"(samples.pdf)", timed_uploads(server, short)))
+    finally:
+        server.stop()
+    return rows
+
+
+def scans_through_dms(work: Path, files: list[tuple[str, bytes]], workers: int) -> dict:
+    server = ServerProcess(work / f"data-scan-{workers}", DMS_OCR_WORKERS=str(workers))
+    try:
+        server.login()
+        return timed_uploads(server, files)
+    finally:
+        server.stop()
+
+
+# -- bare Tesseract -------------------------------------------------------------------------------
+def tesseract(path: Path) -> str:
+    return subprocess.run(["tesseract", str(path), "stdout", "-l", "eng", "--dpi", "300"],
+                          env=TESSERACT_ENV, capture_output=True, text=True, check=True).stdout
+
+
+def bare_tesseract(paths: list[Path], parallel: int) -> float:
+    started = time.perf_counter()
+    with ThreadPoolExecutor(parallel) as pool:
+        list(pool.map(tesseract, paths))
+    return time.perf_counter() - started
+
+
+# -- main -----------------------------------------------------------------------------------------
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pdfs", type=int, default=10, help="PDFs with full pages of text")
+    parser.add_argument("--pdf-pages", type=int, default=20)
+    parser.add_argument("--pdf-lines", type=int, default=45, help="lines of text on a full page")
+    parser.add_argument("--short-pdfs", type=int, default=20, help="PDFs with one line a page")
+    parser.add_argument("--short-pdf-pages", type=int, default=50)
+    parser.add_argument("--scans", type=int, default=12, help="scanned pages (one document each)")
+    parser.add_argument("--scan-lines", type=int, default=16, help="lines of text on a scan")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                        help="DMS_OCR_WORKERS values, and Tesseract processes run at once")
+    args = parser.parse_args()
+    print(f"machine: {machine()}")
+    print(f"load average before the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    version = subprocess.run(["tesseract", "--version"], capture_output=True, text=True)
+    print(f"tesseract: {(version.stdout or version.stderr).splitlines()[0]}")
+
+    with tempfile.TemporaryDirectory(prefix="dms-bench-ocr-") as tmp:
+        work = Path(tmp)
+        print("\n1. born-digital PDFs (text layer), default DMS_OCR_WORKERS "
+              f"({max(1, (os.cpu_count() or 1) - 1)})")
+        print(f"{'files':<58}  {'pages':>5}  {'seconds':>7}  {'pages/s':>7}  {'RSS MiB':>7}")
+        for name, row in born_digital(work, args):
+            print(f"{name:<58}  {row['pages']:5d}  {row['seconds']:7.2f}  "
+                  f"{row['pages'] / row['seconds']:7.1f}  {row['rss']:7.1f}{status_note(row['statuses'])}")
+
+        rng, font = random.Random(2), load_font()
+        paths = []
+        for index in range(args.scans):
+            path = work / f"scan-{index:03d}.png"
+            scanned_page(rng, args.scan_lines, font).save(path, dpi=(300, 300))
+            paths.append(path)
+        files = [(path.name, path.read_bytes()) for path in paths]
+        size_kib = sum(len(body) for _, body in files) / len(files) / 1024
+        tesseract(paths[0])  # warm-up: traineddata into the page cache
+
+        dms = {workers: scans_through_dms(work, files, workers) for workers in args.workers}
+        bare = {parallel: bare_tesseract(paths, parallel) for parallel in sorted({1, *args.workers})}
+
+        print(f"\n2. 300-dpi scans through dms: {args.scans} A4 pages ({A4_300DPI[0]}x{A4_300DPI[1]} "
+              f"px, grayscale PNG, ~{size_kib:.0f} KiB, {args.scan_lines} lines of {FONT_PX} px "
+              "DejaVuSans), one document each")
+        print(f"{'run':<28}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  {'uploads s':>9}  "
+              f"{'RSS MiB':>7}")
+        for workers, row in dms.items():
+            print(f"{f'DMS_OCR_WORKERS={workers}':<28}  {row['seconds']:7.2f}  "
+                  f"{row['pages'] * 60 / row['seconds']:9.1f}  {row['seconds'] / row['pages']:6.2f}  "
+                  f"{row['uploaded']:9.2f}  {row['rss']:7.1f}{status_note(row['statuses'])}")
+
+        print("\n3. bare tesseract on the same files (-l eng --dpi 300, OMP_THREAD_LIMIT=1)")
+        print(f"{'run':<28}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}")
+        for parallel, seconds in bare.items():
+            label = "1 at a time" if parallel == 1 else f"{parallel} in parallel"
+            print(f"{label:<28}  {seconds:7.2f}  {args.scans * 60 / seconds:9.1f}  "
+                  f"{seconds / args.scans:6.2f}")
+        print("dms overhead per page against bare tesseract at the same parallelism:")
+        for workers, row in dms.items():
+            overhead = (row["seconds"] / row["pages"]) / (bare[workers] / args.scans) - 1
+            print(f"  DMS_OCR_WORKERS={workers} vs {workers} tesseract at a time: {overhead * 100:+.1f} %")
+
+
+if __name__ == "__main__":
+    main()
