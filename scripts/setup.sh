@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
-# `scripts/setup.sh --test` also installs the test tools (7-Zip, pytest, ...). Re-running it is fast: each step is
+# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, pytest, Playwright). Re-running it is fast: each step is
 # skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,6 +23,8 @@ done
 if [ $with_tests -eq 1 ]; then
   # 7-Zip: the tests open the AES-encrypted zips with the tool the README recommends.
   command -v 7z >/dev/null || missing+=(p7zip-full)
+  # Chromium: the token page is tested in a real headless browser.
+  command -v chromium >/dev/null || missing+=(chromium)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing system packages: ${missing[*]}"

@@ -1,0 +1,58 @@
+"""The token web page (plain HTML, CSS and JS from dms/static, no build step), served at / and
+/ui/ by the same process. It talks only to the public REST API."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import bottle
+
+from dms.jsonapi import RouteTable, not_found
+from dms.web import Context
+
+routes = RouteTable()
+UI = {"auth": False, "prefixes": ("",)}
+
+# No inline script or style, nothing from another origin, never inside a frame.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-cache",
+}
+MEDIA_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css",
+               ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
+
+
+def static_dir() -> Path:
+    """The page's files, inside the package (also inside a PyInstaller build)."""
+    return Path(str(resources.files("dms") / "static"))
+
+
+def static_response(name: str) -> bottle.HTTPResponse:
+    path = static_dir() / name
+    media = MEDIA_TYPES.get(path.suffix)
+    # Only plain file names of known types: nothing a client sends can reach another path.
+    if media is None or "/" in name or "\\" in name or name.startswith(".") or not path.is_file():
+        raise not_found()
+    return bottle.static_file(name, root=str(path.parent), mimetype=media, charset="utf-8",
+                              headers=dict(SECURITY_HEADERS))
+
+
+@routes.get("/", strict_slash=True, **UI)
+def page(ctx: Context):
+    return static_response("index.html")
+
+
+@routes.get("/ui/", **UI)
+def page_under_ui(ctx: Context):
+    return static_response("index.html")
+
+
+@routes.get("/static/{name}", **UI)
+def static(ctx: Context, name: str):
+    return static_response(name)
