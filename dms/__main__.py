@@ -27,6 +27,21 @@ def build_parser() -> argparse.ArgumentParser:
     reindex = commands.add_parser("reindex", help="rebuild the full-text search index")
     _data_dir_options(reindex)
 
+    backup = commands.add_parser("backup", help="write a consistent backup zip (server may run)")
+    backup.add_argument("out", help="the zip file to write")
+    backup.add_argument("--password-stdin", action="store_true",
+                        help="encrypt with AES-256, the password read from standard input")
+    _data_dir_options(backup)
+
+    restore = commands.add_parser("restore", help="restore a backup into a new, empty data dir")
+    restore.add_argument("archive", help="the backup zip")
+    restore.add_argument("--password-stdin", action="store_true",
+                         help="read the backup's password from standard input")
+    _data_dir_options(restore)
+
+    verify = commands.add_parser("verify", help="check every file and row; non-zero exit on problems")
+    _data_dir_options(verify)
+
     for name, text in (("createsuperuser", "create a superuser"),
                        ("changepassword", "set a user's password")):
         command = commands.add_parser(name, help=text)
@@ -68,7 +83,52 @@ def main(argv: list[str] | None = None) -> int:
         return serve(config)
     if args.command == "reindex":
         return reindex(config)
+    if args.command in ("backup", "restore"):
+        return backup_or_restore(args, config)
+    if args.command == "verify":
+        return verify(config)
     return manage_user(args, config)
+
+
+def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
+    from pathlib import Path
+
+    from dms import backup
+    from dms.db import migrations_dir, open_database
+
+    password = None
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n") or None
+    try:
+        if args.command == "backup":
+            manifest = backup.create_backup(config.data_dir, Path(args.out), password)
+            counts = manifest["counts"]
+            print(f"Backup written to {args.out}: {counts['users']} users, {counts['folders']} "
+                  f"folders, {counts['documents']} documents, {len(manifest['files']) - 1} files.")
+            return 0
+        latest = max(int(p.name.split("_", 1)[0]) for p in migrations_dir().glob("[0-9]*.py"))
+        manifest = backup.restore_backup(Path(args.archive), config.data_dir, password, latest)
+    except backup.BackupError as error:
+        print(f"dms: {error}", file=sys.stderr)
+        return 1
+    open_database(config.db_path)  # a backup of an older schema is migrated forward here
+    print(f"Restored {args.archive} into {config.data_dir} (made by dms "
+          f"{manifest['app_version']} at {manifest['created_at']}).")
+    return 0
+
+
+def verify(config: Config) -> int:
+    from dms import verify as checks
+    from dms.db import open_database
+
+    if not config.db_path.is_file():
+        print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
+        return 2
+    open_database(config.db_path)
+    report = checks.run(config.data_dir)
+    checks.save(config.data_dir, report)
+    print("\n".join(report.lines()))
+    return 0 if report.ok else 1
 
 
 def reindex(config: Config) -> int:

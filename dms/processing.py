@@ -63,6 +63,8 @@ class Processor:
         self.process_task = self.huey.task(name="process_version")(self.process)
         self.huey.periodic_task(crontab(minute=f"*/{RECONCILE_EVERY_MINUTES}"),
                                 name="reconcile")(self.reconcile_if_idle)
+        self.huey.periodic_task(crontab(day_of_week="0", hour="3", minute="17"),
+                                name="weekly_verify")(self.weekly_verify)
         self.consumer: EmbeddedConsumer | None = None
         self._running: set[str] = set()  # versions a worker of this process is reading now
         self._running_lock = threading.Lock()
@@ -110,6 +112,14 @@ class Processor:
         queued a second time."""
         if self.huey.pending_count() == 0:
             self.reconcile()
+
+    def weekly_verify(self) -> None:
+        """`dms verify` inside the server, Sundays at 03:17; GET /health shows the result."""
+        from dms import verify
+
+        report = verify.run(self.config.data_dir)
+        verify.save(self.config.data_dir, report)
+        (log.info if report.ok else log.warning)("weekly verify: %s", report.lines()[-1])
 
     # -- the task -------------------------------------------------------------------------------
     def process(self, version_id: str) -> None:

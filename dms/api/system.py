@@ -6,7 +6,7 @@ import logging
 
 from peewee import PeeweeException
 
-from dms import __version__
+from dms import __version__, verify
 from dms.db import database
 from dms.jsonapi import JSON, ApiError, RouteTable
 from dms.web import Context
@@ -23,9 +23,18 @@ def version(ctx: Context):
 
 @routes.get("/health", auth=False, media_type=JSON)
 def health(ctx: Context):
+    """No login needed. An admin's token adds the last `dms verify` result (weekly in the server)."""
     try:
         database.execute_sql("SELECT 1").fetchone()
     except PeeweeException:
         log.exception("health check: the database is not reachable")
         raise ApiError(503, "server_error", "The database is not reachable.") from None
-    return {"status": "ok"}
+    body: dict = {"status": "ok"}
+    if ctx.environ.get("HTTP_AUTHORIZATION"):
+        try:
+            ctx.authenticate()
+        except ApiError:
+            return body
+        if ctx.user.is_admin:
+            body["verify"] = verify.last_result(ctx.config.data_dir)
+    return body
