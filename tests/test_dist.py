@@ -1,0 +1,56 @@
+"""The PyInstaller one-dir build: it builds, and `dist/dms/dms serve` runs the whole appliance
+(migrations, API, token page, OCR with the system's Tesseract) from inside the bundle."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+import samples
+from support import Client, wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.slow
+def test_the_built_executable_serves_and_ocrs(tmp_path):
+    build = subprocess.run([str(ROOT / "scripts" / "dist"), "--distpath", str(tmp_path / "dist"),
+                            "--workpath", str(tmp_path / "build")],
+                           capture_output=True, text=True, timeout=900)
+    assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-2000:]
+    executable = tmp_path / "dist" / "dms" / "dms"
+    assert executable.is_file() and os.access(executable, os.X_OK)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DMS_")}
+    env["DMS_ADMIN_PASSWORD"] = "bundle-password"
+    process = subprocess.Popen([str(executable), "serve", "--port", "0", "--data-dir",
+                                str(tmp_path / "data")], env=env, cwd=tmp_path,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = None
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            match = re.search(r"dms listening on (http://\S+)", line)
+            url = match.group(1) if match else url
+        assert url, "the executable did not start"
+        admin = Client(url).login("admin", "bundle-password")
+        scan = admin.put("/api/document/upload/scan.png", data=samples.png("Bundled Tesseract Works"))
+        assert scan.status_code == 201
+        assert wait_for(admin, scan.json()["id"])[-1] == "succeeded"
+        assert admin.get(f"/api/documents/{scan.json()['id']}/ocr-text").json() == {
+            "text": "Bundled Tesseract Works"}
+        page = requests.get(url + "/")
+        assert page.status_code == 200 and "<title>dms</title>" in page.text
+        assert requests.get(url + "/static/app.js").status_code == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
