@@ -187,17 +187,19 @@ def born_digital(work: Path, args) -> list[tuple[str, dict]]:
     short = [(f"short-{index:03d}.pdf",
               pdf([" ".join(paragraphs(rng, 1)) for _ in range(args.short_pdf_pages)]))
              for index in range(args.short_pdfs)]
-    rows = []
+    runs = [(f"{args.pdfs} PDFs x {args.pdf_pages} pages, {args.pdf_lines} lines "
+             f"(~{args.pdf_lines * (LINE_CHARS - 5)} chars) a page", full),
+            (f"{args.short_pdfs} PDFs x {args.short_pdf_pages} pages, one line a page "
+             f"(samples.pdf)", short)]
+    runs = [(name, files) for name, files in runs if files and args.pdf_pages and args.short_pdf_pages]
+    if not runs:
+        return []
     server = ServerProcess(work / "data-pdf")
     try:
         server.login()
-        rows.append((f"{args.pdfs} PDFs x {args.pdf_pages} pages, {args.pdf_lines} lines "
-                     f"(~{args.pdf_lines * (LINE_CHARS - 5)} chars) a page", timed_uploads(server, full)))
-        rows.append((f"{args.short_pdfs} PDFs x {args.short_pdf_pages} pages, one line a page "
-                     f"(samples.pdf)", timed_uploads(server, short)))
+        return [(name, timed_uploads(server, files)) for name, files in runs]
     finally:
         server.stop()
-    return rows
 
 
 def scans_through_dms(work: Path, files: list[tuple[str, bytes]], workers: int) -> dict:
