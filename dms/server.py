@@ -24,6 +24,7 @@ from dms.accounts import ensure_first_superuser
 from dms.app import create_app
 from dms.config import Config
 from dms.db import database
+from dms.web import with_cors
 
 log = logging.getLogger("dms.server")
 
@@ -46,8 +47,9 @@ class Server:
         self.generated_password = ensure_first_superuser(config.admin_username,
                                                          config.admin_password)
         self.processor = self.app.state.processor
+        wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
         self._wsgi = waitress.create_server(
-            self.app, host=config.host, port=config.port, threads=config.threads, ident="dms",
+            wsgi_app, host=config.host, port=config.port, threads=config.threads, ident="dms",
             max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
             recv_bytes=RECEIVE_CHUNK)
         self._stopping = threading.Event()

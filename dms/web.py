@@ -187,6 +187,34 @@ def error_response(error: ApiError, media: str = VND) -> bottle.HTTPResponse:
     return bottle.HTTPResponse(encode(error.envelope()), error.status, headers)
 
 
+CORS_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+CORS_HEADERS = "Authorization, Content-Type, Content-Disposition, Range"
+
+
+def with_cors(app: Callable, origins: tuple[str, ...]) -> Callable:
+    """CORS for the listed origins only (DMS_CORS_ORIGINS; off when empty, api.md §10): their
+    preflight requests are answered here, their other requests get the Allow-Origin header."""
+    allowed = set(origins)
+
+    def cors_app(environ, start_response):
+        origin = environ.get("HTTP_ORIGIN")
+        if origin not in allowed:
+            return app(environ, start_response)
+        headers = [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
+        if environ["REQUEST_METHOD"] == "OPTIONS" and "HTTP_ACCESS_CONTROL_REQUEST_METHOD" in environ:
+            start_response("204 No Content", headers + [
+                ("Access-Control-Allow-Methods", CORS_METHODS),
+                ("Access-Control-Allow-Headers", CORS_HEADERS), ("Access-Control-Max-Age", "600")])
+            return [b""]
+
+        def start_with_cors(status, response_headers, exc_info=None):
+            return start_response(status, response_headers + headers, exc_info)
+
+        return app(environ, start_with_cors)
+
+    return cors_app
+
+
 class DmsBottle(bottle.Bottle):
     """Bottle, with its own errors answered as the JSON:API error envelope."""
 

@@ -149,3 +149,26 @@ def test_an_empty_list_has_one_page(alice):
         "/api/tokens/?page[size]=5").json()
     assert body["meta"] == {"pagination": {"page": 1, "pages": 1, "count": 1}}
     assert body["links"]["next"] is None and body["links"]["prev"] is None
+
+
+@pytest.mark.config(cors_origins=("https://app.example.org",))
+def test_cors_only_for_configured_origins(admin):
+    preflight = admin.as_anonymous().request(
+        "OPTIONS", "/api/users/me/", headers={"Origin": "https://app.example.org",
+                                              "Access-Control-Request-Method": "GET"})
+    assert preflight.status_code == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == "https://app.example.org"
+    assert preflight.headers["Access-Control-Allow-Headers"] == \
+        "Authorization, Content-Type, Content-Disposition, Range"
+    allowed = admin.get("/api/users/me/", headers={"Origin": "https://app.example.org"})
+    assert allowed.headers["Access-Control-Allow-Origin"] == "https://app.example.org"
+    other = admin.get("/api/users/me/", headers={"Origin": "https://evil.example"})
+    assert other.status_code == 200 and "Access-Control-Allow-Origin" not in other.headers
+    refused = admin.as_anonymous().request("OPTIONS", "/api/users/me/", headers={
+        "Origin": "https://evil.example", "Access-Control-Request-Method": "GET"})
+    assert refused.status_code == 405 and "Access-Control-Allow-Origin" not in refused.headers
+
+
+def test_cors_is_off_by_default(admin):
+    response = admin.get("/api/users/me/", headers={"Origin": "https://app.example.org"})
+    assert "Access-Control-Allow-Origin" not in response.headers
