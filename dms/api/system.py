@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from peewee import PeeweeException
@@ -9,11 +10,24 @@ from peewee import PeeweeException
 from dms import __version__, verify
 from dms.db import database
 from dms.jsonapi import JSON, ApiError, RouteTable
+from dms.openapi import build as build_openapi
 from dms.web import Context
 
 log = logging.getLogger("dms.api.system")
 
 routes = RouteTable()
+
+
+@routes.get("/openapi.json", auth=False, media_type=JSON, strict_slash=True)
+def openapi(ctx: Context):
+    return openapi_document()
+
+
+@functools.lru_cache(maxsize=1)
+def openapi_document() -> dict:
+    from dms.api import ROUTE_TABLES  # the package imports this module: look it up when asked
+
+    return build_openapi([route for table in ROUTE_TABLES for route in table.routes])
 
 
 @routes.get("/version/", auth=False, media_type=JSON)

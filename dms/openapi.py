@@ -1,0 +1,249 @@
+"""GET /openapi.json: an OpenAPI 3.1 document built from the route table itself, so no route can
+be added or removed without the document following. Each route's body and answers are described
+in OPERATIONS, keyed by handler name; a test checks that every route has an entry."""
+
+from __future__ import annotations
+
+import re
+
+from dms import __version__
+from dms.jsonapi import JSON, VND, Route
+
+STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+NULLABLE_STRING = {"type": ["string", "null"]}
+DATETIME = {"type": "string", "format": "date-time"}
+UUID = {"type": "string", "format": "uuid"}
+
+
+def ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def obj(properties: dict, required: list[str] | None = None, extra: bool = True) -> dict:
+    schema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    if not extra:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def data_of(schema: dict) -> dict:
+    return obj({"data": schema}, ["data"])
+
+
+def list_of(schema: dict) -> dict:
+    link = NULLABLE_STRING
+    return obj({
+        "links": obj({"first": STRING, "last": STRING, "next": link, "prev": link}),
+        "data": {"type": "array", "items": schema},
+        "meta": obj({"pagination": obj({"page": INTEGER, "pages": INTEGER, "count": INTEGER})}),
+    }, ["links", "data", "meta"])
+
+
+FOLDER_REF = obj({"data": {"oneOf": [obj({"type": {"const": "folders"}, "id": UUID}), {"type": "null"}]}})
+BREADCRUMB = {"type": "array", "items": {"type": "array", "items": STRING}}
+NODE_ATTRIBUTES = {
+    "title": STRING, "created_at": DATETIME, "updated_at": DATETIME, "breadcrumb": BREADCRUMB,
+    "tags": {"type": "array"}, "lang": STRING, "ocr": BOOLEAN,
+    "ocr_status": {"enum": ["received", "started", "succeeded", "failed"]},
+    "ocr_error": NULLABLE_STRING, "file_name": NULLABLE_STRING, "size": INTEGER, "page_count": INTEGER,
+}
+VERSION = obj({"id": UUID, "number": INTEGER, "file_name": STRING, "size": INTEGER,
+               "page_count": INTEGER, "lang": STRING, "created_at": DATETIME, "download_url": STRING,
+               "pages": {"type": "array", "items": obj({"type": {"const": "pages"}, "id": UUID})}})
+LEGACY_DOCUMENT = obj({"id": UUID, "title": STRING, "file_name": NULLABLE_STRING, "size": INTEGER,
+                       "page_count": INTEGER, "lang": STRING, "ocr_status": STRING,
+                       "parent_id": UUID, "created_at": DATETIME, "updated_at": DATETIME})
+
+SCHEMAS = {
+    "Error": obj({"errors": {"type": "array", "minItems": 1, "items": obj({
+        "detail": STRING, "status": STRING, "code": STRING,
+        "source": obj({"pointer": STRING})}, ["detail", "status", "code"])}}, ["errors"]),
+    "User": obj({
+        "type": {"const": "users"}, "id": UUID,
+        "attributes": obj({"username": STRING, "first_name": STRING, "last_name": STRING,
+                           "email": STRING, "is_active": BOOLEAN, "is_staff": BOOLEAN,
+                           "is_superuser": BOOLEAN, "date_joined": DATETIME}),
+        "relationships": obj({"inbox_folder": FOLDER_REF, "home_folder": FOLDER_REF})},
+        ["type", "id", "attributes", "relationships"], extra=False),
+    "UserInput": data_of(obj({"type": {"const": "users"}, "id": UUID, "attributes": obj({
+        "username": STRING, "first_name": STRING, "last_name": STRING, "email": STRING,
+        "is_active": BOOLEAN, "is_staff": BOOLEAN, "is_superuser": BOOLEAN})}, ["type"])),
+    "Node": obj({
+        "type": {"enum": ["folders", "documents"]}, "id": UUID,
+        "attributes": obj({**NODE_ATTRIBUTES, "versions": {"type": "array", "items": VERSION}}),
+        "relationships": obj({"parent": FOLDER_REF})},
+        ["type", "id", "attributes", "relationships"], extra=False),
+    "NodeInput": data_of(obj({
+        "type": {"enum": ["folders", "documents"]},
+        "attributes": obj({"title": STRING, "lang": STRING, "ocr": BOOLEAN}),
+        "relationships": obj({"parent": obj({"data": obj({"type": {"const": "folders"},
+                                                         "id": UUID})})}),
+        "parent": obj({"type": {"const": "folders"}, "id": UUID})}, ["type"])),
+    "NodeUpdate": data_of(obj({"type": {"enum": ["folders", "documents"]}, "id": UUID,
+                               "attributes": obj({"title": STRING, "lang": STRING, "ocr": BOOLEAN})},
+                              ["type"])),
+    "Move": obj({"nodes": {"type": "array", "items": obj({"id": UUID}, ["id"])},
+                 "target_parent": obj({"id": UUID}, ["id"])}, ["nodes", "target_parent"]),
+    "Token": obj({"type": {"const": "tokens"}, "id": STRING, "attributes": obj({
+        "digest": STRING, "name": STRING, "created": DATETIME,
+        "expiry": {"type": ["string", "null"], "format": "date-time"}, "token": STRING})},
+        ["type", "id", "attributes"], extra=False),
+    "TokenInput": {"oneOf": [
+        data_of(obj({"type": {"const": "tokens"}, "attributes": obj({
+            "expiry_hours": {"type": "integer", "minimum": 1, "maximum": 87600}, "name": STRING})},
+            ["type"])),
+        obj({"expiry_hours": {"type": "integer", "minimum": 1, "maximum": 87600}, "name": STRING})]},
+    "Page": data_of(obj({"type": {"const": "pages"}, "id": UUID,
+                         "attributes": obj({"number": INTEGER, "text": STRING, "lang": STRING}),
+                         "relationships": obj({"document_version": obj({"data": obj({
+                             "type": {"const": "document_versions"}, "id": UUID})})})})),
+    "LegacyDocument": LEGACY_DOCUMENT,
+    "SearchResult": obj({"id": UUID, "title": STRING, "node_type": {"enum": ["document", "folder"]},
+                         "breadcrumb": {"type": "array", "items": STRING}, "tags": {"type": "array"},
+                         "highlight": NULLABLE_STRING, "text": {"type": "null"},
+                         "user_id": {"type": "null"}}),
+}
+
+BINARY = {"type": "string", "format": "binary"}
+FILE_TYPES = ["application/pdf", "image/png", "image/jpeg", "image/tiff", "text/plain"]
+PAGE_QUERY = ["page[number]", "page[size]", "page", "page_size"]
+
+# handler name -> (request: (media types, schema) or None, success status, success media ->
+# schema, extra query parameters, extra error statuses, summary)
+OPERATIONS = {
+    "login": (([JSON, VND], obj({"username": STRING, "password": STRING}, ["username", "password"])),
+              200, {JSON: obj({"token": STRING, "expiry": {"type": "null"}}, ["token", "expiry"])},
+              [], [429], "Log in: a token for the username and password"),
+    "logout": (None, 204, {}, [], [], "Revoke the calling token"),
+    "logout_all": (None, 204, {}, [], [], "Revoke all of the caller's tokens"),
+    "list_tokens": (None, 200, {VND: list_of(ref("Token"))}, PAGE_QUERY, [], "The caller's tokens"),
+    "create_token": (([JSON, VND], ref("TokenInput")), 201, {VND: data_of(ref("Token"))}, [], [],
+                     "Create a token; its secret is shown this once"),
+    "revoke_token": (None, 204, {}, [], [], "Revoke one of the caller's tokens"),
+    "list_users": (None, 200, {VND: list_of(ref("User"))}, PAGE_QUERY, [403], "All users (admins)"),
+    "create_user": (([VND], ref("UserInput")), 200, {VND: data_of(ref("User"))}, [], [403, 409],
+                    "Create a user with .home and .inbox (admins)"),
+    "me": (None, 200, {VND: data_of(ref("User"))}, [], [], "The caller"),
+    "get_user": (None, 200, {VND: data_of(ref("User"))}, [], [403], "One user"),
+    "update_user": (([VND], ref("UserInput")), 200, {VND: data_of(ref("User"))}, [], [403, 409],
+                    "Change a user"),
+    "delete_user": (None, 204, {}, [], [403], "Delete a user with their papers (admins)"),
+    "change_password": (([JSON, VND], obj({"password": STRING}, ["password"])), 200,
+                        {JSON: obj({"status": STRING})}, [], [403], "Set a user's password"),
+    "list_top_level": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY, [],
+                       "The caller's .home and .inbox"),
+    "create_node": (([VND], ref("NodeInput")), 201, {VND: data_of(ref("Node"))}, [], [409],
+                    "Create a folder or a document"),
+    "move_nodes": (([JSON, VND], ref("Move")), 200,
+                   {JSON: obj({"data": {"type": "array", "items": ref("Node")}})}, [], [403],
+                   "Move nodes into a folder, all or nothing"),
+    "download_nodes": (None, 200, {"application/zip": BINARY, "application/gzip": BINARY,
+                                   **{t: BINARY for t in FILE_TYPES}},
+                       ["node_ids", "archive_type", "password"], [], "Download nodes"),
+    "list_children": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY + ["sort"], [],
+                      "A folder's children"),
+    "update_node": (([VND], ref("NodeUpdate")), 200, {VND: data_of(ref("Node"))}, [], [403, 409],
+                    "Rename a node; a document's lang and ocr"),
+    "delete_node": (None, 204, {}, [], [403], "Delete a node and everything below it"),
+    "list_folders": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY, [], "All the caller's folders"),
+    "create_folder": (([VND], ref("NodeInput")), 201, {VND: data_of(ref("Node"))}, [], [409],
+                      "Create a folder"),
+    "get_folder": (None, 200, {VND: data_of(ref("Node"))}, [], [], "One folder"),
+    "list_documents": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY, [],
+                       "All the caller's documents"),
+    "get_document": (None, 200, {VND: data_of(ref("Node"))}, [], [], "One document with versions"),
+    "update_document": (([VND], ref("NodeUpdate")), 200, {VND: data_of(ref("Node"))}, [], [409],
+                        "Rename a document; its lang and ocr"),
+    "delete_document": (None, 204, {}, [], [], "Delete a document and its files"),
+    "upload": (({t: BINARY for t in FILE_TYPES + ["application/octet-stream"]}, None), 201,
+               {VND: data_of(ref("Node"))}, [], [], "Upload a new version of a document's file"),
+    "download_latest": (None, 200, {t: BINARY for t in FILE_TYPES}, [], [416],
+                        "The latest version's file"),
+    "download_version": (None, 200, {t: BINARY for t in FILE_TYPES}, [], [416], "One version's file"),
+    "get_page": (None, 200, {VND: ref("Page"), "text/plain": STRING, "image/jpeg": BINARY}, [], [],
+                 "A page as JSON:API, text or JPEG preview (by Accept)"),
+    "ocr_text": (None, 200, {JSON: obj({"text": STRING})}, [], [], "A document's text"),
+    "ocr_languages": (None, 200, {JSON: obj({"languages": {"type": "array", "items": STRING},
+                                             "default": STRING})}, [], [], "Installed OCR languages"),
+    "rerun": (([JSON, VND], obj({"doc_id": UUID, "lang": STRING}, ["doc_id"])), 200,
+              {JSON: obj({"status": STRING, "doc_id": UUID, "lang": STRING})}, [], [],
+              "Process a document again"),
+    "search_nodes": (None, 200, {JSON: {"type": "array", "items": ref("SearchResult")}},
+                     ["q", "limit", "tags", "tags_op"], [], "Search titles and text"),
+    "version": (None, 200, {JSON: obj({"version": STRING})}, [], [], "The server's version"),
+    "health": (None, 200, {JSON: obj({"status": STRING, "verify": {"type": ["object", "null"]}})},
+               [], [503], "Health, and the last verify result for admins"),
+    "openapi": (None, 200, {JSON: {"type": "object"}}, [], [], "This document"),
+    "list_documents_legacy": (None, 200, {JSON: {"type": "array", "items": ref("LegacyDocument")}},
+                              [], [], "Legacy: all the caller's documents"),
+    "get_document_legacy": (None, 200, {JSON: ref("LegacyDocument")}, [], [], "Legacy: one document"),
+    "upload_unnamed": (({t: BINARY for t in FILE_TYPES}, None), 201, {JSON: ref("LegacyDocument")},
+                       [], [], "Legacy: upload into .inbox under a random name"),
+    "upload_named": (({t: BINARY for t in FILE_TYPES}, None), 201, {JSON: ref("LegacyDocument")},
+                     [], [], "Legacy: upload into .inbox"),
+    "page": (None, 200, {"text/html": STRING}, [], [], "The token web page"),
+    "page_under_ui": (None, 200, {"text/html": STRING}, [], [], "The token web page"),
+    "static": (None, 200, {"text/javascript": STRING, "text/css": STRING, "image/svg+xml": STRING},
+               [], [], "Files of the token web page"),
+}
+
+
+def operation_key(route: Route) -> str:
+    """The OPERATIONS entry of a route (legacy handlers share names with JSON:API ones)."""
+    name = route.handler.__name__
+    return f"{name}_legacy" if route.prefixes == ("/api",) and name in (
+        "list_documents", "get_document") else name
+
+
+def error_response(status: int) -> dict:
+    return {"description": f"Error {status}", "content": {
+        VND: {"schema": ref("Error")}, JSON: {"schema": ref("Error")}}}
+
+
+def build(routes: list[Route]) -> dict:
+    paths: dict[str, dict] = {}
+    for route in routes:
+        request, status, media, query, errors, summary = OPERATIONS[operation_key(route)]
+        path_params = re.findall(r"\{(\w+)\}", route.path)
+        statuses = {500, *errors}
+        if route.auth:
+            statuses.add(401)
+        if path_params or media.get(VND, {}).get("properties", {}).get("links"):
+            statuses.add(404)
+        if request is not None:
+            statuses |= {400, 413, 415}
+        for prefix in route.prefixes:
+            operation = {
+                "operationId": f"{operation_key(route)}{prefix.replace('/', '_')}",
+                "summary": summary,
+                "parameters": [{"name": p, "in": "path", "required": True, "schema": STRING}
+                               for p in path_params]
+                + [{"name": q, "in": "query", "required": False, "schema": STRING} for q in query],
+                "responses": {str(status): {"description": "Success", **(
+                    {"content": {m: {"schema": s} for m, s in media.items()}} if media else {})}},
+            }
+            operation["responses"].update({str(s): error_response(s) for s in sorted(statuses)})
+            if route.auth:
+                operation["security"] = [{"token": []}]
+            if request is not None:
+                types, schema = request
+                content = types if isinstance(types, dict) else {t: {"schema": schema} for t in types}
+                content = {t: (v if isinstance(v, dict) and "schema" in v else {"schema": v})
+                           for t, v in content.items()}
+                operation["requestBody"] = {"required": True, "content": content}
+            paths.setdefault(prefix + route.path, {})[route.method.lower()] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "dms", "version": __version__,
+                 "description": "A self-hosted document management appliance. Every path exists "
+                                "bare and under /api; a missing trailing slash is tolerated."},
+        "paths": paths,
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"token": {
+                "type": "apiKey", "in": "header", "name": "Authorization",
+                "description": "`Token <secret>`, from POST /auth/login/ or POST /tokens/"}},
+        },
+    }
