@@ -22,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to listen on (DMS_HOST, default 127.0.0.1)")
     serve.add_argument("--port", help="port to listen on, 0 for any free one (DMS_PORT, default 8000)")
     serve.add_argument("--threads", help="request threads (DMS_THREADS, default 8)")
+    serve.add_argument("--trusted-proxy", help="address of a reverse proxy whose X-Forwarded-* "
+                                               "headers are believed (DMS_TRUSTED_PROXY)")
+    serve.add_argument("--url-prefix", help="serve under this sub-path, e.g. /dms (DMS_URL_PREFIX)")
     _data_dir_options(serve)
 
     reindex = commands.add_parser("reindex", help="rebuild the full-text search index")

@@ -36,6 +36,11 @@ class Config:
     ocr_lang: str = "eng"
     ocr_workers: int = field(default_factory=default_ocr_workers)
     cors_origins: tuple[str, ...] = ()
+    # The reverse proxy's address: its X-Forwarded-For/-Proto/-Host/-Port are then believed
+    # (client address for login throttling, scheme and host for links); from anyone else ignored.
+    trusted_proxy: str | None = None
+    # Serve under a sub-path, e.g. /dms behind a proxy that forwards https://host/dms/...
+    url_prefix: str = ""
 
     @property
     def db_path(self) -> Path:
@@ -91,6 +96,11 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         if level not in LOG_LEVELS:
             raise ConfigError(f"{source} must be one of {', '.join(LOG_LEVELS)}, not {raw!r}.")
         return level
+    if name == "url_prefix":
+        prefix = "/" + str(raw).strip("/") if str(raw).strip("/") else ""
+        if any(c in prefix for c in "?#% "):
+            raise ConfigError(f"{source} must be a plain path such as /dms, not {raw!r}.")
+        return prefix
     if name == "cors_origins":
         if isinstance(raw, (list, tuple)):
             return tuple(raw)

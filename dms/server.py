@@ -37,6 +37,16 @@ LOOP_TIMEOUT = 1.0  # seconds the event loop sleeps when idle; stop() wakes it s
 GRACE_SECONDS = 10.0  # how long a stop waits for requests in flight
 
 
+def proxy_options(config: Config) -> dict:
+    """waitress' trusted-proxy handling: only the configured proxy may set X-Forwarded-*;
+    the headers are removed from everyone else's requests."""
+    if not config.trusted_proxy:
+        return {}
+    return {"trusted_proxy": config.trusted_proxy, "clear_untrusted_proxy_headers": True,
+            "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
+                                      "x-forwarded-port"}}
+
+
 class Server:
     """The app behind a bound waitress socket. `run()` blocks until `stop()` is called."""
 
@@ -51,7 +61,7 @@ class Server:
         self._wsgi = waitress.create_server(
             wsgi_app, host=config.host, port=config.port, threads=config.threads, ident="dms",
             max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
-            recv_bytes=RECEIVE_CHUNK)
+            recv_bytes=RECEIVE_CHUNK, url_prefix=config.url_prefix, **proxy_options(config))
         self._stopping = threading.Event()
 
     @property
@@ -62,7 +72,7 @@ class Server:
     def url(self) -> str:
         host = self._wsgi.effective_host
         host = f"[{host}]" if ":" in host else host
-        return f"http://{host}:{self.port}"
+        return f"http://{host}:{self.port}{self.config.url_prefix}"
 
     def run(self) -> None:
         # The queue's workers start before the first request and stop after the last one.

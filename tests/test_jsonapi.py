@@ -172,3 +172,24 @@ def test_cors_only_for_configured_origins(admin):
 def test_cors_is_off_by_default(admin):
     response = admin.get("/api/users/me/", headers={"Origin": "https://app.example.org"})
     assert "Access-Control-Allow-Origin" not in response.headers
+
+
+@pytest.mark.config(trusted_proxy="127.0.0.1", url_prefix="/dms")
+def test_behind_a_trusted_proxy_under_a_prefix(server, config):
+    from support import Client
+
+    base = server.url  # http://127.0.0.1:PORT/dms
+    assert base.endswith("/dms")
+    admin = Client(base).login("admin", "admin-password-1")
+    forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "docs.example.org",
+                 "X-Forwarded-For": "203.0.113.9"}
+    links = admin.get("/api/users/", headers=forwarded).json()["links"]
+    assert links["first"] == "https://docs.example.org/dms/api/users/?page[number]=1"
+    plain = admin.get("/api/users/").json()["links"]
+    assert plain["first"] == f"{base}/api/users/?page[number]=1"
+
+
+def test_forwarded_headers_are_ignored_without_a_trusted_proxy(admin):
+    forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "evil.example"}
+    links = admin.get("/api/users/", headers=forwarded).json()["links"]
+    assert links["first"] == f"{admin.base_url}/api/users/?page[number]=1"
