@@ -3,6 +3,7 @@ header or a name, and each accepted file is opened once to count its pages."""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,11 +71,15 @@ def _image_frames(path: Path, file_type: FileType) -> int:
     from PIL import Image  # imported on first use: keeps the idle server small
 
     try:
-        with Image.open(path) as image:
-            image.verify()  # must come first, right after opening
-        with Image.open(path) as image:
-            frames = getattr(image, "n_frames", 1)
-    except Image.DecompressionBombError:
+        # Pillow only warns between MAX_IMAGE_PIXELS and twice that; refuse those too, so an
+        # image that decodes to gigabytes never reaches a worker.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as image:
+                image.verify()  # must come first, right after opening
+            with Image.open(path) as image:
+                frames = getattr(image, "n_frames", 1)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise UnacceptableFile("The image has too many pixels to be processed safely.") from None
     except Exception:  # Pillow raises many types for broken files
         raise UnacceptableFile(f"The {file_type.extension[1:].upper()} image is corrupt and "

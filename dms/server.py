@@ -33,6 +33,7 @@ log = logging.getLogger("dms.server")
 BODY_LIMIT_SLACK = 1024 * 1024
 # waitress reads sockets 8 KiB at a time by default, which caps uploads well below the disk's speed.
 RECEIVE_CHUNK = 256 * 1024
+MAX_HEADER_BYTES = 64 * 1024  # all request headers together; waitress refuses more with a 431
 LOOP_TIMEOUT = 1.0  # seconds the event loop sleeps when idle; stop() wakes it sooner
 GRACE_SECONDS = 10.0  # how long a stop waits for requests in flight
 
@@ -61,7 +62,8 @@ class Server:
         self._wsgi = waitress.create_server(
             wsgi_app, host=config.host, port=config.port, threads=config.threads, ident="dms",
             max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
-            recv_bytes=RECEIVE_CHUNK, url_prefix=config.url_prefix, **proxy_options(config))
+            recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
+            url_prefix=config.url_prefix, **proxy_options(config))
         self._stopping = threading.Event()
 
     @property

@@ -1,0 +1,112 @@
+"""Limits and abuse: every oversized or hostile input gets a clear 4xx, or is processed within
+bounded work (deep trees, huge folders, decompression bombs, zip bombs, 10,000-page PDFs)."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+import requests
+from PIL import Image
+
+import samples
+from dms.db import database
+from dms.models import Node, new_id, utcnow
+from support import JSON, NOT_FOUND, VND, assert_error, snapshot, wait_for
+from test_documents import new_document, stored_files, temporary_files, upload
+
+
+def make_folder(client, title, parent):
+    body = {"data": {"type": "folders", "attributes": {"title": title},
+                     "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
+    response = client.post("/api/nodes/", body)
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
+
+
+@pytest.mark.slow
+def test_a_thousand_levels_deep(alice):
+    chain, parent = [], alice.home_id
+    for level in range(1000):
+        parent = make_folder(alice, f"L{level}", parent)
+        chain.append(parent)
+    crumb = alice.get(f"/api/folders/{chain[-1]}/").json()["data"]["attributes"]["breadcrumb"]
+    assert len(crumb) == 1001 and crumb[0] == [".home", alice.home_id] and crumb[-1] == ["L999", chain[-1]]
+    # A cycle through all 1,000 levels is still found, and the whole chain moves in one go.
+    into_itself = alice.post("/api/nodes/move/", {"nodes": [{"id": chain[0]}],
+                                                  "target_parent": {"id": chain[-1]}}, media=JSON)
+    assert into_itself.status_code == 400
+    moved = alice.post("/api/nodes/move/", {"nodes": [{"id": chain[0]}],
+                                            "target_parent": {"id": alice.inbox_id}}, media=JSON)
+    assert moved.status_code == 200
+    crumb = alice.get(f"/api/folders/{chain[-1]}/").json()["data"]["attributes"]["breadcrumb"]
+    assert crumb[0] == [".inbox", alice.inbox_id]
+    assert alice.delete(f"/api/nodes/{chain[0]}/").status_code == 204
+    assert alice.get(f"/api/folders/{chain[-1]}/").json() == NOT_FOUND
+
+
+@pytest.mark.slow
+def test_a_folder_with_100000_children(alice):
+    big = make_folder(alice, "big", alice.home_id)
+    now = utcnow()
+    rows = [{"id": new_id(), "owner": alice.user_id, "parent": big, "kind": Node.DOCUMENT,
+             "title": f"doc {i:06d}", "title_sort": f"doc {i:06d}", "lang": "eng", "ocr": True,
+             "ocr_status": "received", "created_at": now, "updated_at": now} for i in range(100_000)]
+    with database.atomic():
+        for start in range(0, len(rows), 1000):
+            Node.insert_many(rows[start:start + 1000]).execute()
+    last = alice.get(f"/api/nodes/{big}/?page[size]=100&page[number]=last").json()
+    assert last["meta"]["pagination"] == {"page": 1000, "pages": 1000, "count": 100_000}
+    assert [d["attributes"]["title"] for d in last["data"]][-1] == "doc 099999"
+    assert [r["title"] for r in alice.get("/api/search/", params={"q": "doc 099999"}).json()] == \
+        ["doc 099999"]
+    assert alice.delete(f"/api/nodes/{big}/").status_code == 204
+    assert alice.get(f"/api/nodes/{big}/").json() == NOT_FOUND
+    assert alice.get("/api/documents/").json()["meta"]["pagination"]["count"] == 0
+
+
+@pytest.mark.parametrize("size", [(10_000, 10_000), (20_000, 20_000)])
+def test_decompression_bombs_are_refused(alice, config, size):
+    image = Image.new("1", size, 1)  # 100 or 400 million pixels, a few kilobytes as PNG
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    assert len(out.getvalue()) < 200_000
+    document_id = new_document(alice)
+    before = snapshot(config.db_path)
+    assert_error(upload(alice, document_id, "bomb.png", out.getvalue()), 400, "invalid",
+                 "The image has too many pixels to be processed safely.")
+    assert snapshot(config.db_path) == before
+    assert stored_files(config) == [] and temporary_files(config) == []
+
+
+def test_a_zip_bomb_is_not_accepted(alice, config):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bomb:
+        bomb.writestr("zeros.txt", b"\0" * 50_000_000)
+    document_id = new_document(alice)
+    before = snapshot(config.db_path)
+    assert_error(upload(alice, document_id, "bomb.zip", out.getvalue()), 415,
+                 "unsupported_media_type",
+                 "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file.")
+    assert snapshot(config.db_path) == before
+    assert stored_files(config) == [] and temporary_files(config) == []
+
+
+@pytest.mark.slow
+def test_a_pdf_with_10000_pages(alice):
+    pages = [f"Page {n} of the very long report" for n in range(1, 10_001)]
+    document_id = new_document(alice)
+    response = upload(alice, document_id, "long.pdf", samples.pdf(pages))
+    assert response.status_code == 201
+    attributes = response.json()["data"]["attributes"]
+    assert attributes["page_count"] == 10_000
+    assert len(attributes["versions"][0]["pages"]) == 10_000
+    assert wait_for(alice, document_id, timeout=600)[-1] == "succeeded"
+    assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": "\n\n".join(pages)}
+
+
+def test_huge_headers_are_refused(server):
+    response = requests.get(server.url + "/api/users/me/",
+                            headers={"X-Padding": "x" * 100_000, "Authorization": "Token x"})
+    assert 400 <= response.status_code < 500
