@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bottle
 
-from dms import tree
+from dms import documents, tree
 from dms.api.nodes import document_settings
 from dms.db import database
 from dms.jsonapi import JSON, ApiError, RouteTable, invalid, not_found
@@ -74,8 +74,7 @@ def rerun(ctx: Context):
                        "/doc_id")
     document = tree.owned_node(ctx.user, document_id, Node.DOCUMENT)
     settings = document_settings(ctx, {"lang": body["lang"]} if "lang" in body else {}, {})
-    version = (DocumentVersion.select().where(DocumentVersion.document == document.id)
-               .order_by(DocumentVersion.number.desc()).first())
+    version = documents.latest_version(document.id)
     if version is None:
         raise invalid("This document has no file yet; upload one first.", "/doc_id")
     (Node.update(ocr_status="received", ocr_error=None, ocr_attempts=0, **settings)
