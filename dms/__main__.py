@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=config.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # waitress warns on every request that waits for a free thread: normal under load, and
+    # thousands of lines a minute with many keep-alive clients.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
     if args.command == "serve":
         from dms.server import serve

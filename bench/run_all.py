@@ -1,0 +1,198 @@
+"""Runs every benchmark in bench/ one after the other, each as its own subprocess, and writes their
+full output to bench/RESULTS.md under a header naming the machine and the versions measured.
+
+    .venv/bin/python bench/run_all.py            # full sizes: takes long, use an otherwise idle machine
+    .venv/bin/python bench/run_all.py --quick    # small sizes, about two minutes: checks that all run
+    .venv/bin/python bench/run_all.py --only load [--quick]
+
+A missing benchmark script is skipped (and said so). It never asserts on the numbers; its exit
+status is 0 unless a benchmark crashed (non-zero exit status), whose output and status are then in
+RESULTS.md too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.metadata
+import os
+import platform
+import re
+import shlex
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(ROOT))
+
+from common import machine  # noqa: E402
+
+BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py"]
+
+# --quick: small sizes per script. A flag the script does not define (found in its source as
+# "--flag") is left out, so that a script whose options change still runs.
+QUICK = {
+    "tree.py": {"--nodes": ["20000"]},
+    "upload.py": {"--size-mb": ["128"], "--small-size-mb": ["32"], "--pdfs": ["40"]},
+    "ocr.py": {"--pdfs": ["2"], "--pdf-pages": ["5"], "--short-pdfs": ["2"],
+               "--short-pdf-pages": ["10"], "--scans": ["2"], "--workers": ["1"]},
+    "search.py": {"--sizes": ["2000"], "--runs": ["50"]},
+    "load.py": {"--seconds": ["10"], "--me-seconds": ["5"], "--drain-seconds": ["20"]},
+}
+
+
+def version_of(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def dms_version() -> str:
+    try:
+        import dms
+        return dms.__version__
+    except Exception as error:  # reported, not fatal: the header is informative only
+        return f"unknown ({error})"
+
+
+def tesseract_version() -> str:
+    try:
+        result = subprocess.run(["tesseract", "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"not available ({error})"
+    lines = (result.stdout or result.stderr).strip().splitlines()
+    return lines[0] if lines else "unknown"
+
+
+def header(mode: str) -> str:
+    now = datetime.datetime.now(datetime.timezone.utc)
+    rows = [
+        ("Machine", machine()),
+        ("Python", f"{platform.python_version()} ({sys.executable})"),
+        ("dms", dms_version()),
+        ("waitress", version_of("waitress")),
+        ("bottle", version_of("bottle")),
+        ("peewee", version_of("peewee")),
+        ("huey", version_of("huey")),
+        ("Tesseract", tesseract_version()),
+        ("SQLite", sqlite3.sqlite_version),
+        ("Date (UTC)", now.strftime("%Y-%m-%d %H:%M:%S")),
+        ("Sizes", mode),
+    ]
+    lines = ["# Benchmark results", "", "Written by `bench/run_all.py`; each section is one "
+             "benchmark's full output. The numbers are measured, not asserted.", "",
+             "| | |", "|---|---|"]
+    lines += [f"| {name} | {value} |" for name, value in rows]
+    return "\n".join(lines) + "\n"
+
+
+def quick_arguments(script: Path) -> tuple[list[str], list[str]]:
+    """The --quick arguments `script` defines, and the planned flags it does not define."""
+    source = script.read_text()
+    arguments, unknown = [], []
+    for flag, values in QUICK.get(script.name, {}).items():
+        if re.search(r"""["']""" + re.escape(flag) + r"""["']""", source):
+            arguments += [flag, *values]
+        else:
+            unknown.append(flag)
+    return arguments, unknown
+
+
+def run(script: Path, arguments: list[str]) -> tuple[int, str, float]:
+    """Runs the benchmark, echoing its output as it comes; (exit status, output, wall seconds)."""
+    command = [sys.executable, str(script), *arguments]
+    environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    started = time.perf_counter()
+    lines: list[str] = []
+    try:
+        process = subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, errors="replace")
+    except OSError as error:
+        return -1, f"could not start: {error}\n", time.perf_counter() - started
+    for line in process.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        lines.append(line)
+    status = process.wait()
+    return status, "".join(lines), time.perf_counter() - started
+
+
+def section(name: str, command: str, status: int | None, output: str, seconds: float,
+            note: str = "") -> str:
+    lines = [f"## {name}", ""]
+    if status is None:
+        lines += [note, ""]
+        return "\n".join(lines)
+    lines += [f"`{command}`", "", f"Wall time: {seconds:.1f} s" + (
+        "" if status == 0 else f" — **FAILED with exit status {status}**"), ""]
+    if note:
+        lines += [note, ""]
+    fence = "```"
+    while fence in output:
+        fence += "`"
+    lines += [fence, output.rstrip("\n"), fence, ""]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes, so that the whole run takes about two minutes")
+    parser.add_argument("--only", metavar="NAME", help="run one benchmark (e.g. load or load.py)")
+    parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
+    args = parser.parse_args()
+
+    names = BENCHMARKS
+    if args.only:
+        wanted = args.only if args.only.endswith(".py") else args.only + ".py"
+        if wanted not in BENCHMARKS:
+            parser.error(f"unknown benchmark {args.only!r}; one of "
+                         f"{', '.join(name[:-3] for name in BENCHMARKS)}")
+        names = [wanted]
+
+    mode = "quick (`--quick`: small sizes, for checking that everything runs)" if args.quick \
+        else "full (each script's defaults)"
+    sections = [header(mode)]
+    failed = []
+    started = time.perf_counter()
+
+    def write() -> None:
+        args.output.write_text("\n".join(sections))
+
+    for name in names:
+        script = BENCH / name
+        if not script.exists():
+            print(f"== {name}: missing, skipped", flush=True)
+            sections.append(section(name, "", None, "", 0, f"Skipped: `bench/{name}` does not exist."))
+            write()
+            continue
+        arguments, unknown = quick_arguments(script) if args.quick else ([], [])
+        command = " ".join(shlex.quote(part) for part in
+                           [".venv/bin/python", f"bench/{name}", *arguments])
+        print(f"== {name}: {command}", flush=True)
+        status, output, seconds = run(script, arguments)
+        note = (f"(--quick: {name} has no {', '.join(unknown)}, so those sizes are its defaults)"
+                if unknown else "")
+        print(f"== {name}: exit status {status}, {seconds:.1f} s\n", flush=True)
+        if status != 0:
+            failed.append(name)
+        sections.append(section(name, command, status, output, seconds, note))
+        write()  # after each benchmark: an interrupted run keeps what it has
+
+    summary = f"Total wall time: {time.perf_counter() - started:.1f} s."
+    if failed:
+        summary += f" Failed: {', '.join(failed)}."
+    sections.append(summary + "\n")
+    write()
+    print(f"{summary} Results in {args.output}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
