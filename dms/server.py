@@ -65,6 +65,7 @@ class Server:
             recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
             url_prefix=config.url_prefix, **proxy_options(config))
         self._stopping = threading.Event()
+        self._trigger_lock = threading.RLock()  # re-entrant: stop() may run in a signal handler
 
     @property
     def port(self) -> int:
@@ -94,8 +95,10 @@ class Server:
             wsgi.task_dispatcher.shutdown(timeout=GRACE_SECONDS)
         finally:
             # Only now, with every worker thread gone, close the trigger and the connections:
-            # closing them earlier races with workers that still write to them.
-            wsgi.trigger.close()
+            # closing them earlier races with workers that still write to them. The lock keeps
+            # a stop() that is just pulling the trigger from writing to a closed pipe.
+            with self._trigger_lock:
+                wsgi.trigger.close()
             wasyncore.close_all(channels)
             self.processor.stop()
             database.close()
@@ -103,9 +106,10 @@ class Server:
 
     def stop(self) -> None:
         """Ask run() to finish; safe from any thread and from a signal handler."""
-        if not self._stopping.is_set():
-            self._stopping.set()
-            self._wsgi.pull_trigger()  # wakes the loop at once instead of after LOOP_TIMEOUT
+        with self._trigger_lock:
+            if not self._stopping.is_set():
+                self._stopping.set()
+                self._wsgi.pull_trigger()  # wakes the loop at once instead of after LOOP_TIMEOUT
 
 
 def serve(config: Config, announce: Callable[[str], None] = print) -> int:

@@ -17,11 +17,12 @@ UI = {"auth": False, "prefixes": ("",)}
 # No inline script or style, nothing from another origin, never inside a frame.
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
         "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"),
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
+    "Cross-Origin-Opener-Policy": "same-origin",
     "Cache-Control": "no-cache",
 }
 MEDIA_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css",
@@ -50,7 +51,10 @@ def page(ctx: Context):
 
 @routes.get("/ui/", **UI)
 def page_under_ui(ctx: Context):
-    return static_response("index.html")
+    """One page, one address: /ui/ sends the browser to the root, so the page's relative links
+    (static/..., api/...) also work under a --url-prefix."""
+    return bottle.HTTPResponse(status=302, headers={
+        "Location": ctx.absolute_url(ctx.environ.get("SCRIPT_NAME", "") + "/"), **SECURITY_HEADERS})
 
 
 @routes.get("/static/{name}", **UI)

@@ -7,6 +7,8 @@ const TOKEN_KEY = "dms.token";
 const JSON_MEDIA = "application/json";
 const VND_MEDIA = "application/vnd.api+json";
 const VIEWS = ["loading", "login", "tokens", "profile"];
+// The API sits beside /static/ (below the server's URL prefix, if any): derive it from this script's URL.
+const API_ROOT = new URL("../api", document.currentScript.src).pathname;
 
 // sessionStorage only: the token dies with the tab, is never sent as a cookie and never in a URL.
 const state = { token: sessionStorage.getItem(TOKEN_KEY), me: null, sessionTokenId: null, moveFocus: false };
@@ -43,7 +45,7 @@ async function api(method, path, body, media = VND_MEDIA) {
   }
   let response;
   try {
-    response = await fetch(`/api${path}`, init);
+    response = await fetch(API_ROOT + path, init);
   } catch {
     throw new ApiError("Could not reach the server. Check the connection and try again.", 0);
   }
