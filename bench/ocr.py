@@ -11,13 +11,16 @@ Measures, over loopback, each time from the first upload until every document is
      OMP_THREAD_LIMIT=1), 1 at a time and --workers at a time: pages/min, and dms's overhead per
      page against it at the same parallelism.
 
+Parts 2 and 3 are measured in --rounds interleaved rounds (dms, then bare Tesseract) and
+reported as means: a single page's Tesseract time varies by several per cent from run to run.
+
 Each server gets one warm-up document (not timed) before its timed uploads, and Tesseract one
 warm-up page, so neither pays for first imports or a cold page cache. It prints numbers and never
 asserts.
 
     .venv/bin/python bench/ocr.py [--pdfs 10] [--pdf-pages 20] [--pdf-lines 45] [--short-pdfs 20]
                                   [--short-pdf-pages 50] [--scans 12] [--scan-lines 16]
-                                  [--workers 1 2]
+                                  [--workers 1 2] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import io
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -181,14 +185,15 @@ def status_note(statuses: dict[str, int]) -> str:
 
 def born_digital(work: Path, args) -> list[tuple[str, dict]]:
     rng = random.Random(1)
-    full = [(f"letters-{index:03d}.pdf",
-             text_pdf([paragraphs(rng, args.pdf_lines) for _ in range(args.pdf_pages)]))
-            for index in range(args.pdfs)]
+    full_pages = [[paragraphs(rng, args.pdf_lines) for _ in range(args.pdf_pages)]
+                  for _ in range(args.pdfs)]
+    full = [(f"letters-{index:03d}.pdf", text_pdf(pages)) for index, pages in enumerate(full_pages)]
+    chars = [sum(len(line) + 1 for line in page) for pages in full_pages for page in pages]
     short = [(f"short-{index:03d}.pdf",
               pdf([" ".join(paragraphs(rng, 1)) for _ in range(args.short_pdf_pages)]))
              for index in range(args.short_pdfs)]
     runs = [(f"{args.pdfs} PDFs x {args.pdf_pages} pages, {args.pdf_lines} lines "
-             f"(~{args.pdf_lines * (LINE_CHARS - 5)} chars) a page", full),
+             f"(~{statistics.mean(chars or [0]):.0f} chars) a page", full),
             (f"{args.short_pdfs} PDFs x {args.short_pdf_pages} pages, one line a page "
              f"(samples.pdf)", short)]
     runs = [(name, files) for name, files in runs if files and args.pdf_pages and args.short_pdf_pages]
@@ -236,6 +241,7 @@ def main() -> None:
     parser.add_argument("--scan-lines", type=int, default=16, help="lines of text on a scan")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
                         help="DMS_OCR_WORKERS values, and Tesseract processes run at once")
+    parser.add_argument("--rounds", type=int, default=2, help="scan measurements, interleaved")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"load average before the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -261,30 +267,44 @@ def main() -> None:
         size_kib = sum(len(body) for _, body in files) / len(files) / 1024
         tesseract(paths[0])  # warm-up: traineddata into the page cache
 
-        dms = {workers: scans_through_dms(work, files, workers) for workers in args.workers}
-        bare = {parallel: bare_tesseract(paths, parallel) for parallel in sorted({1, *args.workers})}
+        # Rounds interleave dms and bare Tesseract, so that drift in the machine's speed (a
+        # shared VM) hits both alike; the tables show the mean of the rounds and each round.
+        dms: dict[int, list[dict]] = {workers: [] for workers in args.workers}
+        bare: dict[int, list[float]] = {parallel: [] for parallel in sorted({1, *args.workers})}
+        for _ in range(args.rounds):
+            for workers in args.workers:
+                dms[workers].append(scans_through_dms(work, files, workers))
+            for parallel in bare:
+                bare[parallel].append(bare_tesseract(paths, parallel))
 
         print(f"\n2. 300-dpi scans through dms: {args.scans} A4 pages ({A4_300DPI[0]}x{A4_300DPI[1]} "
               f"px, grayscale PNG, ~{size_kib:.0f} KiB, {args.scan_lines} lines of {FONT_PX} px "
-              "DejaVuSans), one document each")
-        print(f"{'run':<28}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  {'uploads s':>9}  "
-              f"{'RSS MiB':>7}")
-        for workers, row in dms.items():
-            print(f"{f'DMS_OCR_WORKERS={workers}':<28}  {row['seconds']:7.2f}  "
-                  f"{row['pages'] * 60 / row['seconds']:9.1f}  {row['seconds'] / row['pages']:6.2f}  "
-                  f"{row['uploaded']:9.2f}  {row['rss']:7.1f}{status_note(row['statuses'])}")
+              f"DejaVuSans), one document each; mean of {args.rounds} round(s)")
+        print(f"{'run':<20}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  {'uploads s':>9}  "
+              f"{'RSS MiB':>7}  seconds of each round")
+        dms_seconds = {}
+        for workers, rows in dms.items():
+            seconds = statistics.mean(row["seconds"] for row in rows)
+            dms_seconds[workers] = seconds
+            pages = rows[0]["pages"]
+            notes = "".join(status_note(row["statuses"]) for row in rows)
+            print(f"{f'DMS_OCR_WORKERS={workers}':<20}  {seconds:7.2f}  {pages * 60 / seconds:9.1f}  "
+                  f"{seconds / pages:6.2f}  {statistics.mean(row['uploaded'] for row in rows):9.2f}  "
+                  f"{max(row['rss'] for row in rows):7.1f}  "
+                  f"{' '.join(format(row['seconds'], '.2f') for row in rows)}{notes}")
 
         print("\n3. bare tesseract on the same files (-l eng --dpi 300, OMP_THREAD_LIMIT=1)")
-        print(f"{'run':<28}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}")
-        for parallel, seconds in bare.items():
+        print(f"{'run':<20}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  seconds of each round")
+        for parallel, rounds in bare.items():
             label = "1 at a time" if parallel == 1 else f"{parallel} in parallel"
-            print(f"{label:<28}  {seconds:7.2f}  {args.scans * 60 / seconds:9.1f}  "
-                  f"{seconds / args.scans:6.2f}")
-        print("dms overhead per page against bare tesseract at the same parallelism:")
-        for workers, row in dms.items():
-            overhead = (row["seconds"] / row["pages"]) / (bare[workers] / args.scans) - 1
+            seconds = statistics.mean(rounds)
+            print(f"{label:<20}  {seconds:7.2f}  {args.scans * 60 / seconds:9.1f}  "
+                  f"{seconds / args.scans:6.2f}  {' '.join(f'{value:.2f}' for value in rounds)}")
+        print("dms overhead per page against bare tesseract at the same parallelism (means):")
+        for workers, seconds in dms_seconds.items():
+            per_page = statistics.mean(bare[workers]) / args.scans
+            overhead = (seconds / dms[workers][0]["pages"]) / per_page - 1
             print(f"  DMS_OCR_WORKERS={workers} vs {workers} tesseract at a time: {overhead * 100:+.1f} %")
-
 
 if __name__ == "__main__":
     main()
