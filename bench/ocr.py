@@ -18,7 +18,7 @@ Each server gets one warm-up document (not timed) before its timed uploads, and 
 warm-up page, so neither pays for first imports or a cold page cache. It prints numbers and never
 asserts.
 
-    .venv/bin/python bench/ocr.py [--pdfs 10] [--pdf-pages 20] [--pdf-lines 45] [--short-pdfs 20]
+    .venv/bin/python bench/ocr.py [--pdfs 20] [--pdf-pages 50] [--pdf-lines 45] [--short-pdfs 40]
                                   [--short-pdf-pages 50] [--scans 12] [--scan-lines 16]
                                   [--workers 1 2] [--rounds 2]
 """
@@ -232,10 +232,10 @@ def bare_tesseract(paths: list[Path], parallel: int) -> float:
 # -- main -----------------------------------------------------------------------------------------
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pdfs", type=int, default=10, help="PDFs with full pages of text")
-    parser.add_argument("--pdf-pages", type=int, default=20)
+    parser.add_argument("--pdfs", type=int, default=20, help="PDFs with full pages of text")
+    parser.add_argument("--pdf-pages", type=int, default=50)
     parser.add_argument("--pdf-lines", type=int, default=45, help="lines of text on a full page")
-    parser.add_argument("--short-pdfs", type=int, default=20, help="PDFs with one line a page")
+    parser.add_argument("--short-pdfs", type=int, default=40, help="PDFs with one line a page")
     parser.add_argument("--short-pdf-pages", type=int, default=50)
     parser.add_argument("--scans", type=int, default=12, help="scanned pages (one document each)")
     parser.add_argument("--scan-lines", type=int, default=16, help="lines of text on a scan")
