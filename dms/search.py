@@ -1,6 +1,6 @@
 """Full-text search (api.md §8) over titles and document text, with SQLite FTS5.
 
-The index (`search_index`, migrations 0004 and 0005) has one row per node, keyed by node.seq: triggers on
+The index (`search_index`, migration 0004) has one row per node, keyed by node.seq: triggers on
 the node table add, retitle and remove rows in the same transaction as the node change, and
 processing sets a document's text. Breadcrumbs are not indexed but computed per result, so a move
 never has to touch the index. The tokenizer folds case and removes diacritics, for the text and
@@ -22,6 +22,7 @@ WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_WORDS = 16
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
+TITLE_WEIGHT, BODY_WEIGHT = 5.0, 1.0  # a word in the title counts more than one in the text
 HIGHLIGHT = ("<em>", "</em>")
 SNIPPET_WORDS = 12
 
@@ -43,30 +44,19 @@ def set_document_text(document_id: str, text: str) -> None:
 
 
 def query(user: User, text: str, limit: int = DEFAULT_LIMIT) -> list[dict]:
-    """The caller's best matches first, in the shape of api.md §8.
-
-    Two steps: rank every match by the index's stored `rank` (bm25 with the title weighted, set
-    by migration 0005) keeping only the best `limit` rowids, then build snippets and join the
-    nodes for just those rows. Snippets and joins for every match cost more than the ranking."""
+    """The caller's best matches first, in the shape of api.md §8."""
     expression = match_expression(user.id, text)
     if expression is None:
         return []
-    best = [row[0] for row in database.execute_sql(
-        "SELECT rowid FROM search_index WHERE search_index MATCH ? ORDER BY rank LIMIT ?",
-        (expression, min(limit, MAX_LIMIT)))]
-    if not best:
-        return []
-    marks = ",".join("?" * len(best))
     rows = database.execute_sql(f"""
-        SELECT search_index.rowid, node.id, node.kind, node.title,
+        SELECT node.id, node.kind, node.title,
                snippet(search_index, 1, ?, ?, '…', {SNIPPET_WORDS}),
                highlight(search_index, 0, ?, ?)
         FROM search_index JOIN node ON node.seq = search_index.rowid
-        WHERE search_index MATCH ? AND search_index.rowid IN ({marks}) AND node.owner_id = ?""",
-        (*HIGHLIGHT, *HIGHLIGHT, expression, *best, user.id)).fetchall()
-    position = {rowid: index for index, rowid in enumerate(best)}
-    rows.sort(key=lambda row: position[row[0]])
-    crumbs = tree.breadcrumbs([row[1] for row in rows])
+        WHERE search_index MATCH ? AND node.owner_id = ?
+        ORDER BY bm25(search_index, {TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0)
+        LIMIT ?""", (*HIGHLIGHT, *HIGHLIGHT, expression, user.id, min(limit, MAX_LIMIT))).fetchall()
+    crumbs = tree.breadcrumbs([row[0] for row in rows])
     return [{
         "id": node_id,
         "title": title,
@@ -76,7 +66,7 @@ def query(user: User, text: str, limit: int = DEFAULT_LIMIT) -> list[dict]:
         "highlight": best_highlight(text_snippet, title_highlight),
         "text": None,
         "user_id": None,
-    } for _, node_id, kind, title, text_snippet, title_highlight in rows]
+    } for node_id, kind, title, text_snippet, title_highlight in rows]
 
 
 def best_highlight(text_snippet: str, title_highlight: str) -> str | None:
