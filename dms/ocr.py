@@ -115,6 +115,12 @@ def _text_layer(document, index: int) -> str:
 def _image_pages(path: Path, lang: str, use_ocr: bool) -> Iterator[PageText]:
     from PIL import Image, ImageSequence
 
+    if use_ocr and _single_frame(path):
+        # Tesseract reads the stored file itself: writing the decoded image out again for it (what
+        # passing a Pillow image does) cost ~15 % per page (bench/ocr.py). _single_frame has
+        # decoded it once, so a broken file still fails here with a clear reason.
+        yield PageText(1, tesseract(str(path), lang), "ocr")
+        return
     try:
         with Image.open(path) as image:
             for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
@@ -127,11 +133,25 @@ def _image_pages(path: Path, lang: str, use_ocr: bool) -> Iterator[PageText]:
         raise PageFailed(f"The image cannot be read: {error}") from None
 
 
+def _single_frame(path: Path) -> bool:
+    """True for a one-page image, after decoding it completely (truncated files fail here)."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            if getattr(image, "n_frames", 1) != 1:
+                return False
+            image.load()
+            return True
+    except (OSError, ValueError) as error:
+        raise PageFailed(f"The image cannot be read: {error}") from None
+
+
 def tesseract(image, lang: str) -> str:
-    """Run Tesseract on one page image (at RENDER_DPI) in `lang`."""
+    """Run Tesseract on one page, a Pillow image or an image file's path, at RENDER_DPI in `lang`."""
     import pytesseract
 
-    if image.mode not in ("L", "RGB", "1"):
+    if not isinstance(image, str) and image.mode not in ("L", "RGB", "1"):
         image = image.convert("RGB")
     try:
         text = pytesseract.image_to_string(image, lang=lang, config=f"--dpi {RENDER_DPI}",
