@@ -26,7 +26,6 @@ asserts.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import random
@@ -87,42 +86,6 @@ def paragraphs(rng: random.Random, lines: int) -> list[str]:
             else:
                 line = f"{line} {word}" if line else word
     return result[:lines]
-
-
-def text_pdf(pages: list[list[str]]) -> bytes:
-    """A born-digital PDF whose pages hold several lines of real text each (Helvetica 11 pt,
-    WinAnsiEncoding so that umlauts survive); tests/samples.pdf() writes one line per page."""
-    objects: list[bytes] = [b"<< /Type /Catalog /Pages 2 0 R >>"]
-    page_ids = [3 + 2 * index for index in range(len(pages))]
-    font_id = 3 + 2 * len(pages)
-    kids = b" ".join(b"%d 0 R" % pid for pid in page_ids)
-    objects.append(b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(pages)))
-    for index, lines in enumerate(pages):
-        parts = [b"BT /F1 11 Tf 14 TL 72 750 Td"]
-        for line in lines:
-            escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-            parts.append(b"(" + escaped.encode("cp1252") + b") Tj T*")
-        parts.append(b"ET")
-        stream = b"\n".join(parts)
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-                       b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>"
-                       % (font_id, page_ids[index] + 1))
-        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
-                   b"/Encoding /WinAnsiEncoding >>")
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n"
-              % (len(objects) + 1, xref))
-    return out.getvalue()
 
 
 def scanned_page(rng: random.Random, lines: int, font: ImageFont.FreeTypeFont) -> Image.Image:
@@ -187,7 +150,7 @@ def born_digital(work: Path, args) -> list[tuple[str, dict]]:
     rng = random.Random(1)
     full_pages = [[paragraphs(rng, args.pdf_lines) for _ in range(args.pdf_pages)]
                   for _ in range(args.pdfs)]
-    full = [(f"letters-{index:03d}.pdf", text_pdf(pages)) for index, pages in enumerate(full_pages)]
+    full = [(f"letters-{index:03d}.pdf", pdf(pages)) for index, pages in enumerate(full_pages)]
     chars = [sum(len(line) + 1 for line in page) for pages in full_pages for page in pages]
     short = [(f"short-{index:03d}.pdf",
               pdf([" ".join(paragraphs(rng, 1)) for _ in range(args.short_pdf_pages)]))

@@ -8,22 +8,27 @@ import io
 from PIL import Image, ImageDraw, ImageFont
 
 
-def pdf(pages: list[str], encrypt: bool = False) -> bytes:
-    """A born-digital PDF: one page per string, the string as real text (Helvetica)."""
+def pdf(pages: list[str | list[str]], encrypt: bool = False) -> bytes:
+    """A born-digital PDF: one page per entry, a line of text or a list of lines, as real text
+    (Helvetica, WinAnsiEncoding so that umlauts survive)."""
     objects: list[bytes] = []
     page_ids = [3 + 2 * index for index in range(len(pages))]
     font_id = 3 + 2 * len(pages)
     objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
     kids = b" ".join(b"%d 0 R" % pid for pid in page_ids)
     objects.append(b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(pages)))
-    for index, text in enumerate(pages):
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")
-        stream = b"BT /F1 14 Tf 72 720 Td (" + escaped + b") Tj ET"
+    for index, page in enumerate(pages):
+        parts = [b"BT /F1 11 Tf 14 TL 72 750 Td"]
+        for line in [page] if isinstance(page, str) else page:
+            escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+            parts.append(b"(" + escaped.encode("cp1252") + b") Tj T*")
+        stream = b"\n".join(parts + [b"ET"])
         objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
                        b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>"
                        % (font_id, page_ids[index] + 1))
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
-    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+                   b"/Encoding /WinAnsiEncoding >>")
     trailer_extra = b""
     if encrypt:
         # A standard security handler whose user password is not empty: readers must ask for it.
