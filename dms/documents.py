@@ -24,6 +24,7 @@ from dms.storage import FileStore, ReceivedFile, UploadTooLarge
 
 MAX_FILE_NAME_LENGTH = 255
 PAGE_ROWS_PER_INSERT = 500  # stays under SQLite's limit of variables per statement
+PAGE_SEPARATOR = "\n\n"  # between pages in a document's whole text
 
 
 @dataclass
@@ -153,6 +154,15 @@ def page_ids(version_ids: list[str]) -> dict[str, list[str]]:
     for page_id, version_id in query:
         result[version_id].append(page_id)
     return result
+
+
+def latest_text(document_id: str) -> str:
+    """The text of the document's latest version, its pages separated by a blank line."""
+    version = latest_version(document_id)
+    if version is None:
+        return ""
+    pages = Page.select(Page.text).where(Page.version == version.id).order_by(Page.number)
+    return PAGE_SEPARATOR.join(page.text for page in pages)
 
 
 def latest_version(document_id: str) -> DocumentVersion | None:

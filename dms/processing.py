@@ -22,7 +22,8 @@ import threading
 from huey import SqliteHuey, crontab
 from huey.consumer import Consumer
 
-from dms import search
+from dms import documents, search
+from dms.documents import PAGE_SEPARATOR
 from dms.config import Config
 from dms.db import database
 from dms.models import DocumentVersion, Node, new_id
@@ -35,10 +36,7 @@ MAX_ATTEMPTS = 3
 RETRY_DELAY_SECONDS = 2  # times the attempt number
 RECONCILE_EVERY_MINUTES = 5
 SHUTDOWN_TIMEOUT_SECONDS = 30  # a graceful stop waits this long for pages being read
-PAGE_SEPARATOR = "\n\n"
 
-LATEST_VERSION = ("SELECT id FROM document_version WHERE document_id = ? "
-                  "ORDER BY number DESC LIMIT 1")
 PENDING_DOCUMENTS = """
     SELECT n.id, (SELECT v.id FROM document_version AS v WHERE v.document_id = n.id
                   ORDER BY v.number DESC LIMIT 1)
@@ -181,5 +179,5 @@ class Processor:
 
     @staticmethod
     def _is_latest(version: DocumentVersion) -> bool:
-        row = database.execute_sql(LATEST_VERSION, (version.document_id,)).fetchone()
-        return row is not None and row[0] == version.id
+        latest = documents.latest_version(version.document_id)
+        return latest is not None and latest.id == version.id

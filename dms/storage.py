@@ -49,9 +49,6 @@ class FileStore:
         # version ids are UUIDs made by dms; nothing a client sends ever becomes part of a path.
         return self.files_dir / version_id[:2] / version_id
 
-    def relative(self, version_id: str) -> str:
-        return f"{version_id[:2]}/{version_id}"
-
     def receive(self, stream: BinaryIO, length: int | None, limit: int) -> ReceivedFile:
         """Copy a request body into `tmp/` in chunks while hashing it; fsync before returning.
 

@@ -87,15 +87,22 @@ class Context:
             raise ApiError(refuse_status, "unsupported_media_type",
                            f"Unsupported media type {shown!r} in the request; "
                            f"use {' or '.join(accept)}.")
-        try:
-            length = int(self.environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            raise ApiError(400, "parse_error", "The Content-Length header is not a number.") from None
+        length = self.content_length() or 0
         if length > self.config.max_json_bytes:
             raise ApiError(413, "too_large",
                            f"The JSON body is larger than {self.config.max_json_kb} KiB.")
         raw = self.environ["wsgi.input"].read(length) if length > 0 else b""
         return parse_json(raw)
+
+    def content_length(self) -> int | None:
+        """The body's announced length (waitress sets it for chunked bodies too), or None."""
+        raw = self.environ.get("CONTENT_LENGTH")
+        if not raw:
+            return None
+        try:
+            return int(raw)
+        except ValueError:
+            raise ApiError(400, "parse_error", "The Content-Length header is not a number.") from None
 
     # -- building answers -----------------------------------------------------------------------
     def absolute_url(self, path: str | None = None) -> str:

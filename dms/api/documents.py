@@ -33,15 +33,8 @@ def document_body(ctx: Context, document: Node) -> dict:
     return single(document, versions=[version_resource(ctx, v, pages[v.id]) for v in versions])
 
 
-def content_length(ctx: Context) -> int | None:
-    try:
-        return int(ctx.environ["CONTENT_LENGTH"]) if ctx.environ.get("CONTENT_LENGTH") else None
-    except ValueError:
-        raise ApiError(400, "parse_error", "The Content-Length header is not a number.") from None
-
-
 def receive(ctx: Context) -> documents.Upload:
-    return documents.receive_upload(ctx.state.store, ctx.environ["wsgi.input"], content_length(ctx),
+    return documents.receive_upload(ctx.state.store, ctx.environ["wsgi.input"], ctx.content_length(),
                                     ctx.config.max_upload_mb)
 
 

@@ -7,12 +7,10 @@ import bottle
 
 from dms import documents, tree
 from dms.api.nodes import document_settings
-from dms.db import database
 from dms.jsonapi import JSON, ApiError, RouteTable, invalid, not_found
 from dms.languages import installed_languages
 from dms.models import DocumentVersion, Node, Page
 from dms.previews import preview
-from dms.processing import PAGE_SEPARATOR
 from dms.web import Context
 
 routes = RouteTable()
@@ -53,11 +51,7 @@ def get_page(ctx: Context, page_id: str):
 @routes.get("/documents/{document_id}/ocr-text", media_type=JSON)
 def ocr_text(ctx: Context, document_id: str):
     document = tree.owned_node(ctx.user, document_id, Node.DOCUMENT)
-    rows = database.execute_sql("""
-        SELECT text FROM page WHERE version_id = (
-            SELECT id FROM document_version WHERE document_id = ? ORDER BY number DESC LIMIT 1)
-        ORDER BY number""", (document.id,)).fetchall()
-    return {"text": PAGE_SEPARATOR.join(row[0] for row in rows)}
+    return {"text": documents.latest_text(document.id)}
 
 
 @routes.get("/ocr-languages/", media_type=JSON)
