@@ -133,6 +133,11 @@ def test_bad_reruns_change_nothing(alice, bob, config):
                  "invalid", "Unknown OCR language 'xx'; installed languages: deu, eng (combine "
                             "them with +, e.g. eng+deu).", "/data/attributes/lang", media=JSON)
     assert bob.post("/api/ocr/", {"doc_id": no_file}, media=JSON).json() == NOT_FOUND
+    anon = alice.as_anonymous()
+    for response in (anon.post("/api/ocr/", {"doc_id": no_file}, media=JSON),
+                     anon.get(f"/api/documents/{no_file}/ocr-text")):
+        assert_error(response, 401, "not_authenticated",
+                     "Authentication credentials were not provided.", media=JSON)
     assert snapshot(config.db_path) == before
 
 
