@@ -80,15 +80,23 @@ class Config:
 
 def _convert(name: str, raw: Any, source: str) -> Any:
     """Turn a flag or environment string into the field's type, or say which setting is wrong."""
-    if name in ("port", "threads", "max_upload_mb", "max_json_kb", "ocr_workers"):
+    kind = FIELD_TYPES[name]
+    if kind in ("int", "float"):
         try:
-            value = int(raw)
+            value = int(raw) if kind == "int" else float(raw)
         except (TypeError, ValueError):
-            raise ConfigError(f"{source} must be a whole number, not {raw!r}.") from None
-        low = 0 if name == "port" else 1
-        if value < low or (name == "port" and value > 65535):
-            raise ConfigError(f"{source} is out of range: {value}.")
+            unit = "a whole number" if kind == "int" else "a number"
+            raise ConfigError(f"{source} must be {unit}, not {raw!r}.") from None
+        low, high = RANGES.get(name, (1, None))
+        if value < low or (high is not None and value > high):
+            raise ConfigError(f"{source} is out of range: {value} (allowed: {low} to "
+                              f"{high if high is not None else 'any'}).")
         return value
+    if kind == "bool":
+        text = str(raw).strip().lower()
+        if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+            raise ConfigError(f"{source} must be 1 or 0, not {raw!r}.")
+        return text in ("1", "true", "yes", "on")
     if name == "data_dir":
         return Path(raw).expanduser()
     if name == "log_level":
@@ -106,3 +114,11 @@ def _convert(name: str, raw: Any, source: str) -> Any:
             return tuple(raw)
         return tuple(o.strip() for o in str(raw).split(",") if o.strip())
     return str(raw)
+
+
+# The type of each field as its annotation names it ("int", "str | None", ...): no eval needed.
+FIELD_TYPES = {f.name: str(f.type).split(" ")[0] for f in dataclasses.fields(Config)}
+# Allowed values of numeric settings (inclusive); absent: at least 1, no upper bound.
+RANGES: dict[str, tuple[float, float | None]] = {
+    "port": (0, 65535),
+}
