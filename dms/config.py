@@ -41,6 +41,15 @@ class Config:
     trusted_proxy: str | None = None
     # Serve under a sub-path, e.g. /dms behind a proxy that forwards https://host/dms/...
     url_prefix: str = ""
+    # Most client connections open at once. At the limit the idle and slow ones (oldest activity
+    # first) are closed to make room; one whose request is being served never is. The soft limit
+    # of open files is raised at start-up to fit; if it cannot be, fewer are served (logged).
+    connection_limit: int = 500
+    # Seconds a client may take from the first byte of a request to the end of its headers;
+    # slower ones (slowloris) are closed, however busily they trickle bytes.
+    header_timeout: int = 15
+    # Seconds an idle keep-alive connection (no request in progress) stays open.
+    channel_timeout: int = 60
 
     @property
     def db_path(self) -> Path:
@@ -121,4 +130,7 @@ FIELD_TYPES = {f.name: str(f.type).split(" ")[0] for f in dataclasses.fields(Con
 # Allowed values of numeric settings (inclusive); absent: at least 1, no upper bound.
 RANGES: dict[str, tuple[float, float | None]] = {
     "port": (0, 65535),
+    "connection_limit": (20, 1_000_000),
+    "header_timeout": (1, 3600),
+    "channel_timeout": (1, 86400),
 }

@@ -17,13 +17,13 @@ import threading
 import time
 from typing import Callable
 
-import waitress
 from waitress import wasyncore
 
 from dms.accounts import ensure_first_superuser
 from dms.app import create_app
 from dms.config import Config
 from dms.db import database
+from dms.httpserver import create_server, fit_connection_limit, with_nosniff
 from dms.web import with_cors
 
 log = logging.getLogger("dms.server")
@@ -36,6 +36,11 @@ RECEIVE_CHUNK = 256 * 1024
 MAX_HEADER_BYTES = 64 * 1024  # all request headers together; waitress refuses more with a 431
 LOOP_TIMEOUT = 1.0  # seconds the event loop sleeps when idle; stop() wakes it sooner
 GRACE_SECONDS = 10.0  # how long a stop waits for requests in flight
+CLEANUP_INTERVAL = 1  # seconds between checks for idle connections and overdue headers
+# Open files besides the connections: the listening socket and trigger, SQLite (database, WAL and
+# shared memory per thread), uploads and buffers spilled to temporary files, OCR pipes, logs.
+FILES_RESERVE = 64
+FILES_PER_THREAD = 8
 
 
 def proxy_options(config: Config) -> dict:
@@ -59,11 +64,21 @@ class Server:
                                                          config.admin_password)
         self.processor = self.app.state.processor
         wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
-        self._wsgi = waitress.create_server(
-            wsgi_app, host=config.host, port=config.port, threads=config.threads, ident="dms",
-            max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
+        reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + config.ocr_workers)
+        self._wsgi = create_server(
+            with_nosniff(wsgi_app), host=config.host, port=config.port, threads=config.threads,
+            ident="dms", max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
             recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
-            url_prefix=config.url_prefix, **proxy_options(config))
+            url_prefix=config.url_prefix,
+            connection_limit=fit_connection_limit(config.connection_limit, reserve),
+            header_timeout=config.header_timeout, channel_timeout=config.channel_timeout,
+            cleanup_interval=CLEANUP_INTERVAL, upload_limit_mb=config.max_upload_mb,
+            # Keep reading a connection while its request is served (one request ahead), so that
+            # waitress notices a client that left: only then does the callable
+            # environ["waitress.client_disconnected"], which long searches poll to stop early,
+            # ever return True (without lookahead it is there but always False).
+            channel_request_lookahead=1,
+            **proxy_options(config))
         self._stopping = threading.Event()
         self._trigger_lock = threading.RLock()  # re-entrant: stop() may run in a signal handler
 
