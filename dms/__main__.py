@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     _data_dir_options(restore)
 
     verify = commands.add_parser("verify", help="check every file and row; non-zero exit on problems")
+    verify.add_argument("--repair", action="store_true",
+                        help="fix what is safely fixable (one line per fix), then check again")
     _data_dir_options(verify)
 
     for name, text in (("createsuperuser", "create a superuser"),
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("backup", "restore"):
         return backup_or_restore(args, config)
     if args.command == "verify":
-        return verify(config)
+        return verify(config, args.repair)
     return manage_user(args, config)
 
 
@@ -100,7 +102,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
     from pathlib import Path
 
     from dms import backup
-    from dms.db import migrations_dir, open_database
+    from dms.db import latest_schema_version
 
     password = None
     if args.password_stdin:
@@ -112,26 +114,35 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
             print(f"Backup written to {args.out}: {counts['users']} users, {counts['folders']} "
                   f"folders, {counts['documents']} documents, {len(manifest['files']) - 1} files.")
             return 0
-        latest = max(int(p.name.split("_", 1)[0]) for p in migrations_dir().glob("[0-9]*.py"))
-        manifest = backup.restore_backup(Path(args.archive), config.data_dir, password, latest)
+        # Checked, and migrated forward from an older schema, before it lands in the data dir.
+        manifest = backup.restore_backup(Path(args.archive), config.data_dir, password,
+                                         latest_schema_version())
     except backup.BackupError as error:
         print(f"dms: {error}", file=sys.stderr)
         return 1
-    open_database(config.db_path)  # a backup of an older schema is migrated forward here
     print(f"Restored {args.archive} into {config.data_dir} (made by dms "
           f"{manifest['app_version']} at {manifest['created_at']}).")
     return 0
 
 
-def verify(config: Config) -> int:
+def verify(config: Config, repair: bool = False) -> int:
     from dms import verify as checks
     from dms.db import open_database
+    from dms.errors import DomainError
 
     if not config.db_path.is_file():
         print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
         return 2
     open_database(config.db_path)
     report = checks.run(config.data_dir)
+    if repair:
+        try:
+            fixes = checks.repair(report)
+        except DomainError as error:  # busy (the server writing for long), disk full
+            print(f"dms: {error.message} Nothing was repaired.", file=sys.stderr)
+            return 1
+        print("\n".join(fixes or ["Nothing to repair."]))
+        report = checks.run(config.data_dir, files=report)  # the files are as they were
     checks.save(config.data_dir, report)
     print("\n".join(report.lines()))
     return 0 if report.ok else 1

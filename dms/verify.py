@@ -2,8 +2,22 @@
 
 Finds: stored files whose SHA-256 or size differ from their version row (bit rot, tampering),
 versions whose file is missing, files no version refers to, rows pointing at rows that are gone,
-and documents stuck in processing. The server runs the same check weekly; its last result is
-kept in `<data-dir>/verify.json` and shown at GET /health (the details to admins).
+documents stuck in processing, a folder tree that is not a tree (loops, nodes unreachable from
+their owner's .home and .inbox, parents owned by another user or that are documents), documents
+whose attributes, page rows or status disagree with their latest version, and usernames that
+differ only by case. The server runs the same check weekly; its last result is kept in
+`<data-dir>/verify.json` and shown at GET /health (the details to admins).
+
+`repair()` (`dms verify --repair`) fixes what is safely fixable, in one write transaction: it
+re-derives documents' attributes from their latest version, adds missing page rows and sends such
+documents back to processing, and moves nodes out of loops and misplaced subtrees into a
+`lost+found` folder in their owner's .home. Files are never touched: a corrupt or missing file
+cannot be repaired here, and unreferenced files are the server's start-up sweep's to remove.
+
+Every query terminates on a corrupt tree: the one recursive query walks down from the special
+folders with UNION over node ids (a node is visited once), and loops are told from nodes below
+them in Python, following parent links with a visited set. The tree checks take any `execute(sql,
+params)` (peewee's or sqlite3's), so a restore runs them on the database it is about to restore.
 """
 
 from __future__ import annotations
@@ -12,14 +26,20 @@ import datetime as dt
 import hashlib
 import json
 import os
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from dms.db import database
+from dms.db import database, write_transaction
+from dms.models import STORED_DATETIME, new_id, utcnow
 from dms.storage import CHUNK_SIZE
 
 STUCK_AFTER = dt.timedelta(hours=1)  # a document `started` or `received` for longer is reported
 RESULT_FILE = "verify.json"
+LOST_AND_FOUND = "lost+found"
+REPAIRED_ERROR = "Unknown error (repaired by dms verify)."
+MAX_PAGES = 1_000_000  # the highest DMS_MAX_PAGES: a version claiming more is not filled in
 
 DANGLING = {
     "versions without a document":
@@ -38,6 +58,69 @@ DANGLING = {
         "WHERE u.id IS NULL",
 }
 
+# Nodes not reachable from the special folders by links that stay with one owner and go through
+# folders only. UNION (not UNION ALL) over ids: each node enters once, so a loop ends the walk.
+UNREACHABLE = """
+    WITH RECURSIVE reach(id) AS (
+        SELECT id FROM node WHERE special IS NOT NULL
+        UNION
+        SELECT n.id FROM reach AS r JOIN node AS p ON p.id = r.id
+        JOIN node AS n ON n.parent_id = r.id
+        WHERE p.kind = 'folder' AND n.owner_id = p.owner_id
+    )
+    SELECT n.id, n.parent_id, n.owner_id, n.parent_id IS NOT NULL AND p.id IS NULL
+    FROM node AS n LEFT JOIN node AS p ON p.id = n.parent_id
+    WHERE n.id NOT IN (SELECT id FROM reach)"""
+
+MISPLACED = """
+    SELECT n.id, n.parent_id, n.owner_id != p.owner_id, p.kind != 'folder'
+    FROM node AS n JOIN node AS p ON p.id = n.parent_id
+    WHERE n.owner_id != p.owner_id OR p.kind != 'folder'"""
+
+LATEST_VERSION = ("(SELECT lv.id FROM document_version AS lv WHERE lv.document_id = n.id "
+                  "ORDER BY lv.number DESC LIMIT 1)")
+
+DOCUMENT_ATTRIBUTES = f"""
+    SELECT n.id, n.file_name, n.size, n.page_count, v.id, v.file_name, v.size, v.page_count
+    FROM node AS n LEFT JOIN document_version AS v ON v.id = {LATEST_VERSION}
+    WHERE n.kind = 'document' AND (
+        (v.id IS NULL AND (n.file_name IS NOT NULL OR n.size IS NOT 0 OR n.page_count IS NOT 0))
+        OR (v.id IS NOT NULL AND (n.file_name IS NOT v.file_name OR n.size IS NOT v.size
+                                  OR n.page_count IS NOT v.page_count)))
+    ORDER BY n.id"""
+
+# (version_id, number) is unique, so count = page_count, min = 1 and max = page_count mean 1..n.
+PAGE_ROWS = f"""
+    SELECT n.id, v.id, v.page_count FROM node AS n
+    JOIN document_version AS v ON v.id = {LATEST_VERSION}
+    LEFT JOIN page AS p ON p.version_id = v.id
+    WHERE n.kind = 'document' AND n.ocr_status IN ('succeeded', 'failed')
+    GROUP BY n.id, v.id, v.page_count
+    HAVING count(p.id) != v.page_count
+        OR (count(p.id) > 0 AND (min(p.number) != 1 OR max(p.number) != v.page_count))
+    ORDER BY n.id"""
+
+UNREAD = f"""
+    SELECT n.id, v.id FROM node AS n JOIN document_version AS v ON v.id = {LATEST_VERSION}
+    WHERE n.kind = 'document' AND n.ocr_status = 'succeeded'
+      AND EXISTS (SELECT 1 FROM page AS p WHERE p.version_id = v.id AND p.method IS NULL)
+    ORDER BY n.id"""
+
+FAILED_WITHOUT_ERROR = """
+    SELECT n.id FROM node AS n WHERE n.kind = 'document' AND n.ocr_status = 'failed'
+      AND (n.ocr_error IS NULL OR trim(n.ocr_error) = '')
+    ORDER BY n.id"""
+
+DOCUMENT_TITLES = {
+    "attributes":
+        "documents whose file_name, size or page_count disagree with their latest version",
+    "pages": "documents whose page rows do not number 1 to their page count",
+    "unread": "documents marked succeeded with unread pages",
+    "failed": "documents marked failed without an error",
+}
+
+Execute = Callable[..., object]  # execute(sql, params=()) -> a cursor (peewee's or sqlite3's)
+
 
 @dataclass
 class Report:
@@ -48,27 +131,108 @@ class Report:
     orphaned: list[str] = field(default_factory=list)
     dangling: dict[str, list[str]] = field(default_factory=dict)
     stuck: list[str] = field(default_factory=list)
+    loops: list[str] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)
+    misplaced: list[str] = field(default_factory=list)
+    documents: dict[str, list[str]] = field(default_factory=dict)
+    username_clashes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not (self.corrupt or self.missing or self.orphaned or self.stuck
-                    or any(self.dangling.values()))
+                    or any(self.dangling.values()) or self.loops or self.unreachable
+                    or self.misplaced or any(self.documents.values()) or self.username_clashes)
 
     def as_dict(self) -> dict:
         return {"ok": self.ok, **asdict(self)}
 
     def lines(self) -> list[str]:
         lines = [f"Checked {self.files_checked} stored files."]
-        for title, items in (("corrupt files (checksum or size differs)", self.corrupt),
-                             ("missing files (version without its file)", self.missing),
-                             ("orphaned files (no version refers to them)", self.orphaned),
-                             ("documents stuck in processing", self.stuck),
-                             *self.dangling.items()):
+        for title, items in (
+                ("corrupt files (checksum or size differs)", self.corrupt),
+                ("missing files (version without its file)", self.missing),
+                ("orphaned files (no version refers to them)", self.orphaned),
+                ("documents stuck in processing", self.stuck),
+                *self.dangling.items(),
+                ("nodes in a loop (their parents lead back to them)", self.loops),
+                ("nodes unreachable from their owner's .home and .inbox (below a loop or a "
+                 "misplaced node)", self.unreachable),
+                ("nodes whose parent belongs to another user or is a document", self.misplaced),
+                *((DOCUMENT_TITLES[key], items) for key, items in self.documents.items()),
+                ("usernames that differ only by case", self.username_clashes)):
             if items:
                 lines.append(f"{len(items)} {title}:")
                 lines.extend(f"  {item}" for item in items)
         lines.append("No problems found." if self.ok else "Problems found.")
         return lines
+
+
+@dataclass
+class Tree:
+    """What is wrong with the folder tree; every id maps to the node's parent id."""
+    loops: list[list[str]] = field(default_factory=list)  # each in parent order, smallest id first
+    misplaced: dict[str, str] = field(default_factory=dict)  # id -> why ("a document", ...)
+    unreachable: dict[str, str | None] = field(default_factory=dict)  # below a loop or the above
+    parents: dict[str, str | None] = field(default_factory=dict)  # of every node found
+    owners: dict[str, str] = field(default_factory=dict)  # of every node found
+    # The nodes a repair moves into lost+found (the rest come along below them): id -> why.
+    anchors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.loops or self.misplaced or self.unreachable or self.anchors)
+
+    def loop_ids(self) -> list[str]:
+        return sorted(node_id for loop in self.loops for node_id in loop)
+
+
+def check_tree(execute: Execute) -> Tree:
+    """Loops, misplaced and unreachable nodes: one recursive query that always ends, then Python."""
+    tree = Tree()
+    gone: set[str] = set()
+    for node_id, parent_id, owner_id, parent_gone in execute(UNREACHABLE, ()).fetchall():
+        tree.parents[node_id], tree.owners[node_id] = parent_id, owner_id
+        if parent_gone or parent_id is None:
+            gone.add(node_id)
+    for node_id, parent_id, other_owner, not_folder in execute(MISPLACED, ()).fetchall():
+        tree.misplaced[node_id] = ("another user's document" if other_owner and not_folder
+                                   else "another user's folder" if other_owner else "a document")
+        tree.parents.setdefault(node_id, parent_id)
+    # Follow parent links from each unreachable node; a node met again on the same walk closes
+    # a loop. Every node is walked through once (`done`), so this is linear and always ends.
+    done: set[str] = set()
+    for start in sorted(tree.parents):
+        path: list[str] = []
+        on_path: dict[str, int] = {}
+        node_id: str | None = start
+        while node_id is not None and node_id in tree.parents and node_id not in done:
+            if node_id in on_path:
+                loop = path[on_path[node_id]:]
+                smallest = loop.index(min(loop))
+                tree.loops.append(loop[smallest:] + loop[:smallest])
+                break
+            on_path[node_id] = len(path)
+            path.append(node_id)
+            node_id = tree.parents[node_id]
+        done.update(path)
+    tree.loops.sort()
+    in_loops = set(tree.loop_ids())
+    for node_id in sorted(tree.parents):
+        if node_id not in in_loops and node_id not in tree.misplaced and \
+                (node_id not in gone or tree.parents[node_id] is None):
+            tree.unreachable[node_id] = tree.parents[node_id]
+    # What a repair moves: misplaced nodes, one node of each loop that has none of them (its
+    # smallest id: the rest of the loop stays below it), and nodes whose parent is gone.
+    for node_id, why in tree.misplaced.items():
+        tree.anchors[node_id] = f"its parent is {why}"
+    for loop in tree.loops:
+        if not any(node_id in tree.misplaced for node_id in loop):
+            tree.anchors[loop[0]] = "it was in a loop"
+    for node_id in gone:
+        if node_id not in tree.anchors:
+            tree.anchors[node_id] = "its parent is gone" if tree.parents[node_id] else \
+                "it had no parent"
+    return tree
 
 
 def _sha256(path: Path) -> tuple[str, int]:
@@ -80,10 +244,112 @@ def _sha256(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def run(data_dir: Path, now: dt.datetime | None = None) -> Report:
-    """Check the data dir the database is open on."""
-    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    report = Report(checked_at=now.isoformat(timespec="seconds") + "Z")
+def ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> "1-3, 5"."""
+    runs: list[tuple[int, int]] = []
+    for number in sorted(numbers):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs_text(runs)
+
+
+def runs_text(runs: list[tuple[int, int]]) -> str:
+    return ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in runs)
+
+
+def gaps(numbers: list[int], page_count: int) -> list[tuple[int, int]]:
+    """The runs of 1..page_count missing from the sorted `numbers` (never builds 1..page_count:
+    a corrupt page_count may be huge)."""
+    found, expected = [], 1
+    for number in numbers:
+        if number > page_count:
+            break
+        if number > expected:
+            found.append((expected, number - 1))
+        expected = max(expected, number + 1)
+    if expected <= page_count:
+        found.append((expected, page_count))
+    return found
+
+
+def _page_numbers(execute: Execute, version_id: str) -> list[int]:
+    return [row[0] for row in execute(
+        "SELECT number FROM page WHERE version_id = ? ORDER BY number", (version_id,)).fetchall()]
+
+
+def _page_problems(execute: Execute) -> list[tuple[str, str, list[tuple[int, int]], list[int],
+                                                   int]]:
+    """(document, version, runs of missing numbers, numbers beyond 1..page_count, page_count)."""
+    found = []
+    for document_id, version_id, page_count in execute(PAGE_ROWS, ()).fetchall():
+        numbers = _page_numbers(execute, version_id)
+        missing = gaps(numbers, page_count)
+        extra = [number for number in numbers if not 1 <= number <= page_count]
+        found.append((document_id, version_id, missing, extra, page_count))
+    return found
+
+
+def _attribute_problems(execute: Execute) -> list[tuple[str, list[tuple[str, object, object]]]]:
+    """(document, [(attribute, value, what the latest version says)])."""
+    found = []
+    for row in execute(DOCUMENT_ATTRIBUTES, ()).fetchall():
+        document_id, actual, version_id, expected = row[0], row[1:4], row[4], row[5:8]
+        if version_id is None:
+            expected = (None, 0, 0)
+        differences = [(name, value, should) for name, value, should
+                       in zip(("file_name", "size", "page_count"), actual, expected)
+                       if value != should]
+        found.append((document_id, differences))
+    return found
+
+
+def _username_key(username: str) -> str:
+    # As dms.accounts.username_key: what makes two usernames the same.
+    return unicodedata.normalize("NFKC", username).casefold()
+
+
+def check_rows(report: Report, execute: Execute = None) -> None:
+    """Every check of the database (not of the files) into `report`."""
+    execute = execute or database.execute_sql
+    for title, sql in DANGLING.items():
+        report.dangling[title] = [row[0] for row in execute(sql, ()).fetchall()]
+    tree = check_tree(execute)
+    report.loops = [f"node {node_id} (parent {tree.parents[node_id]})"
+                    for loop in tree.loops for node_id in loop]
+    report.unreachable = [f"node {node_id} (parent {parent_id})"
+                          for node_id, parent_id in tree.unreachable.items()]
+    report.misplaced = [f"node {node_id} (parent {tree.parents[node_id]}, {why})"
+                        for node_id, why in sorted(tree.misplaced.items())]
+    report.documents = {
+        "attributes": [f"document {document_id}: " + "; ".join(
+            f"{name} is {value!r}, should be {should!r}" for name, value, should in differences)
+            for document_id, differences in _attribute_problems(execute)],
+        "pages": [f"document {document_id} (version {version_id}): " + "; ".join(
+            ([f"page rows {runs_text(missing)} missing"] if missing else [])
+            + ([f"page rows {ranges(extra)} beyond its {page_count} pages"] if extra else []))
+            for document_id, version_id, missing, extra, page_count in _page_problems(execute)],
+        "unread": [f"document {document_id} (version {version_id}): pages "
+                   f"{ranges(_unread_numbers(execute, version_id))} unread"
+                   for document_id, version_id in execute(UNREAD, ()).fetchall()],
+        "failed": [f"document {row[0]}" for row in execute(FAILED_WITHOUT_ERROR, ()).fetchall()],
+    }
+    by_key: dict[str, list[tuple[str, str]]] = {}
+    for user_id, username in execute("SELECT id, username FROM user ORDER BY username, id",
+                                     ()).fetchall():
+        by_key.setdefault(_username_key(username), []).append((username, user_id))
+    report.username_clashes = [", ".join(f"{name!r} ({user_id})" for name, user_id in users)
+                               for key, users in sorted(by_key.items()) if len(users) > 1]
+
+
+def _unread_numbers(execute: Execute, version_id: str) -> list[int]:
+    return [row[0] for row in execute(
+        "SELECT number FROM page WHERE version_id = ? AND method IS NULL ORDER BY number",
+        (version_id,)).fetchall()]
+
+
+def check_files(report: Report, data_dir: Path) -> None:
     files_dir = data_dir / "files"
     known = set()
     for version_id, sha256, size in database.execute_sql(
@@ -101,15 +367,141 @@ def run(data_dir: Path, now: dt.datetime | None = None) -> Report:
             for entry in sorted(bucket.iterdir()) if bucket.is_dir() else ():
                 if entry.name not in known:
                     report.orphaned.append(str(entry))
-    for title, sql in DANGLING.items():
-        report.dangling[title] = [row[0] for row in database.execute_sql(sql).fetchall()]
-    cutoff = (now - STUCK_AFTER).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = None) -> Report:
+    """Check the data dir the database is open on. With `files`, take the file checks from that
+    earlier report instead of reading every file again (a repair changes no file)."""
+    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    report = Report(checked_at=now.isoformat(timespec="seconds") + "Z")
+    if files is None:
+        check_files(report, data_dir)
+    else:
+        report.files_checked = files.files_checked
+        report.corrupt, report.missing = list(files.corrupt), list(files.missing)
+        report.orphaned = list(files.orphaned)
+    check_rows(report)
+    cutoff = (now - STUCK_AFTER).strftime(STORED_DATETIME)
     report.stuck = [f"document {row[0]} ({row[1]} since {row[2]})" for row in database.execute_sql(
         "SELECT n.id, n.ocr_status, n.updated_at FROM node AS n WHERE n.kind = 'document' "
         "AND n.ocr_status IN ('received', 'started') AND n.updated_at < ? "
         "AND EXISTS (SELECT 1 FROM document_version AS v WHERE v.document_id = n.id)",
         (cutoff,)).fetchall()]
     return report
+
+
+def repair(report: Report) -> list[str]:
+    """Fix what is safely fixable, in one write transaction; one line per fix, then one per kind
+    of problem left as it is. `report` is the check just made (for the files' problems)."""
+    execute = database.execute_sql
+    fixes: list[str] = []
+    with write_transaction():
+        now = utcnow().strftime(STORED_DATETIME)
+        # As a re-run does: attempts (and, where the schema has it, the time budget) start over.
+        columns = {row[1] for row in execute("PRAGMA table_info(node)", ()).fetchall()}
+        back_to_processing = ("ocr_status = 'received', ocr_error = NULL, ocr_attempts = 0, "
+                              + ("ocr_seconds = 0, " if "ocr_seconds" in columns else "")
+                              + "updated_at = ?")
+        for document_id, differences in _attribute_problems(execute):
+            latest = execute(f"SELECT v.file_name, v.size, v.page_count FROM node AS n "
+                             f"JOIN document_version AS v ON v.id = {LATEST_VERSION} "
+                             f"WHERE n.id = ?", (document_id,)).fetchone()
+            execute("UPDATE node SET file_name = ?, size = ?, page_count = ? WHERE id = ?",
+                    (*(latest or (None, 0, 0)), document_id))
+            names = ", ".join(name for name, value, should in differences)
+            fixes.append(f"Document {document_id}: {names} set from its latest version."
+                         if latest else f"Document {document_id}: {names} cleared, as it has no "
+                                        f"version.")
+        for document_id, version_id, missing, extra, page_count in _page_problems(execute):
+            if extra:
+                fixes.append(f"Not repaired: document {document_id} (version {version_id}) has "
+                             f"page rows {ranges(extra)} beyond its {page_count} pages.")
+            if not missing:
+                continue
+            if page_count > MAX_PAGES:
+                fixes.append(f"Not repaired: document {document_id} (version {version_id}) claims "
+                             f"{page_count} pages, more than dms ever accepts.")
+                continue
+            for first, last in missing:
+                for number in range(first, last + 1):
+                    execute("INSERT INTO page (id, version_id, number, text, method) "
+                            "VALUES (?, ?, ?, '', NULL)", (new_id(), version_id, number))
+            execute(f"UPDATE node SET {back_to_processing} WHERE id = ?", (now, document_id))
+            fixes.append(f"Document {document_id}: added the missing page rows "
+                         f"{runs_text(missing)}; set back to received, to be processed again.")
+        for document_id, version_id in execute(UNREAD, ()).fetchall():
+            execute(f"UPDATE node SET {back_to_processing} WHERE id = ?", (now, document_id))
+            fixes.append(f"Document {document_id}: succeeded with unread pages; set back to "
+                         f"received, to be processed again.")
+        for (document_id,) in execute(FAILED_WITHOUT_ERROR, ()).fetchall():
+            execute("UPDATE node SET ocr_error = ? WHERE id = ?", (REPAIRED_ERROR, document_id))
+            fixes.append(f"Document {document_id}: failed without an error; its error now "
+                         f"reads: {REPAIRED_ERROR}")
+        fixes.extend(_repair_tree(execute, check_tree(execute), now))
+    return fixes + _not_repaired(report)
+
+
+def _repair_tree(execute: Execute, tree: Tree, now: str) -> list[str]:
+    fixes: list[str] = []
+    found: dict[str, str | None] = {}  # owner -> their lost+found folder
+
+    def lost_and_found(owner_id: str) -> str | None:
+        if owner_id in found:
+            return found[owner_id]
+        row = execute("SELECT n.id, u.username FROM node AS n JOIN user AS u ON u.id = n.owner_id "
+                      "WHERE n.owner_id = ? AND n.special = 'home' AND n.kind = 'folder'",
+                      (owner_id,)).fetchone()
+        if row is None:
+            found[owner_id] = None
+            return None
+        home_id, username = row
+        existing = execute("SELECT id FROM node WHERE parent_id = ? AND owner_id = ? AND "
+                           "kind = 'folder' AND special IS NULL AND title = ? ORDER BY id LIMIT 1",
+                           (home_id, owner_id, LOST_AND_FOUND)).fetchone()
+        if existing:
+            found[owner_id] = existing[0]
+        else:
+            found[owner_id] = new_id()
+            execute("INSERT INTO node (id, owner_id, parent_id, kind, special, title, title_sort, "
+                    "ocr_attempts, size, page_count, created_at, updated_at) "
+                    "VALUES (?, ?, ?, 'folder', NULL, ?, ?, 0, 0, 0, ?, ?)",
+                    (found[owner_id], owner_id, home_id, LOST_AND_FOUND,
+                     LOST_AND_FOUND.casefold(), now, now))
+            fixes.append(f"Created the folder {LOST_AND_FOUND} ({found[owner_id]}) in the .home "
+                         f"of {username}.")
+        return found[owner_id]
+
+    for node_id, why in sorted(tree.anchors.items()):
+        owner_id = tree.owners.get(node_id) or execute(
+            "SELECT owner_id FROM node WHERE id = ?", (node_id,)).fetchone()[0]
+        target = lost_and_found(owner_id)
+        if target is None:
+            fixes.append(f"Not repaired: node {node_id} ({why}): its owner has no .home folder "
+                         f"to hold a {LOST_AND_FOUND}.")
+            continue
+        execute("UPDATE node SET parent_id = ?, updated_at = ? WHERE id = ?",
+                (target, now, node_id))
+        fixes.append(f"Moved node {node_id} into {LOST_AND_FOUND} ({target}): {why}.")
+    return fixes
+
+
+def _not_repaired(report: Report) -> list[str]:
+    lines = []
+    if report.corrupt or report.missing:
+        lines.append(f"Not repaired: {len(report.corrupt)} corrupt and {len(report.missing)} "
+                     f"missing files cannot be repaired; restore them from a backup.")
+    if report.orphaned:
+        lines.append(f"Not repaired: {len(report.orphaned)} orphaned files are left for the "
+                     f"server's start-up sweep, which removes them.")
+    if report.stuck:
+        lines.append(f"Not repaired: {len(report.stuck)} documents stuck in processing; the "
+                     f"server queues them again when it runs.")
+    if any(report.dangling.values()):
+        lines.append("Not repaired: rows pointing at rows that are gone.")
+    if report.username_clashes:
+        lines.append("Not repaired: usernames that differ only by case; an admin renames one of "
+                     "each.")
+    return lines
 
 
 def save(data_dir: Path, report: Report) -> None:
