@@ -163,6 +163,7 @@ def manage_user(args: argparse.Namespace, config: Config) -> int:
     """createsuperuser and changepassword, straight on the database (no server needed)."""
     from dms import accounts
     from dms.db import open_database
+    from dms.errors import DomainError
     from dms.models import User
 
     open_database(config.db_path)
@@ -178,7 +179,7 @@ def manage_user(args: argparse.Namespace, config: Config) -> int:
                 return 1
             accounts.set_password(user, password)
             print(f"Password changed for {args.username!r}.")
-    except accounts.AccountError as error:
+    except DomainError as error:
         print(f"dms: {error}", file=sys.stderr)
         return 1
     return 0

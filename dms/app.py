@@ -11,7 +11,8 @@ from dms.db import open_database
 from dms.documents import referenced_version_ids
 from dms.processing import Processor
 from dms.storage import FileStore
-from dms.web import AppState, DmsBottle, bottle_rule, endpoint
+from dms.services import Services
+from dms.web import DmsBottle, bottle_rule, endpoint
 
 log = logging.getLogger("dms.app")
 
@@ -24,12 +25,12 @@ def create_app(config: Config) -> DmsBottle:
     # Before the first request: interrupted uploads and files no row points at (a crash between
     # storing a file and committing its row, or between a delete's commit and its file removal).
     store.sweep(referenced_version_ids())
-    state = AppState(config, store, Processor(config, store))
+    services = Services(config, store, Processor(config, store))
     app = DmsBottle()
-    app.state = state
+    app.services = services
     for table in ROUTE_TABLES:
         for route in table.routes:
-            callback = endpoint(state, route)
+            callback = endpoint(services, route)
             for prefix in route.prefixes:
                 app.route(bottle_rule(route, prefix), route.method, callback)
     return app

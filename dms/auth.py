@@ -18,7 +18,10 @@ from typing import Callable, Hashable, Iterable
 
 from peewee import IntegrityError
 
+from dms.db import write_transaction
+from dms.errors import Invalid, NotFound, Throttled
 from dms.models import Token, User, utcnow
+from dms.textrules import has_refused_characters
 
 # scrypt cost: 32 MiB and ~0.1 s per hash on a small server; stored with each hash so it can rise.
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
@@ -30,6 +33,9 @@ DEFAULT_TOKEN_HOURS = 4464  # spec: "defaults to 4464" hours, about six months
 MAX_TOKEN_HOURS = 87600  # ten years
 TOKEN_KEY_LENGTH = 16  # spec: tokens are listed by "the first 16 characters of its digest"
 LOGIN_TOKEN_NAME = "login"
+DEFAULT_MAX_TOKENS = 1000  # per user (DMS_MAX_TOKENS_PER_USER)
+MAX_TOKEN_NAME_LENGTH = 100
+LOGIN_FAILED = "Unable to log in with provided credentials."
 
 
 def hash_password(password: str) -> str:
@@ -72,21 +78,102 @@ def token_digest(secret: str) -> str:
     return hashlib.sha512(secret.encode("utf-8")).hexdigest()
 
 
-def issue_token(user: User, expiry_hours: int | None, name: str = "") -> tuple[Token, str]:
-    """Create a token for `user`; returns the row and the secret, which exists only in this return value.
+def issue_token(user: User, expiry_hours: int | None, name: str = "",
+                max_tokens: int = DEFAULT_MAX_TOKENS, make_room: bool = False) -> tuple[Token, str]:
+    """Create a token for `user`; returns the row and the secret, which exists only in this return
+    value. `expiry_hours=None` makes a token that lasts until revoked (tokens from login).
 
-    `expiry_hours=None` makes a token that lasts until revoked (tokens from login, api.md §2)."""
+    A user holds at most `max_tokens`. Past it, an explicit new token is refused; a login
+    (`make_room`) instead revokes the user's oldest login token, so scripts that log in on every
+    run keep working without piling up tokens. Count and insert share one write transaction."""
     while True:
         secret = secrets.token_hex(32)
         digest = token_digest(secret)
         now = utcnow()
         expiry = None if expiry_hours is None else now + dt.timedelta(hours=expiry_hours)
         try:
-            token = Token.create(digest=digest, token_key=digest[:TOKEN_KEY_LENGTH], user=user,
-                                 name=name, created=now, expiry=expiry)
+            with write_transaction():
+                held = Token.select().where(Token.user == user.id).count()
+                if held >= max_tokens:
+                    oldest = (Token.select(Token.digest)
+                              .where(Token.user == user.id, Token.name == LOGIN_TOKEN_NAME)
+                              .order_by(Token.created).limit(held - max_tokens + 1))
+                    if not make_room or not oldest.count():
+                        raise Invalid(f"You already have {held} API tokens, the most one user "
+                                      "may hold; revoke the ones you no longer use first.")
+                    Token.delete().where(Token.digest.in_([t.digest for t in oldest])).execute()
+                token = Token.create(digest=digest, token_key=digest[:TOKEN_KEY_LENGTH],
+                                     user=user.id, name=name, created=now, expiry=expiry)
         except IntegrityError:
             continue  # two digests sharing their first 16 characters: astronomically rare, retry
         return token, secret
+
+
+def create_token(user: User, expiry_hours: object, name: object,
+                 max_tokens: int) -> tuple[Token, str]:
+    """POST /tokens/: a named token valid for `expiry_hours` (default 4464)."""
+    hours = DEFAULT_TOKEN_HOURS if expiry_hours is None else expiry_hours
+    if isinstance(hours, bool) or not isinstance(hours, int) or not 1 <= hours <= MAX_TOKEN_HOURS:
+        raise Invalid(f"expiry_hours must be a whole number of hours from 1 to {MAX_TOKEN_HOURS}.",
+                      "expiry_hours")
+    name = name or ""
+    if not isinstance(name, str) or len(name) > MAX_TOKEN_NAME_LENGTH \
+            or has_refused_characters(name):
+        raise Invalid(f"name must be text of at most {MAX_TOKEN_NAME_LENGTH} characters, without "
+                      "control or invisible formatting characters.", "name")
+    return issue_token(user, expiry_hours=hours, name=name.strip(), max_tokens=max_tokens)
+
+
+def login(username: object, password: object, address: str, throttle: "LoginThrottle",
+          max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
+    """POST /auth/login/: a new token's secret for correct credentials of an active user.
+    Failures count per client address and per username (throttled past a few)."""
+    credentials = {}
+    for name, value in (("username", username), ("password", password)):
+        if value is None:
+            raise Invalid(f"The {name} is required.", name, code="required")
+        if not isinstance(value, str) or not value:
+            raise Invalid(f"The {name} may not be blank.", name, code="blank")
+        credentials[name] = value
+    from dms.accounts import username_key  # accounts imports this module
+
+    keys = [("addr", address), ("user", username_key(credentials["username"]))]
+    wait = throttle.retry_after(keys)
+    if wait is not None:
+        raise Throttled(f"Too many failed logins. Try again in {wait} seconds.", wait)
+    user = User.get_or_none(User.username == credentials["username"])  # exact, as in Papermerge
+    password_ok = verify_password(credentials["password"], user.password_hash if user else None)
+    if user is None or not password_ok or not user.is_active:
+        throttle.record_failure(keys)
+        raise Invalid(LOGIN_FAILED, code="authentication_failed")
+    throttle.reset(keys)
+    _, secret = issue_token(user, expiry_hours=None, name=LOGIN_TOKEN_NAME,
+                            max_tokens=max_tokens, make_room=True)
+    return secret
+
+
+def revoke(token: Token) -> None:
+    with write_transaction():
+        Token.delete().where(Token.digest == token.digest).execute()
+
+
+def revoke_all(user: User) -> None:
+    with write_transaction():
+        Token.delete().where(Token.user == user.id).execute()
+
+
+def revoke_by_key(user: User, token_key: str) -> None:
+    """DELETE /tokens/{id}/: one of the caller's own tokens; anyone else's is "not found"."""
+    with write_transaction():
+        deleted = (Token.delete()
+                   .where(Token.token_key == token_key, Token.user == user.id).execute())
+    if not deleted:
+        raise NotFound()
+
+
+def tokens_of(user: User):
+    return (Token.select().where(Token.user == user.id)
+            .order_by(Token.created.desc(), Token.token_key))
 
 
 # Raw SQL on the path every request takes: peewee's query builder costs more than the query.

@@ -35,6 +35,15 @@ class Config:
     max_json_kb: int = 1024
     ocr_lang: str = "eng"
     ocr_workers: int = field(default_factory=default_ocr_workers)
+    # Limits on the work one request or one file may cause (README, "Limits").
+    max_pages: int = 10_000  # pages of a PDF, frames of a TIFF
+    max_image_megapixels: int = 50  # per image or TIFF frame, checked at upload
+    ocr_max_megapixels: int = 25  # a page is scaled down to this before Tesseract reads it
+    ocr_slice_seconds: int = 20  # a worker moves on to other documents after this long
+    ocr_budget_minutes: int = 360  # processing time per document before it fails
+    max_tree_depth: int = 1000  # levels of folders below .home/.inbox
+    max_tokens_per_user: int = 1000
+    search_timeout_seconds: float = 10.0
     cors_origins: tuple[str, ...] = ()
     # The reverse proxy's address: its X-Forwarded-For/-Proto/-Host/-Port are then believed
     # (client address for login throttling, scheme and host for links); from anyone else ignored.
@@ -130,6 +139,9 @@ FIELD_TYPES = {f.name: str(f.type).split(" ")[0] for f in dataclasses.fields(Con
 # Allowed values of numeric settings (inclusive); absent: at least 1, no upper bound.
 RANGES: dict[str, tuple[float, float | None]] = {
     "port": (0, 65535),
+    "max_pages": (1, 1_000_000),
+    "max_tree_depth": (1, 100_000),
+    "search_timeout_seconds": (0.1, 3600),
     "connection_limit": (20, 1_000_000),
     "header_timeout": (1, 3600),
     "channel_timeout": (1, 86400),

@@ -1,29 +1,42 @@
-"""Documents' files (api.md §6): receiving an upload, checking it, and adding it as a new version.
+"""Documents' files (api.md §6): receiving an upload, checking it, adding it as a new version,
+re-running processing, and deleting nodes together with their files and running work.
 
 Order of an upload, so that a refused or interrupted one changes nothing: stream the body to a
-temporary file (hashing it), sniff and open it, move it into the store (fsynced), and only then
-write the version row, its pages and the document's new metadata in one transaction. If that
-transaction fails, the stored file is removed again; if the process dies first, the start-up
-sweep does it. The caller queues processing after the commit; if it dies in between, the
-document's `received` status makes reconcile() queue it at the next start.
+temporary file (hashing it), sniff and open it (bounded: dms.filetypes), move it into the store
+(fsynced), and only then write the version row and the document's new metadata in one write
+transaction, which first checks that the document still exists (it may have been deleted
+meanwhile: 404, and the stored file is removed again). The version's page rows are written after
+that commit in small batches, so a 10,000-page upload never holds the write lock for long; if the
+process dies in between, processing writes the missing rows (it upserts every page). Processing
+is queued after the commit; if the process dies first, the document's `received` status makes
+reconcile() queue it at the next start.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
-import unicodedata
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+from peewee import IntegrityError
 
 from dms import filetypes, tree
-from dms.db import database
+from dms.db import database, is_disk_full, write_transaction
+from dms.errors import Invalid, NotFound, StorageFull, TooLarge, UnsupportedType
 from dms.filetypes import FileType, UnacceptableFile
-from dms.jsonapi import ApiError, invalid
-from dms.models import DocumentVersion, Node, Page, User, new_id, utcnow
+from dms.languages import check_lang
+from dms.models import DocumentVersion, Node, OcrStatus, Page, User, new_id, utcnow
 from dms.storage import FileStore, ReceivedFile, UploadTooLarge
+from dms.textrules import has_refused_characters
+
+if TYPE_CHECKING:
+    from dms.services import Services
+
+log = logging.getLogger("dms.documents")
 
 MAX_FILE_NAME_LENGTH = 255
-PAGE_ROWS_PER_INSERT = 500  # stays under SQLite's limit of variables per statement
+PAGE_ROWS_PER_BATCH = 500  # one short write transaction each; under SQLite's variable limit
 PAGE_SEPARATOR = "\n\n"  # between pages in a document's whole text
 
 
@@ -39,16 +52,17 @@ class Upload:
 
 
 def check_file_name(name: object) -> str:
-    """A stored file name: 1-255 characters, no slash, backslash or control character, not . or ..
-
-    The name is only ever shown and offered on download; files are stored by version id."""
+    """A stored file name: 1-255 characters, no slash, backslash, control or invisible formatting
+    character, not . or .. The name is only ever shown and offered on download; files are stored
+    by version id."""
     if not isinstance(name, str) or not name.strip():
-        raise invalid("A file name is required.")
+        raise Invalid("A file name is required.", code="required")
     name = name.strip()
     if len(name) > MAX_FILE_NAME_LENGTH:
-        raise invalid(f"A file name has at most {MAX_FILE_NAME_LENGTH} characters.")
-    if name in (".", "..") or any(c in "/\\" or unicodedata.category(c) == "Cc" for c in name):
-        raise invalid("A file name may not be . or .. nor contain /, \\ or control characters.")
+        raise Invalid(f"A file name has at most {MAX_FILE_NAME_LENGTH} characters.")
+    if name in (".", "..") or any(c in "/\\" for c in name) or has_refused_characters(name):
+        raise Invalid("A file name may not be . or .. nor contain /, \\, control characters or "
+                      "invisible formatting characters such as right-to-left overrides.")
     return name
 
 
@@ -57,88 +71,169 @@ def random_file_name(file_type: FileType) -> str:
     return f"upload-{secrets.token_hex(4)}{file_type.extension}"
 
 
-def too_large(limit_mb: int) -> ApiError:
-    return ApiError(413, "too_large", f"The file is larger than the maximum of {limit_mb} MiB.")
+def too_large(limit_mb: int) -> TooLarge:
+    return TooLarge(f"The file is larger than the maximum of {limit_mb} MiB.")
 
 
-def receive_upload(store: FileStore, stream: BinaryIO, length: int | None, limit_mb: int) -> Upload:
-    """Read a request body into the store's tmp/ and check it; raises ApiError and leaves
+def receive_upload(services: Services, stream: BinaryIO, length: int | None) -> Upload:
+    """Read a request body into the store's tmp/ and check it; raises a domain error and leaves
     nothing behind if the file is refused."""
-    limit = limit_mb * 1024 * 1024
+    config = services.config
+    limit = config.max_upload_bytes
     if length is not None and length > limit:
-        raise too_large(limit_mb)
+        raise too_large(config.max_upload_mb)
     try:
-        received = store.receive(stream, length, limit)
+        received = services.store.receive(stream, length, limit)
     except UploadTooLarge:
-        raise too_large(limit_mb) from None
+        raise too_large(config.max_upload_mb) from None
+    except OSError as error:
+        if is_disk_full(error):
+            raise StorageFull() from None
+        raise
     try:
         if received.size == 0:
-            raise ApiError(400, "invalid", "The file is empty.")
+            raise Invalid("The file is empty.")
         file_type = filetypes.sniff(received.head)
         if file_type is None:
-            raise ApiError(415, "unsupported_media_type",
-                           "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or "
-                           "plain text file.")
+            raise UnsupportedType("This type of file is not supported; upload a PDF, PNG, JPEG, "
+                                  "TIFF or plain text file.")
         try:
-            pages = filetypes.count_pages(received.path, file_type)
+            pages = filetypes.count_pages(received.path, file_type, filetypes.limits_of(config))
         except UnacceptableFile as error:
-            raise invalid(str(error)) from None
+            raise Invalid(str(error)) from None
     except BaseException:
         received.discard()
         raise
     return Upload(received, file_type, pages)
 
 
-def add_version(store: FileStore, document: Node, upload: Upload, file_name: str) -> DocumentVersion:
-    """Store the file and record it as the document's newest version (ocr_status back to received)."""
-    version_id = new_id()
-    store.store(upload.received, version_id)
+def upload_version(services: Services, user: User, document_id: str, stream: BinaryIO,
+                   length: int | None, file_name: object) -> Node:
+    """PUT /documents/{id}/upload/{name}: the body becomes the document's newest version."""
+    name = check_file_name(file_name)
+    tree.owned_node(user, document_id, Node.DOCUMENT)  # 404 before reading a large body
+    upload = receive_upload(services, stream, length)
+    previous = latest_version(document_id)
+    version_id = _store(services.store, upload)
     try:
-        with database.atomic("IMMEDIATE"):
-            return _record_version(document, upload, file_name, version_id)
+        with write_transaction():
+            document = tree.owned_node(user, document_id, Node.DOCUMENT)  # deleted meanwhile?
+            _record_version(document, upload, name, version_id)
     except BaseException:
-        store.remove([version_id])
+        services.store.remove([version_id])
         raise
+    if previous is not None:
+        services.processor.cancel([previous.id])  # its text is no longer wanted
+    _after_commit(services, version_id, upload.page_count)
+    return document
 
 
-def create_document_with_file(store: FileStore, user: User, folder: Node, lang: str,
-                              upload: Upload, file_name: str) -> tuple[Node, DocumentVersion]:
-    """A new document titled `file_name` in `folder`, with the upload as version 1, in one
-    transaction: a failure leaves neither the document nor its file."""
-    version_id = new_id()
-    store.store(upload.received, version_id)
+def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: int | None,
+                    file_name: object | None) -> Node:
+    """The legacy uploads (api.md §9): a new document in the caller's .inbox, titled by its name."""
+    name = check_file_name(file_name) if file_name is not None else None
+    upload = receive_upload(services, stream, length)
+    name = name or random_file_name(upload.file_type)
+    version_id = _store(services.store, upload)
     try:
-        with database.atomic("IMMEDIATE"):
-            document = tree.create_node(user, Node.DOCUMENT, folder, file_name[:tree.MAX_TITLE_LENGTH],
-                                        lang=lang)
-            version = _record_version(document, upload, file_name, version_id)
+        with write_transaction():
+            inbox = tree.special_folder(user, Node.INBOX)
+            document = tree.insert_node(user, Node.DOCUMENT, inbox, name[:tree.MAX_TITLE_LENGTH],
+                                        lang=services.config.ocr_lang)
+            _record_version(document, upload, name, version_id)
     except BaseException:
-        store.remove([version_id])
+        services.store.remove([version_id])
         raise
-    return document, version
+    _after_commit(services, version_id, upload.page_count)
+    return document
 
 
-def _record_version(document: Node, upload: Upload, file_name: str, version_id: str) -> DocumentVersion:
+def _store(store: FileStore, upload: Upload) -> str:
+    version_id = new_id()
+    try:
+        store.store(upload.received, version_id)
+    except OSError as error:
+        upload.discard()
+        if is_disk_full(error):
+            raise StorageFull() from None
+        raise
+    return version_id
+
+
+def _record_version(document: Node, upload: Upload, file_name: str, version_id: str) -> None:
     latest = (DocumentVersion.select(DocumentVersion.number)
               .where(DocumentVersion.document == document.id)
               .order_by(DocumentVersion.number.desc()).first())
     now = utcnow()
-    version = DocumentVersion.create(
+    DocumentVersion.insert(
         id=version_id, document=document.id, number=(latest.number + 1) if latest else 1,
         file_name=file_name, mime_type=upload.file_type.mime, size=upload.received.size,
         page_count=upload.page_count, sha256=upload.received.sha256, lang=document.lang,
-        created_at=now)
-    pages = [{"id": new_id(), "version": version_id, "number": number}
-             for number in range(1, upload.page_count + 1)]
-    for start in range(0, len(pages), PAGE_ROWS_PER_INSERT):
-        Page.insert_many(pages[start:start + PAGE_ROWS_PER_INSERT]).execute()
-    (Node.update(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
-                 ocr_status="received", ocr_error=None, ocr_attempts=0, updated_at=now)
-     .where(Node.id == document.id).execute())
-    document.file_name, document.size = file_name, upload.received.size
-    document.page_count = upload.page_count
-    document.ocr_status, document.ocr_error, document.updated_at = "received", None, now
-    return version
+        created_at=now).execute()
+    columns = dict(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
+                   ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0, ocr_seconds=0.0,
+                   updated_at=now)
+    Node.update(**columns).where(Node.id == document.id).execute()
+    for name, value in columns.items():
+        setattr(document, name, value)
+
+
+def _after_commit(services: Services, version_id: str, page_count: int) -> None:
+    write_page_rows(version_id, page_count)
+    services.processor.enqueue(version_id)
+
+
+def write_page_rows(version_id: str, page_count: int) -> None:
+    """The version's page rows (text still empty), PAGE_ROWS_PER_BATCH per write transaction so
+    other writers get their turn in between. Idempotent; stops if the version was deleted."""
+    for start in range(1, page_count + 1, PAGE_ROWS_PER_BATCH):
+        numbers = range(start, min(start + PAGE_ROWS_PER_BATCH, page_count + 1))
+        rows = [(new_id(), version_id, number) for number in numbers]
+        try:
+            with write_transaction():
+                database.execute_sql(
+                    "INSERT OR IGNORE INTO page (id, version_id, number) VALUES "
+                    + ", ".join("(?, ?, ?)" for _ in rows), [v for row in rows for v in row])
+        except IntegrityError:
+            return  # the version was deleted meanwhile: nothing more to write
+        except StorageFull:
+            log.warning("disk full: page rows of version %s are written when it is processed",
+                        version_id)
+            return
+
+
+def reprocess(services: Services, user: User, document_id: object, lang: object | None) -> Node:
+    """POST /ocr/: read the latest version again from scratch, in `lang` if given."""
+    if not isinstance(document_id, str) or not document_id:
+        raise Invalid("doc_id, the id of the document to process, is required.", "doc_id",
+                      code="required")
+    tree.owned_node(user, document_id, Node.DOCUMENT)
+    lang = check_lang(lang, "lang") if lang is not None else None
+    version = latest_version(document_id)
+    if version is None:
+        raise Invalid("This document has no file yet; upload one first.", "doc_id")
+    services.processor.cancel([version.id])
+    with write_transaction():
+        document = tree.owned_node(user, document_id, Node.DOCUMENT)
+        columns = dict(ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0,
+                       ocr_seconds=0.0)
+        if lang is not None:
+            columns["lang"] = lang
+        Node.update(**columns).where(Node.id == document.id).execute()
+        Page.update(text="", method=None).where(Page.version == version.id).execute()
+        for name, value in columns.items():
+            setattr(document, name, value)
+    services.processor.enqueue(version.id)
+    return document
+
+
+def delete_node(services: Services, user: User, node_id: str, kind: str | None = None) -> None:
+    """DELETE a node with everything below it: rows in one transaction, then their files, then
+    any processing still running on them (a crash after the commit leaves files that the
+    start-up sweep removes)."""
+    version_ids = tree.delete_subtree(user, node_id, kind)
+    services.processor.cancel(version_ids)
+    services.store.remove(version_ids)
 
 
 def versions(document_id: str) -> list[DocumentVersion]:
@@ -170,9 +265,30 @@ def latest_version(document_id: str) -> DocumentVersion | None:
             .order_by(DocumentVersion.number.desc()).first())
 
 
-def owned_version(user: User, version_id: str) -> DocumentVersion | None:
-    return (DocumentVersion.select().join(Node)
-            .where(DocumentVersion.id == version_id, Node.owner == user.id).first())
+def owned_version(user: User, version_id: str) -> DocumentVersion:
+    version = (DocumentVersion.select().join(Node)
+               .where(DocumentVersion.id == version_id, Node.owner == user.id).first())
+    if version is None:
+        raise NotFound()
+    return version
+
+
+def latest_file(user: User, document_id: str) -> DocumentVersion:
+    """The latest version of the caller's document, to download."""
+    tree.owned_node(user, document_id, Node.DOCUMENT)
+    version = latest_version(document_id)
+    if version is None:
+        raise NotFound("This document has no file yet.")
+    return version
+
+
+def owned_page(user: User, page_id: str) -> tuple[Page, DocumentVersion]:
+    """A page of one of the caller's documents, with its version."""
+    row = (Page.select(Page, DocumentVersion).join(DocumentVersion).join(Node)
+           .where(Page.id == page_id, Node.owner == user.id).first())
+    if row is None:
+        raise NotFound()
+    return row, row.version
 
 
 def referenced_version_ids() -> set[str]:

@@ -3,10 +3,10 @@ header or a name, and each accepted file is opened once to count its pages."""
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from dms.imaging import ImageLimits, UnacceptableImage, check_frames
 from dms.pdf import UnreadablePdf, page_count as pdf_page_count
 
 
@@ -55,33 +55,28 @@ def looks_like_text(head: bytes) -> bool:
     return not any(byte < 32 and byte not in TEXT_CONTROLS or byte == 127 for byte in head)
 
 
-def count_pages(path: Path, file_type: FileType) -> int:
-    """Open the file once: its page count, or UnacceptableFile if it cannot be read."""
+@dataclass(frozen=True)
+class FileLimits:
+    max_pages: int
+    max_image_pixels: int
+
+
+def limits_of(config) -> FileLimits:
+    return FileLimits(config.max_pages, config.max_image_megapixels * 1_000_000)
+
+
+def count_pages(path: Path, file_type: FileType, limits: FileLimits) -> int:
+    """Open the file once: its page count, or UnacceptableFile if it cannot be read or is past
+    the limits (pages, frames, pixels per frame)."""
     if file_type is PDF:
         try:
-            return pdf_page_count(path)
+            return pdf_page_count(path, limits.max_pages)
         except UnreadablePdf as error:
             raise UnacceptableFile(str(error)) from None
     if file_type in IMAGES:
-        return _image_frames(path, file_type)
+        try:
+            return check_frames(path, file_type.extension[1:].upper(),
+                                ImageLimits(limits.max_image_pixels, limits.max_pages))
+        except UnacceptableImage as error:
+            raise UnacceptableFile(str(error)) from None
     return 1
-
-
-def _image_frames(path: Path, file_type: FileType) -> int:
-    from PIL import Image  # imported on first use: keeps the idle server small
-
-    try:
-        # Pillow only warns between MAX_IMAGE_PIXELS and twice that; refuse those too, so an
-        # image that decodes to gigabytes never reaches a worker.
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as image:
-                image.verify()  # must come first, right after opening
-            with Image.open(path) as image:
-                frames = getattr(image, "n_frames", 1)
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise UnacceptableFile("The image has too many pixels to be processed safely.") from None
-    except Exception:  # Pillow raises many types for broken files
-        raise UnacceptableFile(f"The {file_type.extension[1:].upper()} image is corrupt and "
-                               "cannot be read.") from None
-    return frames

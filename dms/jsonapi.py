@@ -88,20 +88,39 @@ def media_type(header: str | None) -> str:
     return (header or "").split(";", 1)[0].strip().lower()
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def parse_json(raw: bytes) -> dict:
-    """Decode a request body that must be one JSON object."""
+    """Decode a request body that must be one JSON object. Hostile bodies are refused with a 400,
+    never a 500: nesting deeper than Python's recursion limit, integers longer than Python
+    converts (4,300 digits), NaN/Infinity (not JSON), lone surrogates (\\ud800, which no
+    text can be stored with)."""
     if not raw.strip():
         raise ApiError(400, "parse_error", "The request body is empty; a JSON object was expected.")
     try:
-        body = json.loads(raw.decode("utf-8"))
+        body = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
     except UnicodeDecodeError:
         raise ApiError(400, "parse_error", "The request body is not valid UTF-8.") from None
     except json.JSONDecodeError as error:
         raise ApiError(400, "parse_error",
                        f"The request body is not valid JSON: {error.msg} at line {error.lineno}, "
                        f"column {error.colno}.") from None
+    except RecursionError:
+        raise ApiError(400, "parse_error", "The request body is nested too deeply.") from None
+    except ValueError as error:  # an integer too long to convert, NaN, Infinity
+        raise ApiError(400, "parse_error", f"The request body holds a value dms does not accept: "
+                                           f"{str(error).split(';')[0]}.") from None
     if not isinstance(body, dict):
         raise ApiError(400, "parse_error", "The request body must be a JSON object.")
+    try:
+        encode(body)
+    except UnicodeEncodeError:
+        raise ApiError(400, "parse_error", "The request body holds text that is not valid Unicode "
+                                           "(a lone surrogate such as \\ud800).") from None
+    except RecursionError:
+        raise ApiError(400, "parse_error", "The request body is nested too deeply.") from None
     return body
 
 

@@ -10,6 +10,8 @@ import re
 import shutil
 import subprocess
 
+from dms.errors import Invalid
+
 log = logging.getLogger("dms.languages")
 
 # "osd" is Tesseract's orientation-and-script model, not a language anyone reads a document in.
@@ -42,3 +44,12 @@ def is_valid_lang(lang: object) -> bool:
         return False
     parts = lang.split("+")
     return len(set(parts)) == len(parts) and all(p in installed_languages() for p in parts)
+
+
+def check_lang(lang: object, field: str = "lang") -> str:
+    """A valid OCR language, or the 400 that lists the installed ones."""
+    if not is_valid_lang(lang):
+        allowed = ", ".join(installed_languages()) or "none (Tesseract is not installed)"
+        raise Invalid(f"Unknown OCR language {lang!r}; installed languages: {allowed} "
+                      "(combine them with +, e.g. eng+deu).", field)
+    return lang

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from peewee import BooleanField, ForeignKeyField, IntegerField, Model, TextField
+from peewee import BooleanField, FloatField, ForeignKeyField, IntegerField, Model, TextField
 
 from dms.db import database
 
@@ -19,6 +19,11 @@ def utcnow() -> dt.datetime:
 
 def new_id() -> str:
     return str(uuid.uuid4())
+
+
+def title_sort_key(title: str) -> str:
+    """What listings sort titles by: casefolded (SQLite's NOCASE folds only ASCII)."""
+    return title.casefold()
 
 
 class UTCDateTimeField(TextField):
@@ -37,6 +42,19 @@ class UTCDateTimeField(TextField):
         return dt.datetime.fromisoformat(value)  # C speed; strptime dominated listing time
 
 
+class OcrStatus:
+    """A document's `ocr_status` (api.md §7): the only four values, named once.
+
+    received (waiting) -> started (a worker reads it) -> succeeded | failed; a new upload or a
+    re-run starts over at received."""
+    RECEIVED = "received"
+    STARTED = "started"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    ALL = (RECEIVED, STARTED, SUCCEEDED, FAILED)
+    PENDING = (RECEIVED, STARTED)  # work left to do: reconcile() queues these
+
+
 class BaseModel(Model):
     class Meta:
         database = database
@@ -46,6 +64,8 @@ class BaseModel(Model):
 class User(BaseModel):
     id = TextField(primary_key=True, default=new_id)
     username = TextField(unique=True)
+    # The username casefolded (dms.accounts.username_key): unique, so ADMIN cannot join admin.
+    username_key = TextField()
     # None: the account has no usable password (set one with change-password).
     password_hash = TextField(null=True)
     first_name = TextField(default="")
@@ -79,7 +99,6 @@ class Token(BaseModel):
 class Node(BaseModel):
     FOLDER = "folder"
     DOCUMENT = "document"
-    OCR_STATUSES = ("received", "started", "succeeded", "failed")
     HOME = "home"
     INBOX = "inbox"
     SPECIAL_TITLES = {HOME: ".home", INBOX: ".inbox"}
@@ -101,6 +120,8 @@ class Node(BaseModel):
     ocr_error = TextField(null=True)
     # Processing attempts of the latest version; reset by each upload and by a re-run.
     ocr_attempts = IntegerField(default=0)
+    # Seconds of processing spent on the latest version (the per-document budget).
+    ocr_seconds = FloatField(default=0.0)
     file_name = TextField(null=True)
     size = IntegerField(default=0)
     page_count = IntegerField(default=0)
@@ -108,8 +129,10 @@ class Node(BaseModel):
     updated_at = UTCDateTimeField(default=utcnow)
 
     def save(self, *args, **kwargs):
-        self.title_sort = self.title.casefold()
-        return super().save(*args, **kwargs)
+        """Refused: a whole-row save writes back every column read earlier, undoing concurrent
+        changes (a move committed meanwhile). Write with targeted UPDATEs (dms.db)."""
+        raise TypeError("Node.save() is not used in dms: insert with Node.insert() and change "
+                        "rows with targeted UPDATEs.")
 
     @property
     def is_special(self) -> bool:

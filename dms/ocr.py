@@ -1,25 +1,38 @@
 """Reading the text of a stored file, page by page (api.md §7).
 
-- plain text: taken as is (one page);
+- plain text: taken as is (one page, its first MAX_TEXT_BYTES);
 - PDF: each page's text layer read with pdfium; a page without usable text (`page_needs_ocr`)
-  is rendered at 300 dpi and read by Tesseract;
+  is rendered and read by Tesseract;
 - PNG, JPEG and each TIFF frame: read by Tesseract.
 
+Bounded work: a page is rendered at RENDER_DPI but never past the OCR pixel budget (a 200 × 200 inch
+PDF page is scaled down, and Tesseract is told the resolution it really got); an image frame larger
+than the budget is scaled down the same way; each Tesseract run has a timeout; a CancelToken stops
+the reading between pages and kills a running Tesseract at once (document deleted, replaced, or
+the server stopping).
+
 Concurrency rules: this runs only in the queue's worker threads, never in a request thread.
-pdfium (rendering) only under dms.pdf.PDFIUM_LOCK. Tesseract runs as a child process with
-OMP_THREAD_LIMIT=1 (one thread per job: several jobs in parallel use the cores better than one
-job with several threads) and a per-page timeout.
+pdfium only under dms.pdf.PDFIUM_LOCK; large frames only under dms.imaging.decoding().
+Tesseract is a child process we start ourselves (not pytesseract, which cannot be cancelled from
+another thread and leaves its temporary files in /tmp when killed): the page goes in through stdin
+as an uncompressed PGM and the text comes back on stdout, so no file is ever written; it runs with
+OMP_THREAD_LIMIT=1 (several jobs in parallel use the cores better than one job with several threads).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import os
+import shutil
+import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
+from dms.imaging import decoding, fit_scale, shrink
 from dms.pdf import PDFIUM_LOCK
 
 log = logging.getLogger("dms.ocr")
@@ -29,6 +42,7 @@ MIN_TEXT_CHARS = 20
 # memory whole (the file itself is kept and downloadable as it is).
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 RENDER_DPI = 300
+MAX_RENDER_SIDE = 30_000  # pixels; Tesseract (Leptonica) refuses larger images
 PAGE_TIMEOUT_SECONDS = 180
 TESSERACT_ENV = {"OMP_THREAD_LIMIT": "1"}
 
@@ -44,21 +58,58 @@ class PageFailed(Exception):
     """A page could not be read; the message is the reason kept for the document."""
 
 
+class Cancelled(Exception):
+    """Nobody wants this text any more (the document was deleted or replaced)."""
+
+
+class CancelToken:
+    """Stops one document's reading: checked between pages, and kills a running Tesseract."""
+
+    def __init__(self):
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._event.set()
+            if self._process is not None:
+                self._process.kill()
+
+    def check(self) -> None:
+        if self.cancelled:
+            raise Cancelled()
+
+    def attach(self, process: subprocess.Popen | None) -> None:
+        with self._lock:
+            self._process = process
+            if process is not None and self.cancelled:
+                process.kill()
+
+
 def page_needs_ocr(text: str) -> bool:
     """A PDF page whose text layer has fewer than MIN_TEXT_CHARS visible characters is a scan
     (or a scan with a stray page number): its text comes from Tesseract instead."""
     return len("".join(text.split())) < MIN_TEXT_CHARS
 
 
-def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool) -> Iterator[PageText]:
-    """The text of every page of a stored file, in order."""
+def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool, numbers: Iterable[int],
+               max_pixels: int, token: CancelToken) -> Iterator[PageText]:
+    """The text of the pages `numbers` (1-based, ascending) of a stored file, in order."""
+    numbers = list(numbers)
+    if not numbers:
+        return
     if mime_type == "text/plain":
         with open(path, "rb") as file:
             yield PageText(1, decode_text(file.read(MAX_TEXT_BYTES)), "text")
     elif mime_type == "application/pdf":
-        yield from _pdf_pages(path, lang, use_ocr)
+        yield from _pdf_pages(path, lang, use_ocr, numbers, max_pixels, token)
     else:
-        yield from _image_pages(path, lang, use_ocr)
+        yield from _image_pages(path, lang, use_ocr, numbers, max_pixels, token)
 
 
 def decode_text(raw: bytes) -> str:
@@ -70,17 +121,17 @@ def decode_text(raw: bytes) -> str:
         return raw.decode("cp1252", errors="replace")
 
 
-def _pdf_pages(path: Path, lang: str, use_ocr: bool) -> Iterator[PageText]:
-    """Text layers are read with pdfium (the C library pdfplumber renders with): pdfplumber's
-    own pure-Python text extraction read dense pages ~45x slower (5 vs 225 pages/s, bench/ocr.py),
-    far below the 50 pages/s target. The lock is taken per page, so previews can interleave."""
+def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
+               token: CancelToken) -> Iterator[PageText]:
+    """Text layers are read with pdfium: pdfplumber's pure-Python extraction read dense pages ~45x
+    slower (bench/ocr.py). The lock is taken per page, so previews can interleave."""
     import pypdfium2
 
     with PDFIUM_LOCK:
         document = pypdfium2.PdfDocument(str(path))
-        count = len(document)
     try:
-        for number in range(1, count + 1):
+        for number in numbers:
+            token.check()
             with PDFIUM_LOCK:
                 layer = _text_layer(document, number - 1)
             if not page_needs_ocr(layer):
@@ -89,13 +140,29 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool) -> Iterator[PageText]:
                 yield PageText(number, layer, "skipped")
             else:
                 with PDFIUM_LOCK:
-                    page = document[number - 1]
-                    image = page.render(scale=RENDER_DPI / 72, grayscale=True).to_pil()
-                    page.close()
-                yield PageText(number, tesseract(image, lang), "ocr")  # outside the lock
+                    image, dpi = _render(document, number - 1, max_pixels)
+                yield PageText(number, tesseract(_pgm(image), lang, dpi, token), "ocr")
     finally:
         with PDFIUM_LOCK:
             document.close()
+
+
+def _render(document, index: int, max_pixels: int):
+    """A page as a grayscale image at RENDER_DPI, or less where the pixel budget requires."""
+    import pypdfium2
+
+    try:
+        page = document[index]
+    except pypdfium2.PdfiumError as error:
+        raise PageFailed(f"Page {index + 1} cannot be read: {error}") from None
+    try:
+        width, height = page.get_size()  # points
+        scale = RENDER_DPI / 72
+        scale *= fit_scale(max(width, 1) * scale, max(height, 1) * scale, max_pixels, MAX_RENDER_SIDE)
+        image = page.render(scale=scale, grayscale=True).to_pil()
+    finally:
+        page.close()
+    return image, max(1, round(scale * 72))
 
 
 def _text_layer(document, index: int) -> str:
@@ -112,62 +179,94 @@ def _text_layer(document, index: int) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-def _image_pages(path: Path, lang: str, use_ocr: bool) -> Iterator[PageText]:
-    from PIL import Image, ImageSequence
+def _image_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
+                 token: CancelToken) -> Iterator[PageText]:
+    from PIL import Image
 
-    if use_ocr and _single_frame(path):
-        # Tesseract reads the stored file itself: writing the decoded image out again for it (what
-        # passing a Pillow image does) cost ~15 % per page (bench/ocr.py). _single_frame has
-        # decoded it once, so a broken file still fails here with a clear reason.
-        yield PageText(1, tesseract(str(path), lang), "ocr")
+    if not use_ocr:
+        for number in numbers:
+            yield PageText(number, "", "skipped")
         return
     try:
         with Image.open(path) as image:
-            for number, frame in enumerate(ImageSequence.Iterator(image), start=1):
-                if not use_ocr:
-                    yield PageText(number, "", "skipped")
-                    continue
-                frame.load()
-                yield PageText(number, tesseract(frame.copy(), lang), "ocr")
-    except (OSError, ValueError) as error:
+            single = getattr(image, "n_frames", 1) == 1
+            for number in numbers:
+                token.check()
+                image.seek(number - 1)
+                pixels = image.width * image.height
+                with decoding(pixels):
+                    image.load()  # decoding the whole frame here: broken files fail with a reason
+                    if single and pixels <= max_pixels:
+                        # Tesseract reads the stored file itself: cheaper than piping it (~15 %).
+                        source, dpi = path, RENDER_DPI
+                    else:
+                        frame, scale = shrink(image, max_pixels)
+                        source, dpi = _pgm(frame), max(1, round(RENDER_DPI * scale))
+                        del frame
+                yield PageText(number, tesseract(source, lang, dpi, token), "ocr")
+    except (OSError, ValueError, EOFError) as error:
         raise PageFailed(f"The image cannot be read: {error}") from None
 
 
-def _single_frame(path: Path) -> bool:
-    """True for a one-page image, after decoding it completely (truncated files fail here)."""
-    from PIL import Image
+def _pgm(image) -> bytes:
+    """The image as an uncompressed grayscale PGM: what Tesseract reads fastest from a pipe."""
+    if image.mode != "L":
+        image = image.convert("L")
+    out = io.BytesIO()
+    image.save(out, "PPM")
+    return out.getvalue()
 
+
+def tesseract(source: Path | bytes, lang: str, dpi: int = RENDER_DPI,
+              token: CancelToken | None = None) -> str:
+    """Run Tesseract on one page: an image file's path, or PGM bytes sent through stdin."""
+    command = [tesseract_command(), "stdin" if isinstance(source, bytes) else str(source),
+               "stdout", "-l", lang, "--dpi", str(dpi)]
+    token = token or CancelToken()
+    token.check()
     try:
-        with Image.open(path) as image:
-            if getattr(image, "n_frames", 1) != 1:
-                return False
-            image.load()
-            return True
-    except (OSError, ValueError) as error:
-        raise PageFailed(f"The image cannot be read: {error}") from None
-
-
-def tesseract(image, lang: str) -> str:
-    """Run Tesseract on one page, a Pillow image or an image file's path, at RENDER_DPI in `lang`."""
-    import pytesseract
-
-    if not isinstance(image, str) and image.mode not in ("L", "RGB", "1"):
-        image = image.convert("RGB")
+        process = subprocess.Popen(command, stdin=subprocess.PIPE if isinstance(source, bytes)
+                                   else subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=tesseract_environment())
+    except OSError as error:
+        raise PageFailed(f"Tesseract could not be started: {error}") from None
+    token.attach(process)
     try:
-        text = pytesseract.image_to_string(image, lang=lang, config=f"--dpi {RENDER_DPI}",
-                                           timeout=PAGE_TIMEOUT_SECONDS)
-    except RuntimeError as error:  # pytesseract's timeout
-        raise PageFailed(f"Tesseract took longer than {PAGE_TIMEOUT_SECONDS} s on a page.") from error
-    except pytesseract.TesseractError as error:
-        raise PageFailed(f"Tesseract failed: {error.message.strip()[:300]}") from None
-    return text.strip()
+        out, err = process.communicate(source if isinstance(source, bytes) else None,
+                                       timeout=PAGE_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise PageFailed(f"Tesseract took longer than {PAGE_TIMEOUT_SECONDS} s on a page.") from None
+    finally:
+        token.attach(None)
+    token.check()
+    if process.returncode != 0:
+        message = err.decode("utf-8", "replace").strip().splitlines()
+        raise PageFailed("Tesseract failed: " + (message[-1][:300] if message else
+                                                 f"exit status {process.returncode}"))
+    return out.decode("utf-8", "replace").strip()
+
+
+def tesseract_command() -> str:
+    return shutil.which("tesseract") or "tesseract"
+
+
+def tesseract_environment() -> dict:
+    """The server's environment for Tesseract, one thread per job, without the LD_LIBRARY_PATH
+    a PyInstaller bundle sets for itself (it would make the system's tesseract load the bundle's
+    libraries)."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH" or not _frozen()}
+    env.update(TESSERACT_ENV)
+    return env
+
+
+def _frozen() -> bool:
+    return getattr(sys, "frozen", False)
 
 
 def prepare_environment() -> None:
-    """Set once at start-up, before any worker runs: Tesseract children inherit it.
-
-    Also drops the LD_LIBRARY_PATH a PyInstaller bundle sets for itself, which would make the
-    system's tesseract load the bundle's libraries."""
+    """Set once at start-up (kept for code that starts Tesseract by other means)."""
     os.environ.update(TESSERACT_ENV)
-    if getattr(sys, "frozen", False):
+    if _frozen():
         os.environ.pop("LD_LIBRARY_PATH", None)

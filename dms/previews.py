@@ -1,35 +1,55 @@
-"""JPEG previews of pages, rendered on first request and kept under `<data-dir>/previews/`.
+"""JPEG previews of pages, rendered on first request and kept in the file store beside their
+version (removed with it).
 
-Rendering a page is much cheaper than reading it, so it may happen in a request thread; pdfium
-still only runs under dms.pdf.PDFIUM_LOCK."""
+Rendering happens in a request thread, so it is bounded: the preview is PREVIEW_WIDTH pixels wide
+but never longer than MAX_PREVIEW_SIDE (a 1 × 1000 pt PDF page would otherwise become
+1,000 × 1,000,000 pixels), JPEGs are decoded at reduced size, and a large image frame is decoded
+only under dms.imaging.decoding(). pdfium runs under dms.pdf.PDFIUM_LOCK.
+"""
 
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from dms.db import is_disk_full
+from dms.errors import StorageFull
+from dms.imaging import decoding
+from dms.models import DocumentVersion, Page
 from dms.pdf import PDFIUM_LOCK
 
+if TYPE_CHECKING:
+    from dms.services import Services
+
 PREVIEW_WIDTH = 1000  # pixels: readable on a screen, small to send
+MAX_PREVIEW_SIDE = 4000  # pixels, the longest side of any preview
 PREVIEW_QUALITY = 80
 
 
-def preview(previews_dir: Path, page_id: str, file_path: Path, mime_type: str, number: int,
-            text: str) -> Path:
+def preview(services: Services, page: Page, version: DocumentVersion) -> Path:
     """The cached preview of a page, rendering it first if needed."""
-    target = previews_dir / page_id[:2] / f"{page_id}.jpg"
+    store = services.store
+    target = store.preview_path(version.id, page.number)
     if target.is_file():
         return target
-    image = _render(file_path, mime_type, number, text)
-    image.thumbnail((PREVIEW_WIDTH, PREVIEW_WIDTH * 4))
+    image = _render(store.path(version.id), version.mime_type, page.number, page.text)
+    image.thumbnail((PREVIEW_WIDTH, MAX_PREVIEW_SIDE))
     buffer = io.BytesIO()
     image.convert("RGB").save(buffer, "JPEG", quality=PREVIEW_QUALITY)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_suffix(".tmp")
-    temporary.write_bytes(buffer.getvalue())
-    os.replace(temporary, target)  # another request rendering the same page gets a whole file
+    try:
+        store.write_derived(target, buffer.getvalue())
+    except OSError as error:
+        if is_disk_full(error):
+            raise StorageFull() from None
+        raise
     return target
+
+
+def preview_scale(width: float, height: float) -> float:
+    """Pixels per point for a PDF page: PREVIEW_WIDTH wide, no side past MAX_PREVIEW_SIDE."""
+    width, height = max(width, 1.0), max(height, 1.0)
+    return min(PREVIEW_WIDTH / width, MAX_PREVIEW_SIDE / max(width, height))
 
 
 def _render(file_path: Path, mime_type: str, number: int, text: str):
@@ -42,7 +62,7 @@ def _render(file_path: Path, mime_type: str, number: int, text: str):
             document = pypdfium2.PdfDocument(str(file_path))
             try:
                 page = document[number - 1]
-                return page.render(scale=PREVIEW_WIDTH / page.get_width()).to_pil()
+                return page.render(scale=preview_scale(*page.get_size())).to_pil()
             finally:
                 document.close()
     if mime_type == "text/plain":
@@ -54,5 +74,8 @@ def _render(file_path: Path, mime_type: str, number: int, text: str):
         return image
     with Image.open(file_path) as image:
         image.seek(number - 1)
-        image.load()
-        return image.copy()
+        image.draft("RGB", (PREVIEW_WIDTH, MAX_PREVIEW_SIDE))  # JPEG: decode at reduced size
+        with decoding(image.width * image.height):
+            image.load()
+            image.thumbnail((PREVIEW_WIDTH, MAX_PREVIEW_SIDE))
+            return image.copy()

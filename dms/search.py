@@ -13,9 +13,14 @@ one, so no input can cause a syntax error.
 from __future__ import annotations
 
 import re
+import time
+from typing import Callable
+
+from peewee import OperationalError
 
 from dms import tree
-from dms.db import database
+from dms.db import database, interruptible, write_transaction
+from dms.errors import Invalid, Unavailable
 from dms.models import User
 
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -43,19 +48,37 @@ def set_document_text(document_id: str, text: str) -> None:
         (text, document_id))
 
 
-def query(user: User, text: str, limit: int = DEFAULT_LIMIT) -> list[dict]:
-    """The caller's best matches first, in the shape of api.md §8."""
+def check_limit(raw: object) -> int:
+    try:
+        limit = int(raw)
+    except (TypeError, ValueError):
+        limit = 0
+    if not 1 <= limit <= MAX_LIMIT:
+        raise Invalid(f"limit must be a whole number from 1 to {MAX_LIMIT}.")
+    return limit
+
+
+def query(user: User, text: str, limit: object = DEFAULT_LIMIT, timeout: float = 10.0,
+          client_gone: Callable[[], bool] = lambda: False) -> list[dict]:
+    """The caller's best matches first, in the shape of api.md §8. The query is stopped when it
+    runs past `timeout` seconds or when `client_gone()` says nobody waits for the answer."""
+    limit = check_limit(limit)
     expression = match_expression(user.id, text)
     if expression is None:
         return []
-    rows = database.execute_sql(f"""
-        SELECT node.id, node.kind, node.title,
-               snippet(search_index, 1, ?, ?, '…', {SNIPPET_WORDS}),
-               highlight(search_index, 0, ?, ?)
-        FROM search_index JOIN node ON node.seq = search_index.rowid
-        WHERE search_index MATCH ? AND node.owner_id = ?
-        ORDER BY bm25(search_index, {TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0)
-        LIMIT ?""", (*HIGHLIGHT, *HIGHLIGHT, expression, user.id, min(limit, MAX_LIMIT))).fetchall()
+    deadline = time.monotonic() + timeout
+
+    def should_stop() -> bool:
+        return time.monotonic() > deadline or client_gone()
+
+    try:
+        with interruptible(should_stop):
+            rows = _matches(user, expression, limit)
+    except OperationalError as error:
+        if "interrupted" not in str(error):
+            raise
+        raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
+                          "for longer or more words.") from None
     crumbs = tree.breadcrumbs([row[0] for row in rows])
     return [{
         "id": node_id,
@@ -69,6 +92,17 @@ def query(user: User, text: str, limit: int = DEFAULT_LIMIT) -> list[dict]:
     } for node_id, kind, title, text_snippet, title_highlight in rows]
 
 
+def _matches(user: User, expression: str, limit: int) -> list[tuple]:
+    return database.execute_sql(f"""
+        SELECT node.id, node.kind, node.title,
+               snippet(search_index, 1, ?, ?, '…', {SNIPPET_WORDS}),
+               highlight(search_index, 0, ?, ?)
+        FROM search_index JOIN node ON node.seq = search_index.rowid
+        WHERE search_index MATCH ? AND node.owner_id = ?
+        ORDER BY bm25(search_index, {TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0)
+        LIMIT ?""", (*HIGHLIGHT, *HIGHLIGHT, expression, user.id, limit)).fetchall()
+
+
 def best_highlight(text_snippet: str, title_highlight: str) -> str | None:
     """Where the words were found: in the text if they were, else in the title."""
     for candidate in (text_snippet, title_highlight):
@@ -80,7 +114,7 @@ def best_highlight(text_snippet: str, title_highlight: str) -> str | None:
 def rebuild() -> int:
     """Rebuild the whole index from the nodes and the text of each document's latest version
     (`dms reindex`). Returns the number of rows indexed."""
-    with database.atomic("IMMEDIATE"):
+    with write_transaction():
         database.execute_sql("DELETE FROM search_index")
         database.execute_sql("""
             INSERT INTO search_index (rowid, title, body, owner)

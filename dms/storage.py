@@ -1,8 +1,9 @@
 """The file store under the data dir: uploads streamed to disk, stored by version id, never by a
 client's name (api.md §6).
 
-Layout: `files/<first two characters of the id>/<version id>` for stored files, `tmp/` for uploads
-in progress. Durability: an upload is written to `tmp/`, fsynced, renamed into place and the
+Layout: `files/<first two characters of the id>/<version id>` for stored files,
+`previews/<aa>/<version id>/<page>.jpg` for page previews (derived, removed with their version),
+`tmp/` for uploads in progress. Durability: an upload is written to `tmp/`, fsynced, renamed into place and the
 directory fsynced before any database row points at it. A crash can therefore leave only
 unreferenced files (never a row without its file); `sweep()` at start-up removes them.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +43,7 @@ class ReceivedFile:
 class FileStore:
     def __init__(self, data_dir: Path):
         self.files_dir = data_dir / "files"
+        self.previews_dir = data_dir / "previews"
         self.tmp_dir = data_dir / "tmp"
         self.files_dir.mkdir(parents=True, exist_ok=True)
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
@@ -88,6 +91,22 @@ class FileStore:
         _fsync_dir(target.parent)
         return target
 
+    def preview_path(self, version_id: str, page_number: int) -> Path:
+        return self.previews_dir / version_id[:2] / version_id / f"{page_number}.jpg"
+
+    def write_derived(self, target: Path, content: bytes) -> None:
+        """Write a derived file (a preview) whole or not at all: each writer uses its own
+        temporary name, so two requests rendering the same page never mix their bytes."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(descriptor, "wb") as out:
+                out.write(content)
+            os.replace(name, target)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+
     def remove(self, version_ids: Iterable[str]) -> None:
         for version_id in version_ids:
             try:
@@ -96,6 +115,7 @@ class FileStore:
                 pass
             except OSError as error:  # the start-up sweep will try again
                 log.warning("could not remove the file of version %s: %s", version_id, error)
+            shutil.rmtree(self.previews_dir / version_id[:2] / version_id, ignore_errors=True)
 
     def sweep(self, referenced: set[str]) -> tuple[int, int]:
         """Remove uploads interrupted by a crash and files no version refers to.
@@ -114,6 +134,15 @@ class FileStore:
                 if entry.name not in referenced:
                     entry.unlink(missing_ok=True)
                     orphans += 1
+        if self.previews_dir.is_dir():
+            for bucket in self.previews_dir.iterdir():
+                for entry in bucket.iterdir() if bucket.is_dir() else ():
+                    if entry.name in referenced:
+                        continue
+                    if entry.is_dir():  # previews of a deleted version
+                        shutil.rmtree(entry, ignore_errors=True)
+                    else:  # a preview in the layout before issue 11 (by page id)
+                        entry.unlink(missing_ok=True)
         if temporary or orphans:
             log.info("start-up sweep removed %d interrupted uploads and %d unreferenced files",
                      temporary, orphans)

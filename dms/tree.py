@@ -1,5 +1,5 @@
 """The tree of folders and documents (api.md §5): ownership, titles, listing order, breadcrumbs,
-moves and deletes.
+creation, renames, moves and deletes.
 
 The tree is an adjacency list (`node.parent_id`) with indexes per listing order, so:
 - listing a folder reads one index range (no scan of the tree, no sorting in Python);
@@ -8,19 +8,28 @@ The tree is an adjacency list (`node.parent_id`) with indexes per listing order,
   as long as the path is deep, not as large as the tree;
 - a subtree is deleted in one statement inside one transaction.
 Every lookup is by owner: another user's node is indistinguishable from an unknown id.
+
+Concurrency rules: every change runs in `write_transaction()` and re-reads what it checks inside
+it (the cycle check and the move it allows are one transaction), and writes only the columns it
+changes. Every recursive query terminates even on a corrupt tree (a loop that only a bug or a
+hand-edited database could make): walks collect ids with UNION, which stops at the first
+repetition, and the one walk that counts depth is cut at a bound.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from typing import NamedTuple
 
-from dms.db import database
-from dms.jsonapi import ApiError, invalid, not_found, permission_denied
-from dms.models import Node, User, utcnow
+from dms.db import database, write_transaction
+from dms.errors import Conflict, Forbidden, Invalid, NotFound
+from dms.languages import check_lang
+from dms.models import Node, OcrStatus, User, new_id, title_sort_key, utcnow
+from dms.textrules import has_refused_characters
 
 MAX_TITLE_LENGTH = 200
 FORBIDDEN_TITLE_CHARACTERS = "/\\"
+# Levels below .home/.inbox (DMS_MAX_TREE_DEPTH): every walk up a path is bounded by it.
+DEFAULT_MAX_DEPTH = 1000
 
 # sort= value -> ORDER BY columns; each matches one index of migration 0002 (read either way).
 SORTS = {
@@ -79,19 +88,21 @@ class NodeListing:
         return [NodeRow._make(row) for row in cursor]
 
 
-def check_title(value: object, pointer: str = "/data/attributes/title") -> str:
-    """A title: 1-200 characters after trimming, no slash, backslash or control character."""
+def check_title(value: object, field: str = "title") -> str:
+    """A title: 1-200 characters after trimming; no slash, backslash, control or invisible
+    formatting character (dms.textrules)."""
     if value is None:
-        raise ApiError(400, "required", "A title is required.", pointer)
+        raise Invalid("A title is required.", field, code="required")
     if not isinstance(value, str):
-        raise invalid("The title must be text.", pointer)
+        raise Invalid("The title must be text.", field)
     title = value.strip()
     if not title:
-        raise ApiError(400, "blank", "The title may not be blank.", pointer)
+        raise Invalid("The title may not be blank.", field, code="blank")
     if len(title) > MAX_TITLE_LENGTH:
-        raise invalid(f"A title has at most {MAX_TITLE_LENGTH} characters.", pointer)
-    if any(c in FORBIDDEN_TITLE_CHARACTERS or unicodedata.category(c) == "Cc" for c in title):
-        raise invalid("A title may not contain /, \\ or control characters.", pointer)
+        raise Invalid(f"A title has at most {MAX_TITLE_LENGTH} characters.", field)
+    if any(c in FORBIDDEN_TITLE_CHARACTERS for c in title) or has_refused_characters(title):
+        raise Invalid("A title may not contain /, \\, control characters or invisible formatting "
+                      "characters such as right-to-left overrides.", field)
     return title
 
 
@@ -99,12 +110,21 @@ def owned_node(user: User, node_id: str, kind: str | None = None) -> Node:
     """The caller's node `node_id` (of `kind`, if given), else the 404 of an unknown id."""
     node = next(iter(Node.raw(OWNED_NODE, node_id, user.id)), None)
     if node is None or (kind is not None and node.kind != kind):
-        raise not_found()
+        raise NotFound()
     return node
+
+
+def owned_nodes(user: User, node_ids: list[str]) -> list[Node]:
+    """Several of the caller's nodes, in the order asked; 404 if any is unknown or foreign."""
+    return [owned_node(user, node_id) for node_id in node_ids]
 
 
 def special_folders(user: User) -> NodeListing:
     return NodeListing("owner_id = ? AND special IS NOT NULL", (user.id,), "title_sort")
+
+
+def special_folder(user: User, special: str) -> Node:
+    return Node.get(Node.owner == user.id, Node.special == special)
 
 
 def children(folder: Node, sort: str | None = None) -> NodeListing:
@@ -114,99 +134,205 @@ def children(folder: Node, sort: str | None = None) -> NodeListing:
     if sort:
         columns = SORTS.get(sort.lstrip("-"))
         if columns is None:
-            raise invalid(f"Cannot sort by {sort!r}; use one of {', '.join(SORTS)}, "
+            raise Invalid(f"Cannot sort by {sort!r}; use one of {', '.join(SORTS)}, "
                           "optionally with a leading -.")
         direction = " DESC" if sort.startswith("-") else ""
         order = ", ".join(column + direction for column in columns)
     return NodeListing("parent_id = ?", (folder.id,), order)
 
 
+def listing(user: User, folder_id: str, sort: str | None = None) -> tuple[Node, NodeListing]:
+    """A folder of the caller's and its children (GET /nodes/{id}/)."""
+    folder = owned_node(user, folder_id, Node.FOLDER)
+    return folder, children(folder, sort)
+
+
 def of_kind(user: User, kind: str) -> NodeListing:
     return NodeListing("owner_id = ? AND kind = ?", (user.id, kind), "title_sort, id")
 
 
+# -- walking the tree ----------------------------------------------------------------------------
+
 def breadcrumbs(node_ids: list[str]) -> dict[str, list[list[str]]]:
-    """{id: [[title, id], ...] from the root down to the node itself} in one recursive query."""
+    """{id: [[title, id], ...] from the root down to the node itself} in one recursive query.
+
+    UNION (not UNION ALL) stops at a repeated row, so a corrupt loop cannot run forever; the path
+    is put in order here by following the parent links, which also stops at a repetition."""
     if not node_ids:
         return {}
     marks = ",".join("?" * len(node_ids))
     rows = database.execute_sql(f"""
-        WITH RECURSIVE up(start, id, parent_id, title, depth) AS (
-            SELECT id, id, parent_id, title, 0 FROM node WHERE id IN ({marks})
-            UNION ALL
-            SELECT up.start, n.id, n.parent_id, n.title, up.depth + 1
+        WITH RECURSIVE up(start, id, parent_id, title) AS (
+            SELECT id, id, parent_id, title FROM node WHERE id IN ({marks})
+            UNION
+            SELECT up.start, n.id, n.parent_id, n.title
             FROM node AS n JOIN up ON n.id = up.parent_id
         )
-        SELECT start, id, title FROM up ORDER BY start, depth DESC""", node_ids).fetchall()
-    result: dict[str, list[list[str]]] = {node_id: [] for node_id in node_ids}
-    for start, node_id, title in rows:
-        result[start].append([title, node_id])
+        SELECT start, id, parent_id, title FROM up""", node_ids).fetchall()
+    nodes: dict[str, dict[str, tuple[str | None, str]]] = {node_id: {} for node_id in node_ids}
+    for start, node_id, parent_id, title in rows:
+        nodes[start][node_id] = (parent_id, title)
+    result: dict[str, list[list[str]]] = {}
+    for start, known in nodes.items():
+        path, current, seen = [], start, set()
+        while current in known and current not in seen:
+            seen.add(current)
+            parent_id, title = known[current]
+            path.append([title, current])
+            current = parent_id
+        path.reverse()
+        result[start] = path
     return result
 
 
 def ancestor_ids(node_id: str) -> set[str]:
-    """The ids of `node_id` and of every folder above it."""
+    """The ids of `node_id` and of every folder above it (terminates on a loop: UNION)."""
     rows = database.execute_sql("""
-        WITH RECURSIVE up(id, parent_id) AS (
-            SELECT id, parent_id FROM node WHERE id = ?
-            UNION ALL
-            SELECT n.id, n.parent_id FROM node AS n JOIN up ON n.id = up.parent_id
+        WITH RECURSIVE up(id) AS (
+            SELECT ?
+            UNION
+            SELECT n.parent_id FROM node AS n JOIN up ON n.id = up.id WHERE n.parent_id IS NOT NULL
         )
         SELECT id FROM up""", (node_id,)).fetchall()
     return {row[0] for row in rows}
 
 
-def parent_folder(user: User, parent_id: object, pointer: str) -> Node:
+def depth(node_id: str) -> int:
+    """How many levels below its special folder a node is (0 for .home and .inbox)."""
+    return len(ancestor_ids(node_id)) - 1
+
+
+def exceeds_height(node_ids: list[str], allowed: int) -> bool:
+    """True if a node lies more than `allowed` levels below one of `node_ids`. The walk down
+    counts levels and stops one level past `allowed`, so its work is bounded on any tree."""
+    if allowed < 0:
+        return True
+    marks = ",".join("?" * len(node_ids))
+    row = database.execute_sql(f"""
+        WITH RECURSIVE below(id, level) AS (
+            SELECT id, 0 FROM node WHERE id IN ({marks})
+            UNION ALL
+            SELECT n.id, below.level + 1 FROM node AS n JOIN below ON n.parent_id = below.id
+            WHERE below.level <= ?
+        )
+        SELECT 1 FROM below WHERE level > ? LIMIT 1""", (*node_ids, allowed, allowed)).fetchone()
+    return row is not None
+
+
+def too_deep(max_depth: int) -> str:
+    return (f"Folders can be nested at most {max_depth} levels deep (DMS_MAX_TREE_DEPTH); "
+            "choose a folder higher up.")
+
+
+# -- changes ---------------------------------------------------------------------------------
+
+def parent_folder(user: User, parent_id: object, field: str) -> Node:
     """The folder a new node goes into; unknown and foreign ids read alike (api.md §5)."""
     if not isinstance(parent_id, str) or not parent_id:
-        raise ApiError(400, "required", "A parent folder is required.", pointer)
-    parent = Node.select().where(Node.id == parent_id, Node.owner == user.id).first()
+        raise Invalid("A parent folder is required.", field, code="required")
+    parent = next(iter(Node.raw(OWNED_NODE, parent_id, user.id)), None)
     if parent is None:
-        raise ApiError(400, "does_not_exist",
-                       f"Invalid parent {parent_id!r}: the folder does not exist.", pointer)
+        raise Invalid(f"Invalid parent {parent_id!r}: the folder does not exist.", field,
+                      code="does_not_exist")
     if not parent.is_folder:
-        raise invalid("A document cannot contain other nodes; choose a folder as parent.", pointer)
+        raise Invalid("A document cannot contain other nodes; choose a folder as parent.", field)
     return parent
 
 
-def create_node(user: User, kind: str, parent: Node, title: str, **document_fields) -> Node:
+def insert_node(user: User, kind: str, parent: Node, title: str, lang: str | None = None,
+                ocr: bool = True) -> Node:
+    """Add a node (inside the caller's write transaction; no checks): the row and its model."""
     now = utcnow()
-    fields = {}
+    fields = dict(id=new_id(), owner=user.id, parent=parent.id, kind=kind, special=None,
+                  title=title, title_sort=title_sort_key(title), created_at=now, updated_at=now)
     if kind == Node.DOCUMENT:
-        fields = {"lang": document_fields["lang"], "ocr": document_fields.get("ocr", True),
-                  "ocr_status": "received", "file_name": None, "size": 0, "page_count": 0}
-    return Node.create(owner=user, parent=parent, kind=kind, title=title, created_at=now,
-                       updated_at=now, **fields)
+        fields.update(lang=lang, ocr=ocr, ocr_status=OcrStatus.RECEIVED, file_name=None, size=0,
+                      page_count=0)
+    Node.insert(**fields).execute()
+    return Node(**fields)
 
 
-def update_node(node: Node, values: dict) -> Node:
-    """Rename a node and, for a document, change its `lang` or `ocr`."""
-    if node.is_special:
-        raise permission_denied(f"The special folder {node.title} cannot be renamed.")
-    if values:
-        for name, value in values.items():
-            setattr(node, name, value)
-        node.updated_at = utcnow()
-        node.save()
+def document_settings(attributes: dict, default_lang: str | None = None) -> dict:
+    """A document's validated `lang` (default `default_lang`, if given) and `ocr`."""
+    values = {}
+    if "lang" in attributes or default_lang is not None:
+        values["lang"] = check_lang(attributes.get("lang", default_lang))
+    if "ocr" in attributes:
+        if not isinstance(attributes["ocr"], bool):
+            raise Invalid("ocr must be true or false.", "ocr")
+        values["ocr"] = attributes["ocr"]
+    return values
+
+
+def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, parent_field: str,
+                default_lang: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Node:
+    """A new folder or document under the caller's folder `parent_id` (POST /nodes/)."""
+    title = check_title(attributes.get("title"))
+    settings = document_settings(attributes, default_lang) if kind == Node.DOCUMENT else {}
+    with write_transaction():
+        parent = parent_folder(user, parent_id, parent_field)
+        if depth(parent.id) + 1 > max_depth:
+            raise Invalid(too_deep(max_depth), parent_field)
+        return insert_node(user, kind, parent, title, **settings)
+
+
+def update_node(user: User, node_id: str, kind: str, attributes: dict,
+                route_kind: str | None = None) -> Node:
+    """Rename a node and, for a document, change its `lang` or `ocr`: only those columns are
+    written, so a move or an upload committed meanwhile is never undone. `kind` is the type the
+    request says the node is (409 if it is not); `route_kind` the kind the URL promises (404)."""
+    changes = {}
+    if "title" in attributes:
+        changes["title"] = check_title(attributes["title"])
+    if kind == Node.DOCUMENT:
+        changes.update(document_settings(attributes))
+    with write_transaction():
+        node = owned_node(user, node_id, route_kind)
+        if node.is_special:
+            raise Forbidden(f"The special folder {node.title} cannot be renamed.")
+        if node.kind != kind:
+            # In the words of the request: its JSON:API types are the kinds' plurals.
+            raise Conflict(f'The resource type "{kind}s" does not match `{node.kind}s`.',
+                           "/data/type")
+        columns = {}
+        if "title" in changes:
+            columns.update(title=changes["title"], title_sort=title_sort_key(changes["title"]))
+        if node.is_document:
+            columns.update({k: changes[k] for k in ("lang", "ocr") if k in changes})
+        if columns:
+            columns["updated_at"] = utcnow()
+            Node.update(**columns).where(Node.id == node.id).execute()
+            for name, value in columns.items():
+                setattr(node, name, value)
     return node
 
 
-def move_nodes(user: User, node_ids: list[str], target_id: str) -> list[Node]:
-    """Move several nodes under `target_id`, all or nothing (api.md §5, POST /nodes/move/)."""
-    with database.atomic("IMMEDIATE"):
+def move_nodes(user: User, node_ids: list[str], target_id: str,
+               max_depth: int = DEFAULT_MAX_DEPTH) -> list[Node]:
+    """Move several nodes under `target_id`, all or nothing (api.md §5, POST /nodes/move/).
+    The checks and the move are one write transaction: two moves that would close a loop
+    between them (A into B, B into A) are serialised, and the second one is refused."""
+    node_ids = list(dict.fromkeys(node_ids))
+    if not node_ids:
+        return []
+    with write_transaction():
         target = owned_node(user, target_id)
         nodes = list(Node.select().where(Node.id.in_(node_ids), Node.owner == user.id))
         if len(nodes) != len(node_ids):
-            raise not_found()
+            raise NotFound()
         for node in nodes:
             if node.is_special:
-                raise permission_denied(f"The special folder {node.title} cannot be moved.")
+                raise Forbidden(f"The special folder {node.title} cannot be moved.")
         if not target.is_folder:
-            raise invalid("The target is a document; nodes can only be moved into a folder.",
+            raise Invalid("The target is a document; nodes can only be moved into a folder.",
                           "/target_parent/id")
         if ancestor_ids(target.id) & set(node_ids):
-            raise invalid("A folder cannot be moved into itself or into one of its own folders.",
+            raise Invalid("A folder cannot be moved into itself or into one of its own folders.",
                           "/target_parent/id")
+        folders = [node.id for node in nodes if node.is_folder]
+        allowed = max_depth - depth(target.id) - 1
+        if allowed < 0 or (folders and exceeds_height(folders, allowed)):
+            raise Invalid(too_deep(max_depth), "/target_parent/id")
         now = utcnow()
         Node.update(parent=target.id, updated_at=now).where(Node.id.in_(node_ids)).execute()
     for node in nodes:
@@ -217,20 +343,22 @@ def move_nodes(user: User, node_ids: list[str], target_id: str) -> list[Node]:
 SUBTREE = """
     WITH RECURSIVE below(id) AS (
         SELECT ?
-        UNION ALL
+        UNION
         SELECT n.id FROM node AS n JOIN below ON n.parent_id = below.id
     )"""
 
 
-def delete_subtree(node: Node) -> list[str]:
-    """Delete a node and everything below it in one transaction and one DELETE statement; returns
-    the ids of the versions whose files the caller removes once this has committed.
+def delete_subtree(user: User, node_id: str, kind: str | None = None) -> list[str]:
+    """Delete the caller's node and everything below it in one transaction and one DELETE
+    statement; returns the ids of the versions whose files the caller removes once this has
+    committed.
 
     parent_id has no ON DELETE action, so SQLite checks the foreign key once, at the end of the
     statement, when the whole subtree is gone together; versions follow by their own cascade."""
-    if node.is_special:
-        raise permission_denied(f"The special folder {node.title} cannot be deleted.")
-    with database.atomic("IMMEDIATE"):
+    with write_transaction():
+        node = owned_node(user, node_id, kind)
+        if node.is_special:
+            raise Forbidden(f"The special folder {node.title} cannot be deleted.")
         version_ids = [row[0] for row in database.execute_sql(
             SUBTREE + " SELECT v.id FROM document_version AS v JOIN below ON v.document_id = below.id",
             (node.id,))]

@@ -1,24 +1,24 @@
 """The Bottle side of the JSON:API layer: the request context handed to every handler, the wrapper
-that authenticates, calls the handler and turns whatever happens into a response, and the
+that authenticates, calls the handler and turns whatever happens into a response — the ONE place
+where domain errors (dms.errors) become HTTP statuses and the error envelope — and the
 application class whose own errors (404, 405, 413, 500) also come out as the error envelope."""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qsl, quote
 
 import bottle
 
-from dms.auth import LoginThrottle, find_token
-from dms.config import Config
-from dms.jsonapi import (JSON, VND, ApiError, Reply, Route, choose_page, encode, list_body,
-                         media_type, parse_json)
+from dms import errors
+from dms.auth import find_token
+from dms.db import is_disk_full
+from dms.jsonapi import (JSON, VND, ApiError, Reply, Route, attributes_of, choose_page, encode,
+                         list_body, media_type, parse_json, resource_data)
 from dms.models import Token, User, utcnow
-from dms.processing import Processor
-from dms.storage import FileStore
+from dms.services import Services
 
 log = logging.getLogger("dms.web")
 
@@ -31,28 +31,28 @@ FRAMEWORK_ERRORS = {
     500: ("server_error", "A server error occurred."),
 }
 
-
-@dataclass
-class AppState:
-    """Everything a request may need besides the database: built once by create_app."""
-    config: Config
-    store: FileStore
-    processor: Processor
-    throttle: LoginThrottle = field(default_factory=LoginThrottle)
+STATUS_OF_ERROR = {
+    errors.NotFound: 404, errors.Forbidden: 403, errors.Invalid: 400, errors.Conflict: 409,
+    errors.TooLarge: 413, errors.UnsupportedType: 415, errors.Throttled: 429,
+    errors.StorageFull: 507, errors.Unavailable: 503,
+}
+ATTRIBUTES = "/data/attributes/"
 
 
 class Context:
     """One request as a handler sees it: who is calling, the query, the body, absolute URLs."""
 
-    def __init__(self, state: AppState, environ: dict, route: Route):
-        self.state = state
-        self.config = state.config
+    def __init__(self, services: Services, environ: dict, route: Route):
+        self.services = services
+        self.config = services.config
         self.environ = environ
         self.route = route
         self.user: User | None = None
         self.token: Token | None = None
         self.query_items = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         self.query = dict(self.query_items)
+        # Where the fields named by domain errors live in this request's body (dms.errors).
+        self.field_base = "/"
 
     # -- who is calling -------------------------------------------------------------------------
     def authenticate(self) -> None:
@@ -92,7 +92,23 @@ class Context:
             raise ApiError(413, "too_large",
                            f"The JSON body is larger than {self.config.max_json_kb} KiB.")
         raw = self.environ["wsgi.input"].read(length) if length > 0 else b""
+        self.field_base = "/"
         return parse_json(raw)
+
+    def resource(self, types: str | tuple[str, ...], refuse_status: int = 415) -> tuple[dict, dict]:
+        """A JSON:API body (`application/vnd.api+json`): its `data` object, checked to be one of
+        `types`, and its attributes. Fields named by domain errors are then attributes."""
+        body = self.json(accept=(VND,), refuse_status=refuse_status)
+        data = resource_data(body, types)
+        attributes = attributes_of(data)
+        self.field_base = ATTRIBUTES
+        return data, attributes
+
+    def client_gone(self) -> bool:
+        """True once the client closed its connection (waitress notices with
+        channel_request_lookahead): long work for it can stop."""
+        check = self.environ.get("waitress.client_disconnected")
+        return bool(check and check())
 
     def content_length(self) -> int | None:
         """The body's announced length (waitress sets it for chunked bodies too), or None."""
@@ -159,24 +175,40 @@ def bottle_rule(route: Route, prefix: str) -> str:
     return rule.rstrip("/") + "<:re:/?>"
 
 
-def endpoint(state: AppState, route: Route) -> Callable:
+def endpoint(services: Services, route: Route) -> Callable:
     """Wrap a handler: authenticate, call, and turn the result or any exception into a response."""
 
     def callback(**params):
-        ctx = Context(state, bottle.request.environ, route)
+        ctx = Context(services, bottle.request.environ, route)
         try:
             if route.auth:
                 ctx.authenticate()
             return render(route.handler(ctx, **params), route.media_type)
         except ApiError as error:
             return error_response(error, route.media_type)
-        except Exception:
+        except errors.DomainError as error:
+            return error_response(api_error(error, ctx.field_base), route.media_type)
+        except Exception as error:
+            if is_disk_full(error):
+                return error_response(api_error(errors.StorageFull(), "/"), route.media_type)
             log.exception("unhandled error in %s %s", route.method, route.path)
             return error_response(ApiError(500, "server_error", FRAMEWORK_ERRORS[500][1]),
                                   route.media_type)
 
     callback.__name__ = route.handler.__name__
     return callback
+
+
+def api_error(error: errors.DomainError, field_base: str) -> ApiError:
+    """A domain error as the HTTP error: its status, code, sentence and JSON pointer."""
+    pointer = None
+    if error.field is not None:
+        pointer = error.field if error.field.startswith("/") else field_base + error.field
+    headers = {}
+    if isinstance(error, errors.Throttled):
+        headers["Retry-After"] = str(error.retry_after)
+    status = next((status for cls, status in STATUS_OF_ERROR.items() if isinstance(error, cls)), 400)
+    return ApiError(status, error.code, error.message, pointer, headers)
 
 
 def render(result: Any, default_media: str) -> bottle.HTTPResponse:

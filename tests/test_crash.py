@@ -105,7 +105,7 @@ def test_start_up_sweep_removes_interrupted_uploads_and_unreferenced_files(tmp_p
     from dms.server import Server
 
     first = Server(config)
-    store = first.app.state.store
+    store = first.app.services.store
     (store.tmp_dir / "upload-interrupted").write_bytes(b"half a body")
     orphan = store.path("0123abcd-0000-4000-8000-000000000000")
     orphan.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +115,7 @@ def test_start_up_sweep_removes_interrupted_uploads_and_unreferenced_files(tmp_p
 
     second = Server(config)
     try:
-        assert list(second.app.state.store.tmp_dir.iterdir()) == []
+        assert list(second.app.services.store.tmp_dir.iterdir()) == []
         assert not orphan.exists()
     finally:
         second.stop()

@@ -10,6 +10,8 @@ import pytest
 import samples
 from support import NOT_FOUND, VND, assert_error, snapshot, wait_for
 
+BAD_FILE_NAME = ("A file name may not be . or .. nor contain /, \\, control characters or "
+                 "invisible formatting characters such as right-to-left overrides.")
 SAMPLES = {
     "letter.pdf": (lambda: samples.pdf(["Dear customer", "Page two", "Page three"]), "application/pdf", 3),
     "scan.png": (samples.png, "image/png", 1),
@@ -108,11 +110,12 @@ def test_each_upload_adds_a_version_and_the_document_shows_the_latest(alice):
      "The Content-Disposition header is required, e.g. "
      "`Content-Disposition: attachment; filename=scan.pdf`."),
     ("%2E%2E", samples.pdf(["fine"]), True, 400, "invalid",
-     "A file name may not be . or .. nor contain /, \\ or control characters."),
+     BAD_FILE_NAME),
     ("a\\b.pdf", samples.pdf(["fine"]), True, 400, "invalid",
-     "A file name may not be . or .. nor contain /, \\ or control characters."),
+     BAD_FILE_NAME),
     ("a%00b.pdf", samples.pdf(["fine"]), True, 400, "invalid",
-     "A file name may not be . or .. nor contain /, \\ or control characters."),
+     BAD_FILE_NAME),
+    ("invoice%E2%80%AEfdp.exe", samples.pdf(["fine"]), True, 400, "invalid", BAD_FILE_NAME),
     ("x" * 256, samples.pdf(["fine"]), True, 400, "invalid", "A file name has at most 255 characters."),
 ])
 def test_refused_uploads_leave_nothing_and_a_good_one_still_works(alice, config, name, data,

@@ -11,6 +11,8 @@ from support import JSON, NOT_FOUND, VND, assert_error, snapshot
 DATETIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z")
 UNKNOWN_ID = "00000000-0000-4000-8000-000000000000"
 RESOURCE_KEYS = ["type", "id", "attributes", "relationships"]
+BAD_TITLE = ("A title may not contain /, \\, control characters or invisible formatting characters "
+             "such as right-to-left overrides.")
 
 
 def node_body(resource_type, title, parent_id, **attributes):
@@ -84,9 +86,12 @@ def test_folders_endpoint_creates_folders_only(alice, config):
     (None, "required", "A title is required."),
     ("", "blank", "The title may not be blank."),
     ("   ", "blank", "The title may not be blank."),
-    ("a/b", "invalid", "A title may not contain /, \\ or control characters."),
-    ("a\\b", "invalid", "A title may not contain /, \\ or control characters."),
-    ("tab\there", "invalid", "A title may not contain /, \\ or control characters."),
+    ("a/b", "invalid", BAD_TITLE),
+    ("a\\b", "invalid", BAD_TITLE),
+    ("tab\there", "invalid", BAD_TITLE),
+    ("invoice\u202efdp.exe", "invalid", BAD_TITLE),
+    ("zero\u200bwidth", "invalid", BAD_TITLE),
+    ("line\u2028break", "invalid", BAD_TITLE),
     ("x" * 201, "invalid", "A title has at most 200 characters."),
     (42, "invalid", "The title must be text."),
 ])

@@ -131,7 +131,7 @@ def test_bad_reruns_change_nothing(alice, bob, config):
                  "This document has no file yet; upload one first.", "/doc_id", media=JSON)
     assert_error(alice.post("/api/ocr/", {"doc_id": no_file, "lang": "xx"}, media=JSON), 400,
                  "invalid", "Unknown OCR language 'xx'; installed languages: deu, eng (combine "
-                            "them with +, e.g. eng+deu).", "/data/attributes/lang", media=JSON)
+                            "them with +, e.g. eng+deu).", "/lang", media=JSON)
     assert bob.post("/api/ocr/", {"doc_id": no_file}, media=JSON).json() == NOT_FOUND
     anon = alice.as_anonymous()
     for response in (anon.post("/api/ocr/", {"doc_id": no_file}, media=JSON),
@@ -182,7 +182,7 @@ def test_the_embedded_consumer_leaves_signal_handlers_to_the_server(config):
 
     app = create_app(config)
     handlers = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
-    processor = app.state.processor
+    processor = app.services.processor
     processor.start()
     try:
         assert isinstance(processor.consumer, EmbeddedConsumer)

@@ -62,6 +62,10 @@ def test_list_holds_only_the_callers_tokens_newest_first(alice, bob):
     assert bobs.isdisjoint(t["id"] for t in listed["data"])
 
 
+BAD_NAME = ("name must be text of at most 100 characters, without control or invisible "
+            "formatting characters.")
+
+
 @pytest.mark.parametrize("attributes, pointer, detail", [
     ({"expiry_hours": 0}, "/data/attributes/expiry_hours",
      "expiry_hours must be a whole number of hours from 1 to 87600."),
@@ -71,7 +75,8 @@ def test_list_holds_only_the_callers_tokens_newest_first(alice, bob):
      "expiry_hours must be a whole number of hours from 1 to 87600."),
     ({"expiry_hours": True}, "/data/attributes/expiry_hours",
      "expiry_hours must be a whole number of hours from 1 to 87600."),
-    ({"name": "x" * 101}, "/data/attributes/name", "name must be text of at most 100 characters."),
+    ({"name": "x" * 101}, "/data/attributes/name", BAD_NAME),
+    ({"name": "scanner\u202e"}, "/data/attributes/name", BAD_NAME),
 ])
 def test_bad_token_requests_change_nothing(alice, config, attributes, pointer, detail):
     before = snapshot(config.db_path)

@@ -4,8 +4,8 @@ downloads of its files."""
 from __future__ import annotations
 
 from dms import documents, tree
-from dms.api.nodes import download_latest_file, paginated_nodes, single, update, version_file
-from dms.jsonapi import ApiError, RouteTable, created, format_datetime, no_content, not_found
+from dms.api.nodes import paginated_nodes, single, update, version_file
+from dms.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
 from dms.models import DocumentVersion, Node
 from dms.web import Context
 
@@ -33,11 +33,6 @@ def document_body(ctx: Context, document: Node) -> dict:
     return single(document, versions=[version_resource(ctx, v, pages[v.id]) for v in versions])
 
 
-def receive(ctx: Context) -> documents.Upload:
-    return documents.receive_upload(ctx.state.store, ctx.environ["wsgi.input"], ctx.content_length(),
-                                    ctx.config.max_upload_mb)
-
-
 @routes.get("/documents/")
 def list_documents(ctx: Context):
     return paginated_nodes(ctx, tree.of_kind(ctx.user, Node.DOCUMENT))
@@ -50,38 +45,31 @@ def get_document(ctx: Context, document_id: str):
 
 @routes.patch("/documents/{document_id}/")
 def update_document(ctx: Context, document_id: str):
-    return document_body(ctx, update(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT)))
+    return document_body(ctx, update(ctx, document_id, route_kind=Node.DOCUMENT))
 
 
 @routes.delete("/documents/{document_id}/")
 def delete_document(ctx: Context, document_id: str):
-    version_ids = tree.delete_subtree(tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
-    ctx.state.store.remove(version_ids)
+    documents.delete_node(ctx.services, ctx.user, document_id, Node.DOCUMENT)
     return no_content()
 
 
 @routes.put("/documents/{document_id}/upload/{file_name}")
 def upload(ctx: Context, document_id: str, file_name: str):
-    document = tree.owned_node(ctx.user, document_id, Node.DOCUMENT)
     if not (ctx.header("Content-Disposition") or "").strip():
         raise ApiError(400, "parse_error", "The Content-Disposition header is required, e.g. "
                                            "`Content-Disposition: attachment; filename=scan.pdf`.")
     # The stored name is the one in the URL; the header's name is only required (api.md §6).
-    name = documents.check_file_name(file_name)
-    upload = receive(ctx)
-    version = documents.add_version(ctx.state.store, document, upload, name)
-    ctx.state.processor.enqueue(version.id)
+    document = documents.upload_version(ctx.services, ctx.user, document_id,
+                                        ctx.environ["wsgi.input"], ctx.content_length(), file_name)
     return created(document_body(ctx, document))
 
 
 @routes.get("/documents/{document_id}/download/")
 def download_latest(ctx: Context, document_id: str):
-    return download_latest_file(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
+    return version_file(ctx, documents.latest_file(ctx.user, document_id))
 
 
 @routes.get("/document-versions/{version_id}/download/")
 def download_version(ctx: Context, version_id: str):
-    version = documents.owned_version(ctx.user, version_id)
-    if version is None:
-        raise not_found()
-    return version_file(ctx, version)
+    return version_file(ctx, documents.owned_version(ctx.user, version_id))

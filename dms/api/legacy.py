@@ -4,7 +4,6 @@ Uploads here land in the caller's .inbox as new documents."""
 from __future__ import annotations
 
 from dms import documents, tree
-from dms.api.documents import receive
 from dms.jsonapi import JSON, Reply, RouteTable, format_datetime
 from dms.models import Node
 from dms.web import Context
@@ -40,17 +39,8 @@ def get_document(ctx: Context, document_id: str):
 
 
 def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
-    name = documents.check_file_name(file_name) if file_name is not None else None
-    upload = receive(ctx)
-    try:
-        inbox = Node.get(Node.owner == ctx.user.id, Node.special == Node.INBOX)
-        name = name or documents.random_file_name(upload.file_type)
-        document, version = documents.create_document_with_file(
-            ctx.state.store, ctx.user, inbox, ctx.config.ocr_lang, upload, name)
-    except BaseException:
-        upload.discard()
-        raise
-    ctx.state.processor.enqueue(version.id)
+    document = documents.upload_to_inbox(ctx.services, ctx.user, ctx.environ["wsgi.input"],
+                                         ctx.content_length(), file_name)
     return Reply(legacy_object(document), status=201)
 
 

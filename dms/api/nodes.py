@@ -7,9 +7,7 @@ from __future__ import annotations
 import bottle
 
 from dms import archive, documents, tree
-from dms.jsonapi import (JSON, VND, ApiError, RouteTable, attributes_of, created, format_datetime,
-                         invalid, no_content, permission_denied, resource_data)
-from dms.languages import installed_languages, is_valid_lang
+from dms.jsonapi import JSON, ApiError, RouteTable, created, format_datetime, invalid, no_content
 from dms.models import Node
 from dms.web import Context, content_disposition, file_response
 
@@ -17,7 +15,6 @@ routes = RouteTable()
 
 TYPE_OF_KIND = {Node.FOLDER: "folders", Node.DOCUMENT: "documents"}
 KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.items()}
-ATTRIBUTES_POINTER = "/data/attributes/"
 
 
 def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]],
@@ -73,51 +70,21 @@ def parent_reference(data: dict) -> tuple[object, str]:
     return reference, pointer
 
 
-def document_settings(ctx: Context, attributes: dict, defaults: dict) -> dict:
-    """Validated `lang` and `ocr` of a document, falling back to `defaults`."""
-    values = {}
-    if "lang" in attributes or "lang" in defaults:
-        lang = attributes.get("lang", defaults.get("lang"))
-        if not is_valid_lang(lang):
-            allowed = ", ".join(installed_languages()) or "none (Tesseract is not installed)"
-            raise invalid(f"Unknown OCR language {lang!r}; installed languages: {allowed} "
-                          "(combine them with +, e.g. eng+deu).", ATTRIBUTES_POINTER + "lang")
-        values["lang"] = lang
-    if "ocr" in attributes:
-        if not isinstance(attributes["ocr"], bool):
-            raise invalid("ocr must be true or false.", ATTRIBUTES_POINTER + "ocr")
-        values["ocr"] = attributes["ocr"]
-    return values
-
-
 def create(ctx: Context, allowed_types: tuple[str, ...]) -> Node:
     # The spec: "Any other content type on folder creation gives 400 Bad Request."
-    data = resource_data(ctx.json(accept=(VND,), refuse_status=400), allowed_types)
-    attributes = attributes_of(data)
-    title = tree.check_title(attributes.get("title"), ATTRIBUTES_POINTER + "title")
+    data, attributes = ctx.resource(allowed_types, refuse_status=400)
     parent_id, pointer = parent_reference(data)
-    parent = tree.parent_folder(ctx.user, parent_id, pointer)
-    kind = KIND_OF_TYPE[data["type"]]
-    settings = {}
-    if kind == Node.DOCUMENT:
-        settings = document_settings(ctx, attributes, {"lang": ctx.config.ocr_lang})
-    return tree.create_node(ctx.user, kind, parent, title, **settings)
+    return tree.create_node(ctx.user, KIND_OF_TYPE[data["type"]], attributes, parent_id,
+                            parent_field=pointer, default_lang=ctx.config.ocr_lang,
+                            max_depth=ctx.config.max_tree_depth)
 
 
-def update(ctx: Context, node: Node) -> Node:
-    if node.is_special:
-        raise permission_denied(f"The special folder {node.title} cannot be renamed.")
-    data = resource_data(ctx.json(accept=(VND,)), TYPE_OF_KIND[node.kind])
-    if "id" in data and data["id"] != node.id:
+def update(ctx: Context, node_id: str, route_kind: str | None = None) -> Node:
+    data, attributes = ctx.resource(("folders", "documents"))
+    if "id" in data and data["id"] != node_id:
         raise ApiError(409, "conflict", "The id in the body does not match the id in the URL.",
                        "/data/id")
-    attributes = attributes_of(data)
-    values = {}
-    if "title" in attributes:
-        values["title"] = tree.check_title(attributes["title"], ATTRIBUTES_POINTER + "title")
-    if node.is_document:
-        values.update(document_settings(ctx, attributes, {}))
-    return tree.update_node(node, values)
+    return tree.update_node(ctx.user, node_id, KIND_OF_TYPE[data["type"]], attributes, route_kind)
 
 
 @routes.get("/nodes/")
@@ -149,7 +116,7 @@ def move_nodes(ctx: Context):
     if not isinstance(target_id, str) or not target_id:
         raise ApiError(400, "required", "`target_parent` must be an object with the target folder's "
                                         "`id`.", "/target_parent")
-    moved = tree.move_nodes(ctx.user, node_ids, target_id)
+    moved = tree.move_nodes(ctx.user, node_ids, target_id, ctx.config.max_tree_depth)
     return {"data": resources(moved)}
 
 
@@ -168,10 +135,10 @@ def download_nodes(ctx: Context):
     password = ctx.query.get("password") or None
     if password and archive_type != "zip":
         raise invalid("A password can only protect a zip archive (archive_type=zip).")
-    nodes = [tree.owned_node(ctx.user, node_id) for node_id in node_ids]
+    nodes = tree.owned_nodes(ctx.user, node_ids)
     if len(nodes) == 1 and nodes[0].is_document and not password:
-        return download_latest_file(ctx, nodes[0])
-    members = archive.entries([node.id for node in nodes], ctx.state.store.path)
+        return version_file(ctx, documents.latest_file(ctx.user, nodes[0].id))
+    members = archive.entries([node.id for node in nodes], ctx.services.store.path)
     # A hidden file would surprise: `.inbox` downloads as inbox.zip.
     stem = (archive.safe_name(nodes[0].title).lstrip(".") if len(nodes) == 1 else "") or "documents"
     if archive_type == "zip":
@@ -182,15 +149,8 @@ def download_nodes(ctx: Context):
                                            "Content-Disposition": content_disposition(name)})
 
 
-def download_latest_file(ctx: Context, document: Node):
-    version = documents.latest_version(document.id)
-    if version is None:
-        raise ApiError(404, "not_found", "This document has no file yet.")
-    return version_file(ctx, version)
-
-
 def version_file(ctx: Context, version):
-    path = ctx.state.store.path(version.id)
+    path = ctx.services.store.path(version.id)
     if not path.is_file():
         raise ApiError(404, "not_found", "The file of this version is missing from the store; "
                                          "run `dms verify`.")
@@ -199,20 +159,18 @@ def version_file(ctx: Context, version):
 
 @routes.get("/nodes/{node_id}/")
 def list_children(ctx: Context, node_id: str):
-    folder = tree.owned_node(ctx.user, node_id, Node.FOLDER)
-    return ctx.paginate(tree.children(folder, ctx.query.get("sort")),
-                        lambda rows: children_resources(folder, rows))
+    folder, children = tree.listing(ctx.user, node_id, ctx.query.get("sort"))
+    return ctx.paginate(children, lambda rows: children_resources(folder, rows))
 
 
 @routes.patch("/nodes/{node_id}/")
 def update_node(ctx: Context, node_id: str):
-    return single(update(ctx, tree.owned_node(ctx.user, node_id)))
+    return single(update(ctx, node_id))
 
 
 @routes.delete("/nodes/{node_id}/")
 def delete_node(ctx: Context, node_id: str):
-    version_ids = tree.delete_subtree(tree.owned_node(ctx.user, node_id))
-    ctx.state.store.remove(version_ids)  # after the commit: a crash here leaves files the sweep finds
+    documents.delete_node(ctx.services, ctx.user, node_id)
     return no_content()
 
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from dms.auth import DEFAULT_TOKEN_HOURS, MAX_TOKEN_HOURS, issue_token
-from dms.jsonapi import (RouteTable, attributes_of, created, format_datetime, invalid,
-                         no_content, not_found, resource_data)
+from dms import auth
+from dms.jsonapi import RouteTable, attributes_of, created, format_datetime, no_content, resource_data
 from dms.models import Token
-from dms.web import Context
+from dms.web import ATTRIBUTES, Context
 
 routes = RouteTable()
-
-MAX_NAME_LENGTH = 100
 
 
 def token_resource(token: Token) -> dict:
@@ -28,9 +25,7 @@ def token_resource(token: Token) -> dict:
 
 @routes.get("/tokens/")
 def list_tokens(ctx: Context):
-    query = (Token.select().where(Token.user == ctx.user.id)
-             .order_by(Token.created.desc(), Token.token_key))
-    return ctx.paginate(query, lambda tokens: [token_resource(t) for t in tokens])
+    return ctx.paginate(auth.tokens_of(ctx.user), lambda tokens: [token_resource(t) for t in tokens])
 
 
 @routes.post("/tokens/")
@@ -38,17 +33,12 @@ def create_token(ctx: Context):
     body = ctx.json()
     # JSON:API form {"data": {"type": "tokens", "attributes": {...}}}, or plain {"expiry_hours": ...}.
     if "data" in body:
-        attributes, pointer = attributes_of(resource_data(body, "tokens")), "/data/attributes/"
+        attributes = attributes_of(resource_data(body, "tokens"))
+        ctx.field_base = ATTRIBUTES
     else:
-        attributes, pointer = body, "/"
-    hours = attributes.get("expiry_hours", DEFAULT_TOKEN_HOURS)
-    if isinstance(hours, bool) or not isinstance(hours, int) or not 1 <= hours <= MAX_TOKEN_HOURS:
-        raise invalid(f"expiry_hours must be a whole number of hours from 1 to {MAX_TOKEN_HOURS}.",
-                      pointer + "expiry_hours")
-    name = attributes.get("name") or ""
-    if not isinstance(name, str) or len(name) > MAX_NAME_LENGTH:
-        raise invalid(f"name must be text of at most {MAX_NAME_LENGTH} characters.", pointer + "name")
-    token, secret = issue_token(ctx.user, expiry_hours=hours, name=name.strip())
+        attributes = body
+    token, secret = auth.create_token(ctx.user, attributes.get("expiry_hours"),
+                                      attributes.get("name"), ctx.config.max_tokens_per_user)
     resource = token_resource(token)
     resource["attributes"]["token"] = secret  # the one time the secret is ever shown
     return created({"data": resource})
@@ -56,8 +46,5 @@ def create_token(ctx: Context):
 
 @routes.delete("/tokens/{token_id}/")
 def revoke_token(ctx: Context, token_id: str):
-    deleted = (Token.delete()
-               .where(Token.token_key == token_id, Token.user == ctx.user.id).execute())
-    if not deleted:
-        raise not_found()
+    auth.revoke_by_key(ctx.user, token_id)
     return no_content()

@@ -1,0 +1,20 @@
+"""The long-lived parts one running dms is made of, built once by create_app and handed to the
+domain functions that need more than the database: the settings, the file store, the processing
+queue and the login throttle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dms.auth import LoginThrottle
+from dms.config import Config
+from dms.processing import Processor
+from dms.storage import FileStore
+
+
+@dataclass
+class Services:
+    config: Config
+    store: FileStore
+    processor: Processor
+    throttle: LoginThrottle = field(default_factory=LoginThrottle)
