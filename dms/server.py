@@ -62,7 +62,7 @@ class Server:
         # The generated first password, if one was made; the CLI prints it once, nobody logs it.
         self.generated_password = ensure_first_superuser(config.admin_username,
                                                          config.admin_password)
-        self.processor = self.app.state.processor
+        self.processor = self.app.services.processor
         wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
         reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + config.ocr_workers)
         self._wsgi = create_server(
