@@ -2,7 +2,7 @@
 
 Measures, over loopback, each time from the first upload until every document is `succeeded`
 (the legacy document list is polled):
-  1. born-digital PDFs (text layer, read by pdfplumber): pages/s, for full pages of sentences
+  1. born-digital PDFs (text layer, read by pdfium): pages/s, for full pages of sentences
      (--pdf-lines lines of ~90 characters) and for the one-line pages of tests/samples.pdf();
   2. 300-dpi scans: A4 pages (2480x3508 px, grayscale PNG, --scan-lines lines of DejaVuSans at
      40 px), each uploaded as its own document: pages/min, once per --workers value

@@ -16,7 +16,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 from dms.auth import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hash_password
-from dms.db import database, write_transaction
+from dms.db import database, with_space_reserve, write_transaction
 from dms.errors import Forbidden, Invalid, NotFound
 from dms.models import Node, User, new_id, utcnow
 
@@ -221,9 +221,10 @@ def delete_user_by(services: Services, actor: User, user_id: str) -> None:
     if target.id == actor.id:
         raise Invalid("You cannot delete your own account.")
     require_may_manage(actor, target)
-    version_ids = delete_user(target)
+    version_ids = with_space_reserve(lambda: delete_user(target))
     services.processor.cancel(version_ids)
     services.store.remove(version_ids)
+    services.store.ensure_reserve()
 
 
 def delete_user(user: User) -> list[str]:

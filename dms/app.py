@@ -7,7 +7,7 @@ import logging
 
 from dms.api import ROUTE_TABLES
 from dms.config import Config
-from dms.db import open_database
+from dms.db import open_database, register_space_reserve
 from dms.documents import referenced_version_ids
 from dms.processing import Processor
 from dms.storage import FileStore
@@ -25,6 +25,8 @@ def create_app(config: Config) -> DmsBottle:
     # Before the first request: interrupted uploads and files no row points at (a crash between
     # storing a file and committing its row, or between a delete's commit and its file removal).
     store.sweep(referenced_version_ids())
+    store.ensure_reserve()
+    register_space_reserve(store.release_reserve)
     services = Services(config, store, Processor(config, store))
     app = DmsBottle()
     app.services = services

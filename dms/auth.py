@@ -18,7 +18,7 @@ from typing import Callable, Hashable, Iterable
 
 from peewee import IntegrityError
 
-from dms.db import write_transaction
+from dms.db import with_space_reserve, write_transaction
 from dms.errors import Invalid, NotFound, Throttled
 from dms.models import Token, User, utcnow
 from dms.textrules import has_refused_characters
@@ -147,14 +147,16 @@ def login(username: object, password: object, address: str, throttle: "LoginThro
         throttle.record_failure(keys)
         raise Invalid(LOGIN_FAILED, code="authentication_failed")
     throttle.reset(keys)
-    _, secret = issue_token(user, expiry_hours=None, name=LOGIN_TOKEN_NAME,
-                            max_tokens=max_tokens, make_room=True)
+    _, secret = with_space_reserve(lambda: issue_token(
+        user, expiry_hours=None, name=LOGIN_TOKEN_NAME, max_tokens=max_tokens, make_room=True))
     return secret
 
 
 def revoke(token: Token) -> None:
-    with write_transaction():
-        Token.delete().where(Token.digest == token.digest).execute()
+    def delete():
+        with write_transaction():
+            Token.delete().where(Token.digest == token.digest).execute()
+    with_space_reserve(delete)
 
 
 def revoke_all(user: User) -> None:

@@ -40,7 +40,7 @@ class Config:
     max_image_megapixels: int = 50  # per image or TIFF frame, checked at upload
     ocr_max_megapixels: int = 25  # a page is scaled down to this before Tesseract reads it
     ocr_slice_seconds: int = 20  # a worker moves on to other documents after this long
-    ocr_budget_minutes: int = 360  # processing time per document before it fails
+    ocr_budget_minutes: float = 360  # processing time per document before it fails
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
     search_timeout_seconds: float = 10.0
@@ -142,6 +142,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "max_pages": (1, 1_000_000),
     "max_tree_depth": (1, 100_000),
     "search_timeout_seconds": (0.1, 3600),
+    "ocr_budget_minutes": (0.01, 10_000_000),
     "connection_limit": (20, 1_000_000),
     "header_timeout": (1, 3600),
     "channel_timeout": (1, 86400),

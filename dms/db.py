@@ -24,7 +24,7 @@ import threading
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
 
 from peewee import OperationalError, SqliteDatabase
 from playhouse.migrations import Runner
@@ -32,6 +32,7 @@ from playhouse.migrations import Runner
 from dms.errors import StorageFull, Unavailable
 
 log = logging.getLogger("dms.db")
+T = TypeVar("T")
 
 # Bound to a file by open_database(); models refer to it (deferred, so importing has no effect).
 database = SqliteDatabase(None)
@@ -100,12 +101,18 @@ class FifoLock:
 WRITE_LOCK = FifoLock()
 
 
-def is_disk_full(error: BaseException) -> bool:
-    """ENOSPC from the OS, or SQLite's SQLITE_FULL ("database or disk is full")."""
-    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return True
-    return isinstance(error, (sqlite3.OperationalError, OperationalError)) and \
-        "database or disk is full" in str(error)
+def is_disk_full(error: BaseException | None) -> bool:
+    """ENOSPC from the OS, or SQLite's SQLITE_FULL ("database or disk is full"), also where it
+    caused the error at hand (a failed COMMIT makes peewee's ROLLBACK fail in turn)."""
+    seen = 0
+    while error is not None and seen < 10:
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(error, (sqlite3.OperationalError, OperationalError)) and \
+                "database or disk is full" in str(error):
+            return True
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return False
 
 
 @contextlib.contextmanager
@@ -135,6 +142,27 @@ def write_transaction() -> Iterator[None]:
         raise
     finally:
         WRITE_LOCK.release()
+
+
+_release_space_reserve: Callable[[], bool] | None = None
+
+
+def register_space_reserve(release: Callable[[], bool] | None) -> None:
+    """How to free the disk space set aside for writes that must work on a full disk
+    (dms.storage.FileStore.release_reserve; set by create_app)."""
+    global _release_space_reserve
+    _release_space_reserve = release
+
+
+def with_space_reserve(action: Callable[[], T]) -> T:
+    """Run `action`, a write that must work even on a full disk (deleting, which frees space, and
+    logging in, which deleting needs); if the disk is full, free the reserve once and retry."""
+    try:
+        return action()
+    except StorageFull:
+        if _release_space_reserve is None or not _release_space_reserve():
+            raise
+        return action()
 
 
 @contextlib.contextmanager

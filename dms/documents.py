@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from peewee import IntegrityError
 
 from dms import filetypes, tree
-from dms.db import database, is_disk_full, write_transaction
+from dms.db import database, is_disk_full, with_space_reserve, write_transaction
 from dms.errors import Invalid, NotFound, StorageFull, TooLarge, UnsupportedType
 from dms.filetypes import FileType, UnacceptableFile
 from dms.languages import check_lang
@@ -181,6 +181,7 @@ def _record_version(document: Node, upload: Upload, file_name: str, version_id: 
 def _after_commit(services: Services, version_id: str, page_count: int) -> None:
     write_page_rows(version_id, page_count)
     services.processor.enqueue(version_id)
+    services.store.ensure_reserve()  # set aside again once a full disk has room (a stat if not)
 
 
 def write_page_rows(version_id: str, page_count: int) -> None:
@@ -231,9 +232,10 @@ def delete_node(services: Services, user: User, node_id: str, kind: str | None =
     """DELETE a node with everything below it: rows in one transaction, then their files, then
     any processing still running on them (a crash after the commit leaves files that the
     start-up sweep removes)."""
-    version_ids = tree.delete_subtree(user, node_id, kind)
+    version_ids = with_space_reserve(lambda: tree.delete_subtree(user, node_id, kind))
     services.processor.cancel(version_ids)
     services.store.remove(version_ids)
+    services.store.ensure_reserve()
 
 
 def versions(document_id: str) -> list[DocumentVersion]:

@@ -35,6 +35,7 @@ from huey.storage import SqliteStorage
 
 from dms import progress
 from dms.config import Config
+from dms.errors import StorageFull
 from dms.ocr import Cancelled, CancelToken, PageFailed, prepare_environment, read_pages
 from dms.storage import FileStore
 
@@ -91,6 +92,12 @@ class PatientSqliteStorage(SqliteStorage):
 
     def dequeue(self):
         return self._guarded(super().dequeue, None)
+
+    def enqueue(self, data, priority=None):
+        # A task that cannot be queued is not lost: its document stays `received` and the next
+        # reconcile() queues it again.
+        return self._guarded(lambda: super(PatientSqliteStorage, self).enqueue(data, priority),
+                             None)
 
     def read_schedule(self, ts):
         return self._guarded(lambda: super(PatientSqliteStorage, self).read_schedule(ts), [])
@@ -201,6 +208,9 @@ class Processor:
             self._process_slice(version_id, token)
         except Cancelled:
             log.info("stopped reading version %s: it was deleted or replaced", version_id)
+        except StorageFull:
+            log.warning("the disk is full: reading version %s pauses until the next reconcile",
+                        version_id)
         finally:
             with self._running_lock:
                 self._running.pop(version_id, None)
@@ -243,6 +253,8 @@ class Processor:
             return
         except Cancelled:
             raise
+        except StorageFull:
+            raise  # not the document's fault: no attempt is counted
         except Exception as error:
             log.exception("processing version %s failed", version_id)
             self._attempt_failed(work, f"Processing failed: {error}")
@@ -262,7 +274,7 @@ class Processor:
             self.enqueue(work.version_id, delay=RETRY_DELAY_SECONDS * attempts)
 
     def _over_budget(self, work: progress.Work) -> None:
-        reason = (f"Processing took longer than {self.config.ocr_budget_minutes} minutes, the "
+        reason = (f"Processing took longer than {self.config.ocr_budget_minutes:g} minutes, the "
                   "most one document may take (DMS_OCR_BUDGET_MINUTES); the text read so far "
                   "is kept.")
         progress.record_failure(work, reason, MAX_ATTEMPTS, final=True)

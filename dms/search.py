@@ -18,7 +18,7 @@ from typing import Callable
 
 from peewee import OperationalError
 
-from dms import tree
+from dms import highlight, tree
 from dms.db import database, interruptible, write_transaction
 from dms.errors import Invalid, Unavailable
 from dms.models import User
@@ -28,8 +28,6 @@ MAX_QUERY_WORDS = 16
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 TITLE_WEIGHT, BODY_WEIGHT = 5.0, 1.0  # a word in the title counts more than one in the text
-HIGHLIGHT = ("<em>", "</em>")
-SNIPPET_WORDS = 12
 
 
 def match_expression(owner_id: str, text: str) -> str | None:
@@ -60,9 +58,10 @@ def check_limit(raw: object) -> int:
 
 def query(user: User, text: str, limit: object = DEFAULT_LIMIT, timeout: float = 10.0,
           client_gone: Callable[[], bool] = lambda: False) -> list[dict]:
-    """The caller's best matches first, in the shape of api.md §8. The query is stopped when it
-    runs past `timeout` seconds or when `client_gone()` says nobody waits for the answer."""
+    """The caller's best matches first, in the shape of api.md §8. The work stops when it runs
+    past `timeout` seconds (503) or when `client_gone()` says nobody waits for the answer."""
     limit = check_limit(limit)
+    words = WORD.findall(text)[:MAX_QUERY_WORDS]
     expression = match_expression(user.id, text)
     if expression is None:
         return []
@@ -71,44 +70,50 @@ def query(user: User, text: str, limit: object = DEFAULT_LIMIT, timeout: float =
     def should_stop() -> bool:
         return time.monotonic() > deadline or client_gone()
 
+    prefixes = highlight.query_prefixes(words)
     try:
         with interruptible(should_stop):
             rows = _matches(user, expression, limit)
-    except OperationalError as error:
-        if "interrupted" not in str(error):
+        results = []
+        for node_id, kind, title, seq in rows:
+            if should_stop():
+                raise highlight.Stopped()
+            results.append((node_id, kind, title, _highlight(seq, title, prefixes, should_stop)))
+    except (OperationalError, highlight.Stopped) as error:
+        if isinstance(error, OperationalError) and "interrupted" not in str(error):
             raise
         raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
                           "for longer or more words.") from None
-    crumbs = tree.breadcrumbs([row[0] for row in rows])
+    crumbs = tree.breadcrumbs([row[0] for row in results])
     return [{
         "id": node_id,
         "title": title,
         "node_type": kind,
         "breadcrumb": [title for title, _ in crumbs[node_id]],
         "tags": [],
-        "highlight": best_highlight(text_snippet, title_highlight),
+        "highlight": found,
         "text": None,
         "user_id": None,
-    } for node_id, kind, title, text_snippet, title_highlight in rows]
+    } for node_id, kind, title, found in results]
 
 
 def _matches(user: User, expression: str, limit: int) -> list[tuple]:
     return database.execute_sql(f"""
-        SELECT node.id, node.kind, node.title,
-               snippet(search_index, 1, ?, ?, '…', {SNIPPET_WORDS}),
-               highlight(search_index, 0, ?, ?)
+        SELECT node.id, node.kind, node.title, node.seq
         FROM search_index JOIN node ON node.seq = search_index.rowid
         WHERE search_index MATCH ? AND node.owner_id = ?
         ORDER BY bm25(search_index, {TITLE_WEIGHT}, {BODY_WEIGHT}, 0.0)
-        LIMIT ?""", (*HIGHLIGHT, *HIGHLIGHT, expression, user.id, limit)).fetchall()
+        LIMIT ?""", (expression, user.id, limit)).fetchall()
 
 
-def best_highlight(text_snippet: str, title_highlight: str) -> str | None:
-    """Where the words were found: in the text if they were, else in the title."""
-    for candidate in (text_snippet, title_highlight):
-        if candidate and HIGHLIGHT[0] in candidate:
-            return candidate
-    return None
+def _highlight(seq: int, title: str, prefixes: tuple[str, ...],
+               should_stop: Callable[[], bool]) -> str | None:
+    """Where the words were found: in the text if they were (its first SCAN_CHARS characters),
+    else in the title."""
+    row = database.execute_sql("SELECT substr(body, 1, ?) FROM search_index WHERE rowid = ?",
+                               (highlight.SCAN_CHARS, seq)).fetchone()
+    return (highlight.snippet(row[0] if row else "", prefixes, should_stop)
+            or highlight.snippet(title, prefixes, whole=True))
 
 
 def rebuild() -> int:

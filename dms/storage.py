@@ -22,6 +22,9 @@ from typing import BinaryIO, Iterable
 log = logging.getLogger("dms.storage")
 
 CHUNK_SIZE = 1024 * 1024  # bytes copied at a time: memory stays flat whatever the file size
+# Space kept aside in `<data-dir>/.space-reserve` so that deleting (and logging in to delete)
+# still works on a full disk: SQLite needs room for its journal even to delete rows.
+RESERVE_BYTES = 16 * 1024 * 1024
 
 
 class UploadTooLarge(Exception):
@@ -42,6 +45,7 @@ class ReceivedFile:
 
 class FileStore:
     def __init__(self, data_dir: Path):
+        self.reserve_path = data_dir / ".space-reserve"
         self.files_dir = data_dir / "files"
         self.previews_dir = data_dir / "previews"
         self.tmp_dir = data_dir / "tmp"
@@ -116,6 +120,37 @@ class FileStore:
             except OSError as error:  # the start-up sweep will try again
                 log.warning("could not remove the file of version %s: %s", version_id, error)
             shutil.rmtree(self.previews_dir / version_id[:2] / version_id, ignore_errors=True)
+
+    def ensure_reserve(self) -> bool:
+        """Set RESERVE_BYTES aside, if they are not already and the disk has twice that free."""
+        try:
+            if self.reserve_path.is_file() and self.reserve_path.stat().st_size >= RESERVE_BYTES:
+                return True
+            stats = os.statvfs(self.reserve_path.parent)
+            if stats.f_bavail * stats.f_frsize < 2 * RESERVE_BYTES:
+                return False
+            descriptor = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                os.posix_fallocate(descriptor, 0, RESERVE_BYTES)
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+            return True
+        except OSError as error:
+            self.reserve_path.unlink(missing_ok=True)
+            log.warning("could not set aside %d MiB for deletes on a full disk: %s",
+                        RESERVE_BYTES // 2**20, error)
+            return False
+
+    def release_reserve(self) -> bool:
+        """Give the reserved space back to the disk (True if there was any)."""
+        try:
+            self.reserve_path.unlink()
+        except FileNotFoundError:
+            return False
+        log.warning("the disk is full: released the %d MiB reserve so that this delete or login "
+                    "can finish", RESERVE_BYTES // 2**20)
+        return True
 
     def sweep(self, referenced: set[str]) -> tuple[int, int]:
         """Remove uploads interrupted by a crash and files no version refers to.

@@ -85,3 +85,55 @@ def tiff(texts: list[str]) -> bytes:
 
 def text(content: str = "Grocery list: milk, bread, Käse\n") -> bytes:
     return content.encode("utf-8")
+
+
+def raw_pdf(objects: list[bytes]) -> bytes:
+    """A PDF made of exactly these objects (1 is the catalog), with a correct xref table."""
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n"
+              % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def pdf_claiming_pages(claimed: int) -> bytes:
+    """One real (empty) page, but a page tree whose /Count claims `claimed` pages."""
+    return raw_pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+                    b"<< /Type /Pages /Kids [3 0 R] /Count %d >>" % claimed,
+                    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"])
+
+
+def pdf_with_page_size(width_pt: float, height_pt: float) -> bytes:
+    """One empty page of the given size in points (1/72 inch); PDF allows up to 14,400."""
+    return raw_pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+                    b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] >>" % (width_pt, height_pt)])
+
+
+def tiff_with_large_frame(frame: int, size: tuple[int, int], frames: int = 2) -> bytes:
+    """A multi-page TIFF of small scans whose frame `frame` (0-based) claims `size` pixels in its
+    header (the pixel data stays small: nothing that checks only frame 0 would notice)."""
+    import struct
+
+    data = bytearray(tiff([f"page {n + 1}" for n in range(frames)]))
+    assert data[:4] == b"II*\x00"
+    offset = struct.unpack_from("<I", data, 4)[0]
+    for _ in range(frame):
+        count = struct.unpack_from("<H", data, offset)[0]
+        offset = struct.unpack_from("<I", data, offset + 2 + 12 * count)[0]
+    count = struct.unpack_from("<H", data, offset)[0]
+    for entry in range(count):
+        position = offset + 2 + 12 * entry
+        tag, kind = struct.unpack_from("<HH", data, position)
+        value = {256: size[0], 257: size[1]}.get(tag)
+        if value is not None:
+            struct.pack_into("<I" if kind == 4 else "<H", data, position + 8, value)
+    return bytes(data)

@@ -35,6 +35,7 @@ class Client:
             data = json.dumps(json_body).encode()
             headers.setdefault("Content-Type", media or VND)
         url = path if path.startswith("http") else self.base_url + path
+        kwargs.setdefault("timeout", 120)  # a hung server fails the test instead of hanging it
         return self.session.request(method, url, data=data, headers=headers, **kwargs)
 
     def get(self, path, **kw):

@@ -114,3 +114,28 @@ def test_huge_headers_are_refused(server):
     response = requests.get(server.url + "/api/users/me/",
                             headers={"X-Padding": "x" * 100_000, "Authorization": "Token x"})
     assert 400 <= response.status_code < 500
+
+
+@pytest.mark.config(max_tree_depth=3)
+def test_folders_nest_at_most_the_configured_depth(alice, config):
+    one = make_folder(alice, "one", alice.home_id)
+    two = make_folder(alice, "two", one)
+    three = make_folder(alice, "three", two)
+    too_deep = ("Folders can be nested at most 3 levels deep (DMS_MAX_TREE_DEPTH); choose a folder "
+                "higher up.")
+    before = snapshot(config.db_path)
+    body = {"data": {"type": "documents", "attributes": {"title": "four"},
+                     "relationships": {"parent": {"data": {"type": "folders", "id": three}}}}}
+    assert_error(alice.post("/api/nodes/", body), 400, "invalid", too_deep,
+                 "/data/relationships/parent")
+    assert snapshot(config.db_path) == before
+    # A move that would take `two` (with `three` below it) under `three`'s level is refused too.
+    side = make_folder(alice, "side", alice.home_id)
+    lower = make_folder(alice, "lower", side)
+    before = snapshot(config.db_path)
+    move = {"nodes": [{"id": two}], "target_parent": {"id": lower}}
+    assert_error(alice.post("/api/nodes/move/", move, media=JSON), 400, "invalid", too_deep,
+                 "/target_parent/id", media=JSON)
+    assert snapshot(config.db_path) == before
+    fits = {"nodes": [{"id": two}], "target_parent": {"id": side}}
+    assert alice.post("/api/nodes/move/", fits, media=JSON).status_code == 200

@@ -7,6 +7,7 @@ import threading
 
 from dms import db
 from dms.auth import hash_password, token_digest
+from dms.config import Config
 from dms.server import Server
 from support import Client
 
@@ -76,6 +77,45 @@ def test_a_data_dir_from_schema_1_starts_and_keeps_its_rows(tmp_path, config):
         body = {"data": {"type": "documents", "attributes": {"title": "new"},
                          "relationships": {"parent": {"data": {"type": "folders", "id": FOLDER_ID}}}}}
         assert client.post("/api/nodes/", body).status_code == 201
+    finally:
+        server.stop()
+        thread.join(10)
+
+
+def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, caplog):
+    """A data dir from before usernames were unique regardless of case keeps both accounts (a
+    rename would lock one out): the upgrade logs the clash, `dms verify` reports it, and no new
+    clash can be made."""
+    path = config.db_path
+    path.parent.mkdir(parents=True)
+    db.open_database(path, migrate=False)
+    db.migration_runner().up(target="0004_pages_search_ocr")
+    db.database.close()
+    connection = sqlite3.connect(path)
+    for number, name in enumerate(("bob", "BOB")):
+        user_id = f"{number}1111111-1111-4111-8111-111111111111"
+        connection.execute("INSERT INTO user (id, username, password_hash, date_joined) "
+                           "VALUES (?, ?, ?, ?)", (user_id, name, hash_password("bob-password"), STAMP))
+        for special in ("home", "inbox"):
+            connection.execute(
+                "INSERT INTO node (id, owner_id, parent_id, kind, special, title, title_sort, "
+                "created_at, updated_at) VALUES (?, ?, NULL, 'folder', ?, ?, ?, ?, ?)",
+                (f"{number}{'2' if special == 'home' else '3'}222222-2222-4222-8222-222222222222",
+                 user_id, special, "." + special, "." + special, STAMP, STAMP))
+    connection.commit()
+    connection.close()
+    server = Server(Config(**{**config.__dict__, "admin_password": None}))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        assert ["usernames 'bob' and 'BOB' differ only by case; rename one of them (PATCH "
+                "/users/{id}/) so that logins stay unambiguous"] == \
+            [r.getMessage() for r in caplog.records if r.name == "dms.migrations"]
+        bob = Client(server.url).login("bob", "bob-password")
+        big_bob = Client(server.url).login("BOB", "bob-password")
+        assert bob.user_id != big_bob.user_id
+        from dms import verify
+        assert "1 usernames that differ only by case:" in "\n".join(verify.run(config.data_dir).lines())
     finally:
         server.stop()
         thread.join(10)

@@ -87,6 +87,13 @@ def test_admin_creates_a_user_with_status_200_and_both_special_folders(admin, co
      "/data/attributes/username"),
     ({"username": "admin"}, 400, "invalid", "A user with that username already exists.",
      "/data/attributes/username"),
+    ({"username": "ADMIN"}, 400, "invalid", "A user with that username already exists.",
+     "/data/attributes/username"),
+    ({"username": "\uff41dmin"}, 400, "invalid", "A user with that username already exists.",
+     "/data/attributes/username"),  # a full-width "a": the same name once normalised (NFKC)
+    ({"username": "ad\u202emin"}, 400, "invalid",
+     "A username may contain only letters, digits and @ . + - _ characters.",
+     "/data/attributes/username"),
     ({"username": "dave", "email": "not-an-address"}, 400, "invalid",
      "email must be an e-mail address such as name@example.org.", "/data/attributes/email"),
     ({"username": "dave", "is_staff": "yes"}, 400, "invalid", "is_staff must be true or false.",
@@ -176,6 +183,13 @@ def test_user_patches_own_names_with_the_full_resource_sent_back(alice):
     assert response.json()["data"]["attributes"]["first_name"] == "Al"
 
 
+def test_a_user_may_change_the_case_of_their_own_name(alice):
+    body = {"data": {"type": "users", "id": alice.user_id, "attributes": {"username": "Alice"}}}
+    response = alice.patch(f"/api/users/{alice.user_id}/", body)
+    assert response.status_code == 200, response.text
+    assert response.json()["data"]["attributes"]["username"] == "Alice"
+
+
 @pytest.mark.parametrize("change, status, code, detail, pointer", [
     ({"attributes": {"is_superuser": True}}, 403, "permission_denied",
      "Only a superuser may grant or remove admin rights.", None),
@@ -184,6 +198,8 @@ def test_user_patches_own_names_with_the_full_resource_sent_back(alice):
     ({"attributes": {"is_active": False}}, 400, "invalid", "You cannot deactivate your own account.",
      "/data/attributes/is_active"),
     ({"attributes": {"username": "admin"}}, 400, "invalid", "A user with that username already exists.",
+     "/data/attributes/username"),
+    ({"attributes": {"username": "Admin"}}, 400, "invalid", "A user with that username already exists.",
      "/data/attributes/username"),
     ({"id": UNKNOWN_ID}, 409, "conflict", "The id in the body does not match the id in the URL.",
      "/data/id"),

@@ -1,0 +1,87 @@
+"""Highlighted snippets of search results, made from the stored text with bounded work.
+
+A snippet is a few words around the first word that starts with one of the query's words,
+compared case- and accent-insensitively (`kase` marks `Käse`); the text is HTML-escaped and each
+matching word wrapped in <em>…</em>. Only the first SCAN_CHARS characters of a text are looked
+at (a 4 MiB text full of matches once kept a search busy for minutes), and the caller's
+`should_stop` is asked every few thousand words.
+"""
+
+from __future__ import annotations
+
+import collections
+import html
+import re
+import unicodedata
+from typing import Callable, Iterable
+
+WORD = re.compile(r"\w+")
+SCAN_CHARS = 256 * 1024
+SNIPPET_WORDS = 12  # words shown around a match
+WORDS_BEFORE = 4
+CHECK_EVERY_WORDS = 4096
+OPEN, CLOSE = "<em>", "</em>"
+ELLIPSIS = "…"
+
+
+class Stopped(Exception):
+    """should_stop() said so: nobody waits for this result any more."""
+
+
+def fold(word: str) -> str:
+    """A word without case or accents: Käse -> kase."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def query_prefixes(words: Iterable[str]) -> tuple[str, ...]:
+    return tuple(fold(word) for word in words if word)
+
+
+def snippet(text: str, prefixes: tuple[str, ...], should_stop: Callable[[], bool] = lambda: False,
+            whole: bool = False) -> str | None:
+    """The text around its first match, highlighted; None if nothing matches in the scanned part.
+    `whole` highlights every match of a short text (a title) instead of cutting a window."""
+    if not prefixes or not text:
+        return None
+    limit = len(text) if whole else min(len(text), SCAN_CHARS)
+    words = WORD.finditer(text, 0, limit)
+    before: collections.deque = collections.deque(maxlen=0 if whole else WORDS_BEFORE)
+    for count, match in enumerate(words, start=1):
+        if count % CHECK_EVERY_WORDS == 0 and should_stop():
+            raise Stopped()
+        if not fold(match.group()).startswith(prefixes):
+            before.append(match)
+            continue
+        shown = [*before, match]
+        for following in words:
+            if not whole and len(shown) >= SNIPPET_WORDS:
+                break
+            shown.append(following)
+        start = 0 if whole or not before or len(before) < WORDS_BEFORE else before[0].start()
+        end = len(text) if whole or shown[-1].end() >= _last_word_end(text, limit) \
+            else shown[-1].end()
+        return _render(text, start, end, [m for m in shown if fold(m.group()).startswith(prefixes)],
+                       start > 0, end < len(text))
+    return None
+
+
+def _last_word_end(text: str, limit: int) -> int:
+    """Where the last word of the scanned part ends (so a snippet reaching it takes the rest)."""
+    tail = text[max(0, limit - 200):limit]
+    matches = list(WORD.finditer(tail))
+    return limit - len(tail) + matches[-1].end() if matches else limit
+
+
+def _render(text: str, start: int, end: int, hits: list, cut_before: bool, cut_after: bool) -> str:
+    parts, position = [ELLIPSIS] if cut_before else [], start
+    for hit in hits:
+        parts.append(html.escape(text[position:hit.start()], quote=False))
+        parts.append(OPEN + html.escape(hit.group(), quote=False) + CLOSE)
+        position = hit.end()
+    parts.append(html.escape(text[position:end], quote=False))
+    if cut_after:
+        parts.append(ELLIPSIS)
+    return "".join(parts)
