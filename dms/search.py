@@ -132,5 +132,6 @@ def rebuild() -> int:
                    replace(node.owner_id, '-', '')
             FROM node""")
         count = database.execute_sql("SELECT count(*) FROM search_index").fetchone()[0]
-    database.execute_sql("INSERT INTO search_index (search_index) VALUES ('optimize')")
+    with write_transaction():
+        database.execute_sql("INSERT INTO search_index (search_index) VALUES ('optimize')")
     return count

@@ -92,7 +92,7 @@ class FileStore:
         target = self.path(version_id)
         target.parent.mkdir(exist_ok=True)
         os.replace(received.path, target)
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
         return target
 
     def preview_path(self, version_id: str, page_number: int) -> Path:
@@ -184,7 +184,8 @@ class FileStore:
         return temporary, orphans
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make a rename in `path` durable."""
     descriptor = os.open(path, os.O_RDONLY)
     try:
         os.fsync(descriptor)

@@ -30,6 +30,7 @@ MAX_TITLE_LENGTH = 200
 FORBIDDEN_TITLE_CHARACTERS = "/\\"
 # Levels below .home/.inbox (DMS_MAX_TREE_DEPTH): every walk up a path is bounded by it.
 DEFAULT_MAX_DEPTH = 1000
+MAX_MOVED_NODES = 10_000  # per POST /nodes/move/ (SQLite binds at most 32,766 values at once)
 
 # sort= value -> ORDER BY columns; each matches one index of migration 0002 (read either way).
 SORTS = {
@@ -315,6 +316,9 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
     node_ids = list(dict.fromkeys(node_ids))
     if not node_ids:
         return []
+    if len(node_ids) > MAX_MOVED_NODES:
+        raise Invalid(f"At most {MAX_MOVED_NODES} nodes can be moved at once; move them in parts.",
+                      "/nodes")
     with write_transaction():
         target = owned_node(user, target_id)
         nodes = list(Node.select().where(Node.id.in_(node_ids), Node.owner == user.id))

@@ -35,19 +35,7 @@ def pdf(pages: list[str | list[str]], encrypt: bool = False) -> bytes:
         objects.append(b"<< /Filter /Standard /V 1 /R 2 /P -44 /O <" + b"11" * 32 + b"> /U <"
                        + b"22" * 32 + b"> >>")
         trailer_extra = b" /Encrypt %d 0 R /ID [<%s> <%s>]" % (len(objects), b"ab" * 16, b"ab" * 16)
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n"
-              % (len(objects) + 1, trailer_extra, xref))
-    return out.getvalue()
+    return raw_pdf(objects, trailer_extra)
 
 
 def scan(text: str, size: tuple[int, int] = (1700, 600)) -> Image.Image:
@@ -87,10 +75,10 @@ def text(content: str = "Grocery list: milk, bread, Käse\n") -> bytes:
     return content.encode("utf-8")
 
 
-def raw_pdf(objects: list[bytes]) -> bytes:
+def raw_pdf(objects: list[bytes], trailer_extra: bytes = b"") -> bytes:
     """A PDF made of exactly these objects (1 is the catalog), with a correct xref table."""
     out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
+    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
         offsets.append(out.tell())
@@ -99,8 +87,8 @@ def raw_pdf(objects: list[bytes]) -> bytes:
     out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
     for offset in offsets:
         out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n"
-              % (len(objects) + 1, xref))
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n"
+              % (len(objects) + 1, trailer_extra, xref))
     return out.getvalue()
 
 

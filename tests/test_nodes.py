@@ -309,6 +309,8 @@ def test_refused_moves_are_all_or_nothing(alice, bob, config):
         (alice.post("/api/nodes/move/", {"nodes": [{"id": document["id"]}]}, media=JSON), 400,
          "required", "`target_parent` must be an object with the target folder's `id`.",
          "/target_parent"),
+        (move([f"00000000-0000-4000-8000-{n:012d}" for n in range(10_001)], outer["id"]), 400,
+         "invalid", "At most 10000 nodes can be moved at once; move them in parts.", "/nodes"),
     ]:
         assert_error(response, status, code, detail, pointer, media=JSON)
     assert snapshot(config.db_path) == before
