@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
     from pathlib import Path
 
-    from dms import backup
+    from dms import backup, restore
     from dms.db import latest_schema_version
 
     password = None
@@ -115,8 +115,8 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
                   f"folders, {counts['documents']} documents, {len(manifest['files']) - 1} files.")
             return 0
         # Checked, and migrated forward from an older schema, before it lands in the data dir.
-        manifest = backup.restore_backup(Path(args.archive), config.data_dir, password,
-                                         latest_schema_version())
+        manifest = restore.restore_backup(Path(args.archive), config.data_dir, password,
+                                          latest_schema_version())
     except backup.BackupError as error:
         print(f"dms: {error}", file=sys.stderr)
         return 1

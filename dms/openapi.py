@@ -8,6 +8,7 @@ import re
 
 from dms import __version__
 from dms.jsonapi import JSON, VND, Route
+from dms.models import OcrStatus
 
 STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 NULLABLE_STRING = {"type": ["string", "null"]}
@@ -46,7 +47,7 @@ BREADCRUMB = {"type": "array", "items": {"type": "array", "items": STRING}}
 NODE_ATTRIBUTES = {
     "title": STRING, "created_at": DATETIME, "updated_at": DATETIME, "breadcrumb": BREADCRUMB,
     "tags": {"type": "array"}, "lang": STRING, "ocr": BOOLEAN,
-    "ocr_status": {"enum": ["received", "started", "succeeded", "failed"]},
+    "ocr_status": {"enum": list(OcrStatus.ALL)},
     "ocr_error": NULLABLE_STRING, "file_name": NULLABLE_STRING, "size": INTEGER, "page_count": INTEGER,
 }
 VERSION = obj({"id": UUID, "number": INTEGER, "file_name": STRING, "size": INTEGER,

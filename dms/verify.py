@@ -14,10 +14,8 @@ documents back to processing, and moves nodes out of loops and misplaced subtree
 `lost+found` folder in their owner's .home. Files are never touched: a corrupt or missing file
 cannot be repaired here, and unreferenced files are the server's start-up sweep's to remove.
 
-Every query terminates on a corrupt tree: the one recursive query walks down from the special
-folders with UNION over node ids (a node is visited once), and loops are told from nodes below
-them in Python, following parent links with a visited set. The tree checks take any `execute(sql,
-params)` (peewee's or sqlite3's), so a restore runs them on the database it is about to restore.
+The folder-tree checks and the lost+found repair are dms.treecheck's; this module owns the report,
+the file and row checks, and running, saving and repairing.
 """
 
 from __future__ import annotations
@@ -29,15 +27,14 @@ import os
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from dms.db import database, write_transaction
-from dms.models import STORED_DATETIME, new_id, utcnow
+from dms.models import STORED_DATETIME, OcrStatus, new_id, utcnow
 from dms.storage import CHUNK_SIZE
+from dms.treecheck import Execute, check_tree, repair_tree
 
 STUCK_AFTER = dt.timedelta(hours=1)  # a document `started` or `received` for longer is reported
 RESULT_FILE = "verify.json"
-LOST_AND_FOUND = "lost+found"
 REPAIRED_ERROR = "Unknown error (repaired by dms verify)."
 MAX_PAGES = 1_000_000  # the highest DMS_MAX_PAGES: a version claiming more is not filled in
 
@@ -58,24 +55,14 @@ DANGLING = {
         "WHERE u.id IS NULL",
 }
 
-# Nodes not reachable from the special folders by links that stay with one owner and go through
-# folders only. UNION (not UNION ALL) over ids: each node enters once, so a loop ends the walk.
-UNREACHABLE = """
-    WITH RECURSIVE reach(id) AS (
-        SELECT id FROM node WHERE special IS NOT NULL
-        UNION
-        SELECT n.id FROM reach AS r JOIN node AS p ON p.id = r.id
-        JOIN node AS n ON n.parent_id = r.id
-        WHERE p.kind = 'folder' AND n.owner_id = p.owner_id
-    )
-    SELECT n.id, n.parent_id, n.owner_id, n.parent_id IS NOT NULL AND p.id IS NULL
-    FROM node AS n LEFT JOIN node AS p ON p.id = n.parent_id
-    WHERE n.id NOT IN (SELECT id FROM reach)"""
 
-MISPLACED = """
-    SELECT n.id, n.parent_id, n.owner_id != p.owner_id, p.kind != 'folder'
-    FROM node AS n JOIN node AS p ON p.id = n.parent_id
-    WHERE n.owner_id != p.owner_id OR p.kind != 'folder'"""
+def _sql_list(values: tuple[str, ...]) -> str:
+    """('a', 'b') as the inside of an SQL IN (...); for OcrStatus constants only, never input."""
+    return ", ".join(f"'{value}'" for value in values)
+
+
+DONE = _sql_list((OcrStatus.SUCCEEDED, OcrStatus.FAILED))
+PENDING = _sql_list(OcrStatus.PENDING)
 
 LATEST_VERSION = ("(SELECT lv.id FROM document_version AS lv WHERE lv.document_id = n.id "
                   "ORDER BY lv.number DESC LIMIT 1)")
@@ -94,7 +81,7 @@ PAGE_ROWS = f"""
     SELECT n.id, v.id, v.page_count FROM node AS n
     JOIN document_version AS v ON v.id = {LATEST_VERSION}
     LEFT JOIN page AS p ON p.version_id = v.id
-    WHERE n.kind = 'document' AND n.ocr_status IN ('succeeded', 'failed')
+    WHERE n.kind = 'document' AND n.ocr_status IN ({DONE})
     GROUP BY n.id, v.id, v.page_count
     HAVING count(p.id) != v.page_count
         OR (count(p.id) > 0 AND (min(p.number) != 1 OR max(p.number) != v.page_count))
@@ -102,14 +89,18 @@ PAGE_ROWS = f"""
 
 UNREAD = f"""
     SELECT n.id, v.id FROM node AS n JOIN document_version AS v ON v.id = {LATEST_VERSION}
-    WHERE n.kind = 'document' AND n.ocr_status = 'succeeded'
+    WHERE n.kind = 'document' AND n.ocr_status = '{OcrStatus.SUCCEEDED}'
       AND EXISTS (SELECT 1 FROM page AS p WHERE p.version_id = v.id AND p.method IS NULL)
     ORDER BY n.id"""
 
-FAILED_WITHOUT_ERROR = """
-    SELECT n.id FROM node AS n WHERE n.kind = 'document' AND n.ocr_status = 'failed'
+FAILED_WITHOUT_ERROR = f"""
+    SELECT n.id FROM node AS n WHERE n.kind = 'document' AND n.ocr_status = '{OcrStatus.FAILED}'
       AND (n.ocr_error IS NULL OR trim(n.ocr_error) = '')
     ORDER BY n.id"""
+
+STUCK = ("SELECT n.id, n.ocr_status, n.updated_at FROM node AS n WHERE n.kind = 'document' "
+         f"AND n.ocr_status IN ({PENDING}) AND n.updated_at < ? "
+         "AND EXISTS (SELECT 1 FROM document_version AS v WHERE v.document_id = n.id)")
 
 DOCUMENT_TITLES = {
     "attributes":
@@ -118,8 +109,6 @@ DOCUMENT_TITLES = {
     "unread": "documents marked succeeded with unread pages",
     "failed": "documents marked failed without an error",
 }
-
-Execute = Callable[..., object]  # execute(sql, params=()) -> a cursor (peewee's or sqlite3's)
 
 
 @dataclass
@@ -165,74 +154,6 @@ class Report:
                 lines.extend(f"  {item}" for item in items)
         lines.append("No problems found." if self.ok else "Problems found.")
         return lines
-
-
-@dataclass
-class Tree:
-    """What is wrong with the folder tree; every id maps to the node's parent id."""
-    loops: list[list[str]] = field(default_factory=list)  # each in parent order, smallest id first
-    misplaced: dict[str, str] = field(default_factory=dict)  # id -> why ("a document", ...)
-    unreachable: dict[str, str | None] = field(default_factory=dict)  # below a loop or the above
-    parents: dict[str, str | None] = field(default_factory=dict)  # of every node found
-    owners: dict[str, str] = field(default_factory=dict)  # of every node found
-    # The nodes a repair moves into lost+found (the rest come along below them): id -> why.
-    anchors: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not (self.loops or self.misplaced or self.unreachable or self.anchors)
-
-    def loop_ids(self) -> list[str]:
-        return sorted(node_id for loop in self.loops for node_id in loop)
-
-
-def check_tree(execute: Execute) -> Tree:
-    """Loops, misplaced and unreachable nodes: one recursive query that always ends, then Python."""
-    tree = Tree()
-    gone: set[str] = set()
-    for node_id, parent_id, owner_id, parent_gone in execute(UNREACHABLE, ()).fetchall():
-        tree.parents[node_id], tree.owners[node_id] = parent_id, owner_id
-        if parent_gone or parent_id is None:
-            gone.add(node_id)
-    for node_id, parent_id, other_owner, not_folder in execute(MISPLACED, ()).fetchall():
-        tree.misplaced[node_id] = ("another user's document" if other_owner and not_folder
-                                   else "another user's folder" if other_owner else "a document")
-        tree.parents.setdefault(node_id, parent_id)
-    # Follow parent links from each unreachable node; a node met again on the same walk closes
-    # a loop. Every node is walked through once (`done`), so this is linear and always ends.
-    done: set[str] = set()
-    for start in sorted(tree.parents):
-        path: list[str] = []
-        on_path: dict[str, int] = {}
-        node_id: str | None = start
-        while node_id is not None and node_id in tree.parents and node_id not in done:
-            if node_id in on_path:
-                loop = path[on_path[node_id]:]
-                smallest = loop.index(min(loop))
-                tree.loops.append(loop[smallest:] + loop[:smallest])
-                break
-            on_path[node_id] = len(path)
-            path.append(node_id)
-            node_id = tree.parents[node_id]
-        done.update(path)
-    tree.loops.sort()
-    in_loops = set(tree.loop_ids())
-    for node_id in sorted(tree.parents):
-        if node_id not in in_loops and node_id not in tree.misplaced and \
-                (node_id not in gone or tree.parents[node_id] is None):
-            tree.unreachable[node_id] = tree.parents[node_id]
-    # What a repair moves: misplaced nodes, one node of each loop that has none of them (its
-    # smallest id: the rest of the loop stays below it), and nodes whose parent is gone.
-    for node_id, why in tree.misplaced.items():
-        tree.anchors[node_id] = f"its parent is {why}"
-    for loop in tree.loops:
-        if not any(node_id in tree.misplaced for node_id in loop):
-            tree.anchors[loop[0]] = "it was in a loop"
-    for node_id in gone:
-        if node_id not in tree.anchors:
-            tree.anchors[node_id] = "its parent is gone" if tree.parents[node_id] else \
-                "it had no parent"
-    return tree
 
 
 def _sha256(path: Path) -> tuple[str, int]:
@@ -382,11 +303,8 @@ def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = N
         report.orphaned = list(files.orphaned)
     check_rows(report)
     cutoff = (now - STUCK_AFTER).strftime(STORED_DATETIME)
-    report.stuck = [f"document {row[0]} ({row[1]} since {row[2]})" for row in database.execute_sql(
-        "SELECT n.id, n.ocr_status, n.updated_at FROM node AS n WHERE n.kind = 'document' "
-        "AND n.ocr_status IN ('received', 'started') AND n.updated_at < ? "
-        "AND EXISTS (SELECT 1 FROM document_version AS v WHERE v.document_id = n.id)",
-        (cutoff,)).fetchall()]
+    report.stuck = [f"document {row[0]} ({row[1]} since {row[2]})"
+                    for row in database.execute_sql(STUCK, (cutoff,)).fetchall()]
     return report
 
 
@@ -399,7 +317,8 @@ def repair(report: Report) -> list[str]:
         now = utcnow().strftime(STORED_DATETIME)
         # As a re-run does: attempts (and, where the schema has it, the time budget) start over.
         columns = {row[1] for row in execute("PRAGMA table_info(node)", ()).fetchall()}
-        back_to_processing = ("ocr_status = 'received', ocr_error = NULL, ocr_attempts = 0, "
+        back_to_processing = (f"ocr_status = '{OcrStatus.RECEIVED}', ocr_error = NULL, "
+                              "ocr_attempts = 0, "
                               + ("ocr_seconds = 0, " if "ocr_seconds" in columns else "")
                               + "updated_at = ?")
         for document_id, differences in _attribute_problems(execute):
@@ -437,52 +356,8 @@ def repair(report: Report) -> list[str]:
             execute("UPDATE node SET ocr_error = ? WHERE id = ?", (REPAIRED_ERROR, document_id))
             fixes.append(f"Document {document_id}: failed without an error; its error now "
                          f"reads: {REPAIRED_ERROR}")
-        fixes.extend(_repair_tree(execute, check_tree(execute), now))
+        fixes.extend(repair_tree(execute, check_tree(execute), now))
     return fixes + _not_repaired(report)
-
-
-def _repair_tree(execute: Execute, tree: Tree, now: str) -> list[str]:
-    fixes: list[str] = []
-    found: dict[str, str | None] = {}  # owner -> their lost+found folder
-
-    def lost_and_found(owner_id: str) -> str | None:
-        if owner_id in found:
-            return found[owner_id]
-        row = execute("SELECT n.id, u.username FROM node AS n JOIN user AS u ON u.id = n.owner_id "
-                      "WHERE n.owner_id = ? AND n.special = 'home' AND n.kind = 'folder'",
-                      (owner_id,)).fetchone()
-        if row is None:
-            found[owner_id] = None
-            return None
-        home_id, username = row
-        existing = execute("SELECT id FROM node WHERE parent_id = ? AND owner_id = ? AND "
-                           "kind = 'folder' AND special IS NULL AND title = ? ORDER BY id LIMIT 1",
-                           (home_id, owner_id, LOST_AND_FOUND)).fetchone()
-        if existing:
-            found[owner_id] = existing[0]
-        else:
-            found[owner_id] = new_id()
-            execute("INSERT INTO node (id, owner_id, parent_id, kind, special, title, title_sort, "
-                    "ocr_attempts, size, page_count, created_at, updated_at) "
-                    "VALUES (?, ?, ?, 'folder', NULL, ?, ?, 0, 0, 0, ?, ?)",
-                    (found[owner_id], owner_id, home_id, LOST_AND_FOUND,
-                     LOST_AND_FOUND.casefold(), now, now))
-            fixes.append(f"Created the folder {LOST_AND_FOUND} ({found[owner_id]}) in the .home "
-                         f"of {username}.")
-        return found[owner_id]
-
-    for node_id, why in sorted(tree.anchors.items()):
-        owner_id = tree.owners.get(node_id) or execute(
-            "SELECT owner_id FROM node WHERE id = ?", (node_id,)).fetchone()[0]
-        target = lost_and_found(owner_id)
-        if target is None:
-            fixes.append(f"Not repaired: node {node_id} ({why}): its owner has no .home folder "
-                         f"to hold a {LOST_AND_FOUND}.")
-            continue
-        execute("UPDATE node SET parent_id = ?, updated_at = ? WHERE id = ?",
-                (target, now, node_id))
-        fixes.append(f"Moved node {node_id} into {LOST_AND_FOUND} ({target}): {why}.")
-    return fixes
 
 
 def _not_repaired(report: Report) -> list[str]:

@@ -15,7 +15,8 @@ import pytest
 import samples
 from conftest import ADMIN_PASSWORD, USER_PASSWORD
 from dms.server import Server
-from dms.verify import LOST_AND_FOUND, REPAIRED_ERROR, check_tree, gaps, ranges, runs_text
+from dms.treecheck import LOST_AND_FOUND, check_tree
+from dms.verify import REPAIRED_ERROR, gaps, ranges, runs_text
 from support import JSON, Client, wait_for
 
 PAGE_ROWS = "SELECT number, text, method FROM page WHERE version_id = ? ORDER BY number"
