@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from dms.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError, Progress
-from dms.storage import CHUNK_SIZE
+from dms.storage import CHUNK_SIZE, fsync_dir
 
 
 def restore_backup(archive_path: Path, data_dir: Path, password: str | None = None,
@@ -56,7 +56,7 @@ def restore_backup(archive_path: Path, data_dir: Path, password: str | None = No
                 _move_into(work, data_dir)
             else:
                 os.replace(work, data_dir)
-            _fsync_dir(data_dir.parent)
+            fsync_dir(data_dir.parent)
             restored = True
             return manifest
         finally:
@@ -336,11 +336,3 @@ def _move_into(work: Path, data_dir: Path) -> None:
     for entry in work.iterdir():
         os.replace(entry, data_dir / entry.name)
 
-
-
-def _fsync_dir(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
