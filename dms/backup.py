@@ -76,14 +76,6 @@ class Progress:
             self.stream.write("\n")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for chunk in iter(lambda: file.read(CHUNK_SIZE), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _snapshot(db_path: Path, target: Path) -> None:
     source = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     destination = sqlite3.connect(target)

@@ -172,7 +172,7 @@ OPERATIONS = {
               {JSON: obj({"status": STRING, "doc_id": UUID, "lang": STRING})}, [], [404],
               "Process a document again"),
     "search_nodes": (None, 200, {JSON: {"type": "array", "items": ref("SearchResult")}},
-                     ["q", "limit", "tags", "tags_op"], [400], "Search titles and text"),
+                     ["q", "limit", "tags", "tags_op"], [400, 503], "Search titles and text"),
     "version": (None, 200, {JSON: obj({"version": STRING})}, [], [], "The server's version"),
     "health": (None, 200, {JSON: obj({"status": STRING, "verify": {"type": ["object", "null"]}})},
                [], [503], "Health, and the last verify result for admins"),
@@ -215,6 +215,8 @@ def build(routes: list[Route]) -> dict:
             statuses.add(404)
         if request is not None:
             statuses |= {400, 413, 415}
+        if route.method != "GET":  # every write: busy (503) or a full disk (507)
+            statuses |= {503, 507}
         for prefix in route.prefixes:
             operation = {
                 "operationId": f"{operation_key(route)}{prefix.replace('/', '_')}",

@@ -45,4 +45,4 @@ def test_errors_and_security_are_described(anon):
         "$ref": "#/components/schemas/Error"}
     login = paths["/auth/login/"]["post"]
     assert "security" not in login
-    assert set(login["responses"]) == {"200", "400", "413", "415", "429", "500"}
+    assert set(login["responses"]) == {"200", "400", "413", "415", "429", "500", "503", "507"}
