@@ -141,6 +141,9 @@ def verify(config: Config, repair: bool = False) -> int:
         except DomainError as error:  # busy (the server writing for long), disk full
             print(f"dms: {error.message} Nothing was repaired.", file=sys.stderr)
             return 1
+        if report.search_drift:
+            from dms.search import check as search_check
+            fixes.append(search_check.rebuild(config.data_dir))
         print("\n".join(fixes or ["Nothing to repair."]))
         report = checks.run(config.data_dir, files=report)  # the files are as they were
     checks.save(config.data_dir, report)
@@ -149,12 +152,21 @@ def verify(config: Config, repair: bool = False) -> int:
 
 
 def reindex(config: Config) -> int:
-    """Rebuild the search index from the database (safe while the server runs)."""
-    from dms import search
+    """Rebuild the search index from the database: here if no server runs on this data dir,
+    else by the server's own indexer (one writer per index)."""
     from dms.db import open_database
+    from dms.search import Indexer
+    from dms.search.outbox import request_rebuild
 
     open_database(config.db_path)
-    count = search.rebuild()
+    indexer = Indexer(config.data_dir)
+    try:
+        count = indexer.rebuild_now()
+    except RuntimeError:
+        request_rebuild()
+        print("The running dms server rebuilds the search index now; searches answer 503 until "
+              "it is done.")
+        return 0
     print(f"Search index rebuilt: {count} folders and documents.")
     return 0
 

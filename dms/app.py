@@ -11,6 +11,7 @@ from dms.db import open_database, register_space_reserve
 from dms.documents import referenced_version_ids
 from dms.processing import Processor
 from dms.storage import FileStore
+from dms.search import Indexer
 from dms.services import Services
 from dms.web import DmsBottle, bottle_rule, endpoint
 
@@ -27,7 +28,7 @@ def create_app(config: Config) -> DmsBottle:
     store.sweep(referenced_version_ids())
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
-    services = Services(config, store, Processor(config, store))
+    services = Services(config, store, Processor(config, store), Indexer(config.data_dir))
     app = DmsBottle()
     app.services = services
     for table in ROUTE_TABLES:

@@ -125,6 +125,7 @@ def write_transaction() -> Iterator[None]:
             yield
         return
     started = time.monotonic()
+    committed = False
     if not WRITE_LOCK.acquire(timeout=WRITE_WAIT_SECONDS):
         raise Unavailable("The server is busy writing; try again in a moment.")
     try:
@@ -133,6 +134,7 @@ def write_transaction() -> Iterator[None]:
             log.info("a write waited %.1f s for its turn", waited)
         with database.atomic("IMMEDIATE"):
             yield
+        committed = True
     except (sqlite3.OperationalError, OperationalError) as error:
         if is_disk_full(error):
             raise StorageFull() from None
@@ -142,6 +144,19 @@ def write_transaction() -> Iterator[None]:
         raise
     finally:
         WRITE_LOCK.release()
+        if committed:
+            for callback in list(_after_commit):
+                callback()
+
+
+_after_commit: list[Callable[[], None]] = []
+
+
+def on_commit(callback: Callable[[], None]) -> Callable[[], None]:
+    """Call `callback` (quick, never raising) after every committed write transaction of this
+    process; returns a function that unregisters it. The search indexer wakes up this way."""
+    _after_commit.append(callback)
+    return lambda: _after_commit.remove(callback)
 
 
 _release_space_reserve: Callable[[], bool] | None = None
@@ -194,7 +209,25 @@ def open_database(path: Path, migrate: bool = True) -> SqliteDatabase:
         applied = migration_runner().up()
         for name in applied:
             log.info("applied schema migration %s", name)
+        if any(name.startswith(VACUUM_AFTER) for name in applied):
+            _vacuum()
     return database
+
+
+# Migrations that free much of the file (0006 drops the full-text copy of every text): the
+# space is given back to the file system once, right after them.
+VACUUM_AFTER = "0006_"
+
+
+def _vacuum() -> None:
+    """VACUUM needs free space the size of the database; without it, SQLite keeps the pages for
+    its own reuse, which is fine too."""
+    try:
+        database.execute_sql("VACUUM")
+        log.info("compacted the database after the upgrade")
+    except (sqlite3.OperationalError, OperationalError) as error:
+        log.warning("could not compact the database after the upgrade (%s); its free pages "
+                    "are reused as it grows", error)
 
 
 def migration_runner() -> Runner:

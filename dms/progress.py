@@ -14,9 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from dms import search
 from dms.db import database, write_transaction
-from dms.documents import PAGE_SEPARATOR
 from dms.models import DocumentVersion, Node, OcrStatus, new_id
 from dms.ocr import PageText
 
@@ -94,13 +92,11 @@ def save_pages(work: Work, pages: Iterable[PageText], seconds: float) -> bool:
 
 
 def finish(work: Work) -> bool:
-    """Every page is read: index the text and mark the document `succeeded`."""
+    """Every page is read: mark the document `succeeded` (the status change puts it in the
+    search outbox, migration 0006, so the index takes up its text)."""
     with write_transaction():
         if not _is_current(work):
             return False
-        texts = database.execute_sql("SELECT text FROM page WHERE version_id = ? ORDER BY number",
-                                     (work.version_id,)).fetchall()
-        search.set_document_text(work.document_id, PAGE_SEPARATOR.join(row[0] for row in texts))
         DocumentVersion.update(lang=work.lang).where(DocumentVersion.id == work.version_id).execute()
         Node.update(ocr_status=OcrStatus.SUCCEEDED, ocr_error=None) \
             .where(Node.id == work.document_id).execute()

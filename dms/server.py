@@ -1,11 +1,12 @@
 """Running the appliance: one process, waitress serving the Bottle app.
 
 Start-up order: open and migrate the database and sweep the file store (create_app), create the
-first superuser on an empty data dir, bind the socket, queue unfinished work and start the
-processing workers, then serve. Shut-down order (SIGTERM, Ctrl-C or stop()): stop accepting,
-let the worker threads finish the requests they are on while the event loop still sends their
-answers, stop the threads, close the connections, stop the processing workers (the pages being read may
-finish), then close the database. We drive waitress'
+first superuser on an empty data dir, bind the socket, start the search indexer (it opens or
+rebuilds the index in its own thread), queue unfinished work and start the processing workers,
+then serve. Shut-down order (SIGTERM, Ctrl-C or stop()): stop accepting, let the worker threads
+finish the requests they are on while the event loop still sends their answers, stop the
+threads, close the connections, stop the processing workers (the pages being read may finish)
+and the indexer, then close the database. We drive waitress'
 event loop ourselves (instead of `server.run()`) to get that order.
 """
 
@@ -22,7 +23,7 @@ from waitress import wasyncore
 from dms.accounts import ensure_first_superuser
 from dms.app import create_app
 from dms.config import Config
-from dms.db import database
+from dms.db import database, on_commit
 from dms.httpserver import create_server, fit_connection_limit, with_nosniff
 from dms.web import with_cors
 
@@ -63,6 +64,7 @@ class Server:
         self.generated_password = ensure_first_superuser(config.admin_username,
                                                          config.admin_password)
         self.processor = self.app.services.processor
+        self.indexer = self.app.services.search
         wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
         reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + config.ocr_workers)
         self._wsgi = create_server(
@@ -93,7 +95,10 @@ class Server:
         return f"http://{host}:{self.port}{self.config.url_prefix}"
 
     def run(self) -> None:
-        # The queue's workers start before the first request and stop after the last one.
+        # The queue's workers and the search indexer start before the first request and stop
+        # after the last one.
+        unregister = on_commit(self.indexer.notify)
+        self.indexer.start()
         self.processor.start()
         log.info("dms listening on %s (data dir %s)", self.url, self.config.data_dir.resolve())
         wsgi, channels = self._wsgi, self._wsgi._map
@@ -116,6 +121,8 @@ class Server:
                 wsgi.trigger.close()
             wasyncore.close_all(channels)
             self.processor.stop()
+            self.indexer.stop()
+            unregister()
             database.close()
             log.info("dms stopped")
 

@@ -1,6 +1,6 @@
 """The long-lived parts one running dms is made of, built once by create_app and handed to the
 domain functions that need more than the database: the settings, the file store, the processing
-queue and the login throttle."""
+queue, the search index's writer and the login throttle."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from dms.auth import LoginThrottle
 from dms.config import Config
 from dms.processing import Processor
+from dms.search import Indexer
 from dms.storage import FileStore
 
 
@@ -17,4 +18,5 @@ class Services:
     config: Config
     store: FileStore
     processor: Processor
+    search: Indexer
     throttle: LoginThrottle = field(default_factory=LoginThrottle)

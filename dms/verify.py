@@ -30,6 +30,7 @@ from pathlib import Path
 
 from dms.db import database, write_transaction
 from dms.models import STORED_DATETIME, OcrStatus, new_id, utcnow
+from dms.search import check as search_check
 from dms.storage import CHUNK_SIZE
 from dms.treecheck import Execute, check_tree, repair_tree
 
@@ -125,12 +126,15 @@ class Report:
     misplaced: list[str] = field(default_factory=list)
     documents: dict[str, list[str]] = field(default_factory=dict)
     username_clashes: list[str] = field(default_factory=list)
+    search_drift: list[str] = field(default_factory=list)
+    search_note: str | None = None  # no index to compare (not a problem: it is rebuilt)
 
     @property
     def ok(self) -> bool:
         return not (self.corrupt or self.missing or self.orphaned or self.stuck
                     or any(self.dangling.values()) or self.loops or self.unreachable
-                    or self.misplaced or any(self.documents.values()) or self.username_clashes)
+                    or self.misplaced or any(self.documents.values()) or self.username_clashes
+                    or self.search_drift)
 
     def as_dict(self) -> dict:
         return {"ok": self.ok, **asdict(self)}
@@ -148,10 +152,14 @@ class Report:
                  "misplaced node)", self.unreachable),
                 ("nodes whose parent belongs to another user or is a document", self.misplaced),
                 *((DOCUMENT_TITLES[key], items) for key, items in self.documents.items()),
-                ("usernames that differ only by case", self.username_clashes)):
+                ("usernames that differ only by case", self.username_clashes),
+                ("differences between the search index and the database (repair rebuilds the "
+                 "index)", self.search_drift)):
             if items:
                 lines.append(f"{len(items)} {title}:")
                 lines.extend(f"  {item}" for item in items)
+        if self.search_note:
+            lines.append(self.search_note)
         lines.append("No problems found." if self.ok else "Problems found.")
         return lines
 
@@ -302,6 +310,7 @@ def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = N
         report.corrupt, report.missing = list(files.corrupt), list(files.missing)
         report.orphaned = list(files.orphaned)
     check_rows(report)
+    report.search_drift, report.search_note = search_check.compare(data_dir)
     cutoff = (now - STUCK_AFTER).strftime(STORED_DATETIME)
     report.stuck = [f"document {row[0]} ({row[1]} since {row[2]})"
                     for row in database.execute_sql(STUCK, (cutoff,)).fetchall()]

@@ -15,7 +15,7 @@ import pytest
 import samples
 from dms.config import Config
 from dms.server import Server
-from support import JSON, Client, wait_for
+from support import JSON, Client, wait_for, wait_indexed
 from test_documents import new_document, upload
 
 LISTINGS = ["/api/folders/?page[size]=100", "/api/documents/?page[size]=100",
@@ -188,7 +188,11 @@ def test_verify_finds_a_deleted_a_corrupted_and_an_orphaned_file(alice, filled, 
 def test_health_shows_the_last_verify_to_admins_only(admin, alice, anon, config):
     assert dms("verify", "--data-dir", config.data_dir).returncode == 0
     expected = json.loads((config.data_dir / "verify.json").read_text())
-    assert admin.get("/health").json() == {"status": "ok", "verify": expected}
+    wait_indexed(config.db_path)
+    health = admin.get("/health").json()
+    assert health == {"status": "ok", "verify": expected, "search": {
+        "state": "ready", "pending_changes": 0, "indexed": health["search"]["indexed"]}}
+    assert health["search"]["indexed"] == 4  # the .home and .inbox of admin and alice
     assert alice.get("/health").json() == {"status": "ok"}
     assert anon.get("/health").json() == {"status": "ok"}
 

@@ -1,5 +1,6 @@
 """The PyInstaller one-dir build: it builds, and `dist/dms/dms serve` runs the whole appliance
-(migrations, API, token page, OCR with the system's Tesseract) from inside the bundle."""
+(migrations, API, token page, OCR with the system's Tesseract, the tantivy search index) from
+inside the bundle."""
 
 from __future__ import annotations
 
@@ -47,6 +48,14 @@ def test_the_built_executable_serves_and_ocrs(tmp_path):
         assert wait_for(admin, scan.json()["id"])[-1] == "succeeded"
         assert admin.get(f"/api/documents/{scan.json()['id']}/ocr-text").json() == {
             "text": "Bundled Tesseract Works"}
+        # The bundled tantivy index finds the OCRed words (the indexer catches up in moments).
+        deadline, found = time.monotonic() + 30, []
+        while not found and time.monotonic() < deadline:
+            response = admin.get("/api/search/", params={"q": "bundled tess"})
+            found = response.json() if response.status_code == 200 else []
+            time.sleep(0.1)
+        assert [(r["title"], r["highlight"]) for r in found] == [
+            ("scan.png", "<em>Bundled</em> <em>Tesseract</em> Works")]
         page = requests.get(url + "/")
         assert page.status_code == 200 and "<title>dms</title>" in page.text
         assert requests.get(url + "/static/app.js").status_code == 200

@@ -13,7 +13,7 @@ from PIL import Image
 import samples
 from dms.db import database
 from dms.models import Node, new_id, utcnow
-from support import JSON, NOT_FOUND, assert_error, snapshot, wait_for
+from support import JSON, NOT_FOUND, assert_error, snapshot, wait_for, wait_indexed
 from test_documents import new_document, stored_files, temporary_files, upload
 
 
@@ -51,7 +51,7 @@ def test_a_thousand_levels_deep(alice):
 
 
 @pytest.mark.slow
-def test_a_folder_with_100000_children(alice):
+def test_a_folder_with_100000_children(alice, config):
     big = make_folder(alice, "big", alice.home_id)
     now = utcnow()
     rows = [{"id": new_id(), "owner": alice.user_id, "parent": big, "kind": Node.DOCUMENT,
@@ -63,6 +63,7 @@ def test_a_folder_with_100000_children(alice):
     last = alice.get(f"/api/nodes/{big}/?page[size]=100&page[number]=last").json()
     assert last["meta"]["pagination"] == {"page": 1000, "pages": 1000, "count": 100_000}
     assert [d["attributes"]["title"] for d in last["data"]][-1] == "doc 099999"
+    wait_indexed(config.db_path, timeout=120)
     assert [r["title"] for r in alice.get("/api/search/", params={"q": "doc 099999"}).json()] == \
         ["doc 099999"]
     assert alice.delete(f"/api/nodes/{big}/").status_code == 204

@@ -37,7 +37,8 @@ def version(ctx: Context):
 
 @routes.get("/health", auth=False, media_type=JSON)
 def health(ctx: Context):
-    """No login needed. An admin's token adds the last `dms verify` result (weekly in the server)."""
+    """No login needed. An admin's token adds the last `dms verify` result (weekly in the server)
+    and the search index's state (ready, or being built; changes not yet in the index)."""
     try:
         database.execute_sql("SELECT 1").fetchone()
     except PeeweeException:
@@ -51,4 +52,5 @@ def health(ctx: Context):
             return body
         if ctx.user.is_admin:
             body["verify"] = verify.last_result(ctx.config.data_dir)
+            body["search"] = ctx.services.search.status()
     return body

@@ -1,7 +1,7 @@
 """Highlighted snippets of search results, made from the stored text with bounded work.
 
 A snippet is a few words around the first word that starts with one of the query's words,
-compared case- and accent-insensitively (`kase` marks `Käse`); the text is HTML-escaped and each
+folded as the index folds them (`kase` marks `Käse`); the text is HTML-escaped and each
 matching word wrapped in <em>…</em>. Only the first SCAN_CHARS characters of a text are looked
 at (a 4 MiB text full of matches once kept a search busy for minutes), and the caller's
 `should_stop` is asked every few thousand words.
@@ -10,10 +10,12 @@ at (a 4 MiB text full of matches once kept a search busy for minutes), and the c
 from __future__ import annotations
 
 import collections
+import functools
 import html
 import re
-import unicodedata
 from typing import Callable, Iterable
+
+from dms.search.index import terms
 
 WORD = re.compile(r"\w+")
 SCAN_CHARS = 256 * 1024
@@ -29,21 +31,22 @@ class Stopped(Exception):
 
 
 def fold(word: str) -> str:
-    """A word without case or accents: Käse -> kase."""
+    """A word as the index folds it (dms.search.index.terms): Käse -> kase, Straße -> strasse."""
     if word.isascii():
         return word.lower()
-    decomposed = unicodedata.normalize("NFKD", word)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+    return _fold_unicode(word)
 
 
-def query_prefixes(words: Iterable[str]) -> tuple[str, ...]:
-    return tuple(fold(word) for word in words if word)
+@functools.lru_cache(maxsize=4096)
+def _fold_unicode(word: str) -> str:
+    return "".join(terms(word))
 
 
-def snippet(text: str, prefixes: tuple[str, ...], should_stop: Callable[[], bool] = lambda: False,
+def snippet(text: str, prefixes: Iterable[str], should_stop: Callable[[], bool] = lambda: False,
             whole: bool = False) -> str | None:
     """The text around its first match, highlighted; None if nothing matches in the scanned part.
     `whole` highlights every match of a short text (a title) instead of cutting a window."""
+    prefixes = tuple(prefixes)
     if not prefixes or not text:
         return None
     limit = len(text) if whole else min(len(text), SCAN_CHARS)

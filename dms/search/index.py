@@ -1,0 +1,210 @@
+"""The tantivy index under `<data-dir>/search/`: its schema and analyzer, opening it (or knowing
+that it must be rebuilt), writing documents, and running a query to ranked node ids.
+
+One document per node: `id` (stored, the node's id), `owner` (the owner's id: every query
+filters by it), `title` and `body` (the text of a document's latest version), both folded by the
+same analyzer as the queries: lower case, accents and ligatures folded to ASCII (`Käse` -> `kase`,
+`Straße` -> `strasse`), words over 40 characters dropped. Title and body keep term frequencies but
+no positions (no phrase search): a smaller index. Scores are per-field BM25, the title weighted
+TITLE_BOOST times the body.
+
+Every word of a query is a prefix: it matches the terms that begin with it, expanded to the most
+frequent ones (`EXPANSIONS_LAST` for the last word, the one being typed, `EXPANSIONS_OTHER` for
+the others). Finding those walks every term with the prefix in the term dictionary, which OCR
+noise can make huge (a one-letter prefix over two million distinct terms took 67 ms per field), so
+a word is a prefix of titles from MIN_TITLE_PREFIX letters on and of text from MIN_TEXT_PREFIX
+letters on; shorter, it matches only itself there. The work of a query stays bounded.
+
+`dms-index.json` beside the index says which index format and tantivy version wrote it and that
+it is complete; an index without it, of another version, or that cannot be opened is rebuilt.
+Concurrency: only the indexer thread writes (dms.search.indexer); queries take a searcher of the
+last commit from any thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger("dms.search")
+
+INDEX_FORMAT = 1  # raise when the schema or the analyzer changes: old indexes are rebuilt
+MARKER = "dms-index.json"
+ANALYZER = "dms_fold"
+MAX_TERM_CHARS = 40
+TITLE_BOOST = 3.0
+EXPANSIONS_LAST = 50
+EXPANSIONS_OTHER = 10
+MIN_TITLE_PREFIX = 2
+MIN_TEXT_PREFIX = 3
+WRITER_HEAP_BYTES = 32 * 1024 * 1024
+SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")  # tantivy flushes a segment past this much buffered data
+
+
+class IndexUnusable(Exception):
+    """The index is missing, of another version, or broken: it must be rebuilt."""
+
+
+@functools.lru_cache(maxsize=1)
+def analyzer():
+    import tantivy  # imported on first use: keeps the idle server small
+
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(MAX_TERM_CHARS))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.ascii_fold())
+            .build())
+
+
+def terms(text: str) -> list[str]:
+    """The index's terms for `text`: what a query word or an indexed word becomes."""
+    return analyzer().analyze(text)
+
+
+def version_tag() -> dict:
+    """What wrote the index: our format, and tantivy's version with its on-disk format
+    ("tantivy v0.27.0, index_format v7"); also known inside a PyInstaller bundle."""
+    import tantivy
+
+    return {"format": INDEX_FORMAT, "tantivy": tantivy.__version__}
+
+
+def schema():
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("owner", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("title", tokenizer_name=ANALYZER, index_option="freq")
+    builder.add_text_field("body", tokenizer_name=ANALYZER, index_option="freq")
+    return builder.build()
+
+
+@dataclass
+class Entry:
+    """What the index holds of one node."""
+    node_id: str
+    owner_id: str
+    title: str
+    body: str
+
+
+class SearchIndex:
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.schema = schema()
+        self._index = None
+
+    # -- opening -------------------------------------------------------------------------------
+    def open(self) -> None:
+        """Open the existing index; IndexUnusable if it must be rebuilt instead."""
+        import tantivy
+
+        try:
+            marker = json.loads((self.directory / MARKER).read_text())
+        except (OSError, ValueError):
+            raise IndexUnusable("the index is missing or was not completed") from None
+        if marker != {**version_tag(), "complete": True}:
+            raise IndexUnusable(f"the index was written by another version ({marker})")
+        try:
+            index = tantivy.Index.open(str(self.directory))
+            index.register_tokenizer(ANALYZER, analyzer())
+            searcher = index.searcher()
+            searcher.search(tantivy.Query.all_query(), 1)  # reads every segment's metadata
+            self._check_segments()
+        except (OSError, ValueError) as error:
+            raise IndexUnusable(f"the index cannot be read: {error}") from None
+        self._index = index
+
+    def _check_segments(self) -> None:
+        """tantivy opens a segment's files lazily: a missing one would only fail a later query.
+        Every file that meta.json implies must be there."""
+        meta = json.loads((self.directory / "meta.json").read_text())
+        present = set(os.listdir(self.directory))
+        for segment in meta.get("segments", []):
+            prefix = segment["segment_id"].replace("-", "")
+            needed = [f"{prefix}.{extension}" for extension in SEGMENT_FILES]
+            if segment.get("deletes"):
+                needed.append(f"{prefix}.{segment['deletes']['opstamp']}.del")
+            missing = [name for name in needed if name not in present]
+            if missing:
+                raise ValueError(f"{', '.join(missing)} missing")
+
+    def create_empty(self) -> None:
+        """Start from nothing: remove whatever is in the directory, make an empty index."""
+        import tantivy
+
+        shutil.rmtree(self.directory, ignore_errors=True)
+        self.directory.mkdir(parents=True)
+        index = tantivy.Index(self.schema, path=str(self.directory))
+        index.register_tokenizer(ANALYZER, analyzer())
+        self._index = index
+
+    def mark_complete(self) -> None:
+        temporary = self.directory / (MARKER + ".tmp")
+        temporary.write_text(json.dumps({**version_tag(), "complete": True}))
+        os.replace(temporary, self.directory / MARKER)
+
+    @property
+    def is_open(self) -> bool:
+        return self._index is not None
+
+    # -- writing (the indexer thread only) -------------------------------------------------------
+    def writer(self):
+        return self._index.writer(WRITER_HEAP_BYTES, 1)
+
+    @staticmethod
+    def document(entry: Entry):
+        import tantivy
+
+        return tantivy.Document(id=entry.node_id, owner=entry.owner_id, title=entry.title,
+                                body=entry.body)
+
+    def put(self, writer, node_id: str, entry: Entry | None) -> None:
+        """Replace what the index holds of `node_id` by `entry` (None: remove it). Idempotent."""
+        writer.delete_documents_by_term("id", node_id)
+        if entry is not None:
+            writer.add_document(self.document(entry))
+
+    def reload(self) -> None:
+        self._index.reload()
+
+    def count(self) -> int:
+        return self._index.searcher().num_docs
+
+    def holds(self, node_id: str) -> bool:
+        import tantivy
+
+        query = tantivy.Query.term_query(self.schema, "id", node_id)
+        return bool(self._index.searcher().search(query, 1, count=False).hits)
+
+    # -- reading -------------------------------------------------------------------------------
+    def search(self, owner_id: str, words: list[str], limit: int) -> list[tuple[str, float]]:
+        """The owner's best matches for `words` (already index terms), as (node id, score)."""
+        import tantivy
+
+        searcher = self._index.searcher()
+        schema = self.schema
+        clauses = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "owner", owner_id))]
+        for position, word in enumerate(words):
+            expansions = EXPANSIONS_LAST if position == len(words) - 1 else EXPANSIONS_OTHER
+            alternatives = []
+            for field, boost, shortest in (("title", TITLE_BOOST, MIN_TITLE_PREFIX),
+                                           ("body", 1.0, MIN_TEXT_PREFIX)):
+                candidates = [word]
+                if len(word) >= shortest:
+                    candidates += [t for t, _ in searcher.terms_with_prefix(field, word,
+                                                                            limit=expansions)]
+                for term in dict.fromkeys(candidates):
+                    query = tantivy.Query.term_query(schema, field, term, index_option="freq")
+                    if boost != 1.0:
+                        query = tantivy.Query.boost_query(query, boost)
+                    alternatives.append((tantivy.Occur.Should, query))
+            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(alternatives)))
+        result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False)
+        return [(searcher.doc(address)["id"][0], score) for score, address in result.hits]

@@ -1,0 +1,198 @@
+"""The one writer of the search index: a thread of the server that keeps the index exactly in
+step with the database through the outbox (dms.search.outbox).
+
+- At start-up it opens the index; one that is missing, from another version or broken is rebuilt
+  from the database, in this thread, while searches answer 503 with the progress.
+- Then it applies the outbox: the changed nodes' current state is written to the index, the
+  index commits and is reloaded, and only then are those outbox rows deleted. A crash anywhere
+  in between leaves rows that are applied again at the next start: nothing is lost or doubled.
+- It wakes when a write transaction of this process commits (dms.db.on_commit) and at least
+  every POLL_SECONDS (for writes of other processes, such as `dms verify --repair`).
+
+A rebuild reads the database while the server keeps writing: it notes the newest outbox row
+first, indexes every node, then deletes the rows up to that mark; changes made meanwhile have
+newer rows and are applied after it. `search.lock` in the data dir is held for the life of the
+server, so `dms reindex` knows to ask the running server for a rebuild instead of writing itself.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import threading
+import time
+from pathlib import Path
+
+from dms.search import outbox
+from dms.search.index import IndexUnusable, SearchIndex
+
+log = logging.getLogger("dms.search")
+
+POLL_SECONDS = 1.0
+BATCH_ROWS = 2000  # outbox rows applied per index commit
+RETRY_SECONDS_MAX = 60.0
+
+STARTING, REBUILDING, READY, STOPPED = "starting", "rebuilding", "ready", "stopped"
+
+
+class WriterLock:
+    """An exclusive, advisory lock on `<data-dir>/search.lock`, released when the process ends."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file = None
+
+    def acquire(self) -> bool:
+        self._file = open(self.path, "a+")
+        try:
+            fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._file.close()
+            self._file = None
+            return False
+        return True
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+
+
+class Indexer:
+    def __init__(self, data_dir: Path):
+        self.index = SearchIndex(data_dir / "search")
+        self.lock = WriterLock(data_dir / "search.lock")
+        self.state = STARTING
+        self.progress = (0, 0)  # nodes indexed, nodes to index (during a rebuild)
+        self._writer = None
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._waiting_for_lock = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="search-indexer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+        self._writer = None  # uncommitted work is simply done again from the outbox
+        self.lock.release()
+        self.state = STOPPED
+
+    def notify(self) -> None:
+        """Something was committed: look at the outbox now."""
+        self._wake.set()
+
+    @property
+    def ready(self) -> bool:
+        return self.state == READY
+
+    def status(self) -> dict:
+        status = {"state": self.state, "pending_changes": outbox.pending_count()}
+        if self.state == REBUILDING:
+            status["indexed"], status["to_index"] = self.progress
+        elif self.state == READY:
+            status["indexed"] = self.index.count()
+        return status
+
+    # -- the thread ----------------------------------------------------------------------------
+    def _run(self) -> None:
+        delay = 1.0
+        while not self._stopping.is_set():
+            try:
+                if self._writer is None:
+                    self._prepare()
+                if self._writer is not None:
+                    self._apply_outbox()
+                delay = 1.0
+            except Exception:
+                log.exception("the search indexer failed; retrying in %.0f s", delay)
+                self._writer = None
+                self._wake.wait(delay)
+                delay = min(delay * 2, RETRY_SECONDS_MAX)
+                continue
+            self._wake.wait(POLL_SECONDS)
+            self._wake.clear()
+
+    def _prepare(self) -> None:
+        """Take the writer lock, then open the index or rebuild it."""
+        if not self.lock.acquire():
+            if not self._waiting_for_lock:
+                log.warning("another dms process writes the search index of this data dir; "
+                            "waiting for it")
+                self._waiting_for_lock = True
+            self._wake.wait(5)
+            return
+        self._waiting_for_lock = False
+        try:
+            self.index.open()
+        except IndexUnusable as reason:
+            log.info("building the search index: %s", reason)
+            self._rebuild()
+            return
+        self._writer = self.index.writer()
+        self.state = READY
+
+    def _rebuild(self) -> None:
+        self.state = REBUILDING
+        if self._writer is not None:
+            self._writer.rollback()  # nothing uncommitted is wanted: everything is rebuilt
+            self._writer = None
+        started = time.monotonic()
+        mark = outbox.high_water_mark()
+        total = outbox.node_count()
+        self.progress = (0, total)
+        self.index.create_empty()
+        writer = self.index.writer()
+        done = 0
+        for entry in outbox.all_entries():
+            if self._stopping.is_set():
+                return  # not marked complete: the next start rebuilds again
+            writer.add_document(self.index.document(entry))
+            done += 1
+            if done % 1000 == 0:
+                self.progress = (done, max(total, done))
+        writer.commit()
+        self.index.reload()
+        self.index.mark_complete()
+        self._writer = writer
+        self.progress = (done, done)
+        self.state = READY
+        outbox.applied(mark)  # after READY: an empty outbox means searches see everything
+        log.info("search index built: %d folders and documents in %.1f s", done,
+                 time.monotonic() - started)
+
+    def _apply_outbox(self) -> None:
+        while not self._stopping.is_set():
+            rows = outbox.pending(BATCH_ROWS)
+            if not rows:
+                return
+            node_ids = list(dict.fromkeys(node_id for _, node_id in rows))
+            if outbox.REBUILD in node_ids:
+                self._rebuild()
+                continue
+            for node_id, entry in outbox.entries(node_ids):
+                self.index.put(self._writer, node_id, entry)
+            self._writer.commit()
+            self.index.reload()
+            outbox.applied(rows[-1][0])
+
+    # -- without a server ----------------------------------------------------------------------
+    def rebuild_now(self) -> int:
+        """`dms reindex` when no server runs: rebuild in this process, return the node count."""
+        if not self.lock.acquire():
+            raise RuntimeError("the search index is being written by another process")
+        try:
+            self._rebuild()
+            return self.progress[0]
+        finally:
+            self._writer = None
+            self.lock.release()

@@ -1,0 +1,117 @@
+"""Search (api.md §8) as the API answers it: the caller's folders and documents best first, each
+hit checked against the database, with breadcrumbs and highlighted snippets.
+
+Bounded work: at most MAX_QUERY_WORDS words; each word a prefix expanded to its most frequent
+terms (dms.search.index); hits are checked again in the database (owner, existence), so an index
+that lags behind a change may miss or mis-rank a just-changed node but never shows a deleted one
+or another user's; text snippets only for the first SNIPPET_RESULTS results (the rest get their
+title highlighted when it matched), each made from at most the first 256 KiB of the document's
+text in SQLite. The whole search stops at its deadline (503) and as soon as its client is gone.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Callable
+
+from dms import tree
+from dms.db import database
+from dms.errors import Invalid, Unavailable
+from dms.models import User
+from dms.search import highlight
+from dms.search.index import terms
+
+if TYPE_CHECKING:
+    from dms.search.indexer import Indexer
+
+MAX_QUERY_WORDS = 8
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 500
+SNIPPET_RESULTS = 10
+PAGES_TEXT = """
+    SELECT substr(text, 1, ?) FROM page WHERE version_id = (
+        SELECT id FROM document_version WHERE document_id = ? ORDER BY number DESC LIMIT 1)
+    ORDER BY number"""
+
+
+def check_limit(raw: object) -> int:
+    try:
+        limit = int(raw)
+    except (TypeError, ValueError):
+        limit = 0
+    if not 1 <= limit <= MAX_LIMIT:
+        raise Invalid(f"limit must be a whole number from 1 to {MAX_LIMIT}.")
+    return limit
+
+
+def query(indexer: Indexer, user: User, text: str, limit: object = DEFAULT_LIMIT,
+          timeout: float = 10.0, client_gone: Callable[[], bool] = lambda: False) -> list[dict]:
+    """The caller's best matches first, in the shape of api.md §8."""
+    limit = check_limit(limit)
+    words = terms(text)[:MAX_QUERY_WORDS]
+    if not words:
+        return []
+    if not indexer.ready:
+        raise Unavailable(not_ready(indexer))
+    deadline = time.monotonic() + timeout
+
+    def should_stop() -> bool:
+        return time.monotonic() > deadline or client_gone()
+
+    try:
+        hits = indexer.index.search(user.id, words, limit)
+        if should_stop():
+            raise highlight.Stopped()
+        nodes = _owned(user, [node_id for node_id, _ in hits])
+        results = []
+        for rank, node_id in enumerate(node_id for node_id, _ in hits if node_id in nodes):
+            kind, title = nodes[node_id]
+            text_snippet = None
+            if rank < SNIPPET_RESULTS and kind == "document":
+                text_snippet = highlight.snippet(_text_start(node_id), words, should_stop)
+            found = text_snippet or highlight.snippet(title, words, whole=True)
+            results.append((node_id, kind, title, found))
+    except highlight.Stopped:
+        raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
+                          "for longer or more words.") from None
+    crumbs = tree.breadcrumbs([row[0] for row in results])
+    return [{
+        "id": node_id,
+        "title": title,
+        "node_type": kind,
+        "breadcrumb": [title for title, _ in crumbs[node_id]],
+        "tags": [],
+        "highlight": found,
+        "text": None,
+        "user_id": None,
+    } for node_id, kind, title, found in results]
+
+
+def not_ready(indexer: Indexer) -> str:
+    done, total = indexer.progress
+    if total:
+        return (f"The search index is being built ({done:,} of {total:,} folders and documents); "
+                "search again in a moment.")
+    return "The search index is being opened; search again in a moment."
+
+
+def _owned(user: User, node_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """{id: (kind, title)} of those hits that are still the caller's nodes."""
+    if not node_ids:
+        return {}
+    marks = ",".join("?" * len(node_ids))
+    rows = database.execute_sql(
+        f"SELECT id, kind, title FROM node WHERE id IN ({marks}) AND owner_id = ?",
+        (*node_ids, user.id)).fetchall()
+    return {node_id: (kind, title) for node_id, kind, title in rows}
+
+
+def _text_start(document_id: str) -> str:
+    """The first SCAN_CHARS characters of a document's text (its latest version's pages)."""
+    parts, size = [], 0
+    for (text,) in database.execute_sql(PAGES_TEXT, (highlight.SCAN_CHARS, document_id)):
+        parts.append(text)
+        size += len(text) + 2
+        if size >= highlight.SCAN_CHARS:
+            break
+    return "\n\n".join(parts)
