@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
     if args.command == "serve":
+        _import_http_client_without_tls()
         from dms.server import serve
         return serve(config)
     if args.command == "reindex":
@@ -96,6 +97,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "verify":
         return verify(config, args.repair)
     return manage_user(args, config)
+
+
+def _import_http_client_without_tls() -> None:
+    """Bottle imports http.client, which loads the ssl module (5 MiB of resident memory) only to
+    offer HTTPS client connections, which the server never makes. Hide ssl from that one import;
+    anything that imports ssl itself later (mail import over IMAPS) still gets it."""
+    if "http.client" in sys.modules or "ssl" in sys.modules:
+        return
+    sys.modules["ssl"] = None  # makes `import ssl` fail, which http.client tolerates
+    try:
+        import http.client  # noqa: F401
+    finally:
+        del sys.modules["ssl"]
 
 
 def backup_or_restore(args: argparse.Namespace, config: Config) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import tarfile
 import unicodedata
 import zlib
 from dataclasses import dataclass
@@ -152,6 +151,8 @@ def stream_zip(members: list[Entry], password: str | None = None) -> Iterator[by
 def stream_targz(members: list[Entry]) -> Iterator[bytes]:
     """A gzip-compressed POSIX tar written by hand: tarfile's addfile copies a whole member
     before returning, which would hold a large file in memory here."""
+    import tarfile  # imported on first use: keeps the idle server small
+
     compressor = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # 16+: gzip framing
     for member in members:
         info = tarfile.TarInfo(member.path.rstrip("/"))

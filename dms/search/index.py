@@ -66,12 +66,23 @@ def terms(text: str) -> list[str]:
     return analyzer().analyze(text)
 
 
-def version_tag() -> dict:
-    """What wrote the index: our format, and tantivy's version with its on-disk format
-    ("tantivy v0.27.0, index_format v7"); also known inside a PyInstaller bundle."""
-    import tantivy
+@functools.lru_cache(maxsize=1)
+def tantivy_version() -> str:
+    """The installed tantivy's version, from its package metadata: no need to import (and map)
+    the native module just to check an index. A PyInstaller bundle may lack the metadata."""
+    import importlib.metadata  # on first use: it imports zipfile and email
 
-    return {"format": INDEX_FORMAT, "tantivy": tantivy.__version__}
+    try:
+        return importlib.metadata.version("tantivy")
+    except importlib.metadata.PackageNotFoundError:
+        import tantivy
+
+        return tantivy.__version__.split()[1].lstrip("v")  # "tantivy v0.27.0, index_format v7"
+
+
+def version_tag() -> dict:
+    """What wrote an index: our format and tantivy's version (which fixes its on-disk format)."""
+    return {"format": INDEX_FORMAT, "tantivy": tantivy_version(), "complete": True}
 
 
 def schema():
@@ -97,20 +108,28 @@ class Entry:
 class SearchIndex:
     def __init__(self, directory: Path):
         self.directory = directory
-        self.schema = schema()
         self._index = None
 
-    # -- opening -------------------------------------------------------------------------------
-    def open(self) -> None:
-        """Open the existing index; IndexUnusable if it must be rebuilt instead."""
-        import tantivy
+    @functools.cached_property
+    def schema(self):
+        return schema()  # on first use: importing tantivy maps a 10 MB native library
 
+    # -- opening -------------------------------------------------------------------------------
+    def check_marker(self) -> None:
+        """IndexUnusable unless a complete index of this version is there (reads one small file;
+        the index itself is opened only when needed)."""
         try:
             marker = json.loads((self.directory / MARKER).read_text())
         except (OSError, ValueError):
             raise IndexUnusable("the index is missing or was not completed") from None
-        if marker != {**version_tag(), "complete": True}:
+        if marker != version_tag():
             raise IndexUnusable(f"the index was written by another version ({marker})")
+
+    def open(self) -> None:
+        """Open the existing index; IndexUnusable if it must be rebuilt instead."""
+        import tantivy
+
+        self.check_marker()
         try:
             index = tantivy.Index.open(str(self.directory))
             index.register_tokenizer(ANALYZER, analyzer())
@@ -147,12 +166,16 @@ class SearchIndex:
 
     def mark_complete(self) -> None:
         temporary = self.directory / (MARKER + ".tmp")
-        temporary.write_text(json.dumps({**version_tag(), "complete": True}))
+        temporary.write_text(json.dumps(version_tag()))
         os.replace(temporary, self.directory / MARKER)
 
     @property
     def is_open(self) -> bool:
         return self._index is not None
+
+    def close(self) -> None:
+        """Let go of the index (its memory maps); searchers in use keep what they hold."""
+        self._index = None
 
     # -- writing (the indexer thread only) -------------------------------------------------------
     def writer(self):
@@ -174,22 +197,37 @@ class SearchIndex:
     def reload(self) -> None:
         self._index.reload()
 
+    def snapshot(self) -> "Snapshot":
+        """What the last commit holds, for queries: stays valid whatever happens to the index."""
+        return Snapshot(self._index.searcher(), self.schema)
+
     def count(self) -> int:
-        return self._index.searcher().num_docs
+        return self.snapshot().count()
+
+    def holds(self, node_id: str) -> bool:
+        return self.snapshot().holds(node_id)
+
+
+class Snapshot:
+    """A searcher of one commit of the index."""
+
+    def __init__(self, searcher, schema):
+        self.searcher, self.schema = searcher, schema
+
+    def count(self) -> int:
+        return self.searcher.num_docs
 
     def holds(self, node_id: str) -> bool:
         import tantivy
 
         query = tantivy.Query.term_query(self.schema, "id", node_id)
-        return bool(self._index.searcher().search(query, 1, count=False).hits)
+        return bool(self.searcher.search(query, 1, count=False).hits)
 
-    # -- reading -------------------------------------------------------------------------------
     def search(self, owner_id: str, words: list[str], limit: int) -> list[tuple[str, float]]:
         """The owner's best matches for `words` (already index terms), as (node id, score)."""
         import tantivy
 
-        searcher = self._index.searcher()
-        schema = self.schema
+        searcher, schema = self.searcher, self.schema
         clauses = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "owner", owner_id))]
         for position, word in enumerate(words):
             expansions = EXPANSIONS_LAST if position == len(words) - 1 else EXPANSIONS_OTHER

@@ -1,13 +1,16 @@
 """The one writer of the search index: a thread of the server that keeps the index exactly in
 step with the database through the outbox (dms.search.outbox).
 
-- At start-up it opens the index; one that is missing, from another version or broken is rebuilt
-  from the database, in this thread, while searches answer 503 with the progress.
-- Then it applies the outbox: the changed nodes' current state is written to the index, the
-  index commits and is reloaded, and only then are those outbox rows deleted. A crash anywhere
-  in between leaves rows that are applied again at the next start: nothing is lost or doubled.
-- It wakes when a write transaction of this process commits (dms.db.on_commit) and at least
-  every POLL_SECONDS (for writes of other processes, such as `dms verify --repair`).
+- At start-up it checks the index's marker; an index that is missing, from another version, or
+  (found when it is opened) broken is rebuilt from the database, in this thread, while searches
+  answer 503 with the progress.
+- It applies the outbox: the changed nodes' current state is written to the index, the index
+  commits and is reloaded, and only then are those outbox rows deleted. A crash anywhere in
+  between leaves rows that are applied again at the next start: nothing is lost or doubled.
+- It wakes when a write transaction of this process commits (dms.db.on_commit) and at least every
+  POLL_SECONDS (for writes of other processes, such as `dms verify --repair`).
+- Memory: the index is opened when first needed (a search, a change) and let go after
+  IDLE_CLOSE_SECONDS without either, so an idle appliance does not keep it mapped.
 
 A rebuild reads the database while the server keeps writing: it notes the newest outbox row
 first, indexes every node, then deletes the rows up to that mark; changes made meanwhile have
@@ -24,11 +27,12 @@ import time
 from pathlib import Path
 
 from dms.search import outbox
-from dms.search.index import IndexUnusable, SearchIndex
+from dms.search.index import IndexUnusable, SearchIndex, Snapshot
 
 log = logging.getLogger("dms.search")
 
 POLL_SECONDS = 1.0
+IDLE_CLOSE_SECONDS = 60.0
 BATCH_ROWS = 2000  # outbox rows applied per index commit
 RETRY_SECONDS_MAX = 60.0
 
@@ -43,6 +47,8 @@ class WriterLock:
         self._file = None
 
     def acquire(self) -> bool:
+        if self._file is not None:
+            return True
         self._file = open(self.path, "a+")
         try:
             fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -66,6 +72,9 @@ class Indexer:
         self.state = STARTING
         self.progress = (0, 0)  # nodes indexed, nodes to index (during a rebuild)
         self._writer = None
+        self._open_lock = threading.Lock()  # opening and closing the index
+        self._last_used = time.monotonic()
+        self._rebuild_wanted = False
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -83,7 +92,7 @@ class Indexer:
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
-        self._writer = None  # uncommitted work is simply done again from the outbox
+        self._close()  # uncommitted work is simply done again from the outbox
         self.lock.release()
         self.state = STOPPED
 
@@ -100,30 +109,43 @@ class Indexer:
         if self.state == REBUILDING:
             status["indexed"], status["to_index"] = self.progress
         elif self.state == READY:
-            status["indexed"] = self.index.count()
+            status["indexed"] = self.searchable().count()
         return status
+
+    def searchable(self) -> Snapshot | None:
+        """The index's last commit to search, the index opened if it was not; None (and a
+        rebuild on its way) if it cannot be."""
+        if self.state != READY:
+            return None
+        self._last_used = time.monotonic()
+        with self._open_lock:
+            if not self.index.is_open:
+                try:
+                    self.index.open()
+                except IndexUnusable as reason:
+                    log.warning("rebuilding the search index: %s", reason)
+                    self.state, self._rebuild_wanted = REBUILDING, True
+                    self._wake.set()
+                    return None
+            return self.index.snapshot()
 
     # -- the thread ----------------------------------------------------------------------------
     def _run(self) -> None:
         delay = 1.0
         while not self._stopping.is_set():
             try:
-                if self._writer is None:
-                    self._prepare()
-                if self._writer is not None:
-                    self._apply_outbox()
+                self._step()
                 delay = 1.0
             except Exception:
                 log.exception("the search indexer failed; retrying in %.0f s", delay)
-                self._writer = None
+                self._close()
                 self._wake.wait(delay)
                 delay = min(delay * 2, RETRY_SECONDS_MAX)
                 continue
             self._wake.wait(POLL_SECONDS)
             self._wake.clear()
 
-    def _prepare(self) -> None:
-        """Take the writer lock, then open the index or rebuild it."""
+    def _step(self) -> None:
         if not self.lock.acquire():
             if not self._waiting_for_lock:
                 log.warning("another dms process writes the search index of this data dir; "
@@ -132,25 +154,43 @@ class Indexer:
             self._wake.wait(5)
             return
         self._waiting_for_lock = False
-        try:
-            self.index.open()
-        except IndexUnusable as reason:
-            log.info("building the search index: %s", reason)
+        if self.state == STARTING:
+            try:
+                self.index.check_marker()
+                self.state = READY
+            except IndexUnusable as reason:
+                log.info("building the search index: %s", reason)
+                self._rebuild_wanted = True
+        if self._rebuild_wanted:
             self._rebuild()
-            return
-        self._writer = self.index.writer()
-        self.state = READY
+        elif outbox.pending_count():
+            self._apply_outbox()
+        elif self._writer is not None and time.monotonic() - self._last_used > IDLE_CLOSE_SECONDS:
+            self._close()
+
+    def _open_writer(self) -> bool:
+        if self._writer is None:
+            if self.searchable() is None:
+                return False
+            with self._open_lock:
+                self._writer = self.index.writer()
+        self._last_used = time.monotonic()
+        return True
+
+    def _close(self) -> None:
+        with self._open_lock:
+            self._writer = None
+            self.index.close()
 
     def _rebuild(self) -> None:
         self.state = REBUILDING
-        if self._writer is not None:
-            self._writer.rollback()  # nothing uncommitted is wanted: everything is rebuilt
-            self._writer = None
+        self._close()
         started = time.monotonic()
         mark = outbox.high_water_mark()
         total = outbox.node_count()
         self.progress = (0, total)
-        self.index.create_empty()
+        with self._open_lock:
+            self.index.create_empty()
         writer = self.index.writer()
         done = 0
         for entry in outbox.all_entries():
@@ -163,8 +203,9 @@ class Indexer:
         writer.commit()
         self.index.reload()
         self.index.mark_complete()
-        self._writer = writer
+        self._writer, self._last_used = writer, time.monotonic()
         self.progress = (done, done)
+        self._rebuild_wanted = False
         self.state = READY
         outbox.applied(mark)  # after READY: an empty outbox means searches see everything
         log.info("search index built: %d folders and documents in %.1f s", done,
@@ -179,6 +220,8 @@ class Indexer:
             if outbox.REBUILD in node_ids:
                 self._rebuild()
                 continue
+            if not self._open_writer():
+                return  # the index turned out broken: rebuilt on the next step
             for node_id, entry in outbox.entries(node_ids):
                 self.index.put(self._writer, node_id, entry)
             self._writer.commit()
@@ -194,5 +237,5 @@ class Indexer:
             self._rebuild()
             return self.progress[0]
         finally:
-            self._writer = None
+            self._close()
             self.lock.release()

@@ -51,7 +51,8 @@ def query(indexer: Indexer, user: User, text: str, limit: object = DEFAULT_LIMIT
     words = terms(text)[:MAX_QUERY_WORDS]
     if not words:
         return []
-    if not indexer.ready:
+    index = indexer.searchable()
+    if index is None:
         raise Unavailable(not_ready(indexer))
     deadline = time.monotonic() + timeout
 
@@ -59,7 +60,7 @@ def query(indexer: Indexer, user: User, text: str, limit: object = DEFAULT_LIMIT
         return time.monotonic() > deadline or client_gone()
 
     try:
-        hits = indexer.index.search(user.id, words, limit)
+        hits = index.search(user.id, words, limit)
         if should_stop():
             raise highlight.Stopped()
         nodes = _owned(user, [node_id for node_id, _ in hits])
