@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 
 from dms import db
 from dms.auth import hash_password, token_digest
 from dms.config import Config
 from dms.server import Server
-from support import Client
+from support import Client, wait_indexed
 
 USER_ID = "11111111-1111-4111-8111-111111111111"
 HOME_ID = "22222222-2222-4222-8222-222222222222"
@@ -73,6 +74,15 @@ def test_a_data_dir_from_schema_1_starts_and_keeps_its_rows(tmp_path, config):
         # The new columns got their values: the sort key is the case-folded title.
         row = db.database.execute_sql("SELECT title_sort FROM node WHERE id = ?", (FOLDER_ID,)).fetchone()
         assert row == ("ärchive",)
+        # The search index is built from the upgraded database (FTS5 is gone, migration 0006).
+        wait_indexed(config.db_path)
+        deadline = time.monotonic() + 30
+        while client.get("/api/search/?q=arch").status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [r["title"] for r in client.get("/api/search/?q=arch").json()] == ["Ärchive"]
+        tables = {row[0] for row in db.database.execute_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "search_index" not in tables and "search_outbox" in tables
         # And the upgraded tree accepts new nodes.
         body = {"data": {"type": "documents", "attributes": {"title": "new"},
                          "relationships": {"parent": {"data": {"type": "folders", "id": FOLDER_ID}}}}}
