@@ -26,6 +26,7 @@ from dms.db import database, is_disk_full, with_space_reserve, write_transaction
 from dms.errors import Invalid, NotFound, StorageFull, TooLarge, UnsupportedType
 from dms.filetypes import FileType, UnacceptableFile
 from dms.languages import check_lang
+from dms.preferences import ocr_language
 from dms.models import DocumentVersion, Node, OcrStatus, Page, User, new_id, utcnow
 from dms.storage import FileStore, ReceivedFile, UploadTooLarge
 from dms.textrules import has_refused_characters
@@ -139,7 +140,7 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
         with write_transaction():
             inbox = tree.special_folder(user, Node.INBOX)
             document = tree.insert_node(user, Node.DOCUMENT, inbox, name[:tree.MAX_TITLE_LENGTH],
-                                        lang=services.config.ocr_lang)
+                                        lang=ocr_language(user, services.config.ocr_lang))
             _record_version(document, upload, name, version_id)
     except BaseException:
         services.store.remove([version_id])

@@ -172,3 +172,17 @@ class Page(BaseModel):
     text = TextField(default="")
     # How the text was read: None (not yet), "text", "layer", "ocr" or "skipped" (migration 0004).
     method = TextField(null=True)
+
+
+class Tag(BaseModel):
+    """A user's label for nodes (api.md §8a); `name_key` makes names unique regardless of case."""
+
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="tags", on_delete="CASCADE")
+    name = TextField()
+    name_key = TextField()
+    bg_color = TextField(default="#c41fff")
+    fg_color = TextField(default="#FFFFFF")
+    description = TextField(default="")
+    pinned = BooleanField(default=False)
+    created_at = UTCDateTimeField(default=utcnow)

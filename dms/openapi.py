@@ -44,9 +44,11 @@ def list_of(schema: dict) -> dict:
 
 FOLDER_REF = obj({"data": {"oneOf": [obj({"type": {"const": "folders"}, "id": UUID}), {"type": "null"}]}})
 BREADCRUMB = {"type": "array", "items": {"type": "array", "items": STRING}}
+NODE_TAG = obj({"name": STRING, "bg_color": STRING, "fg_color": STRING},
+               ["name", "bg_color", "fg_color"])
 NODE_ATTRIBUTES = {
     "title": STRING, "created_at": DATETIME, "updated_at": DATETIME, "breadcrumb": BREADCRUMB,
-    "tags": {"type": "array"}, "lang": STRING, "ocr": BOOLEAN,
+    "tags": {"type": "array", "items": NODE_TAG}, "lang": STRING, "ocr": BOOLEAN,
     "ocr_status": {"enum": list(OcrStatus.ALL)},
     "ocr_error": NULLABLE_STRING, "file_name": NULLABLE_STRING, "size": INTEGER, "page_count": INTEGER,
 }
@@ -55,7 +57,11 @@ VERSION = obj({"id": UUID, "number": INTEGER, "file_name": STRING, "size": INTEG
                "pages": {"type": "array", "items": obj({"type": {"const": "pages"}, "id": UUID})}})
 LEGACY_DOCUMENT = obj({"id": UUID, "title": STRING, "file_name": NULLABLE_STRING, "size": INTEGER,
                        "page_count": INTEGER, "lang": STRING, "ocr_status": STRING,
-                       "parent_id": UUID, "created_at": DATETIME, "updated_at": DATETIME})
+                       "parent_id": UUID, "created_at": DATETIME, "updated_at": DATETIME,
+                       "tags": {"type": "array", "items": NODE_TAG}})
+TAG_ATTRIBUTES = {"name": STRING, "bg_color": STRING, "fg_color": STRING,
+                  "description": STRING, "pinned": BOOLEAN}
+NAMES = obj({"tags": {"type": "array", "items": STRING}}, ["tags"])
 
 SCHEMAS = {
     "Error": obj({"errors": {"type": "array", "minItems": 1, "items": obj({
@@ -101,8 +107,20 @@ SCHEMAS = {
                          "relationships": obj({"document_version": obj({"data": obj({
                              "type": {"const": "document_versions"}, "id": UUID})})})})),
     "LegacyDocument": LEGACY_DOCUMENT,
+    "Tag": obj({"type": {"const": "tags"}, "id": UUID, "attributes": obj(TAG_ATTRIBUTES)},
+               ["type", "id", "attributes"], extra=False),
+    "TagInput": data_of(obj({"type": {"const": "tags"}, "id": UUID,
+                             "attributes": obj(TAG_ATTRIBUTES)}, ["type"])),
+    "Preference": obj({"type": {"const": "preferences"}, "id": STRING, "attributes": obj({
+        "section": STRING, "name": STRING, "identifier": STRING, "default": STRING,
+        "value": STRING, "help_text": NULLABLE_STRING,
+        "additional_data": obj({"choices": {"type": "array", "items": {
+            "type": "array", "items": STRING}}})})}, ["type", "id", "attributes"], extra=False),
+    "VersionResource": obj({"type": {"const": "document_versions"}, "id": UUID,
+                            "attributes": VERSION}, ["type", "id", "attributes"], extra=False),
     "SearchResult": obj({"id": UUID, "title": STRING, "node_type": {"enum": ["document", "folder"]},
-                         "breadcrumb": {"type": "array", "items": STRING}, "tags": {"type": "array"},
+                         "breadcrumb": {"type": "array", "items": STRING},
+                         "tags": {"type": "array", "items": STRING},
                          "highlight": NULLABLE_STRING, "text": {"type": "null"},
                          "user_id": {"type": "null"}}),
 }
@@ -143,8 +161,36 @@ OPERATIONS = {
     "download_nodes": (None, 200, {"application/zip": BINARY, "application/gzip": BINARY,
                                    **{t: BINARY for t in FILE_TYPES}},
                        ["node_ids", "archive_type", "password"], [400, 404], "Download nodes"),
-    "list_children": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY + ["sort"], [400],
-                      "A folder's children"),
+    "list_children": (None, 200, {VND: list_of(ref("Node"))},
+                      PAGE_QUERY + ["sort", "tags", "tags_op"], [400], "A folder's children"),
+    "inbox_count": (None, 200, {VND: data_of(obj({"count": INTEGER}, ["count"]))}, [], [],
+                    "How many nodes are directly in the caller's .inbox"),
+    "update_folder": (([VND], ref("NodeUpdate")), 200, {VND: data_of(ref("Node"))}, [],
+                      [403, 409], "Rename a folder"),
+    "delete_folder": (None, 204, {}, [], [403], "Delete a folder and everything below it"),
+    "get_version": (None, 200, {VND: data_of(ref("VersionResource"))}, [], [],
+                    "One version of a document"),
+    "list_tags": (None, 200, {VND: list_of(ref("Tag"))}, PAGE_QUERY, [], "The caller's tags"),
+    "create_tag": (([VND], ref("TagInput")), 201, {VND: data_of(ref("Tag"))}, [], [409],
+                   "Create a tag"),
+    "get_tag": (None, 200, {VND: data_of(ref("Tag"))}, [], [], "One tag"),
+    "update_tag": (([VND], ref("TagInput")), 200, {VND: data_of(ref("Tag"))}, [], [409],
+                   "Change a tag"),
+    "delete_tag": (None, 204, {}, [], [], "Delete a tag (nodes lose it)"),
+    "replace_node_tags": (([JSON, VND], NAMES), 201, {JSON: NAMES}, [], [],
+                          "Set a node's tags, creating missing ones"),
+    "add_node_tags": (([JSON, VND], NAMES), 200, {JSON: NAMES}, [], [], "Add tags to a node"),
+    "remove_node_tags": (([JSON, VND], NAMES), 204, {}, [], [], "Take tags off a node"),
+    "list_preferences": (None, 200, {VND: list_of(ref("Preference"))}, PAGE_QUERY, [],
+                         "The caller's preferences"),
+    "get_preference": (None, 200, {VND: data_of(ref("Preference"))}, [], [], "One preference"),
+    "update_preference": (([VND, JSON], data_of(obj({"type": {"const": "preferences"},
+                                                     "attributes": obj({"value": STRING})}))),
+                          200, {VND: data_of(ref("Preference"))}, [], [409],
+                          "Change one preference"),
+    "update_preferences": (([JSON, VND], obj({"ocr__language": STRING})), 200,
+                           {JSON: obj({"data": {"type": "array", "items": ref("Preference")}})},
+                           [], [], "Change several preferences ({identifier: value})"),
     "update_node": (([VND], ref("NodeUpdate")), 200, {VND: data_of(ref("Node"))}, [], [403, 409],
                     "Rename a node; a document's lang and ocr"),
     "delete_node": (None, 204, {}, [], [403], "Delete a node and everything below it"),
@@ -152,8 +198,8 @@ OPERATIONS = {
     "create_folder": (([VND], ref("NodeInput")), 201, {VND: data_of(ref("Node"))}, [], [409],
                       "Create a folder"),
     "get_folder": (None, 200, {VND: data_of(ref("Node"))}, [], [], "One folder"),
-    "list_documents": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY, [],
-                       "All the caller's documents"),
+    "list_documents": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY + ["tags", "tags_op"],
+                       [400], "All the caller's documents"),
     "get_document": (None, 200, {VND: data_of(ref("Node"))}, [], [], "One document with versions"),
     "update_document": (([VND], ref("NodeUpdate")), 200, {VND: data_of(ref("Node"))}, [], [409],
                         "Rename a document; its lang and ocr"),

@@ -23,7 +23,9 @@ from typing import NamedTuple
 from dms.db import database, write_transaction
 from dms.errors import Conflict, Forbidden, Invalid, NotFound
 from dms.languages import check_lang
+from dms.preferences import ocr_language
 from dms.models import Node, OcrStatus, User, new_id, title_sort_key, utcnow
+from dms.tagfilter import TagFilter, tag_filter
 from dms.textrules import has_refused_characters
 
 MAX_TITLE_LENGTH = 200
@@ -128,9 +130,11 @@ def special_folder(user: User, special: str) -> Node:
     return Node.get(Node.owner == user.id, Node.special == special)
 
 
-def children(folder: Node, sort: str | None = None) -> NodeListing:
+def children(folder: Node, sort: str | None = None,
+             only: TagFilter | None = None) -> NodeListing:
     """The children of `folder` in listing order: folders first then documents, by title, unless
-    `sort` names an attribute (`title`, `created_at`, `updated_at`; `-` in front reverses)."""
+    `sort` names an attribute (`title`, `created_at`, `updated_at`; `-` in front reverses);
+    with `only`, just those carrying the filter's tags."""
     order = DEFAULT_ORDER
     if sort:
         columns = SORTS.get(sort.lstrip("-"))
@@ -139,17 +143,37 @@ def children(folder: Node, sort: str | None = None) -> NodeListing:
                           "optionally with a leading -.")
         direction = " DESC" if sort.startswith("-") else ""
         order = ", ".join(column + direction for column in columns)
-    return NodeListing("parent_id = ?", (folder.id,), order)
+    return _filtered("parent_id = ?", (folder.id,), order, only)
 
 
-def listing(user: User, folder_id: str, sort: str | None = None) -> tuple[Node, NodeListing]:
-    """A folder of the caller's and its children (GET /nodes/{id}/)."""
+def _filtered(where: str, params: tuple, order: str, only: TagFilter | None) -> NodeListing:
+    if only is not None:
+        condition, condition_params = only.sql()
+        where, params = f"{where} AND {condition}", (*params, *condition_params)
+    return NodeListing(where, params, order)
+
+
+def listing(user: User, folder_id: str, sort: str | None = None, tags: str | None = None,
+            tags_op: str | None = None) -> tuple[Node, NodeListing]:
+    """A folder of the caller's and its children (GET /nodes/{id}/), optionally only those
+    with all (or any) of the named tags."""
+    only = tag_filter(user, tags, tags_op)
     folder = owned_node(user, folder_id, Node.FOLDER)
-    return folder, children(folder, sort)
+    return folder, children(folder, sort, only)
 
 
-def of_kind(user: User, kind: str) -> NodeListing:
-    return NodeListing("owner_id = ? AND kind = ?", (user.id, kind), "title_sort, id")
+def inbox_count(user: User) -> int:
+    """The direct children of the caller's .inbox, folders and documents."""
+    return database.execute_sql(
+        "SELECT count(*) FROM node WHERE parent_id = (SELECT id FROM node WHERE owner_id = ? "
+        "AND special = ?)", (user.id, Node.INBOX)).fetchone()[0]
+
+
+def of_kind(user: User, kind: str, tags: str | None = None,
+            tags_op: str | None = None) -> NodeListing:
+    """All the caller's folders or documents, optionally only those with the named tags."""
+    return _filtered("owner_id = ? AND kind = ?", (user.id, kind), "title_sort, id",
+                     tag_filter(user, tags, tags_op))
 
 
 # -- walking the tree ----------------------------------------------------------------------------
@@ -283,9 +307,12 @@ def document_settings(attributes: dict, default_lang: str | None = None) -> dict
 
 def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, parent_field: str,
                 default_lang: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Node:
-    """A new folder or document under the caller's folder `parent_id` (POST /nodes/)."""
+    """A new folder or document under the caller's folder `parent_id` (POST /nodes/); a
+    document without `lang` is read in the caller's preferred language (dms.preferences)."""
     title = check_title(attributes.get("title"))
-    settings = document_settings(attributes, default_lang) if kind == Node.DOCUMENT else {}
+    settings = {}
+    if kind == Node.DOCUMENT:
+        settings = document_settings(attributes, ocr_language(user, default_lang))
     with write_transaction():
         parent = parent_folder(user, parent_id, parent_field)
         if depth(parent.id) + 1 > max_depth:

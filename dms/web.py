@@ -153,8 +153,17 @@ class QueryListing:
         return list(self.query.offset(offset).limit(limit))
 
 
+# RFC 7230's `token` characters: a name made only of these needs no quotes.
+TOKEN_CHARACTERS = frozenset("!#$%&'*+-.^_`|~0123456789"
+                             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
 def content_disposition(file_name: str, disposition: str = "attachment") -> str:
-    """RFC 6266: an ASCII fallback `filename` plus the exact name as UTF-8 in `filename*`."""
+    """RFC 6266. A name that is an RFC 7230 token goes bare (`filename=scan.pdf`): naive clients
+    such as papermerge-cli split the header at `=` and would save `"scan.pdf"`, quotes included.
+    Any other name gets a quoted ASCII fallback plus the exact name as UTF-8 in `filename*`."""
+    if file_name and set(file_name) <= TOKEN_CHARACTERS:
+        return f"{disposition}; filename={file_name}"
     fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "_" for c in file_name)
     return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
 

@@ -12,7 +12,7 @@ from test_documents import new_document, stored_files, temporary_files, upload
 def legacy(document_id, title, file_name, size, pages, parent_id, created, updated, status="received"):
     return {"id": document_id, "title": title, "file_name": file_name, "size": size,
             "page_count": pages, "lang": "eng", "ocr_status": status, "parent_id": parent_id,
-            "created_at": created, "updated_at": updated}
+            "created_at": created, "updated_at": updated, "tags": []}
 
 
 def test_named_upload_lands_in_the_inbox(alice):

@@ -21,7 +21,8 @@ def version_resource(ctx: Context, version: DocumentVersion, page_ids: list[str]
         "page_count": version.page_count,
         "lang": version.lang,
         "created_at": format_datetime(version.created_at),
-        "download_url": ctx.absolute_url(f"/api/document-versions/{version.id}/download/"),
+        # A path, as in Papermerge: clients prepend their own host (`host + download_url`).
+        "download_url": f"/api/document-versions/{version.id}/download/",
         "pages": [{"type": "pages", "id": page_id} for page_id in page_ids],
     }
 
@@ -35,7 +36,8 @@ def document_body(ctx: Context, document: Node) -> dict:
 
 @routes.get("/documents/")
 def list_documents(ctx: Context):
-    return paginated_nodes(ctx, tree.of_kind(ctx.user, Node.DOCUMENT))
+    return paginated_nodes(ctx, tree.of_kind(ctx.user, Node.DOCUMENT, ctx.query.get("tags"),
+                                             ctx.query.get("tags_op")))
 
 
 @routes.get("/documents/{document_id}/")
@@ -68,6 +70,14 @@ def upload(ctx: Context, document_id: str, file_name: str):
 @routes.get("/documents/{document_id}/download/")
 def download_latest(ctx: Context, document_id: str):
     return version_file(ctx, documents.latest_file(ctx.user, document_id))
+
+
+@routes.get("/document-versions/{version_id}/")
+def get_version(ctx: Context, version_id: str):
+    version = documents.owned_version(ctx.user, version_id)
+    page_ids = documents.page_ids([version.id])[version.id]
+    return {"data": {"type": "document_versions", "id": version.id,
+                     "attributes": version_resource(ctx, version, page_ids)}}
 
 
 @routes.get("/document-versions/{version_id}/download/")

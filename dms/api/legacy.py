@@ -3,7 +3,7 @@ Uploads here land in the caller's .inbox as new documents."""
 
 from __future__ import annotations
 
-from dms import documents, tree
+from dms import documents, tags, tree
 from dms.jsonapi import JSON, Reply, RouteTable, format_datetime
 from dms.models import Node
 from dms.web import Context
@@ -12,7 +12,7 @@ routes = RouteTable()
 LEGACY = {"prefixes": ("/api",), "media_type": JSON}
 
 
-def legacy_object(document: Node | tree.NodeRow) -> dict:
+def legacy_object(document: Node | tree.NodeRow, labels: list[dict]) -> dict:
     return {
         "id": document.id,
         "title": document.title,
@@ -24,24 +24,30 @@ def legacy_object(document: Node | tree.NodeRow) -> dict:
         "parent_id": document.parent_id,
         "created_at": format_datetime(document.created_at),
         "updated_at": format_datetime(document.updated_at),
+        "tags": labels,
     }
+
+
+def legacy_objects(documents: list) -> list[dict]:
+    labels = tags.tags_of([document.id for document in documents])
+    return [legacy_object(document, labels[document.id]) for document in documents]
 
 
 @routes.get("/documents", strict_slash=True, **LEGACY)
 def list_documents(ctx: Context):
     listing = tree.of_kind(ctx.user, Node.DOCUMENT)
-    return [legacy_object(row) for row in listing.fetch(0, listing.count())]
+    return legacy_objects(listing.fetch(0, listing.count()))
 
 
 @routes.get("/document/{document_id}", **LEGACY)
 def get_document(ctx: Context, document_id: str):
-    return legacy_object(tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
+    return legacy_objects([tree.owned_node(ctx.user, document_id, Node.DOCUMENT)])[0]
 
 
 def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
     document = documents.upload_to_inbox(ctx.services, ctx.user, ctx.environ["wsgi.input"],
                                          ctx.content_length(), file_name)
-    return Reply(legacy_object(document), status=201)
+    return Reply(legacy_objects([document])[0], status=201)
 
 
 @routes.put("/document/upload/", strict_slash=True, **LEGACY)

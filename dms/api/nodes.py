@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bottle
 
-from dms import archive, documents, tree
+from dms import archive, documents, tags, tree
 from dms.jsonapi import JSON, ApiError, RouteTable, created, format_datetime, invalid, no_content
 from dms.models import Node
 from dms.web import Context, content_disposition, file_response
@@ -17,7 +17,7 @@ TYPE_OF_KIND = {Node.FOLDER: "folders", Node.DOCUMENT: "documents"}
 KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.items()}
 
 
-def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]],
+def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]], labels: list[dict],
                   **extra_attributes) -> dict:
     """A folder or document as JSON:API resource: type, id, attributes, relationships only."""
     attributes = {"title": node.title}
@@ -27,26 +27,30 @@ def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]],
                           page_count=node.page_count)
     attributes.update(created_at=format_datetime(node.created_at),
                       updated_at=format_datetime(node.updated_at),
-                      breadcrumb=breadcrumb, tags=[], **extra_attributes)
+                      breadcrumb=breadcrumb, tags=labels, **extra_attributes)
     parent = {"type": "folders", "id": node.parent_id} if node.parent_id else None
     return {"type": TYPE_OF_KIND[node.kind], "id": node.id, "attributes": attributes,
             "relationships": {"parent": {"data": parent}}}
 
 
 def resources(nodes: list[Node | tree.NodeRow]) -> list[dict]:
-    """Several nodes with their breadcrumbs, looked up in one query."""
-    crumbs = tree.breadcrumbs([node.id for node in nodes])
-    return [node_resource(node, crumbs[node.id]) for node in nodes]
+    """Several nodes with their breadcrumbs and tags, each looked up in one query."""
+    ids = [node.id for node in nodes]
+    crumbs, labels = tree.breadcrumbs(ids), tags.tags_of(ids)
+    return [node_resource(node, crumbs[node.id], labels[node.id]) for node in nodes]
 
 
 def children_resources(folder: Node, nodes: list[tree.NodeRow]) -> list[dict]:
     """Siblings share their path: the folder's breadcrumb plus their own title and id."""
     path = tree.breadcrumbs([folder.id])[folder.id]
-    return [node_resource(node, path + [[node.title, node.id]]) for node in nodes]
+    labels = tags.tags_of([node.id for node in nodes])
+    return [node_resource(node, path + [[node.title, node.id]], labels[node.id])
+            for node in nodes]
 
 
 def single(node: Node, **extra_attributes) -> dict:
-    return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id], **extra_attributes)}
+    return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id],
+                                  tags.tags_of([node.id])[node.id], **extra_attributes)}
 
 
 def paginated_nodes(ctx: Context, listing: tree.NodeListing) -> dict:
@@ -101,16 +105,15 @@ def create_node(ctx: Context):
 def move_nodes(ctx: Context):
     body = ctx.json()
     entries = body.get("nodes")
-    if not isinstance(entries, list) or not entries:
-        raise ApiError(400, "required", "`nodes` must be a non-empty list of {\"id\": ...} objects.",
+    if not isinstance(entries, list):
+        raise ApiError(400, "required", "`nodes` must be a list of {\"id\": ...} objects.",
                        "/nodes")
     node_ids = []
     for index, entry in enumerate(entries):
         node_id = entry.get("id") if isinstance(entry, dict) else None
         if not isinstance(node_id, str) or not node_id:
             raise invalid("Each entry of `nodes` needs an `id`.", f"/nodes/{index}/id")
-        if node_id not in node_ids:
-            node_ids.append(node_id)
+        node_ids.append(node_id)
     target = body.get("target_parent")
     target_id = target.get("id") if isinstance(target, dict) else None
     if not isinstance(target_id, str) or not target_id:
@@ -157,9 +160,16 @@ def version_file(ctx: Context, version):
     return file_response(path, version.mime_type, version.file_name, etag=version.sha256)
 
 
+@routes.get("/nodes/inboxcount/")
+def inbox_count(ctx: Context):
+    """Papermerge's shape; it counts documents too (Papermerge counted only folders)."""
+    return {"data": {"count": tree.inbox_count(ctx.user)}}
+
+
 @routes.get("/nodes/{node_id}/")
 def list_children(ctx: Context, node_id: str):
-    folder, children = tree.listing(ctx.user, node_id, ctx.query.get("sort"))
+    folder, children = tree.listing(ctx.user, node_id, ctx.query.get("sort"),
+                                    ctx.query.get("tags"), ctx.query.get("tags_op"))
     return ctx.paginate(children, lambda rows: children_resources(folder, rows))
 
 
@@ -187,6 +197,17 @@ def create_folder(ctx: Context):
 @routes.get("/folders/{folder_id}/")
 def get_folder(ctx: Context, folder_id: str):
     return single(tree.owned_node(ctx.user, folder_id, Node.FOLDER))
+
+
+@routes.patch("/folders/{folder_id}/")
+def update_folder(ctx: Context, folder_id: str):
+    return single(update(ctx, folder_id, route_kind=Node.FOLDER))
+
+
+@routes.delete("/folders/{folder_id}/")
+def delete_folder(ctx: Context, folder_id: str):
+    documents.delete_node(ctx.services, ctx.user, folder_id, Node.FOLDER)
+    return no_content()
 
 
 

@@ -11,6 +11,7 @@ routes = RouteTable()
 
 @routes.get("/search/", media_type=JSON)
 def search_nodes(ctx: Context):
-    return search.query(ctx.services.search, ctx.user, ctx.query.get("q", ""),
+    return search.query(ctx.services.search, ctx.user, ctx.query.get("q"),
                         ctx.query.get("limit", search.DEFAULT_LIMIT),
-                        ctx.config.search_timeout_seconds, ctx.client_gone)
+                        ctx.config.search_timeout_seconds, ctx.client_gone,
+                        ctx.query.get("tags"), ctx.query.get("tags_op"))

@@ -2,11 +2,12 @@
 that it must be rebuilt), writing documents, and running a query to ranked node ids.
 
 One document per node: `id` (stored, the node's id), `owner` (the owner's id: every query
-filters by it), `title` and `body` (the text of a document's latest version), both folded by the
-same analyzer as the queries: lower case, accents and ligatures folded to ASCII (`Käse` -> `kase`,
+filters by it), `tag_ids` (the ids of its tags, for tag filters), and `title`, `tags` (its tag
+names) and `body` (the text of a document's latest version), all three folded by the same
+analyzer as the queries: lower case, accents and ligatures folded to ASCII (`Käse` -> `kase`,
 `Straße` -> `strasse`), words over 40 characters dropped. Title and body keep term frequencies but
 no positions (no phrase search): a smaller index. Scores are per-field BM25, the title weighted
-TITLE_BOOST times the body.
+TITLE_BOOST and tag names TAGS_BOOST times the body.
 
 Every word of a query is a prefix: it matches the terms that begin with it, expanded to the most
 frequent ones (`EXPANSIONS_LAST` for the last word, the one being typed, `EXPANSIONS_OTHER` for
@@ -33,11 +34,12 @@ from pathlib import Path
 
 log = logging.getLogger("dms.search")
 
-INDEX_FORMAT = 1  # raise when the schema or the analyzer changes: old indexes are rebuilt
+INDEX_FORMAT = 2  # raise when the schema or the analyzer changes: old indexes are rebuilt
 MARKER = "dms-index.json"
 ANALYZER = "dms_fold"
 MAX_TERM_CHARS = 40
 TITLE_BOOST = 3.0
+TAGS_BOOST = 2.0
 EXPANSIONS_LAST = 50
 EXPANSIONS_OTHER = 10
 MIN_TITLE_PREFIX = 2
@@ -91,7 +93,9 @@ def schema():
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("owner", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("tag_ids", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("title", tokenizer_name=ANALYZER, index_option="freq")
+    builder.add_text_field("tags", tokenizer_name=ANALYZER, index_option="freq")
     builder.add_text_field("body", tokenizer_name=ANALYZER, index_option="freq")
     return builder.build()
 
@@ -103,6 +107,8 @@ class Entry:
     owner_id: str
     title: str
     body: str
+    tag_names: list[str]
+    tag_ids: list[str]
 
 
 class SearchIndex:
@@ -186,7 +192,7 @@ class SearchIndex:
         import tantivy
 
         return tantivy.Document(id=entry.node_id, owner=entry.owner_id, title=entry.title,
-                                body=entry.body)
+                                body=entry.body, tags=entry.tag_names, tag_ids=entry.tag_ids)
 
     def put(self, writer, node_id: str, entry: Entry | None) -> None:
         """Replace what the index holds of `node_id` by `entry` (None: remove it). Idempotent."""
@@ -223,16 +229,26 @@ class Snapshot:
         query = tantivy.Query.term_query(self.schema, "id", node_id)
         return bool(self.searcher.search(query, 1, count=False).hits)
 
-    def search(self, owner_id: str, words: list[str], limit: int) -> list[tuple[str, float]]:
-        """The owner's best matches for `words` (already index terms), as (node id, score)."""
+    def search(self, owner_id: str, words: list[str], limit: int,
+               tag_ids: tuple[str, ...] = (), tags_op: str = "all") -> list[tuple[str, float]]:
+        """The owner's best matches for `words` (already index terms), as (node id, score);
+        with `tag_ids`, only nodes carrying all (or any) of those tags."""
         import tantivy
 
         searcher, schema = self.searcher, self.schema
         clauses = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "owner", owner_id))]
+        if tag_ids:
+            terms_ = [tantivy.Query.term_query(schema, "tag_ids", tag_id) for tag_id in tag_ids]
+            if tags_op == "all":
+                clauses += [(tantivy.Occur.Must, term) for term in terms_]
+            else:
+                clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Should, term) for term in terms_])))
         for position, word in enumerate(words):
             expansions = EXPANSIONS_LAST if position == len(words) - 1 else EXPANSIONS_OTHER
             alternatives = []
             for field, boost, shortest in (("title", TITLE_BOOST, MIN_TITLE_PREFIX),
+                                           ("tags", TAGS_BOOST, MIN_TITLE_PREFIX),
                                            ("body", 1.0, MIN_TEXT_PREFIX)):
                 candidates = [word]
                 if len(word) >= shortest:

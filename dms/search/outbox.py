@@ -16,6 +16,8 @@ from dms.documents import PAGE_SEPARATOR
 from dms.search.index import Entry
 
 REBUILD = "*"
+TAGS = ("SELECT t.id, t.name FROM node_tag AS nt JOIN tag AS t ON t.id = nt.tag_id "
+        "WHERE nt.node_id = ?")
 # The text of a document's latest version: its pages in order.
 TEXT = """
     SELECT text FROM page WHERE version_id = (
@@ -65,7 +67,9 @@ def _entry(node_id: str, owner_id: str, kind: str, title: str) -> Entry:
     if kind == "document":
         body = PAGE_SEPARATOR.join(
             text for (text,) in database.execute_sql(TEXT, (node_id,)) if text)
-    return Entry(node_id, owner_id, title, body)
+    tags = database.execute_sql(TAGS, (node_id,)).fetchall()
+    return Entry(node_id, owner_id, title, body, [name for _, name in tags],
+                 [tag_id for tag_id, _ in tags])
 
 
 def all_entries(batch: int = 1000) -> Iterator[Entry]:

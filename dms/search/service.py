@@ -20,6 +20,8 @@ from dms.errors import Invalid, Unavailable
 from dms.models import User
 from dms.search import highlight
 from dms.search.index import terms
+from dms.tagfilter import TagFilter, tag_filter
+from dms.tags import tags_of
 
 if TYPE_CHECKING:
     from dms.search.indexer import Indexer
@@ -44,10 +46,19 @@ def check_limit(raw: object) -> int:
     return limit
 
 
-def query(indexer: Indexer, user: User, text: str, limit: object = DEFAULT_LIMIT,
-          timeout: float = 10.0, client_gone: Callable[[], bool] = lambda: False) -> list[dict]:
-    """The caller's best matches first, in the shape of api.md §8."""
+def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAULT_LIMIT,
+          timeout: float = 10.0, client_gone: Callable[[], bool] = lambda: False,
+          tags: str | None = None, tags_op: str | None = None) -> list[dict]:
+    """The caller's best matches first, in the shape of api.md §8; without `text`, the caller's
+    most recently changed documents. `tags`/`tags_op` keep only nodes with all (any) of those
+    tags."""
     limit = check_limit(limit)
+    only = tag_filter(user, tags, tags_op)
+    if only is not None and only.matches_nothing:
+        return []
+    if text is None or not text.strip():
+        return _results([(node_id, kind, title, None) for node_id, kind, title in
+                         _recent_documents(user, limit, only)])
     words = terms(text)[:MAX_QUERY_WORDS]
     if not words:
         return []
@@ -60,10 +71,10 @@ def query(indexer: Indexer, user: User, text: str, limit: object = DEFAULT_LIMIT
         return time.monotonic() > deadline or client_gone()
 
     try:
-        hits = index.search(user.id, words, limit)
+        hits = index.search(user.id, words, limit, *((only.tag_ids, only.op) if only else ()))
         if should_stop():
             raise highlight.Stopped()
-        nodes = _owned(user, [node_id for node_id, _ in hits])
+        nodes = _owned(user, [node_id for node_id, _ in hits], only)
         results = []
         for rank, node_id in enumerate(node_id for node_id, _ in hits if node_id in nodes):
             kind, title = nodes[node_id]
@@ -75,17 +86,34 @@ def query(indexer: Indexer, user: User, text: str, limit: object = DEFAULT_LIMIT
     except highlight.Stopped:
         raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
                           "for longer or more words.") from None
-    crumbs = tree.breadcrumbs([row[0] for row in results])
+    return _results(results)
+
+
+def _results(rows: list[tuple[str, str, str, str | None]]) -> list[dict]:
+    """(id, kind, title, highlight) rows in the shape of api.md §8."""
+    ids = [row[0] for row in rows]
+    crumbs, labels = tree.breadcrumbs(ids), tags_of(ids)
     return [{
         "id": node_id,
         "title": title,
         "node_type": kind,
         "breadcrumb": [title for title, _ in crumbs[node_id]],
-        "tags": [],
+        "tags": [label["name"] for label in labels[node_id]],
         "highlight": found,
         "text": None,
         "user_id": None,
-    } for node_id, kind, title, found in results]
+    } for node_id, kind, title, found in rows]
+
+
+def _recent_documents(user: User, limit: int, only: TagFilter | None) -> list[tuple]:
+    """GET /search/ without q: the caller's documents, most recently changed first."""
+    where, params = "owner_id = ? AND kind = 'document'", (user.id,)
+    if only is not None:
+        condition, extra = only.sql()
+        where, params = f"{where} AND {condition}", (*params, *extra)
+    return database.execute_sql(
+        f"SELECT id, kind, title FROM node WHERE {where} ORDER BY updated_at DESC, id LIMIT ?",
+        (*params, limit)).fetchall()
 
 
 def not_ready(indexer: Indexer) -> str:
@@ -96,14 +124,16 @@ def not_ready(indexer: Indexer) -> str:
     return "The search index is being opened; search again in a moment."
 
 
-def _owned(user: User, node_ids: list[str]) -> dict[str, tuple[str, str]]:
-    """{id: (kind, title)} of those hits that are still the caller's nodes."""
+def _owned(user: User, node_ids: list[str], only: TagFilter | None) -> dict[str, tuple[str, str]]:
+    """{id: (kind, title)} of those hits that are still the caller's nodes (and still carry the
+    filter's tags)."""
     if not node_ids:
         return {}
     marks = ",".join("?" * len(node_ids))
+    condition, extra = only.sql() if only is not None else ("1", ())
     rows = database.execute_sql(
-        f"SELECT id, kind, title FROM node WHERE id IN ({marks}) AND owner_id = ?",
-        (*node_ids, user.id)).fetchall()
+        f"SELECT id, kind, title FROM node WHERE id IN ({marks}) AND owner_id = ? "
+        f"AND {condition}", (*node_ids, user.id, *extra)).fetchall()
     return {node_id: (kind, title) for node_id, kind, title in rows}
 
 
