@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 from dms.db import database
-from dms.storage import CHUNK_SIZE
+from dms.storage import CHUNK_SIZE, FileStore
 
 ARCHIVE_TYPES = ("zip", "targz")
 # Characters that are unsafe in a file name on some system that will unpack the archive.
@@ -73,24 +73,32 @@ SUBTREE_WITH_FILES = """
         SELECT ?, 0
         UNION ALL
         SELECT n.id, below.depth + 1 FROM node AS n JOIN below ON n.parent_id = below.id
+        WHERE below.depth < ?
     )
-    SELECT n.id, n.parent_id, n.kind, n.title, v.id, v.file_name, v.size, v.created_at
+    SELECT n.id, n.parent_id, n.kind, n.title, v.id, v.file_name, v.size, v.created_at,
+           v.searchable_size
     FROM below JOIN node AS n ON n.id = below.id
     LEFT JOIN document_version AS v ON v.document_id = n.id
         AND v.number = (SELECT MAX(number) FROM document_version WHERE document_id = n.id)
     ORDER BY below.depth, n.kind DESC, n.title_sort, n.id"""
 
 
-def entries(root_ids: list[str], file_path) -> list[Entry]:
+def entries(root_ids: list[str], store: FileStore, searchable: bool = False,
+            max_depth: int = 1000) -> list[Entry]:
     """The members for the selected nodes (already checked to be the caller's), each folder with
-    everything below it. Documents without a file are left out. `file_path(version_id)` locates
-    a stored file."""
+    everything below it, at most `max_depth` levels down (the walk stays finite on any tree).
+    Documents without a file are left out; with `searchable`, a document's searchable PDF is
+    taken instead of its file where it has one."""
     result: list[Entry] = []
     taken: dict[str, set[str]] = {"": set()}  # folder path -> names used in it
+    seen: set[str] = set()
     for root_id in root_ids:
         paths: dict[str, str] = {}
-        for node_id, parent_id, kind, title, version_id, file_name, size, created in \
-                database.execute_sql(SUBTREE_WITH_FILES, (root_id,)):
+        for node_id, parent_id, kind, title, version_id, file_name, size, created, \
+                searchable_size in database.execute_sql(SUBTREE_WITH_FILES, (root_id, max_depth)):
+            if node_id in seen:
+                continue  # only a damaged tree (a loop) or overlapping selections repeat a node
+            seen.add(node_id)
             parent_path = paths.get(parent_id, "") if node_id != root_id else ""
             used = taken.setdefault(parent_path, set())
             if kind == "folder":
@@ -99,9 +107,14 @@ def entries(root_ids: list[str], file_path) -> list[Entry]:
                 taken[path] = set()
                 result.append(Entry(path))
             elif version_id is not None:
-                path = parent_path + unique(document_name(title, file_name), used)
                 modified = dt.datetime.fromisoformat(created)
-                result.append(Entry(path, file_path(version_id), size, modified))
+                if searchable and searchable_size is not None:
+                    path = parent_path + unique(document_name(title, "searchable.pdf"), used)
+                    result.append(Entry(path, store.searchable_path(version_id), searchable_size,
+                                        modified))
+                else:
+                    path = parent_path + unique(document_name(title, file_name), used)
+                    result.append(Entry(path, store.path(version_id), size, modified))
     return result
 
 

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Callable
 
 from dms import __version__
-from dms.storage import CHUNK_SIZE
+from dms.storage import CHUNK_SIZE, StoredFile, stored_files
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 DATABASE = "dms.db"
-FILE_MEMBER = re.compile(r"files/[0-9a-f]{2}/[0-9a-f-]{36}\Z")
+FILE_MEMBER = re.compile(r"files/[0-9a-f]{2}/[0-9a-f-]{36}(\.searchable\.pdf)?\Z")
 SNAPSHOT_ATTEMPTS = 5
 
 
@@ -86,11 +86,12 @@ def _snapshot(db_path: Path, target: Path) -> None:
         source.close()
 
 
-def _facts(snapshot: Path) -> tuple[list[str], dict, int]:
-    """(version ids, counts, schema version) of a snapshot."""
+def _facts(snapshot: Path) -> tuple[list[StoredFile], dict, int]:
+    """(the stored files it refers to, counts, schema version) of a snapshot."""
     connection = sqlite3.connect(snapshot)
     try:
-        versions = [row[0] for row in connection.execute("SELECT id FROM document_version")]
+        files = stored_files(connection.execute)
+        versions = {file.version_id for file in files}
         counts = {
             "users": connection.execute("SELECT count(*) FROM user").fetchone()[0],
             "folders": connection.execute("SELECT count(*) FROM node WHERE kind = 'folder'").fetchone()[0],
@@ -102,7 +103,7 @@ def _facts(snapshot: Path) -> tuple[list[str], dict, int]:
         schema = max((int(name.split("_", 1)[0]) for name in names), default=0)
     finally:
         connection.close()
-    return versions, counts, schema
+    return files, counts, schema
 
 
 def _stage(data_dir: Path, staging: Path) -> tuple[list[Member], dict, int]:
@@ -113,14 +114,14 @@ def _stage(data_dir: Path, staging: Path) -> tuple[list[Member], dict, int]:
         (staging / "files").mkdir(parents=True)
         snapshot = staging / DATABASE
         _snapshot(data_dir / DATABASE, snapshot)
-        versions, counts, schema = _facts(snapshot)
+        files, counts, schema = _facts(snapshot)
         members, vanished = [Member(DATABASE, snapshot)], False
-        for version_id in versions:
-            name = f"files/{version_id[:2]}/{version_id}"
+        for file in files:
+            name = f"files/{file.name}"
             linked = staging / name
             linked.parent.mkdir(exist_ok=True)
             try:
-                os.link(files_dir / version_id[:2] / version_id, linked)
+                os.link(files_dir / file.name, linked)
             except FileNotFoundError:
                 vanished = True  # deleted since the snapshot (or missing: see below)
                 break

@@ -44,6 +44,8 @@ class Config:
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
     search_timeout_seconds: float = 10.0
+    # Keep a searchable PDF (the scan with Tesseract's invisible text) beside what Tesseract read.
+    searchable_pdf: bool = True
     cors_origins: tuple[str, ...] = ()
     # The reverse proxy's address: its X-Forwarded-For/-Proto/-Host/-Port are then believed
     # (client address for login throttling, scheme and host for links); from anyone else ignored.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from peewee import IntegrityError
 
-from dms import filetypes, tree
+from dms import filetypes, searchable, tree
 from dms.db import database, is_disk_full, with_space_reserve, write_transaction
 from dms.errors import Invalid, NotFound, StorageFull, TooLarge, UnsupportedType
 from dms.filetypes import FileType, UnacceptableFile
@@ -65,6 +65,12 @@ def check_file_name(name: object) -> str:
         raise Invalid("A file name may not be . or .. nor contain /, \\, control characters or "
                       "invisible formatting characters such as right-to-left overrides.")
     return name
+
+
+def searchable_name(file_name: str) -> str:
+    """The download name of a version's searchable PDF: `scan.png` -> `scan.pdf`."""
+    stem = file_name.rsplit(".", 1)[0] if "." in file_name.strip(".") else file_name
+    return f"{stem}.pdf"
 
 
 def random_file_name(file_type: FileType) -> str:
@@ -217,6 +223,8 @@ def reprocess(services: Services, user: User, document_id: object, lang: object 
     services.processor.cancel([version.id])
     with write_transaction():
         document = tree.owned_node(user, document_id, Node.DOCUMENT)
+        DocumentVersion.update(searchable_size=None, searchable_sha256=None) \
+            .where(DocumentVersion.id == version.id).execute()
         columns = dict(ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0,
                        ocr_seconds=0.0)
         if lang is not None:
@@ -225,6 +233,7 @@ def reprocess(services: Services, user: User, document_id: object, lang: object 
         Page.update(text="", method=None).where(Page.version == version.id).execute()
         for name, value in columns.items():
             setattr(document, name, value)
+    searchable.discard(services.store, version.id)
     services.processor.enqueue(version.id)
     return document
 

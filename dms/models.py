@@ -161,6 +161,9 @@ class DocumentVersion(BaseModel):
     sha256 = TextField()
     lang = TextField()
     created_at = UTCDateTimeField(default=utcnow)
+    # The searchable PDF made when the version needed Tesseract (dms.searchable); None: none.
+    searchable_size = IntegerField(null=True)
+    searchable_sha256 = TextField(null=True)
 
 
 class Page(BaseModel):

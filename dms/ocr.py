@@ -54,6 +54,19 @@ class PageText:
     method: str  # "text", "layer", "ocr" or "skipped" (see the page table, migration 0004)
 
 
+@dataclass(frozen=True)
+class PagePdfs:
+    """Where Tesseract writes, beside each page's text, that page as a PDF for the searchable PDF
+    (dms.searchable): `scratch` for its output files, `folder/<number>.pdf` for the result. For a
+    PDF's pages the page PDF holds only the invisible text (laid over the original page later);
+    for an image's, the image with its text."""
+    scratch: Path
+    folder: Path
+
+    def page(self, number: int) -> Path:
+        return self.folder / f"{number}.pdf"
+
+
 class PageFailed(Exception):
     """A page could not be read; the message is the reason kept for the document."""
 
@@ -98,8 +111,10 @@ def page_needs_ocr(text: str) -> bool:
 
 
 def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool, numbers: Iterable[int],
-               max_pixels: int, token: CancelToken) -> Iterator[PageText]:
-    """The text of the pages `numbers` (1-based, ascending) of a stored file, in order."""
+               max_pixels: int, token: CancelToken,
+               pdfs: PagePdfs | None = None) -> Iterator[PageText]:
+    """The text of the pages `numbers` (1-based, ascending) of a stored file, in order; with
+    `pdfs`, each page Tesseract reads is also written as a PDF there."""
     numbers = list(numbers)
     if not numbers:
         return
@@ -107,9 +122,9 @@ def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool, numbers: It
         with open(path, "rb") as file:
             yield PageText(1, decode_text(file.read(MAX_TEXT_BYTES)), "text")
     elif mime_type == "application/pdf":
-        yield from _pdf_pages(path, lang, use_ocr, numbers, max_pixels, token)
+        yield from _pdf_pages(path, lang, use_ocr, numbers, max_pixels, token, pdfs)
     else:
-        yield from _image_pages(path, lang, use_ocr, numbers, max_pixels, token)
+        yield from _image_pages(path, lang, use_ocr, numbers, max_pixels, token, pdfs)
 
 
 def decode_text(raw: bytes) -> str:
@@ -122,7 +137,7 @@ def decode_text(raw: bytes) -> str:
 
 
 def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
-               token: CancelToken) -> Iterator[PageText]:
+               token: CancelToken, pdfs: PagePdfs | None) -> Iterator[PageText]:
     """Text layers are read with pdfium: pdfplumber's pure-Python extraction read dense pages ~45x
     slower (bench/ocr.py). The lock is taken per page, so previews can interleave."""
     import pypdfium2
@@ -141,7 +156,10 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
             else:
                 with PDFIUM_LOCK:
                     image, dpi = _render(document, number - 1, max_pixels)
-                yield PageText(number, tesseract(_pgm(image), lang, dpi, token), "ocr")
+                text = tesseract(_pnm(image), lang, dpi, token,
+                                 pdf_to=pdfs.page(number) if pdfs else None,
+                                 scratch=pdfs.scratch if pdfs else None, text_only=True)
+                yield PageText(number, text, "ocr")
     finally:
         with PDFIUM_LOCK:
             document.close()
@@ -180,7 +198,7 @@ def _text_layer(document, index: int) -> str:
 
 
 def _image_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
-                 token: CancelToken) -> Iterator[PageText]:
+                 token: CancelToken, pdfs: PagePdfs | None) -> Iterator[PageText]:
     from PIL import Image
 
     if not use_ocr:
@@ -201,27 +219,40 @@ def _image_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_p
                         source, dpi = path, RENDER_DPI
                     else:
                         frame, scale = shrink(image, max_pixels)
-                        source, dpi = _pgm(frame), max(1, round(RENDER_DPI * scale))
+                        source, dpi = _pnm(frame), max(1, round(RENDER_DPI * scale))
                         del frame
-                yield PageText(number, tesseract(source, lang, dpi, token), "ocr")
+                text = tesseract(source, lang, dpi, token,
+                                 pdf_to=pdfs.page(number) if pdfs else None,
+                                 scratch=pdfs.scratch if pdfs else None)
+                yield PageText(number, text, "ocr")
     except (OSError, ValueError, EOFError) as error:
         raise PageFailed(f"The image cannot be read: {error}") from None
 
 
-def _pgm(image) -> bytes:
-    """The image as an uncompressed grayscale PGM: what Tesseract reads fastest from a pipe."""
-    if image.mode != "L":
-        image = image.convert("L")
+def _pnm(image) -> bytes:
+    """The image uncompressed, what Tesseract reads fastest from a pipe: grayscale PGM, or a
+    colour PPM for colour images (kept in colour in the searchable PDF)."""
+    if image.mode not in ("L", "RGB"):
+        image = image.convert("RGB" if image.mode in ("RGBA", "P", "CMYK", "YCbCr", "LAB", "HSV")
+                              else "L")
     out = io.BytesIO()
     image.save(out, "PPM")
     return out.getvalue()
 
 
 def tesseract(source: Path | bytes, lang: str, dpi: int = RENDER_DPI,
-              token: CancelToken | None = None) -> str:
-    """Run Tesseract on one page: an image file's path, or PGM bytes sent through stdin."""
+              token: CancelToken | None = None, pdf_to: Path | None = None,
+              scratch: Path | None = None, text_only: bool = False) -> str:
+    """Run Tesseract on one page: an image file's path, or PNM bytes sent through stdin. The text
+    comes back on stdout; with `pdf_to`, the same run also renders the page as a PDF (only its
+    invisible text with `text_only`), written into `scratch` and then moved to `pdf_to`."""
+    output = "stdout"
+    if pdf_to is not None:
+        output = str(scratch / f"page-{pdf_to.stem}")
     command = [tesseract_command(), "stdin" if isinstance(source, bytes) else str(source),
-               "stdout", "-l", lang, "--dpi", str(dpi)]
+               output, "-l", lang, "--dpi", str(dpi)]
+    if pdf_to is not None:
+        command += (["-c", "textonly_pdf=1"] if text_only else []) + ["txt", "pdf"]
     token = token or CancelToken()
     token.check()
     try:
@@ -245,7 +276,17 @@ def tesseract(source: Path | bytes, lang: str, dpi: int = RENDER_DPI,
         message = err.decode("utf-8", "replace").strip().splitlines()
         raise PageFailed("Tesseract failed: " + (message[-1][:300] if message else
                                                  f"exit status {process.returncode}"))
-    return out.decode("utf-8", "replace").strip()
+    if pdf_to is None:
+        return out.decode("utf-8", "replace").strip()
+    try:
+        text = Path(output + ".txt").read_text("utf-8", errors="replace")
+        pdf_to.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(output + ".pdf", pdf_to)
+    except OSError as error:
+        raise PageFailed(f"Tesseract's output could not be kept: {error}") from None
+    finally:
+        Path(output + ".txt").unlink(missing_ok=True)
+    return text.strip()
 
 
 def tesseract_command() -> str:

@@ -54,7 +54,8 @@ NODE_ATTRIBUTES = {
 }
 VERSION = obj({"id": UUID, "number": INTEGER, "file_name": STRING, "size": INTEGER,
                "page_count": INTEGER, "lang": STRING, "created_at": DATETIME, "download_url": STRING,
-               "pages": {"type": "array", "items": obj({"type": {"const": "pages"}, "id": UUID})}})
+               "pages": {"type": "array", "items": obj({"type": {"const": "pages"}, "id": UUID})},
+               "searchable_pdf": BOOLEAN, "searchable_pdf_size": {"type": ["integer", "null"]}})
 LEGACY_DOCUMENT = obj({"id": UUID, "title": STRING, "file_name": NULLABLE_STRING, "size": INTEGER,
                        "page_count": INTEGER, "lang": STRING, "ocr_status": STRING,
                        "parent_id": UUID, "created_at": DATETIME, "updated_at": DATETIME,
@@ -160,7 +161,8 @@ OPERATIONS = {
                    "Move nodes into a folder, all or nothing"),
     "download_nodes": (None, 200, {"application/zip": BINARY, "application/gzip": BINARY,
                                    **{t: BINARY for t in FILE_TYPES}},
-                       ["node_ids", "archive_type", "password"], [400, 404], "Download nodes"),
+                       ["node_ids", "archive_type", "password", "searchable"], [400, 404],
+                       "Download nodes"),
     "list_children": (None, 200, {VND: list_of(ref("Node"))},
                       PAGE_QUERY + ["sort", "tags", "tags_op"], [400], "A folder's children"),
     "inbox_count": (None, 200, {VND: data_of(obj({"count": INTEGER}, ["count"]))}, [], [],
@@ -206,9 +208,10 @@ OPERATIONS = {
     "delete_document": (None, 204, {}, [], [], "Delete a document and its files"),
     "upload": (({t: BINARY for t in FILE_TYPES + ["application/octet-stream"]}, None), 201,
                {VND: data_of(ref("Node"))}, [], [], "Upload a new version of a document's file"),
-    "download_latest": (None, 200, {t: BINARY for t in FILE_TYPES}, [], [416],
-                        "The latest version's file"),
-    "download_version": (None, 200, {t: BINARY for t in FILE_TYPES}, [], [416], "One version's file"),
+    "download_latest": (None, 200, {t: BINARY for t in FILE_TYPES}, ["searchable"], [416],
+                        "The latest version's file (or its searchable PDF)"),
+    "download_version": (None, 200, {t: BINARY for t in FILE_TYPES}, ["searchable"], [416],
+                         "One version's file (or its searchable PDF)"),
     "get_page": (None, 200, {VND: ref("Page"), "text/plain": STRING, "image/jpeg": BINARY}, [], [],
                  "A page as JSON:API, text or JPEG preview (by Accept)"),
     "ocr_text": (None, 200, {JSON: obj({"text": STRING})}, [], [], "A document's text"),

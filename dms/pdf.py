@@ -53,3 +53,66 @@ def page_count(path: Path, max_pages: int) -> int:
 def page_size(document, index: int) -> tuple[float, float]:
     """Width and height of a page in points (1/72 inch); call under PDFIUM_LOCK."""
     return document.get_page_size(index)
+
+
+def overlay_text_pages(original: Path, text_pages: dict[int, Path], out: Path) -> None:
+    """Write `out`: the PDF `original` with, on each page index of `text_pages`, the invisible
+    text of that one-page PDF laid over it (Tesseract's text-only output for the page as it was
+    rendered). The original page, its images and size stay as they are; the text is scaled to the
+    page and turned against the page's /Rotate so it sits where the words are displayed."""
+    import pypdfium2
+
+    with PDFIUM_LOCK:
+        document = pypdfium2.PdfDocument(str(original))
+        try:
+            for index, path in sorted(text_pages.items()):
+                source = pypdfium2.PdfDocument(str(path))
+                try:
+                    page = document[index]
+                    form = source.page_as_xobject(0, document).as_pageobject()
+                    form.transform(_overlay_matrix(page, *source[0].get_size()))
+                    page.insert_obj(form)
+                    page.gen_content()
+                    page.close()
+                finally:
+                    source.close()
+            document.save(str(out))
+        finally:
+            document.close()
+
+
+def _overlay_matrix(page, width: float, height: float):
+    """From the text page's space (the page as displayed, `width` x `height` points) to the
+    page's own space: scale to the displayed size, undo the clockwise display rotation, move to
+    the crop box's origin."""
+    import pypdfium2
+
+    x0, y0, x1, y1 = page.get_cropbox()
+    own_width, own_height = x1 - x0, y1 - y0
+    rotation = page.get_rotation() % 360
+    shown_width, shown_height = ((own_width, own_height) if rotation in (0, 180)
+                                 else (own_height, own_width))
+    matrix = pypdfium2.PdfMatrix().scale(shown_width / width, shown_height / height)
+    undo = {90: (0, 1, -1, 0, own_width, 0), 180: (-1, 0, 0, -1, own_width, own_height),
+            270: (0, -1, 1, 0, 0, own_height)}.get(rotation)
+    if undo is not None:
+        matrix = matrix.multiply(pypdfium2.PdfMatrix(*undo))
+    return matrix.translate(x0, y0)
+
+
+def join_pages(pages: list[Path], out: Path) -> None:
+    """Write `out`: the first page of each of these PDFs, in order."""
+    import pypdfium2
+
+    with PDFIUM_LOCK:
+        document = pypdfium2.PdfDocument.new()
+        try:
+            for path in pages:
+                source = pypdfium2.PdfDocument(str(path))
+                try:
+                    document.import_pages(source, [0])
+                finally:
+                    source.close()
+            document.save(str(out))
+        finally:
+            document.close()

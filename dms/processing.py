@@ -25,6 +25,7 @@ written (a full disk) the queue backs off and says so once, instead of a traceba
 from __future__ import annotations
 
 import logging
+import shutil
 import sqlite3
 import threading
 import time
@@ -33,10 +34,11 @@ from huey import Huey, crontab
 from huey.consumer import Consumer
 from huey.storage import SqliteStorage
 
-from dms import progress
+from dms import progress, searchable
 from dms.config import Config
 from dms.errors import StorageFull
-from dms.ocr import Cancelled, CancelToken, PageFailed, prepare_environment, read_pages
+from dms.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, prepare_environment,
+                     read_pages)
 from dms.storage import FileStore
 
 log = logging.getLogger("dms.processing")
@@ -227,8 +229,11 @@ class Processor:
         started = last_save = time.monotonic()
         slice_end = started + self.config.ocr_slice_seconds
         read: list = []
+        pdfs = None
+        if self.config.searchable_pdf:
+            pdfs = PagePdfs(self.store.temporary_dir(), self.store.work_dir(version_id))
         pages = read_pages(self.store.path(version_id), work.mime_type, work.lang, work.use_ocr,
-                           numbers, self.config.ocr_max_megapixels * 1_000_000, token)
+                           numbers, self.config.ocr_max_megapixels * 1_000_000, token, pdfs)
         try:
             for page in pages:
                 read.append(page)
@@ -261,14 +266,31 @@ class Processor:
             return
         finally:
             pages.close()
-        if progress.finish(work):
+            if pdfs is not None:
+                shutil.rmtree(pdfs.scratch, ignore_errors=True)
+        made = self._searchable_pdf(work)
+        if progress.finish(work, made):
             log.info("processed version %s: %d page(s)", version_id, work.page_count)
+        elif made is not None:
+            searchable.discard(self.store, version_id)
+
+    def _searchable_pdf(self, work: progress.Work) -> tuple[int, str] | None:
+        """The version's searchable PDF, if Tesseract read any of its pages. Making it may fail
+        (a PDF pdfium cannot write back): the text is kept all the same, without it."""
+        try:
+            return searchable.build(self.store, work.version_id, work.mime_type,
+                                    progress.read_by_tesseract(work))
+        except Exception:
+            log.exception("version %s: the searchable PDF could not be made", work.version_id)
+            searchable.discard(self.store, work.version_id)
+            return None
 
     def _attempt_failed(self, work: progress.Work, reason: str) -> None:
         attempts = progress.record_failure(work, reason, MAX_ATTEMPTS)
         if attempts is None:
             return
         if attempts >= MAX_ATTEMPTS:
+            searchable.discard(self.store, work.version_id)
             log.warning("version %s failed after %d attempts: %s", work.version_id, attempts, reason)
         else:
             self.enqueue(work.version_id, delay=RETRY_DELAY_SECONDS * attempts)

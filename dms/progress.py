@@ -91,13 +91,23 @@ def save_pages(work: Work, pages: Iterable[PageText], seconds: float) -> bool:
     return True
 
 
-def finish(work: Work) -> bool:
-    """Every page is read: mark the document `succeeded` (the status change puts it in the
-    search outbox, migration 0006, so the index takes up its text)."""
+def read_by_tesseract(work: Work) -> list[int]:
+    """Numbers of the pages whose text came from Tesseract."""
+    return [row[0] for row in database.execute_sql(
+        "SELECT number FROM page WHERE version_id = ? AND method = 'ocr' ORDER BY number",
+        (work.version_id,))]
+
+
+def finish(work: Work, searchable: tuple[int, str] | None = None) -> bool:
+    """Every page is read: record the searchable PDF's (size, SHA-256), if one was made, and mark
+    the document `succeeded` (the status change puts it in the search outbox, migration 0006, so
+    the index takes up its text)."""
+    size, sha256 = searchable or (None, None)
     with write_transaction():
         if not _is_current(work):
             return False
-        DocumentVersion.update(lang=work.lang).where(DocumentVersion.id == work.version_id).execute()
+        DocumentVersion.update(lang=work.lang, searchable_size=size, searchable_sha256=sha256) \
+            .where(DocumentVersion.id == work.version_id).execute()
         Node.update(ocr_status=OcrStatus.SUCCEEDED, ocr_error=None) \
             .where(Node.id == work.document_id).execute()
     return True

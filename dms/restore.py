@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from dms.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError, Progress
-from dms.storage import CHUNK_SIZE, fsync_dir
+from dms.storage import CHUNK_SIZE, fsync_dir, stored_files
 
 
 def restore_backup(archive_path: Path, data_dir: Path, password: str | None = None,
@@ -281,8 +281,8 @@ def _check_rows(connection: sqlite3.Connection, manifest: dict, latest_schema: i
     if violations:
         raise BackupError(f"The backup's database is damaged: {len(violations)} row(s) point at "
                           f"rows that are gone.")
-    versions = [row[0] for row in execute("SELECT id FROM document_version")] \
-        if tables.get("document_version") == "table" else []
+    stored = stored_files(execute) if tables.get("document_version") == "table" else []
+    versions = sorted({file.version_id for file in stored})
     counts = {
         "users": execute("SELECT count(*) FROM user").fetchone()[0],
         "folders": execute("SELECT count(*) FROM node WHERE kind = 'folder'").fetchone()[0],
@@ -302,8 +302,8 @@ def _check_rows(connection: sqlite3.Connection, manifest: dict, latest_schema: i
         stray = {*tree.unreachable, *tree.anchors}
         raise BackupError(f"The backup's database is damaged: nodes cannot be reached from their "
                           f"owner's .home and .inbox ({_some(stray)}).")
-    referenced = {f"files/{version_id[:2]}/{version_id}": version_id for version_id in versions}
-    lacking = [version_id for name, version_id in referenced.items() if name not in files]
+    referenced = {f"files/{file.name}": file.version_id for file in stored}
+    lacking = sorted({version_id for name, version_id in referenced.items() if name not in files})
     if lacking:
         raise BackupError(f"The backup is incomplete: it lacks the files of {len(lacking)} "
                           f"versions its database refers to ({_some(lacking)}).")

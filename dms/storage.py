@@ -1,9 +1,11 @@
 """The file store under the data dir: uploads streamed to disk, stored by version id, never by a
 client's name (api.md §6).
 
-Layout: `files/<first two characters of the id>/<version id>` for stored files,
-`previews/<aa>/<version id>/<page>.jpg` for page previews (derived, removed with their version),
-`tmp/` for uploads in progress. Durability: an upload is written to `tmp/`, fsynced, renamed into place and the
+Layout: `files/<first two characters of the id>/<version id>` for stored files and
+`files/<aa>/<version id>.searchable.pdf` for their searchable PDFs, `previews/<aa>/<version
+id>/<page>.jpg` for page previews and `work/<aa>/<version id>/` for the page PDFs of a searchable
+PDF being made (both derived, removed with their version), `tmp/` for uploads in progress and
+Tesseract's output. Durability: an upload is written to `tmp/`, fsynced, renamed into place and the
 directory fsynced before any database row points at it. A crash can therefore leave only
 unreferenced files (never a row without its file); `sweep()` at start-up removes them.
 """
@@ -22,6 +24,7 @@ from typing import BinaryIO, Iterable
 log = logging.getLogger("dms.storage")
 
 CHUNK_SIZE = 1024 * 1024  # bytes copied at a time: memory stays flat whatever the file size
+SEARCHABLE_SUFFIX = ".searchable.pdf"
 # Space kept aside in `<data-dir>/.space-reserve` so that deleting (and logging in to delete)
 # still works on a full disk: SQLite needs room for its journal even to delete rows.
 RESERVE_BYTES = 16 * 1024 * 1024
@@ -48,6 +51,7 @@ class FileStore:
         self.reserve_path = data_dir / ".space-reserve"
         self.files_dir = data_dir / "files"
         self.previews_dir = data_dir / "previews"
+        self.work_root = data_dir / "work"
         self.tmp_dir = data_dir / "tmp"
         self.files_dir.mkdir(parents=True, exist_ok=True)
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
@@ -55,6 +59,18 @@ class FileStore:
     def path(self, version_id: str) -> Path:
         # version ids are UUIDs made by dms; nothing a client sends ever becomes part of a path.
         return self.files_dir / version_id[:2] / version_id
+
+    def searchable_path(self, version_id: str) -> Path:
+        return self.files_dir / version_id[:2] / (version_id + SEARCHABLE_SUFFIX)
+
+    def work_dir(self, version_id: str) -> Path:
+        """Where the page PDFs of a version's searchable PDF wait until every page is read."""
+        return self.work_root / version_id[:2] / version_id
+
+    def temporary_dir(self) -> Path:
+        """A new, empty folder in tmp/ (removed by the caller; by the start-up sweep after a
+        crash)."""
+        return Path(tempfile.mkdtemp(dir=self.tmp_dir, prefix="work-"))
 
     def receive(self, stream: BinaryIO, length: int | None, limit: int) -> ReceivedFile:
         """Copy a request body into `tmp/` in chunks while hashing it; fsync before returning.
@@ -113,13 +129,15 @@ class FileStore:
 
     def remove(self, version_ids: Iterable[str]) -> None:
         for version_id in version_ids:
-            try:
-                self.path(version_id).unlink()
-            except FileNotFoundError:
-                pass
-            except OSError as error:  # the start-up sweep will try again
-                log.warning("could not remove the file of version %s: %s", version_id, error)
+            for path in (self.path(version_id), self.searchable_path(version_id)):
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError as error:  # the start-up sweep will try again
+                    log.warning("could not remove %s: %s", path, error)
             shutil.rmtree(self.previews_dir / version_id[:2] / version_id, ignore_errors=True)
+            shutil.rmtree(self.work_dir(version_id), ignore_errors=True)
 
     def ensure_reserve(self) -> bool:
         """Set RESERVE_BYTES aside, if they are not already and the disk has twice that free."""
@@ -158,17 +176,24 @@ class FileStore:
         Returns (temporary files removed, unreferenced files removed)."""
         temporary = 0
         for entry in self.tmp_dir.iterdir():
-            if entry.is_file():
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
                 entry.unlink(missing_ok=True)
-                temporary += 1
+            temporary += 1
         orphans = 0
         for bucket in self.files_dir.iterdir():
             if not bucket.is_dir():
                 continue
             for entry in bucket.iterdir():
-                if entry.name not in referenced:
+                if version_of(entry.name) not in referenced:
                     entry.unlink(missing_ok=True)
                     orphans += 1
+        if self.work_root.is_dir():
+            for bucket in self.work_root.iterdir():
+                for entry in bucket.iterdir() if bucket.is_dir() else ():
+                    if entry.name not in referenced:
+                        shutil.rmtree(entry, ignore_errors=True)
         if self.previews_dir.is_dir():
             for bucket in self.previews_dir.iterdir():
                 for entry in bucket.iterdir() if bucket.is_dir() else ():
@@ -182,6 +207,39 @@ class FileStore:
             log.info("start-up sweep removed %d interrupted uploads and %d unreferenced files",
                      temporary, orphans)
         return temporary, orphans
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """A file the database says is stored: `name` relative to `files/` (`aa/<id>` or
+    `aa/<id>.searchable.pdf`), with the SHA-256 and size recorded for it."""
+    name: str
+    version_id: str
+    sha256: str
+    size: int
+
+
+def stored_files(execute) -> list[StoredFile]:
+    """Every file the versions of a database (`execute(sql)`, peewee's or sqlite3's) refer to:
+    each original, and each searchable PDF (schema 8 on; older databases have none)."""
+    columns = {row[1] for row in execute("PRAGMA table_info(document_version)").fetchall()}
+    searchable = "searchable_size" in columns
+    rows = execute("SELECT id, sha256, size" + (", searchable_sha256, searchable_size"
+                                                if searchable else "")
+                   + " FROM document_version").fetchall()
+    files = []
+    for row in rows:
+        version_id = row[0]
+        files.append(StoredFile(f"{version_id[:2]}/{version_id}", version_id, row[1], row[2]))
+        if searchable and row[4] is not None:
+            files.append(StoredFile(f"{version_id[:2]}/{version_id}{SEARCHABLE_SUFFIX}",
+                                    version_id, row[3], row[4]))
+    return files
+
+
+def version_of(file_name: str) -> str:
+    """The version id a stored file belongs to: `<id>` or `<id>.searchable.pdf`."""
+    return file_name.removesuffix(SEARCHABLE_SUFFIX)
 
 
 def fsync_dir(path: Path) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 from dms.db import database, write_transaction
 from dms.models import STORED_DATETIME, OcrStatus, new_id, utcnow
 from dms.search import check as search_check
-from dms.storage import CHUNK_SIZE
+from dms.storage import CHUNK_SIZE, SEARCHABLE_SUFFIX, stored_files
 from dms.treecheck import Execute, check_tree, repair_tree
 
 STUCK_AFTER = dt.timedelta(hours=1)  # a document `started` or `received` for longer is reported
@@ -279,18 +279,21 @@ def _unread_numbers(execute: Execute, version_id: str) -> list[int]:
 
 
 def check_files(report: Report, data_dir: Path) -> None:
+    """Every stored file (originals and searchable PDFs) against its recorded SHA-256 and size,
+    and files nothing refers to."""
     files_dir = data_dir / "files"
     known = set()
-    for version_id, sha256, size in database.execute_sql(
-            "SELECT id, sha256, size FROM document_version").fetchall():
-        known.add(version_id)
-        path = files_dir / version_id[:2] / version_id
+    for file in stored_files(database.execute_sql):
+        known.add(file.name.split("/", 1)[1])
+        path = files_dir / file.name
+        what = f"version {file.version_id}" + (" (its searchable PDF)"
+                                                if file.name.endswith(SEARCHABLE_SUFFIX) else "")
         if not path.is_file():
-            report.missing.append(f"version {version_id}")
+            report.missing.append(what)
             continue
         report.files_checked += 1
-        if _sha256(path) != (sha256, size):
-            report.corrupt.append(f"version {version_id} ({path})")
+        if _sha256(path) != (file.sha256, file.size):
+            report.corrupt.append(f"{what} ({path})")
     if files_dir.is_dir():
         for bucket in sorted(files_dir.iterdir()):
             for entry in sorted(bucket.iterdir()) if bucket.is_dir() else ():

@@ -4,7 +4,7 @@ downloads of its files."""
 from __future__ import annotations
 
 from dms import documents, tree
-from dms.api.nodes import paginated_nodes, single, update, version_file
+from dms.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
 from dms.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
 from dms.models import DocumentVersion, Node
 from dms.web import Context
@@ -24,6 +24,8 @@ def version_resource(ctx: Context, version: DocumentVersion, page_ids: list[str]
         # A path, as in Papermerge: clients prepend their own host (`host + download_url`).
         "download_url": f"/api/document-versions/{version.id}/download/",
         "pages": [{"type": "pages", "id": page_id} for page_id in page_ids],
+        "searchable_pdf": version.searchable_size is not None,
+        "searchable_pdf_size": version.searchable_size,
     }
 
 
@@ -69,7 +71,7 @@ def upload(ctx: Context, document_id: str, file_name: str):
 
 @routes.get("/documents/{document_id}/download/")
 def download_latest(ctx: Context, document_id: str):
-    return version_file(ctx, documents.latest_file(ctx.user, document_id))
+    return version_file(ctx, documents.latest_file(ctx.user, document_id), searchable_asked(ctx))
 
 
 @routes.get("/document-versions/{version_id}/")
@@ -82,4 +84,4 @@ def get_version(ctx: Context, version_id: str):
 
 @routes.get("/document-versions/{version_id}/download/")
 def download_version(ctx: Context, version_id: str):
-    return version_file(ctx, documents.owned_version(ctx.user, version_id))
+    return version_file(ctx, documents.owned_version(ctx.user, version_id), searchable_asked(ctx))

@@ -140,8 +140,10 @@ def download_nodes(ctx: Context):
         raise invalid("A password can only protect a zip archive (archive_type=zip).")
     nodes = tree.owned_nodes(ctx.user, node_ids)
     if len(nodes) == 1 and nodes[0].is_document and not password:
-        return version_file(ctx, documents.latest_file(ctx.user, nodes[0].id))
-    members = archive.entries([node.id for node in nodes], ctx.services.store.path)
+        return version_file(ctx, documents.latest_file(ctx.user, nodes[0].id),
+                            searchable_asked(ctx))
+    members = archive.entries([node.id for node in nodes], ctx.services.store,
+                              searchable_asked(ctx), ctx.config.max_tree_depth)
     # A hidden file would surprise: `.inbox` downloads as inbox.zip.
     stem = (archive.safe_name(nodes[0].title).lstrip(".") if len(nodes) == 1 else "") or "documents"
     if archive_type == "zip":
@@ -152,8 +154,21 @@ def download_nodes(ctx: Context):
                                            "Content-Disposition": content_disposition(name)})
 
 
-def version_file(ctx: Context, version):
-    path = ctx.services.store.path(version.id)
+def searchable_asked(ctx: Context) -> bool:
+    """`?searchable=1`: the searchable PDF instead of the original."""
+    return ctx.query.get("searchable", "").lower() in ("1", "true", "yes")
+
+
+def version_file(ctx: Context, version, searchable: bool = False):
+    store = ctx.services.store
+    if searchable:
+        if version.searchable_size is None:
+            raise ApiError(404, "not_found", "This version has no searchable PDF: it is made when "
+                                             "Tesseract reads a document's pages.")
+        return file_response(store.searchable_path(version.id), "application/pdf",
+                             documents.searchable_name(version.file_name),
+                             etag=version.searchable_sha256)
+    path = store.path(version.id)
     if not path.is_file():
         raise ApiError(404, "not_found", "The file of this version is missing from the store; "
                                          "run `dms verify`.")
