@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
-# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, pytest, Playwright). Re-running it is fast: each step is
-# skipped when already done.
+# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, pytest, Playwright,
+# papermerge-cli in a virtualenv of its own). Re-running it is fast: each step is skipped when
+# already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,4 +43,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".$extras"
   echo "$wanted" > "$stamp"
+fi
+
+# The tests drive the real Papermerge client against dms; it has its own virtualenv so that its
+# pinned dependencies never meet dms's.
+if [ $with_tests -eq 1 ] && [ ! -x .venv-papermerge-cli/bin/papermerge-cli ]; then
+  python3 -m venv .venv-papermerge-cli
+  .venv-papermerge-cli/bin/python -m pip install -q --disable-pip-version-check "papermerge-cli==0.3.3"
 fi
