@@ -104,6 +104,43 @@ def timed(call, warmup: int = 20, runs: int = 300) -> dict[str, float]:
     return {"p50": statistics.median(samples), "p95": samples[int(len(samples) * 0.95) - 1]}
 
 
+class FloorProcess:
+    """bench/floor.py in a subprocess: the bare waitress app dms is compared with."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("floor.py"))],
+                                        stdout=subprocess.PIPE, text=True)
+        self.port = int(self.process.stdout.readline().split()[-1])
+
+    def connection(self) -> "KeepAlive":
+        return KeepAlive(self.port, None)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def timed_beside(call, floor_call, warmup: int = 20, runs: int = 300) -> dict[str, float]:
+    """Like timed(), and the floor's median timed in the same loop, alternating request by
+    request so that the machine's noise hits both alike; adds `floor_p50` and `ratio`."""
+    for _ in range(warmup):
+        call()
+        floor_call()
+    own, floor = [], []
+    for _ in range(runs):
+        start = time.perf_counter()
+        floor_call()
+        middle = time.perf_counter()
+        call()
+        end = time.perf_counter()
+        floor.append((middle - start) * 1000)
+        own.append((end - middle) * 1000)
+    own.sort()
+    p50, floor_p50 = statistics.median(own), statistics.median(floor)
+    return {"p50": p50, "p95": own[int(len(own) * 0.95) - 1], "floor_p50": floor_p50,
+            "ratio": p50 / floor_p50}
+
+
 def machine() -> str:
     cpu = "unknown CPU"
     try:

@@ -1,6 +1,11 @@
 """Tree benchmark: a tree of 100,000 nodes with 10,000 children in one folder, served by a real
 `dms serve`; prints p50/p95 latency of the operations that must stay flat as the tree grows.
 
+The requests the targets compare with our own stack's floor (`/users/me/`, a folder of 100
+children) are timed alternately with a bare waitress app (bench/floor.py) on its own keep-alive
+connection, and printed as ratios to its median. The big folder's documents all carry the tag
+`paid`, every third also `2024`: a tag-filtered page of it is timed beside the unfiltered one.
+
     .venv/bin/python bench/tree.py [--nodes 100000]
 """
 
@@ -14,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import ADMIN_PASSWORD, ServerProcess, machine, timed  # noqa: E402
+from common import (ADMIN_PASSWORD, FloorProcess, ServerProcess, machine, timed,  # noqa: E402
+                    timed_beside)
 
 from dms import accounts  # noqa: E402
 from dms.db import database, open_database  # noqa: E402
@@ -69,9 +75,25 @@ def build_tree(data_dir: Path, total: int) -> dict[str, str]:
     with database.atomic():
         for start in range(0, len(rows), 500):
             Node.insert_many(rows[start:start + 500]).execute()
+        tag_big_folder(user.id, [row["id"] for row in rows if row["parent"] == big], now)
     database.close()
     return {"big": big, "small": small, "deep": deep, "mover": mover, "home": home.id,
             "inbox": inbox.id, "nodes": str(len(rows) + 2), "user": user.id}
+
+
+def tag_big_folder(owner_id: str, document_ids: list[str], now) -> None:
+    """`paid` on every document of the big folder, `2024` on every third."""
+    stamp = now.strftime("%Y-%m-%d %H:%M:%S.%f")
+    paid, year = new_id(), new_id()
+    for tag_id, name in ((paid, "paid"), (year, "2024")):
+        database.execute_sql("INSERT INTO tag (id, owner_id, name, name_key, created_at) "
+                             "VALUES (?, ?, ?, ?, ?)", (tag_id, owner_id, name, name, stamp))
+    links = [(node_id, paid) for node_id in document_ids]
+    links += [(node_id, year) for node_id in document_ids[::3]]
+    for start in range(0, len(links), 400):
+        chunk = links[start:start + 400]
+        database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES "
+                             + ", ".join("(?, ?)" for _ in chunk), [v for row in chunk for v in row])
 
 
 def main() -> None:
@@ -86,10 +108,14 @@ def main() -> None:
         print(f"machine: {machine()}")
         print(f"tree: {ids['nodes']} nodes, {BIG_FOLDER_CHILDREN} children in one folder, built in "
               f"{time.perf_counter() - started:.1f} s")
-        server = ServerProcess(data_dir)
+        server, floor = ServerProcess(data_dir), FloorProcess()
         try:
             server.login()
-            http = server.connection()
+            http, bare = server.connection(), floor.connection()
+
+            def floor_call():
+                bare.get("/api/users/me/")
+
             pages = BIG_FOLDER_CHILDREN // 100
             counter = iter(range(10**9))
 
@@ -99,13 +125,21 @@ def main() -> None:
                                                "target_parent": {"id": target}})
 
             results = {
-                "GET /api/users/me/": timed(lambda: http.get("/api/users/me/")),
+                "GET /api/users/me/": timed_beside(lambda: http.get("/api/users/me/"),
+                                                   floor_call),
                 "list small folder (100 children), default page of 10":
-                    timed(lambda: http.get(f"/api/nodes/{ids['small']}/")),
+                    timed_beside(lambda: http.get(f"/api/nodes/{ids['small']}/"), floor_call),
                 "list small folder (100 children), page[size]=100":
-                    timed(lambda: http.get(f"/api/nodes/{ids['small']}/?page[size]=100")),
+                    timed_beside(lambda: http.get(f"/api/nodes/{ids['small']}/?page[size]=100"),
+                                 floor_call),
                 "list page of 100 from the 10,000-children folder":
                     timed(lambda: http.get(f"/api/nodes/{ids['big']}/?page[size]=100"
+                                           f"&page[number]={next(counter) % pages + 1}")),
+                "same, only tags=paid,2024 (all; 3,334 match)":
+                    timed(lambda: http.get(f"/api/nodes/{ids['big']}/?page[size]=100&tags=paid,2024"
+                                           f"&page[number]={next(counter) % 33 + 1}")),
+                "same, only tags=paid (all 10,000 match)":
+                    timed(lambda: http.get(f"/api/nodes/{ids['big']}/?page[size]=100&tags=paid"
                                            f"&page[number]={next(counter) % pages + 1}")),
                 "breadcrumb 20 levels deep (GET /api/folders/{id}/)":
                     timed(lambda: http.get(f"/api/folders/{ids['deep']}/")),
@@ -114,10 +148,15 @@ def main() -> None:
             print(f"server RSS after the run: {server.rss_mib():.1f} MiB")
         finally:
             server.stop()
+            floor.stop()
     width = max(map(len, results))
-    print(f"{'operation':<{width}}  {'p50 ms':>8}  {'p95 ms':>8}")
+    print(f"{'operation':<{width}}  {'p50 ms':>8}  {'p95 ms':>8}  {'floor ms':>8}  {'x floor':>7}")
     for name, numbers in results.items():
-        print(f"{name:<{width}}  {numbers['p50']:8.2f}  {numbers['p95']:8.2f}")
+        floor_text = (f"  {numbers['floor_p50']:8.2f}  {numbers['ratio']:6.2f}x"
+                      if "ratio" in numbers else "")
+        print(f"{name:<{width}}  {numbers['p50']:8.2f}  {numbers['p95']:8.2f}{floor_text}")
+    print("floor: a bare waitress app answering a constant body (bench/floor.py), timed "
+          "alternately with dms on its own keep-alive connection")
 
 
 if __name__ == "__main__":
