@@ -6,7 +6,9 @@ Measures, over loopback, each time from the first upload until every document is
      (--pdf-lines lines of ~90 characters) and for the one-line pages of tests/samples.pdf();
   2. 300-dpi scans: A4 pages (2480x3508 px, grayscale PNG, --scan-lines lines of DejaVuSans at
      40 px), each uploaded as its own document: pages/min, once per --workers value
-     (DMS_OCR_WORKERS, a fresh server each time);
+     (DMS_OCR_WORKERS, a fresh server each time), with the searchable PDF made beside each
+     (the default), and once with one worker and DMS_SEARCHABLE_PDF=0 to show what the
+     searchable PDFs cost;
   3. bare Tesseract on the same PNG files (`tesseract page.png stdout -l eng --dpi 300`,
      OMP_THREAD_LIMIT=1), 1 at a time and --workers at a time: pages/min, and dms's overhead per
      page against it at the same parallelism.
@@ -170,8 +172,10 @@ def born_digital(work: Path, args) -> list[tuple[str, dict]]:
         server.stop()
 
 
-def scans_through_dms(work: Path, files: list[tuple[str, bytes]], workers: int) -> dict:
-    server = ServerProcess(work / f"data-scan-{workers}", DMS_OCR_WORKERS=str(workers))
+def scans_through_dms(work: Path, files: list[tuple[str, bytes]], workers: int,
+                      searchable: bool = True) -> dict:
+    server = ServerProcess(work / f"data-scan-{workers}-{int(searchable)}",
+                           DMS_OCR_WORKERS=str(workers), DMS_SEARCHABLE_PDF=str(int(searchable)))
     try:
         server.login()
         return timed_uploads(server, files)
@@ -233,10 +237,12 @@ def main() -> None:
         # Rounds interleave dms and bare Tesseract, so that drift in the machine's speed (a
         # shared VM) hits both alike; the tables show the mean of the rounds and each round.
         dms: dict[int, list[dict]] = {workers: [] for workers in args.workers}
+        without_pdf: list[dict] = []
         bare: dict[int, list[float]] = {parallel: [] for parallel in sorted({1, *args.workers})}
         for _ in range(args.rounds):
             for workers in args.workers:
                 dms[workers].append(scans_through_dms(work, files, workers))
+            without_pdf.append(scans_through_dms(work, files, 1, searchable=False))
             for parallel in bare:
                 bare[parallel].append(bare_tesseract(paths, parallel))
 
@@ -246,15 +252,19 @@ def main() -> None:
         print(f"{'run':<20}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  {'uploads s':>9}  "
               f"{'RSS MiB':>7}  seconds of each round")
         dms_seconds = {}
-        for workers, rows in dms.items():
+        for label, rows in [*((f"DMS_OCR_WORKERS={w}", rows) for w, rows in dms.items()),
+                            ("1, no searchable PDF", without_pdf)]:
             seconds = statistics.mean(row["seconds"] for row in rows)
-            dms_seconds[workers] = seconds
+            dms_seconds[label] = seconds
             pages = rows[0]["pages"]
             notes = "".join(status_note(row["statuses"]) for row in rows)
-            print(f"{f'DMS_OCR_WORKERS={workers}':<20}  {seconds:7.2f}  {pages * 60 / seconds:9.1f}  "
+            print(f"{label:<20}  {seconds:7.2f}  {pages * 60 / seconds:9.1f}  "
                   f"{seconds / pages:6.2f}  {statistics.mean(row['uploaded'] for row in rows):9.2f}  "
                   f"{max(row['rss'] for row in rows):7.1f}  "
                   f"{' '.join(format(row['seconds'], '.2f') for row in rows)}{notes}")
+        if 1 in dms:
+            cost = dms_seconds["DMS_OCR_WORKERS=1"] / dms_seconds["1, no searchable PDF"] - 1
+            print(f"the searchable PDFs cost (1 worker, with against without): {cost * 100:+.1f} %")
 
         print("\n3. bare tesseract on the same files (-l eng --dpi 300, OMP_THREAD_LIMIT=1)")
         print(f"{'run':<20}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  seconds of each round")
@@ -264,10 +274,15 @@ def main() -> None:
             print(f"{label:<20}  {seconds:7.2f}  {args.scans * 60 / seconds:9.1f}  "
                   f"{seconds / args.scans:6.2f}  {' '.join(f'{value:.2f}' for value in rounds)}")
         print("dms overhead per page against bare tesseract at the same parallelism (means):")
-        for workers, seconds in dms_seconds.items():
+        for workers in dms:
             per_page = statistics.mean(bare[workers]) / args.scans
+            seconds = dms_seconds[f"DMS_OCR_WORKERS={workers}"]
             overhead = (seconds / dms[workers][0]["pages"]) / per_page - 1
-            print(f"  DMS_OCR_WORKERS={workers} vs {workers} tesseract at a time: {overhead * 100:+.1f} %")
+            print(f"  DMS_OCR_WORKERS={workers} (searchable PDFs made) vs {workers} tesseract at a "
+                  f"time: {overhead * 100:+.1f} %")
+        seconds = dms_seconds["1, no searchable PDF"]
+        overhead = (seconds / without_pdf[0]["pages"]) / (statistics.mean(bare[1]) / args.scans) - 1
+        print(f"  DMS_OCR_WORKERS=1, no searchable PDF vs 1 tesseract at a time: {overhead * 100:+.1f} %")
 
 if __name__ == "__main__":
     main()
