@@ -10,7 +10,7 @@ no positions (no phrase search): a smaller index. Scores are per-field BM25, the
 TITLE_BOOST and tag names TAGS_BOOST times the body.
 
 Every word of a query is a prefix: it matches the terms that begin with it, expanded to the most
-frequent ones (`EXPANSIONS_LAST` for the last word, the one being typed, `EXPANSIONS_OTHER` for
+frequent ones in the caller's documents (`EXPANSIONS_LAST` for the last word, the one being typed, `EXPANSIONS_OTHER` for
 the others). Finding those walks every term with the prefix in the term dictionary, which OCR
 noise can make huge (a one-letter prefix over two million distinct terms took 67 ms per field), so
 a word is a prefix of titles from MIN_TITLE_PREFIX letters on and of text from MIN_TEXT_PREFIX
@@ -236,7 +236,11 @@ class Snapshot:
         import tantivy
 
         searcher, schema = self.searcher, self.schema
-        clauses = [(tantivy.Occur.Must, tantivy.Query.term_query(schema, "owner", owner_id))]
+        owner = tantivy.Query.term_query(schema, "owner", owner_id)
+        clauses = [(tantivy.Occur.Must, owner)]
+        # A prefix expands to the words most frequent in the caller's own documents; counting
+        # only those costs more, so it is done only when the index holds other users' too.
+        only_theirs = owner if searcher.doc_freq("owner", owner_id) < searcher.num_docs else None
         if tag_ids:
             terms_ = [tantivy.Query.term_query(schema, "tag_ids", tag_id) for tag_id in tag_ids]
             if tags_op == "all":
@@ -252,8 +256,8 @@ class Snapshot:
                                            ("body", 1.0, MIN_TEXT_PREFIX)):
                 candidates = [word]
                 if len(word) >= shortest:
-                    candidates += [t for t, _ in searcher.terms_with_prefix(field, word,
-                                                                            limit=expansions)]
+                    candidates += [t for t, _ in searcher.terms_with_prefix(
+                        field, word, filter_query=only_theirs, limit=expansions)]
                 for term in dict.fromkeys(candidates):
                     query = tantivy.Query.term_query(schema, field, term, index_option="freq")
                     if boost != 1.0:
