@@ -94,3 +94,37 @@ def test_preferences_list_change_and_use(alice, bob, config):
                  "/ui__theme", media=JSON)
     assert alice.get("/api/preferences/ui__theme/").json() == NOT_FOUND
     assert snapshot(config.db_path) == before
+
+
+def test_new_routes_need_a_token_and_hide_other_users_things(alice, bob, admin, anon, config):
+    folder = make_folder(alice, "Mine", alice.home_id)
+    document_id = new_document(alice, "doc", folder)
+    upload(alice, document_id, "a.txt", samples.text("a\n"))
+    version = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
+    tag = alice.post("/api/tags/", {"data": {"type": "tags", "attributes": {"name": "x"}}}).json()
+    tag_id = tag["data"]["id"]
+    wait_for(alice, document_id)
+    routes = [("GET", "/api/tags/"), ("GET", f"/api/tags/{tag_id}/"),
+              ("PATCH", f"/api/tags/{tag_id}/"), ("DELETE", f"/api/tags/{tag_id}/"),
+              ("POST", f"/api/nodes/{document_id}/tags/"), ("PATCH", f"/api/nodes/{document_id}/tags/"),
+              ("DELETE", f"/api/nodes/{document_id}/tags/"), ("GET", "/api/nodes/inboxcount/"),
+              ("PATCH", f"/api/folders/{folder}/"), ("DELETE", f"/api/folders/{folder}/"),
+              ("GET", f"/api/document-versions/{version['id']}/"), ("GET", "/api/preferences/"),
+              ("GET", "/api/preferences/ocr__language/"),
+              ("PATCH", "/api/preferences/ocr__language/"), ("POST", "/api/preferences/bulk/")]
+    before = snapshot(config.db_path)
+    for method, path in routes:
+        response = anon.request(method, path, json_body={"tags": ["y"]}, media=JSON)
+        assert response.status_code == 401, (method, path, response.text)
+        assert response.json()["errors"][0]["code"] == "not_authenticated"
+    owned = [route for route in routes if any(
+        part in route[1] for part in (tag_id, document_id, folder, version["id"]))]
+    for stranger in (bob, admin):
+        for method, path in owned:
+            body = ({"tags": ["y"]} if "/tags/" in path and "nodes" in path else
+                    {"data": {"type": "tags" if "tags" in path else "folders",
+                              "attributes": {"name": "y", "title": "y"}}})
+            media = JSON if "nodes" in path else VND
+            response = stranger.request(method, path, json_body=body, media=media)
+            assert response.json() == NOT_FOUND, (method, path, response.text)
+    assert snapshot(config.db_path) == before

@@ -212,3 +212,25 @@ def test_deleting_a_user_deletes_their_tags(admin, make_user, config):
     create_tag(carol, "mine")
     admin.delete(f"/api/users/{carol.user_id}/")
     assert snapshot(config.db_path)["tag"] == []
+
+
+def test_tags_survive_a_backup_and_restore(alice, config, tmp_path):
+    import sqlite3
+    import subprocess
+    import sys
+
+    document_id = new_document(alice, "kept")
+    create_tag(alice, "archive", bg_color="#123456")
+    set_tags(alice, document_id, ["archive", "2024"])
+    backup = subprocess.run([sys.executable, "-m", "dms", "backup", str(tmp_path / "b.zip"),
+                             "--data-dir", str(config.data_dir)], capture_output=True, text=True)
+    assert backup.returncode == 0, backup.stderr
+    restored = tmp_path / "restored"
+    restore = subprocess.run([sys.executable, "-m", "dms", "restore", str(tmp_path / "b.zip"),
+                              "--data-dir", str(restored)], capture_output=True, text=True)
+    assert restore.returncode == 0, restore.stderr
+    connection = sqlite3.connect(restored / "dms.db")
+    assert sorted(connection.execute(
+        "SELECT t.name, t.bg_color FROM node_tag AS nt JOIN tag AS t ON t.id = nt.tag_id "
+        "WHERE nt.node_id = ?", (document_id,))) == [("2024", "#c41fff"), ("archive", "#123456")]
+    connection.close()
