@@ -41,7 +41,7 @@ QUICK = {
     "upload.py": {"--size-mb": ["128"], "--small-size-mb": ["32"], "--pdfs": ["40"]},
     "ocr.py": {"--pdfs": ["2"], "--pdf-pages": ["5"], "--short-pdfs": ["2"],
                "--short-pdf-pages": ["10"], "--scans": ["2"], "--workers": ["1"]},
-    "search.py": {"--sizes": ["2000"], "--runs": ["50"]},
+    "search.py": {"--sizes": ["2000"], "--owners": ["1"], "--runs": ["50"]},
     "load.py": {"--seconds": ["10"], "--me-seconds": ["5"], "--drain-seconds": ["20"]},
     "hostile.py": {"--seconds": ["5"], "--tiff-frames": ["8"], "--idle-connections": ["50"]},
 }
