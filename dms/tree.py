@@ -364,7 +364,10 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
                       "/nodes")
     with write_transaction():
         target = owned_node(user, target_id)
-        nodes = list(Node.select().where(Node.id.in_(node_ids), Node.owner == user.id))
+        # By id only, the owner compared here: with the owner in SQL, SQLite walks all the
+        # owner's nodes (see dms.search.service._owned).
+        nodes = [node for node in Node.select().where(Node.id.in_(node_ids))
+                 if node.owner_id == user.id]
         if len(nodes) != len(node_ids):
             raise NotFound()
         for node in nodes:

@@ -112,7 +112,7 @@ def _recent_documents(user: User, limit: int, only: TagFilter | None) -> list[tu
         condition, extra = only.sql()
         where, params = f"{where} AND {condition}", (*params, *extra)
     return database.execute_sql(
-        f"SELECT id, kind, title FROM node WHERE {where} ORDER BY updated_at DESC, id LIMIT ?",
+        f"SELECT id, kind, title FROM node WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ?",
         (*params, limit)).fetchall()
 
 
@@ -131,10 +131,14 @@ def _owned(user: User, node_ids: list[str], only: TagFilter | None) -> dict[str,
         return {}
     marks = ",".join("?" * len(node_ids))
     condition, extra = only.sql() if only is not None else ("1", ())
+    # The owner is compared here, not in SQL: given `owner_id = ?`, SQLite chose the owner's
+    # index and read all of the owner's nodes (8.8 ms at 20,000 documents, 500 ms at a million)
+    # instead of looking up these few ids.
     rows = database.execute_sql(
-        f"SELECT id, kind, title FROM node WHERE id IN ({marks}) AND owner_id = ? "
-        f"AND {condition}", (*node_ids, user.id, *extra)).fetchall()
-    return {node_id: (kind, title) for node_id, kind, title in rows}
+        f"SELECT id, owner_id, kind, title FROM node WHERE id IN ({marks}) AND {condition}",
+        (*node_ids, *extra)).fetchall()
+    return {node_id: (kind, title) for node_id, owner_id, kind, title in rows
+            if owner_id == user.id}
 
 
 def _text_start(document_id: str) -> str:
