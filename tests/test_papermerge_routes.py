@@ -13,6 +13,7 @@ def test_folders_rename_and_delete_like_nodes(alice, bob, admin, config):
     folder = make_folder(alice, "Old", alice.home_id)
     inner = new_document(alice, "inside", folder)
     upload(alice, inner, "a.txt", samples.text("x\n"))
+    wait_for(alice, inner)  # processing changes the row: the snapshot below must come after it
     renamed = alice.patch(f"/api/folders/{folder}/", {"data": {"type": "folders",
                                                                "attributes": {"title": "New"}}})
     assert renamed.status_code == 200 and renamed.json()["data"]["attributes"]["title"] == "New"
