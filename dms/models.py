@@ -131,8 +131,8 @@ class Node(BaseModel):
     def save(self, *args, **kwargs):
         """Refused: a whole-row save writes back every column read earlier, undoing concurrent
         changes (a move committed meanwhile). Write with targeted UPDATEs (dms.db)."""
-        raise TypeError("Node.save() is not used in dms: insert with Node.insert() and change "
-                        "rows with targeted UPDATEs.")
+        raise TypeError("Whole-row saves of nodes are refused in dms: insert with "
+                        "Node.insert() and change rows with targeted UPDATEs.")
 
     @property
     def is_special(self) -> bool:
