@@ -50,9 +50,9 @@ DANGLING = {
         "SELECT n.id FROM node AS n LEFT JOIN node AS p ON p.id = n.parent_id "
         "WHERE n.parent_id IS NOT NULL AND p.id IS NULL",
     "nodes whose owner is gone":
-        "SELECT n.id FROM node AS n LEFT JOIN user AS u ON u.id = n.owner_id WHERE u.id IS NULL",
+        "SELECT n.id FROM node AS n LEFT JOIN \"user\" AS u ON u.id = n.owner_id WHERE u.id IS NULL",
     "tokens whose user is gone":
-        "SELECT t.token_key FROM token AS t LEFT JOIN user AS u ON u.id = t.user_id "
+        "SELECT t.token_key FROM token AS t LEFT JOIN \"user\" AS u ON u.id = t.user_id "
         "WHERE u.id IS NULL",
 }
 
@@ -72,9 +72,9 @@ DOCUMENT_ATTRIBUTES = f"""
     SELECT n.id, n.file_name, n.size, n.page_count, v.id, v.file_name, v.size, v.page_count
     FROM node AS n LEFT JOIN document_version AS v ON v.id = {LATEST_VERSION}
     WHERE n.kind = 'document' AND (
-        (v.id IS NULL AND (n.file_name IS NOT NULL OR n.size IS NOT 0 OR n.page_count IS NOT 0))
-        OR (v.id IS NOT NULL AND (n.file_name IS NOT v.file_name OR n.size IS NOT v.size
-                                  OR n.page_count IS NOT v.page_count)))
+        (v.id IS NULL AND (n.file_name IS NOT NULL OR n.size <> 0 OR n.page_count <> 0))
+        OR (v.id IS NOT NULL AND (n.file_name IS NULL OR n.file_name <> v.file_name
+                                  OR n.size <> v.size OR n.page_count <> v.page_count)))
     ORDER BY n.id"""
 
 # (version_id, number) is unique, so count = page_count, min = 1 and max = page_count mean 1..n.
@@ -265,7 +265,7 @@ def check_rows(report: Report, execute: Execute = None) -> None:
         "failed": [f"document {row[0]}" for row in execute(FAILED_WITHOUT_ERROR, ()).fetchall()],
     }
     by_key: dict[str, list[tuple[str, str]]] = {}
-    for user_id, username in execute("SELECT id, username FROM user ORDER BY username, id",
+    for user_id, username in execute("SELECT id, username FROM \"user\" ORDER BY username, id",
                                      ()).fetchall():
         by_key.setdefault(_username_key(username), []).append((username, user_id))
     report.username_clashes = [", ".join(f"{name!r} ({user_id})" for name, user_id in users)
