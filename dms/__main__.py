@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="read the backup's password from standard input")
     _data_dir_options(restore)
 
+    migrate = commands.add_parser("migrate", help="bring the database's schema up to date and exit")
+    _data_dir_options(migrate)
+
     verify = commands.add_parser("verify", help="check every file and row; non-zero exit on problems")
     verify.add_argument("--repair", action="store_true",
                         help="fix what is safely fixable (one line per fix), then check again")
@@ -60,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _data_dir_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--data-dir", help="where the database and files live "
                                             "(DMS_DATA_DIR, default ./data)")
+    command.add_argument("--database-url", help="postgresql://user:password@host/db to use "
+                                                "PostgreSQL (DMS_DATABASE_URL; default SQLite "
+                                                "in the data dir)")
     command.add_argument("--log-level", choices=LOG_LEVELS,
                          help="logging detail (DMS_LOG_LEVEL, default info)")
 
@@ -86,6 +92,16 @@ def main(argv: list[str] | None = None) -> int:
     # thousands of lines a minute with many keep-alive clients.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
+    from dms.db import DatabaseUnavailable
+
+    try:
+        return run_command(args, config)
+    except DatabaseUnavailable as error:
+        print(f"dms: {error}", file=sys.stderr)
+        return 1
+
+
+def run_command(args: argparse.Namespace, config: Config) -> int:
     if args.command == "serve":
         _import_http_client_without_tls()
         from dms.server import serve
@@ -96,7 +112,17 @@ def main(argv: list[str] | None = None) -> int:
         return backup_or_restore(args, config)
     if args.command == "verify":
         return verify(config, args.repair)
+    if args.command == "migrate":
+        return migrate(config)
     return manage_user(args, config)
+
+
+def migrate(config: Config) -> int:
+    from dms.db import open_configured, schema_version
+
+    open_configured(config)
+    print(f"The database's schema is up to date (migration {schema_version():04d}).")
+    return 0
 
 
 def _import_http_client_without_tls() -> None:
@@ -141,13 +167,13 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
 
 def verify(config: Config, repair: bool = False) -> int:
     from dms import verify as checks
-    from dms.db import open_database
+    from dms.db import open_configured
     from dms.errors import DomainError
 
-    if not config.db_path.is_file():
+    if not config.database_url and not config.db_path.is_file():
         print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
         return 2
-    open_database(config.db_path)
+    open_configured(config)
     report = checks.run(config.data_dir)
     if repair:
         try:
@@ -168,11 +194,15 @@ def verify(config: Config, repair: bool = False) -> int:
 def reindex(config: Config) -> int:
     """Rebuild the search index from the database: here if no server runs on this data dir,
     else by the server's own indexer (one writer per index)."""
-    from dms.db import open_database
+    from dms.db import is_postgresql, open_configured
     from dms.search import Indexer
     from dms.search.outbox import request_rebuild
 
-    open_database(config.db_path)
+    open_configured(config)
+    if is_postgresql():
+        print("dms: the search of PostgreSQL lives in the database itself; there is no index "
+              "to rebuild.", file=sys.stderr)
+        return 1
     indexer = Indexer(config.data_dir)
     try:
         count = indexer.rebuild_now()
@@ -188,11 +218,11 @@ def reindex(config: Config) -> int:
 def manage_user(args: argparse.Namespace, config: Config) -> int:
     """createsuperuser and changepassword, straight on the database (no server needed)."""
     from dms import accounts
-    from dms.db import open_database
+    from dms.db import open_configured
     from dms.errors import DomainError
     from dms.models import User
 
-    open_database(config.db_path)
+    open_configured(config)
     password = read_password(args.password_stdin)
     try:
         if args.command == "createsuperuser":

@@ -16,7 +16,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 from dms.auth import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hash_password
-from dms.db import database, with_space_reserve, write_transaction
+from dms.db import USERS, database, with_space_reserve, write_transaction
 from dms.errors import Forbidden, Invalid, NotFound
 from dms.models import Node, User, new_id, utcnow
 
@@ -147,7 +147,7 @@ def create_user(username: str, password: str | None = None, **attributes) -> Use
     if password is not None:
         check_password(password)
     password_hash = hash_password(password) if password is not None else None  # outside the lock
-    with write_transaction():
+    with write_transaction(USERS):
         if username_taken(username):
             raise Invalid(USERNAME_TAKEN, "username")
         user_id = new_id()
@@ -174,7 +174,7 @@ def update_user_by(actor: User, user_id: str, attributes: dict, relationships: o
     require_may_manage(actor, target)
     values = check_profile(attributes, partial=True)
     check_relationships(relationships, target)
-    with write_transaction():
+    with write_transaction(USERS):
         target = visible_user(actor, user_id)  # as it is now, inside the transaction
         check_flag_changes(actor, target, values)
         if "username" in values:
@@ -233,7 +233,7 @@ def delete_user(user: User) -> list[str]:
 
     The check for the last active superuser runs inside the same write transaction, so two
     superusers deleting each other at once cannot both succeed."""
-    with write_transaction():
+    with write_transaction(USERS):
         current = User.get_or_none(User.id == user.id)
         if current is None:
             return []
@@ -276,7 +276,7 @@ def ensure_first_superuser(username: str, password: str | None) -> str | None:
 
     Returns the generated password when none was configured (the caller prints it once), else None.
     Does nothing once any user exists, so a configured password never overrides a changed one."""
-    with write_transaction():
+    with write_transaction(USERS):
         if User.select().exists():
             return None
         generated = None

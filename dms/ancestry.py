@@ -47,7 +47,7 @@ def ancestor_ids(node_id: str) -> set[str]:
     """The ids of `node_id` and of every folder above it (terminates on a loop: UNION)."""
     rows = database.execute_sql("""
         WITH RECURSIVE up(id) AS (
-            SELECT ?
+            SELECT id FROM node WHERE id = ?
             UNION
             SELECT n.parent_id FROM node AS n JOIN up ON n.id = up.id WHERE n.parent_id IS NOT NULL
         )

@@ -7,11 +7,12 @@ import logging
 
 from dms.api import ROUTE_TABLES
 from dms.config import Config
-from dms.db import open_database, register_space_reserve
+from dms.db import is_postgresql, open_configured, register_space_reserve
 from dms.documents import referenced_version_ids
 from dms.processing import Processor
 from dms.storage import FileStore
 from dms.search import Indexer
+from dms.search.unavailable import NoSearch
 from dms.services import Services
 from dms.web import DmsBottle, bottle_rule, endpoint
 
@@ -19,16 +20,17 @@ log = logging.getLogger("dms.app")
 
 
 def create_app(config: Config) -> DmsBottle:
-    """Open (and migrate) the database under `config.data_dir` and build the WSGI application."""
+    """Open (and migrate) the configured database and build the WSGI application."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
-    open_database(config.db_path)
+    open_configured(config)
     store = FileStore(config.data_dir)
     # Before the first request: interrupted uploads and files no row points at (a crash between
     # storing a file and committing its row, or between a delete's commit and its file removal).
     store.sweep(referenced_version_ids())
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
-    services = Services(config, store, Processor(config, store), Indexer(config.data_dir))
+    search = NoSearch() if is_postgresql() else Indexer(config.data_dir)
+    services = Services(config, store, Processor(config, store), search)
     app = DmsBottle()
     app.services = services
     for table in ROUTE_TABLES:

@@ -70,7 +70,7 @@ def unique(name: str, taken: set[str]) -> str:
 
 SUBTREE_WITH_FILES = """
     WITH RECURSIVE below(id, depth) AS (
-        SELECT ?, 0
+        SELECT id, 0 FROM node WHERE id = ?
         UNION ALL
         SELECT n.id, below.depth + 1 FROM node AS n JOIN below ON n.parent_id = below.id
         WHERE below.depth < ?

@@ -18,7 +18,7 @@ from typing import Callable, Hashable, Iterable
 
 from peewee import IntegrityError
 
-from dms.db import with_space_reserve, write_transaction
+from dms.db import owner_scope, with_space_reserve, write_transaction
 from dms.errors import Invalid, NotFound, Throttled
 from dms.models import Token, User, utcnow
 from dms.textrules import has_refused_characters
@@ -92,7 +92,7 @@ def issue_token(user: User, expiry_hours: int | None, name: str = "",
         now = utcnow()
         expiry = None if expiry_hours is None else now + dt.timedelta(hours=expiry_hours)
         try:
-            with write_transaction():
+            with write_transaction(owner_scope(user.id)):
                 held = Token.select().where(Token.user == user.id).count()
                 if held >= max_tokens:
                     oldest = (Token.select(Token.digest)
@@ -180,7 +180,7 @@ def tokens_of(user: User):
 
 # Raw SQL on the path every request takes: peewee's query builder costs more than the query.
 TOKEN_BY_KEY = "SELECT * FROM token WHERE token_key = ?"
-USER_BY_ID = "SELECT * FROM user WHERE id = ?"
+USER_BY_ID = 'SELECT * FROM "user" WHERE id = ?'
 
 
 def find_token(secret: str, now: dt.datetime) -> Token | None:

@@ -93,7 +93,7 @@ def _facts(snapshot: Path) -> tuple[list[StoredFile], dict, int]:
         files = stored_files(connection.execute)
         versions = {file.version_id for file in files}
         counts = {
-            "users": connection.execute("SELECT count(*) FROM user").fetchone()[0],
+            "users": connection.execute('SELECT count(*) FROM "user"').fetchone()[0],
             "folders": connection.execute("SELECT count(*) FROM node WHERE kind = 'folder'").fetchone()[0],
             "documents": connection.execute(
                 "SELECT count(*) FROM node WHERE kind = 'document'").fetchone()[0],

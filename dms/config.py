@@ -26,6 +26,12 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 8000
     data_dir: Path = Path("data")
+    # None: SQLite in <data_dir>/dms.db. postgresql://user:password@host/db: PostgreSQL (README,
+    # "Outgrowing one machine"). repr=False: it may hold a password.
+    database_url: str | None = field(default=None, repr=False)
+    # Most connections to PostgreSQL one dms process opens (its request threads, OCR workers and
+    # the CLI each take one while they work); unused with SQLite.
+    db_pool_size: int = 10
     threads: int = 8
     log_level: str = "info"
     admin_username: str = "admin"
@@ -119,6 +125,8 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         return text in ("1", "true", "yes", "on")
     if name == "data_dir":
         return Path(raw).expanduser()
+    if name == "database_url":
+        return check_database_url(str(raw).strip(), source)
     if name == "log_level":
         level = str(raw).lower()
         if level not in LOG_LEVELS:
@@ -136,11 +144,22 @@ def _convert(name: str, raw: Any, source: str) -> Any:
     return str(raw)
 
 
+def check_database_url(url: str, source: str) -> str:
+    """Only PostgreSQL URLs: SQLite is what an unset setting means."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("postgresql", "postgres"):
+        raise ConfigError(f"{source} must be a PostgreSQL URL such as "
+                          f"postgresql://dms:password@localhost/dms (leave it unset for SQLite "
+                          f"in the data directory).")
+    return url
+
+
 # The type of each field as its annotation names it ("int", "str | None", ...): no eval needed.
 FIELD_TYPES = {f.name: str(f.type).split(" ")[0] for f in dataclasses.fields(Config)}
 # Allowed values of numeric settings (inclusive); absent: at least 1, no upper bound.
 RANGES: dict[str, tuple[float, float | None]] = {
     "port": (0, 65535),
+    "db_pool_size": (2, 1000),
     "max_pages": (1, 1_000_000),
     "max_tree_depth": (1, 100_000),
     "search_timeout_seconds": (0.1, 3600),

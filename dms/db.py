@@ -1,16 +1,24 @@
-"""The database: one peewee database object, its pragmas, the one write-transaction helper, and
-the schema migrations.
+"""The database: one peewee database object on SQLite (the default, `<data-dir>/dms.db`) or
+PostgreSQL (`DMS_DATABASE_URL`), the one write-transaction helper, and the schema migrations.
+Every difference between the two engines lives here and in the search engines (dms.search):
+the domain writes one SQL, with `?` placeholders and `"user"` quoted, that runs on both.
 
 Concurrency rules (every module that writes follows them):
-- Every write runs inside `write_transaction()`: a process-wide FIFO lock, then SQLite's
-  `BEGIN IMMEDIATE`. Writers of this process queue fairly in arrival order instead of meeting in
+- Every write runs inside `write_transaction(*scopes)`. SQLite: a process-wide FIFO lock, then
+  `BEGIN IMMEDIATE`. PostgreSQL (READ COMMITTED): a transaction that first takes one
+  transaction-scoped advisory lock per scope, in sorted order (so two writers never wait for each
+  other crosswise); every check-then-write names the scope its check reads (`USERS`, what one
+  user owns, one document), so two such writes of one scope run one after the other on every node.
+  On SQLite the scopes cost nothing: the one writer holds them all. Writers of this process queue fairly in arrival order instead of meeting in
   SQLite's busy handler (which backs off in sleeps and let the 16-writer p99 reach 1-2 s); the
   IMMEDIATE lock still serialises against other processes (the CLI beside a running server),
   waiting up to busy_timeout. Reads inside the transaction see the state the writes build on, so
   check-then-write sequences (a move's cycle check, unique names, the last superuser) hold.
 - A write changes only the columns it means to: `UPDATE ... SET col = ?`, never `save()` of a row
   read earlier, which would write back stale values over a concurrent change.
-- peewee keeps one connection per thread; WAL lets readers run beside the one writer.
+- peewee keeps one connection per thread; WAL lets readers run beside the one writer. On
+  PostgreSQL the connections come from a bounded pool (DMS_DB_POOL_SIZE) and go back to it at the
+  end of each request (release_connection).
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import errno
+import functools
+import hashlib
 import logging
 import sqlite3
 import threading
@@ -26,7 +36,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from peewee import OperationalError, SqliteDatabase
+from peewee import DatabaseError, DatabaseProxy, OperationalError, SqliteDatabase
 from playhouse.migrations import Runner
 
 from dms.errors import StorageFull, Unavailable
@@ -34,8 +44,23 @@ from dms.errors import StorageFull, Unavailable
 log = logging.getLogger("dms.db")
 T = TypeVar("T")
 
-# Bound to a file by open_database(); models refer to it (deferred, so importing has no effect).
-database = SqliteDatabase(None)
+# Bound to SQLite or PostgreSQL by open_database(); models refer to it (a proxy, so importing has
+# no effect).
+database = DatabaseProxy()
+
+# Scopes of write_transaction() (see the module docstring).
+USERS = "users"  # usernames, the last active superuser, the first superuser
+
+
+def owner_scope(owner_id: str) -> str:
+    """What one user owns: the folder tree (moves' cycle check, depth), tags (unique names),
+    tokens (the cap per user)."""
+    return f"owner:{owner_id}"
+
+
+def document_scope(document_id: str) -> str:
+    """One document: its version numbers, its processing state."""
+    return f"document:{document_id}"
 
 PRAGMAS = {
     "journal_mode": "wal",
@@ -116,10 +141,14 @@ def is_disk_full(error: BaseException | None) -> bool:
 
 
 @contextlib.contextmanager
-def write_transaction() -> Iterator[None]:
+def write_transaction(*scopes: str) -> Iterator[None]:
     """The one way to write: see the module docstring. Nested calls join the outer transaction
     (as a savepoint), so domain functions can be combined. Raises StorageFull when the disk is
     full and Unavailable when the write lock cannot be had in time; either way nothing changed."""
+    if is_postgresql():
+        with _postgresql_transaction(scopes):
+            yield
+        return
     if WRITE_LOCK.held_by_me():
         with database.atomic():
             yield
@@ -147,6 +176,55 @@ def write_transaction() -> Iterator[None]:
         if committed:
             for callback in list(_after_commit):
                 callback()
+
+
+_transaction_depth = threading.local()
+
+
+@contextlib.contextmanager
+def _postgresql_transaction(scopes: tuple[str, ...]) -> Iterator[None]:
+    depth = getattr(_transaction_depth, "value", 0)
+    _transaction_depth.value = depth + 1
+    committed = False
+    try:
+        with database.atomic():
+            for scope in sorted(set(scopes)):
+                database.execute_sql("SELECT pg_advisory_xact_lock(%s)", (advisory_key(scope),))
+            yield
+        committed = depth == 0
+    except DatabaseError as error:
+        raise _postgresql_error(error) from None
+    finally:
+        _transaction_depth.value = depth
+    if committed:
+        for callback in list(_after_commit):
+            callback()
+
+
+def advisory_key(scope: str) -> int:
+    """A scope's 64-bit advisory lock number (the same on every node and every version)."""
+    return int.from_bytes(hashlib.blake2b(scope.encode(), digest_size=8).digest(), "big",
+                          signed=True)
+
+
+# SQLSTATEs: https://www.postgresql.org/docs/current/errcodes-appendix.html
+_PG_DISK_FULL = ("53100",)
+_PG_RETRY = ("40001", "40P01", "55P03")  # serialization failure, deadlock, lock not available
+_PG_GONE = ("08000", "08003", "08006", "57P01", "57P02", "57P03")
+
+
+def _postgresql_error(error: DatabaseError) -> BaseException:
+    """The domain error a PostgreSQL failure means, or the error itself (IntegrityError, ...)."""
+    state = getattr(getattr(error, "__cause__", None), "sqlstate", None) or \
+        getattr(getattr(error, "__context__", None), "sqlstate", None)
+    if state in _PG_DISK_FULL:
+        return StorageFull()
+    if state in _PG_RETRY:
+        return Unavailable("The server is busy writing; try again in a moment.")
+    if state in _PG_GONE or (state is None and isinstance(error, OperationalError)):
+        log.error("PostgreSQL failed: %s", error)
+        return Unavailable("The database is not reachable; try again in a moment.")
+    return error
 
 
 _after_commit: list[Callable[[], None]] = []
@@ -180,38 +258,176 @@ def with_space_reserve(action: Callable[[], T]) -> T:
         return action()
 
 
-@contextlib.contextmanager
-def interruptible(should_stop: Callable[[], bool], every: int = 10_000) -> Iterator[None]:
-    """Let SQLite abort the statements run inside when `should_stop()` turns true (a deadline
-    passed, the client went away): it is asked every `every` virtual-machine steps, and a query
-    so stopped raises `OperationalError: interrupted`."""
-    connection = database.connection()
-    connection.set_progress_handler(lambda: 1 if should_stop() else 0, every)
+# -- the engines ------------------------------------------------------------------------------
+
+
+def is_postgresql() -> bool:
+    return isinstance(database.obj, PostgresqlEngine) if database.obj is not None else False
+
+
+class DatabaseUnavailable(Exception):
+    """The configured database cannot be used (wrong URL, unreachable, no privileges): one line
+    for the person starting dms."""
+
+
+@functools.lru_cache(maxsize=2048)
+def _postgresql_sql(sql: str) -> str:
+    """The domain's SQL with psycopg's placeholders: `?` outside quotes becomes %s, and a literal
+    % is doubled."""
+    out, quote = [], None
+    for char in sql:
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in ("'", '"'):
+            quote = char
+        elif char == "?":
+            out.append("%s")
+            continue
+        if char == "%":
+            out.append("%%")
+            continue
+        out.append(char)
+    return "".join(out)
+
+
+def _postgresql_engine_class():
+    """Imported on demand: psycopg is an optional extra (dms[postgres])."""
     try:
-        yield
-    finally:
-        connection.set_progress_handler(None, every)
+        from playhouse.postgres_ext import PooledPsycopg3Database
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise DatabaseUnavailable("DMS_DATABASE_URL names PostgreSQL, but psycopg is not "
+                                  "installed: pip install 'dms[postgres]'.") from None
+
+    class Engine(PooledPsycopg3Database, PostgresqlEngine):
+        def execute_sql(self, sql, params=None, **options):
+            # The domain writes `?` (SQLite's style); peewee's own queries already use %s.
+            if "?" in sql:
+                sql = _postgresql_sql(sql)
+            return super().execute_sql(sql, params, **options)
+
+    return Engine
+
+
+class PostgresqlEngine:
+    """Marks the PostgreSQL engine (its class is made on demand, see above)."""
+
+
+def describe_url(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    from urllib.parse import urlsplit
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    user = f"{parts.username}@" if parts.username else ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"postgresql://{user}{host}{port}{parts.path}"
+
+
+def open_configured(config, migrate: bool = True):
+    """The database the config names: PostgreSQL if `database_url` is set, else SQLite in the data
+    directory."""
+    if config.database_url:
+        return open_database(config.database_url, migrate, pool_size=config.db_pool_size)
+    return open_database(config.db_path, migrate)
+
+
+def open_database(target: Path | str, migrate: bool = True, pool_size: int = 10):
+    """Point the shared database object at `target` (an SQLite file, created if needed, or a
+    PostgreSQL URL) and bring its schema up to date. Raises DatabaseUnavailable with one line."""
+    if database.obj is not None and not database.is_closed():
+        database.close()
+    if isinstance(target, str):
+        engine = _open_postgresql(target, pool_size)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        engine = SqliteDatabase(str(target), pragmas=PRAGMAS, check_same_thread=False)
+    database.initialize(engine)
+    database.connect(reuse_if_open=True)
+    if migrate:
+        migrate_schema()
+    return database
+
+
+def _open_postgresql(url: str, pool_size: int):
+    engine = _postgresql_engine_class()(
+        None, max_connections=pool_size, stale_timeout=300, timeout=WRITE_WAIT_SECONDS)
+    engine.init(url, max_connections=pool_size, stale_timeout=300, timeout=WRITE_WAIT_SECONDS,
+                connect_timeout=10, application_name="dms")
+    where = describe_url(url)
+    try:
+        engine.connect()
+        version = engine.execute_sql("SHOW server_version_num").fetchone()[0]
+    except Exception as error:  # psycopg's message says what failed: refused, auth, no database
+        reason = str(getattr(error, "__cause__", None) or error).strip().splitlines()
+        raise DatabaseUnavailable(f"cannot connect to PostgreSQL at {where}: "
+                                  f"{reason[0] if reason else type(error).__name__}") from None
+    if int(version) < 150000:
+        raise DatabaseUnavailable(f"PostgreSQL at {where} is version {int(version) // 10000}; "
+                                  "dms needs 15 or newer.")
+    engine.close()
+    return engine
+
+
+def release_connection() -> None:
+    """Give this thread's connection back to the pool (PostgreSQL; called after each request).
+    SQLite keeps one connection per thread for good: opening one costs more than a query."""
+    if is_postgresql() and not database.is_closed() and not database.in_transaction():
+        database.close()
+
+
+# -- migrations -------------------------------------------------------------------------------
+
+# On PostgreSQL, a new database gets this schema, equal to SQLite's after the migration named
+# here; the migrations up to it are recorded as applied, every later one runs on both engines.
+POSTGRESQL_BASELINE = "0009_recent_documents"
+MIGRATION_LOCK = "schema migrations"
+
+
+def migrate_schema() -> list[str]:
+    """Apply the migrations this database lacks, once even when several dms processes start
+    together (PostgreSQL: a session advisory lock; SQLite: the data dir's one file)."""
+    if is_postgresql():
+        key = advisory_key(MIGRATION_LOCK)
+        database.execute_sql("SELECT pg_advisory_lock(%s)", (key,))
+        try:
+            runner = migration_runner()
+            if not runner.applied():
+                _apply_postgresql_baseline(runner)
+            applied = runner.up()
+        finally:
+            database.execute_sql("SELECT pg_advisory_unlock(%s)", (key,))
+    else:
+        applied = migration_runner().up()
+        if any(name.startswith(VACUUM_AFTER) for name in applied):
+            _vacuum()
+    for name in applied:
+        log.info("applied schema migration %s", name)
+    return applied
+
+
+def _apply_postgresql_baseline(runner: Runner) -> None:
+    if database.get_tables():
+        names = ", ".join(database.get_tables()[:5])
+        raise DatabaseUnavailable(f"the PostgreSQL database already holds tables that are not "
+                                  f"dms's ({names}); give dms an empty database of its own.")
+    script = (migrations_dir() / "postgresql_baseline.sql").read_text()
+    with database.atomic():  # PostgreSQL's DDL is transactional: all of it, or none
+        for statement in _sql_statements(script):
+            database.execute_sql(statement)
+        runner.up(target=POSTGRESQL_BASELINE, fake=True)
+    log.info("created the PostgreSQL schema (baseline %s)", POSTGRESQL_BASELINE)
+
+
+def _sql_statements(script: str) -> list[str]:
+    """The statements of a plain SQL file: comments dropped, split at semicolons that end a line."""
+    lines = [line for line in script.splitlines() if not line.lstrip().startswith("--")]
+    return [part.strip() for part in "\n".join(lines).split(";\n") if part.strip().rstrip(";")]
 
 
 def migrations_dir() -> Path:
     """The numbered migration scripts shipped inside the package (also inside a PyInstaller build)."""
     return Path(str(resources.files("dms.migrations")))
-
-
-def open_database(path: Path, migrate: bool = True) -> SqliteDatabase:
-    """Point the shared database object at `path`, create it if needed and bring its schema up to date."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if not database.is_closed():
-        database.close()
-    database.init(str(path), pragmas=PRAGMAS, check_same_thread=False)
-    database.connect(reuse_if_open=True)
-    if migrate:
-        applied = migration_runner().up()
-        for name in applied:
-            log.info("applied schema migration %s", name)
-        if any(name.startswith(VACUUM_AFTER) for name in applied):
-            _vacuum()
-    return database
 
 
 # Migrations that free much of the file (0006 drops the full-text copy of every text): the
@@ -231,7 +447,8 @@ def _vacuum() -> None:
 
 
 def migration_runner() -> Runner:
-    return Runner(database, str(migrations_dir()), table_name=MIGRATIONS_TABLE)
+    # The engine itself, not the proxy: the runner picks its schema migrator by the engine's class.
+    return Runner(database.obj, str(migrations_dir()), table_name=MIGRATIONS_TABLE)
 
 
 def schema_version() -> int:

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, BinaryIO
 from peewee import IntegrityError
 
 from dms import filetypes, searchable, tree
-from dms.db import database, is_disk_full, with_space_reserve, write_transaction
+from dms.db import (database, document_scope, is_disk_full, owner_scope, with_space_reserve,
+                    write_transaction)
 from dms.errors import Invalid, NotFound, StorageFull, TooLarge, UnsupportedType
 from dms.filetypes import FileType, UnacceptableFile
 from dms.languages import check_lang
@@ -123,7 +124,7 @@ def upload_version(services: Services, user: User, document_id: str, stream: Bin
     previous = latest_version(document_id)
     version_id = _store(services.store, upload)
     try:
-        with write_transaction():
+        with write_transaction(owner_scope(user.id), document_scope(document_id)):
             document = tree.owned_node(user, document_id, Node.DOCUMENT)  # deleted meanwhile?
             _record_version(document, upload, name, version_id)
     except BaseException:
@@ -143,7 +144,7 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
     name = name or random_file_name(upload.file_type)
     version_id = _store(services.store, upload)
     try:
-        with write_transaction():
+        with write_transaction(owner_scope(user.id)):
             inbox = tree.special_folder(user, Node.INBOX)
             document = tree.insert_node(user, Node.DOCUMENT, inbox, name[:tree.MAX_TITLE_LENGTH],
                                         lang=ocr_language(user, services.config.ocr_lang))
@@ -200,8 +201,9 @@ def write_page_rows(version_id: str, page_count: int) -> None:
         try:
             with write_transaction():
                 database.execute_sql(
-                    "INSERT OR IGNORE INTO page (id, version_id, number) VALUES "
-                    + ", ".join("(?, ?, ?)" for _ in rows), [v for row in rows for v in row])
+                    "INSERT INTO page (id, version_id, number) VALUES "
+                    + ", ".join("(?, ?, ?)" for _ in rows) + " ON CONFLICT DO NOTHING",
+                    [v for row in rows for v in row])
         except IntegrityError:
             return  # the version was deleted meanwhile: nothing more to write
         except StorageFull:
@@ -221,7 +223,7 @@ def reprocess(services: Services, user: User, document_id: object, lang: object 
     if version is None:
         raise Invalid("This document has no file yet; upload one first.", "doc_id")
     services.processor.cancel([version.id])
-    with write_transaction():
+    with write_transaction(document_scope(document_id)):
         document = tree.owned_node(user, document_id, Node.DOCUMENT)
         DocumentVersion.update(searchable_size=None, searchable_sha256=None) \
             .where(DocumentVersion.id == version.id).execute()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from dms.db import database, write_transaction
+from dms.db import database, document_scope, write_transaction
 from dms.models import DocumentVersion, Node, OcrStatus, new_id
 from dms.ocr import PageText
 
@@ -58,7 +58,7 @@ def _is_current(work: Work, status: str = OcrStatus.STARTED) -> bool:
 
 def claim(work: Work) -> bool:
     """Mark the document `started`; False if it is no longer waiting for this version."""
-    with write_transaction():
+    with write_transaction(document_scope(work.document_id)):
         if not (_is_current(work, OcrStatus.RECEIVED) or _is_current(work, OcrStatus.STARTED)):
             return False
         Node.update(ocr_status=OcrStatus.STARTED).where(Node.id == work.document_id).execute()
@@ -76,7 +76,7 @@ def save_pages(work: Work, pages: Iterable[PageText], seconds: float) -> bool:
     """Store pages just read (upserts: a page read twice is simply written again) and the time
     spent; False, and nothing written, if the work is no longer wanted."""
     pages = list(pages)
-    with write_transaction():
+    with write_transaction(document_scope(work.document_id)):
         if not _is_current(work):
             return False
         for page in pages:
@@ -103,7 +103,7 @@ def finish(work: Work, searchable: tuple[int, str] | None = None) -> bool:
     the document `succeeded` (the status change puts it in the search outbox, migration 0006, so
     the index takes up its text)."""
     size, sha256 = searchable or (None, None)
-    with write_transaction():
+    with write_transaction(document_scope(work.document_id)):
         if not _is_current(work):
             return False
         DocumentVersion.update(lang=work.lang, searchable_size=size, searchable_sha256=sha256) \
@@ -117,7 +117,7 @@ def record_failure(work: Work, reason: str, max_attempts: int, final: bool = Fal
     """Count a failed attempt; after `max_attempts` (or at once if `final`) the document is
     `failed` with `reason`. Returns the attempts so far, None if the work is no longer wanted."""
     attempts = work.attempts + 1
-    with write_transaction():
+    with write_transaction(document_scope(work.document_id)):
         if not _is_current(work):
             return None
         if final or attempts >= max_attempts:

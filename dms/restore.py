@@ -284,7 +284,7 @@ def _check_rows(connection: sqlite3.Connection, manifest: dict, latest_schema: i
     stored = stored_files(execute) if tables.get("document_version") == "table" else []
     versions = sorted({file.version_id for file in stored})
     counts = {
-        "users": execute("SELECT count(*) FROM user").fetchone()[0],
+        "users": execute('SELECT count(*) FROM "user"').fetchone()[0],
         "folders": execute("SELECT count(*) FROM node WHERE kind = 'folder'").fetchone()[0],
         "documents": execute("SELECT count(*) FROM node WHERE kind = 'document'").fetchone()[0],
         "versions": len(versions)}

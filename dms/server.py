@@ -23,7 +23,7 @@ from waitress import wasyncore
 from dms.accounts import ensure_first_superuser
 from dms.app import create_app
 from dms.config import Config
-from dms.db import database, on_commit
+from dms.db import database, describe_url, on_commit
 from dms.httpserver import create_server, fit_connection_limit, with_nosniff
 from dms.web import with_cors
 
@@ -100,7 +100,10 @@ class Server:
         unregister = on_commit(self.indexer.notify)
         self.indexer.start()
         self.processor.start()
-        log.info("dms listening on %s (data dir %s)", self.url, self.config.data_dir.resolve())
+        where = f"data dir {self.config.data_dir.resolve()}"
+        if self.config.database_url:
+            where += f", database {describe_url(self.config.database_url)}"
+        log.info("dms listening on %s (%s)", self.url, where)
         wsgi, channels = self._wsgi, self._wsgi._map
         try:
             while not self._stopping.is_set():

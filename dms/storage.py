@@ -222,8 +222,12 @@ class StoredFile:
 def stored_files(execute) -> list[StoredFile]:
     """Every file the versions of a database (`execute(sql)`, peewee's or sqlite3's) refer to:
     each original, and each searchable PDF (schema 8 on; older databases have none)."""
-    columns = {row[1] for row in execute("PRAGMA table_info(document_version)").fetchall()}
-    searchable = "searchable_size" in columns
+    # Selecting the column itself tells: "no such column" on an older SQLite schema.
+    try:
+        execute("SELECT searchable_size FROM document_version LIMIT 0").fetchall()
+        searchable = True
+    except Exception:  # sqlite3's or peewee's OperationalError: older schema
+        searchable = False
     rows = execute("SELECT id, sha256, size" + (", searchable_sha256, searchable_size"
                                                 if searchable else "")
                    + " FROM document_version").fetchall()

@@ -31,7 +31,7 @@ class TagFilter:
     def sql(self) -> tuple[str, tuple]:
         """A condition on `node.id` (or `id`) for a WHERE clause, and its parameters."""
         if self.matches_nothing or not self.tag_ids:
-            return "0", ()
+            return "FALSE", ()
         if self.op == "all":
             clause = " AND ".join(
                 "EXISTS (SELECT 1 FROM node_tag WHERE node_tag.node_id = node.id "

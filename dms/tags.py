@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from dms import tree
-from dms.db import database, write_transaction
+from dms.db import database, owner_scope, write_transaction
 from dms.errors import Invalid, NotFound
 from dms.models import Tag, User, new_id, utcnow
 from dms.tagfilter import name_key
@@ -101,7 +101,7 @@ def _check_room(user: User, adding: int) -> None:
 
 def create_tag(user: User, attributes: dict) -> Tag:
     values = check_attributes(attributes, partial=False)
-    with write_transaction():
+    with write_transaction(owner_scope(user.id)):
         if _name_taken(user, values["name_key"]):
             raise Invalid(DUPLICATE, "/data")
         _check_room(user, 1)
@@ -112,7 +112,7 @@ def create_tag(user: User, attributes: dict) -> Tag:
 
 def update_tag(user: User, tag_id: str, attributes: dict) -> Tag:
     values = check_attributes(attributes, partial=True)
-    with write_transaction():
+    with write_transaction(owner_scope(user.id)):
         tag = owned_tag(user, tag_id)
         if "name_key" in values and _name_taken(user, values["name_key"], tag.id):
             raise Invalid(DUPLICATE, "/data")
@@ -122,7 +122,7 @@ def update_tag(user: User, tag_id: str, attributes: dict) -> Tag:
 
 
 def delete_tag(user: User, tag_id: str) -> None:
-    with write_transaction():
+    with write_transaction(owner_scope(user.id)):
         tag = owned_tag(user, tag_id)
         Tag.delete().where(Tag.id == tag.id).execute()  # its links go by their cascade
 
@@ -164,7 +164,7 @@ def change_node_tags(user: User, node_id: str, names_value: object, how: str) ->
     """POST replaces the node's tags (creating missing tags), PATCH adds to them, DELETE takes
     the named ones off (the tags themselves stay). Returns the node's tag names after."""
     names = check_names(names_value)
-    with write_transaction():
+    with write_transaction(owner_scope(user.id)):
         node = tree.owned_node(user, node_id)
         if how == "remove":
             keys = [name_key(name) for name in names]
@@ -178,8 +178,8 @@ def change_node_tags(user: User, node_id: str, names_value: object, how: str) ->
             if how == "replace":
                 database.execute_sql("DELETE FROM node_tag WHERE node_id = ?", (node.id,))
             for tag_id in tag_ids:
-                database.execute_sql("INSERT OR IGNORE INTO node_tag (node_id, tag_id) "
-                                     "VALUES (?, ?)", (node.id, tag_id))
+                database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES (?, ?) "
+                                     "ON CONFLICT DO NOTHING", (node.id, tag_id))
     return [tag["name"] for tag in tags_of([node_id])[node_id]]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from dms.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
-from dms.db import database, write_transaction
+from dms.db import database, owner_scope, write_transaction
 from dms.errors import Conflict, Forbidden, Invalid, NotFound
 from dms.languages import check_lang
 from dms.preferences import ocr_language
@@ -232,7 +232,7 @@ def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, p
     settings = {}
     if kind == Node.DOCUMENT:
         settings = document_settings(attributes, ocr_language(user, default_lang))
-    with write_transaction():
+    with write_transaction(owner_scope(user.id)):
         parent = parent_folder(user, parent_id, parent_field)
         if depth(parent.id) + 1 > max_depth:
             raise Invalid(too_deep(max_depth), parent_field)
@@ -249,7 +249,7 @@ def update_node(user: User, node_id: str, kind: str, attributes: dict,
         changes["title"] = check_title(attributes["title"])
     if kind == Node.DOCUMENT:
         changes.update(document_settings(attributes))
-    with write_transaction():
+    with write_transaction(owner_scope(user.id)):
         node = owned_node(user, node_id, route_kind)
         if node.is_special:
             raise Forbidden(f"The special folder {node.title} cannot be renamed.")
@@ -281,7 +281,7 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
     if len(node_ids) > MAX_MOVED_NODES:
         raise Invalid(f"At most {MAX_MOVED_NODES} nodes can be moved at once; move them in parts.",
                       "/nodes")
-    with write_transaction():
+    with write_transaction(owner_scope(user.id)):
         target = owned_node(user, target_id)
         # By id only, the owner compared here: with the owner in SQL, SQLite walks all the
         # owner's nodes (see dms.search.service._owned).
@@ -314,7 +314,7 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
 
 SUBTREE = """
     WITH RECURSIVE below(id) AS (
-        SELECT ?
+        SELECT id FROM node WHERE id = ?
         UNION
         SELECT n.id FROM node AS n JOIN below ON n.parent_id = below.id
     )"""
@@ -327,7 +327,7 @@ def delete_subtree(user: User, node_id: str, kind: str | None = None) -> list[st
 
     parent_id has no ON DELETE action, so SQLite checks the foreign key once, at the end of the
     statement, when the whole subtree is gone together; versions follow by their own cascade."""
-    with write_transaction():
+    with write_transaction(owner_scope(user.id)):
         node = owned_node(user, node_id, kind)
         if node.is_special:
             raise Forbidden(f"The special folder {node.title} cannot be deleted.")

@@ -122,7 +122,7 @@ def repair_tree(execute: Execute, tree: Tree, now: str) -> list[str]:
     def lost_and_found(owner_id: str) -> str | None:
         if owner_id in found:
             return found[owner_id]
-        row = execute("SELECT n.id, u.username FROM node AS n JOIN user AS u ON u.id = n.owner_id "
+        row = execute("SELECT n.id, u.username FROM node AS n JOIN \"user\" AS u ON u.id = n.owner_id "
                       "WHERE n.owner_id = ? AND n.special = 'home' AND n.kind = 'folder'",
                       (owner_id,)).fetchone()
         if row is None:

@@ -202,7 +202,7 @@ def check_rows(report: Report, execute: Execute = None) -> None:
         "failed": [f"document {row[0]}" for row in execute(FAILED_WITHOUT_ERROR, ()).fetchall()],
     }
     by_key: dict[str, list[tuple[str, str]]] = {}
-    for user_id, username in execute("SELECT id, username FROM user ORDER BY username, id",
+    for user_id, username in execute("SELECT id, username FROM \"user\" ORDER BY username, id",
                                      ()).fetchall():
         by_key.setdefault(_username_key(username), []).append((username, user_id))
     report.username_clashes = [", ".join(f"{name!r} ({user_id})" for name, user_id in users)

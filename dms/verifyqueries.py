@@ -17,9 +17,9 @@ DANGLING = {
         "SELECT n.id FROM node AS n LEFT JOIN node AS p ON p.id = n.parent_id "
         "WHERE n.parent_id IS NOT NULL AND p.id IS NULL",
     "nodes whose owner is gone":
-        "SELECT n.id FROM node AS n LEFT JOIN user AS u ON u.id = n.owner_id WHERE u.id IS NULL",
+        "SELECT n.id FROM node AS n LEFT JOIN \"user\" AS u ON u.id = n.owner_id WHERE u.id IS NULL",
     "tokens whose user is gone":
-        "SELECT t.token_key FROM token AS t LEFT JOIN user AS u ON u.id = t.user_id "
+        "SELECT t.token_key FROM token AS t LEFT JOIN \"user\" AS u ON u.id = t.user_id "
         "WHERE u.id IS NULL",
 }
 
@@ -39,9 +39,9 @@ DOCUMENT_ATTRIBUTES = f"""
     SELECT n.id, n.file_name, n.size, n.page_count, v.id, v.file_name, v.size, v.page_count
     FROM node AS n LEFT JOIN document_version AS v ON v.id = {LATEST_VERSION}
     WHERE n.kind = 'document' AND (
-        (v.id IS NULL AND (n.file_name IS NOT NULL OR n.size IS NOT 0 OR n.page_count IS NOT 0))
-        OR (v.id IS NOT NULL AND (n.file_name IS NOT v.file_name OR n.size IS NOT v.size
-                                  OR n.page_count IS NOT v.page_count)))
+        (v.id IS NULL AND (n.file_name IS NOT NULL OR n.size <> 0 OR n.page_count <> 0))
+        OR (v.id IS NOT NULL AND (n.file_name IS NULL OR n.file_name <> v.file_name
+                                  OR n.size <> v.size OR n.page_count <> v.page_count)))
     ORDER BY n.id"""
 
 # (version_id, number) is unique, so count = page_count, min = 1 and max = page_count mean 1..n.

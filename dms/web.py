@@ -14,7 +14,7 @@ import bottle
 
 from dms import errors
 from dms.auth import find_token
-from dms.db import is_disk_full
+from dms.db import is_disk_full, release_connection
 from dms.jsonapi import (JSON, VND, ApiError, Reply, Route, attributes_of, choose_page, encode,
                          list_body, media_type, parse_json, resource_data)
 from dms.models import Token, User, utcnow
@@ -203,6 +203,8 @@ def endpoint(services: Services, route: Route) -> Callable:
             log.exception("unhandled error in %s %s", route.method, route.path)
             return error_response(ApiError(500, "server_error", FRAMEWORK_ERRORS[500][1]),
                                   route.media_type)
+        finally:
+            release_connection()
 
     callback.__name__ = route.handler.__name__
     return callback

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
-# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, pytest, Playwright,
-# papermerge-cli in a virtualenv of its own). Re-running it is fast: each step is skipped when
+# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
+# pytest, Playwright, papermerge-cli in a virtualenv of its own). Re-running it is fast: each step is skipped when
 # already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +26,8 @@ if [ $with_tests -eq 1 ]; then
   command -v 7z >/dev/null || missing+=(p7zip-full)
   # Chromium: the token page is tested in a real headless browser.
   command -v chromium >/dev/null || missing+=(chromium)
+  # PostgreSQL's server: the tests start throwaway clusters of it (tests/pgcluster.py).
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing system packages: ${missing[*]}"

@@ -4,6 +4,7 @@ and logged-in clients for the admin and for ordinary users made through the API.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from dms import auth
 from dms.config import Config
 from dms.server import Server
+from pgcluster import Cluster
 from support import JSON, Client
 
 # Tests only: a cheap scrypt cost (each hash stores its own cost, so checks still work). The
@@ -21,13 +23,56 @@ ADMIN_PASSWORD = "admin-password-1"
 USER_PASSWORD = "user-password-1"
 
 
+def pytest_addoption(parser):
+    parser.addoption("--engine", choices=("sqlite", "postgresql"),
+                     default=os.environ.get("DMS_TEST_ENGINE", "sqlite"),
+                     help="the database of every test's server: SQLite files in tmp dirs, or "
+                          "databases of a throwaway PostgreSQL cluster (tests/pgcluster.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """--engine postgresql runs the tests that touch the database through dms; those about
+    SQLite itself are left to the SQLite run, and those about PostgreSQL itself to this one."""
+    unwanted = "sqlite_only" if config.getoption("--engine") == "postgresql" else "postgresql_only"
+    keep = [item for item in items if item.get_closest_marker(unwanted) is None]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep
+
+
+@pytest.fixture(scope="session")
+def engine(pytestconfig) -> str:
+    return pytestconfig.getoption("--engine")
+
+
+@pytest.fixture(scope="session")
+def postgres(engine):
+    """The session's PostgreSQL cluster (None on the SQLite run)."""
+    if engine != "postgresql":
+        yield None
+        return
+    cluster = Cluster().start()
+    try:
+        cluster.make_template()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 @pytest.fixture
-def config(tmp_path, request) -> Config:
-    """A config on a fresh data dir; `@pytest.mark.config(name=value)` changes a setting."""
+def database_url(postgres) -> str | None:
+    """A fresh, migrated database for this test on PostgreSQL; None on SQLite."""
+    return postgres.new_database() if postgres is not None else None
+
+
+@pytest.fixture
+def config(tmp_path, request, database_url) -> Config:
+    """A config on a fresh data dir (and database); `@pytest.mark.config(name=value)` changes a
+    setting."""
     marker = request.node.get_closest_marker("config")
     overrides = marker.kwargs if marker else {}
     settings = dict(host="127.0.0.1", port=0, data_dir=tmp_path / "data", threads=4,
-                    admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
+                    admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1,
+                    database_url=database_url)
     return Config(**{**settings, **overrides})
 
 

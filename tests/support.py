@@ -90,25 +90,55 @@ def assert_error(response, status: int, code: str, detail: str, pointer: str | N
 NOT_STATE = ("search_outbox",)
 
 
-def snapshot(db_path: Path) -> dict:
-    """Every row of every table, to prove that a refused request changed nothing."""
-    connection = sqlite3.connect(db_path)
+def _connect(target):
+    """A DB-API connection to the database of `target`: a Config (its PostgreSQL database or its
+    SQLite file) or the path of an SQLite file; and the SQL dialect's placeholder fix."""
+    url = getattr(target, "database_url", None)
+    if url:
+        import psycopg
+        from dms.db import _postgresql_sql
+        return psycopg.connect(url), _postgresql_sql
+    path = target.db_path if hasattr(target, "db_path") else target
+    return sqlite3.connect(path), lambda sql: sql
+
+
+def _tables(connection, url: str | None) -> list[str]:
+    if url:
+        sql = ("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+               "ORDER BY table_name")
+    else:
+        sql = ("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+               "ORDER BY name")
+    return [row[0] for row in connection.execute(sql) if row[0] not in NOT_STATE]
+
+
+def snapshot(target) -> dict:
+    """Every row of every table, to prove that a refused request changed nothing. `target`: the
+    test's Config (either engine) or an SQLite file."""
+    connection, _ = _connect(target)
     try:
-        tables = [row[0] for row in connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY name") if row[0] not in NOT_STATE]
+        url = getattr(target, "database_url", None)
         return {table: sorted(map(repr, connection.execute(f'SELECT * FROM "{table}"')))
-                for table in tables}
+                for table in _tables(connection, url)}
     finally:
         connection.close()
 
 
-def execute_sql(db_path: Path, sql: str, *params) -> None:
+def execute_sql(target, sql: str, *params) -> None:
     """Change the database behind the server's back (to age a token, to break a table)."""
-    connection = sqlite3.connect(db_path)
+    connection, dialect = _connect(target)
     try:
-        connection.execute(sql, params)
+        connection.execute(dialect(sql), params)
         connection.commit()
+    finally:
+        connection.close()
+
+
+def query_sql(target, sql: str, *params) -> list[tuple]:
+    """Read the database behind the server's back."""
+    connection, dialect = _connect(target)
+    try:
+        return [tuple(row) for row in connection.execute(dialect(sql), params).fetchall()]
     finally:
         connection.close()
 

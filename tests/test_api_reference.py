@@ -24,6 +24,9 @@ import re
 from pathlib import Path
 
 from dms import errors, web
+import pytest
+
+pytestmark = pytest.mark.sqlite_only  # no database
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "docs" / "api.md"

@@ -35,9 +35,9 @@ def test_login_accepts_the_jsonapi_media_type_and_the_bare_path(anon):
 @pytest.mark.parametrize("username, password", [
     ("admin", "wrong-password"), ("nobody", ADMIN_PASSWORD), ("ADMIN", ADMIN_PASSWORD)])
 def test_wrong_credentials_are_400_and_issue_no_token(anon, config, username, password):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(login(anon, username, password), 400, *LOGIN_FAILED, media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 @pytest.mark.parametrize("body, code, detail, pointer", [
@@ -76,7 +76,7 @@ def test_an_unknown_token_is_401_authentication_failed(anon):
 def test_an_expired_token_is_refused(alice, config):
     created = alice.post("/api/tokens/", {"data": {"type": "tokens", "attributes": {"expiry_hours": 1}}})
     token = created.json()["data"]
-    execute_sql(config.db_path, "UPDATE token SET expiry = '2000-01-01 00:00:00.000000' "
+    execute_sql(config, "UPDATE token SET expiry = '2000-01-01 00:00:00.000000' "
                                 "WHERE token_key = ?", token["id"])
     expired = alice.as_anonymous()
     expired.token = token["attributes"]["token"]
@@ -108,7 +108,7 @@ def test_logout_needs_a_token(anon):
 def test_repeated_failures_for_one_username_are_throttled(anon, config):
     for _ in range(LoginThrottle.MAX_FAILURES):
         assert login(anon, "admin", "wrong-password").status_code == 400
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     # Even the right password is refused while the account is throttled.
     response = login(anon, "admin", ADMIN_PASSWORD)
     assert response.status_code == 429
@@ -118,7 +118,7 @@ def test_repeated_failures_for_one_username_are_throttled(anon, config):
     assert response.json() == {"errors": [{
         "detail": f"Too many failed logins. Try again in {retry_after} seconds.",
         "status": "429", "code": "throttled"}]}
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_throttle_window_slides_and_success_resets():

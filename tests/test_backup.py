@@ -18,6 +18,8 @@ from dms.server import Server
 from support import JSON, Client, wait_for, wait_indexed
 from test_documents import new_document, upload
 
+pytestmark = pytest.mark.sqlite_only  # the backup format holds an SQLite file (cross-engine backups: issue 14, point 6)
+
 LISTINGS = ["/api/folders/?page[size]=100", "/api/documents/?page[size]=100",
             "/api/tokens/?page[size]=100"]
 

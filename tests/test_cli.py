@@ -14,6 +14,8 @@ import requests
 
 from dms.config import Config
 
+pytestmark = pytest.mark.sqlite_only  # commands on a data dir of their own
+
 LISTENING = re.compile(r"dms listening on (http://\S+)")
 
 

@@ -16,6 +16,8 @@ import requests
 import samples
 from test_cli import Running
 
+pytestmark = pytest.mark.sqlite_only  # kills the server and reads its SQLite file
+
 
 def consistent_state(data_dir):
     """(versions whose file is missing or differs, files without a version, temporary files)."""

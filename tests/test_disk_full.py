@@ -18,6 +18,8 @@ from support import NOT_FOUND, assert_error, snapshot, wait_for
 from test_documents import new_document, stored_files, temporary_files, upload
 from conftest import ADMIN_PASSWORD
 
+pytestmark = pytest.mark.sqlite_only  # a full disk under the SQLite file
+
 DISK_FULL = "The server's disk is full, so nothing was saved; ask the administrator to free some space."
 
 
@@ -67,12 +69,12 @@ def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config
     fill(small_disk)
     caplog.clear()
 
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(upload(alice, kept, "big.pdf", samples.pdf(["x" * 80] * 200)), 507,
                  "insufficient_storage", DISK_FULL)
     assert_error(alice.put("/api/document/upload/x.txt", data=samples.text("more\n")), 507,
                  "insufficient_storage", DISK_FULL, media="application/json")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert temporary_files(config) == []
     # Reading, searching and logging in keep working.
     assert alice.get(f"/api/nodes/{alice.home_id}/").status_code == 200

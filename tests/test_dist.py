@@ -17,6 +17,8 @@ import requests
 import samples
 from support import Client, wait_for
 
+pytestmark = pytest.mark.sqlite_only  # the executable with its defaults
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

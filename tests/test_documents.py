@@ -74,6 +74,7 @@ def test_every_accepted_type_round_trips_byte_identical(alice, config, name):
     assert by_version.content == data
     # Stored by version id, never by the client's name.
     assert stored_files(config) == [config.data_dir / "files" / version["id"][:2] / version["id"]]
+    wait_for(alice, document_id)  # processing works in a temporary directory of its own
     assert temporary_files(config) == []
 
 
@@ -121,9 +122,9 @@ def test_each_upload_adds_a_version_and_the_document_shows_the_latest(alice):
 def test_refused_uploads_leave_nothing_and_a_good_one_still_works(alice, config, name, data,
                                                                    disposition, status, code, detail):
     document_id = new_document(alice)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(upload(alice, document_id, name, data, disposition), status, code, detail)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
     good = samples.pdf(["good"])
     response = upload(alice, document_id, "good.pdf", good)
@@ -134,7 +135,7 @@ def test_refused_uploads_leave_nothing_and_a_good_one_still_works(alice, config,
 @pytest.mark.config(max_upload_mb=1)
 def test_upload_over_the_size_limit_is_413_and_leaves_nothing(alice, config):
     document_id = new_document(alice)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     big = b"%PDF-1.4\n" + b"0" * (config.max_upload_bytes + 10)
     assert_error(upload(alice, document_id, "big.pdf", big), 413, "too_large",
                  "The file is larger than the maximum of 1 MiB.")
@@ -146,7 +147,7 @@ def test_upload_over_the_size_limit_is_413_and_leaves_nothing(alice, config):
     response = alice.put(f"/api/documents/{document_id}/upload/big.pdf", data=chunked(),
                          headers={"Content-Disposition": "attachment; filename=big.pdf"})
     assert_error(response, 413, "too_large", "The file is larger than the maximum of 1 MiB.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
     exactly = b"%PDF-1.4\n" + b"0" * (config.max_upload_bytes - 9)
     assert upload(alice, document_id, "edge.txt", exactly).status_code == 400  # corrupt PDF, not 413
@@ -197,7 +198,7 @@ def test_another_users_document_is_not_found_for_upload_and_download(alice, bob,
     version_url = upload(alice, document_id, "a.pdf", data).json()["data"]["attributes"][
         "versions"][0]["download_url"]
     wait_for(alice, document_id)  # processing writes to the database in the background
-    before, files = snapshot(config.db_path), stored_files(config)
+    before, files = snapshot(config), stored_files(config)
     for stranger in (bob, admin):
         assert upload(stranger, document_id, "b.pdf", data).json() == NOT_FOUND
         assert stranger.get(f"/api/documents/{document_id}/download/").json() == NOT_FOUND
@@ -206,7 +207,7 @@ def test_another_users_document_is_not_found_for_upload_and_download(alice, bob,
     for response in (upload(anon, document_id, "b.pdf", data),
                      anon.get(f"/api/documents/{document_id}/download/"), anon.get(version_url)):
         assert_error(response, 401, "not_authenticated", "Authentication credentials were not provided.")
-    assert snapshot(config.db_path) == before and stored_files(config) == files
+    assert snapshot(config) == before and stored_files(config) == files
 
 
 def test_deleting_removes_the_files_of_every_document_below(alice, config):

@@ -50,14 +50,14 @@ def test_a_pdf_claiming_a_million_pages_is_counted_by_its_real_pages(alice, conf
 @pytest.mark.config(max_pages=5)
 def test_more_pages_than_the_limit_are_refused(alice, config):
     document_id = new_document(alice)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(upload(alice, document_id, "six.pdf", samples.pdf([f"p{n}" for n in range(6)])),
                  400, "invalid", "The PDF has more than 5 pages, the most dms accepts "
                                  "(DMS_MAX_PAGES).")
     assert_error(upload(alice, document_id, "six.tiff", samples.tiff([f"p{n}" for n in range(6)])),
                  400, "invalid", "The image has more than 5 pages, the most dms accepts "
                                  "(DMS_MAX_PAGES).")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
     assert upload(alice, document_id, "five.pdf", samples.pdf(["a"] * 5)).status_code == 201
 
@@ -65,9 +65,9 @@ def test_more_pages_than_the_limit_are_refused(alice, config):
 def test_a_tiff_whose_second_frame_is_a_bomb_is_refused(alice, config):
     bomb = samples.tiff_with_large_frame(1, (40_000, 40_000))
     document_id = new_document(alice)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(upload(alice, document_id, "bomb.tiff", bomb), 400, "invalid", TOO_MANY_PIXELS)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
 
 

@@ -27,16 +27,16 @@ CASES = [
 @pytest.mark.parametrize("body, detail", CASES)
 def test_hostile_bodies_on_login_are_400(anon, config, caplog, body, detail):
     caplog.set_level(logging.INFO)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     response = anon.post("/api/auth/login/", data=body, headers={"Content-Type": JSON})
     assert_error(response, 400, "parse_error", detail, media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 @pytest.mark.parametrize("body, detail", CASES)
 def test_hostile_bodies_on_resource_routes_are_400(alice, config, body, detail):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for method, path, media in (("POST", "/api/nodes/", VND), ("POST", "/api/nodes/move/", JSON),
                                 ("POST", "/api/tokens/", JSON),
                                 ("PATCH", f"/api/users/{alice.user_id}/", VND),
@@ -44,4 +44,4 @@ def test_hostile_bodies_on_resource_routes_are_400(alice, config, body, detail):
         response = alice.request(method, path, data=body, headers={"Content-Type": media})
         assert_error(response, 400, "parse_error", detail,
                      media=JSON if path.endswith(("move/", "change-password/")) else VND)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before

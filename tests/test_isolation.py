@@ -54,7 +54,7 @@ def test_route_for_owner_other_user_admin_and_anonymous(alice, bob, admin, anon,
                                                         owner_status):
     path = template.format(**papers)
     body = make_body(papers) if make_body else None
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for stranger in (bob, admin):
         response = call(stranger, method, path, body)
         assert (response.status_code, response.json()) == (404, NOT_FOUND), stranger.username
@@ -62,12 +62,12 @@ def test_route_for_owner_other_user_admin_and_anonymous(alice, bob, admin, anon,
                        .replace(papers["document"], UNKNOWN_ID), body)
         assert (unknown.status_code, unknown.json()) == (404, NOT_FOUND)
     assert_error(call(anon, method, path, body), 401, *NO_CREDENTIALS)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert call(alice, method, path, body).status_code == owner_status
 
 
 def test_create_under_a_foreign_folder_reads_like_an_unknown_one(alice, bob, admin, papers, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for stranger in (bob, admin):
         answers = []
         for parent in (papers["folder"], UNKNOWN_ID):
@@ -77,12 +77,12 @@ def test_create_under_a_foreign_folder_reads_like_an_unknown_one(alice, bob, adm
             answers.append((response.status_code,
                             response.json()["errors"][0]["detail"].replace(parent, "<id>")))
         assert answers[0] == answers[1] == (400, "Invalid parent '<id>': the folder does not exist.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_move_from_or_into_a_foreign_folder_is_not_found(alice, bob, admin, papers, config):
     bobs_folder = create(bob, "folders", "Bob's", bob.home_id)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for stranger, own_folder in ((bob, bobs_folder), (admin, admin.home_id)):
         # Move alice's document into the stranger's own folder: alice's node is unknown to them.
         move_from = stranger.post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
@@ -92,7 +92,7 @@ def test_move_from_or_into_a_foreign_folder_is_not_found(alice, bob, admin, pape
     move_into = alice.post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
                                                 "target_parent": {"id": bobs_folder}}, media=JSON)
     assert (move_into.status_code, move_into.json()) == (404, NOT_FOUND)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     anonymous = alice.as_anonymous().post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
                                                               "target_parent": {"id": alice.inbox_id}},
                                           media=JSON)

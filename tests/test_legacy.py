@@ -60,14 +60,14 @@ def test_list_and_detail(alice, bob):
 
 
 def test_refused_legacy_upload_creates_no_document(alice, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(alice.put("/api/document/upload/x.bin", data=b"\x00\x01\x02binary"), 415,
                  "unsupported_media_type",
                  "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file.",
                  media=JSON)
     assert_error(alice.put("/api/document/upload/", data=b""), 400, "invalid", "The file is empty.",
                  media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
 
 
@@ -77,10 +77,10 @@ def test_other_users_and_anonymous(alice, bob, admin, anon, config):
     for stranger in (bob, admin):
         assert stranger.get(f"/api/document/{mine['id']}").json() == NOT_FOUND
         assert mine["id"] not in [d["id"] for d in stranger.get("/api/documents").json()]
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for response in (anon.get("/api/documents"), anon.get(f"/api/document/{mine['id']}"),
                      anon.put("/api/document/upload/", data=samples.text())):
         assert_error(response, 401, "not_authenticated",
                      "Authentication credentials were not provided.", media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert upload(alice, mine["id"], "v2.txt", samples.text("v2\n")).status_code == 201

@@ -51,6 +51,7 @@ def test_a_thousand_levels_deep(alice):
 
 
 @pytest.mark.slow
+@pytest.mark.sqlite_only  # searches: no search on PostgreSQL yet (issue 14, point 5)
 def test_a_folder_with_100000_children(alice, config):
     big = make_folder(alice, "big", alice.home_id)
     now = utcnow()
@@ -78,10 +79,10 @@ def test_decompression_bombs_are_refused(alice, config, size):
     image.save(out, "PNG")
     assert len(out.getvalue()) < 200_000
     document_id = new_document(alice)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(upload(alice, document_id, "bomb.png", out.getvalue()), 400, "invalid",
                  TOO_MANY_PIXELS)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
 
 
@@ -90,11 +91,11 @@ def test_a_zip_bomb_is_not_accepted(alice, config):
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bomb:
         bomb.writestr("zeros.txt", b"\0" * 50_000_000)
     document_id = new_document(alice)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(upload(alice, document_id, "bomb.zip", out.getvalue()), 415,
                  "unsupported_media_type",
                  "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
 
 
@@ -124,19 +125,19 @@ def test_folders_nest_at_most_the_configured_depth(alice, config):
     three = make_folder(alice, "three", two)
     too_deep = ("Folders can be nested at most 3 levels deep (DMS_MAX_TREE_DEPTH); choose a folder "
                 "higher up.")
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     body = {"data": {"type": "documents", "attributes": {"title": "four"},
                      "relationships": {"parent": {"data": {"type": "folders", "id": three}}}}}
     assert_error(alice.post("/api/nodes/", body), 400, "invalid", too_deep,
                  "/data/relationships/parent")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     # A move that would take `two` (with `three` below it) under `three`'s level is refused too.
     side = make_folder(alice, "side", alice.home_id)
     lower = make_folder(alice, "lower", side)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     move = {"nodes": [{"id": two}], "target_parent": {"id": lower}}
     assert_error(alice.post("/api/nodes/move/", move, media=JSON), 400, "invalid", too_deep,
                  "/target_parent/id", media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     fits = {"nodes": [{"id": two}], "target_parent": {"id": side}}
     assert alice.post("/api/nodes/move/", fits, media=JSON).status_code == 200

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.sqlite_only  # a load run of the default appliance
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -11,6 +11,9 @@ from dms.auth import hash_password, token_digest
 from dms.config import Config
 from dms.server import Server
 from support import Client, wait_indexed
+import pytest
+
+pytestmark = pytest.mark.sqlite_only  # upgrades SQLite files made by earlier versions
 
 USER_ID = "11111111-1111-4111-8111-111111111111"
 HOME_ID = "22222222-2222-4222-8222-222222222222"

@@ -76,10 +76,10 @@ def test_folders_endpoint_creates_folders_only(alice, config):
     response = alice.post("/api/folders/", node_body("folders", "Taxes", alice.inbox_id))
     assert response.status_code == 201
     assert response.json()["data"]["attributes"]["title"] == "Taxes"
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(alice.post("/api/folders/", node_body("documents", "x", alice.home_id)), 409,
                  "conflict", 'The resource type "documents" does not match `folders`.', "/data/type")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 @pytest.mark.parametrize("title, code, detail", [
@@ -96,12 +96,12 @@ def test_folders_endpoint_creates_folders_only(alice, config):
     (42, "invalid", "The title must be text."),
 ])
 def test_bad_titles_are_refused_with_a_pointer(alice, config, title, code, detail):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     body = node_body("folders", title, alice.home_id)
     if title is None:
         del body["data"]["attributes"]["title"]
     assert_error(alice.post("/api/nodes/", body), 400, code, detail, "/data/attributes/title")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_titles_need_not_be_unique_and_may_be_200_characters(alice):
@@ -113,7 +113,7 @@ def test_titles_need_not_be_unique_and_may_be_200_characters(alice):
 
 def test_bad_creation_requests_change_nothing(alice, bob, config):
     document = make(alice, "documents", "doc", alice.home_id)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     cases = [
         (alice.post("/api/nodes/", node_body("folders", "x", alice.home_id), media=JSON), 400,
          "unsupported_media_type",
@@ -138,7 +138,7 @@ def test_bad_creation_requests_change_nothing(alice, bob, config):
     ]
     for response, status, code, detail, pointer in cases:
         assert_error(response, status, code, detail, pointer)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_top_level_nodes_are_home_and_inbox(alice):
@@ -226,7 +226,7 @@ def test_rename_and_document_settings(alice, config):
     assert (attributes["title"], attributes["lang"], attributes["ocr"], attributes["size"]) == \
            ("doc", "deu", False, 0)
 
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for body, status, code, detail, pointer in [
         ({"data": {"type": "documents", "attributes": {"title": ""}}}, 400, "blank",
          "The title may not be blank.", "/data/attributes/title"),
@@ -239,12 +239,12 @@ def test_rename_and_document_settings(alice, config):
          "e.g. eng+deu).", "/data/attributes/lang"),
     ]:
         assert_error(alice.patch(f"/api/nodes/{document['id']}/", body), status, code, detail, pointer)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_special_folders_cannot_be_renamed_moved_or_deleted(alice, config):
     folder = make(alice, "folders", "Target", alice.home_id)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for special_id, title in ((alice.home_id, ".home"), (alice.inbox_id, ".inbox")):
         rename = {"data": {"type": "folders", "attributes": {"title": "renamed"}}}
         assert_error(alice.patch(f"/api/nodes/{special_id}/", rename), 403, "permission_denied",
@@ -254,7 +254,7 @@ def test_special_folders_cannot_be_renamed_moved_or_deleted(alice, config):
         move = {"nodes": [{"id": special_id}], "target_parent": {"id": folder["id"]}}
         assert_error(alice.post("/api/nodes/move/", move, media=JSON), 403, "permission_denied",
                      f"The special folder {title} cannot be moved.", media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_move_several_nodes_at_once(alice):
@@ -283,7 +283,7 @@ def test_refused_moves_are_all_or_nothing(alice, bob, config):
     inner = make(alice, "folders", "Inner", outer["id"])
     document = make(alice, "documents", "Doc", alice.home_id)
     bobs = make(bob, "folders", "Bob's", bob.home_id)
-    before = snapshot(config.db_path)
+    before = snapshot(config)
 
     def move(ids, target):
         return alice.post("/api/nodes/move/", {"nodes": [{"id": i} for i in ids],
@@ -313,7 +313,7 @@ def test_refused_moves_are_all_or_nothing(alice, bob, config):
          "invalid", "At most 10000 nodes can be moved at once; move them in parts.", "/nodes"),
     ]:
         assert_error(response, status, code, detail, pointer, media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_delete_removes_the_whole_subtree(alice, config):
@@ -327,7 +327,7 @@ def test_delete_removes_the_whole_subtree(alice, config):
         assert alice.get(f"/api/folders/{node['id']}/").json() == NOT_FOUND
     assert alice.get(f"/api/documents/{leaf['id']}/").json() == NOT_FOUND
     assert titles(alice.get(f"/api/nodes/{alice.home_id}/").json()) == ["Keep"]
-    remaining = snapshot(config.db_path)["node"]
+    remaining = snapshot(config)["node"]
     assert not [row for row in remaining if top["id"] in row or middle["id"] in row or leaf["id"] in row]
     assert [row for row in remaining if keep["id"] in row]
 

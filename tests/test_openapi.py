@@ -7,6 +7,9 @@ import re
 from dms.api import ROUTE_TABLES
 from dms.openapi import OPERATIONS, operation_key
 from support import JSON
+import pytest
+
+pytestmark = pytest.mark.sqlite_only  # no database
 
 
 def bottle_routes(server) -> set[tuple[str, str]]:

@@ -41,6 +41,7 @@ def folder_to_import(tmp_path):
     return root, files
 
 
+@pytest.mark.sqlite_only  # searches: no search on PostgreSQL yet (issue 14, point 5)
 def test_papermerge_cli_commands_work_unmodified(server, alice, folder_to_import, tmp_path):
     token = cli(server, "auth", "--username", "alice", "--password", USER_PASSWORD).strip()
     assert len(token) == 64 and int(token, 16) >= 0

@@ -17,7 +17,7 @@ def test_folders_rename_and_delete_like_nodes(alice, bob, admin, config):
     renamed = alice.patch(f"/api/folders/{folder}/", {"data": {"type": "folders",
                                                                "attributes": {"title": "New"}}})
     assert renamed.status_code == 200 and renamed.json()["data"]["attributes"]["title"] == "New"
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(alice.patch(f"/api/folders/{alice.home_id}/", {"data": {
         "type": "folders", "attributes": {"title": "x"}}}), 403, "permission_denied",
         "The special folder .home cannot be renamed.")
@@ -28,7 +28,7 @@ def test_folders_rename_and_delete_like_nodes(alice, bob, admin, config):
         assert stranger.delete(f"/api/folders/{folder}/").json() == NOT_FOUND
         assert stranger.patch(f"/api/folders/{folder}/", {"data": {
             "type": "folders", "attributes": {"title": "x"}}}).json() == NOT_FOUND
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     assert alice.delete(f"/api/folders/{folder}/").status_code == 204
     assert alice.get(f"/api/documents/{inner}/").json() == NOT_FOUND
 
@@ -55,11 +55,11 @@ def test_inbox_count_counts_documents_and_folders(alice, bob):
 
 
 def test_an_empty_move_moves_nothing(alice, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     response = alice.post("/api/nodes/move/", {"nodes": [], "target_parent": {"id": alice.home_id}},
                           media=JSON)
     assert (response.status_code, response.json()) == (200, {"data": []})
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_preferences_list_change_and_use(alice, bob, config):
@@ -86,7 +86,7 @@ def test_preferences_list_change_and_use(alice, bob, config):
     assert bulk.status_code == 200
     assert alice.get("/api/preferences/ocr__language/").json()["data"]["attributes"]["value"] == \
         "eng+deu"
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(alice.post("/api/preferences/bulk/", {"ocr__language": "klingon"}, media=JSON),
                  400, "invalid", "'klingon' is not a value of ocr__language; choose one of: deu, "
                  "eng.", "/ocr__language", media=JSON)
@@ -94,7 +94,7 @@ def test_preferences_list_change_and_use(alice, bob, config):
                  "invalid", "There is no setting 'ui__theme'; there are: ocr__language.",
                  "/ui__theme", media=JSON)
     assert alice.get("/api/preferences/ui__theme/").json() == NOT_FOUND
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_new_routes_need_a_token_and_hide_other_users_things(alice, bob, admin, anon, config):
@@ -113,7 +113,7 @@ def test_new_routes_need_a_token_and_hide_other_users_things(alice, bob, admin, 
               ("GET", f"/api/document-versions/{version['id']}/"), ("GET", "/api/preferences/"),
               ("GET", "/api/preferences/ocr__language/"),
               ("PATCH", "/api/preferences/ocr__language/"), ("POST", "/api/preferences/bulk/")]
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for method, path in routes:
         response = anon.request(method, path, json_body={"tags": ["y"]}, media=JSON)
         assert response.status_code == 401, (method, path, response.text)
@@ -128,4 +128,4 @@ def test_new_routes_need_a_token_and_hide_other_users_things(alice, bob, admin, 
             media = JSON if "nodes" in path else VND
             response = stranger.request(method, path, json_body=body, media=media)
             assert response.json() == NOT_FOUND, (method, path, response.text)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before

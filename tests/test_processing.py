@@ -4,28 +4,22 @@ re-runs, pages and the embedded queue."""
 from __future__ import annotations
 
 import signal
-import sqlite3
 import time
 
 import pytest
 
 import samples
 from dms.processing import MAX_ATTEMPTS, EmbeddedConsumer
-from support import JSON, NOT_FOUND, assert_error, snapshot, wait_for
+from support import JSON, NOT_FOUND, assert_error, query_sql, snapshot, wait_for
 from test_documents import new_document, upload
 
 STATUSES = {"received", "started", "succeeded", "failed"}
 
 
 def page_methods(config, document_id) -> list[tuple[int, str]]:
-    connection = sqlite3.connect(config.db_path)
-    try:
-        return connection.execute(
-            "SELECT page.number, page.method FROM page JOIN document_version AS v "
-            "ON page.version_id = v.id WHERE v.document_id = ? ORDER BY v.number, page.number",
-            (document_id,)).fetchall()
-    finally:
-        connection.close()
+    return query_sql(config, "SELECT page.number, page.method FROM page JOIN document_version AS v "
+                     "ON page.version_id = v.id WHERE v.document_id = ? "
+                     "ORDER BY v.number, page.number", document_id)
 
 
 def words(text: str) -> list[str]:
@@ -99,10 +93,8 @@ def test_a_corrupt_file_fails_with_a_reason_and_the_next_document_succeeds(alice
     attributes = alice.get(f"/api/documents/{broken_id}/").json()["data"]["attributes"]
     assert attributes["ocr_error"].startswith("The image cannot be read: ")
     assert "truncated" in attributes["ocr_error"]
-    connection = sqlite3.connect(config.db_path)
-    attempts = connection.execute("SELECT ocr_attempts FROM node WHERE id = ?", (broken_id,)).fetchone()
-    connection.close()
-    assert attempts == (MAX_ATTEMPTS,)  # retried, then given up
+    attempts = query_sql(config, "SELECT ocr_attempts FROM node WHERE id = ?", broken_id)
+    assert attempts == [(MAX_ATTEMPTS,)]  # retried, then given up
 
 
 def test_a_new_upload_starts_over_at_received_and_rerun_with_another_language(alice, config):
@@ -124,7 +116,7 @@ def test_a_new_upload_starts_over_at_received_and_rerun_with_another_language(al
 
 def test_bad_reruns_change_nothing(alice, bob, config):
     no_file = new_document(alice, "empty")
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(alice.post("/api/ocr/", {}, media=JSON), 400, "required",
                  "doc_id, the id of the document to process, is required.", "/doc_id", media=JSON)
     assert_error(alice.post("/api/ocr/", {"doc_id": no_file}, media=JSON), 400, "invalid",
@@ -138,7 +130,7 @@ def test_bad_reruns_change_nothing(alice, bob, config):
                      anon.get(f"/api/documents/{no_file}/ocr-text")):
         assert_error(response, 401, "not_authenticated",
                      "Authentication credentials were not provided.", media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_ocr_languages_lists_tesseracts_languages(alice, anon):

@@ -6,7 +6,6 @@ attributes disagree with their latest version)."""
 from __future__ import annotations
 
 import random
-import sqlite3
 import threading
 import time
 
@@ -14,7 +13,7 @@ import pytest
 
 import samples
 from dms import verify
-from support import JSON, Client
+from support import JSON, Client, query_sql
 from test_documents import new_document, upload
 from test_limits import make_folder
 
@@ -33,19 +32,15 @@ def run_threads(targets) -> list[str]:
     return problems
 
 
-def unreachable(db_path) -> list[str]:
+def unreachable(config) -> list[str]:
     """Nodes that cannot be reached from a .home or .inbox (they sit in, or below, a loop);
     UNION keeps this query finite on any tree."""
-    connection = sqlite3.connect(db_path)
-    try:
-        return [row[0] for row in connection.execute("""
-            WITH RECURSIVE reach(id) AS (
-                SELECT id FROM node WHERE parent_id IS NULL
-                UNION
-                SELECT n.id FROM node AS n JOIN reach ON n.parent_id = reach.id)
-            SELECT id FROM node WHERE id NOT IN (SELECT id FROM reach)""")]
-    finally:
-        connection.close()
+    return [row[0] for row in query_sql(config, """
+        WITH RECURSIVE reach(id) AS (
+            SELECT id FROM node WHERE parent_id IS NULL
+            UNION
+            SELECT n.id FROM node AS n JOIN reach ON n.parent_id = reach.id)
+        SELECT id FROM node WHERE id NOT IN (SELECT id FROM reach)""")]
 
 
 def clean(config) -> list[str]:
@@ -83,7 +78,7 @@ def test_renames_during_moves_never_make_a_loop(alice, config):
         return run
 
     assert run_threads([mover(1), mover(2), mover(3), renamer(4), renamer(5), renamer(6)]) == []
-    assert unreachable(config.db_path) == []
+    assert unreachable(config) == []
     assert clean(config) == []
     for folder in folders:  # every folder still hangs below .home, with a finite breadcrumb
         crumb = alice.get(f"/api/folders/{folder}/", timeout=10).json()["data"]["attributes"]["breadcrumb"]

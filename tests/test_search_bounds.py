@@ -15,6 +15,8 @@ from dms.db import write_transaction
 from dms.models import DocumentVersion, Node, Page, User, new_id, utcnow
 from support import JSON, assert_error, wait_indexed
 
+pytestmark = pytest.mark.sqlite_only  # search on PostgreSQL is not there yet (issue 14, point 5)
+
 DOCUMENTS = 12
 NEEDLE = "needlework"
 

@@ -15,6 +15,8 @@ from dms.search.index import MARKER, IndexUnusable, SearchIndex
 from support import JSON, Client, wait_indexed
 from test_cli import Running
 
+pytestmark = pytest.mark.sqlite_only  # the tantivy index of the SQLite mode
+
 PASSWORD = "index-test-pw"
 FOLDERS = 30_000
 

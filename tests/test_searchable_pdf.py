@@ -131,6 +131,7 @@ def test_searchable_pdfs_can_be_switched_off(alice):
     assert attributes["versions"][0]["searchable_pdf"] is False
 
 
+@pytest.mark.sqlite_only  # dms backup of a PostgreSQL database: issue 14, point 6
 def test_backups_carry_searchable_pdfs_and_verify_checks_them(alice, config, tmp_path):
     import subprocess
     import sys

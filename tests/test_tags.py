@@ -72,14 +72,14 @@ def test_create_list_change_and_delete_a_tag(alice, config):
 ])
 def test_refused_tags_change_nothing(alice, config, attributes, code, detail, pointer):
     create_tag(alice, "paid")
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(alice.post("/api/tags/", tag_body(**attributes)), 400, code, detail, pointer)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_another_users_tags_do_not_exist_for_them(alice, bob, admin, anon, config):
     tag = create_tag(alice, "private")
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     for stranger in (bob, admin):
         assert stranger.get(f"/api/tags/{tag['id']}/").json() == NOT_FOUND
         assert stranger.patch(f"/api/tags/{tag['id']}/", tag_body(name="x")).json() == NOT_FOUND
@@ -88,7 +88,7 @@ def test_another_users_tags_do_not_exist_for_them(alice, bob, admin, anon, confi
     create_tag(bob, "private")  # names are unique per user only
     assert_error(anon.get("/api/tags/"), 401, "not_authenticated",
                  "Authentication credentials were not provided.")
-    assert snapshot(config.db_path)["tag"] != before["tag"]  # only bob's new tag was added
+    assert snapshot(config)["tag"] != before["tag"]  # only bob's new tag was added
     assert [t["attributes"]["name"] for t in alice.get("/api/tags/").json()["data"]] == ["private"]
 
 
@@ -106,14 +106,14 @@ def test_node_tags_replace_append_and_remove(alice, bob, config):
     assert sorted(t["attributes"]["name"] for t in alice.get("/api/tags/").json()["data"]) == \
         ["2024", "important", "paid"]
     assert set_tags(alice, document_id, ["important"]).json() == {"tags": ["important"]}
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert set_tags(bob, document_id, ["x"]).json() == NOT_FOUND
     assert_error(set_tags(alice, document_id, "paid"), 400, "invalid",
                  "`tags` must be a list of tag names.", "/tags", media=JSON)
     assert_error(set_tags(alice, document_id, ["a,b"]), 400, "invalid",
                  "A tag name may not contain commas, control characters or invisible formatting "
                  "characters.", "/tags/0", media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_tags_show_on_nodes_everywhere(alice, config):
@@ -159,6 +159,7 @@ def test_listings_filter_by_tags(alice):
                  400, "invalid", "tags_op must be all or any.", "/tags_op")
 
 
+@pytest.mark.sqlite_only  # searches: no search on PostgreSQL yet (issue 14, point 5)
 def test_search_by_tag_name_filter_rename_and_delete(alice, config):
     invoice = new_document(alice, "Stadtwerke")
     upload(alice, invoice, "bill.txt", samples.text("electricity bill for march\n"))
@@ -193,6 +194,7 @@ def test_search_by_tag_name_filter_rename_and_delete(alice, config):
         labels("paid")
 
 
+@pytest.mark.sqlite_only  # searches: no search on PostgreSQL yet (issue 14, point 5)
 def test_search_without_words_lists_recent_documents(alice, config):
     first = new_document(alice, "first")
     second = new_document(alice, "second")
@@ -211,9 +213,10 @@ def test_deleting_a_user_deletes_their_tags(admin, make_user, config):
     carol = make_user("carol")
     create_tag(carol, "mine")
     admin.delete(f"/api/users/{carol.user_id}/")
-    assert snapshot(config.db_path)["tag"] == []
+    assert snapshot(config)["tag"] == []
 
 
+@pytest.mark.sqlite_only  # dms backup of a PostgreSQL database: issue 14, point 6
 def test_tags_survive_a_backup_and_restore(alice, config, tmp_path):
     import sqlite3
     import subprocess

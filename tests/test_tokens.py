@@ -79,10 +79,10 @@ BAD_NAME = ("name must be text of at most 100 characters, without control or inv
     ({"name": "scanner\u202e"}, "/data/attributes/name", BAD_NAME),
 ])
 def test_bad_token_requests_change_nothing(alice, config, attributes, pointer, detail):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     response = alice.post("/api/tokens/", {"data": {"type": "tokens", "attributes": attributes}})
     assert_error(response, 400, "invalid", detail, pointer)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_revoke_own_token_and_see_the_api_refuse_it(alice):
@@ -98,11 +98,11 @@ def test_revoke_own_token_and_see_the_api_refuse_it(alice):
 
 def test_another_users_token_is_not_found_even_for_an_admin(alice, admin, anon, config):
     created = alice.post("/api/tokens/", {"expiry_hours": 5}, media=JSON).json()["data"]
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     response = admin.delete(f"/api/tokens/{created['id']}/")
     assert response.status_code == 404 and response.json() == NOT_FOUND
     assert_error(anon.delete(f"/api/tokens/{created['id']}/"), 401, "not_authenticated",
                  "Authentication credentials were not provided.")
     assert_error(anon.get("/api/tokens/"), 401, "not_authenticated",
                  "Authentication credentials were not provided.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before

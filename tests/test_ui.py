@@ -387,7 +387,7 @@ def test_expired_token_is_marked(session, server, config, alice):
     expect(row.locator(".badge")).to_have_count(0)
     expect(row).not_to_have_class(re.compile("is-expired"))
 
-    support.execute_sql(config.db_path, "UPDATE token SET expiry = '2000-01-01 00:00:00.000000' "
+    support.execute_sql(config, "UPDATE token SET expiry = '2000-01-01 00:00:00.000000' "
                         "WHERE token_key = ?", token_id)
     session.menu("API Tokens")  # reloads the list
     expect(row.locator(".badge")).to_have_text("expired")

@@ -73,7 +73,7 @@ def test_admin_creates_a_user_with_status_200_and_both_special_folders(admin, co
                                            media=JSON),
                  400, "authentication_failed", "Unable to log in with provided credentials.",
                  media=JSON)
-    titles = {row for row in snapshot(config.db_path)["node"] if user["id"] in row}
+    titles = {row for row in snapshot(config)["node"] if user["id"] in row}
     assert len(titles) == 2 and any("'.home'" in t for t in titles) and any("'.inbox'" in t for t in titles)
 
 
@@ -101,32 +101,32 @@ def test_admin_creates_a_user_with_status_200_and_both_special_folders(admin, co
 ])
 def test_creating_a_user_with_bad_attributes_changes_nothing(admin, config, attributes, status,
                                                               code, detail, pointer):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     response = admin.post("/api/users/", {"data": {"type": "users", "attributes": attributes}})
     assert_error(response, status, code, detail, pointer)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_creating_a_user_needs_the_jsonapi_media_type(admin, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     response = admin.post("/api/users/", {"data": {"type": "users", "attributes": {"username": "x"}}},
                           media=JSON)
     assert_error(response, 415, "unsupported_media_type",
                  "Unsupported media type 'application/json' in the request; "
                  "use application/vnd.api+json.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_creating_a_user_with_the_wrong_type_is_a_conflict(admin, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     response = admin.post("/api/users/", {"data": {"type": "folders", "attributes": {"username": "x"}}})
     assert_error(response, 409, "conflict", 'The resource type "folders" does not match `users`.',
                  "/data/type")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_only_admins_list_and_create_users(alice, anon, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(alice.get("/api/users/"), 403, *FORBIDDEN)
     assert_error(alice.post("/api/users/", {"data": {"type": "users", "attributes": {"username": "z"}}}),
                  403, *FORBIDDEN)
@@ -134,7 +134,7 @@ def test_only_admins_list_and_create_users(alice, anon, config):
                  "Authentication credentials were not provided.")
     assert_error(anon.post("/api/users/", {"data": {"type": "users", "attributes": {"username": "z"}}}),
                  401, "not_authenticated", "Authentication credentials were not provided.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_admin_lists_users_ordered_by_username(admin, make_user):
@@ -207,14 +207,14 @@ def test_a_user_may_change_the_case_of_their_own_name(alice):
      "invalid", "home_folder cannot be changed.", "/data/relationships/home_folder"),
 ])
 def test_refused_self_changes_change_nothing(alice, config, change, status, code, detail, pointer):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     body = {"data": {"type": "users", "id": alice.user_id, **change}}
     assert_error(alice.patch(f"/api/users/{alice.user_id}/", body), status, code, detail, pointer)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_other_users_cannot_patch_change_password_or_delete(alice, bob, anon, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     body = {"data": {"type": "users", "id": alice.user_id, "attributes": {"first_name": "X"}}}
     assert_error(bob.patch(f"/api/users/{alice.user_id}/", body), 403, *FORBIDDEN)
     assert_error(bob.post(f"/api/users/{alice.user_id}/change-password/", {"password": "new-password"},
@@ -223,7 +223,7 @@ def test_other_users_cannot_patch_change_password_or_delete(alice, bob, anon, co
     for response in (anon.patch(f"/api/users/{alice.user_id}/", body),
                      anon.delete(f"/api/users/{alice.user_id}/")):
         assert_error(response, 401, "not_authenticated", "Authentication credentials were not provided.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_change_password_for_self_and_by_admin(alice, admin, anon):
@@ -249,10 +249,10 @@ def test_change_password_for_self_and_by_admin(alice, admin, anon):
     ({"password": 12345678}, "invalid", "A password is required."),
 ])
 def test_bad_passwords_are_refused(alice, config, body, code, detail):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     response = alice.post(f"/api/users/{alice.user_id}/change-password/", body, media=JSON)
     assert_error(response, 400, code, detail, "/password", media=JSON)
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_admin_deletes_a_user_with_their_tokens_and_folders(admin, alice, config):
@@ -261,16 +261,16 @@ def test_admin_deletes_a_user_with_their_tokens_and_folders(admin, alice, config
     assert response.content == b""
     assert admin.get(f"/api/users/{alice.user_id}/").json() == NOT_FOUND
     assert_error(alice.get("/api/users/me/"), 401, "authentication_failed", "Invalid token.")
-    rows = snapshot(config.db_path)
+    rows = snapshot(config)
     assert not [row for table in ("node", "token", "user") for row in rows[table]
                 if alice.user_id in row]
 
 
 def test_nobody_deletes_themselves(admin, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(admin.delete(f"/api/users/{admin.user_id}/"), 400, "invalid",
                  "You cannot delete your own account.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_staff_cannot_touch_superusers_or_grant_rights(admin, make_user, config):
@@ -279,7 +279,7 @@ def test_staff_cannot_touch_superusers_or_grant_rights(admin, make_user, config)
     resource["attributes"]["is_staff"] = True
     assert admin.patch(f"/api/users/{staff.user_id}/", {"data": resource}).status_code == 200
     plain = make_user("plain")
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     assert_error(staff.delete(f"/api/users/{admin.user_id}/"), 403, "permission_denied",
                  "Only a superuser may change or delete a superuser.")
     assert_error(staff.post(f"/api/users/{admin.user_id}/change-password/", {"password": "hijacked!"},
@@ -293,7 +293,7 @@ def test_staff_cannot_touch_superusers_or_grant_rights(admin, make_user, config)
     new = {"data": {"type": "users", "attributes": {"username": "sneaky", "is_staff": True}}}
     assert_error(staff.post("/api/users/", new), 403, "permission_denied",
                  "Only a superuser may grant or remove admin rights.")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
     # What staff may do: manage an ordinary account.
     body = {"data": {"type": "users", "attributes": {"is_active": False}}}
     deactivated = staff.patch(f"/api/users/{plain.user_id}/", body).json()["data"]
@@ -303,12 +303,12 @@ def test_staff_cannot_touch_superusers_or_grant_rights(admin, make_user, config)
 
 
 def test_the_last_active_superuser_stays(admin, config):
-    before = snapshot(config.db_path)
+    before = snapshot(config)
     body = {"data": {"type": "users", "attributes": {"is_superuser": False}}}
     assert_error(admin.patch(f"/api/users/{admin.user_id}/", body), 400, "invalid",
                  "The last active superuser must stay an active superuser.",
                  "/data/attributes/is_superuser")
-    assert snapshot(config.db_path) == before
+    assert snapshot(config) == before
 
 
 def test_a_superuser_may_step_down_when_another_remains(admin, make_user, anon):

@@ -19,6 +19,8 @@ from dms.treecheck import LOST_AND_FOUND, check_tree
 from dms.verify import REPAIRED_ERROR, gaps, ranges, runs_text
 from support import JSON, Client, wait_for
 
+pytestmark = pytest.mark.sqlite_only  # damages the SQLite file and the tantivy index
+
 PAGE_ROWS = "SELECT number, text, method FROM page WHERE version_id = ? ORDER BY number"
 
 

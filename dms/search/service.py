@@ -117,6 +117,8 @@ def _recent_documents(user: User, limit: int, only: TagFilter | None) -> list[tu
 
 
 def not_ready(indexer: Indexer) -> str:
+    if getattr(indexer, "message", None):
+        return indexer.message
     done, total = indexer.progress
     if total:
         return (f"The search index is being built ({done:,} of {total:,} folders and documents); "
@@ -130,7 +132,7 @@ def _owned(user: User, node_ids: list[str], only: TagFilter | None) -> dict[str,
     if not node_ids:
         return {}
     marks = ",".join("?" * len(node_ids))
-    condition, extra = only.sql() if only is not None else ("1", ())
+    condition, extra = only.sql() if only is not None else ("TRUE", ())
     # The owner is compared here, not in SQL: given `owner_id = ?`, SQLite chose the owner's
     # index and read all of the owner's nodes (8.8 ms at 20,000 documents, 500 ms at a million)
     # instead of looking up these few ids.

@@ -1,0 +1,109 @@
+"""PostgreSQL as the database (DMS_DATABASE_URL): start-up errors, one schema on both engines,
+migrations applied once when several processes start together. Runs with --engine postgresql
+(scripts/test's second run); the rest of the suite runs there too, against a cloned database."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.postgresql_only
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def dms(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dms", *args], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env=env)
+
+
+def test_start_up_errors_are_one_line_and_exit_1(postgres, tmp_path):
+    data = str(tmp_path / "data")
+    unreachable = dms("migrate", "--data-dir", data,
+                      "--database-url", "postgresql://dms:s3cret@127.0.0.1:1/dms")
+    assert unreachable.returncode == 1
+    assert unreachable.stderr.startswith(
+        "dms: cannot connect to PostgreSQL at postgresql://dms@127.0.0.1:1/dms: ")
+    assert len(unreachable.stderr.strip().splitlines()) == 1 and "s3cret" not in unreachable.stderr
+    missing = dms("serve", "--port", "0", "--data-dir", data,
+                  "--database-url", postgres.url("no_such_database"))
+    assert missing.returncode == 1
+    assert missing.stderr.startswith(f"dms: cannot connect to PostgreSQL at "
+                                     f"{postgres.url('no_such_database')}: ")
+    assert 'database "no_such_database" does not exist' in missing.stderr
+    wrong = dms("migrate", "--data-dir", data, "--database-url", "mysql://x@y/z")
+    assert (wrong.returncode, wrong.stderr) == (2, (
+        "dms: --database-url must be a PostgreSQL URL such as postgresql://dms:password@localhost/"
+        "dms (leave it unset for SQLite in the data directory).\n"))
+    foreign = postgres.new_database(empty=True)
+    with psycopg.connect(foreign, autocommit=True) as connection:
+        connection.execute("CREATE TABLE invoices (id int)")
+    taken = dms("migrate", "--data-dir", data, "--database-url", foreign)
+    assert (taken.returncode, taken.stderr) == (1, (
+        "dms: the PostgreSQL database already holds tables that are not dms's (invoices); give "
+        "dms an empty database of its own.\n"))
+
+
+def sqlite_schema(path: Path) -> dict:
+    connection = sqlite3.connect(path)
+    try:
+        tables = [row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        return {
+            "columns": {table: sorted(row[1] for row in connection.execute(
+                f'PRAGMA table_info("{table}")')) for table in tables},
+            "indexes": sorted(row[0] for row in connection.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")),
+        }
+    finally:
+        connection.close()
+
+
+def postgresql_schema(url: str) -> dict:
+    with psycopg.connect(url) as connection:
+        columns: dict[str, list[str]] = {}
+        for table, column in connection.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = 'public'"):
+            columns.setdefault(table, []).append(column)
+        indexes = [row[0] for row in connection.execute(
+            "SELECT i.indexname FROM pg_indexes AS i WHERE i.schemaname = 'public' AND NOT EXISTS "
+            "(SELECT 1 FROM pg_constraint AS c WHERE c.conname = i.indexname)")]
+    return {"columns": {table: sorted(names) for table, names in columns.items()},
+            "indexes": sorted(indexes)}
+
+
+def test_both_engines_end_with_one_schema(postgres, tmp_path):
+    """Tables, columns and indexes agree; what differs is the search engine's own (the SQLite
+    outbox that feeds tantivy) and the history table's own id sequence."""
+    url = postgres.new_database(empty=True)
+    assert dms("migrate", "--data-dir", str(tmp_path / "data")).returncode == 0
+    assert dms("migrate", "--data-dir", str(tmp_path / "pg"), "--database-url", url).returncode == 0
+    lite = sqlite_schema(tmp_path / "data" / "dms.db")
+    del lite["columns"]["search_outbox"]
+    assert postgresql_schema(url) == lite
+
+
+def test_two_processes_starting_together_migrate_once(postgres, tmp_path):
+    url = postgres.new_database(empty=True)
+    results = []
+
+    def start(name: str) -> None:
+        results.append(dms("migrate", "--data-dir", str(tmp_path / name), "--database-url", url))
+
+    threads = [threading.Thread(target=start, args=(f"node{i}",)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [result.returncode for result in results] == [0, 0, 0], [r.stderr for r in results]
+    with psycopg.connect(url) as connection:
+        names = [row[0] for row in connection.execute(
+            "SELECT name FROM schema_migrations ORDER BY name")]
+    assert names == sorted(p.stem for p in (ROOT / "dms" / "migrations").glob("[0-9]*.py"))
