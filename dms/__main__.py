@@ -193,19 +193,15 @@ def verify(config: Config, repair: bool = False) -> int:
 
 def reindex(config: Config) -> int:
     """Rebuild the search index from the database: here if no server runs on this data dir,
-    else by the server's own indexer (one writer per index)."""
-    from dms.db import is_postgresql, open_configured
-    from dms.search import Indexer
+    else by the server's own indexer (one writer per index). On PostgreSQL the index is in the
+    database: rebuilt here, whatever runs."""
+    from dms.db import open_configured
+    from dms.search import engine
     from dms.search.outbox import request_rebuild
 
     open_configured(config)
-    if is_postgresql():
-        print("dms: the search of PostgreSQL lives in the database itself; there is no index "
-              "to rebuild.", file=sys.stderr)
-        return 1
-    indexer = Indexer(config.data_dir)
     try:
-        count = indexer.rebuild_now()
+        count = engine(config.data_dir).rebuild_now()
     except RuntimeError:
         request_rebuild()
         print("The running dms server rebuilds the search index now; searches answer 503 until "

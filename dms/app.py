@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import logging
 
+from dms import search
 from dms.api import ROUTE_TABLES
 from dms.config import Config
-from dms.db import is_postgresql, open_configured, register_space_reserve
+from dms.db import open_configured, register_space_reserve
 from dms.documents import referenced_version_ids
 from dms.processing import Processor
 from dms.storage import FileStore
-from dms.search import Indexer
-from dms.search.unavailable import NoSearch
 from dms.services import Services
 from dms.web import DmsBottle, bottle_rule, endpoint
 
@@ -29,8 +28,7 @@ def create_app(config: Config) -> DmsBottle:
     store.sweep(referenced_version_ids())
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
-    search = NoSearch() if is_postgresql() else Indexer(config.data_dir)
-    services = Services(config, store, Processor(config, store), search)
+    services = Services(config, store, Processor(config, store), search.engine(config.data_dir))
     app = DmsBottle()
     app.services = services
     for table in ROUTE_TABLES:

@@ -305,6 +305,8 @@ def _postgresql_engine_class():
             # The domain writes `?` (SQLite's style); peewee's own queries already use %s.
             if "?" in sql:
                 sql = _postgresql_sql(sql)
+            elif not params and "%" in sql:
+                sql = sql.replace("%", "%%")  # psycopg reads % as a placeholder even then
             return super().execute_sql(sql, params, **options)
 
     return Engine
@@ -420,9 +422,16 @@ def _apply_postgresql_baseline(runner: Runner) -> None:
 
 
 def _sql_statements(script: str) -> list[str]:
-    """The statements of a plain SQL file: comments dropped, split at semicolons that end a line."""
+    """The statements of a plain SQL file: comment lines dropped, split at semicolons that end a
+    line outside a $$-quoted function body."""
     lines = [line for line in script.splitlines() if not line.lstrip().startswith("--")]
-    return [part.strip() for part in "\n".join(lines).split(";\n") if part.strip().rstrip(";")]
+    statements, current = [], ""
+    for part in "\n".join(lines).split(";\n"):
+        current = f"{current};\n{part}" if current else part
+        if current.count("$$") % 2 == 0:
+            statements.append(current)
+            current = ""
+    return [statement.strip() for statement in statements if statement.strip().rstrip(";")]
 
 
 def migrations_dir() -> Path:

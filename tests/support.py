@@ -157,12 +157,17 @@ def wait_for(client, document_id, timeout=90):
     raise AssertionError(f"processing did not end: {seen}")
 
 
-def wait_indexed(db_path: Path, timeout: float = 30) -> None:
+def wait_indexed(target, timeout: float = 30) -> None:
     """Wait until the search index holds every change committed so far: the indexer deletes
-    outbox rows only after the index committed them (dms.search.indexer)."""
+    outbox rows only after the index committed them (dms.search.indexer). `target`: a Config or
+    the path of an SQLite file. PostgreSQL's search is written in each change's own transaction:
+    nothing to wait for."""
+    if getattr(target, "database_url", None):
+        return
+    path = target.db_path if hasattr(target, "db_path") else target
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        connection = sqlite3.connect(db_path)
+        connection = sqlite3.connect(path)
         try:
             left = connection.execute("SELECT count(*) FROM search_outbox").fetchone()[0]
         finally:
@@ -171,3 +176,9 @@ def wait_indexed(db_path: Path, timeout: float = 30) -> None:
             return
         time.sleep(0.02)
     raise AssertionError(f"the search index did not catch up: {left} changes left")
+
+
+def config_args(config) -> list[str]:
+    """The command-line options of a `dms` command on the data dir and database of `config`."""
+    url = ["--database-url", config.database_url] if config.database_url else []
+    return ["--data-dir", str(config.data_dir), *url]

@@ -190,7 +190,7 @@ def test_verify_finds_a_deleted_a_corrupted_and_an_orphaned_file(alice, filled, 
 def test_health_shows_the_last_verify_to_admins_only(admin, alice, anon, config):
     assert dms("verify", "--data-dir", config.data_dir).returncode == 0
     expected = json.loads((config.data_dir / "verify.json").read_text())
-    wait_indexed(config.db_path)
+    wait_indexed(config)
     health = admin.get("/health").json()
     assert health == {"status": "ok", "verify": expected, "search": {
         "state": "ready", "pending_changes": 0, "indexed": health["search"]["indexed"]}}

@@ -51,7 +51,6 @@ def test_a_thousand_levels_deep(alice):
 
 
 @pytest.mark.slow
-@pytest.mark.sqlite_only  # searches: no search on PostgreSQL yet (issue 14, point 5)
 def test_a_folder_with_100000_children(alice, config):
     big = make_folder(alice, "big", alice.home_id)
     now = utcnow()
@@ -64,7 +63,7 @@ def test_a_folder_with_100000_children(alice, config):
     last = alice.get(f"/api/nodes/{big}/?page[size]=100&page[number]=last").json()
     assert last["meta"]["pagination"] == {"page": 1000, "pages": 1000, "count": 100_000}
     assert [d["attributes"]["title"] for d in last["data"]][-1] == "doc 099999"
-    wait_indexed(config.db_path, timeout=120)
+    wait_indexed(config, timeout=120)
     assert [r["title"] for r in alice.get("/api/search/", params={"q": "doc 099999"}).json()] == \
         ["doc 099999"]
     assert alice.delete(f"/api/nodes/{big}/").status_code == 204

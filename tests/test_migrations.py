@@ -78,7 +78,7 @@ def test_a_data_dir_from_schema_1_starts_and_keeps_its_rows(tmp_path, config):
         row = db.database.execute_sql("SELECT title_sort FROM node WHERE id = ?", (FOLDER_ID,)).fetchone()
         assert row == ("ärchive",)
         # The search index is built from the upgraded database (FTS5 is gone, migration 0006).
-        wait_indexed(config.db_path)
+        wait_indexed(config)
         deadline = time.monotonic() + 30
         while client.get("/api/search/?q=arch").status_code == 503 and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -41,7 +41,6 @@ def folder_to_import(tmp_path):
     return root, files
 
 
-@pytest.mark.sqlite_only  # searches: no search on PostgreSQL yet (issue 14, point 5)
 def test_papermerge_cli_commands_work_unmodified(server, alice, folder_to_import, tmp_path):
     token = cli(server, "auth", "--username", "alice", "--password", USER_PASSWORD).strip()
     assert len(token) == 64 and int(token, 16) >= 0
@@ -75,7 +74,7 @@ def test_papermerge_cli_commands_work_unmodified(server, alice, folder_to_import
     assert (downloads / "receipt.txt").read_bytes() == files["2024/receipt.txt"]
     assert saved.strip() == "Downloaded to receipt.txt"
 
-    wait_indexed(server.config.db_path)
+    wait_indexed(server.config)
     found = cli(server, "search", "--query", "garden chairs", token=token)
     assert found.splitlines() == [
         f"d\treceipt.txt\t{documents['receipt.txt']}\t/.inbox/2024/receipt.txt\t()"]

@@ -15,8 +15,6 @@ from dms.db import write_transaction
 from dms.models import DocumentVersion, Node, Page, User, new_id, utcnow
 from support import JSON, assert_error, wait_indexed
 
-pytestmark = pytest.mark.sqlite_only  # search on PostgreSQL is not there yet (issue 14, point 5)
-
 DOCUMENTS = 12
 NEEDLE = "needlework"
 
@@ -50,7 +48,7 @@ def costly_corpus(owner_id: str, parent_id: str) -> None:
 @pytest.fixture
 def corpus(alice, server, config):
     costly_corpus(alice.user_id, alice.home_id)
-    wait_indexed(config.db_path)
+    wait_indexed(config)
     user = User.get_by_id(alice.user_id)
     started = time.monotonic()
     results = search.query(server.app.services.search, user, NEEDLE, timeout=600)
@@ -90,7 +88,7 @@ def test_short_words_are_prefixes_of_titles_then_of_text(alice, config):
     first = add_document(alice.user_id, alice.home_id, "Quarterly report", "nothing here")
     second = add_document(alice.user_id, alice.home_id, "Notes", "quarterly figures")
     single = add_document(alice.user_id, alice.home_id, "Q", "q")
-    wait_indexed(config.db_path)
+    wait_indexed(config)
 
     def found(q):
         return sorted(r["id"] for r in alice.get("/api/search/", params={"q": q}).json())

@@ -159,7 +159,6 @@ def test_listings_filter_by_tags(alice):
                  400, "invalid", "tags_op must be all or any.", "/tags_op")
 
 
-@pytest.mark.sqlite_only  # searches: no search on PostgreSQL yet (issue 14, point 5)
 def test_search_by_tag_name_filter_rename_and_delete(alice, config):
     invoice = new_document(alice, "Stadtwerke")
     upload(alice, invoice, "bill.txt", samples.text("electricity bill for march\n"))
@@ -171,7 +170,7 @@ def test_search_by_tag_name_filter_rename_and_delete(alice, config):
     set_tags(alice, other, ["unpaid"])
 
     def found(**params):
-        wait_indexed(config.db_path)
+        wait_indexed(config)
         return [(r["title"], r["tags"]) for r in alice.get("/api/search/", params=params).json()]
 
     assert found(q="energy") == [("Stadtwerke", ["energy", "paid"])]  # a tag name finds its nodes
@@ -194,7 +193,6 @@ def test_search_by_tag_name_filter_rename_and_delete(alice, config):
         labels("paid")
 
 
-@pytest.mark.sqlite_only  # searches: no search on PostgreSQL yet (issue 14, point 5)
 def test_search_without_words_lists_recent_documents(alice, config):
     first = new_document(alice, "first")
     second = new_document(alice, "second")

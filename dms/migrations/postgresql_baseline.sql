@@ -120,3 +120,191 @@ CREATE TABLE preference (
     value      TEXT COLLATE "C" NOT NULL,
     PRIMARY KEY (user_id, identifier)
 );
+
+-- Search (dms.search.postgres): one row per node, written by the triggers below in the same
+-- transaction as the change it reflects (at its commit). `heading` holds the title (weight A) and the tag names
+-- (B) with positions; `body` the words of a document's text, without positions (smaller, and
+-- the 1 MiB limit of a tsvector then bounds only the distinct words: dms_search_body keeps the
+-- words in the order they first appear until SEARCH_BODY_BYTES, so the start of a very long
+-- text is indexed). Words are split as tantivy's simple tokenizer splits them (every ASCII
+-- character that is not a letter or a digit separates words) and folded by dms_fold: lower case
+-- and unaccent, so `kase` finds `Käse`.
+CREATE EXTENSION IF NOT EXISTS unaccent;
+
+CREATE TEXT SEARCH CONFIGURATION dms_fold (COPY = pg_catalog.simple);
+ALTER TEXT SEARCH CONFIGURATION dms_fold
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part,
+                      numword, numhword, hword_numpart
+    WITH unaccent, simple;
+
+CREATE TABLE search_entry (
+    node_id  TEXT COLLATE "C" PRIMARY KEY NOT NULL REFERENCES node (id) ON DELETE CASCADE,
+    owner_id TEXT COLLATE "C" NOT NULL,
+    heading  tsvector NOT NULL DEFAULT '',
+    body     tsvector NOT NULL DEFAULT '',
+    stale    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX search_entry_owner ON search_entry (owner_id);
+CREATE INDEX search_entry_words ON search_entry USING gin ((heading || body));
+CREATE INDEX search_entry_heading ON search_entry USING gin (heading);
+
+-- Text as words separated by single spaces: ASCII punctuation and control characters become
+-- spaces (so `invoice_2024.pdf` is three words, as tantivy indexes it).
+CREATE FUNCTION dms_search_words(input TEXT) RETURNS TEXT
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT translate(input,
+        E'\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f!"#$%&''()*+,-./:;<=>\x3f@[\\]^_`{|}~\x7f',
+        repeat(' ', 64))
+$$;
+
+CREATE FUNCTION dms_search_heading(target TEXT) RETURNS tsvector
+LANGUAGE sql STABLE AS $$
+    SELECT setweight(to_tsvector('dms_fold', dms_search_words(n.title)), 'A')
+        || setweight(to_tsvector('dms_fold', dms_search_words(coalesce((
+               SELECT string_agg(t.name, ' ') FROM node_tag AS nt JOIN tag AS t ON t.id = nt.tag_id
+               WHERE nt.node_id = n.id), ''))), 'B')
+    FROM node AS n WHERE n.id = target
+$$;
+
+-- The words of a document's latest version: its pages cut into pieces of at most 65,536 bytes
+-- at a space (so one piece's tsvector, positions included, stays far below 1 MiB; bytes, not
+-- characters, because a byte offset is found at once), their words in the order they first
+-- appear, as many as fit in 1,000,000 bytes.
+CREATE FUNCTION dms_search_pieces(target TEXT) RETURNS TABLE (seq BIGINT, piece TEXT)
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    page_text TEXT;
+    bytes BYTEA;
+    total INTEGER;
+    start INTEGER;
+    cut INTEGER;
+    counter BIGINT := 0;
+BEGIN
+    FOR page_text IN
+        SELECT dms_search_words(p.text) FROM page AS p
+        WHERE p.version_id = (SELECT v.id FROM document_version AS v WHERE v.document_id = target
+                              ORDER BY v.number DESC LIMIT 1)
+        ORDER BY p.number
+    LOOP
+        IF octet_length(page_text) <= 65536 THEN
+            counter := counter + 1;
+            seq := counter; piece := page_text;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        bytes := convert_to(page_text, 'UTF8');
+        total := octet_length(bytes);
+        start := 0;  -- get_byte counts from 0, substring from 1
+        WHILE start < total LOOP
+            cut := least(start + 65536, total);  -- the piece is bytes start .. cut - 1
+            IF cut < total THEN
+                -- back to a space; without one, at least to the start of a character
+                WHILE cut > start + 1 AND get_byte(bytes, cut - 1) <> 32 LOOP
+                    cut := cut - 1;
+                END LOOP;
+                IF cut = start + 1 THEN
+                    cut := least(start + 65536, total);
+                    WHILE cut > start + 1 AND get_byte(bytes, cut) BETWEEN 128 AND 191 LOOP
+                        cut := cut - 1;
+                    END LOOP;
+                END IF;
+            END IF;
+            counter := counter + 1;
+            seq := counter; piece := convert_from(substring(bytes FROM start + 1 FOR cut - start), 'UTF8');
+            RETURN NEXT;
+            start := cut;
+        END LOOP;
+    END LOOP;
+END
+$$;
+
+CREATE FUNCTION dms_search_body(target TEXT) RETURNS tsvector
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce(array_to_tsvector(array_agg(word)), '') FROM (
+        SELECT word, sum(octet_length(word) + 1) OVER (ORDER BY first_seen, word) AS used
+        FROM (
+            SELECT word, min(seq) AS first_seen FROM (
+                SELECT pieces.seq, unnest(tsvector_to_array(to_tsvector('dms_fold', pieces.piece))) AS word
+                FROM dms_search_pieces(target) AS pieces
+            ) AS occurrences GROUP BY word
+        ) AS words
+    ) AS counted WHERE used <= 1000000
+$$;
+
+-- The triggers mark what changed (bit 1: title or tags, bit 2: the text); a deferred trigger
+-- recomputes each marked row once, when the transaction commits, so that rows written later in
+-- the same transaction (pages, tags) are seen and a document is read once however often it
+-- changed.
+CREATE FUNCTION dms_search_refresh() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    flags INTEGER;
+BEGIN
+    SELECT stale INTO flags FROM search_entry WHERE node_id = NEW.node_id;
+    IF flags IS NULL OR flags = 0 THEN
+        RETURN NULL;
+    END IF;
+    UPDATE search_entry SET
+        heading = CASE WHEN flags & 1 = 1
+                       THEN coalesce(dms_search_heading(node_id), heading) ELSE heading END,
+        body = CASE WHEN flags & 2 = 2 THEN dms_search_body(node_id) ELSE body END,
+        stale = 0
+    WHERE node_id = NEW.node_id;
+    RETURN NULL;
+END
+$$;
+CREATE CONSTRAINT TRIGGER search_entry_refresh AFTER INSERT OR UPDATE OF stale ON search_entry
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW WHEN (NEW.stale <> 0) EXECUTE FUNCTION dms_search_refresh();
+
+-- A new node has no tags yet (they are added after it, and mark it), and a new document's text
+-- is read later, unless it is inserted already read (restore): only then is it marked.
+CREATE FUNCTION dms_search_node_inserted() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO search_entry (node_id, owner_id, heading, stale)
+    VALUES (NEW.id, NEW.owner_id,
+            setweight(to_tsvector('dms_fold', dms_search_words(NEW.title)), 'A'),
+            CASE WHEN NEW.ocr_status IN ('succeeded', 'failed') THEN 2 ELSE 0 END);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER node_search_insert AFTER INSERT ON node
+    FOR EACH ROW EXECUTE FUNCTION dms_search_node_inserted();
+
+CREATE FUNCTION dms_search_node_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE search_entry SET stale = stale | TG_ARGV[0]::INTEGER WHERE node_id = NEW.id;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER node_search_title AFTER UPDATE OF title ON node
+    FOR EACH ROW WHEN (OLD.title IS DISTINCT FROM NEW.title)
+    EXECUTE FUNCTION dms_search_node_changed(1);
+-- A document's text is final when its reading ends (as the SQLite outbox's trigger says).
+CREATE TRIGGER node_search_text AFTER UPDATE OF ocr_status ON node
+    FOR EACH ROW WHEN (NEW.ocr_status IN ('succeeded', 'failed'))
+    EXECUTE FUNCTION dms_search_node_changed(2);
+
+CREATE FUNCTION dms_search_tags_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'tag' THEN
+        UPDATE search_entry SET stale = stale | 1
+        WHERE node_id IN (SELECT nt.node_id FROM node_tag AS nt WHERE nt.tag_id = NEW.id);
+    ELSIF TG_OP = 'DELETE' THEN
+        UPDATE search_entry SET stale = stale | 1 WHERE node_id = OLD.node_id;
+    ELSE
+        UPDATE search_entry SET stale = stale | 1 WHERE node_id = NEW.node_id;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER node_tag_search_insert AFTER INSERT ON node_tag
+    FOR EACH ROW EXECUTE FUNCTION dms_search_tags_changed();
+CREATE TRIGGER node_tag_search_delete AFTER DELETE ON node_tag
+    FOR EACH ROW EXECUTE FUNCTION dms_search_tags_changed();
+CREATE TRIGGER tag_search_rename AFTER UPDATE OF name ON tag
+    FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name)
+    EXECUTE FUNCTION dms_search_tags_changed();

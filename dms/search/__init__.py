@@ -1,13 +1,30 @@
 """Full-text search over titles and document text (api.md §8), behind one narrow interface:
 
-- `Indexer` (dms.search.indexer): the index's one writer, a thread of the server, kept exact by
-  the database's outbox; `indexer.ready`, `indexer.status()`.
-- `query(indexer, user, text, ...)` (dms.search.service): what GET /search/ answers.
+- the engine (`engine(data_dir)`): `ready`, `status()`, `searchable()` (something with
+  `search(owner_id, words, limit, tag_ids, tags_op)`), `start()`/`stop()`/`notify()`;
+- `query(engine, user, text, ...)` (dms.search.service): what GET /search/ answers.
 
-The embedded engine is tantivy (dms.search.index), in `<data-dir>/search/`.
+On SQLite the engine is an embedded tantivy index in `<data-dir>/search/` (dms.search.index),
+kept exact by the database's outbox (dms.search.indexer); on PostgreSQL it is the database's own
+full-text search (dms.search.postgres).
 """
+
+from __future__ import annotations
+
+from pathlib import Path
 
 from dms.search.indexer import Indexer
 from dms.search.service import DEFAULT_LIMIT, MAX_LIMIT, query
 
-__all__ = ["Indexer", "query", "DEFAULT_LIMIT", "MAX_LIMIT"]
+__all__ = ["Indexer", "engine", "query", "DEFAULT_LIMIT", "MAX_LIMIT"]
+
+
+def engine(data_dir: Path):
+    """The search engine of the open database."""
+    from dms.db import is_postgresql
+
+    if is_postgresql():
+        from dms.search.postgres import PostgresSearch
+
+        return PostgresSearch()
+    return Indexer(data_dir)

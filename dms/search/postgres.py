@@ -1,0 +1,131 @@
+"""Search inside PostgreSQL: the same interface as the tantivy Indexer (dms.search.indexer), over
+the `search_entry` table that the database's own triggers keep in step with the nodes, their
+text and their tags, in the same transaction as each change (schema: postgresql_baseline.sql).
+
+Matching, as the tantivy engine matches: every word of the query must match; a word is a prefix
+(to_tsquery's `:*`; websearch_to_tsquery cannot do prefixes) of title and tag words from
+MIN_TITLE_PREFIX letters on and of text words from MIN_TEXT_PREFIX letters on, and shorter only
+itself: a one- or two-letter prefix of text would walk most of the index's words. Words are
+folded as the documents' words are (lower case, unaccent).
+
+Ranking: GIN finds the matching rows but cannot rank a top-k, so a query reads at most
+CANDIDATES matching rows, in the order the index yields them, and ranks only those: title and
+tag matches first (ts_rank of the weighted heading), then by the words the text holds. When more
+rows match (a very common word or a short prefix), the best of the first CANDIDATES are
+returned, not necessarily the best of all; another or a longer word narrows the search.
+Highlights are made afterwards for the returned rows only (dms.search.service).
+"""
+
+from __future__ import annotations
+
+from dms.db import database, write_transaction
+
+MIN_TITLE_PREFIX = 2
+MIN_TEXT_PREFIX = 3
+CANDIDATES = 2000
+REBUILD_BATCH = 500
+
+SEARCH = """
+    WITH candidates AS MATERIALIZED (
+        SELECT s.node_id, s.heading, s.body FROM search_entry AS s {join}
+        WHERE s.owner_id = ? AND {match}
+        LIMIT ?)
+    SELECT node_id FROM candidates
+    ORDER BY ts_rank(heading, to_tsquery('dms_fold', ?)) DESC,
+             ts_rank(body, to_tsquery('dms_fold', ?)) DESC, node_id
+    LIMIT ?"""
+EVERYWHERE = "(s.heading || s.body) @@ to_tsquery('dms_fold', ?)"
+IN_HEADING = "s.heading @@ to_tsquery('dms_fold', ?)"
+
+
+def term(word: str, prefix: bool) -> str:
+    """One word (an index term: letters and digits) in to_tsquery's syntax, quoted."""
+    quoted = "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
+    return quoted + (":*" if prefix else "")
+
+
+def tsquery(words: list[str], operator: str, shortest_prefix: int) -> str:
+    return f" {operator} ".join(term(word, len(word) >= shortest_prefix) for word in words)
+
+
+def match(words: list[str]) -> tuple[str, list[str]]:
+    """The WHERE condition that every word matches, and its parameters: one tsquery for the
+    words that are matched alike everywhere; a word of MIN_TITLE_PREFIX letters, but shorter
+    than MIN_TEXT_PREFIX, is a prefix in the heading or a whole word anywhere."""
+    title_only = [w for w in words if MIN_TITLE_PREFIX <= len(w) < MIN_TEXT_PREFIX]
+    alike = [w for w in words if w not in title_only]
+    conditions, params = [], []
+    if alike:
+        conditions.append(EVERYWHERE)
+        params.append(tsquery(alike, "&", MIN_TEXT_PREFIX))
+    for word in title_only:
+        conditions.append(f"({EVERYWHERE} OR {IN_HEADING})")
+        params += [term(word, False), term(word, True)]
+    return " AND ".join(conditions), params
+
+
+class PostgresSearch:
+    """Always ready: there is no separate index to open, build or catch up."""
+    ready = True
+    progress = (0, 0)
+    message = None
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def notify(self) -> None:
+        pass
+
+    def status(self) -> dict:
+        return {"state": "ready", "engine": "postgresql", "pending_changes": 0}
+
+    def searchable(self) -> "PostgresSearch":
+        return self
+
+    def search(self, owner_id: str, words: list[str], limit: int,
+               tag_ids: tuple[str, ...] = (), tags_op: str = "all") -> list[tuple[str, float]]:
+        """The owner's best matches for `words` (index terms) as (node id, score); with
+        `tag_ids`, only nodes carrying all (or any) of those tags."""
+        from dms.tagfilter import TagFilter
+
+        join, condition, extra = "", "", ()
+        if tag_ids:
+            join = "JOIN node ON node.id = s.node_id"
+            sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
+            condition = f" AND {sql}"
+        where, params = match(words)
+        rows = database.execute_sql(
+            SEARCH.format(join=join, match=where + condition),
+            (owner_id, *params, *extra, CANDIDATES,
+             tsquery(words, "|", MIN_TITLE_PREFIX), tsquery(words, "|", MIN_TEXT_PREFIX),
+             limit)).fetchall()
+        # Scores only order the results: the best gets len(rows), the last 1.
+        return [(node_id, float(len(rows) - rank)) for rank, (node_id,) in enumerate(rows)]
+
+    # -- for dms verify and dms reindex --------------------------------------------------------
+    def count(self) -> int:
+        return database.execute_sql("SELECT count(*) FROM search_entry").fetchone()[0]
+
+    def holds(self, node_id: str) -> bool:
+        return database.execute_sql("SELECT 1 FROM search_entry WHERE node_id = ?",
+                                    (node_id,)).fetchone() is not None
+
+    def rebuild_now(self) -> int:
+        """Recompute every node's entry from the database (entries missing are added), in
+        batches of REBUILD_BATCH nodes per transaction; the node count."""
+        done, last = 0, 0
+        while True:
+            with write_transaction():
+                rows = database.execute_sql(
+                    "SELECT seq, id, owner_id FROM node WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (last, REBUILD_BATCH)).fetchall()
+                if not rows:
+                    return done
+                for _, node_id, owner_id in rows:
+                    database.execute_sql(
+                        "INSERT INTO search_entry (node_id, owner_id, stale) VALUES (?, ?, 3) "
+                        "ON CONFLICT (node_id) DO UPDATE SET stale = 3", (node_id, owner_id))
+            done, last = done + len(rows), rows[-1][0]
