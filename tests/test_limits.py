@@ -99,7 +99,7 @@ def test_a_zip_bomb_is_not_accepted(alice, config):
 
 
 @pytest.mark.slow
-def test_a_pdf_with_10000_pages(alice):
+def test_a_pdf_with_10000_pages(alice, config):
     pages = [f"Page {n} of the very long report" for n in range(1, 10_001)]
     document_id = new_document(alice)
     response = upload(alice, document_id, "long.pdf", samples.pdf(pages))
@@ -109,6 +109,10 @@ def test_a_pdf_with_10000_pages(alice):
     assert len(attributes["versions"][0]["pages"]) == 10_000
     assert wait_for(alice, document_id, timeout=600)[-1] == "succeeded"
     assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": "\n\n".join(pages)}
+    wait_indexed(config, timeout=120)
+    found = alice.get("/api/search/", params={"q": "report 10000"}).json()
+    assert [r["id"] for r in found] == [document_id]
+    assert found[0]["highlight"].startswith("…of the very long <em>report</em>\n\nPage 2 of")
 
 
 def test_huge_headers_are_refused(server):

@@ -3,6 +3,7 @@ only, kept in step with renames, moves and deletes, safe against any query."""
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 
@@ -133,3 +134,52 @@ def test_reindex_rebuilds_the_same_results(alice, library, config):
                     "until it is done.\n")
     assert (result.returncode, result.stdout) == (0, expected)
     assert {q: search(alice, q) for q in before} == before
+
+
+@pytest.mark.slow
+def test_a_very_long_text_is_searchable_from_its_start(alice):
+    """Almost 4 MiB of distinct words: tantivy indexes them all; PostgreSQL's tsvector holds at most
+    1 MiB, so there the first million bytes of distinct words are indexed (README). Reading the
+    text never fails because of it."""
+    middle = " ".join(f"w{number:07d}" for number in range(460_000))
+    text = f"aardvark {middle} zebra\n"
+    assert 4_100_000 < len(text) <= 4 * 1024 * 1024  # DMS reads at most 4 MiB of a text file
+    document = new_document(alice, "Long text")
+    upload(alice, document, "long.txt", samples.text(text))
+    assert wait_for(alice, document, timeout=300)[-1] == "succeeded"
+    assert ids(search(alice, "aardvark")) == [document]
+    assert ids(search(alice, "w0000001")) == [document]
+    assert ids(search(alice, "zebra")) == ([] if DB["path"].database_url else [document])
+
+
+def test_whole_words_find_exactly_the_documents_holding_them(alice, config):
+    """The same corpus, the same answers on both engines: each word finds the documents whose
+    title or text holds it, whatever separates words and however they are accented or cased."""
+    from test_search_bounds import add_document
+
+    rnd = random.Random(14)
+    special = ["Käse", "Straße", "Œuvre", "naïve", "FAÇADE", "2024", "x9z", "Ärger"]
+    vocabulary = special + ["".join(rnd.choice("bcdfghklmnprstvz") + rnd.choice("aeiou")
+                                    for _ in range(3)) for _ in range(30)]
+    folded = [fold(word) for word in vocabulary]
+    assert not any(a != b and b.startswith(a) for a in folded for b in folded)  # whole words
+    holding: dict[str, set[str]] = {word: set() for word in vocabulary}
+    for number in range(40):
+        title_words = rnd.sample(vocabulary, rnd.randint(1, 2))
+        text_words = rnd.sample(vocabulary, rnd.randint(3, 12))
+        text = "".join(word + rnd.choice([" ", ", ", "_", "-", "\n", ". ", "/"])
+                       for word in text_words)
+        node_id = add_document(alice.user_id, alice.home_id, " ".join(title_words), text)
+        for word in {*title_words, *text_words}:
+            holding[word].add(node_id)
+    for word in vocabulary:
+        assert set(ids(search(alice, word))) == holding[word], word
+        assert set(ids(search(alice, word.lower()))) == holding[word], word
+
+
+def fold(word: str) -> str:
+    """Lower case without accents, as both engines fold (only what this test's words need)."""
+    import unicodedata
+
+    word = word.lower().replace("ß", "ss").replace("œ", "oe")
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
