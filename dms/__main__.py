@@ -149,19 +149,34 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
         password = sys.stdin.readline().rstrip("\r\n") or None
     try:
         if args.command == "backup":
-            manifest = backup.create_backup(config.data_dir, Path(args.out), password)
+            manifest = backup.create_backup(config.data_dir, Path(args.out), password,
+                                            database_url=config.database_url)
             counts = manifest["counts"]
             print(f"Backup written to {args.out}: {counts['users']} users, {counts['folders']} "
-                  f"folders, {counts['documents']} documents, {len(manifest['files']) - 1} files.")
+                  f"folders, {counts['documents']} documents, "
+                  f"{sum(name.startswith('files/') for name in manifest['files'])} files.")
             return 0
+        copy_rows = None
+        if config.database_url:  # the rows into PostgreSQL, the files into the data dir
+            from dms import transfer
+            from dms.db import open_configured
+
+            open_configured(config)
+            transfer.check_empty()
+            copy_rows = transfer.copy_into_database
         # Checked, and migrated forward from an older schema, before it lands in the data dir.
         manifest = restore.restore_backup(Path(args.archive), config.data_dir, password,
-                                          latest_schema_version())
+                                          latest_schema_version(), copy_rows=copy_rows)
     except backup.BackupError as error:
         print(f"dms: {error}", file=sys.stderr)
         return 1
-    print(f"Restored {args.archive} into {config.data_dir} (made by dms "
-          f"{manifest['app_version']} at {manifest['created_at']}).")
+    where = str(config.data_dir)
+    if config.database_url:
+        from dms.db import describe_url
+
+        where += f" and {describe_url(config.database_url)}"
+    print(f"Restored {args.archive} into {where} (made by dms {manifest['app_version']} at "
+          f"{manifest['created_at']}).")
     return 0
 
 

@@ -1,13 +1,17 @@
-"""`dms restore`: a backup made by dms.backup, checked and put into a new, empty data dir.
+"""`dms restore`: a backup made by dms.backup, checked and put into a new, empty data dir, and
+into the configured database: SQLite in the data dir, or an empty PostgreSQL database.
 
 A restore trusts nothing in the zip. In a temporary folder beside the target it checks the
 manifest's every field, that the zip holds exactly the manifest's members, once each and all
 regular files, writes each member's bytes itself (never following or making a link) and checks
-its SHA-256 and size; that `dms.db` is SQLite, passes `integrity_check` and `foreign_key_check`,
-is not newer than this dms, holds a tree (no loop, every node reachable from its owner's .home or
-.inbox, every parent a folder of the same owner), and that its versions' files are exactly the
-zip's files. Then it migrates the database forward, still in the temporary folder, and only then
-renames it into place: a refused restore leaves the target as it was and nothing behind.
+its SHA-256 and size. The rows become an SQLite database there: format 2's table files are
+loaded into a schema made by this dms's own migrations at the backup's version (each file's
+columns and row count checked); format 1's `dms.db` must be SQLite and pass `integrity_check`.
+Either must pass `foreign_key_check`, not be newer than this dms, hold a tree (no loop, every
+node reachable from its owner's .home or .inbox, every parent a folder of the same owner), and
+name exactly the zip's files. Then it is migrated forward, still in the temporary folder, and
+only then renamed into place — or, for PostgreSQL, its rows copied in one transaction
+(dms.transfer). A refused restore leaves the target as it was and nothing behind.
 """
 
 from __future__ import annotations
@@ -23,13 +27,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+from typing import Callable
+
 from dms.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError, Progress
+from dms.loadrows import NEWER_DATABASE, load_tables
+from dms.rowfiles import TABLE_MEMBER
 from dms.storage import CHUNK_SIZE, fsync_dir, stored_files
 
 
 def restore_backup(archive_path: Path, data_dir: Path, password: str | None = None,
-                   latest_schema: int | None = None, progress_stream=sys.stderr) -> dict:
-    """Restore `archive_path` into the new, empty `data_dir`; returns the manifest.
+                   latest_schema: int | None = None, progress_stream=sys.stderr,
+                   copy_rows: Callable[[Path], None] | None = None) -> dict:
+    """Restore `archive_path` into the new, empty `data_dir`; returns the manifest. With
+    `copy_rows`, the rows go into another database: it is called with the checked, migrated
+    SQLite file (and raises BackupError to refuse), and only the files land in `data_dir`.
 
     Everything is checked, and the database migrated forward, in a temporary folder beside
     `data_dir` before it is renamed into place; a refusal (BackupError, one sentence) leaves
@@ -52,6 +63,10 @@ def restore_backup(archive_path: Path, data_dir: Path, password: str | None = No
             manifest = _extract_and_check(archive_path, work, password, latest_schema,
                                           progress_stream)
             _migrate(work / DATABASE)
+            if copy_rows is not None:
+                copy_rows(work / DATABASE)  # the rows first: a refusal there leaves no files
+                for leftover in work.glob(DATABASE + "*"):
+                    leftover.unlink()
             if data_dir.exists():
                 _move_into(work, data_dir)
             else:
@@ -89,11 +104,18 @@ def _extract_and_check(archive_path: Path, work: Path, password: str | None, lat
         files = _check_manifest(manifest, latest_schema)
         _check_members(archive, files)
         progress = Progress(sum(f["size"] for f in files.values()), len(files), progress_stream)
-        # The database first: a bad one is refused before any file is read.
-        _extract(archive, DATABASE, work / DATABASE, files[DATABASE], progress)
-        _check_database(work / DATABASE, manifest, latest_schema, files)
+        # The rows first: a bad database is refused before any file is read.
+        rows = [name for name in files if not FILE_MEMBER.match(name)]
+        for name in rows:
+            _extract(archive, name, work / name, files[name], progress)
+        if manifest["format_version"] == 1:
+            _check_database(work / DATABASE, manifest, latest_schema, files)
+        else:
+            load_tables(work, manifest, latest_schema)
+            shutil.rmtree(work / "tables")
+            _check_loaded(work / DATABASE, manifest, latest_schema, files)
         for name in sorted(files):
-            if name != DATABASE:
+            if name not in rows:
                 _extract(archive, name, work / name, files[name], progress)
     progress.finish()
     return manifest
@@ -103,8 +125,6 @@ MANIFEST_LIMIT = 1 << 30  # bytes: a manifest lists ~150 bytes per file
 SQLITE_HEADER = b"SQLite format 3\x00"
 SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 COUNTS = ("users", "folders", "documents", "versions")
-NEWER_DATABASE = ("This backup's database is newer than this dms understands; "
-                  "upgrade dms to restore it.")
 
 
 def _read_manifest(archive) -> dict:
@@ -159,8 +179,9 @@ def _check_manifest(manifest, latest_schema: int) -> dict[str, dict]:
     files = manifest.get("files")
     if not isinstance(files, dict):
         raise _malformed("files is not an object")
+    rows = _check_tables(manifest, files) if version >= 2 else {DATABASE}
     for name, entry in files.items():
-        if name != DATABASE and not FILE_MEMBER.match(name):
+        if name not in rows and not FILE_MEMBER.match(name):
             raise BackupError(f"The backup holds an unexpected member {name!r}.")
         if not isinstance(entry, dict):
             raise _malformed(f"the entry of {name} is not an object")
@@ -168,9 +189,27 @@ def _check_manifest(manifest, latest_schema: int) -> dict[str, dict]:
             raise _malformed(f"the size of {name} is missing or not a whole number")
         if not isinstance(entry.get("sha256"), str) or not SHA256.match(entry["sha256"]):
             raise _malformed(f"the sha256 of {name} is missing or not 64 hexadecimal digits")
-    if DATABASE not in files:
+    if version == 1 and DATABASE not in files:
         raise _malformed(f"it lists no {DATABASE}")
     return files
+
+
+def _check_tables(manifest: dict, files: dict) -> set[str]:
+    """Format 2: `tables` gives a whole number of rows for each table file `files` lists; the
+    names of those members."""
+    tables = manifest.get("tables")
+    if not isinstance(tables, dict) or not all(_whole(count) for count in tables.values()):
+        raise _malformed("tables is not an object of whole numbers")
+    members = {f"tables/{table}.jsonl": table for table in tables}
+    if not all(TABLE_MEMBER.match(name) for name in members):
+        raise _malformed("tables names a table that no dms database has")
+    listed = {name for name in files if name.startswith("tables/")}
+    if listed != set(members):
+        raise _malformed("tables and files do not list the same tables")
+    for required in ("user", "node", "schema_migrations"):
+        if required not in tables:
+            raise BackupError(f"This is not a dms backup: it has no table {required}.")
+    return set(members)
 
 
 def _some(names, limit: int = 3) -> str:
@@ -307,10 +346,19 @@ def _check_rows(connection: sqlite3.Connection, manifest: dict, latest_schema: i
     if lacking:
         raise BackupError(f"The backup is incomplete: it lacks the files of {len(lacking)} "
                           f"versions its database refers to ({_some(lacking)}).")
-    unreferenced = set(files) - {DATABASE} - set(referenced)
+    unreferenced = {name for name in files if FILE_MEMBER.match(name)} - set(referenced)
     if unreferenced:
         raise BackupError(f"The backup holds {len(unreferenced)} files no version in its "
                           f"database refers to ({_some(unreferenced)}).")
+
+
+def _check_loaded(path: Path, manifest: dict, latest_schema: int, files: dict) -> None:
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA query_only = ON")
+        _check_rows(connection, manifest, latest_schema, files)
+    finally:
+        connection.close()
 
 
 def _migrate(path: Path) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 import samples
-from support import JSON, NOT_FOUND, VND, assert_error, snapshot, wait_for, wait_indexed
+from support import (JSON, NOT_FOUND, VND, assert_error, config_args, snapshot, wait_for,
+                     wait_indexed)
 from test_documents import new_document, upload
 from test_limits import make_folder
 
@@ -214,7 +215,6 @@ def test_deleting_a_user_deletes_their_tags(admin, make_user, config):
     assert snapshot(config)["tag"] == []
 
 
-@pytest.mark.sqlite_only  # dms backup of a PostgreSQL database: issue 14, point 6
 def test_tags_survive_a_backup_and_restore(alice, config, tmp_path):
     import sqlite3
     import subprocess
@@ -224,7 +224,7 @@ def test_tags_survive_a_backup_and_restore(alice, config, tmp_path):
     create_tag(alice, "archive", bg_color="#123456")
     set_tags(alice, document_id, ["archive", "2024"])
     backup = subprocess.run([sys.executable, "-m", "dms", "backup", str(tmp_path / "b.zip"),
-                             "--data-dir", str(config.data_dir)], capture_output=True, text=True)
+                             *config_args(config)], capture_output=True, text=True)
     assert backup.returncode == 0, backup.stderr
     restored = tmp_path / "restored"
     restore = subprocess.run([sys.executable, "-m", "dms", "restore", str(tmp_path / "b.zip"),
