@@ -148,13 +148,12 @@ CREATE INDEX search_entry_owner ON search_entry (owner_id);
 CREATE INDEX search_entry_words ON search_entry USING gin ((heading || body));
 CREATE INDEX search_entry_heading ON search_entry USING gin (heading);
 
--- Text as words separated by single spaces: ASCII punctuation and control characters become
--- spaces (so `invoice_2024.pdf` is three words, as tantivy indexes it).
+-- Text as words separated by spaces: runs of ASCII punctuation and control characters become a
+-- space (so `invoice_2024.pdf` is three words, as tantivy indexes it). A regular expression:
+-- translate() was 30 times slower.
 CREATE FUNCTION dms_search_words(input TEXT) RETURNS TEXT
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT translate(input,
-        E'\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f!"#$%&''()*+,-./:;<=>\x3f@[\\]^_`{|}~\x7f',
-        repeat(' ', 64))
+    SELECT regexp_replace(input, '[\x01-\x20!-/:-@[-`{-~\x7f]+', ' ', 'g')
 $$;
 
 CREATE FUNCTION dms_search_heading(target TEXT) RETURNS tsvector
@@ -219,16 +218,30 @@ END
 $$;
 
 CREATE FUNCTION dms_search_body(target TEXT) RETURNS tsvector
-LANGUAGE sql STABLE AS $$
-    SELECT coalesce(array_to_tsvector(array_agg(word)), '') FROM (
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    whole TEXT;
+BEGIN
+    SELECT string_agg(p.text, ' ' ORDER BY p.number) INTO whole FROM page AS p
+    WHERE p.version_id = (SELECT v.id FROM document_version AS v WHERE v.document_id = target
+                          ORDER BY v.number DESC LIMIT 1);
+    IF whole IS NULL THEN
+        RETURN '';
+    END IF;
+    IF octet_length(whole) <= 65536 THEN  -- most documents: one tsvector, far below 1 MiB
+        RETURN strip(to_tsvector('dms_fold', dms_search_words(whole)));
+    END IF;
+    RETURN (SELECT coalesce(array_to_tsvector(array_agg(word)), '') FROM (
         SELECT word, sum(octet_length(word) + 1) OVER (ORDER BY first_seen, word) AS used
         FROM (
             SELECT word, min(seq) AS first_seen FROM (
-                SELECT pieces.seq, unnest(tsvector_to_array(to_tsvector('dms_fold', pieces.piece))) AS word
+                SELECT pieces.seq,
+                       unnest(tsvector_to_array(to_tsvector('dms_fold', pieces.piece))) AS word
                 FROM dms_search_pieces(target) AS pieces
             ) AS occurrences GROUP BY word
         ) AS words
-    ) AS counted WHERE used <= 1000000
+    ) AS counted WHERE used <= 1000000);
+END
 $$;
 
 -- The triggers mark what changed (bit 1: title or tags, bit 2: the text); a deferred trigger

@@ -1,0 +1,383 @@
+"""Scale benchmark: the same requests against a million documents on SQLite and on PostgreSQL.
+
+For each engine (SQLite in a temporary data dir; PostgreSQL in a throwaway cluster of Debian's
+server binaries on loopback, started and stopped here, fsync off: tests/pgcluster.py) and each
+--owners layout, it loads --size documents with realistic text (bench/search.py's Zipf text and
+titles), bulk-inserted with plain SQL in transactions of --batch documents. The owner whose
+documents are queried (the admin with one owner, owner001 with more) also gets:
+- `Big`, a folder of 10,000 of their documents;
+- `Level 01` ... `Level 20`, folders nested 20 deep (the breadcrumb of the deepest is timed);
+- `Movable`, a folder of 10 folders of 1,000 of their documents, moved back and forth between
+  .home and `Elsewhere`.
+Then `dms serve` (one process, DMS_OCR_WORKERS=1) answers, over one keep-alive connection as the
+queried owner, 20 warm-up then --runs timed requests of each kind: GET /api/users/me/; a page of
+100 from `Big` (pages 1..100 in turn); the 20-level breadcrumb (GET /api/folders/{id}/); the move
+of the 10,010 nodes of `Movable`; search for one word (the most frequent), two words, a 3-letter
+prefix. On SQLite the server first builds its tantivy index (timed). Finally 16 clients, each on
+its own keep-alive connection, send mixed requests (/users/me/, a page of `Big`, a two-word
+search) for --seconds seconds: requests/s, p99, errors, and on PostgreSQL the peak of the
+server's connections (pg_stat_activity, sampled every 0.1 s) against DMS_DB_POOL_SIZE.
+
+It prints p50/p95 per request kind and engine, PostgreSQL's medians as ratios to SQLite's of the
+same run (target: listings and /users/me/ within 2x), and the search targets (p95 <= 50 ms on
+SQLite, <= 100 ms on PostgreSQL, one owner). It never asserts.
+
+    .venv/bin/python bench/scale.py [--size 1000000] [--owners 1 1000] [--engines sqlite postgresql]
+    .venv/bin/python bench/scale.py --size 20000 --owners 1 --runs 30 --seconds 5   # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine  # noqa: E402
+from search import (FUNCTION_WORDS, OutputDrain, TextGenerator, percentile,  # noqa: E402
+                    rare_words, vocabulary, wait_for_index)
+
+from dms import accounts  # noqa: E402
+from dms.db import _postgresql_sql, database, is_postgresql, open_database  # noqa: E402
+from dms.models import Node, new_id  # noqa: E402
+
+OWNER_PASSWORD = "bench-owner-password-1"
+FOLDER_SIZE = 1000
+BIG = 10_000
+MOVABLE_FOLDERS = 10
+DEPTH = 20
+WARMUP = 20
+
+FOLDER = ("INSERT INTO node (id, owner_id, parent_id, kind, title, title_sort, created_at, "
+          "updated_at) VALUES (?, ?, ?, 'folder', ?, ?, ?, ?)")
+DOCUMENT = ("INSERT INTO node (id, owner_id, parent_id, kind, title, title_sort, lang, ocr, "
+            "ocr_status, file_name, size, page_count, created_at, updated_at) "
+            "VALUES (?, ?, ?, 'document', ?, ?, 'eng', TRUE, 'succeeded', ?, ?, 1, ?, ?)")
+VERSION = ("INSERT INTO document_version (id, document_id, number, file_name, mime_type, size, "
+           "page_count, sha256, lang, created_at) "
+           "VALUES (?, ?, 1, ?, 'application/pdf', ?, 1, ?, 'eng', ?)")
+PAGE = "INSERT INTO page (id, version_id, number, text, method) VALUES (?, ?, 1, ?, 'layer')"
+
+
+def many(sql: str, rows: list[tuple]) -> None:
+    if rows:
+        cursor = database.connection().cursor()
+        cursor.executemany(_postgresql_sql(sql) if is_postgresql() else sql, rows)
+
+
+def stamp() -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S.000000", time.gmtime())
+
+
+class Layout:
+    """The queried owner's special folders, and where each next document of an owner goes."""
+
+    def __init__(self, owners: list[tuple[str, str]], queried: int):
+        self.owners, self.queried = owners, queried
+        self.counts = [0] * len(owners)
+        self.current: list[str | None] = [None] * len(owners)
+        self.folders: list[tuple] = []
+        owner_id, home = owners[queried]
+        self.big = self.folder(owner_id, home, "Big")
+        self.elsewhere = self.folder(owner_id, home, "Elsewhere")
+        self.movable = self.folder(owner_id, home, "Movable")
+        self.movable_children = [self.folder(owner_id, self.movable, f"Part {n:02d}")
+                                 for n in range(MOVABLE_FOLDERS)]
+        parent = home
+        for level in range(1, DEPTH + 1):
+            parent = self.folder(owner_id, parent, f"Level {level:02d}")
+        self.deepest = parent
+
+    def folder(self, owner_id: str, parent: str, title: str) -> str:
+        folder_id = new_id()
+        self.folders.append((folder_id, owner_id, parent, title, title.casefold(), stamp(),
+                             stamp()))
+        return folder_id
+
+    def place(self, number: int) -> tuple[str, str]:
+        """(owner id, parent folder id) of document `number`."""
+        index = number % len(self.owners)
+        owner_id, home = self.owners[index]
+        done = self.counts[index]
+        self.counts[index] += 1
+        if index == self.queried and done < BIG:
+            return owner_id, self.big
+        if index == self.queried and done < BIG + MOVABLE_FOLDERS * FOLDER_SIZE:
+            return owner_id, self.movable_children[(done - BIG) // FOLDER_SIZE]
+        if done % FOLDER_SIZE == 0 or self.current[index] is None:
+            self.current[index] = self.folder(owner_id, home, f"Folder {done // FOLDER_SIZE:04d}")
+        return owner_id, self.current[index]
+
+
+def load(target, size: int, owner_count: int, args, words, rare) -> tuple[Layout, str, str]:
+    """The database of one run; (layout, queried username, its password)."""
+    open_database(target)
+    if not is_postgresql():
+        database.execute_sql("PRAGMA synchronous = OFF")  # this loading connection only
+    queried = 0 if owner_count == 1 else 1
+    owners = []
+    for number in range(owner_count):
+        username = "admin" if number == 0 else f"owner{number:03d}"
+        password = ADMIN_PASSWORD if number == 0 else OWNER_PASSWORD if number == queried else None
+        extra = {"is_superuser": True, "is_staff": True} if number == 0 else {}
+        user = accounts.create_user(username, password, **extra)
+        home = Node.get((Node.owner == user.id) & (Node.special == Node.HOME))
+        owners.append((user.id, home.id))
+    layout = Layout(owners, queried)
+    generator = TextGenerator(words, rare, seed=8)
+    started = last = time.perf_counter()
+    for first in range(0, size, args.batch):
+        nodes, versions, pages = [], [], []
+        now = stamp()
+        for number in range(first, min(first + args.batch, size)):
+            owner_id, parent = layout.place(number)
+            document_id, version_id = new_id(), new_id()
+            title = generator.title()
+            text, _ = generator.text(args.words)
+            file_name = f"doc-{number}.pdf"
+            nodes.append((document_id, owner_id, parent, title, title.casefold(), file_name,
+                          len(text) * 20, now, now))
+            versions.append((version_id, document_id, file_name, len(text) * 20, "0" * 64, now))
+            pages.append((new_id(), version_id, text))
+        with database.atomic():
+            many(FOLDER, layout.folders)
+            layout.folders = []
+            many(DOCUMENT, nodes)
+            many(VERSION, versions)
+            many(PAGE, pages)
+            if not is_postgresql():  # the server's start-up rebuild indexes every node
+                database.execute_sql("DELETE FROM search_outbox")
+        done = min(first + args.batch, size)
+        if time.perf_counter() - last >= 30 or done == size:
+            last = time.perf_counter()
+            print(f"  loaded {done:,} of {size:,} documents ({last - started:.0f} s)", flush=True)
+    if is_postgresql():
+        database.execute_sql("VACUUM ANALYZE")
+    else:
+        database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    database.close()
+    username = "admin" if queried == 0 else f"owner{queried:03d}"
+    return layout, username, ADMIN_PASSWORD if queried == 0 else OWNER_PASSWORD
+
+
+def timed(call, runs: int) -> dict:
+    for _ in range(WARMUP):
+        call()
+    samples = []
+    for number in range(runs):
+        start = time.perf_counter()
+        call(number)
+        samples.append((time.perf_counter() - start) * 1000)
+    samples.sort()
+    return {"p50": percentile(samples, 0.5), "p95": percentile(samples, 0.95)}
+
+
+def cycling(make_path):
+    """A call for timed(): GET make_path(n), n counting up (warm-up calls pass none)."""
+    counter = iter(range(10**9))
+
+    def call(number=None):
+        return make_path(next(counter))
+    return call
+
+
+def concurrent(server: ServerProcess, token: str, layout: Layout, two_words: list[str],
+               seconds: float, peak_connections) -> dict:
+    """16 clients of mixed requests; (requests/s, p99 ms, errors)."""
+    paths = ["/api/users/me/", *(f"/api/nodes/{layout.big}/?page[size]=100&page[number]={n}"
+                                 for n in range(1, 11)),
+             *(f"/api/search/?q={urllib.parse.quote(q)}" for q in two_words[:10])]
+    samples: list[float] = []
+    errors = []
+    deadline = time.monotonic() + seconds
+
+    def client(seed: int) -> None:
+        http, rng = KeepAlive(server.port, token), random.Random(seed)
+        while time.monotonic() < deadline:
+            path = rng.choice(paths)
+            start = time.perf_counter()
+            try:
+                http.get(path)
+            except Exception as error:  # counted, shown once
+                errors.append(str(error)[:200])
+                http = KeepAlive(server.port, token)
+                continue
+            samples.append((time.perf_counter() - start) * 1000)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(16)]
+    stop_sampling = threading.Event()
+    sampler = threading.Thread(target=peak_connections, args=(stop_sampling,)) \
+        if peak_connections else None
+    started = time.monotonic()
+    for thread in threads + ([sampler] if sampler else []):
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stop_sampling.set()
+    if sampler:
+        sampler.join()
+    samples.sort()
+    return {"rate": len(samples) / (time.monotonic() - started),
+            "p99": percentile(samples, 0.99) if samples else float("nan"),
+            "errors": len(errors), "first error": errors[0] if errors else None}
+
+
+def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dict:
+    print(f"\n== {engine}, {args.size:,} documents, {owner_count} owner"
+          f"{'s' if owner_count > 1 else ''}; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="dms-bench-scale-") as tmp:
+        data_dir = Path(tmp) / "data"
+        env = {"DMS_OCR_WORKERS": "1"}
+        if engine == "postgresql":
+            url = cluster.new_database(empty=True)
+            target, env["DMS_DATABASE_URL"] = url, url
+        else:
+            data_dir.mkdir()
+            target = data_dir / "dms.db"
+        started = time.perf_counter()
+        layout, username, password = load(target, args.size, owner_count, args, words, rare)
+        print(f"loaded in {time.perf_counter() - started:.0f} s; "
+              + (f"dms.db {target.stat().st_size / 2**30:.2f} GiB" if engine == "sqlite" else
+                 f"database {database_size(url) / 2**30:.2f} GiB"), flush=True)
+        started = time.perf_counter()
+        server = ServerProcess(data_dir, **env)
+        drain = OutputDrain(server.process.stdout)
+        try:
+            admin = KeepAlive(server.port, server.login())
+            wait_for_index(server, admin, started)
+            print(f"server ready to search after {time.perf_counter() - started:.1f} s"
+                  + (" (tantivy index built at start-up)" if engine == "sqlite" else ""),
+                  flush=True)
+            token = server.login(username, password)
+            http = KeepAlive(server.port, token)
+            rng = random.Random(9)
+            content = words[len(FUNCTION_WORDS):]
+            two = [f"{rng.choice(content[:300])} {rng.choice(content)}" for _ in range(50)]
+            prefixes = [rng.choice([w for w in content if len(w) > 3])[:3] for _ in range(50)]
+            home = layout.owners[layout.queried][1]
+
+            def move(number):
+                target_id = layout.elsewhere if number % 2 == 0 else home
+                http.post("/api/nodes/move/", {"nodes": [{"id": layout.movable}],
+                                               "target_parent": {"id": target_id}})
+
+            kinds = {
+                "GET /api/users/me/": cycling(lambda n: http.get("/api/users/me/")),
+                "page of 100 from a folder of 10,000": cycling(lambda n: http.get(
+                    f"/api/nodes/{layout.big}/?page[size]=100&page[number]={n % 100 + 1}")),
+                "breadcrumb 20 levels deep": cycling(
+                    lambda n: http.get(f"/api/folders/{layout.deepest}/")),
+                "move of 10,010 nodes": None,
+                "search: one word": cycling(lambda n: http.get(
+                    f"/api/search/?q={urllib.parse.quote(FUNCTION_WORDS[n % 5])}")),
+                "search: two words": cycling(lambda n: http.get(
+                    f"/api/search/?q={urllib.parse.quote(two[n % len(two)])}")),
+                "search: 3-letter prefix": cycling(lambda n: http.get(
+                    f"/api/search/?q={urllib.parse.quote(prefixes[n % len(prefixes)])}")),
+            }
+            results = {}
+            for kind, call in kinds.items():
+                if call is None:
+                    moved = [0]
+
+                    def call(number=None):
+                        move(moved[0])
+                        moved[0] += 1
+                    numbers = timed(call, max(10, args.runs // 10))
+                else:
+                    numbers = timed(call, args.runs)
+                results[kind] = numbers
+                print(f"  {kind:<38} p50 {numbers['p50']:8.2f} ms   p95 {numbers['p95']:8.2f} ms",
+                      flush=True)
+            peak = None
+            if engine == "postgresql":
+                peak = [0]
+
+                def sample(stop):
+                    import psycopg
+                    with psycopg.connect(url, autocommit=True) as watcher:
+                        while not stop.is_set():
+                            count = watcher.execute(
+                                "SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                                "current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+                            peak[0] = max(peak[0], count)
+                            stop.wait(0.1)
+                load_numbers = concurrent(server, token, layout, two, args.seconds, sample)
+            else:
+                load_numbers = concurrent(server, token, layout, two, args.seconds, None)
+            results["16 clients"] = load_numbers
+            print(f"  16 clients, mixed, {args.seconds:.0f} s: {load_numbers['rate']:,.0f} req/s, "
+                  f"p99 {load_numbers['p99']:.1f} ms, {load_numbers['errors']} errors"
+                  + (f" (first: {load_numbers['first error']})" if load_numbers["errors"] else "")
+                  + (f"; peak PostgreSQL connections {peak[0]} (pool size "
+                     f"{os.environ.get('DMS_DB_POOL_SIZE', '10')})" if peak else ""), flush=True)
+            if drain.tracebacks:
+                print(f"  the server printed {drain.tracebacks} traceback(s)")
+        finally:
+            server.stop()
+    return results
+
+
+def database_size(url: str) -> int:
+    import psycopg
+    with psycopg.connect(url) as connection:
+        return connection.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=1_000_000, help="documents")
+    parser.add_argument("--owners", type=int, nargs="+", default=[1, 1000])
+    parser.add_argument("--engines", nargs="+", default=["sqlite", "postgresql"])
+    parser.add_argument("--runs", type=int, default=200, help="timed requests per kind")
+    parser.add_argument("--seconds", type=float, default=20, help="of the 16-client run")
+    parser.add_argument("--words", type=int, default=200, help="Zipf words of text per document")
+    parser.add_argument("--batch", type=int, default=10_000, help="documents per transaction")
+    args = parser.parse_args()
+    print(f"machine: {machine()}")
+    rng = random.Random(7)
+    words = vocabulary(4000, rng)
+    rare = rare_words(5000, set(words), rng)
+    cluster = None
+    if "postgresql" in args.engines:
+        from pgcluster import Cluster
+        cluster = Cluster().start()
+        print(f"PostgreSQL: a throwaway cluster of {cluster.bin.parent.name} on loopback "
+              "(fsync off, shared_buffers 64MB)")
+    try:
+        for owner_count in args.owners:
+            measured = {engine: run_engine(engine, owner_count, args, words, rare, cluster)
+                        for engine in args.engines}
+            report(measured, owner_count)
+    finally:
+        if cluster:
+            cluster.stop()
+
+
+def report(measured: dict, owner_count: int) -> None:
+    print(f"\n-- {owner_count} owner{'s' if owner_count > 1 else ''}: PostgreSQL's p50 / "
+          "SQLite's p50 (target for listings and /users/me/: <= 2x)")
+    if set(measured) >= {"sqlite", "postgresql"}:
+        for kind, numbers in measured["postgresql"].items():
+            if "p50" in numbers:
+                print(f"  {kind:<38} {numbers['p50'] / measured['sqlite'][kind]['p50']:6.2f}x")
+    limits = {"sqlite": 50.0, "postgresql": 100.0}
+    for engine, numbers in measured.items():
+        over = [f"{kind} {n['p95']:.1f} ms" for kind, n in numbers.items()
+                if kind.startswith("search") and n["p95"] > limits[engine]]
+        print(f"  search p95 on {engine} (target <= {limits[engine]:g} ms at 1,000,000, one "
+              f"owner): {'over: ' + ', '.join(over) if over else 'all within'}")
+
+
+if __name__ == "__main__":
+    main()
