@@ -397,6 +397,8 @@ def migrate_schema() -> list[str]:
             if not runner.applied():
                 _apply_postgresql_baseline(runner)
             applied = runner.up()
+        except DatabaseError as error:
+            raise DatabaseUnavailable(_schema_refused(error)) from None
         finally:
             database.execute_sql("SELECT pg_advisory_unlock(%s)", (key,))
     else:
@@ -406,6 +408,17 @@ def migrate_schema() -> list[str]:
     for name in applied:
         log.info("applied schema migration %s", name)
     return applied
+
+
+def _schema_refused(error: DatabaseError) -> str:
+    """One line for a schema change PostgreSQL refused: usually a role without the right."""
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    state = getattr(getattr(error, "__cause__", None), "sqlstate", None) or \
+        getattr(getattr(error, "__context__", None), "sqlstate", None)
+    if state == "42501":  # insufficient_privilege
+        return (f"PostgreSQL refused to create dms's tables ({first}); make dms's role the "
+                "owner of its database: createdb --owner ROLE DATABASE.")
+    return f"PostgreSQL refused to create or upgrade dms's tables: {first}."
 
 
 def _apply_postgresql_baseline(runner: Runner) -> None:

@@ -48,6 +48,15 @@ def test_start_up_errors_are_one_line_and_exit_1(postgres, tmp_path):
     assert (taken.returncode, taken.stderr) == (1, (
         "dms: the PostgreSQL database already holds tables that are not dms's (invoices); give "
         "dms an empty database of its own.\n"))
+    postgres.admin_sql("CREATE ROLE visitor LOGIN")  # may connect, may not create tables
+    unowned = postgres.new_database(empty=True).replace("postgres@", "visitor@")
+    refused = dms("serve", "--port", "0", "--data-dir", data, "--database-url", unowned)
+    assert (refused.returncode, refused.stderr) == (1, (
+        "dms: PostgreSQL refused to create dms's tables (permission denied for schema public); "
+        "make dms's role the owner of its database: createdb --owner ROLE DATABASE.\n"))
+    with psycopg.connect(unowned.replace("visitor@", "postgres@")) as connection:
+        assert connection.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"
+                                  ).fetchone() == (0,)  # nothing half made
 
 
 def sqlite_schema(path: Path) -> dict:
