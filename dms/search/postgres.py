@@ -9,30 +9,33 @@ itself: a one- or two-letter prefix of text would walk most of the index's words
 folded as the documents' words are (lower case, unaccent).
 
 Ranking: GIN finds the matching rows but cannot rank a top-k, so a query reads at most
-CANDIDATES matching rows, in the order the index yields them, and ranks only those: title and
-tag matches first (ts_rank of the weighted heading), then by the words the text holds. When more
-rows match (a very common word or a short prefix), the best of the first CANDIDATES are
-returned, not necessarily the best of all; another or a longer word narrows the search.
+CANDIDATES matching rows, in the order the index (or, for a word in most documents, the table)
+yields them, and ranks only those: by ts_rank of the weighted heading — titles and tag names
+that hold more of the words first, body-only matches after them. When more rows match (a very
+common word or a short prefix), the best of the first CANDIDATES are returned, not necessarily
+the best of all; another or a longer word narrows the search.
 Highlights are made afterwards for the returned rows only (dms.search.service).
 """
 
 from __future__ import annotations
 
 from dms.db import database, write_transaction
+from dms.tagfilter import TagFilter
 
 MIN_TITLE_PREFIX = 2
 MIN_TEXT_PREFIX = 3
 CANDIDATES = 2000
 REBUILD_BATCH = 500
 
+# The text's own rank is left out: without positions it would only count which words a text
+# holds, which every candidate does, and it would read every candidate's text once more.
 SEARCH = """
     WITH candidates AS MATERIALIZED (
-        SELECT s.node_id, s.heading, s.body FROM search_entry AS s {join}
+        SELECT s.node_id, s.heading FROM search_entry AS s {join}
         WHERE s.owner_id = ? AND {match}
         LIMIT ?)
     SELECT node_id FROM candidates
-    ORDER BY ts_rank(heading, to_tsquery('dms_fold', ?)) DESC,
-             ts_rank(body, to_tsquery('dms_fold', ?)) DESC, node_id
+    ORDER BY ts_rank(heading, to_tsquery('dms_fold', ?)) DESC, node_id
     LIMIT ?"""
 EVERYWHERE = "(s.heading || s.body) @@ to_tsquery('dms_fold', ?)"
 IN_HEADING = "s.heading @@ to_tsquery('dms_fold', ?)"
@@ -89,8 +92,6 @@ class PostgresSearch:
                tag_ids: tuple[str, ...] = (), tags_op: str = "all") -> list[tuple[str, float]]:
         """The owner's best matches for `words` (index terms) as (node id, score); with
         `tag_ids`, only nodes carrying all (or any) of those tags."""
-        from dms.tagfilter import TagFilter
-
         join, condition, extra = "", "", ()
         if tag_ids:
             join = "JOIN node ON node.id = s.node_id"
@@ -99,8 +100,7 @@ class PostgresSearch:
         where, params = match(words)
         rows = database.execute_sql(
             SEARCH.format(join=join, match=where + condition),
-            (owner_id, *params, *extra, CANDIDATES,
-             tsquery(words, "|", MIN_TITLE_PREFIX), tsquery(words, "|", MIN_TEXT_PREFIX),
+            (owner_id, *params, *extra, CANDIDATES, tsquery(words, "|", MIN_TITLE_PREFIX),
              limit)).fetchall()
         # Scores only order the results: the best gets len(rows), the last 1.
         return [(node_id, float(len(rows) - rank)) for rank, (node_id,) in enumerate(rows)]
@@ -108,10 +108,6 @@ class PostgresSearch:
     # -- for dms verify and dms reindex --------------------------------------------------------
     def count(self) -> int:
         return database.execute_sql("SELECT count(*) FROM search_entry").fetchone()[0]
-
-    def holds(self, node_id: str) -> bool:
-        return database.execute_sql("SELECT 1 FROM search_entry WHERE node_id = ?",
-                                    (node_id,)).fetchone() is not None
 
     def rebuild_now(self) -> int:
         """Recompute every node's entry from the database (entries missing are added), in
