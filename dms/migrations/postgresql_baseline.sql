@@ -122,13 +122,15 @@ CREATE TABLE preference (
 );
 
 -- Search (dms.search.postgres): one row per node, written by the triggers below in the same
--- transaction as the change it reflects (at its commit). `heading` holds the title (weight A) and the tag names
--- (B) with positions; `body` the words of a document's text, without positions (smaller, and
--- the 1 MiB limit of a tsvector then bounds only the distinct words: dms_search_body keeps the
--- words in the order they first appear until SEARCH_BODY_BYTES, so the start of a very long
+-- transaction as the change it reflects (at its commit). `heading` holds the title (weight A)
+-- and the tag names (B) with positions; `body` the words of a document's text, without
+-- positions (smaller, and the 1 MiB limit of a tsvector then bounds only the distinct words:
+-- dms_search_body keeps the words in the order they first appear, so the start of a very long
 -- text is indexed). Words are split as tantivy's simple tokenizer splits them (every ASCII
 -- character that is not a letter or a digit separates words) and folded by dms_fold: lower case
--- and unaccent, so `kase` finds `Käse`.
+-- and unaccent, so `kase` finds `Käse`. Both also hold the 3-, 4- and 5-letter beginnings of
+-- their words as lexemes of their own, marked `~` (`~inv`, `~invo`, `~invoi` for `invoice`): a
+-- short prefix is then one key of the GIN index instead of hundreds of words to merge.
 CREATE EXTENSION IF NOT EXISTS unaccent;
 
 CREATE TEXT SEARCH CONFIGURATION dms_fold (COPY = pg_catalog.simple);
@@ -156,19 +158,38 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT regexp_replace(input, '[\x01-\x20!-/:-@[-`{-~\x7f]+', ' ', 'g')
 $$;
 
+-- The `~` beginnings (3 to 5 letters) of the words of a tsvector.
+CREATE FUNCTION dms_search_prefixes(words tsvector) RETURNS TEXT[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT coalesce(array_agg(DISTINCT '~' || left(word, n)), '{}')
+    FROM unnest(tsvector_to_array(words)) AS word,
+         generate_series(3, least(5, char_length(word))) AS n
+$$;
+
+-- Words (with their beginnings) of a title or of tag names, all at position 1 with `weight`.
+CREATE FUNCTION dms_search_weighted(input TEXT, weight "char") RETURNS tsvector
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    words tsvector := setweight(to_tsvector('dms_fold', dms_search_words(input)), weight);
+BEGIN
+    RETURN words || coalesce((SELECT string_agg(format('%L:1%s', prefix, weight), ' ')
+                              FROM unnest(dms_search_prefixes(words)) AS prefix), '')::tsvector;
+END
+$$;
+
 CREATE FUNCTION dms_search_heading(target TEXT) RETURNS tsvector
 LANGUAGE sql STABLE AS $$
-    SELECT setweight(to_tsvector('dms_fold', dms_search_words(n.title)), 'A')
-        || setweight(to_tsvector('dms_fold', dms_search_words(coalesce((
+    SELECT dms_search_weighted(n.title, 'A')
+        || dms_search_weighted(coalesce((
                SELECT string_agg(t.name, ' ') FROM node_tag AS nt JOIN tag AS t ON t.id = nt.tag_id
-               WHERE nt.node_id = n.id), ''))), 'B')
+               WHERE nt.node_id = n.id), ''), 'B')
     FROM node AS n WHERE n.id = target
 $$;
 
 -- The words of a document's latest version: its pages cut into pieces of at most 65,536 bytes
 -- at a space (so one piece's tsvector, positions included, stays far below 1 MiB; bytes, not
 -- characters, because a byte offset is found at once), their words in the order they first
--- appear, as many as fit in 1,000,000 bytes.
+-- appear, as many as fit (with their beginnings) in 1,000,000 bytes.
 CREATE FUNCTION dms_search_pieces(target TEXT) RETURNS TABLE (seq BIGINT, piece TEXT)
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -221,6 +242,7 @@ CREATE FUNCTION dms_search_body(target TEXT) RETURNS tsvector
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     whole TEXT;
+    words tsvector;
 BEGIN
     SELECT string_agg(p.text, ' ' ORDER BY p.number) INTO whole FROM page AS p
     WHERE p.version_id = (SELECT v.id FROM document_version AS v WHERE v.document_id = target
@@ -229,10 +251,13 @@ BEGIN
         RETURN '';
     END IF;
     IF octet_length(whole) <= 65536 THEN  -- most documents: one tsvector, far below 1 MiB
-        RETURN strip(to_tsvector('dms_fold', dms_search_words(whole)));
+        words := strip(to_tsvector('dms_fold', dms_search_words(whole)));
+        RETURN words || array_to_tsvector(dms_search_prefixes(words));
     END IF;
-    RETURN (SELECT coalesce(array_to_tsvector(array_agg(word)), '') FROM (
-        SELECT word, sum(octet_length(word) + 1) OVER (ORDER BY first_seen, word) AS used
+    -- A word costs its bytes, and at most three beginnings no longer than its first 5 letters.
+    SELECT coalesce(array_to_tsvector(array_agg(word)), '') INTO words FROM (
+        SELECT word, sum(octet_length(word) + 3 * (1 + octet_length(left(word, 5))))
+                     OVER (ORDER BY first_seen, word) AS used
         FROM (
             SELECT word, min(seq) AS first_seen FROM (
                 SELECT pieces.seq,
@@ -240,7 +265,8 @@ BEGIN
                 FROM dms_search_pieces(target) AS pieces
             ) AS occurrences GROUP BY word
         ) AS words
-    ) AS counted WHERE used <= 1000000);
+    ) AS counted WHERE used <= 1000000;
+    RETURN words || array_to_tsvector(dms_search_prefixes(words));
 END
 $$;
 
@@ -276,8 +302,7 @@ CREATE FUNCTION dms_search_node_inserted() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO search_entry (node_id, owner_id, heading, stale)
-    VALUES (NEW.id, NEW.owner_id,
-            setweight(to_tsvector('dms_fold', dms_search_words(NEW.title)), 'A'),
+    VALUES (NEW.id, NEW.owner_id, dms_search_weighted(NEW.title, 'A'),
             CASE WHEN NEW.ocr_status IN ('succeeded', 'failed') THEN 2 ELSE 0 END);
     RETURN NULL;
 END

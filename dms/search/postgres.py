@@ -2,11 +2,14 @@
 the `search_entry` table that the database's own triggers keep in step with the nodes, their
 text and their tags, in the same transaction as each change (schema: postgresql_baseline.sql).
 
-Matching, as the tantivy engine matches: every word of the query must match; a word is a prefix
-(to_tsquery's `:*`; websearch_to_tsquery cannot do prefixes) of title and tag words from
-MIN_TITLE_PREFIX letters on and of text words from MIN_TEXT_PREFIX letters on, and shorter only
-itself: a one- or two-letter prefix of text would walk most of the index's words. Words are
-folded as the documents' words are (lower case, unaccent).
+Matching, as the tantivy engine matches: every word of the query must match, as a prefix of
+title and tag words from MIN_TITLE_PREFIX letters on and of text words from MIN_TEXT_PREFIX
+letters on; shorter, only itself. A prefix of 3 to 5 letters is one lexeme of its own (`~inv`:
+the schema stores the beginnings of every word), so it costs one GIN key however many words
+begin with it; a longer one is to_tsquery's `:*` over the few words that begin with it
+(websearch_to_tsquery cannot do prefixes). Query words arrive folded by the tantivy analyzer
+(dms.search.index.terms: lower case, accents folded), as the schema's dms_fold configuration
+folds the documents' words, and are given to PostgreSQL as tsquery literals.
 
 Ranking: GIN finds the matching rows but cannot rank a top-k, so a query reads at most
 CANDIDATES matching rows, in the order the index (or, for a word in most documents, the table)
@@ -14,7 +17,6 @@ yields them, and ranks only those: by ts_rank of the weighted heading — titles
 that hold more of the words first, body-only matches after them. When more rows match (a very
 common word or a short prefix), the best of the first CANDIDATES are returned, not necessarily
 the best of all; another or a longer word narrows the search.
-Highlights are made afterwards for the returned rows only (dms.search.service).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dms.tagfilter import TagFilter
 
 MIN_TITLE_PREFIX = 2
 MIN_TEXT_PREFIX = 3
+STORED_PREFIX = 5  # the longest beginning the schema stores as a lexeme
 CANDIDATES = 2000
 REBUILD_BATCH = 500
 
@@ -35,20 +38,28 @@ SEARCH = """
         WHERE s.owner_id = ? AND {match}
         LIMIT ?)
     SELECT node_id FROM candidates
-    ORDER BY ts_rank(heading, to_tsquery('dms_fold', ?)) DESC, node_id
+    ORDER BY ts_rank(heading, ?::tsquery) DESC, node_id
     LIMIT ?"""
-EVERYWHERE = "(s.heading || s.body) @@ to_tsquery('dms_fold', ?)"
-IN_HEADING = "s.heading @@ to_tsquery('dms_fold', ?)"
+EVERYWHERE = "(s.heading || s.body) @@ ?::tsquery"
+IN_HEADING = "s.heading @@ ?::tsquery"
 
 
-def term(word: str, prefix: bool) -> str:
-    """One word (an index term: letters and digits) in to_tsquery's syntax, quoted."""
-    quoted = "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
-    return quoted + (":*" if prefix else "")
+def lexeme(text: str) -> str:
+    """`text` quoted as one lexeme of a tsquery literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def term(word: str, shortest_prefix: int) -> str:
+    """How `word` (an index term) matches: itself, a stored beginning, or a `:*` prefix."""
+    if len(word) < shortest_prefix:
+        return lexeme(word)
+    if MIN_TEXT_PREFIX <= len(word) <= STORED_PREFIX:
+        return lexeme("~" + word)
+    return lexeme(word) + ":*"
 
 
 def tsquery(words: list[str], operator: str, shortest_prefix: int) -> str:
-    return f" {operator} ".join(term(word, len(word) >= shortest_prefix) for word in words)
+    return f" {operator} ".join(term(word, shortest_prefix) for word in words)
 
 
 def match(words: list[str]) -> tuple[str, list[str]]:
@@ -63,7 +74,7 @@ def match(words: list[str]) -> tuple[str, list[str]]:
         params.append(tsquery(alike, "&", MIN_TEXT_PREFIX))
     for word in title_only:
         conditions.append(f"({EVERYWHERE} OR {IN_HEADING})")
-        params += [term(word, False), term(word, True)]
+        params += [lexeme(word), lexeme(word) + ":*"]
     return " AND ".join(conditions), params
 
 
