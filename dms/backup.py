@@ -86,8 +86,9 @@ class Progress:
 
 @contextlib.contextmanager
 def _snapshot(data_dir: Path, database_url: str | None, staging: Path):
-    """`execute(sql)` (returning a cursor) over one consistent state of the database, and its
-    tables with their columns, as [(table, [column, ...])]."""
+    """`execute(sql)` (returning a cursor) over one consistent state of the database, `stream(sql)`
+    the same for a large result (PostgreSQL: a server-side cursor, rows fetched as they are
+    read), and its tables with their columns, as [(table, [column, ...])]."""
     if database_url:
         import psycopg
 
@@ -105,7 +106,12 @@ def _snapshot(data_dir: Path, database_url: str | None, staging: Path):
                     "SELECT table_name, column_name FROM information_schema.columns WHERE "
                     "table_schema = current_schema() ORDER BY table_name, ordinal_position"):
                 columns.setdefault(table, []).append(column)
-            yield execute, [(t, columns[t]) for t in tables if t not in NOT_BACKED_UP]
+            def stream(sql):
+                cursor = connection.cursor(name="dms_backup")  # one at a time: read to the end
+                cursor.execute(sql)
+                return cursor
+
+            yield execute, stream, [(t, columns[t]) for t in tables if t not in NOT_BACKED_UP]
         return
     copy = staging / DATABASE
     source = sqlite3.connect(f"file:{data_dir / DATABASE}?mode=ro", uri=True)
@@ -119,7 +125,7 @@ def _snapshot(data_dir: Path, database_url: str | None, staging: Path):
     try:
         tables = [row[0] for row in connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        yield connection.execute, [
+        yield connection.execute, connection.execute, [
             (table, [row[1] for row in connection.execute(f'PRAGMA table_info("{table}")')])
             for table in tables if table not in NOT_BACKED_UP]
     finally:
@@ -152,11 +158,11 @@ def _stage(data_dir: Path, database_url: str | None,
         (staging / "files").mkdir(parents=True)
         (staging / "tables").mkdir()
         members, rows = [], {}
-        with _snapshot(data_dir, database_url, staging) as (execute, tables):
+        with _snapshot(data_dir, database_url, staging) as (execute, stream, tables):
             files, counts, schema = _facts(execute)
             for table, columns in tables:
                 name = member(table)
-                rows[table] = write_table(execute, table, columns, staging / name)
+                rows[table] = write_table(stream, table, columns, staging / name)
                 members.append(Member(name, staging / name))
         vanished = False
         for file in files:

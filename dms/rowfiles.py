@@ -20,7 +20,7 @@ TABLE_MEMBER = re.compile(r"tables/([a-z_][a-z0-9_]{0,62})\.jsonl\Z")
 # SQLite's bookkeeping.
 NOT_BACKED_UP = {"search_outbox", "search_entry", "sqlite_sequence", "sqlite_stat1"}
 FETCH_ROWS = 1000
-MAX_LINE_BYTES = 256 * 1024 * 1024  # a page's text is at most a few MiB; a line past this is not dms's
+MAX_LINE_BYTES = 64 * 1024 * 1024  # a page's text is at most a few MiB; a line past this is not dms's
 
 
 class RowFileError(Exception):
@@ -31,17 +31,18 @@ def member(table: str) -> str:
     return f"tables/{table}.jsonl"
 
 
-def write_table(execute: Callable, table: str, columns: list[str], path: Path) -> int:
-    """Write every row of `table` (read through `execute(sql)`, a cursor in the backup's
-    snapshot) into `path`; returns the number of rows."""
+def write_table(stream: Callable, table: str, columns: list[str], path: Path) -> int:
+    """Write every row of `table` (read through `stream(sql)`, a cursor in the backup's
+    snapshot that fetches as it is read) into `path`; returns the number of rows."""
     quoted = ", ".join(f'"{column}"' for column in columns)
-    cursor = execute(f'SELECT {quoted} FROM "{table}"')
+    cursor = stream(f'SELECT {quoted} FROM "{table}"')
     count = 0
     with open(path, "w", encoding="utf-8") as out:
         out.write(json.dumps(columns) + "\n")
         while True:
             rows = cursor.fetchmany(FETCH_ROWS)
             if not rows:
+                cursor.close()
                 return count
             for row in rows:
                 out.write(json.dumps(list(row), ensure_ascii=False, default=_plain) + "\n")
