@@ -15,3 +15,6 @@ bench:
 	.venv/bin/python bench/upload.py
 	.venv/bin/python bench/ocr.py
 	.venv/bin/python bench/search.py
+	.venv/bin/python bench/load.py
+	.venv/bin/python bench/hostile.py
+	.venv/bin/python bench/scale.py

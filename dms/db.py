@@ -63,10 +63,11 @@ def document_scope(document_id: str) -> str:
     return f"document:{document_id}"
 
 PRAGMAS = {
+    # Milliseconds a writer waits for another process' write lock before "database is locked";
+    # first, so that the pragmas after it wait too.
+    "busy_timeout": 10_000,
     "journal_mode": "wal",
     "foreign_keys": 1,
-    # Milliseconds a writer waits for another process' write lock before "database is locked".
-    "busy_timeout": 10_000,
     # FULL: a commit that was acknowledged survives a power cut, not only a killed process.
     "synchronous": "full",
     "temp_store": "memory",
@@ -388,7 +389,7 @@ MIGRATION_LOCK = "schema migrations"
 
 def migrate_schema() -> list[str]:
     """Apply the migrations this database lacks, once even when several dms processes start
-    together (PostgreSQL: a session advisory lock; SQLite: the data dir's one file)."""
+    together (PostgreSQL: a session advisory lock; SQLite: a lock file beside dms.db)."""
     if is_postgresql():
         key = advisory_key(MIGRATION_LOCK)
         database.execute_sql("SELECT pg_advisory_lock(%s)", (key,))
@@ -402,12 +403,28 @@ def migrate_schema() -> list[str]:
         finally:
             database.execute_sql("SELECT pg_advisory_unlock(%s)", (key,))
     else:
-        applied = migration_runner().up()
+        with _migration_file_lock(Path(database.obj.database)):
+            applied = migration_runner().up()
         if any(name.startswith(VACUUM_AFTER) for name in applied):
             _vacuum()
     for name in applied:
         log.info("applied schema migration %s", name)
     return applied
+
+
+@contextlib.contextmanager
+def _migration_file_lock(db_path: Path) -> Iterator[None]:
+    """SQLite: two processes starting on one new data dir must not both create the tables (the
+    second failed with "table user already exists"). An exclusive lock on a file beside the
+    database, held while the migrations run; the second process then finds them applied."""
+    import fcntl
+
+    with open(db_path.with_name(db_path.name + ".migrate-lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _schema_refused(error: DatabaseError) -> str:
