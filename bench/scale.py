@@ -4,7 +4,8 @@ For each engine (SQLite in a temporary data dir; PostgreSQL in a throwaway clust
 server binaries on loopback, started and stopped here, fsync off: tests/pgcluster.py) and each
 --owners layout, it loads --size documents with realistic text (bench/search.py's Zipf text and
 titles), bulk-inserted with plain SQL in transactions of --batch documents. The owner whose
-documents are queried (the admin with one owner, owner001 with more) also gets:
+documents are queried (the admin with one owner, owner001 with more) gets the first 20,010
+documents, then the owners take turns; that owner also has:
 - `Big`, a folder of 10,000 of their documents;
 - `Level 01` ... `Level 20`, folders nested 20 deep (the breadcrumb of the deepest is timed);
 - `Movable`, a folder of 10 folders of 1,000 of their documents, moved back and forth between
@@ -104,8 +105,10 @@ class Layout:
         return folder_id
 
     def place(self, number: int) -> tuple[str, str]:
-        """(owner id, parent folder id) of document `number`."""
-        index = number % len(self.owners)
+        """(owner id, parent folder id) of document `number`: the queried owner's first, until
+        `Big` and `Movable` are full, then the owners in turn."""
+        special = BIG + MOVABLE_FOLDERS * FOLDER_SIZE
+        index = self.queried if self.counts[self.queried] < special else number % len(self.owners)
         owner_id, home = self.owners[index]
         done = self.counts[index]
         self.counts[index] += 1
