@@ -118,7 +118,8 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
 
 
 def migrate(config: Config) -> int:
-    from dms.db import open_configured, schema_version
+    from dms.db import open_configured
+    from dms.schema import schema_version
 
     open_configured(config)
     print(f"The database's schema is up to date (migration {schema_version():04d}).")
@@ -142,7 +143,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
     from pathlib import Path
 
     from dms import backup, restore
-    from dms.db import latest_schema_version
+    from dms.schema import latest_schema_version
 
     password = None
     if args.password_stdin:

@@ -1,5 +1,6 @@
 """The database: one peewee database object on SQLite (the default, `<data-dir>/dms.db`) or
-PostgreSQL (`DMS_DATABASE_URL`), the one write-transaction helper, and the schema migrations.
+PostgreSQL (`DMS_DATABASE_URL`) and the one write-transaction helper; the schema migrations are
+dms.schema's.
 Every difference between the two engines lives here and in the search engines (dms.search):
 the domain writes one SQL, with `?` placeholders and `"user"` quoted, that runs on both.
 
@@ -32,12 +33,10 @@ import logging
 import sqlite3
 import threading
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
 from peewee import DatabaseError, DatabaseProxy, OperationalError, SqliteDatabase
-from playhouse.migrations import Runner
 
 from dms.errors import StorageFull, Unavailable
 
@@ -73,7 +72,6 @@ PRAGMAS = {
     "temp_store": "memory",
 }
 
-MIGRATIONS_TABLE = "schema_migrations"
 WRITE_WAIT_SECONDS = 30.0  # a writer queued longer than this gets "busy, try again" (503)
 
 
@@ -348,6 +346,8 @@ def open_database(target: Path | str, migrate: bool = True, pool_size: int = 10)
     database.initialize(engine)
     database.connect(reuse_if_open=True)
     if migrate:
+        from dms.schema import migrate_schema  # it builds on this module
+
         migrate_schema()
     return database
 
@@ -377,125 +377,3 @@ def release_connection() -> None:
     SQLite keeps one connection per thread for good: opening one costs more than a query."""
     if is_postgresql() and not database.is_closed() and not database.in_transaction():
         database.close()
-
-
-# -- migrations -------------------------------------------------------------------------------
-
-# On PostgreSQL, a new database gets this schema, equal to SQLite's after the migration named
-# here; the migrations up to it are recorded as applied, every later one runs on both engines.
-POSTGRESQL_BASELINE = "0009_recent_documents"
-MIGRATION_LOCK = "schema migrations"
-
-
-def migrate_schema() -> list[str]:
-    """Apply the migrations this database lacks, once even when several dms processes start
-    together (PostgreSQL: a session advisory lock; SQLite: a lock file beside dms.db)."""
-    if is_postgresql():
-        key = advisory_key(MIGRATION_LOCK)
-        database.execute_sql("SELECT pg_advisory_lock(%s)", (key,))
-        try:
-            runner = migration_runner()
-            if not runner.applied():
-                _apply_postgresql_baseline(runner)
-            applied = runner.up()
-        except DatabaseError as error:
-            raise DatabaseUnavailable(_schema_refused(error)) from None
-        finally:
-            database.execute_sql("SELECT pg_advisory_unlock(%s)", (key,))
-    else:
-        with _migration_file_lock(Path(database.obj.database)):
-            applied = migration_runner().up()
-        if any(name.startswith(VACUUM_AFTER) for name in applied):
-            _vacuum()
-    for name in applied:
-        log.info("applied schema migration %s", name)
-    return applied
-
-
-@contextlib.contextmanager
-def _migration_file_lock(db_path: Path) -> Iterator[None]:
-    """SQLite: two processes starting on one new data dir must not both create the tables (the
-    second failed with "table user already exists"). An exclusive lock on a file beside the
-    database, held while the migrations run; the second process then finds them applied."""
-    import fcntl
-
-    with open(db_path.with_name(db_path.name + ".migrate-lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def _schema_refused(error: DatabaseError) -> str:
-    """One line for a schema change PostgreSQL refused: usually a role without the right."""
-    first = str(error).splitlines()[0] if str(error) else type(error).__name__
-    state = getattr(getattr(error, "__cause__", None), "sqlstate", None) or \
-        getattr(getattr(error, "__context__", None), "sqlstate", None)
-    if state == "42501":  # insufficient_privilege
-        return (f"PostgreSQL refused to create dms's tables ({first}); make dms's role the "
-                "owner of its database: createdb --owner ROLE DATABASE.")
-    return f"PostgreSQL refused to create or upgrade dms's tables: {first}."
-
-
-def _apply_postgresql_baseline(runner: Runner) -> None:
-    if database.get_tables():
-        names = ", ".join(database.get_tables()[:5])
-        raise DatabaseUnavailable(f"the PostgreSQL database already holds tables that are not "
-                                  f"dms's ({names}); give dms an empty database of its own.")
-    script = (migrations_dir() / "postgresql_baseline.sql").read_text()
-    with database.atomic():  # PostgreSQL's DDL is transactional: all of it, or none
-        for statement in _sql_statements(script):
-            database.execute_sql(statement)
-        runner.up(target=POSTGRESQL_BASELINE, fake=True)
-    log.info("created the PostgreSQL schema (baseline %s)", POSTGRESQL_BASELINE)
-
-
-def _sql_statements(script: str) -> list[str]:
-    """The statements of a plain SQL file: comment lines dropped, split at semicolons that end a
-    line outside a $$-quoted function body."""
-    lines = [line for line in script.splitlines() if not line.lstrip().startswith("--")]
-    statements, current = [], ""
-    for part in "\n".join(lines).split(";\n"):
-        current = f"{current};\n{part}" if current else part
-        if current.count("$$") % 2 == 0:
-            statements.append(current)
-            current = ""
-    return [statement.strip() for statement in statements if statement.strip().rstrip(";")]
-
-
-def migrations_dir() -> Path:
-    """The numbered migration scripts shipped inside the package (also inside a PyInstaller build)."""
-    return Path(str(resources.files("dms.migrations")))
-
-
-# Migrations that free much of the file (0006 drops the full-text copy of every text): the
-# space is given back to the file system once, right after them.
-VACUUM_AFTER = "0006_"
-
-
-def _vacuum() -> None:
-    """VACUUM needs free space the size of the database; without it, SQLite keeps the pages for
-    its own reuse, which is fine too."""
-    try:
-        database.execute_sql("VACUUM")
-        log.info("compacted the database after the upgrade")
-    except (sqlite3.OperationalError, OperationalError) as error:
-        log.warning("could not compact the database after the upgrade (%s); its free pages "
-                    "are reused as it grows", error)
-
-
-def migration_runner() -> Runner:
-    # The engine itself, not the proxy: the runner picks its schema migrator by the engine's class.
-    return Runner(database.obj, str(migrations_dir()), table_name=MIGRATIONS_TABLE)
-
-
-def schema_version() -> int:
-    """The number of the newest applied migration (0 for an empty database)."""
-    applied = migration_runner().applied()
-    return max((int(name.split("_", 1)[0]) for name in applied), default=0)
-
-
-def latest_schema_version() -> int:
-    """The number of the newest migration this dms ships."""
-    return max(int(p.name.split("_", 1)[0]) for p in migrations_dir().glob("[0-9]*.py"))

@@ -22,12 +22,12 @@ def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
     """Format 2: make `work/dms.db` with this dms's migrations up to the backup's own, and load
     the table files into it (foreign keys are checked afterwards, by _check_rows)."""
     from peewee import SqliteDatabase
-    from playhouse.migrations import Runner
 
-    from dms.db import MIGRATIONS_TABLE, PRAGMAS, migrations_dir
+    from dms.db import PRAGMAS
+    from dms.schema import runner_for, shipped_migrations
 
     tables = manifest["tables"]
-    shipped = sorted(p.stem for p in migrations_dir().glob("[0-9]*.py"))
+    shipped = shipped_migrations()
     names = sorted({str(row[0]) for row in _rows(work, "schema_migrations", ["name"])})
     if any(int(name.split("_", 1)[0]) > latest_schema for name in names
            if re.match(r"\d+_", name)):
@@ -40,7 +40,7 @@ def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
     level, quiet.level = quiet.level, logging.WARNING  # a scratch schema, not the user's upgrade
     try:
         schema.connect()
-        Runner(schema, str(migrations_dir()), table_name=MIGRATIONS_TABLE).up(target=names[-1])
+        runner_for(schema).up(target=names[-1])
     finally:
         quiet.level = level
         schema.close()

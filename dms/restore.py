@@ -45,7 +45,7 @@ def restore_backup(archive_path: Path, data_dir: Path, password: str | None = No
     Everything is checked, and the database migrated forward, in a temporary folder beside
     `data_dir` before it is renamed into place; a refusal (BackupError, one sentence) leaves
     `data_dir` as it was and no temporary folder behind."""
-    from dms.db import latest_schema_version
+    from dms.schema import latest_schema_version
 
     latest_schema = latest_schema_version() if latest_schema is None else latest_schema
     data_dir = data_dir.resolve()
@@ -365,14 +365,14 @@ def _migrate(path: Path) -> None:
     """Bring the restored database's schema up to date, still in the work folder, on a database
     object of its own (the process' shared one may be serving another data dir)."""
     from peewee import SqliteDatabase
-    from playhouse.migrations import Runner
 
-    from dms.db import MIGRATIONS_TABLE, PRAGMAS, migrations_dir
+    from dms.db import PRAGMAS
+    from dms.schema import runner_for
 
     restored = SqliteDatabase(str(path), pragmas=PRAGMAS)
     try:
         restored.connect()
-        Runner(restored, str(migrations_dir()), table_name=MIGRATIONS_TABLE).up()
+        runner_for(restored).up()
     except Exception as error:
         raise BackupError(f"The backup's database cannot be brought up to date: {error}.") from None
     finally:

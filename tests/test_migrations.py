@@ -6,7 +6,7 @@ import sqlite3
 import threading
 import time
 
-from dms import db
+from dms import db, schema
 from dms.auth import hash_password, token_digest
 from dms.config import Config
 from dms.server import Server
@@ -26,7 +26,7 @@ STAMP = "2025-01-02 03:04:05.123456"
 def make_data_dir_at_migration_1(path):
     """What dms at schema 1 wrote: a user, a token and a small tree, in that schema's own SQL."""
     db.open_database(path, migrate=False)
-    db.migration_runner().up(target="0001_initial")
+    schema.migration_runner().up(target="0001_initial")
     db.database.close()
     connection = sqlite3.connect(path)
     connection.executescript(f"""
@@ -49,11 +49,11 @@ def make_data_dir_at_migration_1(path):
 def test_every_migration_applies_in_order_and_is_recorded(tmp_path):
     path = tmp_path / "dms.db"
     db.open_database(path)
-    names = sorted(p.stem for p in db.migrations_dir().glob("[0-9]*.py"))
-    assert set(db.migration_runner().applied()) == set(names)
-    assert db.schema_version() == int(names[-1].split("_")[0])
+    names = sorted(p.stem for p in schema.migrations_dir().glob("[0-9]*.py"))
+    assert set(schema.migration_runner().applied()) == set(names)
+    assert schema.schema_version() == int(names[-1].split("_")[0])
     # A second start applies nothing.
-    assert db.migration_runner().up() == []
+    assert schema.migration_runner().up() == []
     db.database.close()
 
 
@@ -64,7 +64,7 @@ def test_a_data_dir_from_schema_1_starts_and_keeps_its_rows(tmp_path, config):
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        assert db.schema_version() >= 2
+        assert schema.schema_version() >= 2
         client = Client(server.url, SECRET)  # the old token still works
         me = client.get("/api/users/me/").json()["data"]
         assert me["id"] == USER_ID
@@ -102,7 +102,7 @@ def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, capl
     path = config.db_path
     path.parent.mkdir(parents=True)
     db.open_database(path, migrate=False)
-    db.migration_runner().up(target="0004_pages_search_ocr")
+    schema.migration_runner().up(target="0004_pages_search_ocr")
     db.database.close()
     connection = sqlite3.connect(path)
     for number, name in enumerate(("bob", "BOB")):

@@ -344,7 +344,7 @@ def test_a_backup_of_an_older_schema_is_migrated_before_it_lands(work):
     schema, and nothing else appears."""
     from test_migrations import make_data_dir_at_migration_1
 
-    from dms import db
+    from dms import schema
 
     old = work / "old.db"
     make_data_dir_at_migration_1(old)
@@ -368,7 +368,7 @@ def test_a_backup_of_an_older_schema_is_migrated_before_it_lands(work):
     connection = sqlite3.connect(work / "new" / "dms.db")
     applied = {row[0] for row in connection.execute("SELECT name FROM schema_migrations")}
     connection.close()
-    assert applied == {p.stem for p in db.migrations_dir().glob("[0-9]*.py")}
+    assert applied == {p.stem for p in schema.migrations_dir().glob("[0-9]*.py")}
 
 
 # -- format 2: one file per table ----------------------------------------------------------------
