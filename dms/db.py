@@ -293,6 +293,7 @@ def _postgresql_sql(sql: str) -> str:
 def _postgresql_engine_class():
     """Imported on demand: psycopg is an optional extra (dms[postgres])."""
     try:
+        from playhouse.pool import MaxConnectionsExceeded
         from playhouse.postgres_ext import PooledPsycopg3Database
         import psycopg  # noqa: F401
     except ImportError:
@@ -300,6 +301,13 @@ def _postgresql_engine_class():
                                   "installed: pip install 'dms[postgres]'.") from None
 
     class Engine(PooledPsycopg3Database, PostgresqlEngine):
+        def connect(self, reuse_if_open=False):
+            try:
+                return super().connect(reuse_if_open)
+            except MaxConnectionsExceeded:  # waited for a free connection in vain
+                raise Unavailable("Every database connection of this server is in use "
+                                  "(DMS_DB_POOL_SIZE); try again in a moment.") from None
+
         def execute_sql(self, sql, params=None, **options):
             # The domain writes `?` (SQLite's style); peewee's own queries already use %s.
             if "?" in sql:

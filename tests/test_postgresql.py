@@ -150,3 +150,42 @@ def test_two_processes_starting_together_migrate_once(postgres, tmp_path):
         names = [row[0] for row in connection.execute(
             "SELECT name FROM schema_migrations ORDER BY name")]
     assert names == sorted(p.stem for p in (ROOT / "dms" / "migrations").glob("[0-9]*.py"))
+
+
+def test_a_request_that_finds_every_connection_in_use_gets_a_sentence(postgres):
+    """The pool waits for a free connection (30 s in dms; 0.3 s here) and then says so: a 503
+    with a sentence through dms.web, never a 500."""
+    from dms.db import database, open_database
+    from dms.errors import Unavailable
+
+    open_database(postgres.new_database(), pool_size=2)
+    database.close()  # this thread's connection goes back to the pool
+    database.obj._wait_timeout = 0.3  # peewee's pool setting, shortened for the test
+    holding, release = threading.Barrier(3, timeout=10), threading.Event()
+
+    def hold():
+        database.execute_sql("SELECT 1")  # this thread keeps its connection until closed
+        holding.wait()
+        release.wait(10)
+        database.close()
+
+    threads = [threading.Thread(target=hold) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    holding.wait()
+    outcome = {}
+
+    def third():
+        try:
+            database.execute_sql("SELECT 1")
+        except Unavailable as error:
+            outcome["message"] = error.message
+
+    extra = threading.Thread(target=third)
+    extra.start()
+    extra.join(10)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert outcome == {"message": "Every database connection of this server is in use "
+                                  "(DMS_DB_POOL_SIZE); try again in a moment."}
