@@ -122,17 +122,17 @@ class PostgresSearch:
 
     def rebuild_now(self) -> int:
         """Recompute every node's entry from the database (entries missing are added), in
-        batches of REBUILD_BATCH nodes per transaction; the node count."""
+        batches of REBUILD_BATCH nodes per transaction, one statement each; the node count."""
         done, last = 0, 0
         while True:
             with write_transaction():
-                rows = database.execute_sql(
-                    "SELECT seq, id, owner_id FROM node WHERE seq > ? ORDER BY seq LIMIT ?",
-                    (last, REBUILD_BATCH)).fetchall()
-                if not rows:
+                top, count = database.execute_sql(
+                    "SELECT max(seq), count(*) FROM (SELECT seq FROM node WHERE seq > ? "
+                    "ORDER BY seq LIMIT ?) AS batch", (last, REBUILD_BATCH)).fetchone()
+                if not count:
                     return done
-                for _, node_id, owner_id in rows:
-                    database.execute_sql(
-                        "INSERT INTO search_entry (node_id, owner_id, stale) VALUES (?, ?, 3) "
-                        "ON CONFLICT (node_id) DO UPDATE SET stale = 3", (node_id, owner_id))
-            done, last = done + len(rows), rows[-1][0]
+                database.execute_sql(
+                    "INSERT INTO search_entry (node_id, owner_id, stale) "
+                    "SELECT id, owner_id, 3 FROM node WHERE seq > ? AND seq <= ? "
+                    "ON CONFLICT (node_id) DO UPDATE SET stale = 3", (last, top))
+            done, last = done + count, top
