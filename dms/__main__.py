@@ -25,7 +25,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--trusted-proxy", help="address of a reverse proxy whose X-Forwarded-* "
                                                "headers are believed (DMS_TRUSTED_PROXY)")
     serve.add_argument("--url-prefix", help="serve under this sub-path, e.g. /dms (DMS_URL_PREFIX)")
+    serve.add_argument("--no-worker", action="store_const", const="1", default=None,
+                       help="a web-only node: read no pages here, `dms worker` processes do "
+                            "(DMS_NO_WORKER=1; needs --queue-url)")
     _data_dir_options(serve)
+    _cluster_options(serve)
+
+    worker = commands.add_parser("worker", help="read pages (OCR) of documents queued by the web "
+                                                "nodes; needs --queue-url")
+    worker.add_argument("--concurrency", dest="ocr_workers",
+                        help="documents read at once (DMS_OCR_WORKERS, default cores - 1)")
+    _data_dir_options(worker)
+    _cluster_options(worker)
 
     reindex = commands.add_parser("reindex", help="rebuild the full-text search index")
     _data_dir_options(reindex)
@@ -35,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     backup.add_argument("--password-stdin", action="store_true",
                         help="encrypt with AES-256, the password read from standard input")
     _data_dir_options(backup)
+    _files_dir_option(backup)
 
     restore = commands.add_parser("restore", help="restore a backup into a new, empty data dir")
     restore.add_argument("archive", help="the backup zip")
@@ -49,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--repair", action="store_true",
                         help="fix what is safely fixable (one line per fix), then check again")
     _data_dir_options(verify)
+    _files_dir_option(verify)
 
     for name, text in (("createsuperuser", "create a superuser"),
                        ("changepassword", "set a user's password")):
@@ -68,6 +81,18 @@ def _data_dir_options(command: argparse.ArgumentParser) -> None:
                                                 "in the data dir)")
     command.add_argument("--log-level", choices=LOG_LEVELS,
                          help="logging detail (DMS_LOG_LEVEL, default info)")
+
+
+def _files_dir_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--files-dir", help="where the stored files live, e.g. a mount every "
+                                             "node shares (DMS_FILES_DIR, default DATA_DIR/files)")
+
+
+def _cluster_options(command: argparse.ArgumentParser) -> None:
+    _files_dir_option(command)
+    command.add_argument("--queue-url", help="redis://host:6379/0: the processing queue in Redis, "
+                                             "shared by every node (DMS_QUEUE_URL; default the "
+                                             "queue inside dms serve)")
 
 
 def read_password(from_stdin: bool) -> str:
@@ -93,19 +118,29 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
     from dms.db import DatabaseUnavailable
+    from dms.queue import QueueUnavailable
 
     try:
         return run_command(args, config)
-    except DatabaseUnavailable as error:
+    except (DatabaseUnavailable, QueueUnavailable) as error:
         print(f"dms: {error}", file=sys.stderr)
         return 1
 
 
 def run_command(args: argparse.Namespace, config: Config) -> int:
+    if args.command in ("serve", "worker") and config.embedded_queue \
+            and (args.command == "worker" or config.no_worker):
+        print(f"dms: {'dms worker' if args.command == 'worker' else '--no-worker'} needs the "
+              "queue that web nodes and workers share: set --queue-url (DMS_QUEUE_URL), e.g. "
+              "redis://localhost:6379/0, on every node.", file=sys.stderr)
+        return 2
     if args.command == "serve":
         _import_http_client_without_tls()
         from dms.server import serve
         return serve(config)
+    if args.command == "worker":
+        from dms.worker import run_worker
+        return run_worker(config)
     if args.command == "reindex":
         return reindex(config)
     if args.command in ("backup", "restore"):
@@ -151,12 +186,18 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
     try:
         if args.command == "backup":
             manifest = backup.create_backup(config.data_dir, Path(args.out), password,
-                                            database_url=config.database_url)
+                                            database_url=config.database_url,
+                                            files_dir=config.files_path)
             counts = manifest["counts"]
             print(f"Backup written to {args.out}: {counts['users']} users, {counts['folders']} "
                   f"folders, {counts['documents']} documents, "
                   f"{sum(name.startswith('files/') for name in manifest['files'])} files.")
             return 0
+        if config.files_dir is not None and config.files_dir != config.data_dir / "files":
+            raise backup.BackupError(
+                "dms restore puts the files into DATA_DIR/files: unset DMS_FILES_DIR for the "
+                "restore and move the files to the shared directory afterwards (README, "
+                "\"Moving from one box to several\").")
         copy_rows = None
         if config.database_url:  # the rows into PostgreSQL, the files into the data dir
             from dms import transfer
@@ -190,7 +231,7 @@ def verify(config: Config, repair: bool = False) -> int:
         print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
         return 2
     open_configured(config)
-    report = checks.run(config.data_dir)
+    report = checks.run(config.data_dir, files_dir=config.files_path)
     if repair:
         try:
             fixes = checks.repair(report)
@@ -202,7 +243,7 @@ def verify(config: Config, repair: bool = False) -> int:
             fixes.append(search_check.rebuild(config.data_dir))
         print("\n".join(fixes or ["Nothing to repair."]))
         report = checks.run(config.data_dir, files=report)  # the files are as they were
-    checks.save(config.data_dir, report)
+    checks.save(report)
     print("\n".join(report.lines()))
     return 0 if report.ok else 1
 

@@ -11,7 +11,7 @@ from dms.config import Config
 from dms.db import open_configured, register_space_reserve
 from dms.documents import referenced_version_ids
 from dms.processing import Processor
-from dms.storage import FileStore
+from dms.storage import DirectoryStore
 from dms.services import Services
 from dms.web import DmsBottle, bottle_rule, endpoint
 
@@ -22,10 +22,11 @@ def create_app(config: Config) -> DmsBottle:
     """Open (and migrate) the configured database and build the WSGI application."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
     open_configured(config)
-    store = FileStore(config.data_dir)
+    store = DirectoryStore(config.files_path, config.data_dir)
     # Before the first request: interrupted uploads and files no row points at (a crash between
-    # storing a file and committing its row, or between a delete's commit and its file removal).
-    store.sweep(referenced_version_ids())
+    # storing a file and committing its row, or between a delete's commit and its file removal),
+    # once they are older than the grace period (another node may be committing its row now).
+    store.sweep(referenced_version_ids(), config.sweep_grace_minutes * 60)
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
     services = Services(config, store, Processor(config, store), search.engine(config.data_dir))

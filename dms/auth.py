@@ -7,21 +7,22 @@ Every comparison of secret material is constant-time.
 from __future__ import annotations
 
 import base64
-import collections
 import datetime as dt
 import hashlib
 import hmac
+import logging
 import secrets
-import threading
 import time
 from typing import Callable, Hashable, Iterable
 
 from peewee import IntegrityError
 
-from dms.db import owner_scope, with_space_reserve, write_transaction
-from dms.errors import Invalid, NotFound, Throttled
+from dms.db import database, owner_scope, with_space_reserve, write_transaction
+from dms.errors import Invalid, NotFound, StorageFull, Throttled, Unavailable
 from dms.models import Token, User, utcnow
 from dms.textrules import has_refused_characters
+
+log = logging.getLogger("dms.auth")
 
 # scrypt cost: 32 MiB and ~0.1 s per hash on a small server; stored with each hash so it can rise.
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
@@ -197,47 +198,57 @@ def find_token(secret: str, now: dt.datetime) -> Token | None:
 
 
 class LoginThrottle:
-    """Counts failed logins per key (client address, username) in a sliding window.
+    """Counts failed logins per key (client address, username) in a sliding window, in the
+    database (table `login_failure`), so that every node of a cluster counts the same failures.
 
     After MAX_FAILURES failures within WINDOW seconds a key is refused until its oldest failure
-    leaves the window. Memory is bounded: at most MAX_KEYS keys are tracked, oldest dropped first.
-    The clock is injected so tests can move time instead of sleeping."""
+    leaves the window. Keys are stored as SHA-256 digests (a username field sometimes holds a
+    password typed in the wrong box). Bounded: failures older than the window are deleted as new
+    ones come in, and a refused key records nothing more. The clock (seconds since the epoch, the
+    same on every node) is injected so tests can move time instead of sleeping."""
 
     MAX_FAILURES = 5
     WINDOW = 300.0
-    MAX_KEYS = 10_000
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, clock: Callable[[], float] = time.time):
         self._clock = clock
-        self._failures: collections.OrderedDict[Hashable, list[float]] = collections.OrderedDict()
-        self._lock = threading.Lock()
 
     def retry_after(self, keys: Iterable[Hashable]) -> int | None:
         """Seconds until a login for these keys is allowed again, or None if allowed now."""
         now = self._clock()
         wait = 0.0
-        with self._lock:
-            for key in keys:
-                recent = self._recent(key, now)
-                if len(recent) >= self.MAX_FAILURES:
-                    wait = max(wait, recent[-self.MAX_FAILURES] + self.WINDOW - now)
+        for key in keys:
+            recent = [row[0] for row in database.execute_sql(
+                "SELECT failed_at FROM login_failure WHERE key = ? AND failed_at > ? "
+                "ORDER BY failed_at DESC LIMIT ?",
+                (_throttle_key(key), now - self.WINDOW, self.MAX_FAILURES))]
+            if len(recent) >= self.MAX_FAILURES:
+                wait = max(wait, recent[-1] + self.WINDOW - now)
         return max(1, int(wait + 0.999)) if wait > 0 else None
 
     def record_failure(self, keys: Iterable[Hashable]) -> None:
         now = self._clock()
-        with self._lock:
-            for key in keys:
-                recent = self._recent(key, now)
-                recent.append(now)
-                self._failures[key] = recent
-                self._failures.move_to_end(key)
-            while len(self._failures) > self.MAX_KEYS:
-                self._failures.popitem(last=False)
+        try:
+            with write_transaction():
+                database.execute_sql("DELETE FROM login_failure WHERE failed_at <= ?",
+                                     (now - self.WINDOW,))
+                for key in keys:
+                    database.execute_sql(
+                        "INSERT INTO login_failure (key, failed_at) VALUES (?, ?)",
+                        (_throttle_key(key), now))
+        except (StorageFull, Unavailable) as error:  # the login is refused all the same
+            log.warning("could not count a failed login: %s", error.message)
 
     def reset(self, keys: Iterable[Hashable]) -> None:
-        with self._lock:
-            for key in keys:
-                self._failures.pop(key, None)
+        digests = [_throttle_key(key) for key in keys]
+        try:
+            with write_transaction():
+                database.execute_sql(
+                    f"DELETE FROM login_failure WHERE key IN ({', '.join('?' * len(digests))})",
+                    digests)
+        except (StorageFull, Unavailable) as error:
+            log.warning("could not clear failed logins: %s", error.message)
 
-    def _recent(self, key: Hashable, now: float) -> list[float]:
-        return [t for t in self._failures.get(key, ()) if t > now - self.WINDOW]
+
+def _throttle_key(key: Hashable) -> str:
+    return hashlib.sha256(repr(key).encode("utf-8")).hexdigest()

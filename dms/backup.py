@@ -148,11 +148,10 @@ def _facts(execute) -> tuple[list[StoredFile], dict, int]:
     return files, counts, schema
 
 
-def _stage(data_dir: Path, database_url: str | None,
+def _stage(data_dir: Path, files_dir: Path, database_url: str | None,
            staging: Path) -> tuple[list[Member], dict, dict, int]:
     """Write every table of one snapshot and hard-link every file it names into `staging`:
     (members, counts, rows per table, schema version)."""
-    files_dir = data_dir / "files"
     for _ in range(SNAPSHOT_ATTEMPTS):
         shutil.rmtree(staging, ignore_errors=True)
         (staging / "files").mkdir(parents=True)
@@ -182,19 +181,24 @@ def _stage(data_dir: Path, database_url: str | None,
 
 
 def create_backup(data_dir: Path, out: Path, password: str | None = None,
-                  progress_stream=sys.stderr, database_url: str | None = None) -> dict:
+                  progress_stream=sys.stderr, database_url: str | None = None,
+                  files_dir: Path | None = None) -> dict:
     """Write a backup of `data_dir` (and of the PostgreSQL database at `database_url`, when
-    given) to `out`; returns the manifest."""
+    given; of the files in `files_dir`, default <data_dir>/files) to `out`; returns the
+    manifest."""
     import pyzipper
 
     if not database_url and not (data_dir / DATABASE).is_file():
         raise BackupError(f"There is no dms database in {data_dir}.")
     data_dir.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
-    staging = Path(tempfile.mkdtemp(prefix=".backup-", dir=data_dir))
+    files_dir = files_dir or data_dir / "files"
+    files_dir.mkdir(parents=True, exist_ok=True)
+    # Beside the files (maybe a shared mount): the stored files are hard-linked into it.
+    staging = Path(tempfile.mkdtemp(prefix=".backup-", dir=files_dir))
     partial = out.with_name(out.name + ".partial")
     try:
-        members, counts, rows, schema = _stage(data_dir, database_url, staging)
+        members, counts, rows, schema = _stage(data_dir, files_dir, database_url, staging)
         progress = Progress(sum(m.path.stat().st_size for m in members), len(members), progress_stream)
         manifest = {"format_version": FORMAT_VERSION, "app_version": __version__,
                     "schema_version": schema,

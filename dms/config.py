@@ -29,6 +29,15 @@ class Config:
     # None: SQLite in <data_dir>/dms.db. postgresql://user:password@host/db: PostgreSQL (README,
     # "Outgrowing one machine"). repr=False: it may hold a password.
     database_url: str | None = field(default=None, repr=False)
+    # Where the stored files live; default <data_dir>/files. May be a mount every node shares
+    # (README, "Several machines"); uploads are received in the node's own <data_dir>/tmp.
+    files_dir: Path | None = None
+    # None: the embedded queue (queue.db in the data dir, consumed inside `dms serve`).
+    # redis://host:6379/0: Huey's Redis queue, consumed by `dms worker` processes anywhere.
+    # repr=False: it may hold a password.
+    queue_url: str | None = field(default=None, repr=False)
+    # A web-only node: `dms serve` reads no pages (workers do); needs a queue_url.
+    no_worker: bool = False
     # Most connections to PostgreSQL one dms process opens (its request threads, OCR workers and
     # the CLI each take one while they work); unused with SQLite.
     db_pool_size: int = 10
@@ -47,6 +56,16 @@ class Config:
     ocr_max_megapixels: int = 25  # a page is scaled down to this before Tesseract reads it
     ocr_slice_seconds: int = 20  # a worker moves on to other documents after this long
     ocr_budget_minutes: float = 360  # processing time per document before it fails
+    # A worker holds a lease on the version it reads, renewed every third of this; a lease not
+    # renewed for this long (its worker died) is taken over by another worker.
+    lease_seconds: float = 60
+    # The periodic jobs, each run once per period by one worker of the whole cluster: reconcile
+    # (queue what the database says is unfinished) and verify (periods start Sundays 03:17 UTC).
+    reconcile_minutes: float = 5
+    verify_hours: float = 168
+    # The start-up sweep removes a file no row names only when it is older than this: another
+    # node may be about to commit the row of a file it has just stored.
+    sweep_grace_minutes: float = 60
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
     search_timeout_seconds: float = 10.0
@@ -73,8 +92,14 @@ class Config:
         return self.data_dir / "dms.db"
 
     @property
-    def files_dir(self) -> Path:
-        return self.data_dir / "files"
+    def files_path(self) -> Path:
+        """The file store's directory: files_dir if set, else <data_dir>/files."""
+        return self.files_dir if self.files_dir is not None else self.data_dir / "files"
+
+    @property
+    def embedded_queue(self) -> bool:
+        """The queue lives in this process (queue.db); otherwise in Redis."""
+        return self.queue_url is None
 
     @property
     def max_upload_bytes(self) -> int:
@@ -123,8 +148,10 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
             raise ConfigError(f"{source} must be 1 or 0, not {raw!r}.")
         return text in ("1", "true", "yes", "on")
-    if name == "data_dir":
+    if name in ("data_dir", "files_dir"):
         return Path(raw).expanduser()
+    if name == "queue_url":
+        return check_queue_url(str(raw).strip(), source)
     if name == "database_url":
         return check_database_url(str(raw).strip(), source)
     if name == "log_level":
@@ -154,6 +181,15 @@ def check_database_url(url: str, source: str) -> str:
     return url
 
 
+def check_queue_url(url: str, source: str) -> str:
+    """Only Redis URLs: the embedded queue is what an unset setting means."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("redis", "rediss", "unix"):
+        raise ConfigError(f"{source} must be a Redis URL such as redis://localhost:6379/0 (leave "
+                          f"it unset for the queue inside `dms serve`).")
+    return url
+
+
 # The type of each field as its annotation names it ("int", "str | None", ...): no eval needed.
 FIELD_TYPES = {f.name: str(f.type).split(" ")[0] for f in dataclasses.fields(Config)}
 # Allowed values of numeric settings (inclusive); absent: at least 1, no upper bound.
@@ -164,6 +200,10 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "max_tree_depth": (1, 100_000),
     "search_timeout_seconds": (0.1, 3600),
     "ocr_budget_minutes": (0.01, 10_000_000),
+    "lease_seconds": (1, 86400),
+    "reconcile_minutes": (0.01, 10_000),
+    "verify_hours": (0.001, 100_000),
+    "sweep_grace_minutes": (0, 100_000),
     "connection_limit": (20, 1_000_000),
     "header_timeout": (1, 3600),
     "channel_timeout": (1, 86400),

@@ -34,6 +34,7 @@ from typing import Iterable, Iterator
 
 from dms.imaging import decoding, fit_scale, shrink
 from dms.pdf import PDFIUM_LOCK
+from dms.storage import move_file
 
 log = logging.getLogger("dms.ocr")
 
@@ -281,7 +282,7 @@ def tesseract(source: Path | bytes, lang: str, dpi: int = RENDER_DPI,
     try:
         text = Path(output + ".txt").read_text("utf-8", errors="replace")
         pdf_to.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(output + ".pdf", pdf_to)
+        move_file(Path(output + ".pdf"), pdf_to, pdf_to.parent)  # the store may be a mount
     except OSError as error:
         raise PageFailed(f"Tesseract's output could not be kept: {error}") from None
     finally:

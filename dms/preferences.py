@@ -15,7 +15,7 @@ from typing import Callable
 
 from dms.db import database, write_transaction
 from dms.errors import Invalid, NotFound
-from dms.languages import installed_languages, is_valid_lang
+from dms.languages import accepted_languages, is_valid_lang
 from dms.models import User
 
 
@@ -34,7 +34,7 @@ class Setting:
 
 SETTINGS = {setting.identifier: setting for setting in (
     Setting("ocr", "language", "OCR language of new documents (Tesseract's, + combines them).",
-            lambda: list(installed_languages()), is_valid_lang),
+            lambda: list(accepted_languages()), is_valid_lang),
 )}
 
 

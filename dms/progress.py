@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+from dms import leases
 from dms.db import database, document_scope, write_transaction
 from dms.models import DocumentVersion, Node, OcrStatus, new_id
 from dms.ocr import PageText
@@ -35,6 +36,8 @@ class Work:
     use_ocr: bool
     attempts: int
     seconds: float  # processing time spent on this version so far
+    # The worker holding the version's lease (dms.leases): saves check it still does.
+    worker_id: str | None = None
 
 
 def work_for(version_id: str) -> Work | None:
@@ -53,7 +56,9 @@ def work_for(version_id: str) -> Work | None:
 def _is_current(work: Work, status: str = OcrStatus.STARTED) -> bool:
     row = database.execute_sql(f"SELECT n.ocr_status, {LATEST_VERSION} FROM node AS n "
                                "WHERE n.id = ?", (work.document_id,)).fetchone()
-    return row is not None and row[0] == status and row[1] == work.version_id
+    if row is None or row[0] != status or row[1] != work.version_id:
+        return False
+    return work.worker_id is None or leases.holds(work.version_id, work.worker_id)
 
 
 def claim(work: Work) -> bool:

@@ -66,7 +66,8 @@ class Server:
         self.processor = self.app.services.processor
         self.indexer = self.app.services.search
         wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
-        reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + config.ocr_workers)
+        workers = 0 if config.no_worker else config.ocr_workers
+        reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + workers)
         self._wsgi = create_server(
             with_nosniff(wsgi_app), host=config.host, port=config.port, threads=config.threads,
             ident="dms", max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
@@ -99,10 +100,14 @@ class Server:
         # after the last one.
         unregister = on_commit(self.indexer.notify)
         self.indexer.start()
-        self.processor.start()
+        self.processor.start(consume=not self.config.no_worker)
         where = f"data dir {self.config.data_dir.resolve()}"
         if self.config.database_url:
             where += f", database {describe_url(self.config.database_url)}"
+        if self.config.files_dir is not None:
+            where += f", files in {self.config.files_dir.resolve()}"
+        if not self.config.embedded_queue:
+            where += ", queue in Redis" + (", web only" if self.config.no_worker else "")
         log.info("dms listening on %s (%s)", self.url, where)
         wsgi, channels = self._wsgi, self._wsgi._map
         try:

@@ -1,25 +1,34 @@
-"""The file store under the data dir: uploads streamed to disk, stored by version id, never by a
-client's name (api.md §6).
+"""The file store: uploads streamed to disk, stored by version id, never by a client's name
+(api.md §6), behind a small interface (FileStore) so that another kind of store can be added
+without touching its callers. DirectoryStore, the one there is, keeps them in a directory: by
+default `<data-dir>/files`, or any path (DMS_FILES_DIR) such as an NFS or SMB mount that several
+nodes share (README, "Several machines").
 
-Layout: `files/<first two characters of the id>/<version id>` for stored files and
-`files/<aa>/<version id>.searchable.pdf` for their searchable PDFs, `previews/<aa>/<version
-id>/<page>.jpg` for page previews and `work/<aa>/<version id>/` for the page PDFs of a searchable
-PDF being made (both derived, removed with their version), `tmp/` for uploads in progress and
-Tesseract's output. Durability: an upload is written to `tmp/`, fsynced, renamed into place and the
-directory fsynced before any database row points at it. A crash can therefore leave only
-unreferenced files (never a row without its file); `sweep()` at start-up removes them.
+Layout of the store's directory: `<first two characters of the id>/<version id>` for stored files
+and `<aa>/<version id>.searchable.pdf` for their searchable PDFs, `.previews/<aa>/<version
+id>/<page>.jpg` for page previews and `.work/<aa>/<version id>/` for the page PDFs of a searchable
+PDF being made (both derived, removed with their version), `.incoming/` for files being copied in
+from another filesystem. Uploads in progress and Tesseract's output are node-local: `<data-dir>/tmp`.
+
+Durability: an upload is written to tmp/ and fsynced, then moved into place (a rename; a copy,
+fsync and rename when the store is another filesystem) and the directory fsynced, before any
+database row points at it. A crash can therefore leave only unreferenced files (never a row without
+its file); `sweep()` at start-up removes them once they are older than a grace period: a file
+without a row may be another node's upload whose row is being committed.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Iterable, Protocol
 
 log = logging.getLogger("dms.storage")
 
@@ -46,15 +55,39 @@ class ReceivedFile:
         self.path.unlink(missing_ok=True)
 
 
-class FileStore:
-    def __init__(self, data_dir: Path):
-        self.reserve_path = data_dir / ".space-reserve"
-        self.files_dir = data_dir / "files"
-        self.previews_dir = data_dir / "previews"
-        self.work_root = data_dir / "work"
+class FileStore(Protocol):
+    """What the rest of dms asks of a file store. Paths are local paths (or paths on a mount):
+    downloads with Range, previews and OCR read them directly."""
+
+    tmp_dir: Path
+
+    def path(self, version_id: str) -> Path: ...
+    def searchable_path(self, version_id: str) -> Path: ...
+    def preview_path(self, version_id: str, page_number: int) -> Path: ...
+    def work_dir(self, version_id: str) -> Path: ...
+    def temporary_dir(self) -> Path: ...
+    def receive(self, stream: BinaryIO, length: int | None, limit: int) -> "ReceivedFile": ...
+    def store(self, received: "ReceivedFile", version_id: str) -> Path: ...
+    def write_derived(self, target: Path, content: bytes) -> None: ...
+    def remove(self, version_ids: Iterable[str]) -> None: ...
+    def sweep(self, referenced: set[str], grace_seconds: float) -> tuple[int, int]: ...
+    def ensure_reserve(self) -> bool: ...
+    def release_reserve(self) -> bool: ...
+
+
+class DirectoryStore:
+    """A FileStore in a directory, local or shared by every node (see the module docstring)."""
+
+    def __init__(self, files_dir: Path, data_dir: Path):
+        self.files_dir = files_dir
+        self.previews_dir = files_dir / ".previews"
+        self.work_root = files_dir / ".work"
+        self.incoming_dir = files_dir / ".incoming"
+        self.reserve_path = data_dir / ".space-reserve"  # node-local, beside SQLite's database
         self.tmp_dir = data_dir / "tmp"
         self.files_dir.mkdir(parents=True, exist_ok=True)
         self.tmp_dir.mkdir(parents=True, exist_ok=True)
+        _adopt_old_layout(data_dir, self)
 
     def path(self, version_id: str) -> Path:
         # version ids are UUIDs made by dms; nothing a client sends ever becomes part of a path.
@@ -64,7 +97,8 @@ class FileStore:
         return self.files_dir / version_id[:2] / (version_id + SEARCHABLE_SUFFIX)
 
     def work_dir(self, version_id: str) -> Path:
-        """Where the page PDFs of a version's searchable PDF wait until every page is read."""
+        """Where the page PDFs of a version's searchable PDF wait until every page is read (in
+        the shared store: another worker may finish the version)."""
         return self.work_root / version_id[:2] / version_id
 
     def temporary_dir(self) -> Path:
@@ -104,10 +138,10 @@ class FileStore:
         return ReceivedFile(path, size, digest.hexdigest(), head)
 
     def store(self, received: ReceivedFile, version_id: str) -> Path:
-        """Move a received file to its place, durably (rename, then fsync the directory)."""
+        """Move a received file to its place, durably (then fsync the directory)."""
         target = self.path(version_id)
         target.parent.mkdir(exist_ok=True)
-        os.replace(received.path, target)
+        move_file(received.path, target, self.incoming_dir)
         fsync_dir(target.parent)
         return target
 
@@ -170,43 +204,92 @@ class FileStore:
                     "can finish", RESERVE_BYTES // 2**20)
         return True
 
-    def sweep(self, referenced: set[str]) -> tuple[int, int]:
-        """Remove uploads interrupted by a crash and files no version refers to.
-
-        Returns (temporary files removed, unreferenced files removed)."""
-        temporary = 0
-        for entry in self.tmp_dir.iterdir():
-            if entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
-            temporary += 1
+    def sweep(self, referenced: set[str], grace_seconds: float) -> tuple[int, int]:
+        """Remove uploads interrupted by a crash and files no version refers to, once they are
+        older than `grace_seconds` (younger ones may belong to work in progress on another node,
+        or another process on this data dir). Returns (temporary files removed, unreferenced
+        files removed)."""
+        cutoff = time.time() - grace_seconds
+        temporary = sum(_remove_if_old(entry, cutoff) for entry in _entries(self.tmp_dir))
+        temporary += sum(_remove_if_old(entry, cutoff) for entry in _entries(self.incoming_dir))
         orphans = 0
-        for bucket in self.files_dir.iterdir():
-            if not bucket.is_dir():
+        for bucket in _entries(self.files_dir):
+            if bucket.name.startswith(".") or not bucket.is_dir():
                 continue
-            for entry in bucket.iterdir():
+            for entry in _entries(bucket):
                 if version_of(entry.name) not in referenced:
-                    entry.unlink(missing_ok=True)
-                    orphans += 1
-        if self.work_root.is_dir():
-            for bucket in self.work_root.iterdir():
-                for entry in bucket.iterdir() if bucket.is_dir() else ():
+                    orphans += _remove_if_old(entry, cutoff)
+        for root in (self.work_root, self.previews_dir):
+            for bucket in _entries(root):
+                for entry in _entries(bucket) if bucket.is_dir() else ():
                     if entry.name not in referenced:
-                        shutil.rmtree(entry, ignore_errors=True)
-        if self.previews_dir.is_dir():
-            for bucket in self.previews_dir.iterdir():
-                for entry in bucket.iterdir() if bucket.is_dir() else ():
-                    if entry.name in referenced:
-                        continue
-                    if entry.is_dir():  # previews of a deleted version
-                        shutil.rmtree(entry, ignore_errors=True)
-                    else:  # a preview in the layout before issue 11 (by page id)
-                        entry.unlink(missing_ok=True)
+                        _remove_if_old(entry, cutoff)
         if temporary or orphans:
             log.info("start-up sweep removed %d interrupted uploads and %d unreferenced files",
                      temporary, orphans)
         return temporary, orphans
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except FileNotFoundError:
+        return []
+
+
+def _remove_if_old(entry: Path, cutoff: float) -> int:
+    """Remove a file or folder last changed before `cutoff`; 1 if it was removed."""
+    try:
+        if entry.lstat().st_mtime >= cutoff:
+            return 0
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        return 1
+    except OSError as error:
+        log.warning("could not remove %s: %s", entry, error)
+        return 0
+
+
+def _adopt_old_layout(data_dir: Path, store: DirectoryStore) -> None:
+    """Before issue 15 previews and page PDFs lived in <data-dir>/previews and <data-dir>/work:
+    page PDFs move into the store (a version being read keeps its pages), previews are only a
+    cache and are dropped."""
+    old_previews, old_work = data_dir / "previews", data_dir / "work"
+    if old_previews.is_dir():
+        shutil.rmtree(old_previews, ignore_errors=True)
+    if old_work.is_dir() and not store.work_root.exists():
+        try:
+            os.rename(old_work, store.work_root)
+        except OSError:  # another filesystem: the pages are read again
+            shutil.rmtree(old_work, ignore_errors=True)
+    elif old_work.is_dir():
+        shutil.rmtree(old_work, ignore_errors=True)
+
+
+def move_file(source: Path, target: Path, incoming_dir: Path) -> None:
+    """Move a file into the store: a rename on one filesystem; across filesystems (a node's tmp/
+    and a shared mount) a copy into `incoming_dir`, fsynced, then renamed into place, so that the
+    target never exists half-written."""
+    try:
+        os.replace(source, target)
+        return
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+    incoming_dir.mkdir(parents=True, exist_ok=True)
+    descriptor, name = tempfile.mkstemp(dir=incoming_dir, prefix="copy-")
+    try:
+        with os.fdopen(descriptor, "wb") as out, open(source, "rb") as data:
+            shutil.copyfileobj(data, out, CHUNK_SIZE)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(name, target)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+    source.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)

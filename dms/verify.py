@@ -5,8 +5,8 @@ versions whose file is missing, files no version refers to, rows pointing at row
 documents stuck in processing, a folder tree that is not a tree (loops, nodes unreachable from
 their owner's .home and .inbox, parents owned by another user or that are documents), documents
 whose attributes, page rows or status disagree with their latest version, and usernames that
-differ only by case. The server runs the same check weekly; its last result is kept in
-`<data-dir>/verify.json` and shown at GET /health (the details to admins).
+differ only by case. A worker of the cluster runs the same check weekly; the last result of either
+is kept in the database (table `verify_result`) and shown at GET /health (the details to admins).
 
 `repair()` (`dms verify --repair`) fixes what is safely fixable, in one write transaction: it
 re-derives documents' attributes from their latest version, adds missing page rows and sends such
@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,7 +35,6 @@ from dms.treecheck import Execute, check_tree, repair_tree
 from dms.verifyqueries import DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR, LATEST_VERSION, PAGE_ROWS, STUCK, UNREAD
 
 STUCK_AFTER = dt.timedelta(hours=1)  # a document `started` or `received` for longer is reported
-RESULT_FILE = "verify.json"
 REPAIRED_ERROR = "Unknown error (repaired by dms verify)."
 MAX_PAGES = 1_000_000  # the highest DMS_MAX_PAGES: a version claiming more is not filled in
 
@@ -215,10 +213,10 @@ def _unread_numbers(execute: Execute, version_id: str) -> list[int]:
         (version_id,)).fetchall()]
 
 
-def check_files(report: Report, data_dir: Path) -> None:
+def check_files(report: Report, files_dir: Path) -> None:
     """Every stored file (originals and searchable PDFs) against its recorded SHA-256 and size,
-    and files nothing refers to."""
-    files_dir = data_dir / "files"
+    and files nothing refers to (previews and work folders, `.previews` and `.work`, are
+    derived and not checked)."""
     known = set()
     for file in stored_files(database.execute_sql):
         known.add(file.name.split("/", 1)[1])
@@ -233,18 +231,22 @@ def check_files(report: Report, data_dir: Path) -> None:
             report.corrupt.append(f"{what} ({path})")
     if files_dir.is_dir():
         for bucket in sorted(files_dir.iterdir()):
+            if bucket.name.startswith("."):
+                continue
             for entry in sorted(bucket.iterdir()) if bucket.is_dir() else ():
                 if entry.name not in known:
                     report.orphaned.append(str(entry))
 
 
-def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = None) -> Report:
-    """Check the data dir the database is open on. With `files`, take the file checks from that
-    earlier report instead of reading every file again (a repair changes no file)."""
+def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = None,
+        files_dir: Path | None = None) -> Report:
+    """Check the database that is open and the files in `files_dir` (default <data_dir>/files).
+    With `files`, take the file checks from that earlier report instead of reading every file
+    again (a repair changes no file)."""
     now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     report = Report(checked_at=now.isoformat(timespec="seconds") + "Z")
     if files is None:
-        check_files(report, data_dir)
+        check_files(report, files_dir or data_dir / "files")
     else:
         report.files_checked = files.files_checked
         report.corrupt, report.missing = list(files.corrupt), list(files.missing)
@@ -328,15 +330,15 @@ def _not_repaired(report: Report) -> list[str]:
     return lines
 
 
-def save(data_dir: Path, report: Report) -> None:
-    path = data_dir / RESULT_FILE
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(report.as_dict(), indent=1))
-    os.replace(temporary, path)
+def save(report: Report) -> None:
+    """Keep the report as the last result, for every node's GET /health."""
+    with write_transaction():
+        database.execute_sql(
+            "INSERT INTO verify_result (id, report) VALUES (1, ?) "
+            "ON CONFLICT (id) DO UPDATE SET report = excluded.report",
+            (json.dumps(report.as_dict()),))
 
 
-def last_result(data_dir: Path) -> dict | None:
-    try:
-        return json.loads((data_dir / RESULT_FILE).read_text())
-    except (OSError, ValueError):
-        return None
+def last_result() -> dict | None:
+    row = database.execute_sql("SELECT report FROM verify_result WHERE id = 1").fetchone()
+    return json.loads(row[0]) if row else None

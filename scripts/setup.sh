@@ -2,7 +2,7 @@
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
-# pytest, Playwright, papermerge-cli in a virtualenv of its own). Re-running it is fast: each step is skipped when
+# Redis, pytest, Playwright, papermerge-cli in a virtualenv of its own). Re-running it is fast: each step is skipped when
 # already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +28,8 @@ if [ $with_tests -eq 1 ]; then
   command -v chromium >/dev/null || missing+=(chromium)
   # PostgreSQL's server: the tests start throwaway clusters of it (tests/pgcluster.py).
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+  # Redis: the multi-node tests start a throwaway redis-server (tests/redisserver.py).
+  command -v redis-server >/dev/null || missing+=(redis-server)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing system packages: ${missing[*]}"

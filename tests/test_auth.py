@@ -121,7 +121,7 @@ def test_repeated_failures_for_one_username_are_throttled(anon, config):
     assert snapshot(config) == before
 
 
-def test_throttle_window_slides_and_success_resets():
+def test_throttle_window_slides_and_success_resets(server):
     now = [1000.0]
     throttle = LoginThrottle(clock=lambda: now[0])
     keys = [("user", "admin")]

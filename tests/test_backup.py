@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import os
+import socket
 import subprocess
 import sys
 import threading
@@ -14,8 +17,9 @@ import pytest
 
 import samples
 from dms.config import Config
+from dms.languages import installed_languages
 from dms.server import Server
-from support import JSON, Client, config_args, snapshot, wait_for, wait_indexed
+from support import JSON, Client, config_args, query_sql, snapshot, wait_for, wait_indexed
 from test_documents import new_document, upload
 
 
@@ -252,22 +256,40 @@ def test_verify_finds_a_deleted_a_corrupted_and_an_orphaned_file(alice, filled, 
         "1 orphaned files (no version refers to them):", f"  {orphan}",
         "Problems found.", ""])
     # The server shows the last result to admins at /health, and only the status to others.
-    report = json.loads((config.data_dir / "verify.json").read_text())
+    report = last_verify(config)
     assert report["ok"] is False and report["missing"] == [f"version {files[0].name}"]
 
 
-def test_health_shows_the_last_verify_to_admins_only(admin, alice, anon, config):
+def last_verify(config) -> dict:
+    """The last verify result, which every node reads from the database."""
+    [(report,)] = query_sql(config, "SELECT report FROM verify_result WHERE id = 1")
+    return json.loads(report)
+
+
+def test_health_shows_the_last_verify_workers_and_queue_to_admins_only(admin, alice, anon,
+                                                                        config, server):
     assert dms("verify", *config_args(config)).returncode == 0
-    expected = json.loads((config.data_dir / "verify.json").read_text())
+    expected = last_verify(config)
     wait_indexed(config)
     health = admin.get("/health").json()
     if config.database_url:  # the search is the database's own: nothing to count or wait for
         search = {"state": "ready", "engine": "postgresql", "pending_changes": 0}
     else:  # the .home and .inbox of admin and alice
         search = {"state": "ready", "pending_changes": 0, "indexed": 4}
-    assert health == {"status": "ok", "verify": expected, "search": search}
+    [worker] = health.pop("workers")  # the server's own embedded workers
+    assert worker == {"id": server.processor.worker_id, "host": socket.gethostname(),
+                      "pid": os.getpid(), "languages": list(installed_languages()),
+                      "concurrency": config.ocr_workers, "started_at": worker["started_at"],
+                      "last_heartbeat": worker["last_heartbeat"], "live": True}
+    assert worker["started_at"] <= worker["last_heartbeat"] <= utc_stamp_now()
+    assert health == {"status": "ok", "verify": expected, "search": search,
+                      "queue": {"engine": "sqlite", "pending": 0}}
     assert alice.get("/health").json() == {"status": "ok"}
     assert anon.get("/health").json() == {"status": "ok"}
+
+
+def utc_stamp_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @pytest.mark.slow

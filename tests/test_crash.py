@@ -4,6 +4,7 @@ lacks a row, no temporary file is left, and what was acknowledged before is inta
 from __future__ import annotations
 
 import hashlib
+import os
 import signal
 import socket
 import sqlite3
@@ -81,7 +82,8 @@ def test_kill_9_during_an_upload_leaves_a_consistent_data_dir(tmp_path, fraction
         if server.process.poll() is None:
             server.process.kill()
 
-    restarted = Running(data_dir)
+    # One box, nothing else on its data dir: no grace needed before the sweep.
+    restarted = Running(data_dir, DMS_SWEEP_GRACE_MINUTES="0")
     try:
         bad, orphans, temporary, versions = consistent_state(data_dir)
         assert (bad, orphans, temporary) == ([], [], [])
@@ -103,22 +105,36 @@ def _first_version(data_dir):
 
 def test_start_up_sweep_removes_interrupted_uploads_and_unreferenced_files(tmp_path, config):
     """What a crash between storing a file and committing its row (or between a delete's commit
-    and the file removal) leaves behind is removed at the next start; referenced files stay."""
+    and the file removal) leaves behind is removed at the next start once it is older than the
+    grace period (60 minutes); younger ones may be another node's upload being committed and
+    stay; referenced files stay."""
     from dms.server import Server
 
     first = Server(config)
     store = first.app.services.store
-    (store.tmp_dir / "upload-interrupted").write_bytes(b"half a body")
+    long_ago = time.time() - 61 * 60
+    interrupted = store.tmp_dir / "upload-interrupted"
+    interrupted.write_bytes(b"half a body")
+    in_progress = store.tmp_dir / "upload-in-progress"
+    in_progress.write_bytes(b"another process's upload")
     orphan = store.path("0123abcd-0000-4000-8000-000000000000")
     orphan.parent.mkdir(parents=True, exist_ok=True)
     orphan.write_bytes(b"stored but never committed")
+    committing = store.path("0123abcd-0000-4000-8000-000000000001")
+    committing.write_bytes(b"stored, its row being committed")
+    stale_preview = store.previews_dir / "01" / "0123abcd-0000-4000-8000-000000000000" / "1.jpg"
+    stale_preview.parent.mkdir(parents=True)
+    stale_preview.write_bytes(b"jpeg")
+    for path in (interrupted, orphan, stale_preview.parent):
+        os.utime(path, (long_ago, long_ago))
     first.stop()
     first.run()  # returns at once: stop() was requested; closes the database
 
     second = Server(config)
     try:
-        assert list(second.app.services.store.tmp_dir.iterdir()) == []
-        assert not orphan.exists()
+        assert list(second.app.services.store.tmp_dir.iterdir()) == [in_progress]
+        assert not orphan.exists() and not stale_preview.parent.exists()
+        assert committing.read_bytes() == b"stored, its row being committed"
     finally:
         second.stop()
         second.run()

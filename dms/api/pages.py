@@ -7,7 +7,7 @@ import bottle
 
 from dms import documents, previews, tree
 from dms.jsonapi import JSON, RouteTable
-from dms.languages import installed_languages
+from dms.languages import accepted_languages
 from dms.models import Node
 from dms.web import Context
 
@@ -45,7 +45,7 @@ def ocr_text(ctx: Context, document_id: str):
 
 @routes.get("/ocr-languages/", media_type=JSON)
 def ocr_languages(ctx: Context):
-    return {"languages": list(installed_languages()), "default": ctx.config.ocr_lang}
+    return {"languages": list(accepted_languages()), "default": ctx.config.ocr_lang}
 
 
 @routes.post("/ocr/", media_type=JSON)

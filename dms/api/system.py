@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import functools
-import logging
 
-from peewee import PeeweeException
-
-from dms import __version__, verify
-from dms.db import database
+from dms import __version__
+from dms import health as dms_health
 from dms.jsonapi import JSON, ApiError, RouteTable
 from dms.openapi import build as build_openapi
 from dms.web import Context
 
-log = logging.getLogger("dms.api.system")
 
 routes = RouteTable()
 
@@ -37,13 +33,9 @@ def version(ctx: Context):
 
 @routes.get("/health", auth=False, media_type=JSON)
 def health(ctx: Context):
-    """No login needed. An admin's token adds the last `dms verify` result (weekly in the server)
-    and the search index's state (ready, or being built; changes not yet in the index)."""
-    try:
-        database.execute_sql("SELECT 1").fetchone()
-    except PeeweeException:
-        log.exception("health check: the database is not reachable")
-        raise ApiError(503, "server_error", "The database is not reachable.") from None
+    """No login needed: 503 with the reason when this node cannot reach its database or its
+    queue (for load balancers). An admin's token adds the details (dms.health)."""
+    dms_health.check(ctx.services)
     body: dict = {"status": "ok"}
     if ctx.environ.get("HTTP_AUTHORIZATION"):
         try:
@@ -51,6 +43,5 @@ def health(ctx: Context):
         except ApiError:
             return body
         if ctx.user.is_admin:
-            body["verify"] = verify.last_result(ctx.config.data_dir)
-            body["search"] = ctx.services.search.status()
+            body.update(dms_health.details(ctx.services))
     return body
