@@ -288,6 +288,9 @@ class Processor:
                     self._over_budget(work)
                     return None
                 if now >= slice_end or self._stopping.is_set():
+                    if read and not progress.save_pages(work, read, now - last_save):
+                        return None
+                    done += [p.number for p in read]
                     return 0  # the rest later, after other documents (or by another worker)
         except PageFailed as error:
             if progress.save_pages(work, read, time.monotonic() - last_save):  # keep what was read

@@ -218,25 +218,45 @@ def test_every_document_is_read_once_by_one_of_the_workers(cluster, clients):
     assert cluster.sql("SELECT count(*) FROM lease") == [(0,)]
 
 
-def test_a_killed_worker_s_document_is_finished_by_another_after_its_lease_expires(cluster,
-                                                                                   clients):
-    a, _ = clients
-    document_id = new_document(a, "long scan")
-    texts = [f"Statement page {n}" for n in range(1, 13)]
-    response = upload(a, document_id, "long.tiff", samples.tiff(texts))
+def upload_long_scan(cluster: Cluster, client: Client, pages: int) -> tuple[str, str, str]:
+    """Upload a scan of `pages` pages and wait until a worker holds its lease and has saved a
+    page: (document id, version id, the reading worker's id)."""
+    document_id = new_document(client, "long scan")
+    texts = [f"Statement page {n}" for n in range(1, pages + 1)]
+    response = upload(client, document_id, "long.tiff", samples.tiff(texts))
     assert response.status_code == 201, response.text
     version_id = response.json()["data"]["attributes"]["versions"][0]["id"]
     deadline = time.monotonic() + 60
-    holder = None
-    while time.monotonic() < deadline:  # a worker holds the lease and has saved a page
+    while time.monotonic() < deadline:
         rows = cluster.sql("SELECT worker_id FROM lease WHERE version_id = ?", version_id)
         saved = cluster.sql("SELECT count(*) FROM page WHERE version_id = ? AND method IS NOT "
                             "NULL", version_id)[0][0]
         if rows and saved:
-            holder = rows[0][0]
-            break
+            return document_id, version_id, rows[0][0]
         time.sleep(0.05)
-    assert holder is not None, "no worker started reading the document"
+    raise AssertionError("no worker started reading the document")
+
+
+def test_a_worker_stopped_with_sigterm_saves_its_pages_and_another_continues(cluster, clients):
+    a, _ = clients
+    document_id, version_id, holder = upload_long_scan(cluster, a, 10)
+    leaving = next(node for node in cluster.workers if node.worker_id == holder)
+    started = time.monotonic()
+    assert cluster.retire(leaving, signal.SIGTERM) == 0
+    assert time.monotonic() - started < 20  # the page being read, not the whole document
+    assert "dms worker stopped" in leaving.output
+    assert f"version {version_id}: read page(s) 1" in leaving.output
+    assert wait_succeeded(a, document_id)["ocr_status"] == "succeeded"
+    # Nothing read twice: what the leaving worker read it saved, and the other went on from there.
+    assert sorted(read_pages(cluster.worker_logs())[version_id]) == list(range(1, 11))
+    assert cluster.sql("SELECT count(*) FROM worker WHERE id = ?", holder) == [(0,)]
+    cluster.start_worker()
+
+
+def test_a_killed_worker_s_document_is_finished_by_another_after_its_lease_expires(cluster,
+                                                                                   clients):
+    a, _ = clients
+    document_id, version_id, holder = upload_long_scan(cluster, a, 12)
     victim = next(node for node in cluster.workers if node.worker_id == holder)
     cluster.retire(victim, signal.SIGKILL)
     killed_at = time.monotonic()
@@ -252,7 +272,7 @@ def test_a_killed_worker_s_document_is_finished_by_another_after_its_lease_expir
     health = a.get("/health").json()
     by_id = {w["id"]: w for w in health["workers"]}
     assert by_id[holder]["live"] is False
-    assert sorted(w["live"] for w in health["workers"]) == [False, True, True]
+    assert sorted(w["live"] for w in health["workers"]) == [False, True, True]  # SIGTERM: gone
     assert all(w["languages"] and w["host"] == socket.gethostname() for w in health["workers"])
     assert health["queue"] == {"engine": "redis", "pending": health["queue"]["pending"]}
 

@@ -94,3 +94,42 @@ def test_failed_logins_recorded_by_two_throttles_count_together(server):
     assert nodes[0].retry_after([("user", "somebody else")]) is None
     nodes[1].reset(keys)
     assert all(node.retry_after(keys) is None for node in nodes)
+
+
+def test_a_node_accepts_only_the_languages_every_live_worker_has(alice, server):
+    """A worker without German joins: German is refused until it leaves (the server's own
+    embedded worker has deu and eng)."""
+    from dms import languages
+
+    cluster.register("english-only", ("eng",), 1, 60)
+    try:
+        time.sleep(languages.ACCEPTED_CACHE_SECONDS + 0.1)
+        assert alice.get("/api/ocr-languages/").json() == {"languages": ["eng"], "default": "eng"}
+        document_id = new_document(alice)
+        refused = alice.patch(f"/api/nodes/{document_id}/", {"data": {
+            "type": "documents", "id": document_id, "attributes": {"lang": "deu"}}})
+        assert refused.status_code == 400
+        assert refused.json()["errors"][0]["detail"] == (
+            "Unknown OCR language 'deu'; installed languages: eng (combine them with +, e.g. "
+            "eng+deu).")
+    finally:
+        cluster.deregister("english-only")
+    time.sleep(languages.ACCEPTED_CACHE_SECONDS + 0.1)
+    assert alice.get("/api/ocr-languages/").json()["languages"] == ["deu", "eng"]
+
+
+def test_one_page_rendered_by_many_requests_at_once_is_one_whole_preview_removed_with_its_version(
+        alice, config):
+    document_id = new_document(alice)
+    response = upload(alice, document_id, "a.pdf", samples.pdf(["Preview me"]))
+    version = response.json()["data"]["attributes"]["versions"][0]
+    page_id, version_id = version["pages"][0]["id"], version["id"]
+    clients = [type(alice)(alice.base_url, alice.token) for _ in range(THREADS)]
+    previews = together(THREADS, lambda i: clients[i].get(f"/api/pages/{page_id}/",
+                                                          headers={"Accept": "image/jpeg"}))
+    assert {(p.status_code, p.headers["Content-Type"]) for p in previews} == {(200, "image/jpeg")}
+    folder = config.files_path / ".previews" / version_id[:2] / version_id
+    assert sorted(p.name for p in folder.iterdir()) == ["1.jpg"]  # no temporary file left
+    assert {p.content for p in previews} == {(folder / "1.jpg").read_bytes()}
+    assert alice.delete(f"/api/nodes/{document_id}/").status_code == 204
+    assert not folder.exists()
