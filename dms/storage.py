@@ -214,6 +214,8 @@ class DirectoryStore:
         temporary += sum(_remove_if_old(entry, cutoff) for entry in _entries(self.incoming_dir))
         orphans = 0
         for bucket in _entries(self.files_dir):
+            if bucket.name.startswith(".backup-"):  # left by a `dms backup` that was killed
+                _remove_if_old(bucket, cutoff)
             if bucket.name.startswith(".") or not bucket.is_dir():
                 continue
             for entry in _entries(bucket):

@@ -360,17 +360,22 @@ def test_periodic_jobs_run_once_per_period_for_the_whole_cluster(cluster, client
     assert health["verify"]["checked_at"] and health["verify"]["ok"] in (True, False)
 
 
-def test_health_is_503_with_the_reason_when_redis_is_unreachable(tmp_path, postgres):
+def test_health_is_503_with_the_reason_when_redis_or_postgresql_is_unreachable(tmp_path,
+                                                                              postgres):
     url = postgres.new_database()
     env = {"DMS_DATABASE_URL": url, "DMS_QUEUE_URL": f"redis://127.0.0.1:{free_port()}/0",
            "DMS_ADMIN_PASSWORD": PASSWORD}
     node = Node("serve", tmp_path / "lonely", env)
     try:
         response = requests.get(node.url + "/health", timeout=30)
-        assert response.status_code == 503
-        assert response.json() == {"errors": [{
+        assert (response.status_code, response.json()) == (503, {"errors": [{
             "detail": "The queue (Redis) is not reachable.", "status": "503",
-            "code": "unavailable"}]}
+            "code": "unavailable"}]})
+        postgres.admin_sql(f"DROP DATABASE {url.rsplit('/', 1)[1]} WITH (FORCE)")
+        response = requests.get(node.url + "/health", timeout=30)
+        assert (response.status_code, response.json()) == (503, {"errors": [{
+            "detail": "The database is not reachable.", "status": "503",
+            "code": "unavailable"}]})
     finally:
         node.stop()
 
