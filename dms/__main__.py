@@ -38,6 +38,17 @@ def build_parser() -> argparse.ArgumentParser:
     _data_dir_options(worker)
     _cluster_options(worker)
 
+    importing = commands.add_parser("import", help="import files and directory trees as a "
+                                                   "user's documents and folders")
+    importing.add_argument("paths", nargs="+", metavar="PATH", help="files and directories")
+    importing.add_argument("--user", required=True, help="whose documents they become")
+    importing.add_argument("--into", metavar="FOLDER_ID",
+                           help="the folder to import into (default the user's .inbox)")
+    importing.add_argument("--dry-run", action="store_true",
+                           help="check every file and say what would happen; change nothing")
+    _data_dir_options(importing)
+    _cluster_options(importing)
+
     reindex = commands.add_parser("reindex", help="rebuild the full-text search index")
     _data_dir_options(reindex)
 
@@ -143,6 +154,8 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
         return run_worker(config)
     if args.command == "reindex":
         return reindex(config)
+    if args.command == "import":
+        return import_files(args, config)
     if args.command in ("backup", "restore"):
         return backup_or_restore(args, config)
     if args.command == "verify":
@@ -246,6 +259,35 @@ def verify(config: Config, repair: bool = False) -> int:
     checks.save(report)
     print("\n".join(report.lines()))
     return 0 if report.ok else 1
+
+
+def import_files(args: argparse.Namespace, config: Config) -> int:
+    """dms import: exit status 0 when every file was imported or already there, 1 when some
+    were refused (listed), 2 when nothing could start (unknown user or folder)."""
+    from pathlib import Path
+
+    from dms import importer
+    from dms.app import build_services
+    from dms.db import open_configured
+    from dms.errors import DomainError
+    from dms.models import User
+
+    open_configured(config)
+    user = User.get_or_none(User.username == args.user)
+    if user is None or not user.is_active:
+        print(f"dms: there is no active user {args.user!r}.", file=sys.stderr)
+        return 2
+    services = build_services(config)
+    try:
+        summary = importer.run(services, user, [Path(p) for p in args.paths], args.into,
+                               args.dry_run)
+    except DomainError as error:  # the --into folder is not the user's, the disk is full, ...
+        print(f"dms: {error.message}", file=sys.stderr)
+        return 2
+    finally:
+        services.processor.stop()
+    print("\n".join(summary.lines(args.dry_run)))
+    return 1 if summary.refused else 0
 
 
 def reindex(config: Config) -> int:

@@ -18,6 +18,13 @@ from dms.web import DmsBottle, bottle_rule, endpoint
 log = logging.getLogger("dms.app")
 
 
+def build_services(config: Config, store: DirectoryStore | None = None) -> Services:
+    """The long-lived parts, on the database already open: also what CLI commands that add
+    documents (dms import) use, so they queue work as the server does."""
+    store = store or DirectoryStore(config.files_path, config.data_dir)
+    return Services(config, store, Processor(config, store), search.engine(config.data_dir))
+
+
 def create_app(config: Config) -> DmsBottle:
     """Open (and migrate) the configured database and build the WSGI application."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -29,7 +36,7 @@ def create_app(config: Config) -> DmsBottle:
     store.sweep(referenced_version_ids(), config.sweep_grace_minutes * 60)
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
-    services = Services(config, store, Processor(config, store), search.engine(config.data_dir))
+    services = build_services(config, store)
     app = DmsBottle()
     app.services = services
     for table in ROUTE_TABLES:

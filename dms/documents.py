@@ -156,6 +156,57 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
     return document
 
 
+def import_into_folder(services: Services, user: User, folder_id: str, stream: BinaryIO,
+                       length: int | None, file_name: str) -> Node | None:
+    """A file from `dms import` or the consume folder becomes a new document in the user's
+    folder, titled by its name, through the same checks as an upload. None, and nothing
+    changed, when a document in that folder already holds a version with the same SHA-256 (a
+    re-run after an interruption imports nothing twice): checked in the transaction that adds it."""
+    name = check_file_name(file_name)
+    tree.owned_node(user, folder_id, Node.FOLDER)
+    upload = receive_upload(services, stream, length)
+    if _folder_holds(user, folder_id, upload.received.sha256):
+        upload.discard()
+        return None
+    version_id = _store(services.store, upload)
+    try:
+        with write_transaction(owner_scope(user.id)):
+            folder = tree.owned_node(user, folder_id, Node.FOLDER)  # deleted meanwhile?
+            if _folder_holds(user, folder.id, upload.received.sha256):
+                document = None
+            else:
+                document = tree.insert_node(user, Node.DOCUMENT, folder,
+                                            name[:tree.MAX_TITLE_LENGTH],
+                                            lang=ocr_language(user, services.config.ocr_lang))
+                _record_version(document, upload, name, version_id)
+    except BaseException:
+        services.store.remove([version_id])
+        raise
+    if document is None:
+        services.store.remove([version_id])
+        return None
+    _after_commit(services, version_id, upload.page_count)
+    return document
+
+
+def would_import(services: Services, user: User, folder_id: str | None, stream: BinaryIO,
+                 length: int | None, file_name: str) -> bool:
+    """`dms import --dry-run`: the checks of import_into_folder, changing nothing. False when
+    the folder (if it exists yet) already holds the file."""
+    check_file_name(file_name)
+    upload = receive_upload(services, stream, length)
+    upload.discard()
+    return folder_id is None or not _folder_holds(user, folder_id, upload.received.sha256)
+
+
+def _folder_holds(user: User, folder_id: str, sha256: str) -> bool:
+    """Does a document of the user's folder hold a version with these bytes?"""
+    return database.execute_sql(
+        "SELECT 1 FROM node AS n JOIN document_version AS v ON v.document_id = n.id "
+        "WHERE n.parent_id = ? AND n.owner_id = ? AND v.sha256 = ? LIMIT 1",
+        (folder_id, user.id, sha256)).fetchone() is not None
+
+
 def _store(store: FileStore, upload: Upload) -> str:
     version_id = new_id()
     try:

@@ -224,6 +224,28 @@ def document_settings(attributes: dict, default_lang: str | None = None) -> dict
     return values
 
 
+def find_child_folder(user: User, parent_id: str, title: str) -> Node | None:
+    """The user's oldest folder called `title` in the folder `parent_id`, if any."""
+    return (Node.select().where(Node.parent == parent_id, Node.kind == Node.FOLDER,
+                                Node.title == title, Node.owner == user.id)
+            .order_by(Node.created_at, Node.id).first())
+
+
+def child_folder(user: User, parent_id: str, title: object,
+                 max_depth: int = DEFAULT_MAX_DEPTH) -> tuple[Node, bool]:
+    """The user's folder called `title` in the folder `parent_id`, made if there is none (the
+    oldest one if several share the name): (folder, made now). For imports, which re-run."""
+    title = check_title(title)
+    with write_transaction(owner_scope(user.id)):
+        parent = owned_node(user, parent_id, Node.FOLDER)
+        existing = find_child_folder(user, parent.id, title)
+        if existing is not None:
+            return existing, False
+        if depth(parent.id) + 1 > max_depth:
+            raise Invalid(too_deep(max_depth))
+        return insert_node(user, Node.FOLDER, parent, title), True
+
+
 def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, parent_field: str,
                 default_lang: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Node:
     """A new folder or document under the caller's folder `parent_id` (POST /nodes/); a
