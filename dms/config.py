@@ -38,6 +38,13 @@ class Config:
     queue_url: str | None = field(default=None, repr=False)
     # A web-only node: `dms serve` reads no pages (workers do); needs a queue_url.
     no_worker: bool = False
+    # The consume folder (README, "The consume folder"): <consume_dir>/<username>/... is imported
+    # into that user's .inbox. Polled (shares have no inotify) every consume_interval seconds; a
+    # file is taken once its size and mtime have not changed for consume_stable_seconds.
+    consume_dir: Path | None = None
+    consume_interval: float = 10
+    consume_stable_seconds: float = 5
+    consume_keep: bool = False  # keep imported files in <consume_dir>/.done/ instead of deleting
     # Most connections to PostgreSQL one dms process opens (its request threads, OCR workers and
     # the CLI each take one while they work); unused with SQLite.
     db_pool_size: int = 10
@@ -148,7 +155,7 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
             raise ConfigError(f"{source} must be 1 or 0, not {raw!r}.")
         return text in ("1", "true", "yes", "on")
-    if name in ("data_dir", "files_dir"):
+    if name in ("data_dir", "files_dir", "consume_dir"):
         return Path(raw).expanduser()
     if name == "queue_url":
         return check_queue_url(str(raw).strip(), source)
@@ -204,6 +211,8 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "reconcile_minutes": (0.01, 10_000),
     "verify_hours": (0.001, 100_000),
     "sweep_grace_minutes": (0, 100_000),
+    "consume_interval": (0.1, 86400),
+    "consume_stable_seconds": (0, 3600),
     "connection_limit": (20, 1_000_000),
     "header_timeout": (1, 3600),
     "channel_timeout": (1, 86400),

@@ -23,6 +23,7 @@ from waitress import wasyncore
 from dms.accounts import ensure_first_superuser
 from dms.app import create_app
 from dms.config import Config
+from dms.consume import ConsumeFolder
 from dms.db import database, describe_url, on_commit
 from dms.httpserver import create_server, fit_connection_limit, with_nosniff
 from dms.web import with_cors
@@ -65,6 +66,7 @@ class Server:
                                                          config.admin_password)
         self.processor = self.app.services.processor
         self.indexer = self.app.services.search
+        self.consume = ConsumeFolder(self.app.services) if config.consume_dir else None
         wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
         workers = 0 if config.no_worker else config.ocr_workers
         reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + workers)
@@ -101,6 +103,8 @@ class Server:
         unregister = on_commit(self.indexer.notify)
         self.indexer.start()
         self.processor.start(consume=not self.config.no_worker)
+        if self.consume is not None:
+            self.consume.start()
         where = f"data dir {self.config.data_dir.resolve()}"
         if self.config.database_url:
             where += f", database {describe_url(self.config.database_url)}"
@@ -128,6 +132,8 @@ class Server:
             with self._trigger_lock:
                 wsgi.trigger.close()
             wasyncore.close_all(channels)
+            if self.consume is not None:
+                self.consume.stop()
             self.processor.stop()
             self.indexer.stop()
             unregister()

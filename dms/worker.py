@@ -1,5 +1,5 @@
 """`dms worker`: a process that only reads pages (OCR, text layers, searchable PDFs) of the
-documents the web nodes queue in Redis, on any machine with Tesseract, the database, the queue and
+documents the web nodes queue in Redis (and imports the consume folder, if one is set), on any machine with Tesseract, the database, the queue and
 the file store (README, "Several machines"). SIGTERM or Ctrl-C: the pages being read are finished
 and saved, the rest of their documents queued again, and the process exits."""
 
@@ -9,10 +9,10 @@ import logging
 import signal
 import threading
 
+from dms.app import build_services
 from dms.config import Config
+from dms.consume import ConsumeFolder
 from dms.db import database, describe_url, open_configured
-from dms.processing import Processor
-from dms.storage import DirectoryStore
 
 log = logging.getLogger("dms.worker")
 
@@ -20,8 +20,9 @@ log = logging.getLogger("dms.worker")
 def run_worker(config: Config) -> int:
     config.data_dir.mkdir(parents=True, exist_ok=True)
     open_configured(config)
-    store = DirectoryStore(config.files_path, config.data_dir)
-    processor = Processor(config, store)
+    services = build_services(config)
+    processor = services.processor
+    consume = ConsumeFolder(services) if config.consume_dir else None
     stop = threading.Event()
 
     def on_signal(signum, frame):
@@ -31,6 +32,8 @@ def run_worker(config: Config) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     processor.start()
+    if consume is not None:
+        consume.start()
     where = describe_url(config.database_url) if config.database_url else str(config.db_path)
     log.info("dms worker %s reading with %d thread(s) (database %s, files in %s)",
              processor.worker_id, config.ocr_workers, where, config.files_path.resolve())
@@ -38,6 +41,8 @@ def run_worker(config: Config) -> int:
         while not stop.wait(1.0):
             pass
     finally:
+        if consume is not None:
+            consume.stop()
         processor.stop()
         database.close()
         log.info("dms worker stopped")
