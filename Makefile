@@ -18,3 +18,4 @@ bench:
 	.venv/bin/python bench/load.py
 	.venv/bin/python bench/hostile.py
 	.venv/bin/python bench/scale.py
+	.venv/bin/python bench/scaleout.py

@@ -32,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from common import machine  # noqa: E402
 
-BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py"]
+BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
+              "scaleout.py"]
 
 # --quick: small sizes per script. A flag the script does not define (found in its source as
 # "--flag") is left out, so that a script whose options change still runs.
@@ -45,6 +46,7 @@ QUICK = {
     "load.py": {"--seconds": ["10"], "--me-seconds": ["5"], "--drain-seconds": ["20"]},
     "hostile.py": {"--seconds": ["5"], "--tiff-frames": ["8"], "--idle-connections": ["50"]},
     "scale.py": {"--size": ["20000"], "--owners": ["1"], "--runs": ["30"], "--seconds": ["5"]},
+    "scaleout.py": {"--quick": []},
 }
 
 

@@ -14,38 +14,42 @@ Before the parts: one worker reads a warm-up scan and --seed small text document
 `Listing`, words of a small vocabulary: what parts 2's listing and search requests read); then it
 is stopped.
 
-1. OCR throughput, once per --workers value: the workers are started (and each given a one-page
-   warm-up scan, not timed); then --pages scanned pages in documents of --pages-per-document
-   pages (multi-page TIFFs of tests/samples.py: 1700x600 px frames at 300 dpi, one line of text
-   each; not full A4 pages: bench/ocr.py measures those) are uploaded through the two web nodes
-   (one uploading thread each) into a new folder. Timed from the first upload until the folder's
-   listing (polled through a web node every 0.2 s) shows every document `succeeded`. Then the
-   workers are stopped (SIGTERM) and the folder deleted. Also shown: the CPU time the workers
-   and their Tesseract processes used per page, how busy the machine's cores were, and how many
-   pages each worker read (from its log; every document must be read exactly once).
+1. OCR throughput, once per --workers value and --page-formats value: the workers are started
+   (and each given a one-page warm-up scan, not timed); then --pages scanned pages in documents
+   of --pages-per-document pages, multi-page 300-dpi grayscale TIFFs, are uploaded through the
+   two web nodes (one uploading thread each) into a new folder. Page formats: `a4`, full A4 pages
+   of 16 lines (bench/ocr.py's, LZW-compressed), what a scanner sends; `line`, the 1700x600 px
+   frames of one line of tests/samples.py, on which Tesseract is quick and dms's own cost per
+   page (upload, queue, database, leases, searchable PDF) weighs more. Timed from the first
+   upload until the folder's listing (polled through a web node every 0.2 s) shows every
+   document `succeeded`. Then the workers are stopped (SIGTERM) and the folder deleted. Also
+   shown: the CPU time the workers and their Tesseract processes used per page, how busy the
+   machine's cores were, and how many pages each worker read (from its log; every document must
+   be read exactly once).
 2. --clients concurrent clients (threads, each its own keep-alive requests.Session, half on each
    web node) for --seconds: GET /api/users/me/, a page of 25 of `Listing` (GET /api/nodes/{id}/),
    a one-word search, and small uploads (POST /api/nodes/ then PUT a 2 KiB text file), in equal
-   shares; requests/s, p50/p99 latency per kind, errors (a non-2xx answer or an exception).
-   No worker runs (uploads queue up in Redis and stay unread).
+   shares, all as the admin; requests/s, p50/p99 latency per kind, errors (a non-2xx answer or
+   an exception). No worker runs (uploads queue up in Redis and stay unread).
 3. --upload-clients clients uploading --upload-mib MiB text files (each into a new document)
    through the two web nodes for --seconds: MiB/s and uploads/s of the PUTs' bodies, then a check
-   that the files are in the shared dir and one downloads intact through the other node. No
+   that the files are in the shared dir and some download intact through the other node. No
    worker runs.
 
 It prints numbers and never asserts. Every process and temp dir it made is removed at the end,
 also after an error or Ctrl-C.
 
     .venv/bin/python bench/scaleout.py [--pages 48] [--pages-per-document 3] [--workers 1 2 4]
-                                       [--seconds 20] [--clients 16] [--upload-clients 8]
-                                       [--upload-mib 4] [--seed 100]
-    .venv/bin/python bench/scaleout.py --quick     # smoke run: 12 pages, 5 s per load part
+                                       [--page-formats a4 line] [--seconds 20] [--clients 16]
+                                       [--upload-clients 8] [--upload-mib 4] [--seed 100]
+    .venv/bin/python bench/scaleout.py --quick     # smoke run: 6 pages, 5 s per load part
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import math
 import os
 import random
@@ -68,6 +72,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from common import machine  # noqa: E402
+from ocr import load_font, scanned_page  # noqa: E402  (bench/ocr.py's A4 pages)
 from pgcluster import Cluster  # noqa: E402
 from redisserver import RedisServer  # noqa: E402
 import samples  # noqa: E402
@@ -77,6 +82,7 @@ LISTENING = re.compile(r"dms listening on (http://\S+)")
 WORKER_READY = re.compile(r"dms worker (\S+) reading")
 PROCESSED = re.compile(r"processed version (\S+): (\d+) page\(s\)")
 READ_SLICE = re.compile(r"version (\S+): read page\(s\) ([\d, -]+)")
+LOG_PROBLEM = re.compile(r"\S+ \S+ (WARNING|ERROR|CRITICAL) (.*)")
 JSONAPI = "application/vnd.api+json"
 TIMEOUT = 120  # seconds, per HTTP request
 POLL_SECONDS = 0.2
@@ -168,20 +174,59 @@ def machine_cpu() -> tuple[int, int]:
     return total - idle, total
 
 
+# The roots of the processes this benchmark runs: itself (its dms processes, their Tesseract
+# processes and Redis are its descendants) and PostgreSQL's postmaster (pg_ctl detaches it).
+OWN_ROOTS = {os.getpid()}
+
+
+def tree_cpu_ticks(roots: set[int]) -> int:
+    """CPU clock ticks (user + system, with those of waited-for children) of the processes
+    `roots` and all their descendants now alive."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        parents[int(entry)] = int(fields[1])
+        ticks[int(entry)] = sum(int(value) for value in fields[11:15])
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    total, stack, seen = 0, [pid for pid in roots if pid in ticks], set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        total += ticks[pid]
+        stack += children.get(pid, [])
+    return total
+
+
 class CpuMeter:
-    """How busy the machine's cores and this (client) process were between start and stop."""
+    """Between start and stop, as shares of all cores' time: how busy the machine was, how much
+    of that this process (the clients) used, and how much processes that are not this
+    benchmark's used (other load on the shared machine, and time the hypervisor stole)."""
 
     def __init__(self):
         self.busy0, self.total0 = machine_cpu()
         self.own0 = sum(os.times()[:2])
+        self.tree0 = tree_cpu_ticks(OWN_ROOTS)
         self.wall0 = time.monotonic()
 
     def stop(self) -> dict:
         busy, total = machine_cpu()
+        tree = tree_cpu_ticks(OWN_ROOTS)
         wall = time.monotonic() - self.wall0
         cores = os.cpu_count() or 1
-        return {"busy": (busy - self.busy0) / max(1, total - self.total0) * 100,
-                "client": (sum(os.times()[:2]) - self.own0) / max(wall, 1e-9) / cores * 100}
+        span = max(1, total - self.total0)
+        return {"busy": (busy - self.busy0) / span * 100,
+                "client": (sum(os.times()[:2]) - self.own0) / max(wall, 1e-9) / cores * 100,
+                "other": max(0.0, (busy - self.busy0) - (tree - self.tree0)) / span * 100}
 
 
 # --------------------------------------------------------------------------- HTTP
@@ -298,7 +343,7 @@ class Bench:
                 started.append(node)
                 self.workers.append(node)
 
-        threads = [threading.Thread(target=start) for _ in range(count)]
+        threads = [threading.Thread(target=start, daemon=True) for _ in range(count)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -313,7 +358,8 @@ class Bench:
         def stop(index: int, node: DmsProcess) -> None:
             statuses[index] = node.stop()
 
-        threads = [threading.Thread(target=stop, args=(i, n)) for i, n in enumerate(self.workers)]
+        threads = [threading.Thread(target=stop, args=(i, n), daemon=True)
+                   for i, n in enumerate(self.workers)]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -367,12 +413,38 @@ def status_text(statuses: dict[str, int]) -> str:
 
 # --------------------------------------------------------------------------- part 1
 
-def ocr_run(bench: Bench, apis: list[Api], home: str, workers: int, args, number: int) -> dict:
+A4_LINES = 16
+FORMATS = {
+    "a4": "A4 pages (2480x3508 px, 16 lines of 40 px DejaVuSans: bench/ocr.py's), LZW",
+    "line": "1700x600 px frames of tests/samples.tiff (one line of 64 px text), uncompressed",
+}
+
+
+def a4_tiff(rng: random.Random, pages: int) -> bytes:
+    """A multi-page 300-dpi grayscale TIFF of bench/ocr.py's A4 pages, LZW-compressed as a
+    scanner's would be."""
+    font = load_font()
+    frames = [scanned_page(rng, A4_LINES, font) for _ in range(pages)]
+    out = io.BytesIO()
+    frames[0].save(out, format="TIFF", save_all=True, append_images=frames[1:], dpi=(300, 300),
+                   compression="tiff_lzw")
+    return out.getvalue()
+
+
+def scan_files(page_format: str, per_doc: list[int], number: int) -> list[bytes]:
+    if page_format == "a4":
+        rng = random.Random(number)
+        return [a4_tiff(rng, pages) for pages in per_doc]
+    return [samples.tiff([f"Run {number} document {d} page {p}" for p in range(1, n + 1)])
+            for d, n in enumerate(per_doc, 1)]
+
+
+def ocr_run(bench: Bench, apis: list[Api], home: str, workers: int, args, number: int,
+            page_format: str) -> dict:
     documents = math.ceil(args.pages / args.pages_per_document)
     per_doc = [args.pages_per_document] * documents
     per_doc[-1] = args.pages - args.pages_per_document * (documents - 1)
-    files = [samples.tiff([f"Run {number} document {d} page {p}" for p in range(1, n + 1)])
-             for d, n in enumerate(per_doc, 1)]
+    files = scan_files(page_format, per_doc, number)
     nodes = bench.start_workers(workers)
     # Warm-up: one single-page scan per worker (not timed), read before the batch is uploaded.
     warm = apis[0].create("folders", f"Warm-up {number}", home)
@@ -380,7 +452,8 @@ def ocr_run(bench: Bench, apis: list[Api], home: str, workers: int, args, number
         document = apis[index % 2].create("documents", f"warm-up {index}", warm)
         apis[index % 2].upload(document, "warm.tiff", samples.tiff([f"Warm up {index}"]))
     wait_processed(apis[0], warm, workers, 600)
-    folder = apis[0].create("folders", f"OCR run {number} ({workers} workers)", home)
+    folder = apis[0].create("folders", f"OCR run {number} ({workers} workers, {page_format})",
+                            home)
     cpu_before = {node.name: node.cpu_seconds() for node in nodes}
     versions: dict[str, int] = {}
     errors: list[BaseException] = []
@@ -401,7 +474,7 @@ def ocr_run(bench: Bench, apis: list[Api], home: str, workers: int, args, number
 
     meter = CpuMeter()
     started = time.monotonic()
-    threads = [threading.Thread(target=upload, args=(which,)) for which in (0, 1)]
+    threads = [threading.Thread(target=upload, args=(which,), daemon=True) for which in (0, 1)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -433,32 +506,51 @@ def ocr_run(bench: Bench, apis: list[Api], home: str, workers: int, args, number
     return {"workers": workers, "documents": documents, "pages": args.pages,
             "seconds": seconds, "uploaded": uploaded, "rate": args.pages / seconds * 60,
             "statuses": statuses, "busy": cpu["busy"], "client": cpu["client"],
+            "other": cpu["other"],
             "worker_cpu_per_page": worker_cpu / args.pages, "pages_by_worker": pages_by_worker,
             "read_once": read_once, "slices": slices, "stop_seconds": stop_seconds,
-            "exit_statuses": exit_statuses}
+            "exit_statuses": exit_statuses,
+            "mib": sum(len(f) for f in files) / 2**20}
 
 
 def part_ocr(bench: Bench, apis: list[Api], home: str, args) -> None:
     documents = math.ceil(args.pages / args.pages_per_document)
-    print(f"\n== 1. OCR throughput: {args.pages} scanned pages in {documents} multi-page TIFFs "
-          f"(1700x600 px frames, 300 dpi, one line of text), uploaded through both web nodes; "
-          f"`dms worker --concurrency 1` each", flush=True)
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"\n== 1. OCR throughput: {args.pages} scanned pages in {documents} multi-page 300-dpi "
+          f"TIFFs, uploaded through both web nodes; `dms worker --concurrency 1` each", flush=True)
+    number = 0
+    for page_format in args.page_formats:
+        print(f"\n-- {FORMATS[page_format]}; load average before: "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+        number = ocr_table(bench, apis, home, args, page_format, number)
+    cores = os.cpu_count() or 1
+    print(f"cores busy: share of all {cores} cores' time (the whole machine: workers, "
+          f"Tesseract, web nodes, PostgreSQL, Redis, this process); other: the part of it used "
+          f"by processes not this benchmark's (or stolen by the hypervisor); worker CPU "
+          f"s/page: the workers' and their Tesseract processes' CPU time per page; uploads s: "
+          f"until the "
+          f"last upload was acknowledged (the workers read meanwhile)")
+
+
+def ocr_table(bench: Bench, apis: list[Api], home: str, args, page_format: str,
+              number: int) -> int:
     header = (f"{'workers':>7}  {'seconds':>7}  {'pages/min':>9}  {'speed-up':>8}  "
-              f"{'s/page':>6}  {'uploads s':>9}  {'cores busy':>10}  {'worker CPU s/page':>17}  "
+              f"{'s/page':>6}  {'uploads s':>9}  {'cores busy':>10}  {'other':>5}  "
+              f"{'worker CPU s/page':>17}  "
               f"pages read by each worker")
     results = []
     print(header, flush=True)
-    for number, workers in enumerate(args.workers, 1):
-        result = ocr_run(bench, apis, home, workers, args, number)
+    for workers in args.workers:
+        number += 1
+        result = ocr_run(bench, apis, home, workers, args, number, page_format)
         results.append(result)
         base = results[0]["rate"] if results[0]["workers"] == 1 else None
         speedup = f"{result['rate'] / base:7.2f}x" if base else "       -"
         print(f"{workers:>7}  {result['seconds']:7.1f}  {result['rate']:9.1f}  {speedup}  "
               f"{result['seconds'] / result['pages']:6.2f}  {result['uploaded']:9.2f}  "
-              f"{result['busy']:9.0f}%  {result['worker_cpu_per_page']:17.2f}  "
+              f"{result['busy']:9.0f}%  {result['other']:4.0f}%  "
+              f"{result['worker_cpu_per_page']:17.2f}  "
               f"{' / '.join(str(p) for p in result['pages_by_worker'])}", flush=True)
-    print("notes:")
+    print(f"uploaded per run: {results[0]['mib']:.1f} MiB of TIFFs")
     for result in results:
         problems = []
         if result["statuses"].get("succeeded", 0) != result["documents"]:
@@ -473,10 +565,7 @@ def part_ocr(bench: Bench, apis: list[Api], home: str, args) -> None:
               f"the benchmark's own process used {result['client']:.0f}% of the cores; workers "
               f"stopped (SIGTERM) in {result['stop_seconds']:.1f} s"
               + (f"; PROBLEMS: {'; '.join(problems)}" if problems else ""))
-    cores = os.cpu_count() or 1
-    print(f"  cores busy: share of all {cores} cores' time (the whole machine: workers, "
-          f"Tesseract, web nodes, PostgreSQL, Redis, this process); worker CPU s/page: the "
-          f"workers' and their Tesseract processes' CPU time per page")
+    return number
 
 
 # --------------------------------------------------------------------------- part 2
@@ -547,7 +636,8 @@ def part_mixed(bench: Bench, token: str, home: str, listing: str, seed: int, arg
             per_node[which] += count
             errors.extend(failures)
 
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(args.clients)]
+    threads = [threading.Thread(target=client, args=(n,), daemon=True)
+               for n in range(args.clients)]
     for thread in threads:
         thread.start()
     deadline[0] = time.monotonic() + args.seconds
@@ -568,9 +658,12 @@ def part_mixed(bench: Bench, token: str, home: str, listing: str, seed: int, arg
           f"{percentile(every, 0.99):8.1f}")
     print(f"{len(every) / wall:.1f} requests/s ({' + '.join(f'{n / wall:.1f}' for n in per_node)}"
           f" on the two nodes), {len(errors)} error(s); cores busy {cpu['busy']:.0f}%, of which "
-          f"this benchmark's clients {cpu['client']:.0f}%", flush=True)
+          f"this benchmark's clients {cpu['client']:.0f}%, other processes {cpu['other']:.0f}%",
+          flush=True)
     for error in sorted(set(errors))[:5]:
         print(f"  error: {error}")
+    print("all clients are the admin: dms serialises one owner's tree writes (POST, the PUT's "
+          "commit) on a PostgreSQL advisory lock per owner, across both nodes")
 
 
 # --------------------------------------------------------------------------- part 3
@@ -585,6 +678,7 @@ def part_uploads(bench: Bench, token: str, home: str, args) -> None:
     alphabet = b"abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\n"
     blob = bytes(rng.choice(alphabet) for _ in range(2**16)) * (size // 2**16 + 1)
     latencies: list[float] = []
+    finished: list[float] = []  # time.monotonic() of each acknowledged upload
     uploaded: list[tuple[str, str, int]] = []  # (document id, sha256, web node index)
     errors: list[str] = []
     lock = threading.Lock()
@@ -611,11 +705,13 @@ def part_uploads(bench: Bench, token: str, home: str, args) -> None:
                 continue
             with lock:
                 latencies.append(elapsed)
+                finished.append(time.monotonic())
                 if len(uploaded) < 3 or rng.random() < 0.05:
                     uploaded.append((document, hashlib.sha256(content).hexdigest(), which))
         api.close()
 
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(args.upload_clients)]
+    threads = [threading.Thread(target=client, args=(n,), daemon=True)
+               for n in range(args.upload_clients)]
     for thread in threads:
         thread.start()
     deadline[0] = time.monotonic() + args.seconds
@@ -627,12 +723,18 @@ def part_uploads(bench: Bench, token: str, home: str, args) -> None:
     wall = time.monotonic() - started
     cpu = meter.stop()
     latencies.sort()
+    step = args.seconds / 4
+    buckets = [0] * 4
+    for moment in finished:
+        buckets[min(3, int((moment - started) / step))] += 1
     mib = len(latencies) * size / 2**20
     print(f"{len(latencies)} uploads, {mib:,.0f} MiB in {wall:.1f} s: {mib / wall:.1f} MiB/s "
           f"({mib * 2**20 / 1e6 / wall:.1f} MB/s), {len(latencies) / wall:.2f} uploads/s; PUT "
           f"latency p50 {percentile(latencies, 0.5):.0f} ms, p99 {percentile(latencies, 0.99):.0f}"
           f" ms; {len(errors)} error(s); cores busy {cpu['busy']:.0f}%, of which this benchmark's "
-          f"clients {cpu['client']:.0f}%", flush=True)
+          f"clients {cpu['client']:.0f}%, other processes {cpu['other']:.0f}%", flush=True)
+    print(f"MiB/s in each quarter of the run ({step:g} s each): "
+          + ", ".join(f"{count * size / 2**20 / step:.0f}" for count in buckets))
     for error in sorted(set(errors))[:5]:
         print(f"  error: {error}")
     # Where the files are, and that they download intact through the other node.
@@ -653,6 +755,9 @@ def part_uploads(bench: Bench, token: str, home: str, args) -> None:
           f"(uploads acknowledged: {len(latencies)}); files left in the web nodes' tmp dirs: "
           f"{len(leftovers)}; {checked} uploads downloaded through the other node, "
           f"{checked - bad} intact")
+    print("the shared dir is tmpfs (memory, not a network mount): what is measured is dms "
+          "receiving each body into the node's own tmp/ (on the disk, in its data dir) and "
+          "copying it onto another filesystem")
 
 
 # --------------------------------------------------------------------------- main
@@ -673,10 +778,12 @@ def versions(cluster: Cluster) -> tuple[str, str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=None, help="scanned pages per OCR run "
-                        "(default 48; 12 with --quick)")
+                        "(default 48; 6 with --quick)")
     parser.add_argument("--pages-per-document", type=int, default=3)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4],
                         help="worker processes of each OCR run")
+    parser.add_argument("--page-formats", nargs="+", choices=sorted(FORMATS),
+                        default=["a4", "line"], help="the scans of part 1, a table each")
     parser.add_argument("--seconds", type=float, default=None,
                         help="of parts 2 and 3 each (default 20; 5 with --quick)")
     parser.add_argument("--clients", type=int, default=16, help="of part 2")
@@ -686,7 +793,7 @@ def main() -> int:
                         help="text documents in `Listing` (default 100; 30 with --quick)")
     parser.add_argument("--quick", action="store_true", help="a short smoke run")
     args = parser.parse_args()
-    args.pages = args.pages or (12 if args.quick else 48)
+    args.pages = args.pages or (6 if args.quick else 48)
     args.seconds = args.seconds or (5.0 if args.quick else 20.0)
     args.seed = args.seed or (30 if args.quick else 100)
     if args.pages < 1 or args.pages_per_document < 1 or min(args.workers) < 1:
@@ -703,6 +810,10 @@ def main() -> int:
         cluster = Cluster()
         cluster.start()
         redis = RedisServer().start()
+        try:
+            OWN_ROOTS.add(int((cluster.data / "postmaster.pid").read_text().split()[0]))
+        except (OSError, ValueError, IndexError) as error:
+            print(f"(PostgreSQL's CPU time cannot be told from other processes': {error})")
         postgres, redis_version, tesseract = versions(cluster)
         print(f"PostgreSQL: {postgres} (throwaway cluster on loopback, fsync off, shared_buffers "
               f"64MB); Redis: {redis_version} (no persistence); {tesseract}")
@@ -741,10 +852,22 @@ def main() -> int:
                 node = next(n for n in bench.all_processes() if n.name == name)
                 first = node.output.split("Traceback", 1)[1][:1500]
                 print(f"--- first traceback of {name}:\nTraceback{first}")
-        for what, stop in (("Redis", redis and redis.stop), ("PostgreSQL", cluster and cluster.stop)):
+            warned: dict[str, int] = {}
+            for node in bench.all_processes():
+                for line in node.output.splitlines():
+                    match = LOG_PROBLEM.match(line)
+                    if match:  # the message without its ids and numbers, to group alike ones
+                        message = re.sub(r"[0-9a-f-]{8,}|[0-9.]+", "#", match.group(2))
+                        key = f"{match.group(1)} {message}"
+                        warned[key] = warned.get(key, 0) + 1
+            print(f"WARNING/ERROR lines in the dms processes' logs: "
+                  f"{sum(warned.values()) if warned else 'none'}", flush=True)
+            for key, count in sorted(warned.items(), key=lambda item: -item[1])[:8]:
+                print(f"  {count:>5} x {key[:160]}")
+        for what, server in (("Redis", redis), ("PostgreSQL", cluster)):
             try:
-                if stop:
-                    stop()
+                if server is not None:
+                    server.stop()
             except Exception as error:  # keep cleaning up
                 print(f"could not stop {what}: {error}", file=sys.stderr)
         shutil.rmtree(root, ignore_errors=True)
