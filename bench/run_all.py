@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from common import machine  # noqa: E402
 
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
-              "scaleout.py"]
+              "scaleout.py", "import.py"]
 
 # --quick: small sizes per script. A flag the script does not define (found in its source as
 # "--flag") is left out, so that a script whose options change still runs.
@@ -47,6 +47,7 @@ QUICK = {
     "hostile.py": {"--seconds": ["5"], "--tiff-frames": ["8"], "--idle-connections": ["50"]},
     "scale.py": {"--size": ["20000"], "--owners": ["1"], "--runs": ["30"], "--seconds": ["5"]},
     "scaleout.py": {"--quick": []},
+    "import.py": {"--small-files": ["200"], "--scan-mib": ["20"], "--consume-files": ["2"]},
 }
 
 

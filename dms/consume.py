@@ -4,7 +4,8 @@ folders — without a script.
 
 Polled, not watched: SMB and NFS shares send no inotify events. A file is taken only when its size
 and modification time have not changed for `consume_stable_seconds` (a scanner writing slowly is
-never imported half-written). It goes through dms.documents.import_into_folder, the checks of an
+never imported half-written); a file seen but not yet stable is looked at again after that time
+rather than a whole interval later. It goes through dms.documents.import_into_folder, the checks of an
 upload; then it is deleted, or moved to `<consume>/.done/` with DMS_CONSUME_KEEP=1. A refused file
 goes to `<consume>/.failed/` beside a `.txt` with the reason. A crash between the import and the
 removal is harmless: at the next look the file is a duplicate of its folder's document and is
@@ -73,7 +74,12 @@ class ConsumeFolder:
                 log.exception("the consume folder could not be read")
             finally:
                 database.close()
-            self._stop.wait(self.config.consume_interval)
+            # A file seen but not yet stable is looked at again once it can be, not a whole
+            # interval later.
+            wait = self.config.consume_interval
+            if self._seen:
+                wait = min(wait, max(self.config.consume_stable_seconds, 0.1))
+            self._stop.wait(wait)
 
     def look(self) -> int:
         """One pass: import every file that has been stable long enough; returns how many were
