@@ -223,8 +223,15 @@ OPERATIONS = {
     "search_nodes": (None, 200, {JSON: {"type": "array", "items": ref("SearchResult")}},
                      ["q", "limit", "tags", "tags_op"], [400, 503], "Search titles and text"),
     "version": (None, 200, {JSON: obj({"version": STRING})}, [], [], "The server's version"),
-    "health": (None, 200, {JSON: obj({"status": STRING, "verify": {"type": ["object", "null"]}})},
-               [], [503], "Health, and the last verify result for admins"),
+    "health": (None, 200, {JSON: obj({
+        "status": STRING, "verify": {"type": ["object", "null"]}, "search": {"type": "object"},
+        "queue": obj({"engine": STRING, "pending": {"type": ["integer", "null"]}}),
+        "workers": {"type": "array", "items": obj({
+            "id": STRING, "host": STRING, "pid": INTEGER,
+            "languages": {"type": "array", "items": STRING}, "concurrency": INTEGER,
+            "started_at": STRING, "last_heartbeat": STRING, "live": BOOLEAN})}}, ["status"])},
+               [], [503], "Health (503 with the reason when the database or the queue cannot "
+                          "be reached); for admins the last verify, search, queue and workers"),
     "openapi": (None, 200, {JSON: {"type": "object"}}, [], [], "This document"),
     "list_documents_legacy": (None, 200, {JSON: {"type": "array", "items": ref("LegacyDocument")}},
                               [], [], "Legacy: all the caller's documents"),
