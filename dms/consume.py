@@ -32,6 +32,7 @@ from dms import documents, tree
 from dms.db import database
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.models import Node, User
+from dms.storage import entries
 
 if TYPE_CHECKING:
     from dms.services import Services
@@ -87,7 +88,7 @@ class ConsumeFolder:
         now = time.monotonic()
         present: set[Path] = set()
         taken = 0
-        for user_dir in sorted(_entries(self.root)):
+        for user_dir in sorted(entries(self.root)):
             if user_dir.name.startswith(".") or not user_dir.is_dir() or user_dir.is_symlink():
                 continue
             user = self._user(user_dir.name)
@@ -116,7 +117,7 @@ class ConsumeFolder:
     def _files(self, directory: Path, depth: int):
         if depth > self.config.max_tree_depth:
             return
-        for entry in sorted(_entries(directory)):
+        for entry in sorted(entries(directory)):
             if entry.name.startswith(".") or entry.is_symlink():
                 continue  # hidden (a scanner's partial file, .DS_Store), or a link
             if entry.is_dir():
@@ -175,13 +176,6 @@ class ConsumeFolder:
         _move(path, target)
         target.with_name(target.name + ".txt").write_text(reason + "\n", encoding="utf-8")
         self._seen.pop(path, None)
-
-
-def _entries(directory: Path) -> list[Path]:
-    try:
-        return list(directory.iterdir())
-    except OSError:
-        return []
 
 
 def _move(source: Path, target: Path) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from peewee import PeeweeException
 
 from dms import cluster, verify
+from dms.db import database
 from dms.errors import Unavailable
 from dms.queue import pending, queue_problem
 
@@ -22,8 +23,6 @@ log = logging.getLogger("dms.health")
 def check(services: Services) -> None:
     """Unavailable (503) with the reason when this node cannot reach its database or queue."""
     try:
-        from dms.db import database
-
         database.execute_sql("SELECT 1").fetchone()
     except PeeweeException:
         log.exception("health check: the database is not reachable")

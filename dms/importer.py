@@ -8,7 +8,8 @@ name, found again on a re-run. A file whose SHA-256 a document of its folder alr
 skipped, which makes a re-run after an interruption import nothing twice and miss nothing: each
 file is committed on its own. A refused file (unknown type, too large, corrupt, unreadable) is
 listed with the reason and leaves nothing behind; the run goes on. Symbolic links are not
-followed (a link could lead out of the tree, or round in a loop).
+followed (a link could lead out of the tree, or round in a loop), and directories deeper than
+the folder tree's limit are refused.
 """
 
 from __future__ import annotations
@@ -54,9 +55,10 @@ class Summary:
         return lines
 
 
-def collect(paths: list[Path], summary: Summary) -> list[Entry]:
+def collect(paths: list[Path], summary: Summary, max_depth: int) -> list[Entry]:
     """Every regular file below `paths`, in name order, with the folders it goes into; what
-    cannot be imported (missing, a link, not a file) is put in the summary as refused."""
+    cannot be imported (missing, a link, not a file, deeper than `max_depth` directories) is put
+    in the summary as refused."""
     entries: list[Entry] = []
     for root in paths:
         if root.is_symlink() or not root.exists():
@@ -65,29 +67,40 @@ def collect(paths: list[Path], summary: Summary) -> list[Entry]:
         elif root.is_file():
             entries.append(Entry(root, (), root.stat().st_size))
         elif root.is_dir():
-            entries += _walk(root, (root.resolve().name or "import",), summary)
+            entries += _walk(root, (root.resolve().name or "import",), summary, max_depth)
         else:
             summary.refused.append((str(root), "not a regular file or directory"))
     return entries
 
 
-def _walk(directory: Path, folders: tuple[str, ...], summary: Summary) -> list[Entry]:
+def _walk(top: Path, top_folders: tuple[str, ...], summary: Summary,
+          max_depth: int) -> list[Entry]:
+    """Depth first, in name order, without recursion (a tree may be deeper than Python's)."""
     entries: list[Entry] = []
-    try:
-        children = sorted(os.scandir(directory), key=lambda child: child.name)
-    except OSError as error:
-        summary.refused.append((str(directory), f"could not be read: {error.strerror}"))
-        return entries
-    for child in children:
-        path = Path(child.path)
-        if child.is_symlink():
-            summary.refused.append((str(path), "a symbolic link (not followed)"))
-        elif child.is_dir(follow_symlinks=False):
-            entries += _walk(path, folders + (child.name,), summary)
-        elif child.is_file(follow_symlinks=False):
-            entries.append(Entry(path, folders, child.stat(follow_symlinks=False).st_size))
-        else:
-            summary.refused.append((str(path), "not a regular file"))
+    pending = [(top, top_folders)]
+    while pending:
+        directory, folders = pending.pop()
+        if len(folders) > max_depth:
+            summary.refused.append((str(directory), f"more than {max_depth} folders deep "
+                                                    "(DMS_MAX_TREE_DEPTH)"))
+            continue
+        try:
+            children = sorted(os.scandir(directory), key=lambda child: child.name)
+        except OSError as error:
+            summary.refused.append((str(directory), f"could not be read: {error.strerror}"))
+            continue
+        below = []
+        for child in children:
+            path = Path(child.path)
+            if child.is_symlink():
+                summary.refused.append((str(path), "a symbolic link (not followed)"))
+            elif child.is_dir(follow_symlinks=False):
+                below.append((path, folders + (child.name,)))
+            elif child.is_file(follow_symlinks=False):
+                entries.append(Entry(path, folders, child.stat(follow_symlinks=False).st_size))
+            else:
+                summary.refused.append((str(path), "not a regular file"))
+        pending.extend(reversed(below))
     return entries
 
 
@@ -130,7 +143,7 @@ def run(services: Services, user: User, paths: list[Path], into_id: str | None =
     into = tree.owned_node(user, into_id, Node.FOLDER) if into_id \
         else tree.special_folder(user, Node.INBOX)
     summary = Summary()
-    entries = collect(paths, summary)
+    entries = collect(paths, summary, services.config.max_tree_depth)
     progress = Progress(len(entries), sum(entry.size for entry in entries), progress_stream)
     folder_ids: dict[tuple[str, ...], str | None] = {(): into.id}
     try:

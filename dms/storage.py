@@ -210,20 +210,20 @@ class DirectoryStore:
         or another process on this data dir). Returns (temporary files removed, unreferenced
         files removed)."""
         cutoff = time.time() - grace_seconds
-        temporary = sum(_remove_if_old(entry, cutoff) for entry in _entries(self.tmp_dir))
-        temporary += sum(_remove_if_old(entry, cutoff) for entry in _entries(self.incoming_dir))
+        temporary = sum(_remove_if_old(entry, cutoff) for entry in entries(self.tmp_dir))
+        temporary += sum(_remove_if_old(entry, cutoff) for entry in entries(self.incoming_dir))
         orphans = 0
-        for bucket in _entries(self.files_dir):
+        for bucket in entries(self.files_dir):
             if bucket.name.startswith(".backup-"):  # left by a `dms backup` that was killed
                 _remove_if_old(bucket, cutoff)
             if bucket.name.startswith(".") or not bucket.is_dir():
                 continue
-            for entry in _entries(bucket):
+            for entry in entries(bucket):
                 if version_of(entry.name) not in referenced:
                     orphans += _remove_if_old(entry, cutoff)
         for root in (self.work_root, self.previews_dir):
-            for bucket in _entries(root):
-                for entry in _entries(bucket) if bucket.is_dir() else ():
+            for bucket in entries(root):
+                for entry in entries(bucket) if bucket.is_dir() else ():
                     if entry.name not in referenced:
                         _remove_if_old(entry, cutoff)
         if temporary or orphans:
@@ -232,10 +232,12 @@ class DirectoryStore:
         return temporary, orphans
 
 
-def _entries(folder: Path) -> list[Path]:
+def entries(folder: Path) -> list[Path]:
+    """What a folder holds; nothing if it is gone or cannot be read (the next look tries
+    again)."""
     try:
         return list(folder.iterdir())
-    except FileNotFoundError:
+    except OSError:
         return []
 
 

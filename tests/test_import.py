@@ -19,9 +19,9 @@ from support import config_args, query_sql, snapshot, wait_for
 from test_cli import environment
 
 
-def dms_import(config, *args: str) -> subprocess.CompletedProcess:
+def dms_import(config, *args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "dms", "import", *args, *config_args(config)],
-                          env=environment(), capture_output=True, text=True, timeout=300)
+                          env=environment(**env), capture_output=True, text=True, timeout=300)
 
 
 def listing(client, folder_id: str) -> dict[str, tuple[str, str]]:
@@ -100,6 +100,19 @@ def test_an_unknown_user_or_another_user_s_folder_is_refused_before_anything(ali
     foreign = dms_import(config, str(tree), "--user", alice.username, "--into", bob.home_id)
     assert (foreign.returncode, foreign.stderr) == (2, "dms: Not found.\n")
     assert snapshot(config) == before
+
+
+def test_directories_deeper_than_the_tree_limit_are_refused(alice, config, tmp_path):
+    (tmp_path / "deep" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "deep" / "a" / "kept.txt").write_bytes(samples.text("level two\n"))
+    (tmp_path / "deep" / "a" / "b" / "too-deep.txt").write_bytes(samples.text("level three\n"))
+    result = dms_import(config, str(tmp_path / "deep"), "--user", alice.username,
+                        DMS_MAX_TREE_DEPTH="2")
+    assert result.stdout.splitlines()[1:] == [
+        f"  refused {tmp_path / 'deep' / 'a' / 'b'}: more than 2 folders deep "
+        "(DMS_MAX_TREE_DEPTH)"]
+    assert [t for (t,) in query_sql(config, "SELECT title FROM node WHERE kind = 'document'")] \
+        == ["kept.txt"]
 
 
 @pytest.mark.slow

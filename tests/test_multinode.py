@@ -27,6 +27,7 @@ import pytest
 import requests
 
 import samples
+from pgcluster import free_port
 from redisserver import RedisServer
 from support import Client, query_sql
 from test_cli import LISTENING, dms_command, environment
@@ -378,12 +379,6 @@ def test_health_is_503_with_the_reason_when_redis_or_postgresql_is_unreachable(t
             "code": "unavailable"}]})
     finally:
         node.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_two_web_nodes_starting_on_an_empty_database_make_one_schema_and_one_admin(
