@@ -72,6 +72,26 @@ PRAGMAS = {
     "temp_store": "memory",
 }
 
+
+
+class SqliteEngine(SqliteDatabase):
+    """peewee's SQLite database with a connection set-up that survives other processes opening
+    the same new file at the same moment: switching a database to WAL needs its exclusive lock,
+    and SQLite answers "database is locked" at once, without the busy handler, when two
+    connections each hold a shared lock and want it (it would deadlock). So the pragmas are tried
+    again for up to busy_timeout."""
+
+    def _set_pragmas(self, conn):
+        deadline = time.monotonic() + PRAGMAS["busy_timeout"] / 1000
+        while True:
+            try:
+                return super()._set_pragmas(conn)
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+
 WRITE_WAIT_SECONDS = 30.0  # a writer queued longer than this gets "busy, try again" (503)
 
 
@@ -350,7 +370,7 @@ def open_database(target: Path | str, migrate: bool = True, pool_size: int = 10)
         engine = _open_postgresql(target, pool_size)
     else:
         target.parent.mkdir(parents=True, exist_ok=True)
-        engine = SqliteDatabase(str(target), pragmas=PRAGMAS, check_same_thread=False)
+        engine = SqliteEngine(str(target), pragmas=PRAGMAS, check_same_thread=False)
     database.initialize(engine)
     database.connect(reuse_if_open=True)
     if migrate:

@@ -364,12 +364,10 @@ def _check_loaded(path: Path, manifest: dict, latest_schema: int, files: dict) -
 def _migrate(path: Path) -> None:
     """Bring the restored database's schema up to date, still in the work folder, on a database
     object of its own (the process' shared one may be serving another data dir)."""
-    from peewee import SqliteDatabase
-
-    from dms.db import PRAGMAS
+    from dms.db import PRAGMAS, SqliteEngine
     from dms.schema import runner_for
 
-    restored = SqliteDatabase(str(path), pragmas=PRAGMAS)
+    restored = SqliteEngine(str(path), pragmas=PRAGMAS)
     try:
         restored.connect()
         runner_for(restored).up()
