@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from dms import search
+from dms import mailcheck, search
 from dms.api import ROUTE_TABLES
 from dms.config import Config
 from dms.db import open_configured, register_space_reserve
@@ -22,7 +22,11 @@ def build_services(config: Config, store: DirectoryStore | None = None) -> Servi
     """The long-lived parts, on the database already open: also what CLI commands that add
     documents (dms import) use, so they queue work as the server does."""
     store = store or DirectoryStore(config.files_path, config.data_dir)
-    return Services(config, store, Processor(config, store), search.engine(config.data_dir))
+    services = Services(config, store, Processor(config, store), search.engine(config.data_dir))
+    services.processor.add_periodic("mail", config.mail_check_minutes * 60,
+                                    lambda: mailcheck.check_all(services),
+                                    mailcheck.release_claims)
+    return services
 
 
 def create_app(config: Config) -> DmsBottle:

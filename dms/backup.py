@@ -5,6 +5,7 @@ A backup is one zip (AES-256 with a password) that either engine restores (dms.r
   snapshot while the server may be running: SQLite's online backup API copies dms.db into the
   staging folder first; PostgreSQL reads in one REPEATABLE READ transaction;
 - every stored file as `files/<aa>/<id>`;
+- `mail.key`, the key of the mail accounts' passwords (dms.sealing), when the data dir has one;
 - `manifest.json`: the format, app and schema versions, counts, each table's number of rows and
   each member's SHA-256 and size.
 Files never change once stored, so the snapshot plus the files it names is consistent; to be sure
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from dms import __version__
+from dms import __version__, sealing
 from dms.rowfiles import NOT_BACKED_UP, member, write_table
 from dms.storage import CHUNK_SIZE, StoredFile, stored_files
 
@@ -163,6 +164,11 @@ def _stage(data_dir: Path, files_dir: Path, database_url: str | None,
                 name = member(table)
                 rows[table] = write_table(stream, table, columns, staging / name)
                 members.append(Member(name, staging / name))
+        # The key the mail accounts' passwords are sealed with: without it they cannot be read.
+        key = sealing.key_path(data_dir)
+        if key.is_file():
+            shutil.copyfile(key, staging / sealing.KEY_FILE)
+            members.append(Member(sealing.KEY_FILE, staging / sealing.KEY_FILE))
         vanished = False
         for file in files:
             name = f"files/{file.name}"

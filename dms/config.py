@@ -70,6 +70,8 @@ class Config:
     # (queue what the database says is unfinished) and verify (periods start Sundays 03:17 UTC).
     reconcile_minutes: float = 5
     verify_hours: float = 168
+    # Users' mail accounts are checked for attachments this often (and on POST .../check/).
+    mail_check_minutes: float = 5
     # The start-up sweep removes a file no row names only when it is older than this: another
     # node may be about to commit the row of a file it has just stored.
     sweep_grace_minutes: float = 60
@@ -210,6 +212,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "lease_seconds": (1, 86400),
     "reconcile_minutes": (0.01, 10_000),
     "verify_hours": (0.001, 100_000),
+    "mail_check_minutes": (0.01, 100_000),
     "sweep_grace_minutes": (0, 100_000),
     "consume_interval": (0.1, 86400),
     "consume_stable_seconds": (0, 3600),

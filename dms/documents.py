@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from peewee import IntegrityError
 
@@ -156,29 +156,50 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
     return document
 
 
+class ImportRule(Protocol):
+    """What makes an imported file a duplicate, and what is written with a new document; both
+    run inside the transaction that adds it."""
+
+    def holds(self, user: User, folder_id: str, sha256: str) -> bool: ...
+
+    def added(self, user: User, document: Node, sha256: str) -> None: ...
+
+
+class SameFolder:
+    """`dms import` and the consume folder: a file is a duplicate when a document in the folder
+    already holds a version with its SHA-256 (a re-run after an interruption adds nothing)."""
+
+    def holds(self, user: User, folder_id: str, sha256: str) -> bool:
+        return _folder_holds(user, folder_id, sha256)
+
+    def added(self, user: User, document: Node, sha256: str) -> None:
+        pass
+
+
 def import_into_folder(services: Services, user: User, folder_id: str, stream: BinaryIO,
-                       length: int | None, file_name: str) -> Node | None:
-    """A file from `dms import` or the consume folder becomes a new document in the user's
-    folder, titled by its name, through the same checks as an upload. None, and nothing
-    changed, when a document in that folder already holds a version with the same SHA-256 (a
-    re-run after an interruption imports nothing twice): checked in the transaction that adds it."""
+                       length: int | None, file_name: str,
+                       rule: ImportRule = SameFolder()) -> Node | None:
+    """A file from `dms import`, the consume folder or a mail becomes a new document in the
+    user's folder, titled by its name, through the same checks as an upload. None, and nothing
+    changed, when `rule` says it is already there: checked in the transaction that adds it."""
     name = check_file_name(file_name)
     tree.owned_node(user, folder_id, Node.FOLDER)
     upload = receive_upload(services, stream, length)
-    if _folder_holds(user, folder_id, upload.received.sha256):
+    if rule.holds(user, folder_id, upload.received.sha256):
         upload.discard()
         return None
     version_id = _store(services.store, upload)
     try:
         with write_transaction(owner_scope(user.id)):
             folder = tree.owned_node(user, folder_id, Node.FOLDER)  # deleted meanwhile?
-            if _folder_holds(user, folder.id, upload.received.sha256):
+            if rule.holds(user, folder.id, upload.received.sha256):
                 document = None
             else:
                 document = tree.insert_node(user, Node.DOCUMENT, folder,
                                             name[:tree.MAX_TITLE_LENGTH],
                                             lang=ocr_language(user, services.config.ocr_lang))
                 _record_version(document, upload, name, version_id)
+                rule.added(user, document, upload.received.sha256)
     except BaseException:
         services.store.remove([version_id])
         raise

@@ -189,3 +189,25 @@ class Tag(BaseModel):
     description = TextField(default="")
     pinned = BooleanField(default=False)
     created_at = UTCDateTimeField(default=utcnow)
+
+
+class MailAccount(BaseModel):
+    """A user's IMAP account whose attachments become documents (api.md §8c, dms.mail)."""
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="mail_accounts", on_delete="CASCADE")
+    host = TextField()
+    port = IntegerField()
+    security = TextField()  # "ssl", "starttls" or "none" (loopback hosts only)
+    username = TextField()
+    password = TextField()  # sealed (dms.sealing), never in clear
+    mailbox = TextField()
+    after_import = TextField()  # "mark_seen", "flag" or "move"
+    move_to = TextField(null=True)
+    folder_per_sender = BooleanField(default=False)
+    enabled = BooleanField(default=True)
+    last_checked_at = UTCDateTimeField(null=True)
+    last_error = TextField(null=True)
+    imported_count = IntegerField(default=0)
+    # Epoch seconds until which one process checks this account (claimed in the database).
+    checking_until = FloatField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)

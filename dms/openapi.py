@@ -51,6 +51,9 @@ NODE_ATTRIBUTES = {
     "tags": {"type": "array", "items": NODE_TAG}, "lang": STRING, "ocr": BOOLEAN,
     "ocr_status": {"enum": list(OcrStatus.ALL)},
     "ocr_error": NULLABLE_STRING, "file_name": NULLABLE_STRING, "size": INTEGER, "page_count": INTEGER,
+    "mail": {"oneOf": [obj({"subject": STRING, "from": STRING, "date": NULLABLE_STRING,
+                            "message_id": STRING}, ["subject", "from", "date", "message_id"]),
+                       {"type": "null"}]},
 }
 VERSION = obj({"id": UUID, "number": INTEGER, "file_name": STRING, "size": INTEGER,
                "page_count": INTEGER, "lang": STRING, "created_at": DATETIME, "download_url": STRING,
@@ -63,6 +66,13 @@ LEGACY_DOCUMENT = obj({"id": UUID, "title": STRING, "file_name": NULLABLE_STRING
 TAG_ATTRIBUTES = {"name": STRING, "bg_color": STRING, "fg_color": STRING,
                   "description": STRING, "pinned": BOOLEAN}
 NAMES = obj({"tags": {"type": "array", "items": STRING}}, ["tags"])
+MAIL_SETTINGS = {
+    "host": STRING, "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+    "security": {"enum": ["ssl", "starttls", "none"]}, "username": STRING,
+    "mailbox": STRING, "after_import": {"enum": ["mark_seen", "flag", "move"]},
+    "move_to": NULLABLE_STRING, "folder_per_sender": BOOLEAN, "enabled": BOOLEAN}
+MAIL_ACCOUNT_ATTRIBUTES = {**MAIL_SETTINGS, "last_checked_at": {"type": ["string", "null"]},
+                           "last_error": NULLABLE_STRING, "imported_count": INTEGER}
 
 SCHEMAS = {
     "Error": obj({"errors": {"type": "array", "minItems": 1, "items": obj({
@@ -112,6 +122,12 @@ SCHEMAS = {
                ["type", "id", "attributes"], extra=False),
     "TagInput": data_of(obj({"type": {"const": "tags"}, "id": UUID,
                              "attributes": obj(TAG_ATTRIBUTES)}, ["type"])),
+    "MailAccount": obj({"type": {"const": "mail-accounts"}, "id": UUID,
+                        "attributes": obj(MAIL_ACCOUNT_ATTRIBUTES, extra=False)},
+                       ["type", "id", "attributes"], extra=False),
+    "MailAccountInput": data_of(obj({"type": {"const": "mail-accounts"}, "id": UUID,
+                                     "attributes": obj({**MAIL_SETTINGS, "password": STRING})},
+                                    ["type"])),
     "Preference": obj({"type": {"const": "preferences"}, "id": STRING, "attributes": obj({
         "section": STRING, "name": STRING, "identifier": STRING, "default": STRING,
         "value": STRING, "help_text": NULLABLE_STRING,
@@ -179,6 +195,19 @@ OPERATIONS = {
     "update_tag": (([VND], ref("TagInput")), 200, {VND: data_of(ref("Tag"))}, [], [409],
                    "Change a tag"),
     "delete_tag": (None, 204, {}, [], [], "Delete a tag (nodes lose it)"),
+    "list_mail_accounts": (None, 200, {VND: list_of(ref("MailAccount"))}, PAGE_QUERY, [],
+                           "The caller's mail accounts"),
+    "create_mail_account": (([VND], ref("MailAccountInput")), 201,
+                            {VND: data_of(ref("MailAccount"))}, [], [],
+                            "Add a mail account whose attachments become documents"),
+    "get_mail_account": (None, 200, {VND: data_of(ref("MailAccount"))}, [], [],
+                         "One mail account (never its password)"),
+    "update_mail_account": (([VND], ref("MailAccountInput")), 200,
+                            {VND: data_of(ref("MailAccount"))}, [], [], "Change a mail account"),
+    "delete_mail_account": (None, 204, {}, [], [],
+                            "Delete a mail account (its documents stay)"),
+    "check_mail_account": (None, 200, {VND: data_of(ref("MailAccount"))}, [], [409],
+                           "Check a mail account now; the account after the check"),
     "replace_node_tags": (([JSON, VND], NAMES), 201, {JSON: NAMES}, [], [],
                           "Set a node's tags, creating missing ones"),
     "add_node_tags": (([JSON, VND], NAMES), 200, {JSON: NAMES}, [], [], "Add tags to a node"),

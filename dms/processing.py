@@ -31,6 +31,7 @@ import logging
 import shutil
 import threading
 import time
+from typing import Callable
 
 from dms import cluster, leases, progress, searchable
 from dms.config import Config
@@ -70,6 +71,16 @@ class Processor:
         self._running_lock = threading.Lock()
         self._stopping = threading.Event()
         self._heartbeat: threading.Thread | None = None
+        self._jobs: dict[str, tuple[float, Callable[[], None]]] = {}  # more periodic jobs
+        self._start_jobs: list[Callable[[], None]] = []  # ... and what they leave at a crash
+
+    def add_periodic(self, name: str, seconds: float, job: Callable[[], None],
+                     clean_up: Callable[[], None] | None = None) -> None:
+        """Run `job` once per period of `seconds` in the whole cluster (as reconcile);
+        `clean_up` runs at the start of a process that is the only worker (embedded queue)."""
+        self._jobs[name] = (seconds, job)
+        if clean_up is not None:
+            self._start_jobs.append(clean_up)
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self, consume: bool = True) -> None:
@@ -82,6 +93,8 @@ class Processor:
                          self.config.lease_seconds)
         if self.config.embedded_queue:  # the only consumer: leases left are its last run's
             leases.release_all()
+            for job in self._start_jobs:
+                job()
         self.reconcile()
         self.consumer = EmbeddedConsumer(
             self.huey, workers=self.config.ocr_workers, worker_type="thread", periodic=False,
@@ -187,7 +200,8 @@ class Processor:
 
     def _periods(self) -> dict[str, float]:
         return {"reconcile": self.config.reconcile_minutes * 60,
-                "verify": self.config.verify_hours * 3600}
+                "verify": self.config.verify_hours * 3600,
+                **{name: seconds for name, (seconds, _) in self._jobs.items()}}
 
     def run_periodic(self, name: str, period: int) -> None:
         log.info("periodic job %s, period %d", name, period)
@@ -195,6 +209,8 @@ class Processor:
             self.reconcile_if_idle()
         elif name == "verify":
             self.periodic_verify()
+        elif name in self._jobs:
+            self._jobs[name][1]()
 
     def reconcile_if_idle(self) -> None:
         """The periodic reconcile: only when the queue is empty, so a long backlog is not

@@ -32,6 +32,7 @@ from typing import Callable
 from dms.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError, Progress
 from dms.loadrows import NEWER_DATABASE, load_tables
 from dms.rowfiles import TABLE_MEMBER
+from dms.sealing import KEY_FILE
 from dms.storage import CHUNK_SIZE, fsync_dir, stored_files
 
 
@@ -63,6 +64,8 @@ def restore_backup(archive_path: Path, data_dir: Path, password: str | None = No
             manifest = _extract_and_check(archive_path, work, password, latest_schema,
                                           progress_stream)
             _migrate(work / DATABASE)
+            if (work / KEY_FILE).exists():
+                os.chmod(work / KEY_FILE, 0o600)
             if copy_rows is not None:
                 copy_rows(work / DATABASE)  # the rows first: a refusal there leaves no files
                 for leftover in work.glob(DATABASE + "*"):
@@ -105,7 +108,7 @@ def _extract_and_check(archive_path: Path, work: Path, password: str | None, lat
         _check_members(archive, files)
         progress = Progress(sum(f["size"] for f in files.values()), len(files), progress_stream)
         # The rows first: a bad database is refused before any file is read.
-        rows = [name for name in files if not FILE_MEMBER.match(name)]
+        rows = [name for name in files if not FILE_MEMBER.match(name) and name != KEY_FILE]
         for name in rows:
             _extract(archive, name, work / name, files[name], progress)
         if manifest["format_version"] == 1:
@@ -181,7 +184,7 @@ def _check_manifest(manifest, latest_schema: int) -> dict[str, dict]:
         raise _malformed("files is not an object")
     rows = _check_tables(manifest, files) if version >= 2 else {DATABASE}
     for name, entry in files.items():
-        if name not in rows and not FILE_MEMBER.match(name):
+        if name not in rows and not FILE_MEMBER.match(name) and name != KEY_FILE:
             raise BackupError(f"The backup holds an unexpected member {name!r}.")
         if not isinstance(entry, dict):
             raise _malformed(f"the entry of {name} is not an object")

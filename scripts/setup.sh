@@ -2,8 +2,8 @@
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
-# Redis, pytest, Playwright, papermerge-cli in a virtualenv of its own). Re-running it is fast: each step is skipped when
-# already done.
+# Redis, Dovecot's IMAP server, pytest, Playwright, papermerge-cli in a virtualenv of its own).
+# Re-running it is fast: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +30,9 @@ if [ $with_tests -eq 1 ]; then
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
   # Redis: the multi-node tests start a throwaway redis-server (tests/redisserver.py).
   command -v redis-server >/dev/null || missing+=(redis-server)
+  # Dovecot: the mail-import tests start a throwaway IMAP server (tests/imapserver.py).
+  # (dovecot-core alone has /usr/sbin/dovecot; /usr/sbin is not in every user's PATH.)
+  [ -x /usr/lib/dovecot/imap-login ] || missing+=(dovecot-imapd)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing system packages: ${missing[*]}"

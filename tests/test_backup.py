@@ -78,8 +78,8 @@ def empty_target(config, request, data_dir) -> Config:
     return Config(**{**config.__dict__, "data_dir": data_dir, "database_url": url})
 
 
-TABLES = ["document_version", "node", "node_tag", "page", "preference", "schema_migrations",
-          "tag", "token", "user"]
+TABLES = ["document_mail", "document_version", "mail_account", "mail_import", "node", "node_tag",
+          "page", "preference", "schema_migrations", "tag", "token", "user"]
 
 
 def served(config):

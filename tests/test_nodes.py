@@ -62,7 +62,7 @@ def test_create_document_in_both_parent_forms_with_defaults_before_upload(alice)
     assert stable(document) == {
         "type": "documents", "id": document["id"],
         "attributes": {"title": "scan.pdf", "lang": "eng", "ocr": True, "ocr_status": "received",
-                       "ocr_error": None, "file_name": None, "size": 0, "page_count": 0,
+                       "ocr_error": None, "file_name": None, "size": 0, "page_count": 0, "mail": None,
                        "breadcrumb": [[".home", alice.home_id], ["Bills", folder["id"]],
                                       ["scan.pdf", document["id"]]],
                        "tags": []},

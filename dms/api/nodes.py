@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bottle
 
-from dms import archive, documents, tags, tree
+from dms import archive, documents, mailcheck, tags, tree
 from dms.jsonapi import JSON, ApiError, RouteTable, created, format_datetime, invalid, no_content
 from dms.models import Node
 from dms.web import Context, content_disposition, file_response
@@ -18,13 +18,14 @@ KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.item
 
 
 def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]], labels: list[dict],
-                  **extra_attributes) -> dict:
-    """A folder or document as JSON:API resource: type, id, attributes, relationships only."""
+                  mail: dict | None = None, **extra_attributes) -> dict:
+    """A folder or document as JSON:API resource: type, id, attributes, relationships only.
+    `mail`: the message a document came by (None: it did not come by mail)."""
     attributes = {"title": node.title}
     if node.is_document:
         attributes.update(lang=node.lang, ocr=bool(node.ocr), ocr_status=node.ocr_status,
                           ocr_error=node.ocr_error, file_name=node.file_name, size=node.size,
-                          page_count=node.page_count)
+                          page_count=node.page_count, mail=mail)
     attributes.update(created_at=format_datetime(node.created_at),
                       updated_at=format_datetime(node.updated_at),
                       breadcrumb=breadcrumb, tags=labels, **extra_attributes)
@@ -36,21 +37,24 @@ def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]], labels
 def resources(nodes: list[Node | tree.NodeRow]) -> list[dict]:
     """Several nodes with their breadcrumbs and tags, each looked up in one query."""
     ids = [node.id for node in nodes]
-    crumbs, labels = tree.breadcrumbs(ids), tags.tags_of(ids)
-    return [node_resource(node, crumbs[node.id], labels[node.id]) for node in nodes]
+    crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mailcheck.mail_of(ids)
+    return [node_resource(node, crumbs[node.id], labels[node.id], mail.get(node.id))
+            for node in nodes]
 
 
 def children_resources(folder: Node, nodes: list[tree.NodeRow]) -> list[dict]:
     """Siblings share their path: the folder's breadcrumb plus their own title and id."""
     path = tree.breadcrumbs([folder.id])[folder.id]
-    labels = tags.tags_of([node.id for node in nodes])
-    return [node_resource(node, path + [[node.title, node.id]], labels[node.id])
+    ids = [node.id for node in nodes]
+    labels, mail = tags.tags_of(ids), mailcheck.mail_of(ids)
+    return [node_resource(node, path + [[node.title, node.id]], labels[node.id], mail.get(node.id))
             for node in nodes]
 
 
 def single(node: Node, **extra_attributes) -> dict:
     return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id],
-                                  tags.tags_of([node.id])[node.id], **extra_attributes)}
+                                  tags.tags_of([node.id])[node.id],
+                                  mailcheck.mail_of([node.id]).get(node.id), **extra_attributes)}
 
 
 def paginated_nodes(ctx: Context, listing: tree.NodeListing) -> dict:

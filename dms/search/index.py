@@ -3,7 +3,7 @@ that it must be rebuilt), writing documents, and running a query to ranked node 
 
 One document per node: `id` (stored, the node's id), `owner` (the owner's id: every query
 filters by it), `tag_ids` (the ids of its tags, for tag filters), and `title`, `tags` (its tag
-names) and `body` (the text of a document's latest version), all three folded by the same
+names, and the subject and sender of the message a document came by) and `body` (the text of a document's latest version), all three folded by the same
 analyzer as the queries: lower case, accents and ligatures folded to ASCII (`Käse` -> `kase`,
 `Straße` -> `strasse`), words over 40 characters dropped. Title and body keep term frequencies but
 no positions (no phrase search): a smaller index. Scores are per-field BM25, the title weighted

@@ -16,6 +16,7 @@ from dms.documents import PAGE_SEPARATOR
 from dms.search.index import Entry
 
 REBUILD = "*"
+MAIL = "SELECT subject, sender FROM document_mail WHERE document_id = ?"
 TAGS = ("SELECT t.id, t.name FROM node_tag AS nt JOIN tag AS t ON t.id = nt.tag_id "
         "WHERE nt.node_id = ?")
 # The text of a document's latest version: its pages in order.
@@ -68,7 +69,10 @@ def _entry(node_id: str, owner_id: str, kind: str, title: str) -> Entry:
         body = PAGE_SEPARATOR.join(
             text for (text,) in database.execute_sql(TEXT, (node_id,)) if text)
     tags = database.execute_sql(TAGS, (node_id,)).fetchall()
-    return Entry(node_id, owner_id, title, body, [name for _, name in tags],
+    # The subject and sender of the message a document came by are searched with its tag names.
+    mail = database.execute_sql(MAIL, (node_id,)).fetchall() if kind == "document" else []
+    return Entry(node_id, owner_id, title, body,
+                 [name for _, name in tags] + [words for row in mail for words in row],
                  [tag_id for tag_id, _ in tags])
 
 
