@@ -64,9 +64,7 @@ def message(subject: str, attachments=(), sender="Stadtwerke Billing <billing@st
 
 
 def flags(imap, mailbox, folder="INBOX") -> dict[int, set[bytes]]:
-    """UID -> the message's flags, without \\Recent (the server's, not ours)."""
-    return {uid: set(found) - {b"\\Recent"}
-            for uid, found in imap.messages(*mailbox, mailbox=folder).items()}
+    return {uid: set(found) for uid, found in imap.messages(*mailbox, mailbox=folder).items()}
 
 
 def account_body(box, imap, **attributes) -> dict:
