@@ -51,7 +51,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("dms.mail")
 
 MAX_MESSAGES_PER_CHECK = 200
-MAX_CANDIDATES = 5000  # messages a check looks at (by their Message-ID) before fetching any
+# Messages a check looks at, oldest first, by Message-ID and size (no bodies): those it already
+# handled are skipped there, so a mailbox full of mails without attachments costs headers only.
+MAX_CANDIDATES = 20_000
 HEADERS_PER_FETCH = 500
 MAX_PARTS = 500
 MAX_ATTACHMENTS = 100

@@ -227,7 +227,8 @@ def test_many_checks_at_once_import_each_attachment_once(alice, mailbox, imap):
     assert final["imported_count"] == 5
 
 
-def test_accounts_are_private_and_passwords_never_shown(alice, bob, anon, mailbox, imap, config):
+def test_accounts_are_private_and_passwords_never_shown(alice, bob, anon, admin, mailbox, imap,
+                                                       config):
     account = add_account(alice, mailbox, imap, mailbox="INBOX")
     assert account["attributes"] == {
         "host": "127.0.0.1", "port": imap.port, "security": "none", "username": mailbox[0],
@@ -254,6 +255,10 @@ def test_accounts_are_private_and_passwords_never_shown(alice, bob, anon, mailbo
             changed.json()["data"]["attributes"]["move_to"]) == ("move", "Done")
     assert alice.delete(path).status_code == 204
     assert_error(alice.get(path), 404, "not_found", "Not found.")
+    # A deleted user's accounts go with them.
+    add_account(alice, mailbox, imap)
+    assert admin.delete(f"/api/users/{alice.user_id}/").status_code == 204
+    assert query_sql(config, "SELECT count(*) FROM mail_account") == [(0,)]
 
 
 def test_refused_settings_change_nothing(alice, mailbox, imap, config):
