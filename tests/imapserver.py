@@ -30,6 +30,7 @@ class ImapServer:
             raise RuntimeError("dovecot is not installed: run scripts/setup.sh --test")
         self.dir = Path(tempfile.mkdtemp(prefix="dms-imap-"))
         self.port = free_port()
+        self.ssl_port = free_port()
         self.users = self.dir / "users"
         self.users.mkdir(mode=0o755)
         self.process: subprocess.Popen | None = None
@@ -57,7 +58,11 @@ listen = 127.0.0.1
 base_dir = {self.dir}/run
 state_dir = {self.dir}/state
 log_path = {self.dir}/log
-ssl = no
+# A self-signed certificate: STARTTLS on the plain port and IMAPS on ssl_port, for the tests that
+# show dms refuses a certificate it cannot verify. Plain logins stay allowed without TLS.
+ssl = yes
+ssl_cert = <{self.dir}/cert.pem
+ssl_key = <{self.dir}/key.pem
 disable_plaintext_auth = no
 default_login_user = {login_user}
 default_internal_user = {internal_user}
@@ -84,10 +89,17 @@ service imap-login {{
   inet_listener imap {{
     port = {self.port}
   }}
+  inet_listener imaps {{
+    port = {self.ssl_port}
+    ssl = yes
+  }}
 }}
 {chroots}"""
 
     def start(self) -> "ImapServer":
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                        "-subj", "/CN=localhost", "-keyout", str(self.dir / "key.pem"),
+                        "-out", str(self.dir / "cert.pem")], check=True, capture_output=True)
         config = self.dir / "dovecot.conf"
         config.write_text(self._config())
         # Errors before the log process runs (a bad config) go to stderr: into the same log.

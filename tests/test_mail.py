@@ -2,7 +2,7 @@
 (tests/imapserver.py). Attachments of accepted types become documents with their message's
 subject, sender and date; inline pictures and messages without attachments are left alone;
 refused attachments are named in last_error; flag and move; a wrong password and an unreachable
-server do not stop other accounts; a crash between the import and telling the mailbox imports
+server do not stop other accounts; a certificate that cannot be verified is refused; a crash between the import and telling the mailbox imports
 nothing twice; another user's account is not found."""
 
 from __future__ import annotations
@@ -407,3 +407,17 @@ def test_a_restored_backup_still_reads_the_mail_accounts(alice, mailbox, imap, c
     finally:
         server.stop()
         thread.join(10)
+
+
+def test_a_certificate_that_cannot_be_verified_is_refused(alice, mailbox, imap):
+    """Dovecot's certificate here is self-signed: over IMAPS and over STARTTLS dms refuses it,
+    logs nothing in and takes nothing."""
+    uid = imap.append(*mailbox, message("Secret", [("secret.pdf", samples.pdf(["Secret"]),
+                                                    "application/pdf")])[0])
+    for security, port in (("ssl", imap.ssl_port), ("starttls", imap.port)):
+        account = add_account(alice, mailbox, imap, host="localhost", security=security, port=port)
+        checked = check(alice, account["id"])["attributes"]
+        assert (checked["last_error"], checked["imported_count"]) == (
+            "The mail server's certificate could not be verified: self-signed certificate.", 0)
+    assert inbox(alice) == {}
+    assert flags(imap, mailbox) == {uid: set()}
