@@ -24,7 +24,6 @@ Concurrency rules (every module that writes follows them):
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import errno
 import functools
@@ -36,9 +35,11 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
-from peewee import DatabaseError, DatabaseProxy, OperationalError, SqliteDatabase
+from peewee import DatabaseError, DatabaseProxy, OperationalError
 
 from dms.errors import StorageFull, Unavailable
+from dms.fifolock import FifoLock
+from dms.sqliteengine import PRAGMAS, SqliteEngine
 
 log = logging.getLogger("dms.db")
 T = TypeVar("T")
@@ -61,85 +62,7 @@ def document_scope(document_id: str) -> str:
     """One document: its version numbers, its processing state."""
     return f"document:{document_id}"
 
-PRAGMAS = {
-    # Milliseconds a writer waits for another process' write lock before "database is locked";
-    # first, so that the pragmas after it wait too.
-    "busy_timeout": 10_000,
-    "journal_mode": "wal",
-    "foreign_keys": 1,
-    # FULL: a commit that was acknowledged survives a power cut, not only a killed process.
-    "synchronous": "full",
-    "temp_store": "memory",
-}
-
-
-
-class SqliteEngine(SqliteDatabase):
-    """peewee's SQLite database with a connection set-up that survives other processes opening
-    the same new file at the same moment: switching a database to WAL needs its exclusive lock,
-    and SQLite answers "database is locked" at once, without the busy handler, when two
-    connections each hold a shared lock and want it (it would deadlock). So the pragmas are tried
-    again for up to busy_timeout."""
-
-    def _set_pragmas(self, conn):
-        deadline = time.monotonic() + PRAGMAS["busy_timeout"] / 1000
-        while True:
-            try:
-                return super()._set_pragmas(conn)
-            except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
-
-
 WRITE_WAIT_SECONDS = 30.0  # a writer queued longer than this gets "busy, try again" (503)
-
-
-class FifoLock:
-    """A re-entrant lock handed to waiters in the order they arrived (threading.Lock is unfair:
-    a thread that just released it often takes it again before a waiter wakes up)."""
-
-    def __init__(self):
-        self._mutex = threading.Lock()
-        self._waiters: collections.deque[tuple[int, threading.Event]] = collections.deque()
-        self._owner: int | None = None
-        self._depth = 0
-
-    def held_by_me(self) -> bool:
-        return self._owner == threading.get_ident()
-
-    def acquire(self, timeout: float | None = None) -> bool:
-        me = threading.get_ident()
-        with self._mutex:
-            if self._owner == me:
-                self._depth += 1
-                return True
-            if self._owner is None and not self._waiters:
-                self._owner, self._depth = me, 1
-                return True
-            entry = (me, threading.Event())
-            self._waiters.append(entry)
-        if entry[1].wait(timeout):
-            return True
-        with self._mutex:
-            if self._owner == me:  # handed over just as the wait timed out
-                return True
-            self._waiters.remove(entry)
-            return False
-
-    def release(self) -> None:
-        with self._mutex:
-            if self._owner != threading.get_ident():
-                raise RuntimeError("release of a FifoLock this thread does not hold")
-            self._depth -= 1
-            if self._depth:
-                return
-            if self._waiters:
-                owner, event = self._waiters.popleft()
-                self._owner, self._depth = owner, 1
-                event.set()
-            else:
-                self._owner = None
 
 
 WRITE_LOCK = FifoLock()

@@ -21,7 +21,7 @@ NEWER_DATABASE = ("This backup's database is newer than this dms understands; "
 def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
     """Format 2: make `work/dms.db` with this dms's migrations up to the backup's own, and load
     the table files into it (foreign keys are checked afterwards, by _check_rows)."""
-    from dms.db import PRAGMAS, SqliteEngine
+    from dms.sqliteengine import PRAGMAS, SqliteEngine
     from dms.schema import runner_for, shipped_migrations
 
     tables = manifest["tables"]

@@ -14,24 +14,18 @@ accounts are checked side by side, so a slow or unreachable server delays only i
 check (wrong password, no such host, certificate, mailbox) leaves the mailbox untouched and
 writes its reason to `last_error`; refused attachments (wrong type, too big, damaged) are named
 there too and in the log. Bounded: MAX_MESSAGES_PER_CHECK messages fetched per check (the rest
-next time), messages over the upload limit (plus MIME's overhead) left in the mailbox, at most
-MAX_PARTS MIME parts and MAX_ATTACHMENTS attachments per message, socket timeouts on every
-exchange."""
+next time), messages over the upload limit (plus MIME's overhead) left in the mailbox, socket
+timeouts on every exchange; dms.mailmessage bounds the parts of one message."""
 
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
-import datetime as dt
-import email.utils
 import io
 import logging
-import re
 import socket
 import ssl
 import time
 from email import policy
-from email.message import EmailMessage
 from email.parser import BytesHeaderParser, BytesParser
 from typing import TYPE_CHECKING
 
@@ -42,8 +36,8 @@ from dms import documents, sealing, tree
 from dms.db import database, write_transaction
 from dms.errors import Conflict, DomainError, StorageFull, Unavailable
 from dms.mailaccounts import owned_account
+from dms.mailmessage import Origin, attachments, clean, file_name, origin_of, sender_folder
 from dms.models import MailAccount, Node, User, utcnow
-from dms.textrules import is_refused_character
 
 if TYPE_CHECKING:
     from dms.services import Services
@@ -55,9 +49,6 @@ MAX_MESSAGES_PER_CHECK = 200
 # handled are skipped there, so a mailbox full of mails without attachments costs headers only.
 MAX_CANDIDATES = 20_000
 HEADERS_PER_FETCH = 500
-MAX_PARTS = 500
-MAX_ATTACHMENTS = 100
-MAX_HEADER_LENGTH = 500
 CONNECT_TIMEOUT, READ_TIMEOUT = 15, 60
 CLAIM_SECONDS = 300  # renewed after each message; a check that died leaves it this long
 PARALLEL_CHECKS = 4
@@ -68,15 +59,6 @@ MESSAGE_ID_FIELD = b"BODY[HEADER.FIELDS (MESSAGE-ID)]"
 
 class CheckFailed(Exception):
     """The account could not be read; the message is the sentence for `last_error`."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Origin:
-    """The message a document came by (attributes.mail)."""
-    message_id: str
-    subject: str
-    sender: str
-    sent_at: str | None
 
 
 class FromMessage:
@@ -217,7 +199,7 @@ def _describe(failure: Exception, account: MailAccount) -> str:
     if isinstance(failure, OSError):
         return f"The mail server at {where} could not be reached ({failure.strerror or failure})."
     if isinstance(failure, IMAPClientError):
-        return f"The mail server answered with an error: {_clean(str(failure))}"
+        return f"The mail server answered with an error: {clean(str(failure))}"
     log.exception("mail account %s: unexpected failure", account.id)
     return f"The check failed unexpectedly ({type(failure).__name__}); see the server's log."
 
@@ -290,7 +272,7 @@ def _message_keys(client, account: MailAccount, uidvalidity, uids: list[int]):
                                               "BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]"]).items():
             header = BytesHeaderParser(policy=policy.compat32).parsebytes(
                 data.get(MESSAGE_ID_FIELD, b""))
-            message_id = _clean(str(header.get("Message-ID") or ""))
+            message_id = clean(str(header.get("Message-ID") or ""))
             keys[uid] = message_id or f"uid:{account.id}/{uidvalidity}/{uid}"
             sizes[uid] = data.get(b"RFC822.SIZE", 0)
     return keys, sizes
@@ -300,17 +282,17 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
                     key: str, problems: list[str]) -> bool:
     """Import the message's attachments; False when it has none to take."""
     message = BytesParser(policy=policy.default).parsebytes(raw)
-    parts = _attachments(message)
+    parts = attachments(message)
     if not parts:
         return False
-    origin = _origin(message, key)
+    origin = origin_of(message, key)
     folder_id = tree.special_folder(user, Node.INBOX).id
     if account.folder_per_sender:
-        folder_id = tree.child_folder(user, folder_id, _sender_folder(origin.sender),
+        folder_id = tree.child_folder(user, folder_id, sender_folder(origin.sender),
                                       services.config.max_tree_depth)[0].id
     rule = FromMessage(account, origin)
     for index, part in enumerate(parts, 1):
-        name = _file_name(part, index)
+        name = file_name(part, index)
         payload = part.get_payload(decode=True) or b""
         try:
             document = documents.import_into_folder(services, user, folder_id,
@@ -340,65 +322,3 @@ def _tell_mailbox(client, account: MailAccount, uid: int) -> None:
         client.copy([uid], account.move_to)
         client.add_flags([uid], [imapclient.DELETED], silent=True)
         client.uid_expunge([uid]) if client.has_capability("UIDPLUS") else client.expunge()
-
-
-def _attachments(message: EmailMessage) -> list[EmailMessage]:
-    """The parts a person would call attachments: those marked so, and named parts that are not
-    pictures inside an HTML body (those carry a Content-ID and are shown inline)."""
-    found = []
-    for count, part in enumerate(message.walk()):
-        if count >= MAX_PARTS or len(found) >= MAX_ATTACHMENTS:
-            break
-        if part.is_multipart():
-            continue
-        disposition = part.get_content_disposition()
-        if disposition == "attachment":
-            found.append(part)
-        elif part.get_filename() and part.get("Content-ID") is None:
-            found.append(part)
-    return found
-
-
-def _origin(message: EmailMessage, key: str) -> Origin:
-    sent_at = None
-    try:  # in UTC, as every time dms answers with; a date without a zone is taken as UTC
-        parsed = email.utils.parsedate_to_datetime(_header(message, "Date"))
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=dt.timezone.utc)
-        sent_at = parsed.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (TypeError, ValueError, IndexError, OverflowError):
-        pass
-    return Origin(key, _clean(_header(message, "Subject")), _clean(_header(message, "From")),
-                  sent_at)
-
-
-def _header(message: EmailMessage, name: str) -> str:
-    try:
-        return str(message.get(name) or "")
-    except Exception:  # a header too broken to decode is shown empty, not fatal
-        return ""
-
-
-def _clean(text: str) -> str:
-    """A header as one line of at most MAX_HEADER_LENGTH visible characters."""
-    text = "".join(" " if is_refused_character(c) else c for c in text)
-    return re.sub(r"\s+", " ", text).strip()[:MAX_HEADER_LENGTH]
-
-
-def _sender_folder(sender: str) -> str:
-    address = email.utils.parseaddr(sender)[1].lower()
-    title = re.sub(r"[/\\]", "_", _clean(address))[:tree.MAX_TITLE_LENGTH]
-    return title if title.strip(". ") else "unknown sender"
-
-
-def _file_name(part: EmailMessage, index: int) -> str:
-    """The attachment's own name, made a valid file name (it is only ever a title and a
-    download name, never a path); a nameless one is `attachment-<n>`."""
-    try:
-        name = part.get_filename() or ""
-    except Exception:
-        name = ""
-    name = _clean(name.replace("/", "_").replace("\\", "_")).strip(". ")
-    if not name:
-        name = f"attachment-{index}"
-    return name[:documents.MAX_FILE_NAME_LENGTH]

@@ -367,7 +367,7 @@ def _check_loaded(path: Path, manifest: dict, latest_schema: int, files: dict) -
 def _migrate(path: Path) -> None:
     """Bring the restored database's schema up to date, still in the work folder, on a database
     object of its own (the process' shared one may be serving another data dir)."""
-    from dms.db import PRAGMAS, SqliteEngine
+    from dms.sqliteengine import PRAGMAS, SqliteEngine
     from dms.schema import runner_for
 
     restored = SqliteEngine(str(path), pragmas=PRAGMAS)
