@@ -19,7 +19,7 @@ from pathlib import Path
 
 from imapclient import IMAPClient
 
-from pgcluster import free_port
+from pgcluster import free_port, terminate
 
 DOVECOT = "/usr/sbin/dovecot"
 
@@ -120,12 +120,7 @@ service imap-login {{
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            terminate(self.process)
             self.process = None
         shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -30,6 +30,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def terminate(process: subprocess.Popen) -> None:
+    """Stop a test server: SIGTERM, then SIGKILL if it is still there after 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class Cluster:
     def __init__(self):
         self.bin = server_binaries()

@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pgcluster import free_port
+from pgcluster import free_port, terminate
 
 
 class RedisServer:
@@ -45,10 +45,5 @@ class RedisServer:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            terminate(self.process)
         shutil.rmtree(self.dir, ignore_errors=True)

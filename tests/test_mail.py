@@ -12,7 +12,6 @@ import itertools
 import signal
 import socket
 import threading
-import time
 from email.message import EmailMessage
 from email.utils import make_msgid
 
@@ -25,6 +24,7 @@ from pgcluster import free_port
 from support import Client, assert_error, config_args, query_sql, wait_indexed
 from test_backup import dms, empty_target, served
 from test_cli import Running
+from test_consume import wait_until
 
 SEEN, FLAGGED = b"\\Seen", b"\\Flagged"
 MAIL_PASSWORD = "imap-secret-1"
@@ -93,16 +93,6 @@ def inbox(client, folder_id=None) -> dict[str, dict]:
 
 def downloaded(client, document_id) -> bytes:
     return client.get(f"/api/documents/{document_id}/download/").content
-
-
-def wait_until(condition, timeout: float = 60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("timed out")
 
 
 def test_accepted_attachments_become_documents_with_their_message(alice, mailbox, imap, config):
@@ -241,8 +231,15 @@ def test_accounts_are_private_and_passwords_never_shown(alice, bob, anon, admin,
                      bob.delete(path), bob.post(path + "check/")):
         assert_error(response, 404, "not_found", "Not found.")
     assert bob.get("/api/mail-accounts/").json()["data"] == []
-    assert_error(anon.get("/api/mail-accounts/"), 401, "not_authenticated",
-                 "Authentication credentials were not provided.")
+    anonymous = [anon.get("/api/mail-accounts/"), anon.post("/api/mail-accounts/",
+                                                            account_body(mailbox, imap)),
+                 anon.get(path), anon.patch(path, {"data": {"type": "mail-accounts",
+                                                            "attributes": {"enabled": False}}}),
+                 anon.delete(path), anon.post(path + "check/")]
+    for response in anonymous:
+        assert_error(response, 401, "not_authenticated",
+                     "Authentication credentials were not provided.")
+    assert len(query_sql(config, "SELECT id FROM mail_account")) == 1
     # Stored sealed: the password is nowhere in the database.
     stored = query_sql(config, "SELECT password FROM mail_account")
     assert len(stored) == 1 and MAIL_PASSWORD not in stored[0][0]
