@@ -38,6 +38,7 @@ from dms.errors import Conflict, DomainError, StorageFull, Unavailable
 from dms.mailaccounts import owned_account
 from dms.mailmessage import Origin, attachments, clean, file_name, origin_of, sender_folder
 from dms.models import MailAccount, Node, User, utcnow
+from dms.tags import IDS_PER_QUERY
 
 if TYPE_CHECKING:
     from dms.services import Services
@@ -93,11 +94,22 @@ def _remember(owner_id: str, message_id: str, sha256: str) -> None:
                          "ON CONFLICT DO NOTHING", (owner_id, message_id, sha256))
 
 
+def _without_attachments(owner_id: str, keys: list[str]) -> set[str]:
+    """Those of `keys` that a check already found to hold no attachment to take."""
+    found = set()
+    for start in range(0, len(keys), IDS_PER_QUERY):
+        chunk = keys[start:start + IDS_PER_QUERY]
+        found.update(key for (key,) in database.execute_sql(
+            "SELECT message_id FROM mail_import WHERE owner_id = ? AND sha256 = ? "
+            f"AND message_id IN ({','.join('?' * len(chunk))})", (owner_id, NOTHING, *chunk)))
+    return found
+
+
 def mail_of(document_ids: list[str]) -> dict[str, dict]:
     """{document id: attributes.mail} of those documents that came by mail."""
     result = {}
-    for start in range(0, len(document_ids), 10_000):
-        chunk = document_ids[start:start + 10_000]
+    for start in range(0, len(document_ids), IDS_PER_QUERY):
+        chunk = document_ids[start:start + IDS_PER_QUERY]
         rows = database.execute_sql(
             "SELECT document_id, subject, sender, sent_at, message_id FROM document_mail "
             f"WHERE document_id IN ({','.join('?' * len(chunk))})", chunk)
@@ -119,8 +131,9 @@ def check_now(services: Services, user: User, account_id: str) -> MailAccount:
 
 
 def check_all(services: Services) -> None:
-    """The periodic job: every enabled account, PARALLEL_CHECKS at a time."""
-    accounts = list(MailAccount.select().where(MailAccount.enabled == True))  # noqa: E712
+    """The periodic job: every enabled account of an active user, PARALLEL_CHECKS at a time."""
+    accounts = list(MailAccount.select().join(User).where(
+        MailAccount.enabled == True, User.is_active == True))  # noqa: E712
     if not accounts:
         return
 
@@ -234,10 +247,11 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str])
         uids = sorted(client.search(SEARCH_FOR[account.after_import]))[:MAX_CANDIDATES]
         keys, sizes = _message_keys(client, account, selected.get(b"UIDVALIDITY"), uids)
         limit = services.config.max_upload_bytes * 4 // 3 + 1024 * 1024  # base64 and headers
+        handled = _without_attachments(user.id, list(keys.values()))
         fetched = 0
         for uid in uids:
             key = keys.get(uid)
-            if key is None or _taken(user.id, key, NOTHING):
+            if key is None or key in handled:
                 continue
             if sizes.get(uid, 0) > limit:
                 problems.append(f"A message of {sizes[uid] // (1024 * 1024)} MiB is larger than "

@@ -172,7 +172,8 @@ def test_flag_move_and_a_folder_per_sender(alice, make_user, imap):
 
 # The periodic check every 1.2 s (a heartbeat every 0.5 s claims it).
 @pytest.mark.config(mail_check_minutes=0.02, lease_seconds=1.5)
-def test_the_periodic_check_goes_on_past_failing_accounts(alice, bob, mailbox, imap):
+def test_the_periodic_check_goes_on_past_failing_accounts(alice, bob, make_user, admin, mailbox,
+                                                          imap, config):
     good, _ = message("Insurance", [("policy.pdf", samples.pdf(["Policy 12"]), "application/pdf")])
     uid = imap.append(*mailbox, good)
     closed_port = free_port()  # nothing listens there
@@ -180,6 +181,11 @@ def test_the_periodic_check_goes_on_past_failing_accounts(alice, bob, mailbox, i
     unreachable = add_account(alice, mailbox, imap, port=closed_port)
     disabled = add_account(bob, mailbox, imap, enabled=False)
     working = add_account(bob, mailbox, imap)
+    carol = make_user("carol")
+    deactivated = add_account(carol, mailbox, imap)
+    assert admin.patch(f"/api/users/{carol.user_id}/", {"data": {
+        "type": "users", "id": carol.user_id,
+        "attributes": {"is_active": False}}}).status_code == 200
 
     def accounts(client):
         return {a["id"]: a["attributes"] for a in client.get("/api/mail-accounts/").json()["data"]}
@@ -194,6 +200,8 @@ def test_the_periodic_check_goes_on_past_failing_accounts(alice, bob, mailbox, i
     theirs = accounts(bob)
     assert (theirs[working["id"]]["imported_count"], theirs[working["id"]]["last_error"]) == (1, None)
     assert theirs[disabled["id"]]["last_checked_at"] is None
+    assert query_sql(config, "SELECT last_checked_at FROM mail_account WHERE id = ?",
+                     deactivated["id"]) == [(None,)]
     assert list(inbox(bob)) == ["policy.pdf"]
     assert inbox(alice) == {}
     assert flags(imap, mailbox) == {uid: {SEEN}}
