@@ -36,7 +36,8 @@ from dms import documents, sealing, tree
 from dms.db import database, write_transaction
 from dms.errors import Conflict, DomainError, StorageFull, Unavailable
 from dms.mailaccounts import owned_account
-from dms.mailmessage import Origin, attachments, clean, file_name, origin_of, sender_folder
+from dms.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, Origin, attachments, clean,
+                             file_name, origin_of, sender_folder)
 from dms.models import MailAccount, Node, User, utcnow
 from dms.tags import IDS_PER_QUERY
 
@@ -296,10 +297,13 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
                     key: str, problems: list[str]) -> bool:
     """Import the message's attachments; False when it has none to take."""
     message = BytesParser(policy=policy.default).parsebytes(raw)
-    parts = attachments(message)
+    parts, cut = attachments(message)
     if not parts:
         return False
     origin = origin_of(message, key)
+    if cut:
+        problems.append(f"The message {origin.subject!r} has more than {MAX_ATTACHMENTS} "
+                        f"attachments (or {MAX_PARTS} parts); only the first were imported.")
     folder_id = tree.special_folder(user, Node.INBOX).id
     if account.folder_per_sender:
         folder_id = tree.child_folder(user, folder_id, sender_folder(origin.sender),

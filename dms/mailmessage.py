@@ -27,13 +27,14 @@ class Origin:
     sent_at: str | None
 
 
-def attachments(message: EmailMessage) -> list[EmailMessage]:
+def attachments(message: EmailMessage) -> tuple[list[EmailMessage], bool]:
     """The parts a person would call attachments: those marked so, and named parts that are not
-    pictures inside an HTML body (those carry a Content-ID and are shown inline)."""
+    pictures inside an HTML body (those carry a Content-ID and are shown inline); and whether
+    the message held more than the bounds let through."""
     found = []
     for count, part in enumerate(message.walk()):
         if count >= MAX_PARTS or len(found) >= MAX_ATTACHMENTS:
-            break
+            return found, True
         if part.is_multipart():
             continue
         disposition = part.get_content_disposition()
@@ -41,7 +42,7 @@ def attachments(message: EmailMessage) -> list[EmailMessage]:
             found.append(part)
         elif part.get_filename() and part.get("Content-ID") is None:
             found.append(part)
-    return found
+    return found, False
 
 
 def origin_of(message: EmailMessage, key: str) -> Origin:

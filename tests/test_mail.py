@@ -426,3 +426,14 @@ def test_a_certificate_that_cannot_be_verified_is_refused(alice, mailbox, imap):
             "The mail server's certificate could not be verified: self-signed certificate.", 0)
     assert inbox(alice) == {}
     assert flags(imap, mailbox) == {uid: set()}
+
+
+def test_a_message_with_too_many_attachments_says_what_it_left(alice, mailbox, imap):
+    notes = [(f"note-{n:03}.txt", samples.text(f"Note {n}\n"), "text/plain") for n in range(101)]
+    imap.append(*mailbox, message("Many notes", notes)[0])
+    account = add_account(alice, mailbox, imap)
+    checked = check(alice, account["id"])["attributes"]
+    assert (checked["imported_count"], checked["last_error"]) == (
+        100, "The message 'Many notes' has more than 100 attachments (or 500 parts); only the "
+             "first were imported.")
+    assert sorted(inbox(alice)) == [f"note-{n:03}.txt" for n in range(100)]
