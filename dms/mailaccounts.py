@@ -55,11 +55,8 @@ def _boolean(attributes: dict, field: str) -> bool:
 
 
 def check_attributes(attributes: dict, current: MailAccount | None) -> dict:
-    """The columns a POST (current None) or PATCH sets, checked alone and together."""
-    unknown = sorted(set(attributes) - set(WRITABLE) - {"last_checked_at", "last_error",
-                                                         "imported_count"})
-    if unknown:
-        raise Invalid(f"A mail account has no attribute {unknown[0]!r}.", unknown[0])
+    """The columns a POST (current None) or PATCH sets, checked alone and together. Unknown and
+    read-only attributes are ignored (api.md §1)."""
     values: dict = {}
     for field in ("host", "username", "mailbox"):
         if field in attributes or (current is None and field != "mailbox"):

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from Cryptodome.Cipher import AES
 
+from dms.storage import fsync_dir
+
 KEY_FILE = "mail.key"
 KEY_BYTES = 32
 NONCE_BYTES = 12
@@ -48,6 +50,7 @@ def load_key(data_dir: Path) -> bytes:
             pass
         finally:
             draft.unlink()
+        fsync_dir(data_dir)  # the key outlives a power cut, as the rows sealed with it do
     key = path.read_bytes()
     if len(key) != KEY_BYTES:
         raise Unsealable(f"{path} is not a key of {KEY_BYTES} bytes.")

@@ -254,10 +254,12 @@ def test_accounts_are_private_and_passwords_never_shown(alice, bob, anon, admin,
     assert "password" not in alice.get(path).json()["data"]["attributes"]
 
     changed = alice.patch(path, {"data": {"type": "mail-accounts", "attributes": {
-        "after_import": "move", "move_to": "Done", "password": "another-one"}}})
+        "after_import": "move", "move_to": "Done", "password": "another-one",
+        "imported_count": 99, "colour": "red"}}})  # read-only and unknown: ignored
     assert changed.status_code == 200, changed.text
-    assert (changed.json()["data"]["attributes"]["after_import"],
-            changed.json()["data"]["attributes"]["move_to"]) == ("move", "Done")
+    assert {key: changed.json()["data"]["attributes"][key] for key in (
+        "after_import", "move_to", "imported_count")} == {
+        "after_import": "move", "move_to": "Done", "imported_count": 0}
     assert alice.delete(path).status_code == 204
     assert_error(alice.get(path), 404, "not_found", "Not found.")
     # A deleted user's accounts go with them.
