@@ -10,6 +10,7 @@ import sys
 
 from dms import __version__
 from dms.config import LOG_LEVELS, Config, ConfigError
+from dms.pdfprocess import CHILD_COMMAND
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,6 +117,10 @@ def read_password(from_stdin: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [CHILD_COMMAND]:  # a PDF reader process of a running dms (dms.pdfprocess)
+        from dms import pdfchild
+        return pdfchild.main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         config = Config.load(vars(args))
@@ -286,6 +291,7 @@ def import_files(args: argparse.Namespace, config: Config) -> int:
         return 2
     finally:
         services.processor.stop()
+        services.pdf.stop()
     print("\n".join(summary.lines(args.dry_run)))
     return 1 if summary.refused else 0
 

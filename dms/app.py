@@ -10,6 +10,7 @@ from dms.api import ROUTE_TABLES
 from dms.config import Config
 from dms.db import open_configured, register_space_reserve
 from dms.documents import referenced_version_ids
+from dms.pdfprocess import PdfReaders
 from dms.processing import Processor
 from dms.storage import DirectoryStore
 from dms.services import Services
@@ -22,11 +23,19 @@ def build_services(config: Config, store: DirectoryStore | None = None) -> Servi
     """The long-lived parts, on the database already open: also what CLI commands that add
     documents (dms import) use, so they queue work as the server does."""
     store = store or DirectoryStore(config.files_path, config.data_dir)
-    services = Services(config, store, Processor(config, store), search.engine(config.data_dir))
+    readers = PdfReaders(pdf_readers(config), config.pdf_memory_mb)
+    services = Services(config, store, Processor(config, store, readers),
+                        search.engine(config.data_dir), readers)
     services.processor.add_periodic("mail", config.mail_check_minutes * 60,
                                     lambda: mailcheck.check_all(services),
                                     mailcheck.release_claims)
     return services
+
+
+def pdf_readers(config: Config) -> int:
+    """Reader processes: one per OCR worker of this process, and two more for uploads and
+    previews (a web-only node needs only those)."""
+    return (0 if config.no_worker else config.ocr_workers) + 2
 
 
 def create_app(config: Config) -> DmsBottle:

@@ -63,6 +63,8 @@ class Config:
     ocr_max_megapixels: int = 25  # a page is scaled down to this before Tesseract reads it
     ocr_slice_seconds: int = 20  # a worker moves on to other documents after this long
     ocr_budget_minutes: float = 360  # processing time per document before it fails
+    # Address space of one PDF reader process (dms.pdfprocess): a page needing more is refused.
+    pdf_memory_mb: int = 1024
     # A worker holds a lease on the version it reads, renewed every third of this; a lease not
     # renewed for this long (its worker died) is taken over by another worker.
     lease_seconds: float = 60
@@ -206,6 +208,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "port": (0, 65535),
     "db_pool_size": (2, 1000),
     "max_pages": (1, 1_000_000),
+    "pdf_memory_mb": (256, 1_000_000),
     "max_tree_depth": (1, 100_000),
     "search_timeout_seconds": (0.1, 3600),
     "ocr_budget_minutes": (0.01, 10_000_000),

@@ -106,7 +106,8 @@ def receive_upload(services: Services, stream: BinaryIO, length: int | None) -> 
             raise UnsupportedType("This type of file is not supported; upload a PDF, PNG, JPEG, "
                                   "TIFF or plain text file.")
         try:
-            pages = filetypes.count_pages(received.path, file_type, filetypes.limits_of(config))
+            pages = filetypes.count_pages(received.path, file_type, filetypes.limits_of(config),
+                                          services.pdf)
         except UnacceptableFile as error:
             raise Invalid(str(error)) from None
     except BaseException:

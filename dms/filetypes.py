@@ -8,6 +8,7 @@ from pathlib import Path
 
 from dms.imaging import ImageLimits, UnacceptableImage, check_frames
 from dms.pdf import UnreadablePdf, page_count as pdf_page_count
+from dms.pdfprocess import PdfReaders
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,13 @@ def limits_of(config) -> FileLimits:
     return FileLimits(config.max_pages, config.max_image_megapixels * 1_000_000)
 
 
-def count_pages(path: Path, file_type: FileType, limits: FileLimits) -> int:
+def count_pages(path: Path, file_type: FileType, limits: FileLimits, readers: PdfReaders) -> int:
     """Open the file once: its page count, or UnacceptableFile if it cannot be read or is past
-    the limits (pages, frames, pixels per frame)."""
+    the limits (pages, frames, pixels per frame; a PDF's pages parsed within the reader's
+    memory and time limits, dms.pdf)."""
     if file_type is PDF:
         try:
-            return pdf_page_count(path, limits.max_pages)
+            return pdf_page_count(readers, path, limits.max_pages)
         except UnreadablePdf as error:
             raise UnacceptableFile(str(error)) from None
     if file_type in IMAGES:

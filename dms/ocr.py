@@ -12,7 +12,7 @@ the reading between pages and kills a running Tesseract at once (document delete
 the server stopping).
 
 Concurrency rules: this runs only in the queue's worker threads, never in a request thread.
-pdfium only under dms.pdf.PDFIUM_LOCK; large frames only under dms.imaging.decoding().
+pdfium only in a reader process (dms.pdf); large frames only under dms.imaging.decoding().
 Tesseract is a child process we start ourselves (not pytesseract, which cannot be cancelled from
 another thread and leaves its temporary files in /tmp when killed): the page goes in through stdin
 as an uncompressed PGM and the text comes back on stdout, so no file is ever written; it runs with
@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from dms.imaging import decoding, fit_scale, shrink
-from dms.pdf import PDFIUM_LOCK
+from dms import pdf
+from dms.imaging import decoding, shrink
+from dms.pdfprocess import PdfReaders
 from dms.storage import move_file
 
 log = logging.getLogger("dms.ocr")
@@ -69,7 +70,12 @@ class PagePdfs:
 
 
 class PageFailed(Exception):
-    """A page could not be read; the message is the reason kept for the document."""
+    """A page could not be read; the message is the reason kept for the document. `final`:
+    another attempt would fail the same way (the page is too large for the limits)."""
+
+    def __init__(self, message: str, final: bool = False):
+        super().__init__(message)
+        self.final = final
 
 
 class Cancelled(Exception):
@@ -112,7 +118,7 @@ def page_needs_ocr(text: str) -> bool:
 
 
 def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool, numbers: Iterable[int],
-               max_pixels: int, token: CancelToken,
+               max_pixels: int, token: CancelToken, readers: PdfReaders,
                pdfs: PagePdfs | None = None) -> Iterator[PageText]:
     """The text of the pages `numbers` (1-based, ascending) of a stored file, in order; with
     `pdfs`, each page Tesseract reads is also written as a PDF there."""
@@ -123,7 +129,7 @@ def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool, numbers: It
         with open(path, "rb") as file:
             yield PageText(1, decode_text(file.read(MAX_TEXT_BYTES)), "text")
     elif mime_type == "application/pdf":
-        yield from _pdf_pages(path, lang, use_ocr, numbers, max_pixels, token, pdfs)
+        yield from _pdf_pages(path, lang, use_ocr, numbers, max_pixels, token, pdfs, readers)
     else:
         yield from _image_pages(path, lang, use_ocr, numbers, max_pixels, token, pdfs)
 
@@ -138,64 +144,30 @@ def decode_text(raw: bytes) -> str:
 
 
 def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
-               token: CancelToken, pdfs: PagePdfs | None) -> Iterator[PageText]:
-    """Text layers are read with pdfium: pdfplumber's pure-Python extraction read dense pages ~45x
-    slower (bench/ocr.py). The lock is taken per page, so previews can interleave."""
-    import pypdfium2
-
-    with PDFIUM_LOCK:
-        document = pypdfium2.PdfDocument(str(path))
+               token: CancelToken, pdfs: PagePdfs | None,
+               readers: PdfReaders) -> Iterator[PageText]:
+    """Text layers are read with pdfium (pdfplumber's pure-Python extraction read dense pages ~45x
+    slower, bench/ocr.py), in a reader process lent to this document's reading (it keeps the
+    file open between pages)."""
     try:
-        for number in numbers:
-            token.check()
-            with PDFIUM_LOCK:
-                layer = _text_layer(document, number - 1)
-            if not page_needs_ocr(layer):
-                yield PageText(number, layer, "layer")
-            elif not use_ocr:
-                yield PageText(number, layer, "skipped")
-            else:
-                with PDFIUM_LOCK:
-                    image, dpi = _render(document, number - 1, max_pixels)
-                text = tesseract(_pnm(image), lang, dpi, token,
-                                 pdf_to=pdfs.page(number) if pdfs else None,
-                                 scratch=pdfs.scratch if pdfs else None, text_only=True)
-                yield PageText(number, text, "ocr")
-    finally:
-        with PDFIUM_LOCK:
-            document.close()
-
-
-def _render(document, index: int, max_pixels: int):
-    """A page as a grayscale image at RENDER_DPI, or less where the pixel budget requires."""
-    import pypdfium2
-
-    try:
-        page = document[index]
-    except pypdfium2.PdfiumError as error:
-        raise PageFailed(f"Page {index + 1} cannot be read: {error}") from None
-    try:
-        width, height = page.get_size()  # points
-        scale = RENDER_DPI / 72
-        scale *= fit_scale(max(width, 1) * scale, max(height, 1) * scale, max_pixels, MAX_RENDER_SIDE)
-        image = page.render(scale=scale, grayscale=True).to_pil()
-    finally:
-        page.close()
-    return image, max(1, round(scale * 72))
-
-
-def _text_layer(document, index: int) -> str:
-    import pypdfium2
-
-    try:
-        page = document[index]
-        textpage = page.get_textpage()
-        text = textpage.get_text_range()
-        textpage.close()
-        page.close()
-    except pypdfium2.PdfiumError as error:
-        raise PageFailed(f"Page {index + 1} cannot be read: {error}") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n").strip()
+        with readers.session() as child:
+            for number in numbers:
+                token.check()
+                layer = pdf.text_layer(child, path, number - 1)
+                if not page_needs_ocr(layer):
+                    yield PageText(number, layer, "layer")
+                elif not use_ocr:
+                    yield PageText(number, layer, "skipped")
+                else:
+                    image, dpi = pdf.render_pnm(child, path, number - 1, RENDER_DPI, max_pixels,
+                                                MAX_RENDER_SIDE)
+                    text = tesseract(image, lang, dpi, token,
+                                     pdf_to=pdfs.page(number) if pdfs else None,
+                                     scratch=pdfs.scratch if pdfs else None, text_only=True)
+                    del image
+                    yield PageText(number, text, "ocr")
+    except pdf.UnreadablePdf as error:
+        raise PageFailed(str(error), final=error.final) from None
 
 
 def _image_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,

@@ -1,118 +1,138 @@
-"""PDF access through pdfium (pypdfium2).
+"""PDF access through pdfium (pypdfium2), which runs only in reader processes (dms.pdfchild,
+started and bounded by dms.pdfprocess): what dms asks of a PDF, each with its time limit, and
+what a failure means in a sentence for the user.
 
-Concurrency rule: pdfium is not thread-safe, not even across different files, so every call into
-it, from any module, runs under PDFIUM_LOCK.
-
-pdfium trusts a PDF's `/Count`: a 600-byte file that claims a million pages would be taken at its
-word. Pages are therefore counted by asking pdfium for each page's entry in the page tree (cheap:
-the page itself is not parsed) until one is missing, and never past the configured maximum."""
+pdfium trusts a PDF's `/Count`: pages are counted by their entries in the page tree, never past
+the configured maximum. At upload every page is also parsed once (`page_count`), within the
+reader's memory limit (DMS_PDF_MEMORY_MB) and a time limit that grows with the file's size: a
+page whose content inflates to gigabytes is refused then, with a sentence, instead of taking a
+worker or a preview down later.
+"""
 
 from __future__ import annotations
 
-import threading
+import logging
 from pathlib import Path
 
-PDFIUM_LOCK = threading.Lock()
+from dms.pdfchild import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE, TOO_MANY_PAGES,
+                          TOO_SLOW)
+from dms.pdfprocess import Child, PdfReaders, ReaderFailed
+
+log = logging.getLogger("dms.pdf")
+
+# Parsing every page of an upload may take INSPECT_BASE_SECONDS plus INSPECT_SECONDS_PER_MIB for
+# each MiB of the file, at most INSPECT_SECONDS: ordinary PDFs parse at ~100 MiB of content per
+# second and compress it at most ~10:1, so this is 20 times what they need, while a small file
+# that inflates to gigabytes of content (a "content bomb") is stopped within seconds.
+INSPECT_BASE_SECONDS = 5
+INSPECT_SECONDS_PER_MIB = 2
+INSPECT_SECONDS = 60
+PAGE_SECONDS = 120  # reading or rendering one page
+PREVIEW_SECONDS = 15  # rendering one page's preview (a request waits for it) ...
+PREVIEW_WAIT_SECONDS = 5  # ... and for a free reader first (else 503: readers are all busy)
+WRITE_SECONDS_PER_PAGE = 1  # ... plus PAGE_SECONDS, writing a searchable PDF
+MARGIN_SECONDS = 10  # the parent's limit above a child's own deadline
 
 
 class UnreadablePdf(ValueError):
-    """The PDF cannot be read: the message says why, in a sentence for the user."""
+    """The PDF cannot be read: the message says why, in a sentence for the user. `final`: reading
+    it again would fail the same way (it is too large or damaged, not the machine busy)."""
+
+    def __init__(self, message: str, final: bool = True):
+        super().__init__(message)
+        self.final = final
 
 
-def page_count(path: Path, max_pages: int) -> int:
-    """The number of pages that really exist, at most `max_pages` (else UnreadablePdf)."""
-    import pypdfium2  # imported on first use: keeps the idle server small
-
-    with PDFIUM_LOCK:
-        try:
-            document = pypdfium2.PdfDocument(str(path))
-        except pypdfium2.PdfiumError as error:
-            if "password" in str(error).lower():
-                raise UnreadablePdf("The PDF is encrypted with a password; upload it without "
-                                    "the password protection.") from None
-            raise UnreadablePdf("The PDF is corrupt and cannot be read.") from None
-        try:
-            claimed = len(document)
-            count = 0
-            for index in range(min(claimed, max_pages + 1)):
-                try:
-                    document.get_page_size(index)
-                except pypdfium2.PdfiumError:
-                    break  # the page tree ends here, whatever /Count says
-                count += 1
-        finally:
-            document.close()
-    if count < 1:
-        raise UnreadablePdf("The PDF has no pages.")
-    if count > max_pages:
-        raise UnreadablePdf(f"The PDF has more than {max_pages} pages, the most dms accepts "
-                            "(DMS_MAX_PAGES).")
-    return count
+def sentence(failure: ReaderFailed, what: str = "The PDF", verb: str = "read") -> UnreadablePdf:
+    """What a reader's failure means for `what` ("The PDF", "Page 3", "This page")."""
+    details = failure.details
+    content = "its pages' content" if what == "The PDF" else "its content"
+    if failure.code == ENCRYPTED:
+        return UnreadablePdf(f"{what} is encrypted with a password; upload it without the "
+                             "password protection.")
+    if failure.code == CORRUPT:
+        return UnreadablePdf(f"{what} is corrupt and cannot be read.")
+    if failure.code == NO_PAGES:
+        return UnreadablePdf(f"{what} has no pages.")
+    if failure.code == TOO_MANY_PAGES:
+        return UnreadablePdf(f"{what} has more than {details['max_pages']} pages, the most dms "
+                             "accepts (DMS_MAX_PAGES).")
+    if failure.code in (TOO_SLOW, "timeout"):
+        return UnreadablePdf(f"{what} takes too long to {verb}: {content} is too large or too "
+                             "complex for dms.", final=failure.code == TOO_SLOW)
+    if failure.code == MEMORY:
+        return UnreadablePdf(f"{what} needs more memory to {verb} than dms allows for one file "
+                             f"(DMS_PDF_MEMORY_MB): {content} is too large, or the file is "
+                             "damaged.")
+    if failure.code == PAGE_UNREADABLE:
+        return UnreadablePdf(f"Page {details.get('number')} cannot be read: "
+                             f"{details.get('reason', 'pdfium failed')}")
+    log.warning("the PDF reader failed: %s %s", failure.code, details)
+    return UnreadablePdf(f"{what} cannot be {'rendered' if verb == 'render' else verb}.")
 
 
-def page_size(document, index: int) -> tuple[float, float]:
-    """Width and height of a page in points (1/72 inch); call under PDFIUM_LOCK."""
-    return document.get_page_size(index)
+def page_count(readers: PdfReaders, path: Path, max_pages: int) -> int:
+    """The number of pages that really exist, at most `max_pages`, each parsed once within the
+    limits (else UnreadablePdf)."""
+    seconds = min(INSPECT_SECONDS, INSPECT_BASE_SECONDS
+                  + INSPECT_SECONDS_PER_MIB * path.stat().st_size / 2**20)
+    try:
+        result, _ = readers.call("inspect", seconds + MARGIN_SECONDS, path=str(path),
+                                 max_pages=max_pages, seconds=seconds)
+    except ReaderFailed as failure:
+        raise sentence(failure) from None
+    return result["pages"]
 
 
-def overlay_text_pages(original: Path, text_pages: dict[int, Path], out: Path) -> None:
+def text_layer(child: Child, path: Path, index: int) -> str:
+    """The text of a page's text layer (empty for a scan)."""
+    try:
+        return child.call("text", {"path": str(path), "index": index}, PAGE_SECONDS)[0]["text"]
+    except ReaderFailed as failure:
+        raise sentence(failure, f"Page {index + 1}") from None
+
+
+def render_pnm(child: Child, path: Path, index: int, dpi: int, max_pixels: int,
+               max_side: int) -> tuple[bytes, int]:
+    """A page as a grayscale PGM at `dpi` (less where the budget requires), and the resolution
+    it got."""
+    try:
+        result, image = child.call("render", {
+            "path": str(path), "index": index, "dpi": dpi, "max_pixels": max_pixels,
+            "max_side": max_side, "grayscale": True, "image_format": "pnm"}, PAGE_SECONDS)
+    except ReaderFailed as failure:
+        raise sentence(failure, f"Page {index + 1}") from None
+    return image, result["dpi"]
+
+
+def preview_jpeg(readers: PdfReaders, path: Path, index: int, width: int, max_side: int,
+                 quality: int) -> bytes:
+    """A page as a JPEG `width` pixels wide, no side past `max_side`."""
+    try:
+        return readers.call("render", PREVIEW_SECONDS, wait=PREVIEW_WAIT_SECONDS,
+                            path=str(path), index=index,
+                            width=width, max_pixels=width * max_side, max_side=max_side,
+                            grayscale=False, image_format="jpeg", quality=quality)[1]
+    except ReaderFailed as failure:
+        raise sentence(failure, "This page", "render") from None
+
+
+def overlay_text_pages(readers: PdfReaders, original: Path, text_pages: dict[int, Path],
+                       out: Path) -> None:
     """Write `out`: the PDF `original` with, on each page index of `text_pages`, the invisible
-    text of that one-page PDF laid over it (Tesseract's text-only output for the page as it was
-    rendered). The original page, its images and size stay as they are; the text is scaled to the
-    page and turned against the page's /Rotate so it sits where the words are displayed."""
-    import pypdfium2
-
-    with PDFIUM_LOCK:
-        document = pypdfium2.PdfDocument(str(original))
-        try:
-            for index, path in sorted(text_pages.items()):
-                source = pypdfium2.PdfDocument(str(path))
-                try:
-                    page = document[index]
-                    form = source.page_as_xobject(0, document).as_pageobject()
-                    form.transform(_overlay_matrix(page, *source[0].get_size()))
-                    page.insert_obj(form)
-                    page.gen_content()
-                    page.close()
-                finally:
-                    source.close()
-            document.save(str(out))
-        finally:
-            document.close()
+    text of that one-page PDF laid over it (dms.searchable)."""
+    seconds = PAGE_SECONDS + WRITE_SECONDS_PER_PAGE * len(text_pages)
+    try:
+        readers.call("overlay", seconds, original=str(original), out=str(out),
+                     text_pages={str(index): str(page) for index, page in text_pages.items()})
+    except ReaderFailed as failure:
+        raise sentence(failure) from None
 
 
-def _overlay_matrix(page, width: float, height: float):
-    """From the text page's space (the page as displayed, `width` x `height` points) to the
-    page's own space: scale to the displayed size, undo the clockwise display rotation, move to
-    the crop box's origin."""
-    import pypdfium2
-
-    x0, y0, x1, y1 = page.get_cropbox()
-    own_width, own_height = x1 - x0, y1 - y0
-    rotation = page.get_rotation() % 360
-    shown_width, shown_height = ((own_width, own_height) if rotation in (0, 180)
-                                 else (own_height, own_width))
-    matrix = pypdfium2.PdfMatrix().scale(shown_width / width, shown_height / height)
-    undo = {90: (0, 1, -1, 0, own_width, 0), 180: (-1, 0, 0, -1, own_width, own_height),
-            270: (0, -1, 1, 0, 0, own_height)}.get(rotation)
-    if undo is not None:
-        matrix = matrix.multiply(pypdfium2.PdfMatrix(*undo))
-    return matrix.translate(x0, y0)
-
-
-def join_pages(pages: list[Path], out: Path) -> None:
+def join_pages(readers: PdfReaders, pages: list[Path], out: Path) -> None:
     """Write `out`: the first page of each of these PDFs, in order."""
-    import pypdfium2
-
-    with PDFIUM_LOCK:
-        document = pypdfium2.PdfDocument.new()
-        try:
-            for path in pages:
-                source = pypdfium2.PdfDocument(str(path))
-                try:
-                    document.import_pages(source, [0])
-                finally:
-                    source.close()
-            document.save(str(out))
-        finally:
-            document.close()
+    seconds = PAGE_SECONDS + WRITE_SECONDS_PER_PAGE * len(pages)
+    try:
+        readers.call("join", seconds, pages=[str(page) for page in pages], out=str(out))
+    except ReaderFailed as failure:
+        raise sentence(failure) from None

@@ -1,10 +1,12 @@
 """JPEG previews of pages, rendered on first request and kept in the file store beside their
 version (removed with it).
 
-Rendering happens in a request thread, so it is bounded: the preview is PREVIEW_WIDTH pixels wide
-but never longer than MAX_PREVIEW_SIDE (a 1 × 1000 pt PDF page would otherwise become
-1,000 × 1,000,000 pixels), JPEGs are decoded at reduced size, and a large image frame is decoded
-only under dms.imaging.decoding(). pdfium runs under dms.pdf.PDFIUM_LOCK.
+Rendering happens for a request, so it is bounded: the preview is PREVIEW_WIDTH pixels wide but
+never longer than MAX_PREVIEW_SIDE (a 1 × 1000 pt PDF page would otherwise become
+1,000 × 1,000,000 pixels); a PDF page is rendered in a reader process (dms.pdf) within
+PREVIEW_SECONDS and its memory limit, and a page that cannot be rendered within them is
+remembered beside its preview (`<page>.failed`), so asking again costs nothing; JPEGs are decoded
+at reduced size, and a large image frame is decoded only under dms.imaging.decoding().
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dms import pdf
 from dms.db import is_disk_full
-from dms.errors import StorageFull
+from dms.errors import StorageFull, Unavailable
 from dms.imaging import decoding
 from dms.models import DocumentVersion, Page
-from dms.pdf import PDFIUM_LOCK
 
 if TYPE_CHECKING:
     from dms.services import Services
@@ -33,38 +35,44 @@ def preview(services: Services, page: Page, version: DocumentVersion) -> Path:
     target = store.preview_path(version.id, page.number)
     if target.is_file():
         return target
-    image = _render(store.path(version.id), version.mime_type, page.number, page.text)
-    image.thumbnail((PREVIEW_WIDTH, MAX_PREVIEW_SIDE))
-    buffer = io.BytesIO()
-    image.convert("RGB").save(buffer, "JPEG", quality=PREVIEW_QUALITY)
+    failed = target.with_suffix(".failed")
+    if failed.is_file():
+        raise Unavailable(failed.read_text(encoding="utf-8", errors="replace"))
+    path = store.path(version.id)
     try:
-        store.write_derived(target, buffer.getvalue())
+        if version.mime_type == "application/pdf":
+            content = pdf.preview_jpeg(services.pdf, path, page.number - 1, PREVIEW_WIDTH,
+                                       MAX_PREVIEW_SIDE, PREVIEW_QUALITY)
+        else:
+            content = _jpeg(_render_image(path, version.mime_type, page.number, page.text))
+    except pdf.UnreadablePdf as error:
+        reason = str(error)
+        if error.final:
+            _write(store, failed, reason.encode("utf-8"))
+        raise Unavailable(reason) from None
+    _write(store, target, content)
+    return target
+
+
+def _write(store, target: Path, content: bytes) -> None:
+    try:
+        store.write_derived(target, content)
     except OSError as error:
         if is_disk_full(error):
             raise StorageFull() from None
         raise
-    return target
 
 
-def preview_scale(width: float, height: float) -> float:
-    """Pixels per point for a PDF page: PREVIEW_WIDTH wide, no side past MAX_PREVIEW_SIDE."""
-    width, height = max(width, 1.0), max(height, 1.0)
-    return min(PREVIEW_WIDTH / width, MAX_PREVIEW_SIDE / max(width, height))
+def _jpeg(image) -> bytes:
+    image.thumbnail((PREVIEW_WIDTH, MAX_PREVIEW_SIDE))
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, "JPEG", quality=PREVIEW_QUALITY)
+    return buffer.getvalue()
 
 
-def _render(file_path: Path, mime_type: str, number: int, text: str):
+def _render_image(file_path: Path, mime_type: str, number: int, text: str):
     from PIL import Image, ImageDraw
 
-    if mime_type == "application/pdf":
-        import pypdfium2
-
-        with PDFIUM_LOCK:
-            document = pypdfium2.PdfDocument(str(file_path))
-            try:
-                page = document[number - 1]
-                return page.render(scale=preview_scale(*page.get_size())).to_pil()
-            finally:
-                document.close()
     if mime_type == "text/plain":
         lines = text.splitlines()[:80] or [""]
         image = Image.new("L", (PREVIEW_WIDTH, 40 + 16 * len(lines)), 255)

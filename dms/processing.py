@@ -40,6 +40,7 @@ from dms.languages import installed_languages
 from dms.models import new_id
 from dms.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, prepare_environment,
                      read_pages)
+from dms.pdfprocess import PdfReaders
 from dms.queue import EmbeddedConsumer, make_huey, pending
 from dms.storage import FileStore
 from dms.verify import ranges
@@ -58,9 +59,10 @@ class Processor:
     """Queues versions for reading; once started with `consume`, also reads them in worker
     threads of this process, registered as a worker of the cluster with a heartbeat."""
 
-    def __init__(self, config: Config, store: FileStore):
+    def __init__(self, config: Config, store: FileStore, readers: PdfReaders):
         self.config = config
         self.store = store
+        self.readers = readers
         self.huey = make_huey(config)
         self.process_task = self.huey.task(name="process_version")(self.process)
         self.periodic_task = self.huey.task(name="periodic_job")(self.run_periodic)
@@ -287,7 +289,8 @@ class Processor:
         if self.config.searchable_pdf:
             pdfs = PagePdfs(self.store.temporary_dir(), self.store.work_dir(version_id))
         pages = read_pages(self.store.path(version_id), work.mime_type, work.lang, work.use_ocr,
-                           numbers, self.config.ocr_max_megapixels * 1_000_000, token, pdfs)
+                           numbers, self.config.ocr_max_megapixels * 1_000_000, token,
+                           self.readers, pdfs)
         try:
             for page in pages:
                 read.append(page)
@@ -311,7 +314,7 @@ class Processor:
         except PageFailed as error:
             if progress.save_pages(work, read, time.monotonic() - last_save):  # keep what was read
                 done += [p.number for p in read]
-            return self._attempt_failed(work, str(error))
+            return self._attempt_failed(work, str(error), final=error.final)
         except (Cancelled, StorageFull):
             raise  # not the document's fault: no attempt is counted
         except Exception as error:
@@ -334,19 +337,21 @@ class Processor:
         """The version's searchable PDF, if Tesseract read any of its pages. Making it may fail
         (a PDF pdfium cannot write back): the text is kept all the same, without it."""
         try:
-            return searchable.build(self.store, work.version_id, work.mime_type,
+            return searchable.build(self.store, self.readers, work.version_id, work.mime_type,
                                     progress.read_by_tesseract(work))
         except Exception:
             log.exception("version %s: the searchable PDF could not be made", work.version_id)
             searchable.discard(self.store, work.version_id)
             return None
 
-    def _attempt_failed(self, work: progress.Work, reason: str) -> float | None:
-        """Count the failed attempt; returns the delay of the next one, None after the last."""
-        attempts = progress.record_failure(work, reason, MAX_ATTEMPTS)
+    def _attempt_failed(self, work: progress.Work, reason: str,
+                        final: bool = False) -> float | None:
+        """Count the failed attempt; returns the delay of the next one, None after the last
+        (at once if `final`: another attempt would fail the same way)."""
+        attempts = progress.record_failure(work, reason, MAX_ATTEMPTS, final)
         if attempts is None:
             return None
-        if attempts >= MAX_ATTEMPTS:
+        if attempts >= MAX_ATTEMPTS or final:
             searchable.discard(self.store, work.version_id)
             log.warning("version %s failed after %d attempts: %s", work.version_id, attempts, reason)
             return None

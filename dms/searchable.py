@@ -21,12 +21,13 @@ import os
 import shutil
 
 from dms import pdf
+from dms.pdfprocess import PdfReaders
 from dms.storage import CHUNK_SIZE, FileStore, fsync_dir
 
 log = logging.getLogger("dms.searchable")
 
 
-def build(store: FileStore, version_id: str, mime_type: str,
+def build(store: FileStore, readers: PdfReaders, version_id: str, mime_type: str,
           read_by_tesseract: list[int]) -> tuple[int, str] | None:
     """Join the page PDFs of the pages Tesseract read into the version's searchable PDF; returns
     its (size, SHA-256), or None when no page needed Tesseract or a page's PDF is missing (made
@@ -43,10 +44,10 @@ def build(store: FileStore, version_id: str, mime_type: str,
     target = store.searchable_path(version_id)
     partial = work / "searchable.pdf"
     if mime_type == "application/pdf":
-        pdf.overlay_text_pages(store.path(version_id),
+        pdf.overlay_text_pages(readers, store.path(version_id),
                                {number - 1: path for number, path in pages.items()}, partial)
     else:
-        pdf.join_pages([pages[number] for number in sorted(pages)], partial)
+        pdf.join_pages(readers, [pages[number] for number in sorted(pages)], partial)
     size, sha256 = _fsync_and_hash(partial)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(partial, target)

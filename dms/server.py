@@ -135,6 +135,7 @@ class Server:
             if self.consume is not None:
                 self.consume.stop()
             self.processor.stop()
+            self.app.services.pdf.stop()
             self.indexer.stop()
             unregister()
             database.close()

@@ -1,6 +1,6 @@
 """The long-lived parts one running dms is made of, built once by create_app and handed to the
 domain functions that need more than the database: the settings, the file store, the processing
-queue, the search index's writer and the login throttle."""
+queue, the PDF reader processes, the search index's writer and the login throttle."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from dms.auth import LoginThrottle
 from dms.config import Config
+from dms.pdfprocess import PdfReaders
 from dms.processing import Processor
 from dms.search import Indexer
 from dms.storage import FileStore
@@ -19,4 +20,5 @@ class Services:
     store: FileStore
     processor: Processor
     search: Indexer
+    pdf: PdfReaders
     throttle: LoginThrottle = field(default_factory=LoginThrottle)

@@ -44,6 +44,7 @@ def run_worker(config: Config) -> int:
         if consume is not None:
             consume.stop()
         processor.stop()
+        services.pdf.stop()
         database.close()
         log.info("dms worker stopped")
     return 0

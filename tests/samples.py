@@ -125,3 +125,36 @@ def tiff_with_large_frame(frame: int, size: tuple[int, int], frames: int = 2) ->
         if value is not None:
             struct.pack_into("<I" if kind == 4 else "<H", data, position + 8, value)
     return bytes(data)
+
+
+def pdf_content_bomb(inflated_mib: int, pages: int = 1) -> bytes:
+    """`pages` pages sharing one content stream that inflates from a few hundred KB to
+    `inflated_mib` MiB of drawing operators (a PDF "content bomb")."""
+    import zlib
+
+    compressor = zlib.compressobj(9)
+    chunk = b"0 0 m " * (2**20 // 6)
+    data = b"".join(compressor.compress(chunk) for _ in range(inflated_mib)) + compressor.flush()
+    kids = b" ".join(b"%d 0 R" % (4 + index) for index in range(pages))
+    return raw_pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+                    b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+                    b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data
+                    + b"\nendstream"]
+                   + [b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 3 0 R >>"]
+                   * pages)
+
+
+def pdf_slow_to_render(layers: int = 40) -> bytes:
+    """A 2 KB page that parses in a millisecond but that pdfium renders for minutes: `layers`
+    page-sized fills, each half transparent with a blend mode."""
+    import zlib
+
+    operators = b"".join(b"/G gs %d 0 0 rg 0 0 612 792 re f\n" % (index % 2)
+                         for index in range(layers))
+    data = zlib.compress(operators, 9)
+    return raw_pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+                    b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources "
+                    b"<< /ExtGState << /G << /ca 0.5 /BM /Multiply >> >> >> /Contents 4 0 R >>",
+                    b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(data) + data
+                    + b"\nendstream"])

@@ -1,6 +1,6 @@
 """The PyInstaller one-dir build: it builds, and `dist/dms/dms serve` runs the whole appliance
-(migrations, API, token page, OCR with the system's Tesseract, the tantivy search index) from
-inside the bundle."""
+(migrations, API, token page, OCR with the system's Tesseract, PDFs in the bundle's own reader
+processes, the tantivy search index) from inside the bundle."""
 
 from __future__ import annotations
 
@@ -50,6 +50,13 @@ def test_the_built_executable_serves_and_ocrs(tmp_path):
         assert wait_for(admin, scan.json()["id"])[-1] == "succeeded"
         assert admin.get(f"/api/documents/{scan.json()['id']}/ocr-text").json() == {
             "text": "Bundled Tesseract Works"}
+        # PDFs are read by the bundle's own PDF reader processes (the executable runs them).
+        paper = admin.put("/api/document/upload/paper.pdf",
+                          data=samples.pdf(["Read by the bundled PDF reader"]))
+        assert paper.status_code == 201, paper.text
+        assert wait_for(admin, paper.json()["id"])[-1] == "succeeded"
+        assert admin.get(f"/api/documents/{paper.json()['id']}/ocr-text").json() == {
+            "text": "Read by the bundled PDF reader"}
         # The bundled tantivy index finds the OCRed words (the indexer catches up in moments).
         deadline, found = time.monotonic() + 30, []
         while not found and time.monotonic() < deadline:

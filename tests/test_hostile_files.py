@@ -4,12 +4,14 @@ exist, pixels per frame, pixels per render — and the answer says why a file is
 from __future__ import annotations
 
 import io
+import threading
 import time
 
 import pytest
 from PIL import Image
 
 import samples
+from dms import pdf
 from support import assert_error, snapshot, wait_for
 from test_documents import new_document, stored_files, temporary_files, upload
 from test_limits import TOO_MANY_PIXELS
@@ -105,3 +107,84 @@ def test_a_huge_page_is_read_within_the_pixel_budget(alice):
     page_id = document(alice, document_id)["versions"][0]["pages"][0]["id"]
     page = alice.get(f"/api/pages/{page_id}/").json()["data"]["attributes"]
     assert (page["number"], page["text"]) == (1, "")
+
+
+# -- PDF content bombs (issue 22): pdfium runs in reader processes with a memory and a time limit
+
+def pdf_refusal(what: str) -> str:
+    return {"memory": "The PDF needs more memory to read than dms allows for one file "
+                      "(DMS_PDF_MEMORY_MB): its pages' content is too large, or the file is "
+                      "damaged.",
+            "slow": "The PDF takes too long to read: its pages' content is too large or too "
+                    "complex for dms."}[what]
+
+
+@pytest.mark.config(pdf_memory_mb=512)
+def test_a_page_whose_content_inflates_to_a_gibibyte_is_refused_at_upload(alice, config):
+    bomb = samples.pdf_content_bomb(1024)
+    assert len(bomb) < 2_000_000
+    document_id = new_document(alice)
+    before = snapshot(config)
+    answer = {}
+
+    def send():
+        answer["response"] = upload(alice, document_id, "bomb.pdf", bomb)
+
+    peak = peak_rss_mib(send)
+    assert_error(answer["response"], 400, "invalid", pdf_refusal("memory"))
+    assert peak < 300, f"the server's peak RSS was {peak:.0f} MiB"
+    assert snapshot(config) == before
+    assert stored_files(config) == [] and temporary_files(config) == []
+
+
+def test_pages_sharing_a_huge_content_stream_are_refused_within_seconds(alice, config):
+    bomb = samples.pdf_content_bomb(300, pages=200)
+    document_id = new_document(alice)
+    before = snapshot(config)
+    started = time.monotonic()
+    assert_error(upload(alice, document_id, "shared.pdf", bomb), 400, "invalid",
+                 pdf_refusal("slow"))
+    # 5 s plus 2 s per MiB of the file, and the page being parsed when that time was up: each
+    # page took about 3 s here; reading all of them took minutes before issue 22.
+    assert time.monotonic() - started < 30
+    assert snapshot(config) == before
+    assert stored_files(config) == [] and temporary_files(config) == []
+
+
+def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice, bob,
+                                                                          monkeypatch):
+    monkeypatch.setattr(pdf, "PREVIEW_SECONDS", 2)
+    document_id = new_document(alice)
+    alice.patch(f"/api/documents/{document_id}/", {"data": {
+        "type": "documents", "id": document_id, "attributes": {"ocr": False}}})
+    response = upload(alice, document_id, "slow.pdf", samples.pdf_slow_to_render())
+    assert response.status_code == 201, response.text
+    assert wait_for(alice, document_id)[-1] == "succeeded"  # its text layer: empty, no OCR
+    page_id = response.json()["data"]["attributes"]["versions"][0]["pages"][0]["id"]
+    answers, slowest = [], []
+
+    def preview():
+        answers.append(alice.get(f"/api/pages/{page_id}/", headers={"Accept": "image/jpeg"}))
+
+    threads = [threading.Thread(target=preview) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    while any(thread.is_alive() for thread in threads):
+        started = time.monotonic()
+        assert bob.get("/api/users/me/").status_code == 200
+        slowest.append(time.monotonic() - started)
+    for thread in threads:
+        thread.join()
+    for answer in answers:
+        assert_error(answer, 503, "unavailable", "This page takes too long to render: its "
+                                                 "content is too large or too complex for dms.")
+    assert max(slowest) < 1.5, slowest  # never behind a lock that a preview holds
+
+
+def test_a_page_that_renders_forever_fails_its_reading_with_the_reason(alice, monkeypatch):
+    monkeypatch.setattr(pdf, "PAGE_SECONDS", 2)
+    document_id = new_document(alice)
+    assert upload(alice, document_id, "slow.pdf", samples.pdf_slow_to_render()).status_code == 201
+    assert wait_for(alice, document_id, timeout=120)[-1] == "failed"
+    assert document(alice, document_id)["ocr_error"] == (
+        "Page 1 takes too long to read: its content is too large or too complex for dms.")
