@@ -290,6 +290,7 @@ def import_files(args: argparse.Namespace, config: Config) -> int:
         print(f"dms: {error.message}", file=sys.stderr)
         return 2
     finally:
+        services.mail.stop()
         services.processor.stop()
         services.pdf.stop()
     print("\n".join(summary.lines(args.dry_run)))

@@ -8,6 +8,7 @@ import logging
 from dms import mailcheck, search
 from dms.api import ROUTE_TABLES
 from dms.config import Config
+from dms.mailchecker import MailChecker
 from dms.db import open_configured, register_space_reserve
 from dms.documents import referenced_version_ids
 from dms.pdfprocess import PdfReaders
@@ -26,9 +27,9 @@ def build_services(config: Config, store: DirectoryStore | None = None) -> Servi
     readers = PdfReaders(pdf_readers(config), config.pdf_memory_mb)
     services = Services(config, store, Processor(config, store, readers),
                         search.engine(config.data_dir), readers)
+    services.mail = MailChecker(services)
     services.processor.add_periodic("mail", config.mail_check_minutes * 60,
-                                    lambda: mailcheck.check_all(services),
-                                    mailcheck.release_claims)
+                                    services.mail.check_all, mailcheck.release_claims)
     return services
 
 

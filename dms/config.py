@@ -74,6 +74,10 @@ class Config:
     verify_hours: float = 168
     # Users' mail accounts are checked for attachments this often (and on POST .../check/).
     mail_check_minutes: float = 5
+    # A check of one account ends after this long (the rest waits for the next check) ...
+    mail_check_seconds: float = 300
+    # ... and leaves messages larger than this in the mailbox (they are parsed in memory).
+    mail_max_message_mb: int = 25
     # The start-up sweep removes a file no row names only when it is older than this: another
     # node may be about to commit the row of a file it has just stored.
     sweep_grace_minutes: float = 60
@@ -115,6 +119,10 @@ class Config:
     @property
     def max_upload_bytes(self) -> int:
         return self.max_upload_mb * 1024 * 1024
+
+    @property
+    def mail_max_message_bytes(self) -> int:
+        return self.mail_max_message_mb * 1024 * 1024
 
     @property
     def max_json_bytes(self) -> int:
@@ -216,6 +224,8 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "reconcile_minutes": (0.01, 10_000),
     "verify_hours": (0.001, 100_000),
     "mail_check_minutes": (0.01, 100_000),
+    "mail_check_seconds": (1, 86400),
+    "mail_max_message_mb": (1, 1024),
     "sweep_grace_minutes": (0, 100_000),
     "consume_interval": (0.1, 86400),
     "consume_stable_seconds": (0, 3600),

@@ -1,5 +1,6 @@
 """Mail accounts (api.md §8c): each user's IMAP accounts whose attachments dms imports
-(dms.mailcheck reads them). Another user's account is, as everything of theirs, "not found".
+(dms.mailcheck reads them), and what a document keeps of the message it came by. Another user's
+account is, as everything of theirs, "not found".
 
 The password is sealed with the data dir's key (dms.sealing) before it is stored and is never
 returned. `security: none` (plain IMAP, the password readable on the wire) is accepted only for a
@@ -12,9 +13,10 @@ import re
 from pathlib import Path
 
 from dms import sealing
-from dms.db import owner_scope, write_transaction
+from dms.db import database, owner_scope, write_transaction
 from dms.errors import Invalid, NotFound
 from dms.models import MailAccount, User, new_id, utcnow
+from dms.tags import IDS_PER_QUERY
 from dms.textrules import has_refused_characters
 
 SECURITIES = ("ssl", "starttls", "none")
@@ -111,6 +113,20 @@ def _check_together(account: dict) -> None:
                       "after_import move.", "move_to", code="required")
     if account["after_import"] == "move" and account["move_to"] == account["mailbox"]:
         raise Invalid("move_to must be another mailbox than mailbox.", "move_to")
+
+
+def mail_of(document_ids: list[str]) -> dict[str, dict]:
+    """{document id: attributes.mail} of those documents that came by mail."""
+    result = {}
+    for start in range(0, len(document_ids), IDS_PER_QUERY):
+        chunk = document_ids[start:start + IDS_PER_QUERY]
+        rows = database.execute_sql(
+            "SELECT document_id, subject, sender, sent_at, message_id FROM document_mail "
+            f"WHERE document_id IN ({','.join('?' * len(chunk))})", chunk)
+        for document_id, subject, sender, sent_at, message_id in rows:
+            result[document_id] = {"subject": subject, "from": sender, "date": sent_at,
+                                   "message_id": message_id}
+    return result
 
 
 def accounts_of(user: User):

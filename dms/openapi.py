@@ -72,7 +72,8 @@ MAIL_SETTINGS = {
     "mailbox": STRING, "after_import": {"enum": ["mark_seen", "flag", "move"]},
     "move_to": NULLABLE_STRING, "folder_per_sender": BOOLEAN, "enabled": BOOLEAN}
 MAIL_ACCOUNT_ATTRIBUTES = {**MAIL_SETTINGS, "last_checked_at": {"type": ["string", "null"]},
-                           "last_error": NULLABLE_STRING, "imported_count": INTEGER}
+                           "last_error": NULLABLE_STRING, "imported_count": INTEGER,
+                           "checking": BOOLEAN}
 
 SCHEMAS = {
     "Error": obj({"errors": {"type": "array", "minItems": 1, "items": obj({
@@ -206,8 +207,9 @@ OPERATIONS = {
                             {VND: data_of(ref("MailAccount"))}, [], [], "Change a mail account"),
     "delete_mail_account": (None, 204, {}, [], [],
                             "Delete a mail account (its documents stay)"),
-    "check_mail_account": (None, 200, {VND: data_of(ref("MailAccount"))}, [], [409],
-                           "Check a mail account now; the account after the check"),
+    "check_mail_account": (None, 202, {VND: data_of(ref("MailAccount"))}, [], [429, 503],
+                           "Queue a check of a mail account; the account as it is now (its "
+                           "result shows once `checking` is false)"),
     "replace_node_tags": (([JSON, VND], NAMES), 201, {JSON: NAMES}, [], [],
                           "Set a node's tags, creating missing ones"),
     "add_node_tags": (([JSON, VND], NAMES), 200, {JSON: NAMES}, [], [], "Add tags to a node"),

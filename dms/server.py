@@ -134,6 +134,7 @@ class Server:
             wasyncore.close_all(channels)
             if self.consume is not None:
                 self.consume.stop()
+            self.app.services.mail.stop()
             self.processor.stop()
             self.app.services.pdf.stop()
             self.indexer.stop()

@@ -5,6 +5,7 @@ queue, the PDF reader processes, the search index's writer and the login throttl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from dms.auth import LoginThrottle
 from dms.config import Config
@@ -21,4 +22,5 @@ class Services:
     processor: Processor
     search: Indexer
     pdf: PdfReaders
+    mail: Any = None  # dms.mailchecker.MailChecker, made once the rest is there
     throttle: LoginThrottle = field(default_factory=LoginThrottle)

@@ -43,6 +43,7 @@ def run_worker(config: Config) -> int:
     finally:
         if consume is not None:
             consume.stop()
+        services.mail.stop()
         processor.stop()
         services.pdf.stop()
         database.close()

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import bottle
 
-from dms import archive, documents, mailcheck, tags, tree
+from dms import archive, documents, tags, tree
+from dms.mailaccounts import mail_of
 from dms.jsonapi import JSON, ApiError, RouteTable, created, format_datetime, invalid, no_content
 from dms.models import Node
 from dms.web import Context, content_disposition, file_response
@@ -37,7 +38,7 @@ def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]], labels
 def resources(nodes: list[Node | tree.NodeRow]) -> list[dict]:
     """Several nodes with their breadcrumbs and tags, each looked up in one query."""
     ids = [node.id for node in nodes]
-    crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mailcheck.mail_of(ids)
+    crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
     return [node_resource(node, crumbs[node.id], labels[node.id], mail.get(node.id))
             for node in nodes]
 
@@ -46,7 +47,7 @@ def children_resources(folder: Node, nodes: list[tree.NodeRow]) -> list[dict]:
     """Siblings share their path: the folder's breadcrumb plus their own title and id."""
     path = tree.breadcrumbs([folder.id])[folder.id]
     ids = [node.id for node in nodes]
-    labels, mail = tags.tags_of(ids), mailcheck.mail_of(ids)
+    labels, mail = tags.tags_of(ids), mail_of(ids)
     return [node_resource(node, path + [[node.title, node.id]], labels[node.id], mail.get(node.id))
             for node in nodes]
 
@@ -54,7 +55,7 @@ def children_resources(folder: Node, nodes: list[tree.NodeRow]) -> list[dict]:
 def single(node: Node, **extra_attributes) -> dict:
     return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id],
                                   tags.tags_of([node.id])[node.id],
-                                  mailcheck.mail_of([node.id]).get(node.id), **extra_attributes)}
+                                  mail_of([node.id]).get(node.id), **extra_attributes)}
 
 
 def paginated_nodes(ctx: Context, listing: tree.NodeListing) -> dict:

@@ -1,0 +1,161 @@
+"""A hostile IMAP server for the tests (issue 22): a real TCP server on loopback that speaks just
+enough IMAP for dms's mail check (greeting, CAPABILITY, LOGIN, LIST, SELECT, UID SEARCH, UID FETCH,
+UID STORE, LOGOUT), serving scripted messages, and misbehaving on purpose where a test says so:
+announcing a literal of 10 GB, trickling bytes, sending more than it said.
+
+Each message is a `Message`: its bytes, the RFC822.SIZE the server claims, and how its body is
+sent (`send_body`). The server counts the body fetches of each message."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass
+class Message:
+    raw: bytes
+    claimed_size: int | None = None  # RFC822.SIZE as announced (default: the real size)
+    # How the body fetch is answered: (connection, uid, raw) -> None; default: honestly.
+    send_body: Callable | None = None
+
+
+@dataclass
+class HostileImap:
+    messages: list[Message] = field(default_factory=list)
+    fetches: Counter = field(default_factory=Counter)  # uid -> body fetches
+    seen: set = field(default_factory=set)  # uids marked \Seen (UNSEEN leaves them out)
+
+    def start(self) -> "HostileImap":
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        reader = connection.makefile("rb")
+        send = connection.sendall
+        try:
+            send(b"* OK [CAPABILITY IMAP4rev1 UIDPLUS] hostile ready\r\n")
+            while not self.stopped.is_set():
+                line = reader.readline()
+                if not line:
+                    return
+                tag, _, command = line.rstrip(b"\r\n").partition(b" ")
+                verb = command.split(b" ", 1)[0].upper()
+                if verb == b"CAPABILITY":
+                    send(b"* CAPABILITY IMAP4rev1 UIDPLUS\r\n" + tag + b" OK done\r\n")
+                elif verb == b"LOGIN":
+                    send(tag + b" OK logged in\r\n")
+                elif verb == b"LIST":
+                    send(b'* LIST () "/" INBOX\r\n' + tag + b" OK done\r\n")
+                elif verb in (b"SELECT", b"EXAMINE"):
+                    send(b"* %d EXISTS\r\n* OK [UIDVALIDITY 7] ok\r\n" % len(self.messages)
+                         + tag + b" OK [READ-WRITE] selected\r\n")
+                elif verb == b"UID":
+                    self._uid(connection, tag, command[4:])
+                elif verb == b"LOGOUT":
+                    send(b"* BYE bye\r\n" + tag + b" OK done\r\n")
+                    return
+                else:
+                    send(tag + b" OK done\r\n")
+        except OSError:
+            return
+        finally:
+            connection.close()
+
+    def _uid(self, connection: socket.socket, tag: bytes, command: bytes) -> None:
+        send = connection.sendall
+        verb = command.split(b" ", 1)[0].upper()
+        if verb == b"SEARCH":
+            unseen = b"UNSEEN" in command.upper()
+            uids = b" ".join(b"%d" % uid for uid in range(1, len(self.messages) + 1)
+                             if not (unseen and uid in self.seen))
+            send(b"* SEARCH " + uids + b"\r\n" + tag + b" OK done\r\n")
+        elif verb == b"FETCH":
+            _, wanted, items = command.split(b" ", 2)
+            for uid in _uids(wanted, len(self.messages)):
+                message = self.messages[uid - 1]
+                if b"BODY.PEEK[]" in items.upper():
+                    self.fetches[uid] += 1
+                    (message.send_body or honest)(connection, uid, message.raw)
+                else:
+                    header = b"Message-ID: <m%d@hostile.example>\r\n\r\n" % uid
+                    size = message.claimed_size if message.claimed_size is not None \
+                        else len(message.raw)
+                    send(b"* %d FETCH (UID %d RFC822.SIZE %d BODY[HEADER.FIELDS (MESSAGE-ID)] "
+                         b"{%d}\r\n%s)\r\n" % (uid, uid, size, len(header), header))
+            send(tag + b" OK done\r\n")
+        else:  # STORE, COPY, EXPUNGE
+            if verb == b"STORE" and b"\\SEEN" in command.upper():
+                self.seen.update(_uids(command.split(b" ")[1], len(self.messages)))
+            send(tag + b" OK done\r\n")
+
+
+def _uids(wanted: bytes, count: int) -> list[int]:
+    uids = []
+    for part in wanted.split(b","):
+        low, _, high = part.partition(b":")
+        start = int(low)
+        end = count if high == b"*" else int(high or low)
+        uids.extend(uid for uid in range(start, end + 1) if 1 <= uid <= count)
+    return uids
+
+
+def honest(connection: socket.socket, uid: int, raw: bytes) -> None:
+    connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)) + raw
+                       + b")\r\n")
+
+
+def huge_literal(connection: socket.socket, uid: int, raw: bytes) -> None:
+    """Announce 10 GB, then send bytes as long as anyone reads them."""
+    connection.sendall(b"* %d FETCH (UID %d BODY[] {10000000000}\r\n" % (uid, uid))
+    chunk = b"x" * 65536
+    try:
+        for _ in range(100_000):
+            connection.sendall(chunk)
+    except OSError:
+        return
+
+
+def trickle(connection: socket.socket, uid: int, raw: bytes) -> None:
+    """Announce the message and send it one byte every second."""
+    connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)))
+    try:
+        for byte in raw:
+            connection.sendall(bytes([byte]))
+            time.sleep(1)
+    except OSError:
+        return
+
+
+def encoded_word_subject(words: int = 28_000) -> bytes:
+    """A message whose Subject is `words` RFC 2047 encoded words (quadratic for policy.default)."""
+    subject = " ".join("=?utf-8?q?a?=" for _ in range(words))
+    return (f"Subject: {subject}\r\nFrom: someone@example.org\r\n"
+            "Message-ID: <bomb@hostile.example>\r\n\r\nhello\r\n").encode()
+
+
+def nested_mime(levels: int = 5000) -> bytes:
+    parts = "".join(f'Content-Type: multipart/mixed; boundary="b{level}"\r\n\r\n--b{level}\r\n'
+                    for level in range(levels))
+    return ("Subject: nested\r\nFrom: someone@example.org\r\nMIME-Version: 1.0\r\n" + parts
+            + "Content-Type: text/plain\r\n\r\nhello\r\n").encode()
+
