@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import os
 import threading
 import time
 
@@ -146,3 +147,166 @@ def test_a_restart_in_the_middle_and_a_file_imported_before_a_crash(alice, serve
     finally:
         restarted.stop()
         thread.join(timeout=15)
+
+
+# -- links planted in the shared folder (issue 22): none is ever followed --------------------------
+
+EXE = b"MZ" + b"\x00" * 100
+REASON = "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file.\n"
+
+
+@pytest.fixture
+def victims(tmp_path, config):
+    """Files outside the consume folder that a link might lead to: one outside everything, one
+    in the data dir standing in for dms.db and mail.key."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    files = {outside / "program.exe": b"victim 1", outside / "program.exe.txt": b"victim 2",
+             outside / "letter.pdf": samples.pdf(["Private letter"]),
+             config.data_dir / "victim.db": b"SQLite format 3\x00" + b"\x01" * 100}
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    for path, content in files.items():
+        path.write_bytes(content)
+    yield files
+    for path, content in files.items():
+        assert path.read_bytes() == content, f"{path} was changed"
+
+
+def looks(count: int = 6) -> None:
+    time.sleep(count * CONSUME["consume_interval"] + CONSUME["consume_stable_seconds"])
+
+
+def warnings_about(caplog, text: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records if text in r.getMessage()]
+
+
+def test_a_link_as_failed_user_folder_is_not_followed(alice, consume_dir, victims, tmp_path,
+                                                      caplog):
+    caplog.set_level(logging.WARNING, logger="dms.consume")
+    (consume_dir / ".failed").mkdir(parents=True)
+    (consume_dir / ".failed" / alice.username).symlink_to(tmp_path / "outside")
+    user_dir = consume_dir / alice.username
+    user_dir.mkdir()
+    (user_dir / "program.exe").write_bytes(EXE)
+    wait_until(lambda: warnings_about(caplog, "stays where it is"))
+    looks()
+    assert (user_dir / "program.exe").read_bytes() == EXE  # stays, not tried again and again
+    assert warnings_about(caplog, "stays where it is") == [
+        f"consume folder: .failed/{alice.username}/ holds a symbolic link or a file where a "
+        "folder belongs; the refused 'program.exe' stays where it is"]
+    assert len(warnings_about(caplog, "consume folder: refused 'program.exe'")) == 1
+
+
+def test_links_as_failed_targets_are_replaced_not_written_through(alice, consume_dir, victims,
+                                                                  tmp_path, config):
+    failed = consume_dir / ".failed" / alice.username
+    failed.mkdir(parents=True)
+    (failed / "program.exe").symlink_to(tmp_path / "outside" / "program.exe")
+    (failed / "program.exe.txt").symlink_to(config.data_dir / "victim.db")
+    (consume_dir / alice.username).mkdir()
+    (consume_dir / alice.username / "program.exe").write_bytes(EXE)
+    wait_until(lambda: not (failed / "program.exe.txt").is_symlink())
+    assert not (failed / "program.exe").is_symlink()
+    assert (failed / "program.exe").read_bytes() == EXE
+    assert (failed / "program.exe.txt").read_text() == REASON
+
+
+def test_a_link_as_the_failed_folder_itself_is_not_followed(alice, consume_dir, victims,
+                                                            tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="dms.consume")
+    consume_dir.mkdir(parents=True, exist_ok=True)
+    (consume_dir / ".failed").symlink_to(tmp_path / "outside")
+    (consume_dir / alice.username).mkdir()
+    (consume_dir / alice.username / "program.exe").write_bytes(EXE)
+    wait_until(lambda: warnings_about(caplog, "stays where it is"))
+    assert (consume_dir / alice.username / "program.exe").read_bytes() == EXE
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == [
+        "letter.pdf", "program.exe", "program.exe.txt"]
+
+
+@pytest.mark.config(consume_keep=True)
+def test_a_link_in_done_is_not_followed(alice, consume_dir, victims, tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="dms.consume")
+    (consume_dir / ".done").mkdir(parents=True)
+    (consume_dir / ".done" / alice.username).symlink_to(tmp_path / "outside")
+    (consume_dir / alice.username).mkdir()
+    (consume_dir / alice.username / "note.txt").write_bytes(samples.text("kept\n"))
+    wait_until(lambda: warnings_about(caplog, "stays where it is"))
+    looks()
+    assert list(inbox_titles(alice)) == ["note.txt"]  # imported once, then left in place
+    assert (consume_dir / alice.username / "note.txt").is_file()
+    assert not (tmp_path / "outside" / "note.txt").exists()
+
+
+def test_links_in_a_users_tree_and_as_a_user_folder_are_not_followed(alice, bob, config,
+                                                                     consume_dir, victims,
+                                                                     tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="dms.consume")
+    outside = tmp_path / "outside"
+    user_dir = consume_dir / alice.username
+    user_dir.mkdir(parents=True)
+    (user_dir / "letter.pdf").symlink_to(outside / "letter.pdf")
+    (user_dir / "secrets").symlink_to(outside)
+    (user_dir / "database.pdf").symlink_to(config.data_dir / "victim.db")
+    (consume_dir / bob.username).symlink_to(outside)
+    (user_dir / "real.txt").write_bytes(samples.text("a real file\n"))
+    wait_until(lambda: inbox_titles(alice).get("real.txt"))
+    looks()
+    assert list(inbox_titles(alice)) == ["real.txt"]
+    assert inbox_titles(bob) == {}
+    assert sorted(warnings_about(caplog, "symbolic link")) == sorted([
+        f"consume folder: 'database.pdf' of '{alice.username}' is a symbolic link; it is not "
+        "followed",
+        f"consume folder: 'letter.pdf' of '{alice.username}' is a symbolic link; it is not "
+        "followed",
+        f"consume folder: 'secrets' of '{alice.username}' is a symbolic link; it is not followed",
+        f"consume folder: '{bob.username}' is a symbolic link or not a folder; it is not "
+        "followed"])
+    assert (user_dir / "letter.pdf").is_symlink() and (consume_dir / bob.username).is_symlink()
+
+
+def test_a_file_swapped_for_a_link_is_not_opened_through_it(tmp_path):
+    """The moment between looking and opening: the file is opened with O_NOFOLLOW relative to its
+    folder's descriptor, so a link put in its place is refused, whatever it points at."""
+    from dms import safedir
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (tmp_path / "secret.txt").write_bytes(b"secret")
+    (folder / "scan.txt").symlink_to(tmp_path / "secret.txt")
+    (folder / "sub").symlink_to(tmp_path)
+    fd = safedir.open_directory(None, str(folder))
+    try:
+        with pytest.raises(safedir.NotAFile):
+            safedir.open_file(fd, "scan.txt")
+        with pytest.raises(safedir.NotADirectory):
+            with safedir.directory(fd, ("sub",)):
+                pass
+    finally:
+        os.close(fd)
+
+
+def test_a_990_level_tree_of_one_user_does_not_stop_the_others(alice, bob, consume_dir, caplog):
+    caplog.set_level(logging.WARNING, logger="dms.consume")
+    consume_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(consume_dir, os.O_RDONLY | os.O_DIRECTORY)
+    os.mkdir(alice.username, dir_fd=fd)
+    level = os.open(alice.username, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    os.close(fd)
+    for _ in range(990):  # deeper than any path the file system takes whole
+        os.mkdir("d", dir_fd=level)
+        deeper = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=level)
+        os.close(level)
+        level = deeper
+    with open(os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=level), "wb") as out:
+        out.write(samples.text("deep down\n"))
+    os.close(level)
+    (consume_dir / alice.username / "top.txt").write_bytes(samples.text("on top\n"))
+    (consume_dir / bob.username).mkdir()
+    (consume_dir / bob.username / "note.txt").write_bytes(samples.text("Bob's note\n"))
+    wait_until(lambda: inbox_titles(bob).get("note.txt"))
+    wait_until(lambda: inbox_titles(alice).get("top.txt"))
+    looks()
+    deep = warnings_about(caplog, "folders deep")
+    assert deep == [f"consume folder: '{'/'.join(['d'] * 101)}' of '{alice.username}' is more "
+                    "than 100 folders deep; what lies below is not imported"]
