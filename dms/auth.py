@@ -128,7 +128,8 @@ def create_token(user: User, expiry_hours: object, name: object,
 def login(username: object, password: object, address: str, throttle: "LoginThrottle",
           max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
     """POST /auth/login/: a new token's secret for correct credentials of an active user.
-    Failures count per client address and per username (throttled past a few)."""
+    Failures count per address and username together, per address and per username (see
+    LoginThrottle)."""
     credentials = {}
     for name, value in (("username", username), ("password", password)):
         if value is None:
@@ -138,7 +139,8 @@ def login(username: object, password: object, address: str, throttle: "LoginThro
         credentials[name] = value
     from dms.accounts import username_key  # accounts imports this module
 
-    keys = [("addr", address), ("user", username_key(credentials["username"]))]
+    user_key = username_key(credentials["username"])
+    keys = [(ADDRESS_AND_USER, address, user_key), (ADDRESS, address), (USER, user_key)]
     wait = throttle.retry_after(keys)
     if wait is not None:
         raise Throttled(f"Too many failed logins. Try again in {wait} seconds.", wait)
@@ -147,7 +149,7 @@ def login(username: object, password: object, address: str, throttle: "LoginThro
     if user is None or not password_ok or not user.is_active:
         throttle.record_failure(keys)
         raise Invalid(LOGIN_FAILED, code="authentication_failed")
-    throttle.reset(keys)
+    throttle.reset([keys[0], keys[2]])  # not the address's: a login of one's own would clear it
     _, secret = with_space_reserve(lambda: issue_token(
         user, expiry_hours=None, name=LOGIN_TOKEN_NAME, max_tokens=max_tokens, make_room=True))
     return secret
@@ -197,17 +199,27 @@ def find_token(secret: str, now: dt.datetime) -> Token | None:
     return token
 
 
+# The keys failed logins are counted by, and how many a key may have within the window. A key
+# (ADDRESS_AND_USER, address, username) stops one client guessing one account's password; the
+# username alone was once the key, and then anyone could keep any account, the admin's too, locked
+# out of password login with 5 requests every 5 minutes (issue 22): now that lock needs MAX_FAILURES
+# of USER's failures, from several addresses (an address alone stops at ADDRESS's). ADDRESS stops
+# one client spraying many usernames.
+ADDRESS_AND_USER, ADDRESS, USER = "addr+user", "addr", "user"
+MAX_FAILURES = {ADDRESS_AND_USER: 5, ADDRESS: 50, USER: 100}
+
+
 class LoginThrottle:
-    """Counts failed logins per key (client address, username) in a sliding window, in the
-    database (table `login_failure`), so that every node of a cluster counts the same failures.
+    """Counts failed logins per key (see ADDRESS_AND_USER) in a sliding window, in the database
+    (table `login_failure`), so that every node of a cluster counts the same failures.
 
-    After MAX_FAILURES failures within WINDOW seconds a key is refused until its oldest failure
-    leaves the window. Keys are stored as SHA-256 digests (a username field sometimes holds a
-    password typed in the wrong box). Bounded: failures older than the window are deleted as new
-    ones come in, and a refused key records nothing more. The clock (seconds since the epoch, the
-    same on every node) is injected so tests can move time instead of sleeping."""
+    After MAX_FAILURES[kind] failures within WINDOW seconds a key is refused until its oldest
+    failure leaves the window. Keys are stored as SHA-256 digests (a username field sometimes
+    holds a password typed in the wrong box). Bounded: failures older than the window are deleted
+    as new ones come in, and a refused key records nothing more. The clock (seconds since the
+    epoch, the same on every node) is injected so tests can move time instead of sleeping."""
 
-    MAX_FAILURES = 5
+    MAX_FAILURES = MAX_FAILURES
     WINDOW = 300.0
 
     def __init__(self, clock: Callable[[], float] = time.time):
@@ -218,11 +230,12 @@ class LoginThrottle:
         now = self._clock()
         wait = 0.0
         for key in keys:
+            allowed = self.MAX_FAILURES[key[0]]
             recent = [row[0] for row in database.execute_sql(
                 "SELECT failed_at FROM login_failure WHERE key = ? AND failed_at > ? "
                 "ORDER BY failed_at DESC LIMIT ?",
-                (_throttle_key(key), now - self.WINDOW, self.MAX_FAILURES))]
-            if len(recent) >= self.MAX_FAILURES:
+                (_throttle_key(key), now - self.WINDOW, allowed))]
+            if len(recent) >= allowed:
                 wait = max(wait, recent[-1] + self.WINDOW - now)
         return max(1, int(wait + 0.999)) if wait > 0 else None
 

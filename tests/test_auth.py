@@ -106,7 +106,7 @@ def test_logout_needs_a_token(anon):
 
 
 def test_repeated_failures_for_one_username_are_throttled(anon, config):
-    for _ in range(LoginThrottle.MAX_FAILURES):
+    for _ in range(LoginThrottle.MAX_FAILURES["addr+user"]):
         assert login(anon, "admin", "wrong-password").status_code == 400
     before = snapshot(config)
     # Even the right password is refused while the account is throttled.
@@ -124,8 +124,8 @@ def test_repeated_failures_for_one_username_are_throttled(anon, config):
 def test_throttle_window_slides_and_success_resets(server):
     now = [1000.0]
     throttle = LoginThrottle(clock=lambda: now[0])
-    keys = [("user", "admin")]
-    for _ in range(LoginThrottle.MAX_FAILURES):
+    keys = [("addr+user", "10.0.0.9", "admin")]
+    for _ in range(LoginThrottle.MAX_FAILURES["addr+user"]):
         assert throttle.retry_after(keys) is None
         throttle.record_failure(keys)
     assert throttle.retry_after(keys) == int(LoginThrottle.WINDOW)
@@ -137,3 +137,45 @@ def test_throttle_window_slides_and_success_resets(server):
     throttle.reset(keys)
     assert throttle.retry_after(keys) is None
     assert throttle.retry_after([("addr", "10.0.0.1")]) is None
+
+
+# Logins from several client addresses: the proxy in front (here the test itself, on 127.0.0.1)
+# says who the client is, in X-Forwarded-For.
+FROM_PROXY = dict(trusted_proxy="127.0.0.1")
+
+
+def login_from(client, address: str, username: str, password: str):
+    return client.post("/api/auth/login/", {"username": username, "password": password},
+                       media=JSON, headers={"X-Forwarded-For": address})
+
+
+@pytest.mark.config(**FROM_PROXY)
+def test_failures_from_one_address_do_not_lock_the_account_for_others(anon, alice):
+    """Issue 22: the lock was per username, so anyone could keep any account locked out."""
+    for _ in range(5):
+        assert login_from(anon, "203.0.113.7", "alice", "wrong-password").status_code == 400
+    refused = login_from(anon, "203.0.113.7", "alice", USER_PASSWORD)
+    assert refused.status_code == 429, refused.text
+    assert login_from(anon, "198.51.100.2", "alice", USER_PASSWORD).status_code == 200
+    # The attacker's address may still log in as someone else.
+    assert login_from(anon, "203.0.113.7", "admin", ADMIN_PASSWORD).status_code == 200
+
+
+@pytest.mark.config(**FROM_PROXY)
+def test_one_address_trying_many_usernames_is_stopped(anon):
+    for number in range(50):
+        assert login_from(anon, "203.0.113.8", f"someone{number}", "guess").status_code == 400
+    response = login_from(anon, "203.0.113.8", "admin", ADMIN_PASSWORD)
+    assert response.status_code == 429, response.text
+    assert login_from(anon, "203.0.113.9", "admin", ADMIN_PASSWORD).status_code == 200
+
+
+@pytest.mark.config(**FROM_PROXY)
+def test_many_addresses_guessing_one_account_meet_a_higher_ceiling(anon, alice, config):
+    for number in range(100):
+        address = f"198.18.{number // 5}.{number % 5 + 1}"  # 5 tries from each of 20 addresses
+        assert login_from(anon, address, "alice", "wrong-password").status_code == 400
+    before = snapshot(config)
+    response = login_from(anon, "192.0.2.200", "alice", USER_PASSWORD)
+    assert response.status_code == 429, response.text
+    assert snapshot(config) == before

@@ -88,10 +88,11 @@ def test_a_period_of_a_periodic_job_is_claimed_once(server):
 
 def test_failed_logins_recorded_by_two_throttles_count_together(server):
     nodes = [LoginThrottle(), LoginThrottle()]  # two web nodes on one database
-    keys = [("user", "carol-key")]
-    together(LoginThrottle.MAX_FAILURES, lambda i: nodes[i % 2].record_failure(keys))
+    keys = [("addr+user", "192.0.2.1", "carol-key")]
+    together(LoginThrottle.MAX_FAILURES["addr+user"],
+             lambda i: nodes[i % 2].record_failure(keys))
     assert all(node.retry_after(keys) is not None for node in nodes)
-    assert nodes[0].retry_after([("user", "somebody else")]) is None
+    assert nodes[0].retry_after([("addr+user", "192.0.2.1", "somebody else")]) is None
     nodes[1].reset(keys)
     assert all(node.retry_after(keys) is None for node in nodes)
 
