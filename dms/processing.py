@@ -35,6 +35,7 @@ from typing import Callable
 
 from dms import cluster, leases, progress, searchable
 from dms.config import Config
+from dms.db import release_connection
 from dms.errors import StorageFull
 from dms.languages import installed_languages
 from dms.models import new_id
@@ -174,6 +175,8 @@ class Processor:
                 if failing:
                     log.info("the worker's heartbeat works again")
                 failing = False
+            finally:
+                release_connection()  # idle until the next beat: the pool gets it back
 
     def heartbeat(self) -> None:
         """Keep this worker and its leases live, stop reading versions that are gone, queue
@@ -207,12 +210,15 @@ class Processor:
 
     def run_periodic(self, name: str, period: int) -> None:
         log.info("periodic job %s, period %d", name, period)
-        if name == "reconcile":
-            self.reconcile_if_idle()
-        elif name == "verify":
-            self.periodic_verify()
-        elif name in self._jobs:
-            self._jobs[name][1]()
+        try:
+            if name == "reconcile":
+                self.reconcile_if_idle()
+            elif name == "verify":
+                self.periodic_verify()
+            elif name in self._jobs:
+                self._jobs[name][1]()
+        finally:
+            release_connection()
 
     def reconcile_if_idle(self) -> None:
         """The periodic reconcile: only when the queue is empty, so a long backlog is not
@@ -230,6 +236,12 @@ class Processor:
 
     # -- the task -------------------------------------------------------------------------------
     def process(self, version_id: str) -> None:
+        try:
+            self._process(version_id)
+        finally:
+            release_connection()  # a worker thread may wait long for its next task
+
+    def _process(self, version_id: str) -> None:
         with self._running_lock:
             running = self._running.get(version_id)
             if running is None:

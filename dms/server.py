@@ -24,7 +24,7 @@ from dms.accounts import ensure_first_superuser
 from dms.app import create_app
 from dms.config import Config
 from dms.consume import ConsumeFolder
-from dms.db import database, describe_url, on_commit
+from dms.db import database, describe_url, on_commit, release_connection
 from dms.httpserver import create_server, fit_connection_limit, with_nosniff
 from dms.web import with_cors
 
@@ -64,6 +64,7 @@ class Server:
         # The generated first password, if one was made; the CLI prints it once, nobody logs it.
         self.generated_password = ensure_first_superuser(config.admin_username,
                                                          config.admin_password)
+        release_connection()  # start-up's connection, in whichever thread built the server
         self.processor = self.app.services.processor
         self.indexer = self.app.services.search
         self.consume = ConsumeFolder(self.app.services) if config.consume_dir else None
@@ -105,6 +106,7 @@ class Server:
         self.processor.start(consume=not self.config.no_worker)
         if self.consume is not None:
             self.consume.start()
+        release_connection()  # this thread now only drives the event loop
         where = f"data dir {self.config.data_dir.resolve()}"
         if self.config.database_url:
             where += f", database {describe_url(self.config.database_url)}"

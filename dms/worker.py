@@ -12,7 +12,7 @@ import threading
 from dms.app import build_services
 from dms.config import Config
 from dms.consume import ConsumeFolder
-from dms.db import database, describe_url, open_configured
+from dms.db import database, describe_url, open_configured, release_connection
 
 log = logging.getLogger("dms.worker")
 
@@ -34,6 +34,7 @@ def run_worker(config: Config) -> int:
     processor.start()
     if consume is not None:
         consume.start()
+    release_connection()  # this thread now only waits for a signal
     where = describe_url(config.database_url) if config.database_url else str(config.db_path)
     log.info("dms worker %s reading with %d thread(s) (database %s, files in %s)",
              processor.worker_id, config.ocr_workers, where, config.files_path.resolve())

@@ -189,3 +189,38 @@ def test_a_request_that_finds_every_connection_in_use_gets_a_sentence(postgres):
         thread.join(10)
     assert outcome == {"message": "Every database connection of this server is in use "
                                   "(DMS_DB_POOL_SIZE); try again in a moment."}
+
+
+@pytest.mark.config(db_pool_size=2, lease_seconds=1.5)
+def test_a_pool_of_two_serves_sixteen_clients_beside_background_work(alice, config):
+    """Issue 22: background work (the heartbeat, the queue's workers, the start-up) kept pooled
+    connections while idle, so a node with DMS_DB_POOL_SIZE=2 wedged for good. Every unit of
+    background work now gives its connection back."""
+    import samples
+    from support import wait_for
+    from test_documents import new_document, upload
+
+    document_id = new_document(alice, "scan.png")
+    assert upload(alice, document_id, "scan.png", samples.png("Pool of two")).status_code == 201
+    statuses: list[int] = []
+
+    def client(number: int) -> None:
+        for round_ in range(8):
+            statuses.append(alice.get("/api/users/me/").status_code)
+            statuses.append(alice.post("/api/nodes/", {"data": {
+                "type": "folders", "attributes": {"title": f"f{number}-{round_}"},
+                "relationships": {"parent": {"data": {"type": "folders",
+                                                      "id": alice.home_id}}}}}).status_code)
+            statuses.append(alice.get(f"/api/nodes/{alice.home_id}/").status_code)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert len(statuses) == 16 * 8 * 3
+    assert sorted(set(statuses)) == [200, 201], [s for s in statuses if s >= 300][:5]
+    assert wait_for(alice, document_id)[-1] == "succeeded"
+    import time
+    time.sleep(2)  # several heartbeats later the node still answers at once
+    assert alice.get("/api/users/me/").status_code == 200
