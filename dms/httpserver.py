@@ -25,7 +25,9 @@ from typing import Callable
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.server import TcpWSGIServer
+from waitress.parser import HTTPRequestParser, ParsingError
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
+from waitress.utilities import BadRequest, RequestEntityTooLarge
 
 from dms.jsonapi import VND, ApiError, encode
 
@@ -37,6 +39,7 @@ OVERLOAD_QUIET_SECONDS = 30.0
 MIN_CONNECTIONS = 16
 # Longest part of waitress' own reason quoted in a 400 (it may quote the client's header line).
 MAX_REASON_CHARS = 200
+MAX_CHUNK_LINE = 1024  # bytes of a chunk's size line (hex digits and extensions)
 
 
 def with_nosniff(app: Callable) -> Callable:
@@ -121,9 +124,39 @@ class JsonErrorTask(ErrorTask):
         self.write(body)
 
 
+class DmsRequestParser(HTTPRequestParser):
+    """waitress' request parser, stricter where a request could be read two ways (issue 22):
+    - `Content-Length` and `Transfer-Encoding: chunked` together are refused with 400 (the
+      connection closes after the answer, as for every parse error): RFC 9112 §6.1 lets a server
+      reject them and requires it to close the connection, since a proxy in front may have read
+      the body by the other header (request smuggling);
+    - a chunk larger than the body may be is refused once its size line arrives (413), instead
+      of waiting for bytes that may never come;
+    - a chunk's size line longer than MAX_CHUNK_LINE is refused (400): waitress would collect it
+      without bound."""
+
+    def parse_header(self, header_plus):
+        super().parse_header(header_plus)
+        if self.chunked and "CONTENT_LENGTH" in self.headers:
+            raise ParsingError("Content-Length and Transfer-Encoding must not be sent together")
+
+    def received(self, data):
+        consumed = super().received(data)
+        body = self.body_rcv
+        if self.chunked and body is not None and not self.completed:
+            if self.body_bytes_received + body.chunk_remainder >= self.adj.max_request_body_size:
+                self.error = RequestEntityTooLarge("chunk larger than the body may be")
+                self.completed = True
+            elif len(body.control_line) > MAX_CHUNK_LINE:
+                self.error = BadRequest("Invalid chunk size")
+                self.completed = True
+        return consumed
+
+
 class DmsChannel(HTTPChannel):
     """One client connection; notes when the headers of its pending request started to arrive."""
 
+    parser_class = DmsRequestParser
     error_task_class = JsonErrorTask
     # time.time() of the first byte of the request whose headers are still incomplete, or None
     headers_started: float | None = None

@@ -17,7 +17,7 @@ from waitress import wasyncore
 from dms import __version__
 from dms.config import Config
 from dms.httpserver import create_server, fit_connection_limit
-from support import VND, Client, error
+from support import VND, Client, error, snapshot
 from test_documents import new_document, upload
 
 VERSION = {"version": __version__}
@@ -297,6 +297,46 @@ def test_a_chunked_body_over_the_limit_is_413_json(server, config):
     assert_json_error(response, "HTTP/1.1 413 Request Entity Too Large",
                       error(413, "too_large", "The request body is larger than the maximum of "
                                               "1 MiB."))
+
+
+def test_content_length_beside_chunked_is_refused_and_the_connection_closed(server, config):
+    """RFC 9112 §6.1: such a request may be read two ways (request smuggling through a proxy)."""
+    before = snapshot(config)
+    body = b'{"data": {"type": "folders", "attributes": {"title": "smuggled"}}}'
+    with connect(server.port) as sock:
+        sock.sendall(b"POST /api/nodes/ HTTP/1.1\r\nHost: test\r\nContent-Length: 5\r\n"
+                     b"Transfer-Encoding: chunked\r\nContent-Type: application/vnd.api+json\r\n"
+                     b"\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+        response = read_response(sock)
+        assert closed_by_server(sock, 5)
+    assert_json_error(response, "HTTP/1.1 400 Bad Request", error(
+        400, "parse_error", "The request could not be understood: Content-Length and "
+                            "Transfer-Encoding must not be sent together."))
+    assert snapshot(config) == before
+
+
+@pytest.mark.parametrize("size_line, status, detail", [
+    (b"zz", "HTTP/1.1 400 Bad Request", "The request could not be understood: Invalid chunk "
+                                        "size."),
+    (b"0" * 2000, "HTTP/1.1 400 Bad Request", "The request could not be understood: Invalid "
+                                              "chunk size."),
+    (b"9" * 20, "HTTP/1.1 413 Request Entity Too Large", "The request body is larger than the "
+                                                         "maximum of 1 MiB."),
+])
+@pytest.mark.config(max_upload_mb=1)
+def test_a_malformed_or_huge_chunk_size_is_answered_at_once(server, size_line, status, detail):
+    """A chunk size of 20 nines (valid hex) got no answer for 60 s: waitress waited for it."""
+    with connect(server.port, timeout=10) as sock:
+        sock.sendall(b"PUT /api/document/upload/x.pdf HTTP/1.1\r\nHost: test\r\n"
+                     b"Transfer-Encoding: chunked\r\n\r\n" + size_line
+                     + (b"" if len(size_line) > 1024 else b"\r\n"))
+        started = time.monotonic()
+        response = read_response(sock)
+        assert time.monotonic() - started < 5
+        assert closed_by_server(sock, 5)
+    assert_json_error(response, status, error(int(status.split()[1]),
+                                              "parse_error" if "400" in status else "too_large",
+                                              detail))
 
 
 # -- nosniff everywhere -----------------------------------------------------------------------
