@@ -221,7 +221,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
             from dms import transfer
             from dms.db import open_configured
 
-            open_configured(config)
+            open_configured(config, migrate=False)  # the schema comes with the rows, or not
             transfer.check_empty()
             copy_rows = transfer.copy_into_database
         # Checked, and migrated forward from an older schema, before it lands in the data dir.

@@ -55,8 +55,9 @@ def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
         for table in sorted(tables):
             if table not in present:
                 raise BackupError(f"The backup holds a table this dms does not know: {table}.")
-            columns = [row[1] for row in connection.execute(f'PRAGMA table_info("{table}")')]
-            count = _load(connection, work, table, columns)
+            info = connection.execute(f'PRAGMA table_info("{table}")').fetchall()
+            columns = [row[1] for row in info]
+            count = _load(connection, work, table, columns, [row[2].upper() for row in info])
             if count != tables[table]:
                 raise BackupError(f"The backup's table {table} holds {count} rows, its manifest "
                                   f"says {tables[table]}: the backup is damaged.")
@@ -85,13 +86,25 @@ def _rows(work: Path, table: str, columns: list[str]):
         raise BackupError(f"The backup is damaged: {error}") from None
 
 
-def _load(connection: sqlite3.Connection, work: Path, table: str, columns: list[str]) -> int:
+# What a JSON value of a column of each declared type may be (SQLite would quietly turn an
+# integer into the text of a title, which the API would have refused: issue 22).
+JSON_TYPES = {"TEXT": str, "INTEGER": int, "REAL": (int, float)}
+
+
+def _load(connection: sqlite3.Connection, work: Path, table: str, columns: list[str],
+          types: list[str]) -> int:
     """Insert a table file's rows (schema_migrations: only counted, the migrations wrote it)."""
     quoted = ", ".join(f'"{column}"' for column in columns)
     insert = f'INSERT INTO "{table}" ({quoted}) VALUES ({", ".join("?" * len(columns))})'
+    wanted = [JSON_TYPES.get(kind) for kind in types]
     count, batch = 0, []
     for row in _rows(work, table, columns):
         count += 1
+        for column, value, kind in zip(columns, row, wanted):
+            if value is not None and kind is not None and (
+                    not isinstance(value, kind) or isinstance(value, bool) and kind is str):
+                raise BackupError(f"The backup's table {table} cannot be restored: line {count + 1} "
+                                  f"has a {column} of the wrong type ({value!r:.40}).")
         if table != "schema_migrations":
             batch.append(row)
         if len(batch) >= 1000:

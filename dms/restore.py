@@ -9,8 +9,8 @@ loaded into a schema made by this dms's own migrations at the backup's version (
 columns and row count checked); format 1's `dms.db` must be SQLite and pass `integrity_check`.
 Either must pass `foreign_key_check`, not be newer than this dms, hold a tree (no loop, every
 node reachable from its owner's .home or .inbox, every parent a folder of the same owner), and
-name exactly the zip's files. Then it is migrated forward, still in the temporary folder, and
-only then renamed into place — or, for PostgreSQL, its rows copied in one transaction
+name exactly the zip's files. Then it is migrated forward, still in the temporary folder, its
+rows' values checked by the API's rules (dms.rowchecks), and only then renamed into place — or, for PostgreSQL, its rows copied in one transaction
 (dms.transfer). A refused restore leaves the target as it was and nothing behind.
 """
 
@@ -64,6 +64,7 @@ def restore_backup(archive_path: Path, data_dir: Path, password: str | None = No
             manifest = _extract_and_check(archive_path, work, password, latest_schema,
                                           progress_stream)
             _migrate(work / DATABASE)
+            _check_values(work / DATABASE)
             if (work / KEY_FILE).exists():
                 os.chmod(work / KEY_FILE, 0o600)
             if copy_rows is not None:
@@ -378,6 +379,18 @@ def _migrate(path: Path) -> None:
         raise BackupError(f"The backup's database cannot be brought up to date: {error}.") from None
     finally:
         restored.close()
+
+
+def _check_values(path: Path) -> None:
+    """The rows' values by the API's rules (dms.rowchecks), on the migrated database."""
+    from dms.rowchecks import check_values
+
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA query_only = ON")
+        check_values(connection.execute)
+    finally:
+        connection.close()
 
 
 def _move_into(work: Path, data_dir: Path) -> None:

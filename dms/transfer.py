@@ -28,21 +28,28 @@ NODES_BY_DEPTH = """
 
 
 def check_empty() -> None:
-    """BackupError unless the database holds no users (and so nothing of dms's)."""
-    if database.execute_sql('SELECT 1 FROM "user" LIMIT 1').fetchone():
+    """BackupError unless the database holds no users (and so nothing of dms's); a database
+    without dms's tables yet is empty."""
+    if "user" in database.get_tables() and \
+            database.execute_sql('SELECT 1 FROM "user" LIMIT 1').fetchone():
         raise BackupError("The PostgreSQL database already holds dms data; restore into a new, "
                           "empty database.")
 
 
 def copy_into_database(path: Path) -> None:
+    """The schema (if the database has none yet) and the rows, in one transaction: a refused
+    restore leaves the database as it was (PostgreSQL's DDL is transactional)."""
+    from dms.schema import migrate_schema
+
     source = sqlite3.connect(path)
     try:
         tables = _in_dependency_order(source)
-        booleans = {(table, column) for table, column in database.execute_sql(
-            "SELECT table_name, column_name FROM information_schema.columns "
-            "WHERE table_schema = current_schema() AND data_type = 'boolean'")}
         with database.atomic():
+            migrate_schema()
             check_empty()
+            booleans = {(table, column) for table, column in database.execute_sql(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND data_type = 'boolean'")}
             cursor = database.connection().cursor()
             for table in tables:
                 columns = [row[1] for row in source.execute(f'PRAGMA table_info("{table}")')]

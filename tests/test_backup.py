@@ -323,3 +323,40 @@ def test_backup_during_uploads_restores_a_consistent_state(alice, config, tmp_pa
     # OCR, which the restored server does at its start.
     assert "missing files" not in check.stdout and "orphaned" not in check.stdout
     assert "corrupt" not in check.stdout
+
+
+@pytest.mark.postgresql_only
+def test_a_refused_restore_leaves_the_postgresql_database_empty(alice, filled, config, postgres,
+                                                               tmp_path):
+    """Issue 22: the schema was created before the rows were refused, and stayed. Now the rows'
+    checks come first, and the schema is made in the transaction that copies the rows."""
+    from test_restore_checks import rebuild, row_lines
+
+    archive = tmp_path / "backup.zip"
+    assert dms("backup", archive, *config_args(config)).returncode == 0
+
+    def change(column, value):
+        def edit(lines):
+            header, rows = row_lines(lines)
+            for row in rows:
+                row[header.index(column)] = value
+            return [lines[0]] + [json.dumps(row) + "\n" for row in rows]
+        return edit
+
+    # A title the API would refuse (SQLite's checks), and a text PostgreSQL cannot hold (NUL).
+    for table, column, value, message in (
+            ("node", "title", "a/b", "dms: The backup's table node cannot be restored: row "),
+            ("page", "text", "a\x00b", "dms: The backup's rows cannot be written into "
+                                       "PostgreSQL: ")):
+        bad = rebuild(archive, tmp_path / f"{table}.zip", rows={table: change(column, value)})
+        target = Config(**{**config.__dict__, "data_dir": tmp_path / f"into-{table}",
+                           "database_url": postgres.new_database(empty=True)})
+        result = dms("restore", bad, *config_args(target))
+        last = result.stderr.splitlines()[-1]  # after the log lines of the rolled-back schema
+        assert result.returncode == 1 and last.startswith(message), result.stderr
+        import psycopg
+
+        with psycopg.connect(target.database_url) as connection:
+            assert connection.execute("SELECT table_name FROM information_schema.tables "
+                                      "WHERE table_schema = 'public'").fetchall() == []
+        assert not target.data_dir.exists()
