@@ -48,7 +48,27 @@ def check_username(username: object, field: str = "username") -> str:
     if not USERNAME_PATTERN.match(username):
         raise Invalid("A username may contain only letters, digits and @ . + - _ characters.",
                       field)
+    if len(scripts_of(username)) > 1:
+        raise Invalid("A username may not mix letters of different scripts (such as Latin and "
+                      "Cyrillic, whose letters can look alike).", field)
     return username
+
+
+# Scripts that one name mixes by nature count as one (Japanese: kanji with kana; Korean: hangul
+# with hanja); unicodedata names each letter after its script ("CYRILLIC SMALL LETTER A").
+SCRIPT_FAMILIES = {"CJK": "CJK", "HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL": "CJK",
+                   "FULLWIDTH": "LATIN", "HALFWIDTH": "CJK"}
+
+
+def scripts_of(text: str) -> set[str]:
+    """The scripts of the letters in `text` (digits and punctuation belong to every script): a
+    username of more than one can impersonate another, `аdmin` with a Cyrillic а (issue 22)."""
+    scripts = set()
+    for character in text:
+        if unicodedata.category(character).startswith("L"):
+            word = unicodedata.name(character, "UNKNOWN").split()[0]
+            scripts.add(SCRIPT_FAMILIES.get(word, word))
+    return scripts
 
 
 def check_password(password: object, field: str = "password") -> str:

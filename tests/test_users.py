@@ -77,6 +77,10 @@ def test_admin_creates_a_user_with_status_200_and_both_special_folders(admin, co
     assert len(titles) == 2 and any("'.home'" in t for t in titles) and any("'.inbox'" in t for t in titles)
 
 
+MIXED_SCRIPTS = ("A username may not mix letters of different scripts (such as Latin and "
+                 "Cyrillic, whose letters can look alike).")
+
+
 @pytest.mark.parametrize("attributes, status, code, detail, pointer", [
     ({}, 400, "required", "A username is required.", "/data/attributes/username"),
     ({"username": ""}, 400, "invalid", "A username is required.", "/data/attributes/username"),
@@ -94,6 +98,9 @@ def test_admin_creates_a_user_with_status_200_and_both_special_folders(admin, co
     ({"username": "ad\u202emin"}, 400, "invalid",
      "A username may contain only letters, digits and @ . + - _ characters.",
      "/data/attributes/username"),
+    # A Cyrillic "а" in a Latin name: it would look exactly like "admin" (issue 22).
+    ({"username": "\u0430dmin"}, 400, "invalid", MIXED_SCRIPTS, "/data/attributes/username"),
+    ({"username": "\u0430lic\u0435"}, 400, "invalid", MIXED_SCRIPTS, "/data/attributes/username"),
     ({"username": "dave", "email": "not-an-address"}, 400, "invalid",
      "email must be an e-mail address such as name@example.org.", "/data/attributes/email"),
     ({"username": "dave", "is_staff": "yes"}, 400, "invalid", "is_staff must be true or false.",
@@ -200,6 +207,8 @@ def test_a_user_may_change_the_case_of_their_own_name(alice):
     ({"attributes": {"username": "admin"}}, 400, "invalid", "A user with that username already exists.",
      "/data/attributes/username"),
     ({"attributes": {"username": "Admin"}}, 400, "invalid", "A user with that username already exists.",
+     "/data/attributes/username"),
+    ({"attributes": {"username": "\u0430lice"}}, 400, "invalid", MIXED_SCRIPTS,
      "/data/attributes/username"),
     ({"id": UNKNOWN_ID}, 409, "conflict", "The id in the body does not match the id in the URL.",
      "/data/id"),
@@ -323,3 +332,12 @@ def test_a_superuser_may_step_down_when_another_remains(admin, make_user, anon):
     assert_error(admin.delete(f"/api/users/{other.user_id}/"), 403, "permission_denied",
                  "Only a superuser may change or delete a superuser.")
     assert anon.login("admin", ADMIN_PASSWORD).get("/api/users/").status_code == 200
+
+
+@pytest.mark.parametrize("username", ["山田たろう", "ヤマダ太郎", "김철수", "Ελένη", "Сергей",
+                                      "Jörg_Müller", "o.neil@example.org"])
+def test_names_in_one_script_are_welcome(admin, username):
+    response = admin.post("/api/users/", {"data": {"type": "users",
+                                                   "attributes": {"username": username}}})
+    assert response.status_code == 200, response.text
+    assert response.json()["data"]["attributes"]["username"] == username
