@@ -127,8 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as error:
         print(f"dms: {error}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=config.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(config.log_level)
     # waitress warns on every request that waits for a free thread: normal under load, and
     # thousands of lines a minute with many keep-alive clients.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -141,6 +140,23 @@ def main(argv: list[str] | None = None) -> int:
     except (DatabaseUnavailable, QueueUnavailable) as error:
         print(f"dms: {error}", file=sys.stderr)
         return 1
+
+
+class OneLineFormatter(logging.Formatter):
+    """Every log message on one line as it looks: names from clients and files (a file name with
+    ESC and a newline) cannot forge log lines; a traceback after the message stays as it is."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        from dms.textrules import escape_controls
+
+        record.message = escape_controls(record.message)
+        return super().formatMessage(record)
+
+
+def configure_logging(level: str, stream=None) -> None:
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
 
 
 def run_command(args: argparse.Namespace, config: Config) -> int:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, TextIO
 from dms import documents, tree
 from dms.errors import DomainError
 from dms.models import Node, User
+from dms.textrules import escape_controls
 
 if TYPE_CHECKING:
     from dms.services import Services
@@ -51,7 +52,8 @@ class Summary:
         lines = [f"{verb} {self.imported} files ({self.imported_bytes / 2**20:.1f} MiB), "
                  f"{'would make' if dry_run else 'made'} {self.folders_made} folders; skipped "
                  f"{self.duplicates} already in their folder; refused {len(self.refused)}."]
-        lines += [f"  refused {path}: {reason}" for path, reason in sorted(self.refused)]
+        lines += [f"  refused {escape_controls(path)}: {reason}"
+                  for path, reason in sorted(self.refused)]
         return lines
 
 

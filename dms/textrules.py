@@ -22,3 +22,17 @@ def is_refused_character(character: str) -> bool:
 
 def has_refused_characters(text: str) -> bool:
     return any(is_refused_character(c) for c in text)
+
+
+# C0 and C1 controls, DEL, line and paragraph separators and the bidi controls: what could end a
+# line, start a terminal escape sequence or reorder what a log line shows.
+_ESCAPED = {code: f"\\x{code:02x}" for code in (*range(32), *range(127, 160))}
+_ESCAPED.update({code: f"\\u{code:04x}" for code in (0x2028, 0x2029, *range(0x202A, 0x202F),
+                                                      *range(0x2066, 0x206A))})
+_ESCAPED.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def escape_controls(text: str) -> str:
+    """`text` on one line as it looks, for logs and terminals: a file name holding ESC and a
+    newline cannot forge a log line or colour a terminal (issue 22)."""
+    return text.translate(_ESCAPED)

@@ -159,3 +159,41 @@ def test_the_progress_line_on_a_terminal_counts_files_mib_rate_and_time_left():
     progress.finish()
     lines = screen.getvalue().split("\r")
     assert re.fullmatch(r"2/2 files  3\.0/3\.0 MiB  [\d.]+ files/s  0:00 left \n", lines[-1])
+
+
+def test_a_file_name_with_control_characters_cannot_forge_lines(alice, config, tmp_path):
+    """Issue 22: a name holding ESC and a newline printed as it is forged a line of its own (and
+    coloured the terminal)."""
+    folder = tmp_path / "forged"
+    folder.mkdir()
+    (folder / "evil\x1b[31m\nImported 999 files.exe").write_bytes(b"MZ\x90\x00" + b"\x00" * 99)
+    result = dms_import(config, str(folder), "--user", alice.username)
+    assert result.returncode == 1, result.stderr
+    assert "\x1b" not in result.stdout
+    assert result.stdout.splitlines()[1:] == [
+        f"  refused {folder}/evil\\x1b[31m\\nImported 999 files.exe: A file name may not be . or "
+        ".. nor contain /, \\, control characters or invisible formatting characters such as "
+        "right-to-left overrides."]
+
+
+def test_log_messages_stay_on_one_line_and_tracebacks_stay_whole():
+    """The log formatter of every dms command: a name in a message cannot start a line that looks
+    like one of dms's own."""
+    code = (
+        "import logging\n"
+        "from dms.__main__ import configure_logging\n"
+        "configure_logging('info')\n"
+        "log = logging.getLogger('dms.consume')\n"
+        "log.warning('refused %s of alice', 'x\\x1b[31m\\n2026-11-24 ERROR dms.auth: forged')\n"
+        "try:\n"
+        "    raise ValueError('boom')\n"
+        "except ValueError:\n"
+        "    log.exception('failed on %s', 'y\\u2028z')\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    lines = result.stderr.splitlines()
+    assert lines[0].endswith(" WARNING dms.consume: refused x\\x1b[31m\\n2026-11-24 ERROR "
+                             "dms.auth: forged of alice")
+    assert lines[1].endswith(" ERROR dms.consume: failed on y\\u2028z")
+    assert lines[2] == "Traceback (most recent call last):" and lines[-1] == "ValueError: boom"
+    assert "\x1b" not in result.stderr
