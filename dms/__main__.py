@@ -265,7 +265,8 @@ def verify(config: Config, repair: bool = False) -> int:
         print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
         return 2
     open_configured(config)
-    report = checks.run(config.data_dir, files_dir=config.files_path)
+    report = checks.run(config.data_dir, files_dir=config.files_path,
+                        grace_seconds=config.sweep_grace_minutes * 60)
     if repair:
         try:
             fixes = checks.repair(report)

@@ -30,6 +30,8 @@ def build_services(config: Config, store: DirectoryStore | None = None) -> Servi
     services.mail = MailChecker(services)
     services.processor.add_periodic("mail", config.mail_check_minutes * 60,
                                     services.mail.check_all, mailcheck.release_claims)
+    services.processor.add_periodic("sweep", config.sweep_minutes * 60,
+                                    lambda: sweep(store, config))
     return services
 
 
@@ -39,15 +41,19 @@ def pdf_readers(config: Config) -> int:
     return (0 if config.no_worker else config.ocr_workers) + 2
 
 
+def sweep(store: DirectoryStore, config: Config) -> None:
+    """Interrupted uploads and files no row points at (a crash between storing a file and
+    committing its row, or between a delete's commit and its file removal), once they are older
+    than the grace period (another node may be committing its row now)."""
+    store.sweep(referenced_version_ids(), config.sweep_grace_minutes * 60)
+
+
 def create_app(config: Config) -> DmsBottle:
     """Open (and migrate) the configured database and build the WSGI application."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
     open_configured(config)
     store = DirectoryStore(config.files_path, config.data_dir)
-    # Before the first request: interrupted uploads and files no row points at (a crash between
-    # storing a file and committing its row, or between a delete's commit and its file removal),
-    # once they are older than the grace period (another node may be committing its row now).
-    store.sweep(referenced_version_ids(), config.sweep_grace_minutes * 60)
+    sweep(store, config)  # before the first request; then periodically (build_services)
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
     services = build_services(config, store)

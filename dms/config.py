@@ -81,6 +81,8 @@ class Config:
     # The start-up sweep removes a file no row names only when it is older than this: another
     # node may be about to commit the row of a file it has just stored.
     sweep_grace_minutes: float = 60
+    # ... which runs at start-up and then this often (once for the whole cluster).
+    sweep_minutes: float = 60
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
     search_timeout_seconds: float = 10.0
@@ -227,6 +229,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "mail_check_seconds": (1, 86400),
     "mail_max_message_mb": (1, 1024),
     "sweep_grace_minutes": (0, 100_000),
+    "sweep_minutes": (0.01, 100_000),
     "consume_interval": (0.1, 86400),
     "consume_stable_seconds": (0, 3600),
     "connection_limit": (20, 1_000_000),

@@ -230,7 +230,8 @@ class Processor:
         """`dms verify` inside a worker, weekly by default; GET /health shows the result."""
         from dms import verify
 
-        report = verify.run(self.config.data_dir, files_dir=self.config.files_path)
+        report = verify.run(self.config.data_dir, files_dir=self.config.files_path,
+                            grace_seconds=self.config.sweep_grace_minutes * 60)
         verify.save(report)
         (log.info if report.ok else log.warning)("periodic verify: %s", report.lines()[-1])
 

@@ -227,7 +227,7 @@ class DirectoryStore:
                     if entry.name not in referenced:
                         _remove_if_old(entry, cutoff)
         if temporary or orphans:
-            log.info("start-up sweep removed %d interrupted uploads and %d unreferenced files",
+            log.info("the sweep removed %d interrupted uploads and %d unreferenced files",
                      temporary, orphans)
         return temporary, orphans
 

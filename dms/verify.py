@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import time
 import json
 import unicodedata
 from dataclasses import asdict, dataclass, field
@@ -54,6 +55,9 @@ class Report:
     corrupt: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     orphaned: list[str] = field(default_factory=list)
+    # Files no version refers to *yet*: younger than the sweep's grace period, an upload in
+    # progress or one a crash interrupted before its row. Expected; not a problem.
+    recent_orphans: list[str] = field(default_factory=list)
     dangling: dict[str, list[str]] = field(default_factory=dict)
     stuck: list[str] = field(default_factory=list)
     loops: list[str] = field(default_factory=list)
@@ -93,6 +97,11 @@ class Report:
             if items:
                 lines.append(f"{len(items)} {title}:")
                 lines.extend(f"  {item}" for item in items)
+        if self.recent_orphans:
+            lines.append(f"{len(self.recent_orphans)} files no version refers to yet are younger "
+                         "than DMS_SWEEP_GRACE_MINUTES: uploads in progress, or interrupted ones "
+                         "that the sweep removes once they are older (not a problem):")
+            lines.extend(f"  {item}" for item in self.recent_orphans)
         if self.search_note:
             lines.append(self.search_note)
         lines.append("No problems found." if self.ok else "Problems found.")
@@ -213,11 +222,12 @@ def _unread_numbers(execute: Execute, version_id: str) -> list[int]:
         (version_id,)).fetchall()]
 
 
-def check_files(report: Report, files_dir: Path) -> None:
+def check_files(report: Report, files_dir: Path, grace_seconds: float = 0) -> None:
     """Every stored file (originals and searchable PDFs) against its recorded SHA-256 and size,
-    and files nothing refers to (previews and work folders, `.previews` and `.work`, are
-    derived and not checked)."""
+    and files nothing refers to — problems once older than `grace_seconds`, before that expected
+    (previews and work folders, `.previews` and `.work`, are derived and not checked)."""
     known = set()
+    cutoff = time.time() - grace_seconds
     for file in stored_files(database.execute_sql):
         known.add(file.name.split("/", 1)[1])
         path = files_dir / file.name
@@ -235,22 +245,25 @@ def check_files(report: Report, files_dir: Path) -> None:
                 continue
             for entry in sorted(bucket.iterdir()) if bucket.is_dir() else ():
                 if entry.name not in known:
-                    report.orphaned.append(str(entry))
+                    young = entry.lstat().st_mtime > cutoff
+                    (report.recent_orphans if young else report.orphaned).append(str(entry))
 
 
 def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = None,
-        files_dir: Path | None = None) -> Report:
+        files_dir: Path | None = None, grace_seconds: float = 0) -> Report:
     """Check the database that is open and the files in `files_dir` (default <data_dir>/files).
     With `files`, take the file checks from that earlier report instead of reading every file
-    again (a repair changes no file)."""
+    again (a repair changes no file). Files no version refers to are problems once older than
+    `grace_seconds` (the sweep's)."""
     now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     report = Report(checked_at=now.isoformat(timespec="seconds") + "Z")
     if files is None:
-        check_files(report, files_dir or data_dir / "files")
+        check_files(report, files_dir or data_dir / "files", grace_seconds)
     else:
         report.files_checked = files.files_checked
         report.corrupt, report.missing = list(files.corrupt), list(files.missing)
         report.orphaned = list(files.orphaned)
+        report.recent_orphans = list(files.recent_orphans)
     check_rows(report)
     report.search_drift, report.search_note = search_check.compare(data_dir)
     cutoff = (now - STUCK_AFTER).strftime(STORED_DATETIME)
@@ -318,7 +331,8 @@ def _not_repaired(report: Report) -> list[str]:
                      f"missing files cannot be repaired; restore them from a backup.")
     if report.orphaned:
         lines.append(f"Not repaired: {len(report.orphaned)} orphaned files are left for the "
-                     f"server's start-up sweep, which removes them.")
+                     f"server's sweep (at start-up and every DMS_SWEEP_MINUTES), which removes "
+                     f"them.")
     if report.stuck:
         lines.append(f"Not repaired: {len(report.stuck)} documents stuck in processing; the "
                      f"server queues them again when it runs.")
