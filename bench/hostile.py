@@ -21,13 +21,23 @@ Against one fresh server (a new temporary data dir; default settings except DMS_
        - upload of a TIFF whose second frame claims 40,000 x 40,000 pixels (expected 400; always
          into the same document);
        - POST /api/auth/login/ with a body nested 100,000 levels deep and with a 5,000-digit
-         integer (expected 400 each).
+         integer (expected 400 each);
+       - issue 22's cases (bench/hostile3.py): uploads of a PDF whose page content inflates to
+         1 GiB and of 200 pages sharing a 300 MiB content stream (expected 400 each), the preview
+         of a page that pdfium renders for minutes (expected 503 within 15 s), checks of four
+         mail accounts on hostile IMAP servers run by the benchmark (one announcing a 10 GB
+         message, one trickling a byte a second, one serving a Subject of 28,000 encoded words,
+         one a MIME nesting of 5,000 levels; expected 202, or 429 past 2 checks under way), a
+         request with Content-Length beside Transfer-Encoding: chunked and one with a chunk size
+         of 20 nines on raw sockets (expected 400 and 413 at once, the connection closed), and
+         symbolic links planted in the consume folder towards a file outside it (after the
+         phase: that file unchanged).
      Every document of the attacker is created first with POST /api/nodes/ under its .home.
 
 Each phase prints per victim operation: count, p50/p95/p99/max latency in ms and errors (a status
 >= 400 or an exception is an error); the peak RSS of the server process (and its RSS at the end
-of the phase) and the peak RSS of any `tesseract` child of it (processes in /proc whose PPid is
-the server's pid, all sampled every 100 ms). Phase 2 also prints the attacker's answers by
+of the phase), the peak RSS of any `tesseract` child of it and of its PDF reader processes
+(processes in /proc whose PPid is the server's pid, all sampled every 100 ms). Phase 2 also prints the attacker's answers by
 operation and status (with their latencies), how many of its idle connections the server still
 held open at the end, and, after the phase, the OCR state of the attacker's uploaded documents
 (ocr_status counted by file, read as the attacker from GET /api/documents/?page[size]=100, page
@@ -62,6 +72,7 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent / "tests"))  # samples: the tests' hostile-file generators
 
 from common import KeepAlive, ServerProcess, machine  # noqa: E402
+from hostile3 import Round3  # noqa: E402
 from samples import (pdf_claiming_pages, pdf_with_page_size, tiff,  # noqa: E402
                      tiff_with_large_frame)
 
@@ -118,7 +129,8 @@ def rss_mib(pid: int) -> float | None:
 
 
 def tesseract_children(parent: int) -> list[int]:
-    """Pids of the `tesseract` processes whose parent is `parent`, from /proc/<pid>/stat."""
+    """Pids of the `tesseract` processes and PDF readers whose parent is `parent`, from
+    /proc/<pid>/stat (and cmdline)."""
     children = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -130,9 +142,17 @@ def tesseract_children(parent: int) -> list[int]:
             continue
         name = text[text.index("(") + 1:text.rindex(")")]
         ppid = int(text[text.rindex(")") + 2:].split()[1])
-        if ppid == parent and name == "tesseract":
+        if ppid == parent and (name == "tesseract" or _is_pdf_reader(entry)):
             children.append(int(entry))
     return children
+
+
+def _is_pdf_reader(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"_pdf-reader" in cmdline.read()
+    except OSError:
+        return False
 
 
 class MemorySampler:
@@ -170,7 +190,7 @@ class MemorySampler:
 
     def report(self) -> None:
         print(f"peak RSS: server {self.server_peak:.1f} MiB (at the end of the phase "
-              f"{self.server_last:.1f} MiB); tesseract children "
+              f"{self.server_last:.1f} MiB); tesseract and PDF reader children "
               f"{self.tesseract_peak:.1f} MiB (largest one; {self.tesseract_seen} seen, at most "
               f"{self.most_at_once} at once); server and children together "
               f"{self.together_peak:.1f} MiB")
@@ -344,7 +364,7 @@ class Attacker:
     """Another user, one keep-alive connection, looping over hostile uploads and requests; also
     holds `idle` raw TCP connections open, sending nothing."""
 
-    def __init__(self, port: int, user: dict, args):
+    def __init__(self, port: int, user: dict, args, consume_dir: Path, victim_file: Path):
         self.port, self.user = port, user
         self.client = connect(port, user["token"])
         self.idle_wanted = args.idle_connections
@@ -366,14 +386,16 @@ class Attacker:
                        "login 5,000-digit integer": long_integer_login(5_000)}
         refused = create_node(self.client, "documents", "refused uploads", user["home"])
         self.refused = must(refused, "create the attacker's document")["data"]["id"]
+        self.round3 = Round3(self, consume_dir, victim_file)
 
     def run(self, stop: threading.Event) -> None:
         try:
             self.open_idle_connections()
-            steps = [lambda: self.upload_new("claims-1000000-pages.pdf"),
+            quick, slow = self.round3.steps()
+            steps = [*quick, lambda: self.upload_new("claims-1000000-pages.pdf"),
                      lambda: self.upload_new("page-14400x14400pt.pdf"),
                      self.thin_page_preview, self.scan_if_free, self.refused_frame,
-                     self.hostile_logins]
+                     self.hostile_logins, *slow]
             while not stop.is_set():
                 for step in steps:
                     if stop.is_set():
@@ -525,14 +547,20 @@ def main() -> None:
     print(f"machine: {machine()}")
 
     with tempfile.TemporaryDirectory(prefix="dms-bench-hostile-") as tmp:
-        server = ServerProcess(Path(tmp) / "data", DMS_OCR_WORKERS="1")
+        consume_dir, outside = Path(tmp) / "consume", Path(tmp) / "outside"
+        outside.mkdir()
+        victim_file = outside / "private.pdf"
+        victim_file.write_bytes(b"%PDF-1.4 a file outside the consume folder")
+        server = ServerProcess(Path(tmp) / "data", DMS_OCR_WORKERS="1",
+                               DMS_CONSUME_DIR=str(consume_dir), DMS_CONSUME_INTERVAL="1",
+                               DMS_CONSUME_STABLE_SECONDS="1", DMS_MAIL_CHECK_SECONDS="10")
         output = OutputDrain(server.process.stdout)
         try:
             admin_token = server.login()
             victim_user = create_user(server.port, admin_token, "victim")
             attacker_user = create_user(server.port, admin_token, "attacker")
             victims = [Victim(index, server.port, victim_user) for index in range(args.victims)]
-            attacker = Attacker(server.port, attacker_user, args)
+            attacker = Attacker(server.port, attacker_user, args, consume_dir, victim_file)
             print(f"target (../shared/docs/targets.md): any request while a hostile file is "
                   f"processed p99 <= 100 ms, server RSS <= 500 MiB; DMS_OCR_WORKERS=1")
 
@@ -550,6 +578,8 @@ def main() -> None:
             report_attack(attacker, wall)
             attacker.close_idle_connections()
             report_ocr_states(attacker)
+            print("what issue 22's cases left behind:")
+            attacker.round3.report()
         finally:
             server.stop()
         print()

@@ -168,6 +168,8 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
                     yield PageText(number, text, "ocr")
     except pdf.UnreadablePdf as error:
         raise PageFailed(str(error), final=error.final) from None
+    except pdf.Interrupted:
+        raise Cancelled() from None  # the server is stopping: the page is read at the next start
 
 
 def _image_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
@@ -213,7 +215,7 @@ def _pnm(image) -> bytes:
     return out.getvalue()
 
 
-def tesseract(source: Path | bytes, lang: str, dpi: int = RENDER_DPI,
+def tesseract(source: Path | bytes | bytearray, lang: str, dpi: int = RENDER_DPI,
               token: CancelToken | None = None, pdf_to: Path | None = None,
               scratch: Path | None = None, text_only: bool = False) -> str:
     """Run Tesseract on one page: an image file's path, or PNM bytes sent through stdin. The text
@@ -222,21 +224,22 @@ def tesseract(source: Path | bytes, lang: str, dpi: int = RENDER_DPI,
     output = "stdout"
     if pdf_to is not None:
         output = str(scratch / f"page-{pdf_to.stem}")
-    command = [tesseract_command(), "stdin" if isinstance(source, bytes) else str(source),
+    piped = isinstance(source, (bytes, bytearray))
+    command = [tesseract_command(), "stdin" if piped else str(source),
                output, "-l", lang, "--dpi", str(dpi)]
     if pdf_to is not None:
         command += (["-c", "textonly_pdf=1"] if text_only else []) + ["txt", "pdf"]
     token = token or CancelToken()
     token.check()
     try:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE if isinstance(source, bytes)
+        process = subprocess.Popen(command, stdin=subprocess.PIPE if piped
                                    else subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, env=tesseract_environment())
     except OSError as error:
         raise PageFailed(f"Tesseract could not be started: {error}") from None
     token.attach(process)
     try:
-        out, err = process.communicate(source if isinstance(source, bytes) else None,
+        out, err = process.communicate(source if piped else None,
                                        timeout=PAGE_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         process.kill()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from dms.errors import Unavailable
 from dms.pdfchild import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE, TOO_MANY_PAGES,
                           TOO_SLOW)
 from dms.pdfprocess import Child, PdfReaders, ReaderFailed
@@ -34,6 +35,14 @@ WRITE_SECONDS_PER_PAGE = 1  # ... plus PAGE_SECONDS, writing a searchable PDF
 MARGIN_SECONDS = 10  # the parent's limit above a child's own deadline
 
 
+class Interrupted(Unavailable):
+    """The reader was stopped (the server is stopping): nothing is wrong with the file; a request
+    hears 503."""
+
+    def __init__(self):
+        super().__init__("The server is stopping; try again in a moment.")
+
+
 class UnreadablePdf(ValueError):
     """The PDF cannot be read: the message says why, in a sentence for the user. `final`: reading
     it again would fail the same way (it is too large or damaged, not the machine busy)."""
@@ -46,6 +55,8 @@ class UnreadablePdf(ValueError):
 def sentence(failure: ReaderFailed, what: str = "The PDF", verb: str = "read") -> UnreadablePdf:
     """What a reader's failure means for `what` ("The PDF", "Page 3", "This page")."""
     details = failure.details
+    if failure.code == "interrupted":
+        raise Interrupted() from None
     content = "its pages' content" if what == "The PDF" else "its content"
     if failure.code == ENCRYPTED:
         return UnreadablePdf(f"{what} is encrypted with a password; upload it without the "

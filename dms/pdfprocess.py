@@ -45,6 +45,8 @@ class ReaderFailed(Exception):
 class Child:
     """One reader process, used by one thread at a time."""
 
+    interrupted = False  # killed by PdfReaders.interrupt(): the call fails as "interrupted"
+
     def __init__(self, memory_mb: int):
         frozen = getattr(sys, "frozen", False)
         command = [sys.executable] + ([] if frozen else ["-m", "dms"]) + [CHILD_COMMAND,
@@ -77,25 +79,28 @@ class Child:
             raise ReaderFailed(answer.get("code", "error"), answer.get("details"))
         return answer.get("result") or {}, blob
 
-    def _read(self, size: int, deadline: float) -> bytes:
+    def _read(self, size: int, deadline: float) -> bytearray:
+        """`size` bytes, read straight into one buffer (a rendered page is tens of MB)."""
         stdout = self.process.stdout
-        chunks, remaining = [], size
-        while remaining:
+        buffer = bytearray(size)
+        view, done = memoryview(buffer), 0
+        while done < size:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([stdout], [], [], left)[0]:
                 self.kill()
-                raise ReaderFailed("timeout")
-            chunk = os.read(stdout.fileno(), min(remaining, 1 << 20))
-            if not chunk:
+                raise ReaderFailed("interrupted" if self.interrupted else "timeout")
+            count = stdout.readinto(view[done:])
+            if not count:
                 raise self._ended()
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+            done += count
+        return buffer
 
     def _ended(self) -> ReaderFailed:
         """The child died in the middle of a call: SIGABRT or SIGSEGV when pdfium's allocation
         failed under the memory limit (or it crashed on the file)."""
         status = self.process.wait()
+        if self.interrupted:
+            return ReaderFailed("interrupted")
         if status in (-signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS, -signal.SIGKILL, 1):
             return ReaderFailed(MEMORY, {"status": status})
         return ReaderFailed("crashed", {"status": status})
@@ -130,6 +135,7 @@ class PdfReaders:
         self.size, self.memory_mb = size, memory_mb
         self._idle: list[Child] = []
         self._busy = 0
+        self._lent: set[Child] = set()
         self._condition = threading.Condition()
         self._reaper: threading.Thread | None = None
         self._stopped = False
@@ -159,6 +165,7 @@ class PdfReaders:
                     child = self._idle.pop()
                     if child.alive:
                         self._busy += 1
+                        self._lent.add(child)
                         return child
                     child.close_pipes()
                 if self._busy < self.size:
@@ -176,12 +183,15 @@ class PdfReaders:
                 self._busy -= 1
                 self._condition.notify()
             raise
+        with self._condition:
+            self._lent.add(child)
         self._start_reaper()
         return child
 
     def _release(self, child: Child) -> None:
         with self._condition:
             self._busy -= 1
+            self._lent.discard(child)
             if child.alive and not self._stopped:
                 self._idle.append(child)
             else:
@@ -207,6 +217,16 @@ class PdfReaders:
                 self._idle = [c for c in self._idle if c not in old]
             for child in old:
                 child.stop()
+
+    def interrupt(self) -> None:
+        """Kill the children in use now (the server is stopping): their calls fail at once as
+        "interrupted", which callers treat as cancelled, not as the file's fault."""
+        with self._condition:
+            lent = list(self._lent)
+        for child in lent:
+            child.interrupted = True
+            if child.alive:
+                child.process.kill()
 
     def stop(self) -> None:
         """Stop every idle child; a busy one is killed when its caller gives it back."""

@@ -112,6 +112,7 @@ class Processor:
         rest (another worker, or this one at its next start, continues)."""
         self._stopping.set()
         if self.consumer is not None:
+            self.readers.interrupt()  # a page being rendered would hold the stop up to minutes
             self.consumer.stop(graceful=True)
             self.consumer = None
             self._heartbeat.join()

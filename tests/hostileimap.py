@@ -27,6 +27,7 @@ class Message:
 @dataclass
 class HostileImap:
     messages: list[Message] = field(default_factory=list)
+    name: str = "hostile"  # in the messages' Message-IDs: <m1@NAME.example>
     fetches: Counter = field(default_factory=Counter)  # uid -> body fetches
     seen: set = field(default_factory=set)  # uids marked \Seen (UNSEEN leaves them out)
 
@@ -97,7 +98,7 @@ class HostileImap:
                     self.fetches[uid] += 1
                     (message.send_body or honest)(connection, uid, message.raw)
                 else:
-                    header = b"Message-ID: <m%d@hostile.example>\r\n\r\n" % uid
+                    header = b"Message-ID: <m%d@%s.example>\r\n\r\n" % (uid, self.name.encode())
                     size = message.claimed_size if message.claimed_size is not None \
                         else len(message.raw)
                     send(b"* %d FETCH (UID %d RFC822.SIZE %d BODY[HEADER.FIELDS (MESSAGE-ID)] "
