@@ -247,6 +247,8 @@ def test_verify_finds_a_deleted_a_corrupted_and_an_orphaned_file(alice, filled, 
     orphan = config.data_dir / "files" / "ab" / "abcdef00-0000-4000-8000-000000000000"
     orphan.parent.mkdir(exist_ok=True)
     orphan.write_bytes(b"nobody's")
+    hours_ago = time.time() - 2 * 3600  # older than the sweep's grace period: not an upload
+    os.utime(orphan, (hours_ago, hours_ago))
     result = dms("verify", *config_args(config))
     assert result.returncode == 1
     assert result.stdout == "\n".join([
