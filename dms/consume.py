@@ -15,17 +15,21 @@ is, for the next look. A directory that names no active user is reported once in
 The folder is shared, so nothing below its root is trusted (issue 22): no symbolic link is ever
 followed — not in a user's tree, not as a user folder, not in `.failed/` or `.done/` — because
 every step goes through directory descriptors (dms.safedir). A link is left where it is and
-reported once; a file that cannot be moved safely stays and is not tried again until it changes.
-Each user's folder is looked at on its own: one user's broken tree never stops the others.
+reported once; a file that cannot be moved or removed (a link or a folder in the way, no
+permission) stays and is not tried again until it changes. Each user's folder is looked at on its
+own, and each file: one broken tree or file never stops the others.
 
 Runs in a thread of `dms serve` and of `dms worker`; several nodes on one shared consume folder
 may both take a file: the duplicate check (in the transaction that adds) keeps one document.
-Bounded: at most MAX_FILES_PER_LOOK files are imported per look, MAX_ENTRIES_PER_USER entries of a
-user's tree are looked at, and directories are walked without recursion at most max_depth() deep.
+Bounded: at most MAX_FILES_PER_LOOK files are imported per look, MAX_ENTRIES entries of the root
+and of each user's tree are read, directories are walked without recursion at most max_depth()
+deep, and at most MAX_REPORTS_PER_LOOK new problems are logged one by one per look (thousands of
+planted links make one line, not thousands at every look).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
@@ -45,9 +49,10 @@ log = logging.getLogger("dms.consume")
 
 DONE, FAILED = ".done", ".failed"
 MAX_FILES_PER_LOOK = 1000
-MAX_ENTRIES_PER_USER = 100_000
+MAX_ENTRIES = 100_000  # read from the root, and from each user's tree, in one look
 MAX_CONSUME_DEPTH = 100  # levels below a user's folder (each level of a walk holds a descriptor)
-MAX_REPORTED = 10_000  # standing problems remembered so as to log each once
+MAX_REPORTS_PER_LOOK = 100  # new problems logged one by one; one line counts the rest
+NAME_MAX = 255  # bytes in a file name (Linux file systems)
 
 Key = tuple[str, tuple[str, ...]]  # (username, path below the user's folder)
 
@@ -59,7 +64,9 @@ class ConsumeFolder:
         self.root: Path = self.config.consume_dir
         self._seen: dict[Key, tuple[tuple[int, int], float]] = {}  # -> (size, mtime), since
         self._stuck: dict[Key, tuple[int, int]] = {}  # could not be moved; until it changes
-        self._reported: set[str] = set()  # problems already logged once
+        self._reported: set[str] = set()  # problems standing at the last look, logged once
+        self._standing: set[str] = set()  # problems found by this look
+        self._listed = self._unlisted = 0  # new problems of this look logged / only counted
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -101,9 +108,11 @@ class ConsumeFolder:
         now = time.monotonic()
         present: set[Key] = set()
         taken = 0
+        self._standing, self._listed, self._unlisted = set(), 0, 0
         root = safedir.open_directory(None, str(self.root))
         try:
-            for username in sorted(os.listdir(root)):
+            for entry in self._listing(root, MAX_ENTRIES, "the consume folder", ""):
+                username = entry.name
                 if username.startswith(".") or self._stop.is_set():
                     continue
                 try:
@@ -114,6 +123,12 @@ class ConsumeFolder:
                                  username, error)
         finally:
             os.close(root)
+            # A problem gone is forgotten (logged again if it comes back); one still there is not
+            # logged again.
+            self._reported = self._standing
+            if self._unlisted:
+                log.warning("consume folder: %s more problems like those above are not listed one "
+                            "by one", f"{self._unlisted:,}")
         self._seen = {key: state for key, state in self._seen.items() if key in present}
         self._stuck = {key: state for key, state in self._stuck.items() if key in present}
         return taken
@@ -138,7 +153,12 @@ class ConsumeFolder:
                     continue
                 if self._stuck.get(key) == state or not self._stable(key, state, now):
                     continue
-                taken += self._take(root, user, username, parts, state)
+                try:
+                    taken += self._take(root, user, username, parts, state)
+                except OSError as error:  # this file's trouble (no permission, I/O); tried again
+                    self._report(f"take:{username}:{parts}", "consume folder: %r of %r cannot be "
+                                 "taken (%s); it stays where it is", "/".join(parts), username,
+                                 error.strerror or error)
         finally:
             os.close(user_fd)
         return taken
@@ -149,33 +169,28 @@ class ConsumeFolder:
             self._report(f"unknown:{name}", "consume folder: %r is not an active user; its "
                          "files stay where they are", name)
             return None
-        self._reported.discard(f"unknown:{name}")
         return user
 
     def _files(self, user_fd: int, username: str) -> Iterator[tuple[tuple[str, ...],
                                                                      tuple[int, int]]]:
         """(path below the user's folder, (size, mtime)) of every regular file, in name order;
-        an explicit stack of open directories, at most max_depth() of them."""
+        an explicit stack of open directories, at most max_depth() of them, and at most
+        MAX_ENTRIES entries read in all."""
         stack = [(os.dup(user_fd), (), None)]
-        seen = 0
+        budget = MAX_ENTRIES
         try:
             while stack:
                 fd, parts, entries = stack[-1]
                 if entries is None:
-                    with os.scandir(fd) as listing:
-                        entries = iter(sorted(listing, key=lambda entry: entry.name))
+                    listed = self._listing(fd, budget, f"the folder of {username!r}", username)
+                    budget -= len(listed)
+                    entries = iter(listed)
                     stack[-1] = (fd, parts, entries)
                 entry = next(entries, None)
                 if entry is None:
                     os.close(fd)
                     stack.pop()
                     continue
-                seen += 1
-                if seen > MAX_ENTRIES_PER_USER:
-                    self._report(f"entries:{username}", "consume folder: the folder of %r holds "
-                                 "more than %d entries; only the first are looked at", username,
-                                 MAX_ENTRIES_PER_USER)
-                    return
                 if entry.name.startswith("."):
                     continue  # hidden: a scanner's partial file, .DS_Store
                 path = parts + (entry.name,)
@@ -203,6 +218,17 @@ class ConsumeFolder:
             for fd, _, _ in stack:
                 os.close(fd)
 
+    def _listing(self, fd: int, limit: int, where: str, username: str) -> list[os.DirEntry]:
+        """At most `limit` entries of a directory, in name order; never the whole of a directory
+        of millions (the first ones read are kept)."""
+        with os.scandir(fd) as listing:
+            entries = list(itertools.islice(listing, limit + 1))
+        if len(entries) > limit:
+            self._report(f"entries:{username}", "consume folder: %s holds more than %s entries; "
+                         "only the first are looked at", where, f"{MAX_ENTRIES:,}")
+            entries = entries[:limit]
+        return sorted(entries, key=lambda entry: entry.name)
+
     def _stable(self, key: Key, state: tuple[int, int], now: float) -> bool:
         seen = self._seen.get(key)
         if seen is None or seen[0] != state:
@@ -223,10 +249,16 @@ class ConsumeFolder:
                                  username)
                     return 0
                 with os.fdopen(fd, "rb") as stream:
-                    folder_id = self._folder(user, parts[:-1])
-                    document = documents.import_into_folder(
-                        self.services, user, folder_id, stream, os.fstat(stream.fileno()).st_size,
-                        parts[-1])
+                    try:
+                        folder_id = self._folder(user, parts[:-1])
+                        document = documents.import_into_folder(
+                            self.services, user, folder_id, stream,
+                            os.fstat(stream.fileno()).st_size, parts[-1])
+                    except DomainError as error:
+                        if isinstance(error, (StorageFull, Unavailable)):
+                            raise
+                        self._fail(root, folder_fd, username, parts, state, error.message)
+                        return 1
                 if document is None:
                     log.info("consume folder: %r is already in %s's folder; removed", shown,
                              username)
@@ -237,9 +269,6 @@ class ConsumeFolder:
             log.warning("consume folder: %r of %s waits for the next look: %s", shown, username,
                         error.message)
             return 0
-        except DomainError as error:
-            self._fail(root, username, parts, state, error.message)
-            return 1
         except (FileNotFoundError, safedir.NotADirectory):
             return 0  # taken by another node meanwhile, or its folder replaced by a link
         self._seen.pop(key, None)
@@ -253,41 +282,70 @@ class ConsumeFolder:
 
     def _finish(self, root: int, folder_fd: int, username: str, parts: tuple[str, ...],
                 state: tuple[int, int]) -> None:
-        if not self.config.consume_keep:
-            os.unlink(parts[-1], dir_fd=folder_fd)
+        if self.config.consume_keep:
+            self._move_aside(root, folder_fd, DONE, username, parts, state)
             return
         try:
-            with safedir.made_directory(root, (DONE, username, *parts[:-1])) as done_fd:
-                safedir.move(folder_fd, parts[-1], done_fd, parts[-1])
-        except safedir.NotADirectory:
-            self._stuck[(username, parts)] = state
-            self._report(f"done:{username}:{parts[:-1]}", "consume folder: %s/%s/%s holds a "
-                         "symbolic link or a file where a folder belongs; %r stays where it is",
-                         DONE, username, "/".join(parts[:-1]), "/".join(parts))
-
-    def _fail(self, root: int, username: str, parts: tuple[str, ...], state: tuple[int, int],
-              reason: str) -> None:
-        shown = "/".join(parts)
-        log.warning("consume folder: refused %r of %s: %s", shown, username, reason)
-        try:
-            with safedir.directory(root, (username, *parts[:-1])) as folder_fd, \
-                    safedir.made_directory(root, (FAILED, username, *parts[:-1])) as failed_fd:
-                safedir.move(folder_fd, parts[-1], failed_fd, parts[-1])
-                safedir.write_new(failed_fd, parts[-1] + ".txt",
-                                  [(reason + "\n").encode("utf-8")])
-        except (safedir.NotADirectory, safedir.NotAFile):
-            self._stuck[(username, parts)] = state
-            self._report(f"failed:{username}:{parts[:-1]}", "consume folder: %s/%s/%s holds a "
-                         "symbolic link or a file where a folder belongs; the refused %r stays "
-                         "where it is", FAILED, username, "/".join(parts[:-1]), shown)
+            os.unlink(parts[-1], dir_fd=folder_fd)
         except FileNotFoundError:
             pass  # taken by another node meanwhile
+        except OSError as error:  # imported; so as not to read it again at every look
+            self._stays(username, parts, state, "cannot be removed", error)
+
+    def _fail(self, root: int, folder_fd: int, username: str, parts: tuple[str, ...],
+              state: tuple[int, int], reason: str) -> None:
+        log.warning("consume folder: refused %r of %s: %s", "/".join(parts), username, reason)
+        self._move_aside(root, folder_fd, FAILED, username, parts, state, reason)
         self._seen.pop((username, parts), None)
 
+    def _move_aside(self, root: int, folder_fd: int, kind: str, username: str,
+                    parts: tuple[str, ...], state: tuple[int, int],
+                    reason: str | None = None) -> None:
+        """Move the file to `kind`/<user>/..., with its reason beside it if there is one. What
+        stands in the way (a link or a file where a folder belongs, a folder where the file goes,
+        no permission) leaves the file where it is until it changes."""
+        target = "/".join((kind, username, *parts[:-1])) + "/"
+        moved = False
+        try:
+            with safedir.made_directory(root, (kind, username, *parts[:-1])) as target_fd:
+                safedir.move(folder_fd, parts[-1], target_fd, parts[-1])
+                moved = True
+                if reason is not None:
+                    safedir.write_new(target_fd, reason_name(parts[-1]),
+                                      [(reason + "\n").encode("utf-8")])
+        except FileNotFoundError:
+            pass  # taken by another node meanwhile
+        except OSError as error:
+            if not moved:
+                self._stays(username, parts, state, f"cannot be moved to {target}", error)
+            else:
+                log.warning("consume folder: the reason for %r could not be written in %s: %s",
+                            "/".join(parts), target, error.strerror or error)
+
+    def _stays(self, username: str, parts: tuple[str, ...], state: tuple[int, int], what: str,
+               error: OSError) -> None:
+        self._stuck[(username, parts)] = state
+        self._report(f"stays:{username}:{parts}", "consume folder: %r of %r %s (%s); it stays "
+                     "where it is until it changes", "/".join(parts), username, what,
+                     error.strerror or error)
+
     def _report(self, key: str, message: str, *args) -> None:
-        """Log a standing problem once, not at every look (remembered up to MAX_REPORTED)."""
-        if key not in self._reported:
-            if len(self._reported) >= MAX_REPORTED:
-                self._reported.clear()
-            self._reported.add(key)
+        """Log a standing problem once, not at every look; past MAX_REPORTS_PER_LOOK new ones in
+        a look, only count them."""
+        if key in self._standing:
+            return
+        self._standing.add(key)
+        if key in self._reported:
+            return
+        if self._listed < MAX_REPORTS_PER_LOOK:
+            self._listed += 1
             log.warning(message, *args)
+        else:
+            self._unlisted += 1
+
+
+def reason_name(name: str) -> str:
+    """`<name>.txt`, the name cut short if that would be longer than a name may be."""
+    while len(os.fsencode(name)) > NAME_MAX - len(".txt"):
+        name = name[:-1]
+    return name + ".txt"

@@ -40,7 +40,8 @@ def open_directory(parent_fd: int | None, name: str) -> int:
         return os.open(name, DIRECTORY_FLAGS, dir_fd=parent_fd)
     except OSError as error:
         if error.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise NotADirectory(errno.ENOTDIR, "a link or not a directory", name) from None
+            raise NotADirectory(errno.ENOTDIR, "a symbolic link or a file where a folder belongs",
+                                name) from None
         raise
 
 
@@ -112,8 +113,9 @@ def move(source_fd: int, name: str, target_fd: int, target_name: str) -> None:
 
 def write_new(directory_fd: int, name: str, chunks, mode: int = 0o666) -> None:
     """Write `name` whole: into a new file of a fresh name first (O_EXCL, never a link), then
-    renamed over whatever `name` was."""
-    draft = f".{name[:100]}.{secrets.token_hex(6)}.part"
+    renamed over whatever `name` was. The fresh name is short: one made from `name` could be
+    longer than a name may be (255 bytes; 100 CJK characters are 300)."""
+    draft = f".dms-{secrets.token_hex(8)}.part"
     fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
                  dir_fd=directory_fd)
     try:

@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import logging
 import os
+import subprocess
 import threading
 import time
 
@@ -192,8 +193,9 @@ def test_a_link_as_failed_user_folder_is_not_followed(alice, consume_dir, victim
     looks()
     assert (user_dir / "program.exe").read_bytes() == EXE  # stays, not tried again and again
     assert warnings_about(caplog, "stays where it is") == [
-        f"consume folder: .failed/{alice.username}/ holds a symbolic link or a file where a "
-        "folder belongs; the refused 'program.exe' stays where it is"]
+        f"consume folder: 'program.exe' of '{alice.username}' cannot be moved to "
+        f".failed/{alice.username}/ (a symbolic link or a file where a folder belongs); it stays "
+        "where it is until it changes"]
     assert len(warnings_about(caplog, "consume folder: refused 'program.exe'")) == 1
 
 
@@ -324,3 +326,162 @@ def remove_chain(top) -> None:
         top.rmdir()
         if spare.exists():
             os.rename(spare, top)
+
+
+# -- what stands in the way of a move or a removal (issue 22): the file stays, the rest goes on ----
+
+def infos_about(caplog, text: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "dms.consume" and text in r.getMessage()]
+
+
+def test_a_folder_in_the_way_in_failed_leaves_the_file_and_the_rest_goes_on(alice, consume_dir,
+                                                                           caplog):
+    """A folder where the refused file would go in .failed cannot be renamed over: the file stays,
+    reported once and not refused again at every look, and the user's later files are taken."""
+    caplog.set_level(logging.INFO, logger="dms.consume")
+    (consume_dir / ".failed" / alice.username / "program.exe" / "planted").mkdir(parents=True)
+    user_dir = consume_dir / alice.username
+    user_dir.mkdir()
+    (user_dir / "program.exe").write_bytes(EXE)
+    (user_dir / "zz.txt").write_bytes(samples.text("after the refused file\n"))
+    wait_until(lambda: inbox_titles(alice).get("zz.txt"))
+    looks()
+    assert (user_dir / "program.exe").read_bytes() == EXE
+    assert not (user_dir / "zz.txt").exists()
+    assert infos_about(caplog, "'program.exe'") == [
+        f"consume folder: refused 'program.exe' of {alice.username}: {REASON.strip()}",
+        f"consume folder: 'program.exe' of '{alice.username}' cannot be moved to "
+        f".failed/{alice.username}/ (Is a directory); it stays where it "
+        "is until it changes"]
+
+
+@pytest.mark.config(consume_keep=True)
+def test_a_folder_in_the_way_in_done_leaves_the_file_once_imported(alice, consume_dir, caplog):
+    caplog.set_level(logging.INFO, logger="dms.consume")
+    (consume_dir / ".done" / alice.username / "a.txt").mkdir(parents=True)
+    user_dir = consume_dir / alice.username
+    user_dir.mkdir()
+    (user_dir / "a.txt").write_bytes(samples.text("imported, then in the way\n"))
+    (user_dir / "b.txt").write_bytes(samples.text("imported and kept\n"))
+    wait_until(lambda: (consume_dir / ".done" / alice.username / "b.txt").is_file())
+    looks()
+    assert sorted(inbox_titles(alice)) == ["a.txt", "b.txt"]
+    assert (user_dir / "a.txt").is_file()
+    assert infos_about(caplog, "'a.txt'") == [
+        f"consume folder: imported 'a.txt' for {alice.username}",
+        f"consume folder: 'a.txt' of '{alice.username}' cannot be moved to "
+        f".done/{alice.username}/ (Is a directory); it stays where it is "
+        "until it changes"]
+
+
+@pytest.fixture
+def immutable(tmp_path):
+    """Folders marked immutable (chattr +i): not even root may remove a file from them."""
+    folders = []
+
+    def make(folder):
+        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +i is not possible here")
+        folders.append(folder)
+
+    yield make
+    for folder in folders:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
+def test_a_file_that_cannot_be_removed_is_imported_once_and_the_rest_goes_on(
+        alice, consume_dir, caplog, immutable):
+    caplog.set_level(logging.INFO, logger="dms.consume")
+    user_dir = consume_dir / alice.username
+    (user_dir / "locked").mkdir(parents=True)
+    (user_dir / "locked" / "scan.txt").write_bytes(samples.text("cannot be removed\n"))
+    (user_dir / "z.txt").write_bytes(samples.text("after the locked folder\n"))
+    immutable(user_dir / "locked")
+    wait_until(lambda: inbox_titles(alice).get("z.txt"))
+    looks()
+    assert sorted(inbox_titles(alice)) == ["locked", "z.txt"]
+    assert list(inbox_titles(alice, inbox_titles(alice)["locked"])) == ["scan.txt"]
+    assert (user_dir / "locked" / "scan.txt").is_file()
+    assert infos_about(caplog, "scan.txt") == [
+        f"consume folder: imported 'locked/scan.txt' for {alice.username}",
+        f"consume folder: 'locked/scan.txt' of '{alice.username}' cannot be removed "
+        "(Operation not permitted); it stays where it is until it changes"]
+
+
+def test_names_too_long_for_a_reason_file_still_get_one(alice, consume_dir):
+    """A refused file's reason is written under a short temporary name (a name of 83 CJK
+    characters is 249 bytes: the old temporary name was longer than a name may be), and a name
+    with no room for `.txt` gets its reason under a shortened name."""
+    user_dir = consume_dir / alice.username
+    user_dir.mkdir(parents=True)
+    wide, long = "文" * 83, "a" * 251 + ".exe"
+    (user_dir / wide).write_bytes(EXE)
+    (user_dir / long).write_bytes(EXE)
+    failed = consume_dir / ".failed" / alice.username
+    wait_until(lambda: (failed / (wide + ".txt")).is_file()
+               and (failed / ("a" * 251 + ".txt")).is_file())
+    assert (failed / (wide + ".txt")).read_text() == REASON
+    assert (failed / ("a" * 251 + ".txt")).read_text() == REASON
+    assert (failed / wide).read_bytes() == (failed / long).read_bytes() == EXE
+    assert sorted(os.listdir(failed)) == sorted([wide, wide + ".txt", long, "a" * 251 + ".txt"])
+
+
+def test_thousands_of_planted_links_are_not_logged_at_every_look(alice, consume_dir, caplog):
+    """Each standing problem is logged once; past 100 new ones in a look, one line counts the
+    rest (10,050 links were logged again at every look, 10,050 lines every 0.2 s here)."""
+    caplog.set_level(logging.WARNING, logger="dms.consume")
+    staging = consume_dir / ".staging"  # hidden, then renamed: one look sees all the links
+    staging.mkdir(parents=True)
+    for number in range(10_050):
+        os.symlink("/etc/passwd", staging / f"link{number:05}")
+    (staging / "real.txt").write_bytes(samples.text("among the links\n"))
+    staging.rename(consume_dir / alice.username)
+    wait_until(lambda: inbox_titles(alice).get("real.txt"))
+    looks()
+    lines = [r.getMessage() for r in caplog.records if r.name == "dms.consume"]
+    assert lines[:100] == [f"consume folder: 'link{number:05}' of '{alice.username}' is a "
+                           "symbolic link; it is not followed" for number in range(100)]
+    assert lines[100:] == ["consume folder: 9,950 more problems like those above are not listed "
+                           "one by one"]
+
+
+def open_paths() -> set[str]:
+    """What this process (the server runs in a thread of it) has open right now."""
+    paths = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            paths.add(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    return paths
+
+
+def test_a_folder_swapped_for_a_link_during_a_look_is_not_followed(alice, consume_dir, victims,
+                                                                   tmp_path, caplog):
+    """While the server reads one file of a folder, the folder is replaced by a link to a folder
+    outside holding a file of the same name, size and time as the next one: that file is never
+    opened through the link (it was imported, then removed, by the walk that followed paths); the
+    real one is imported from where the folder went."""
+    caplog.set_level(logging.WARNING, logger="dms.consume")
+    outside = tmp_path / "outside"
+    victim = outside / "letter.pdf"
+    staging = consume_dir / ".staging"
+    (staging / "sub").mkdir(parents=True)
+    (staging / "sub" / "a-big.txt").write_bytes(samples.text("a line of a long text\n") * 3_000_000)
+    planted = b"x" * victim.stat().st_size  # plain text, as long as the letter
+    (staging / "sub" / "letter.pdf").write_bytes(planted)
+    os.utime(staging / "sub" / "letter.pdf", ns=(victim.stat().st_atime_ns,
+                                                 victim.stat().st_mtime_ns))
+    staging.rename(consume_dir / alice.username)
+    sub = consume_dir / alice.username / "sub"
+    wait_until(lambda: str(sub / "a-big.txt") in open_paths(), timeout=60)
+    sub.rename(sub.with_name("sub.real"))
+    sub.symlink_to(outside)
+    moved = wait_until(lambda: inbox_titles(alice).get("sub.real"))
+    letter = wait_until(lambda: inbox_titles(alice, moved).get("letter.pdf"))
+    assert hashlib.sha256(alice.get(f"/api/documents/{letter}/download/").content).digest() == (
+        hashlib.sha256(planted).digest())
+    assert list(inbox_titles(alice, inbox_titles(alice)["sub"])) == ["a-big.txt"]
+    assert warnings_about(caplog, "'sub' of") == [
+        f"consume folder: 'sub' of '{alice.username}' is a symbolic link; it is not followed"]
