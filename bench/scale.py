@@ -47,9 +47,9 @@ from common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine  # noqa: E4
 from search import (FUNCTION_WORDS, OutputDrain, TextGenerator, percentile,  # noqa: E402
                     rare_words, vocabulary, wait_for_index)
 
-from dms import accounts  # noqa: E402
+from dms.domain import accounts  # noqa: E402
 from dms.db import _postgresql_sql, database, is_postgresql, open_database  # noqa: E402
-from dms.models import Node, new_id  # noqa: E402
+from dms.db.models import Node, new_id  # noqa: E402
 
 OWNER_PASSWORD = "bench-owner-password-1"
 FOLDER_SIZE = 1000

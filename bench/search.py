@@ -4,7 +4,7 @@ of dms.db, and the server's RSS.
 
 For each --sizes count and each --owners layout, in a fresh temporary data dir:
 
-1. The database: schema by dms.db.open_database; the owners by dms.accounts.create_user (`admin`,
+1. The database: schema by dms.db.open_database; the owners by dms.domain.accounts.create_user (`admin`,
    the first owner, is also the admin; with more owners `owner001`... — only the admin and the
    owner whose documents are queried get a password, hashing 100 scrypt passwords would only cost
    time); then the documents, bulk-inserted with plain SQL in transactions of --batch documents,
@@ -68,9 +68,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine  # noqa: E402
 
-from dms import accounts  # noqa: E402
+from dms.domain import accounts  # noqa: E402
 from dms.db import database, open_database  # noqa: E402
-from dms.models import Node, new_id  # noqa: E402
+from dms.db.models import Node, new_id  # noqa: E402
 
 FOLDER_SIZE = 1000
 OWNER_PASSWORD = "bench-owner-password-1"

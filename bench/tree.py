@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (ADMIN_PASSWORD, FloorProcess, ServerProcess, machine, timed,  # noqa: E402
                     timed_beside)
 
-from dms import accounts  # noqa: E402
+from dms.domain import accounts  # noqa: E402
 from dms.db import database, open_database  # noqa: E402
-from dms.models import Node, new_id, utcnow  # noqa: E402
+from dms.db.models import Node, new_id, utcnow  # noqa: E402
 
 BIG_FOLDER_CHILDREN = 10_000
 MOVED_DESCENDANTS = 10_000

@@ -2,7 +2,7 @@
 
 import sys
 
-from dms.__main__ import main
+from dms.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

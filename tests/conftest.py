@@ -9,15 +9,15 @@ import threading
 
 import pytest
 
-from dms import auth
+from dms.domain import credentials
 from dms.config import Config
-from dms.server import Server
+from dms.web.server import Server
 from pgcluster import Cluster
 from support import JSON, Client
 
 # Tests only: a cheap scrypt cost (each hash stores its own cost, so checks still work). The
 # servers started as subprocesses (test_cli, test_dist) keep the real cost.
-auth.SCRYPT_N = 2 ** 8
+credentials.SCRYPT_N = 2 ** 8
 
 ADMIN_PASSWORD = "admin-password-1"
 USER_PASSWORD = "user-password-1"

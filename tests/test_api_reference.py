@@ -9,7 +9,7 @@
 - Every error code the code can answer with appears in docs/api.md in backquotes
   (`` `not_found` ``): the `code` of each dms.errors class, each `code="..."` given to a domain
   error, each `ApiError(status, "code", ...)` anywhere in dms/, and the router's own codes
-  (dms.web.FRAMEWORK_ERRORS).
+  (dms.endpoints.FRAMEWORK_ERRORS).
 - The other way round: every `` `METHOD /path` `` the document mentions is a route of the
   server (ignoring the /api prefix, a query string and the trailing slash), so a removed or
   renamed route cannot linger in the reference.
@@ -23,7 +23,8 @@ import inspect
 import re
 from pathlib import Path
 
-from dms import errors, web
+from dms import errors
+from dms.web import endpoints
 import pytest
 
 pytestmark = pytest.mark.sqlite_only  # no database
@@ -77,7 +78,7 @@ def error_codes() -> set[str]:
     """Every `code` an answer's error envelope can carry, collected from the code."""
     codes = {cls.code for _, cls in inspect.getmembers(errors, inspect.isclass)
              if issubclass(cls, errors.DomainError)}
-    codes |= {code for code, _ in web.FRAMEWORK_ERRORS.values()}
+    codes |= {code for code, _ in endpoints.FRAMEWORK_ERRORS.values()}
     for source in sorted(SOURCES.rglob("*.py")):
         text = source.read_text(encoding="utf-8")
         codes |= set(CODE_VALUE.findall(text)) | set(API_ERROR.findall(text))

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from conftest import ADMIN_PASSWORD, USER_PASSWORD
-from dms.auth import LoginThrottle
+from dms.domain.credentials import LoginThrottle
 from support import JSON, VND, assert_error, execute_sql, snapshot
 
 LOGIN_FAILED = ("authentication_failed", "Unable to log in with provided credentials.")

@@ -17,8 +17,8 @@ import pytest
 
 import samples
 from dms.config import Config
-from dms.languages import installed_languages
-from dms.server import Server
+from dms.processing.languages import installed_languages
+from dms.web.server import Server
 from support import JSON, Client, config_args, query_sql, snapshot, wait_for, wait_indexed
 from test_documents import new_document, upload
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
-from dms import cluster, leases
-from dms.auth import LoginThrottle
+from dms.processing import cluster, leases
+from dms.domain.credentials import LoginThrottle
 from dms.db import database
 from support import query_sql
 from test_documents import new_document, upload
@@ -100,7 +100,7 @@ def test_failed_logins_recorded_by_two_throttles_count_together(server):
 def test_a_node_accepts_only_the_languages_every_live_worker_has(alice, server):
     """A worker without German joins: German is refused until it leaves (the server's own
     embedded worker has deu and eng)."""
-    from dms import languages
+    from dms.processing import languages
 
     cluster.register("english-only", ("eng",), 1, 60)
     try:

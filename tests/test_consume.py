@@ -16,7 +16,7 @@ import time
 import pytest
 
 import samples
-from dms.server import Server
+from dms.web.server import Server
 from support import Client, query_sql
 from test_documents import new_document, upload
 
@@ -270,7 +270,7 @@ def test_links_in_a_users_tree_and_as_a_user_folder_are_not_followed(alice, bob,
 def test_a_file_swapped_for_a_link_is_not_opened_through_it(tmp_path):
     """The moment between looking and opening: the file is opened with O_NOFOLLOW relative to its
     folder's descriptor, so a link put in its place is refused, whatever it points at."""
-    from dms import safedir
+    from dms.files import safedir
 
     folder = tmp_path / "folder"
     folder.mkdir()

@@ -108,7 +108,7 @@ def test_start_up_sweep_removes_interrupted_uploads_and_unreferenced_files(tmp_p
     and the file removal) leaves behind is removed at the next start once it is older than the
     grace period (60 minutes); younger ones may be another node's upload being committed and
     stay; referenced files stay."""
-    from dms.server import Server
+    from dms.web.server import Server
 
     first = Server(config)
     store = first.app.services.store

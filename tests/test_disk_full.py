@@ -13,7 +13,7 @@ import pytest
 
 import samples
 from dms.config import Config
-from dms.storage import RESERVE_BYTES
+from dms.files.store import RESERVE_BYTES
 from support import NOT_FOUND, assert_error, snapshot, wait_for
 from test_documents import new_document, stored_files, temporary_files, upload
 from conftest import ADMIN_PASSWORD

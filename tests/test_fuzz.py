@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from conftest import ADMIN_PASSWORD
 from dms.config import Config
-from dms.server import Server
+from dms.web.server import Server
 from support import Client
 
 MAX_EXAMPLES = 15

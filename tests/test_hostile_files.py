@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 import samples
-from dms import pdf
+from dms.files import pdf
 from support import assert_error, snapshot, wait_for
 from test_documents import new_document, stored_files, temporary_files, upload
 from test_limits import TOO_MANY_PIXELS

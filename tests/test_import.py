@@ -145,7 +145,7 @@ def test_a_killed_import_re_run_imports_each_file_once(alice, config, tmp_path):
 
 
 def test_the_progress_line_on_a_terminal_counts_files_mib_rate_and_time_left():
-    from dms.importer import Progress
+    from dms.intake.importer import Progress
 
     class Terminal(io.StringIO):
         def isatty(self):

@@ -12,7 +12,7 @@ from PIL import Image
 
 import samples
 from dms.db import database
-from dms.models import Node, new_id, utcnow
+from dms.db.models import Node, new_id, utcnow
 from support import JSON, NOT_FOUND, assert_error, snapshot, wait_for, wait_indexed
 from test_documents import new_document, stored_files, temporary_files, upload
 

@@ -6,10 +6,11 @@ import sqlite3
 import threading
 import time
 
-from dms import db, schema
-from dms.auth import hash_password, token_digest
+from dms import db
+from dms.db import schema
+from dms.domain.credentials import hash_password, token_digest
 from dms.config import Config
-from dms.server import Server
+from dms.web.server import Server
 from support import Client, wait_indexed
 import pytest
 
@@ -127,7 +128,7 @@ def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, capl
         bob = Client(server.url).login("bob", "bob-password")
         big_bob = Client(server.url).login("BOB", "bob-password")
         assert bob.user_id != big_bob.user_id
-        from dms import verify
+        from dms.ops import verify
         assert "1 usernames that differ only by case:" in "\n".join(verify.run(config.data_dir).lines())
     finally:
         server.stop()

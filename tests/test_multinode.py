@@ -405,7 +405,7 @@ def test_two_web_nodes_starting_on_an_empty_database_make_one_schema_and_one_adm
             assert len([p for p in passwords if p]) == 1, outputs
             database = SimpleNamespace(database_url=url)
             assert query_sql(database, 'SELECT username FROM "user"') == [("admin",)]
-            shipped = sorted(p.stem for p in (Path(__file__).parent.parent / "dms" /
+            shipped = sorted(p.stem for p in (Path(__file__).parent.parent / "dms" / "db" /
                                               "migrations").glob("0*.py"))
             applied = sorted(row[0] for row in query_sql(database,
                                                          "SELECT name FROM schema_migrations"))

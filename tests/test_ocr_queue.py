@@ -11,7 +11,7 @@ import time
 import pytest
 
 import samples
-from dms.models import Page
+from dms.db.models import Page
 from support import wait_for
 from test_documents import new_document, upload
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from dms.api import ROUTE_TABLES
-from dms.openapi import OPERATIONS, operation_key
+from dms.web.api import ROUTE_TABLES
+from dms.web.openapi import OPERATIONS, operation_key
 from support import JSON
 import pytest
 

@@ -149,7 +149,7 @@ def test_two_processes_starting_together_migrate_once(postgres, tmp_path):
     with psycopg.connect(url) as connection:
         names = [row[0] for row in connection.execute(
             "SELECT name FROM schema_migrations ORDER BY name")]
-    assert names == sorted(p.stem for p in (ROOT / "dms" / "migrations").glob("[0-9]*.py"))
+    assert names == sorted(p.stem for p in (ROOT / "dms" / "db" / "migrations").glob("[0-9]*.py"))
 
 
 def test_a_request_that_finds_every_connection_in_use_gets_a_sentence(postgres):

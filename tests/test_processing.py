@@ -9,7 +9,7 @@ import time
 import pytest
 
 import samples
-from dms.processing import MAX_ATTEMPTS, EmbeddedConsumer
+from dms.processing.processor import MAX_ATTEMPTS, EmbeddedConsumer
 from support import JSON, NOT_FOUND, assert_error, query_sql, snapshot, wait_for
 from test_documents import new_document, upload
 
@@ -170,7 +170,7 @@ def test_pages_as_json_text_and_jpeg_for_the_owner_only(alice, bob, admin, anon)
 
 def test_the_embedded_consumer_leaves_signal_handlers_to_the_server(config):
     """Guards the override of Huey's private Consumer._set_signal_handlers (pinned huey 3.5)."""
-    from dms.app import create_app
+    from dms.web.app import create_app
 
     app = create_app(config)
     handlers = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))

@@ -12,7 +12,7 @@ import time
 import pytest
 
 import samples
-from dms import verify
+from dms.ops import verify
 from support import JSON, Client, query_sql
 from test_documents import new_document, upload
 from test_limits import make_folder

@@ -1,4 +1,4 @@
-"""A restore checks everything before anything lands in the target (dms.restore): tampered,
+"""A restore checks everything before anything lands in the target (dms.ops.restore): tampered,
 damaged and malformed backups of both formats are refused in one sentence, and the folder they
 were restored into is left exactly as it was. Format 1 (the SQLite file of dms 0.1) and format 2
 (one file per table) share the checks of the rows; each has its own of the container."""
@@ -344,7 +344,7 @@ def test_a_backup_of_an_older_schema_is_migrated_before_it_lands(work):
     schema, and nothing else appears."""
     from test_migrations import make_data_dir_at_migration_1
 
-    from dms import schema
+    from dms.db import schema
 
     old = work / "old.db"
     make_data_dir_at_migration_1(old)

@@ -13,7 +13,7 @@ import pytest
 from dms import search
 from dms.search import highlight
 from dms.db import write_transaction
-from dms.models import DocumentVersion, Node, Page, User, new_id, utcnow
+from dms.db.models import DocumentVersion, Node, Page, User, new_id, utcnow
 from support import JSON, assert_error, wait_indexed
 
 DOCUMENTS = 16

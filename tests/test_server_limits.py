@@ -16,7 +16,7 @@ from waitress import wasyncore
 
 from dms import __version__
 from dms.config import Config
-from dms.httpserver import create_server, fit_connection_limit
+from dms.web.httpserver import create_server, fit_connection_limit
 from support import VND, Client, error, snapshot
 from test_documents import new_document, upload
 
@@ -196,7 +196,7 @@ def test_the_open_files_limit_is_raised_to_fit_the_connections(monkeypatch, capl
 
 @pytest.fixture
 def tiny():
-    """tiny(app, **waitress_settings) -> a dms.httpserver server running `app` in a thread."""
+    """tiny(app, **waitress_settings) -> a dms.web.httpserver server running `app` in a thread."""
     started = []
 
     def start(app, **settings):

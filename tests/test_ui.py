@@ -1,4 +1,4 @@
-"""The token web page (dms/static) end to end, in Debian's headless Chromium driven by Playwright:
+"""The token web page (dms/web/static) end to end, in Debian's headless Chromium driven by Playwright:
 log in, create / use / revoke a token, profile and password, logout, headers, phones, no console
 errors. Screenshots of every view go to tests/screenshots/ (git-ignored) for a human to look at."""
 

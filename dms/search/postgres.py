@@ -22,7 +22,7 @@ the best of all; another or a longer word narrows the search.
 from __future__ import annotations
 
 from dms.db import database, write_transaction
-from dms.tagfilter import TagFilter
+from dms.domain.tagfilter import TagFilter
 
 MIN_TITLE_PREFIX = 2
 MIN_TEXT_PREFIX = 3

@@ -1,0 +1,213 @@
+"""The peewee models: the schema as the newest migration leaves it (dms/db/migrations/ creates it)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from peewee import BooleanField, FloatField, ForeignKeyField, IntegerField, Model, TextField
+
+from dms.db import database
+
+STORED_DATETIME = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def utcnow() -> dt.datetime:
+    """Now in UTC, naive: every datetime in the database is UTC."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def title_sort_key(title: str) -> str:
+    """What listings sort titles by: casefolded (SQLite's NOCASE folds only ASCII)."""
+    return title.casefold()
+
+
+class UTCDateTimeField(TextField):
+    """A naive UTC datetime stored as fixed-width text, so text order is time order."""
+
+    def db_value(self, value):
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return value
+        return value.strftime(STORED_DATETIME)
+
+    def python_value(self, value):
+        if value is None or isinstance(value, dt.datetime):
+            return value
+        return dt.datetime.fromisoformat(value)  # C speed; strptime dominated listing time
+
+
+class OcrStatus:
+    """A document's `ocr_status` (api.md §7): the only four values, named once.
+
+    received (waiting) -> started (a worker reads it) -> succeeded | failed; a new upload or a
+    re-run starts over at received."""
+    RECEIVED = "received"
+    STARTED = "started"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    ALL = (RECEIVED, STARTED, SUCCEEDED, FAILED)
+    PENDING = (RECEIVED, STARTED)  # work left to do: reconcile() queues these
+
+
+class BaseModel(Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class User(BaseModel):
+    id = TextField(primary_key=True, default=new_id)
+    username = TextField(unique=True)
+    # The username casefolded (dms.domain.accounts.username_key): unique, so ADMIN cannot join admin.
+    username_key = TextField()
+    # None: the account has no usable password (set one with change-password).
+    password_hash = TextField(null=True)
+    first_name = TextField(default="")
+    last_name = TextField(default="")
+    email = TextField(default="")
+    is_active = BooleanField(default=True)
+    is_staff = BooleanField(default=False)
+    is_superuser = BooleanField(default=False)
+    date_joined = UTCDateTimeField(default=utcnow)
+
+    @property
+    def is_admin(self) -> bool:
+        """Admins manage accounts (api.md §3); they get no access to other people's papers."""
+        return self.is_superuser or self.is_staff
+
+
+class Token(BaseModel):
+    # SHA-512 hex digest of the secret; the secret itself is never stored.
+    digest = TextField(primary_key=True)
+    # First 16 characters of the digest: the token's public id (spec: "first 16 characters").
+    token_key = TextField(unique=True)
+    user = ForeignKeyField(User, backref="tokens", on_delete="CASCADE")
+    name = TextField(default="")
+    created = UTCDateTimeField(default=utcnow)
+    expiry = UTCDateTimeField(null=True)
+
+    def is_expired(self, now: dt.datetime) -> bool:
+        return self.expiry is not None and self.expiry <= now
+
+
+class Node(BaseModel):
+    FOLDER = "folder"
+    DOCUMENT = "document"
+    HOME = "home"
+    INBOX = "inbox"
+    SPECIAL_TITLES = {HOME: ".home", INBOX: ".inbox"}
+
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="nodes", on_delete="CASCADE")
+    # No cascade: subtrees are deleted in one statement (see migration 0002).
+    parent = ForeignKeyField("self", null=True, backref="children")
+    kind = TextField()
+    # "home" or "inbox" for the two folders every user has; None for every other node.
+    special = TextField(null=True)
+    title = TextField()
+    # title.casefold(): SQLite's NOCASE folds only ASCII, and listings sort by this in an index.
+    title_sort = TextField()
+    # Documents only (None for folders); file_name, size and page_count follow the latest version.
+    lang = TextField(null=True)
+    ocr = BooleanField(null=True)
+    ocr_status = TextField(null=True)
+    ocr_error = TextField(null=True)
+    # Processing attempts of the latest version; reset by each upload and by a re-run.
+    ocr_attempts = IntegerField(default=0)
+    # Seconds of processing spent on the latest version (the per-document budget).
+    ocr_seconds = FloatField(default=0.0)
+    file_name = TextField(null=True)
+    size = IntegerField(default=0)
+    page_count = IntegerField(default=0)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+    def save(self, *args, **kwargs):
+        """Refused: a whole-row save writes back every column read earlier, undoing concurrent
+        changes (a move committed meanwhile). Write with targeted UPDATEs (dms.db)."""
+        raise TypeError("Whole-row saves of nodes are refused in dms: insert with "
+                        "Node.insert() and change rows with targeted UPDATEs.")
+
+    @property
+    def is_special(self) -> bool:
+        """.home and .inbox: never renamed, moved or deleted (spec, "Special folders")."""
+        return self.special is not None
+
+    @property
+    def is_folder(self) -> bool:
+        return self.kind == Node.FOLDER
+
+    @property
+    def is_document(self) -> bool:
+        return self.kind == Node.DOCUMENT
+
+
+class DocumentVersion(BaseModel):
+    """One uploaded file of a document; numbers count 1, 2, 3, ... per document."""
+
+    id = TextField(primary_key=True, default=new_id)
+    document = ForeignKeyField(Node, backref="versions", on_delete="CASCADE")
+    number = IntegerField()
+    file_name = TextField()
+    mime_type = TextField()
+    size = IntegerField()
+    page_count = IntegerField()
+    sha256 = TextField()
+    lang = TextField()
+    created_at = UTCDateTimeField(default=utcnow)
+    # The searchable PDF made when the version needed Tesseract (dms.processing.searchable); None: none.
+    searchable_size = IntegerField(null=True)
+    searchable_sha256 = TextField(null=True)
+
+
+class Page(BaseModel):
+    """One page of a version, with its text once processing has read it."""
+
+    id = TextField(primary_key=True, default=new_id)
+    version = ForeignKeyField(DocumentVersion, backref="pages", on_delete="CASCADE")
+    number = IntegerField()
+    text = TextField(default="")
+    # How the text was read: None (not yet), "text", "layer", "ocr" or "skipped" (migration 0004).
+    method = TextField(null=True)
+
+
+class Tag(BaseModel):
+    """A user's label for nodes (api.md §8a); `name_key` makes names unique regardless of case."""
+
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="tags", on_delete="CASCADE")
+    name = TextField()
+    name_key = TextField()
+    bg_color = TextField(default="#c41fff")
+    fg_color = TextField(default="#FFFFFF")
+    description = TextField(default="")
+    pinned = BooleanField(default=False)
+    created_at = UTCDateTimeField(default=utcnow)
+
+
+class MailAccount(BaseModel):
+    """A user's IMAP account whose attachments become documents (api.md §8c, dms.mail)."""
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="mail_accounts", on_delete="CASCADE")
+    host = TextField()
+    port = IntegerField()
+    security = TextField()  # "ssl", "starttls" or "none" (loopback hosts only)
+    username = TextField()
+    password = TextField()  # sealed (dms.files.sealing), never in clear
+    mailbox = TextField()
+    after_import = TextField()  # "mark_seen", "flag" or "move"
+    move_to = TextField(null=True)
+    folder_per_sender = BooleanField(default=False)
+    enabled = BooleanField(default=True)
+    last_checked_at = UTCDateTimeField(null=True)
+    last_error = TextField(null=True)
+    imported_count = IntegerField(default=0)
+    # Epoch seconds until which one process checks this account (claimed in the database).
+    checking_until = FloatField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)

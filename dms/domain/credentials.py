@@ -1,0 +1,267 @@
+"""Passwords, API tokens and login throttling (api.md §2).
+
+Secrets are never stored or logged: passwords as salted scrypt hashes, tokens as SHA-512 digests.
+Every comparison of secret material is constant-time.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import hmac
+import logging
+import secrets
+import time
+from typing import Callable, Hashable, Iterable
+
+from peewee import IntegrityError
+
+from dms.db import database, owner_scope, with_space_reserve, write_transaction
+from dms.errors import Invalid, NotFound, StorageFull, Throttled, Unavailable
+from dms.db.models import Token, User, utcnow
+from dms.text import has_refused_characters
+
+log = logging.getLogger("dms.auth")
+
+# scrypt cost: 32 MiB and ~0.1 s per hash on a small server; stored with each hash so it can rise.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
+SCRYPT_MAXMEM = 64 * 1024 * 1024
+MIN_PASSWORD_LENGTH = 8
+MAX_PASSWORD_LENGTH = 1024
+
+DEFAULT_TOKEN_HOURS = 4464  # spec: "defaults to 4464" hours, about six months
+MAX_TOKEN_HOURS = 87600  # ten years
+TOKEN_KEY_LENGTH = 16  # spec: tokens are listed by "the first 16 characters of its digest"
+LOGIN_TOKEN_NAME = "login"
+DEFAULT_MAX_TOKENS = 1000  # per user (DMS_MAX_TOKENS_PER_USER)
+MAX_TOKEN_NAME_LENGTH = 100
+LOGIN_FAILED = "Unable to log in with provided credentials."
+
+
+def hash_password(password: str) -> str:
+    salt = secrets.token_bytes(16)
+    derived = _scrypt(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+    return "scrypt${}${}${}${}${}".format(
+        SCRYPT_N, SCRYPT_R, SCRYPT_P, _b64(salt), _b64(derived))
+
+
+def verify_password(password: str, encoded: str | None) -> bool:
+    """True if `password` matches; an account without a password never matches."""
+    if not encoded:
+        # Spend the same time as a real check, so timing does not tell which accounts exist.
+        _scrypt(password, b"0" * 16, SCRYPT_N, SCRYPT_R, SCRYPT_P)
+        return False
+    try:
+        algorithm, n, r, p, salt, expected = encoded.split("$")
+        if algorithm != "scrypt":
+            return False
+        derived = _scrypt(password, _unb64(salt), int(n), int(r), int(p))
+    except ValueError:
+        return False
+    return hmac.compare_digest(derived, _unb64(expected))
+
+
+def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+    return hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p,
+                          maxmem=SCRYPT_MAXMEM, dklen=32)
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.b64decode(text.encode("ascii"), validate=True)
+
+
+def token_digest(secret: str) -> str:
+    return hashlib.sha512(secret.encode("utf-8")).hexdigest()
+
+
+def issue_token(user: User, expiry_hours: int | None, name: str = "",
+                max_tokens: int = DEFAULT_MAX_TOKENS, make_room: bool = False) -> tuple[Token, str]:
+    """Create a token for `user`; returns the row and the secret, which exists only in this return
+    value. `expiry_hours=None` makes a token that lasts until revoked (tokens from login).
+
+    A user holds at most `max_tokens`. Past it, an explicit new token is refused; a login
+    (`make_room`) instead revokes the user's oldest login token, so scripts that log in on every
+    run keep working without piling up tokens. Count and insert share one write transaction."""
+    while True:
+        secret = secrets.token_hex(32)
+        digest = token_digest(secret)
+        now = utcnow()
+        expiry = None if expiry_hours is None else now + dt.timedelta(hours=expiry_hours)
+        try:
+            with write_transaction(owner_scope(user.id)):
+                held = Token.select().where(Token.user == user.id).count()
+                if held >= max_tokens:
+                    oldest = (Token.select(Token.digest)
+                              .where(Token.user == user.id, Token.name == LOGIN_TOKEN_NAME)
+                              .order_by(Token.created).limit(held - max_tokens + 1))
+                    if not make_room or not oldest.count():
+                        raise Invalid(f"You already have {held} API tokens, the most one user "
+                                      "may hold; revoke the ones you no longer use first.")
+                    Token.delete().where(Token.digest.in_([t.digest for t in oldest])).execute()
+                token = Token.create(digest=digest, token_key=digest[:TOKEN_KEY_LENGTH],
+                                     user=user.id, name=name, created=now, expiry=expiry)
+        except IntegrityError:
+            continue  # two digests sharing their first 16 characters: astronomically rare, retry
+        return token, secret
+
+
+def create_token(user: User, expiry_hours: object, name: object,
+                 max_tokens: int) -> tuple[Token, str]:
+    """POST /tokens/: a named token valid for `expiry_hours` (default 4464)."""
+    hours = DEFAULT_TOKEN_HOURS if expiry_hours is None else expiry_hours
+    if isinstance(hours, bool) or not isinstance(hours, int) or not 1 <= hours <= MAX_TOKEN_HOURS:
+        raise Invalid(f"expiry_hours must be a whole number of hours from 1 to {MAX_TOKEN_HOURS}.",
+                      "expiry_hours")
+    name = name or ""
+    if not isinstance(name, str) or len(name) > MAX_TOKEN_NAME_LENGTH \
+            or has_refused_characters(name):
+        raise Invalid(f"name must be text of at most {MAX_TOKEN_NAME_LENGTH} characters, without "
+                      "control or invisible formatting characters.", "name")
+    return issue_token(user, expiry_hours=hours, name=name.strip(), max_tokens=max_tokens)
+
+
+def login(username: object, password: object, address: str, throttle: "LoginThrottle",
+          max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
+    """POST /auth/login/: a new token's secret for correct credentials of an active user.
+    Failures count per address and username together, per address and per username (see
+    LoginThrottle)."""
+    credentials = {}
+    for name, value in (("username", username), ("password", password)):
+        if value is None:
+            raise Invalid(f"The {name} is required.", name, code="required")
+        if not isinstance(value, str) or not value:
+            raise Invalid(f"The {name} may not be blank.", name, code="blank")
+        credentials[name] = value
+    from dms.domain.accounts import username_key  # accounts imports this module
+
+    user_key = username_key(credentials["username"])
+    keys = [(ADDRESS_AND_USER, address, user_key), (ADDRESS, address), (USER, user_key)]
+    wait = throttle.retry_after(keys)
+    if wait is not None:
+        raise Throttled(f"Too many failed logins. Try again in {wait} seconds.", wait)
+    user = User.get_or_none(User.username == credentials["username"])  # exact, as in Papermerge
+    password_ok = verify_password(credentials["password"], user.password_hash if user else None)
+    if user is None or not password_ok or not user.is_active:
+        throttle.record_failure(keys)
+        raise Invalid(LOGIN_FAILED, code="authentication_failed")
+    throttle.reset([keys[0], keys[2]])  # not the address's: a login of one's own would clear it
+    _, secret = with_space_reserve(lambda: issue_token(
+        user, expiry_hours=None, name=LOGIN_TOKEN_NAME, max_tokens=max_tokens, make_room=True))
+    return secret
+
+
+def revoke(token: Token) -> None:
+    def delete():
+        with write_transaction():
+            Token.delete().where(Token.digest == token.digest).execute()
+    with_space_reserve(delete)
+
+
+def revoke_all(user: User) -> None:
+    with write_transaction():
+        Token.delete().where(Token.user == user.id).execute()
+
+
+def revoke_by_key(user: User, token_key: str) -> None:
+    """DELETE /tokens/{id}/: one of the caller's own tokens; anyone else's is "not found"."""
+    with write_transaction():
+        deleted = (Token.delete()
+                   .where(Token.token_key == token_key, Token.user == user.id).execute())
+    if not deleted:
+        raise NotFound()
+
+
+def tokens_of(user: User):
+    return (Token.select().where(Token.user == user.id)
+            .order_by(Token.created.desc(), Token.token_key))
+
+
+# Raw SQL on the path every request takes: peewee's query builder costs more than the query.
+TOKEN_BY_KEY = "SELECT * FROM token WHERE token_key = ?"
+USER_BY_ID = 'SELECT * FROM "user" WHERE id = ?'
+
+
+def find_token(secret: str, now: dt.datetime) -> Token | None:
+    """The live token for `secret` with its user loaded, or None (unknown, expired or inactive user)."""
+    digest = token_digest(secret)
+    token = next(iter(Token.raw(TOKEN_BY_KEY, digest[:TOKEN_KEY_LENGTH])), None)
+    if token is None or not hmac.compare_digest(token.digest, digest) or token.is_expired(now):
+        return None
+    user = next(iter(User.raw(USER_BY_ID, token.user_id)), None)
+    if user is None or not user.is_active:
+        return None
+    token.user = user
+    return token
+
+
+# The keys failed logins are counted by, and how many a key may have within the window. A key
+# (ADDRESS_AND_USER, address, username) stops one client guessing one account's password; the
+# username alone was once the key, and then anyone could keep any account, the admin's too, locked
+# out of password login with 5 requests every 5 minutes (issue 22): now that lock needs MAX_FAILURES
+# of USER's failures, from several addresses (an address alone stops at ADDRESS's). ADDRESS stops
+# one client spraying many usernames.
+ADDRESS_AND_USER, ADDRESS, USER = "addr+user", "addr", "user"
+MAX_FAILURES = {ADDRESS_AND_USER: 5, ADDRESS: 50, USER: 100}
+
+
+class LoginThrottle:
+    """Counts failed logins per key (see ADDRESS_AND_USER) in a sliding window, in the database
+    (table `login_failure`), so that every node of a cluster counts the same failures.
+
+    After MAX_FAILURES[kind] failures within WINDOW seconds a key is refused until its oldest
+    failure leaves the window. Keys are stored as SHA-256 digests (a username field sometimes
+    holds a password typed in the wrong box). Bounded: failures older than the window are deleted
+    as new ones come in, and a refused key records nothing more. The clock (seconds since the
+    epoch, the same on every node) is injected so tests can move time instead of sleeping."""
+
+    MAX_FAILURES = MAX_FAILURES
+    WINDOW = 300.0
+
+    def __init__(self, clock: Callable[[], float] = time.time):
+        self._clock = clock
+
+    def retry_after(self, keys: Iterable[Hashable]) -> int | None:
+        """Seconds until a login for these keys is allowed again, or None if allowed now."""
+        now = self._clock()
+        wait = 0.0
+        for key in keys:
+            allowed = self.MAX_FAILURES[key[0]]
+            recent = [row[0] for row in database.execute_sql(
+                "SELECT failed_at FROM login_failure WHERE key = ? AND failed_at > ? "
+                "ORDER BY failed_at DESC LIMIT ?",
+                (_throttle_key(key), now - self.WINDOW, allowed))]
+            if len(recent) >= allowed:
+                wait = max(wait, recent[-1] + self.WINDOW - now)
+        return max(1, int(wait + 0.999)) if wait > 0 else None
+
+    def record_failure(self, keys: Iterable[Hashable]) -> None:
+        now = self._clock()
+        try:
+            with write_transaction():
+                database.execute_sql("DELETE FROM login_failure WHERE failed_at <= ?",
+                                     (now - self.WINDOW,))
+                for key in keys:
+                    database.execute_sql(
+                        "INSERT INTO login_failure (key, failed_at) VALUES (?, ?)",
+                        (_throttle_key(key), now))
+        except (StorageFull, Unavailable) as error:  # the login is refused all the same
+            log.warning("could not count a failed login: %s", error.message)
+
+    def reset(self, keys: Iterable[Hashable]) -> None:
+        digests = [_throttle_key(key) for key in keys]
+        try:
+            with write_transaction():
+                database.execute_sql(
+                    f"DELETE FROM login_failure WHERE key IN ({', '.join('?' * len(digests))})",
+                    digests)
+        except (StorageFull, Unavailable) as error:
+            log.warning("could not clear failed logins: %s", error.message)
+
+
+def _throttle_key(key: Hashable) -> str:
+    return hashlib.sha256(repr(key).encode("utf-8")).hexdigest()

@@ -1,0 +1,89 @@
+"""JPEG previews of pages, rendered on first request and kept in the file store beside their
+version (removed with it).
+
+Rendering happens for a request, so it is bounded: the preview is PREVIEW_WIDTH pixels wide but
+never longer than MAX_PREVIEW_SIDE (a 1 × 1000 pt PDF page would otherwise become
+1,000 × 1,000,000 pixels); a PDF page is rendered in a reader process (dms.files.pdf) within
+PREVIEW_SECONDS and its memory limit, and a page that cannot be rendered within them is
+remembered beside its preview (`<page>.failed`), so asking again costs nothing; JPEGs are decoded
+at reduced size, and a large image frame is decoded only under dms.files.imaging.decoding().
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dms.files import pdf
+from dms.db import is_disk_full
+from dms.errors import StorageFull, Unavailable
+from dms.files.imaging import decoding
+from dms.db.models import DocumentVersion, Page
+
+if TYPE_CHECKING:
+    from dms.domain.services import Services
+
+PREVIEW_WIDTH = 1000  # pixels: readable on a screen, small to send
+MAX_PREVIEW_SIDE = 4000  # pixels, the longest side of any preview
+PREVIEW_QUALITY = 80
+
+
+def preview(services: Services, page: Page, version: DocumentVersion) -> Path:
+    """The cached preview of a page, rendering it first if needed."""
+    store = services.store
+    target = store.preview_path(version.id, page.number)
+    if target.is_file():
+        return target
+    failed = target.with_suffix(".failed")
+    if failed.is_file():
+        raise Unavailable(failed.read_text(encoding="utf-8", errors="replace"))
+    path = store.path(version.id)
+    try:
+        if version.mime_type == "application/pdf":
+            content = pdf.preview_jpeg(services.pdf, path, page.number - 1, PREVIEW_WIDTH,
+                                       MAX_PREVIEW_SIDE, PREVIEW_QUALITY)
+        else:
+            content = _jpeg(_render_image(path, version.mime_type, page.number, page.text))
+    except pdf.UnreadablePdf as error:
+        reason = str(error)
+        if error.final:
+            _write(store, failed, reason.encode("utf-8"))
+        raise Unavailable(reason) from None
+    _write(store, target, content)
+    return target
+
+
+def _write(store, target: Path, content: bytes) -> None:
+    try:
+        store.write_derived(target, content)
+    except OSError as error:
+        if is_disk_full(error):
+            raise StorageFull() from None
+        raise
+
+
+def _jpeg(image) -> bytes:
+    image.thumbnail((PREVIEW_WIDTH, MAX_PREVIEW_SIDE))
+    buffer = io.BytesIO()
+    image.convert("RGB").save(buffer, "JPEG", quality=PREVIEW_QUALITY)
+    return buffer.getvalue()
+
+
+def _render_image(file_path: Path, mime_type: str, number: int, text: str):
+    from PIL import Image, ImageDraw
+
+    if mime_type == "text/plain":
+        lines = text.splitlines()[:80] or [""]
+        image = Image.new("L", (PREVIEW_WIDTH, 40 + 16 * len(lines)), 255)
+        draw = ImageDraw.Draw(image)
+        for index, line in enumerate(lines):
+            draw.text((20, 20 + 16 * index), line[:160], fill=0)
+        return image
+    with Image.open(file_path) as image:
+        image.seek(number - 1)
+        image.draft("RGB", (PREVIEW_WIDTH, MAX_PREVIEW_SIDE))  # JPEG: decode at reduced size
+        with decoding(image.width * image.height):
+            image.load()
+            image.thumbnail((PREVIEW_WIDTH, MAX_PREVIEW_SIDE))
+            return image.copy()

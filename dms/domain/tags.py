@@ -1,0 +1,197 @@
+"""Tags (api.md §8a): each user's own labels, attached to their folders and documents.
+
+A tag's name is unique for its owner regardless of case and width (`name_key`), 1-100 characters
+without commas (lists of names travel comma-separated in query strings: `?tags=paid,2024`) or
+control and invisible characters. Colours are `#RRGGBB` or `#RGB`. Another user's tag is, as
+everything of theirs, "not found". Every change runs in one write transaction; the search
+index learns of tag changes through the outbox triggers of migration 0007.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dms.domain import tree
+from dms.db import database, owner_scope, write_transaction
+from dms.errors import Invalid, NotFound
+from dms.db.models import Tag, User, new_id, utcnow
+from dms.domain.tagfilter import name_key
+from dms.text import has_refused_characters
+
+DEFAULT_BG_COLOR = "#c41fff"
+DEFAULT_FG_COLOR = "#FFFFFF"
+MAX_NAME_LENGTH = 100
+MAX_DESCRIPTION_LENGTH = 1000
+MAX_NAMES_PER_REQUEST = 100  # tag names in one POST/PATCH/DELETE /nodes/{id}/tags/ or filter
+MAX_TAGS_PER_USER = 10_000
+IDS_PER_QUERY = 10_000  # SQLite binds at most 32,766 values in one statement
+COLOR = re.compile(r"#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})\Z")
+DUPLICATE = "A tag with this name already exists."
+
+
+def check_name(value: object, field: str = "name") -> str:
+    if value is None:
+        raise Invalid("A tag name is required.", field, code="required")
+    if not isinstance(value, str):
+        raise Invalid("A tag name must be text.", field)
+    name = value.strip()
+    if not name:
+        raise Invalid("A tag name may not be blank.", field, code="blank")
+    if len(name) > MAX_NAME_LENGTH:
+        raise Invalid(f"A tag name has at most {MAX_NAME_LENGTH} characters.", field)
+    if "," in name or has_refused_characters(name):
+        raise Invalid("A tag name may not contain commas, control characters or invisible "
+                      "formatting characters.", field)
+    return name
+
+
+def check_color(value: object, field: str) -> str:
+    if not isinstance(value, str) or not COLOR.match(value):
+        raise Invalid(f"{field} must be a colour such as #c41fff.", field)
+    return value
+
+
+def check_attributes(attributes: dict, partial: bool) -> dict:
+    values = {}
+    if "name" in attributes or not partial:
+        values["name"] = check_name(attributes.get("name"))
+        values["name_key"] = name_key(values["name"])
+    for color in ("bg_color", "fg_color"):
+        if color in attributes:
+            values[color] = check_color(attributes[color], color)
+    if "description" in attributes:
+        description = attributes["description"] if attributes["description"] is not None else ""
+        if not isinstance(description, str) or len(description) > MAX_DESCRIPTION_LENGTH \
+                or has_refused_characters(description.replace("\n", "").replace("\t", "")):
+            raise Invalid(f"description must be text of at most {MAX_DESCRIPTION_LENGTH} "
+                          "characters.", "description")
+        values["description"] = description.strip()
+    if "pinned" in attributes:
+        if not isinstance(attributes["pinned"], bool):
+            raise Invalid("pinned must be true or false.", "pinned")
+        values["pinned"] = attributes["pinned"]
+    return values
+
+
+# -- tags ---------------------------------------------------------------------------------------
+
+def tags_of_user(user: User):
+    return Tag.select().where(Tag.owner == user.id).order_by(Tag.name_key)
+
+
+def owned_tag(user: User, tag_id: str) -> Tag:
+    tag = Tag.get_or_none(Tag.id == tag_id, Tag.owner == user.id)
+    if tag is None:
+        raise NotFound()
+    return tag
+
+
+def _name_taken(user: User, key: str, except_id: str | None = None) -> bool:
+    query = Tag.select().where(Tag.owner == user.id, Tag.name_key == key)
+    if except_id is not None:
+        query = query.where(Tag.id != except_id)
+    return query.exists()
+
+
+def _check_room(user: User, adding: int) -> None:
+    if Tag.select().where(Tag.owner == user.id).count() + adding > MAX_TAGS_PER_USER:
+        raise Invalid(f"One user may have at most {MAX_TAGS_PER_USER} tags; delete unused ones "
+                      "first.")
+
+
+def create_tag(user: User, attributes: dict) -> Tag:
+    values = check_attributes(attributes, partial=False)
+    with write_transaction(owner_scope(user.id)):
+        if _name_taken(user, values["name_key"]):
+            raise Invalid(DUPLICATE, "/data")
+        _check_room(user, 1)
+        tag_id = new_id()
+        Tag.insert(id=tag_id, owner=user.id, created_at=utcnow(), **values).execute()
+    return Tag.get_by_id(tag_id)
+
+
+def update_tag(user: User, tag_id: str, attributes: dict) -> Tag:
+    values = check_attributes(attributes, partial=True)
+    with write_transaction(owner_scope(user.id)):
+        tag = owned_tag(user, tag_id)
+        if "name_key" in values and _name_taken(user, values["name_key"], tag.id):
+            raise Invalid(DUPLICATE, "/data")
+        if values:
+            Tag.update(**values).where(Tag.id == tag.id).execute()
+    return Tag.get_by_id(tag_id)
+
+
+def delete_tag(user: User, tag_id: str) -> None:
+    with write_transaction(owner_scope(user.id)):
+        tag = owned_tag(user, tag_id)
+        Tag.delete().where(Tag.id == tag.id).execute()  # its links go by their cascade
+
+
+# -- a node's tags ----------------------------------------------------------------------------
+
+def check_names(value: object) -> list[str]:
+    """The `tags` list of a /nodes/{id}/tags/ body: names, without repeats."""
+    if not isinstance(value, list):
+        raise Invalid("`tags` must be a list of tag names.", "tags", code="required"
+                      if value is None else "invalid")
+    if len(value) > MAX_NAMES_PER_REQUEST:
+        raise Invalid(f"At most {MAX_NAMES_PER_REQUEST} tags at once.", "tags")
+    names = {}
+    for index, item in enumerate(value):
+        name = check_name(item, f"/tags/{index}")
+        names.setdefault(name_key(name), name)
+    return list(names.values())
+
+
+def _ensure_tags(user: User, names: list[str]) -> list[str]:
+    """The ids of the caller's tags with these names, creating the missing ones."""
+    keys = {name_key(name): name for name in names}
+    existing = {tag.name_key: tag.id for tag in
+                Tag.select(Tag.id, Tag.name_key).where(Tag.owner == user.id,
+                                                        Tag.name_key.in_(list(keys)))}
+    missing = [key for key in keys if key not in existing]
+    if missing:
+        _check_room(user, len(missing))
+        now = utcnow()
+        for key in missing:
+            existing[key] = new_id()
+            Tag.insert(id=existing[key], owner=user.id, name=keys[key], name_key=key,
+                       created_at=now).execute()
+    return [existing[key] for key in keys]
+
+
+def change_node_tags(user: User, node_id: str, names_value: object, how: str) -> list[str]:
+    """POST replaces the node's tags (creating missing tags), PATCH adds to them, DELETE takes
+    the named ones off (the tags themselves stay). Returns the node's tag names after."""
+    names = check_names(names_value)
+    with write_transaction(owner_scope(user.id)):
+        node = tree.owned_node(user, node_id)
+        if how == "remove":
+            keys = [name_key(name) for name in names]
+            if keys:
+                database.execute_sql(
+                    f"DELETE FROM node_tag WHERE node_id = ? AND tag_id IN (SELECT id FROM tag "
+                    f"WHERE owner_id = ? AND name_key IN ({','.join('?' * len(keys))}))",
+                    (node.id, user.id, *keys))
+        else:
+            tag_ids = _ensure_tags(user, names)
+            if how == "replace":
+                database.execute_sql("DELETE FROM node_tag WHERE node_id = ?", (node.id,))
+            for tag_id in tag_ids:
+                database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES (?, ?) "
+                                     "ON CONFLICT DO NOTHING", (node.id, tag_id))
+    return [tag["name"] for tag in tags_of([node_id])[node_id]]
+
+
+def tags_of(node_ids: list[str]) -> dict[str, list[dict]]:
+    """{node id: [{"name", "bg_color", "fg_color"}, ...] by name} for several nodes at once."""
+    result: dict[str, list[dict]] = {node_id: [] for node_id in node_ids}
+    for start in range(0, len(node_ids), IDS_PER_QUERY):
+        chunk = node_ids[start:start + IDS_PER_QUERY]
+        rows = database.execute_sql(
+            f"SELECT nt.node_id, t.name, t.bg_color, t.fg_color FROM node_tag AS nt "
+            f"JOIN tag AS t ON t.id = nt.tag_id WHERE nt.node_id IN ({','.join('?' * len(chunk))}) "
+            f"ORDER BY t.name_key", chunk)
+        for node_id, name, bg_color, fg_color in rows:
+            result[node_id].append({"name": name, "bg_color": bg_color, "fg_color": fg_color})
+    return result

@@ -1,0 +1,361 @@
+"""The tree of folders and documents (api.md §5): ownership, titles, listing order, breadcrumbs,
+creation, renames, moves and deletes.
+
+The tree is an adjacency list (`node.parent_id`) with indexes per listing order, so:
+- listing a folder reads one index range (no scan of the tree, no sorting in Python);
+- a move is one UPDATE of the moved nodes' parent_id, whatever lies below them;
+- ancestors (breadcrumbs, the cycle check of a move) are a recursive query up the parents,
+  as long as the path is deep, not as large as the tree;
+- a subtree is deleted in one statement inside one transaction.
+Every lookup is by owner: another user's node is indistinguishable from an unknown id.
+
+Concurrency rules: every change runs in `write_transaction()` and re-reads what it checks inside
+it (the cycle check and the move it allows are one transaction), and writes only the columns it
+changes. Every recursive query terminates even on a corrupt tree (a loop that only a bug or a
+hand-edited database could make): walks collect ids with UNION, which stops at the first
+repetition, and the one walk that counts depth is cut at a bound.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
+from dms.db import database, owner_scope, write_transaction
+from dms.errors import Conflict, Forbidden, Invalid, NotFound
+from dms.processing.languages import check_lang
+from dms.domain.preferences import ocr_language
+from dms.db.models import Node, OcrStatus, User, new_id, title_sort_key, utcnow
+from dms.domain.tagfilter import TagFilter, tag_filter
+from dms.text import has_refused_characters
+
+MAX_TITLE_LENGTH = 200
+FORBIDDEN_TITLE_CHARACTERS = "/\\"
+# Levels below .home/.inbox (DMS_MAX_TREE_DEPTH): every walk up a path is bounded by it.
+DEFAULT_MAX_DEPTH = 1000
+MAX_MOVED_NODES = 10_000  # per POST /nodes/move/ (SQLite binds at most 32,766 values at once)
+
+# sort= value -> ORDER BY columns; each matches one index of migration 0002 (read either way).
+SORTS = {
+    "title": ("title_sort", "id"),
+    "created_at": ("created_at", "id"),
+    "updated_at": ("updated_at", "id"),
+}
+DEFAULT_ORDER = "kind DESC, title_sort, id"  # folders first ('folder' > 'document'), then by title
+OWNED_NODE = "SELECT * FROM node WHERE id = ? AND owner_id = ?"
+
+
+class NodeRow(NamedTuple):
+    """A node as listings read it: plain values straight from SQLite, no peewee model.
+    Building models made a page of 100 nodes five times slower; datetimes stay stored text."""
+    id: str
+    parent_id: str | None
+    kind: str
+    special: str | None
+    title: str
+    lang: str | None
+    ocr: int | None
+    ocr_status: str | None
+    ocr_error: str | None
+    file_name: str | None
+    size: int
+    page_count: int
+    created_at: str
+    updated_at: str
+
+    is_special = Node.is_special
+    is_folder = Node.is_folder
+    is_document = Node.is_document
+
+
+ROW_COLUMNS = ", ".join(NodeRow._fields)
+
+
+class NodeListing:
+    """The nodes matching `where`, in `order`, a page at a time, as NodeRows.
+
+    Hand-written SQL on purpose: on these hot paths peewee's query builder cost more than
+    SQLite's own work. `where` and `order` come from this module's constants, never from a
+    request; request values travel only as parameters."""
+
+    def __init__(self, where: str, params: tuple, order: str):
+        self.where, self.params, self.order = where, params, order
+
+    def count(self) -> int:
+        return database.execute_sql(f"SELECT COUNT(*) FROM node WHERE {self.where}",
+                                    self.params).fetchone()[0]
+
+    def fetch(self, offset: int, limit: int) -> list[NodeRow]:
+        cursor = database.execute_sql(
+            f"SELECT {ROW_COLUMNS} FROM node WHERE {self.where} ORDER BY {self.order} "
+            "LIMIT ? OFFSET ?", (*self.params, limit, offset))
+        return [NodeRow._make(row) for row in cursor]
+
+
+def check_title(value: object, field: str = "title") -> str:
+    """A title: 1-200 characters after trimming; no slash, backslash, control or invisible
+    formatting character (dms.text)."""
+    if value is None:
+        raise Invalid("A title is required.", field, code="required")
+    if not isinstance(value, str):
+        raise Invalid("The title must be text.", field)
+    title = value.strip()
+    if not title:
+        raise Invalid("The title may not be blank.", field, code="blank")
+    if len(title) > MAX_TITLE_LENGTH:
+        raise Invalid(f"A title has at most {MAX_TITLE_LENGTH} characters.", field)
+    if any(c in FORBIDDEN_TITLE_CHARACTERS for c in title) or has_refused_characters(title):
+        raise Invalid("A title may not contain /, \\, control characters or invisible formatting "
+                      "characters such as right-to-left overrides.", field)
+    return title
+
+
+def owned_node(user: User, node_id: str, kind: str | None = None) -> Node:
+    """The caller's node `node_id` (of `kind`, if given), else the 404 of an unknown id."""
+    node = next(iter(Node.raw(OWNED_NODE, node_id, user.id)), None)
+    if node is None or (kind is not None and node.kind != kind):
+        raise NotFound()
+    return node
+
+
+def owned_nodes(user: User, node_ids: list[str]) -> list[Node]:
+    """Several of the caller's nodes, in the order asked; 404 if any is unknown or foreign."""
+    return [owned_node(user, node_id) for node_id in node_ids]
+
+
+def special_folders(user: User) -> NodeListing:
+    return NodeListing("owner_id = ? AND special IS NOT NULL", (user.id,), "title_sort")
+
+
+def special_folder(user: User, special: str) -> Node:
+    return Node.get(Node.owner == user.id, Node.special == special)
+
+
+def children(folder: Node, sort: str | None = None,
+             only: TagFilter | None = None) -> NodeListing:
+    """The children of `folder` in listing order: folders first then documents, by title, unless
+    `sort` names an attribute (`title`, `created_at`, `updated_at`; `-` in front reverses);
+    with `only`, just those carrying the filter's tags."""
+    order = DEFAULT_ORDER
+    if sort:
+        columns = SORTS.get(sort.lstrip("-"))
+        if columns is None:
+            raise Invalid(f"Cannot sort by {sort!r}; use one of {', '.join(SORTS)}, "
+                          "optionally with a leading -.")
+        direction = " DESC" if sort.startswith("-") else ""
+        order = ", ".join(column + direction for column in columns)
+    return _filtered("parent_id = ?", (folder.id,), order, only)
+
+
+def _filtered(where: str, params: tuple, order: str, only: TagFilter | None) -> NodeListing:
+    if only is not None:
+        condition, condition_params = only.sql()
+        where, params = f"{where} AND {condition}", (*params, *condition_params)
+    return NodeListing(where, params, order)
+
+
+def listing(user: User, folder_id: str, sort: str | None = None, tags: str | None = None,
+            tags_op: str | None = None) -> tuple[Node, NodeListing]:
+    """A folder of the caller's and its children (GET /nodes/{id}/), optionally only those
+    with all (or any) of the named tags."""
+    only = tag_filter(user, tags, tags_op)
+    folder = owned_node(user, folder_id, Node.FOLDER)
+    return folder, children(folder, sort, only)
+
+
+def inbox_count(user: User) -> int:
+    """The direct children of the caller's .inbox, folders and documents."""
+    return database.execute_sql(
+        "SELECT count(*) FROM node WHERE parent_id = (SELECT id FROM node WHERE owner_id = ? "
+        "AND special = ?)", (user.id, Node.INBOX)).fetchone()[0]
+
+
+def of_kind(user: User, kind: str, tags: str | None = None,
+            tags_op: str | None = None) -> NodeListing:
+    """All the caller's folders or documents, optionally only those with the named tags."""
+    return _filtered("owner_id = ? AND kind = ?", (user.id, kind), "title_sort, id",
+                     tag_filter(user, tags, tags_op))
+
+
+# -- walking the tree ----------------------------------------------------------------------------
+
+def too_deep(max_depth: int) -> str:
+    return (f"Folders can be nested at most {max_depth} levels deep (DMS_MAX_TREE_DEPTH); "
+            "choose a folder higher up.")
+
+
+# -- changes ---------------------------------------------------------------------------------
+
+def parent_folder(user: User, parent_id: object, field: str) -> Node:
+    """The folder a new node goes into; unknown and foreign ids read alike (api.md §5)."""
+    if not isinstance(parent_id, str) or not parent_id:
+        raise Invalid("A parent folder is required.", field, code="required")
+    parent = next(iter(Node.raw(OWNED_NODE, parent_id, user.id)), None)
+    if parent is None:
+        raise Invalid(f"Invalid parent {parent_id!r}: the folder does not exist.", field,
+                      code="does_not_exist")
+    if not parent.is_folder:
+        raise Invalid("A document cannot contain other nodes; choose a folder as parent.", field)
+    return parent
+
+
+def insert_node(user: User, kind: str, parent: Node, title: str, lang: str | None = None,
+                ocr: bool = True) -> Node:
+    """Add a node (inside the caller's write transaction; no checks): the row and its model."""
+    now = utcnow()
+    fields = dict(id=new_id(), owner=user.id, parent=parent.id, kind=kind, special=None,
+                  title=title, title_sort=title_sort_key(title), created_at=now, updated_at=now)
+    if kind == Node.DOCUMENT:
+        fields.update(lang=lang, ocr=ocr, ocr_status=OcrStatus.RECEIVED, file_name=None, size=0,
+                      page_count=0)
+    Node.insert(**fields).execute()
+    return Node(**fields)
+
+
+def document_settings(attributes: dict, default_lang: str | None = None) -> dict:
+    """A document's validated `lang` (default `default_lang`, if given) and `ocr`."""
+    values = {}
+    if "lang" in attributes or default_lang is not None:
+        values["lang"] = check_lang(attributes.get("lang", default_lang))
+    if "ocr" in attributes:
+        if not isinstance(attributes["ocr"], bool):
+            raise Invalid("ocr must be true or false.", "ocr")
+        values["ocr"] = attributes["ocr"]
+    return values
+
+
+def find_child_folder(user: User, parent_id: str, title: str) -> Node | None:
+    """The user's oldest folder called `title` in the folder `parent_id`, if any."""
+    return (Node.select().where(Node.parent == parent_id, Node.kind == Node.FOLDER,
+                                Node.title == title, Node.owner == user.id)
+            .order_by(Node.created_at, Node.id).first())
+
+
+def child_folder(user: User, parent_id: str, title: object,
+                 max_depth: int = DEFAULT_MAX_DEPTH) -> tuple[Node, bool]:
+    """The user's folder called `title` in the folder `parent_id`, made if there is none (the
+    oldest one if several share the name): (folder, made now). For imports, which re-run."""
+    title = check_title(title)
+    with write_transaction(owner_scope(user.id)):
+        parent = owned_node(user, parent_id, Node.FOLDER)
+        existing = find_child_folder(user, parent.id, title)
+        if existing is not None:
+            return existing, False
+        if depth(parent.id) + 1 > max_depth:
+            raise Invalid(too_deep(max_depth))
+        return insert_node(user, Node.FOLDER, parent, title), True
+
+
+def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, parent_field: str,
+                default_lang: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Node:
+    """A new folder or document under the caller's folder `parent_id` (POST /nodes/); a
+    document without `lang` is read in the caller's preferred language (dms.domain.preferences)."""
+    title = check_title(attributes.get("title"))
+    settings = {}
+    if kind == Node.DOCUMENT:
+        settings = document_settings(attributes, ocr_language(user, default_lang))
+    with write_transaction(owner_scope(user.id)):
+        parent = parent_folder(user, parent_id, parent_field)
+        if depth(parent.id) + 1 > max_depth:
+            raise Invalid(too_deep(max_depth), parent_field)
+        return insert_node(user, kind, parent, title, **settings)
+
+
+def update_node(user: User, node_id: str, kind: str, attributes: dict,
+                route_kind: str | None = None) -> Node:
+    """Rename a node and, for a document, change its `lang` or `ocr`: only those columns are
+    written, so a move or an upload committed meanwhile is never undone. `kind` is the type the
+    request says the node is (409 if it is not); `route_kind` the kind the URL promises (404)."""
+    changes = {}
+    if "title" in attributes:
+        changes["title"] = check_title(attributes["title"])
+    if kind == Node.DOCUMENT:
+        changes.update(document_settings(attributes))
+    with write_transaction(owner_scope(user.id)):
+        node = owned_node(user, node_id, route_kind)
+        if node.is_special:
+            raise Forbidden(f"The special folder {node.title} cannot be renamed.")
+        if node.kind != kind:
+            # In the words of the request: its JSON:API types are the kinds' plurals.
+            raise Conflict(f'The resource type "{kind}s" does not match `{node.kind}s`.',
+                           "/data/type")
+        columns = {}
+        if "title" in changes:
+            columns.update(title=changes["title"], title_sort=title_sort_key(changes["title"]))
+        if node.is_document:
+            columns.update({k: changes[k] for k in ("lang", "ocr") if k in changes})
+        if columns:
+            columns["updated_at"] = utcnow()
+            Node.update(**columns).where(Node.id == node.id).execute()
+            for name, value in columns.items():
+                setattr(node, name, value)
+    return node
+
+
+def move_nodes(user: User, node_ids: list[str], target_id: str,
+               max_depth: int = DEFAULT_MAX_DEPTH) -> list[Node]:
+    """Move several nodes under `target_id`, all or nothing (api.md §5, POST /nodes/move/).
+    The checks and the move are one write transaction: two moves that would close a loop
+    between them (A into B, B into A) are serialised, and the second one is refused."""
+    node_ids = list(dict.fromkeys(node_ids))
+    if not node_ids:
+        return []
+    if len(node_ids) > MAX_MOVED_NODES:
+        raise Invalid(f"At most {MAX_MOVED_NODES} nodes can be moved at once; move them in parts.",
+                      "/nodes")
+    with write_transaction(owner_scope(user.id)):
+        target = owned_node(user, target_id)
+        # By id only, the owner compared here: with the owner in SQL, SQLite walks all the
+        # owner's nodes (see dms.search.service._owned).
+        nodes = [node for node in Node.select().where(Node.id.in_(node_ids))
+                 if node.owner_id == user.id]
+        if len(nodes) != len(node_ids):
+            raise NotFound()
+        for node in nodes:
+            if node.is_special:
+                raise Forbidden(f"The special folder {node.title} cannot be moved.")
+        if not target.is_folder:
+            raise Invalid("The target is a document; nodes can only be moved into a folder.",
+                          "/target_parent/id")
+        if ancestor_ids(target.id) & set(node_ids):
+            raise Invalid("A folder cannot be moved into itself or into one of its own folders.",
+                          "/target_parent/id")
+        new_depth = depth(target.id) + 1
+        # Only a folder that goes deeper than it is can take its subtree past the limit (the
+        # tree below it already fits): walking those subtrees is the costly part of a move.
+        deeper = [node_id for node_id, old in depths(
+            [node.id for node in nodes if node.is_folder]).items() if old < new_depth]
+        if new_depth > max_depth or (deeper and exceeds_height(deeper, max_depth - new_depth)):
+            raise Invalid(too_deep(max_depth), "/target_parent/id")
+        now = utcnow()
+        Node.update(parent=target.id, updated_at=now).where(Node.id.in_(node_ids)).execute()
+    for node in nodes:
+        node.parent_id, node.updated_at = target.id, now
+    return nodes
+
+
+SUBTREE = """
+    WITH RECURSIVE below(id) AS (
+        SELECT id FROM node WHERE id = ?
+        UNION
+        SELECT n.id FROM node AS n JOIN below ON n.parent_id = below.id
+    )"""
+
+
+def delete_subtree(user: User, node_id: str, kind: str | None = None) -> list[str]:
+    """Delete the caller's node and everything below it in one transaction and one DELETE
+    statement; returns the ids of the versions whose files the caller removes once this has
+    committed.
+
+    parent_id has no ON DELETE action, so SQLite checks the foreign key once, at the end of the
+    statement, when the whole subtree is gone together; versions follow by their own cascade."""
+    with write_transaction(owner_scope(user.id)):
+        node = owned_node(user, node_id, kind)
+        if node.is_special:
+            raise Forbidden(f"The special folder {node.title} cannot be deleted.")
+        version_ids = [row[0] for row in database.execute_sql(
+            SUBTREE + " SELECT v.id FROM document_version AS v JOIN below ON v.document_id = below.id",
+            (node.id,))]
+        database.execute_sql(f"DELETE FROM node WHERE id IN ({SUBTREE} SELECT id FROM below)",
+                             (node.id,))
+    return version_ids

@@ -1,0 +1,84 @@
+"""Which files dms accepts (api.md §6): the type is sniffed from the bytes, never taken from a
+header or a name, and each accepted file is opened once to count its pages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames
+from dms.files.pdf import UnreadablePdf, page_count as pdf_page_count
+from dms.files.pdfprocess import PdfReaders
+
+
+@dataclass(frozen=True)
+class FileType:
+    mime: str
+    extension: str
+
+
+PDF = FileType("application/pdf", ".pdf")
+PNG = FileType("image/png", ".png")
+JPEG = FileType("image/jpeg", ".jpg")
+TIFF = FileType("image/tiff", ".tiff")
+TEXT = FileType("text/plain", ".txt")
+IMAGES = (PNG, JPEG, TIFF)
+
+# Control characters allowed in plain text: tab, line feed, form feed, carriage return.
+TEXT_CONTROLS = {9, 10, 12, 13}
+
+
+class UnacceptableFile(ValueError):
+    """The file was recognised but cannot be used; the message says why."""
+
+
+def sniff(head: bytes) -> FileType | None:
+    """The type of a file from its first bytes, or None if it is not one dms accepts."""
+    if head.startswith(b"%PDF-"):
+        return PDF
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return PNG
+    if head.startswith(b"\xff\xd8\xff"):
+        return JPEG
+    if head.startswith((b"II*\x00", b"MM\x00*")):
+        return TIFF
+    if looks_like_text(head):
+        return TEXT
+    return None
+
+
+def looks_like_text(head: bytes) -> bool:
+    """UTF-8 (or a single-byte encoding such as Latin-1) without NUL or other binary controls."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    if not head:
+        return False
+    return not any(byte < 32 and byte not in TEXT_CONTROLS or byte == 127 for byte in head)
+
+
+@dataclass(frozen=True)
+class FileLimits:
+    max_pages: int
+    max_image_pixels: int
+
+
+def limits_of(config) -> FileLimits:
+    return FileLimits(config.max_pages, config.max_image_megapixels * 1_000_000)
+
+
+def count_pages(path: Path, file_type: FileType, limits: FileLimits, readers: PdfReaders) -> int:
+    """Open the file once: its page count, or UnacceptableFile if it cannot be read or is past
+    the limits (pages, frames, pixels per frame; a PDF's pages parsed within the reader's
+    memory and time limits, dms.files.pdf)."""
+    if file_type is PDF:
+        try:
+            return pdf_page_count(readers, path, limits.max_pages)
+        except UnreadablePdf as error:
+            raise UnacceptableFile(str(error)) from None
+    if file_type in IMAGES:
+        try:
+            return check_frames(path, file_type.extension[1:].upper(),
+                                ImageLimits(limits.max_image_pixels, limits.max_pages))
+        except UnacceptableImage as error:
+            raise UnacceptableFile(str(error)) from None
+    return 1

@@ -1,0 +1,341 @@
+"""Checking one mail account (issue 16, api.md §8c): every attachment of an accepted type in a
+user's IMAP mailbox becomes a document in their .inbox (or .inbox/<sender>), titled by its file
+name, with the message's subject, sender, date and Message-ID kept on it (`document_mail`).
+Checks run in the background (dms.intake.mailchecker); this module is one check.
+
+Never twice, also across a crash: what was taken is remembered as (Message-ID, attachment SHA-256)
+in the transaction that adds the document (`mail_import`); only after all of a message's
+attachments are in is the mailbox told (the message marked seen, flagged, or moved), so a crash in
+between leaves a message that the next check finds again and only tells. A message without an
+attachment to take, or refused as a whole (too large, a header or MIME bomb: dms.intake.mailmessage), is
+left as it is, remembered (SHA-256 ''), and not fetched again. Messages are read with BODY.PEEK,
+which changes no flag.
+
+One account is checked by one process at a time (`checking_until`, claimed in the database). A
+failed check (wrong password, no IMAP server there, certificate, mailbox) leaves the mailbox
+untouched and writes its reason to `last_error`; refused attachments and messages are named there
+too. The server decides nothing about the work (dms.intake.mailclient): messages larger than
+DMS_MAIL_MAX_MESSAGE_MB are left in the mailbox, a check reads at most CHECK_BYTES_PER_MESSAGE
+times that in all and ends after DMS_MAIL_CHECK_SECONDS, MAX_MESSAGES_PER_CHECK messages are
+fetched (the rest wait for the next check). `last_error` never quotes what a server said, and does
+not tell apart why a connection failed: an account must not be a probe of other hosts' ports.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import socket
+import ssl
+import time
+from email import policy
+from email.parser import BytesHeaderParser
+from typing import TYPE_CHECKING
+
+import imapclient
+from imapclient.exceptions import IMAPClientError, LoginError
+
+from dms.domain import documents, tree
+from dms.files import sealing
+from dms.db import database, write_transaction
+from dms.errors import DomainError, StorageFull, Unavailable
+from dms.intake.mailclient import Budget, BoundedClient, LiteralTooLarge, SessionTooLarge
+from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageRefused, Origin, attachments,
+                             clean, file_name, origin_of, parse, sender_folder)
+from dms.db.models import MailAccount, Node, User, utcnow
+from dms.domain.tags import IDS_PER_QUERY
+
+if TYPE_CHECKING:
+    from dms.domain.services import Services
+
+log = logging.getLogger("dms.mail")
+
+MAX_MESSAGES_PER_CHECK = 200
+# Messages a check looks at, oldest first, by Message-ID and size (no bodies): those it already
+# handled are skipped there, so a mailbox full of mails without attachments costs headers only.
+MAX_CANDIDATES = 20_000
+HEADERS_PER_FETCH = 500
+CHECK_BYTES_PER_MESSAGE = 16  # a check reads at most this many times the largest message
+CLAIM_SECONDS = 300  # renewed after each message; a check that died leaves it this long
+SEARCH_FOR = {"mark_seen": ["UNSEEN"], "flag": ["UNFLAGGED"], "move": ["ALL"]}
+NOTHING = ""  # mail_import.sha256 of a message that held no attachment to take
+MESSAGE_ID_FIELD = b"BODY[HEADER.FIELDS (MESSAGE-ID)]"
+
+
+class CheckFailed(Exception):
+    """The account could not be read; the message is the sentence for `last_error`."""
+
+
+class FromMessage:
+    """documents.ImportRule for attachments: a duplicate is the same bytes from the same message
+    (also from another of the user's accounts); a new document gets its Origin."""
+
+    def __init__(self, account: MailAccount, origin: Origin):
+        self.account, self.origin = account, origin
+
+    def holds(self, user: User, folder_id: str, sha256: str) -> bool:
+        return _taken(user.id, self.origin.message_id, sha256)
+
+    def added(self, user: User, document: Node, sha256: str) -> None:
+        origin = self.origin
+        _remember(user.id, origin.message_id, sha256)
+        database.execute_sql(
+            "INSERT INTO document_mail (document_id, subject, sender, sent_at, message_id) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (document.id, origin.subject, origin.sender, origin.sent_at, origin.message_id))
+        database.execute_sql("UPDATE mail_account SET imported_count = imported_count + 1 "
+                             "WHERE id = ?", (self.account.id,))
+
+
+def _taken(owner_id: str, message_id: str, sha256: str) -> bool:
+    return database.execute_sql(
+        "SELECT 1 FROM mail_import WHERE owner_id = ? AND message_id = ? AND sha256 = ?",
+        (owner_id, message_id, sha256)).fetchone() is not None
+
+
+def _remember(owner_id: str, message_id: str, sha256: str) -> None:
+    database.execute_sql("INSERT INTO mail_import (owner_id, message_id, sha256) VALUES (?, ?, ?) "
+                         "ON CONFLICT DO NOTHING", (owner_id, message_id, sha256))
+
+
+def _remember_handled(owner_id: str, key: str) -> None:
+    with write_transaction():
+        _remember(owner_id, key, NOTHING)
+
+
+def _without_attachments(owner_id: str, keys: list[str]) -> set[str]:
+    """Those of `keys` that a check already found to hold no attachment to take."""
+    found = set()
+    for start in range(0, len(keys), IDS_PER_QUERY):
+        chunk = keys[start:start + IDS_PER_QUERY]
+        found.update(key for (key,) in database.execute_sql(
+            "SELECT message_id FROM mail_import WHERE owner_id = ? AND sha256 = ? "
+            f"AND message_id IN ({','.join('?' * len(chunk))})", (owner_id, NOTHING, *chunk)))
+    return found
+
+
+def budget_of(config) -> Budget:
+    """What one check may read, and for how long."""
+    return Budget(config.mail_max_message_bytes,
+                  config.mail_max_message_bytes * CHECK_BYTES_PER_MESSAGE,
+                  config.mail_check_seconds)
+
+
+def check(services: Services, account: MailAccount, budget: Budget) -> bool:
+    """Check one account within `budget`; False when another process is checking it."""
+    if not _claim(account.id):
+        return False
+    problems: list[str] = []
+    error = None
+    try:
+        _read_mailbox(services, account, problems, budget)
+    except CheckFailed as failure:
+        error = str(failure)
+    except (StorageFull, Unavailable) as failure:
+        error = f"The check stopped: {failure.message}"
+    except Exception as failure:
+        error = _describe(failure, account)
+    if error:
+        log.warning("mail account %s (%s at %s): %s", account.id, account.username, account.host,
+                    error)
+    if problems:
+        error = " ".join(([error] if error else []) + problems[:5]) + (
+            f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
+    with write_transaction():
+        database.execute_sql(
+            "UPDATE mail_account SET checking_until = NULL, last_checked_at = ?, last_error = ? "
+            "WHERE id = ?", (MailAccount.last_checked_at.db_value(utcnow()), error, account.id))
+    return True
+
+
+def _claim(account_id: str, renew: bool = False) -> bool:
+    """Claim the account for a check (False: another process checks it), or renew our claim."""
+    now = time.time()
+    condition = "" if renew else " AND (checking_until IS NULL OR checking_until < ?)"
+    with write_transaction():
+        return database.execute_sql(
+            f"UPDATE mail_account SET checking_until = ? WHERE id = ?{condition}",
+            (now + CLAIM_SECONDS, account_id) + (() if renew else (now,))).rowcount == 1
+
+
+def release_claims() -> None:
+    """At the start of a process that is the only one (the embedded queue): claims left are its
+    own last run's, cut short by a crash."""
+    with write_transaction():
+        database.execute_sql("UPDATE mail_account SET checking_until = NULL "
+                             "WHERE checking_until IS NOT NULL")
+
+
+def _describe(failure: Exception, account: MailAccount) -> str:
+    """A sentence for what went wrong talking to the server. Before a login was answered, every
+    failure to reach an IMAP server reads the same: which of refused, silent, reset or another
+    protocol it was would tell a user which ports of which hosts are open."""
+    where = f"{account.host}:{account.port}"
+    if isinstance(failure, LoginError):
+        return "The mail server refused the username or password."
+    if isinstance(failure, socket.gaierror):
+        return f"The mail server {account.host} was not found (no such host name)."
+    if isinstance(failure, ssl.SSLCertVerificationError):
+        return f"The mail server's certificate could not be verified: {failure.verify_message}."
+    if isinstance(failure, (OSError, IMAPClientError, EOFError)):
+        return (f"No IMAP server could be reached at {where} (nothing answered, the connection "
+                "was refused or cut, or what answered was not an IMAP server).")
+    log.exception("mail account %s: unexpected failure", account.id)
+    return f"The check failed unexpectedly ({type(failure).__name__}); see the server's log."
+
+
+def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
+                  budget: Budget) -> None:
+    try:
+        password = sealing.unseal(sealing.load_key(services.config.data_dir), account.password,
+                                  account.id)
+    except sealing.Unsealable:
+        raise CheckFailed("The password cannot be read with this server's key (mail.key in "
+                          "its data dir); set the password again.") from None
+    user = User.get_by_id(account.owner_id)
+    config = services.config
+    key, logged_in = None, False
+    client = None
+    try:
+        client = BoundedClient(account.host, account.port, account.security == "ssl", budget)
+        if account.security == "starttls":
+            client.starttls(ssl.create_default_context())
+        client.login(account.username, password)
+        logged_in = True
+        _check_folders(client, account)
+        selected = client.select_folder(account.mailbox)
+        uids = sorted(client.search(SEARCH_FOR[account.after_import]))[:MAX_CANDIDATES]
+        keys, sizes = _message_keys(client, account, selected.get(b"UIDVALIDITY"), uids)
+        handled = _without_attachments(user.id, list(keys.values()))
+        fetched, planned = 0, 0
+        for uid in uids:
+            key = keys.get(uid)
+            if key is None or key in handled:
+                continue
+            if sizes.get(uid, 0) > budget.literal_limit:
+                problems.append(f"A message of {sizes[uid] / 2**20:.0f} MiB is larger than "
+                                f"{config.mail_max_message_mb} MiB (DMS_MAIL_MAX_MESSAGE_MB) "
+                                "and was left in the mailbox.")
+                continue
+            planned += max(sizes.get(uid, 0), 1)
+            if fetched >= MAX_MESSAGES_PER_CHECK or planned > budget.session_limit / 2:
+                break  # the rest at the next check
+            fetched += 1
+            _claim(account.id, renew=True)
+            raw = client.fetch([uid], ["BODY.PEEK[]"]).get(uid, {}).get(b"BODY[]")
+            if raw is None:  # deleted meanwhile
+                continue
+            if _import_message(services, account, user, raw, key, problems):
+                _tell_mailbox(client, account, uid)
+            else:
+                _remember_handled(user.id, key)
+            key = None
+    except LiteralTooLarge as too_large:
+        # The server announced more than any message may have: the session cannot go on (those
+        # bytes are on the wire); the message it was sending is not asked for again.
+        if key is not None:
+            _remember_handled(user.id, key)
+        raise CheckFailed(f"The mail server sent a message of {too_large.size / 2**20:.0f} MiB, "
+                          f"more than {config.mail_max_message_mb} MiB "
+                          "(DMS_MAIL_MAX_MESSAGE_MB); the check was stopped and that message "
+                          "is left in the mailbox.") from None
+    except SessionTooLarge:
+        raise CheckFailed(f"The mail server sent more than {budget.session_limit / 2**20:.0f} MiB "
+                          "in one check; the check was stopped and goes on at the next "
+                          "one.") from None
+    except Exception:
+        if budget.expired and logged_in:
+            raise CheckFailed(f"The check took longer than {budget.seconds:g} s "
+                              "(DMS_MAIL_CHECK_SECONDS) and was stopped; it goes on at the next "
+                              "one.") from None
+        if budget.expired:  # a silent port reads as any other unreachable one
+            raise ConnectionError("the session expired before the server answered") from None
+        raise
+    finally:
+        if client is not None:
+            client.close_session()
+
+
+def _check_folders(client, account: MailAccount) -> None:
+    if not client.folder_exists(account.mailbox):
+        raise CheckFailed(f"The mailbox {clean(account.mailbox)!r} does not exist on the server.")
+    if account.after_import == "move" and not client.folder_exists(account.move_to):
+        raise CheckFailed(f"The mailbox {clean(account.move_to)!r} (move_to) does not exist on "
+                          "the server.")
+
+
+def _message_keys(client, account: MailAccount, uidvalidity, uids: list[int]):
+    """{uid: the message's key} (its Message-ID, or for a message without one its place in
+    the mailbox) and {uid: size}, read in batches without fetching bodies."""
+    keys, sizes = {}, {}
+    wanted = set(uids)
+    for start in range(0, len(uids), HEADERS_PER_FETCH):
+        batch = uids[start:start + HEADERS_PER_FETCH]
+        for uid, data in client.fetch(batch, ["RFC822.SIZE",
+                                              "BODY.PEEK[HEADER.FIELDS (MESSAGE-ID)]"]).items():
+            if uid not in wanted:
+                continue  # a server answering for messages it was not asked about
+            header = BytesHeaderParser(policy=policy.compat32).parsebytes(
+                data.get(MESSAGE_ID_FIELD, b"")[:4096])
+            message_id = clean(str(header.get("Message-ID") or ""))
+            keys[uid] = message_id or f"uid:{account.id}/{uidvalidity}/{uid}"
+            size = data.get(b"RFC822.SIZE", 0)
+            sizes[uid] = size if isinstance(size, int) else 0
+    return keys, sizes
+
+
+def _import_message(services: Services, account: MailAccount, user: User, raw: bytes,
+                    key: str, problems: list[str]) -> bool:
+    """Import the message's attachments; False when it has none to take or is refused."""
+    try:
+        message = parse(raw)
+        parts, cut = attachments(message)
+        origin = origin_of(message, key)
+    except MessageRefused as refused:
+        log.warning("mail account %s: the message %r was refused: %s", account.id, key, refused)
+        problems.append(f"The message {clean(key)[:100]!r} was refused: {refused}; it is left "
+                        "in the mailbox.")
+        return False
+    if not parts:
+        return False
+    if cut:
+        problems.append(f"The message {origin.subject!r} has more than {MAX_ATTACHMENTS} "
+                        f"attachments (or {MAX_PARTS} parts); only the first were imported.")
+    folder_id = tree.special_folder(user, Node.INBOX).id
+    if account.folder_per_sender:
+        folder_id = tree.child_folder(user, folder_id, sender_folder(origin.sender),
+                                      services.config.max_tree_depth)[0].id
+    rule = FromMessage(account, origin)
+    for index, part in enumerate(parts, 1):
+        name = file_name(part, index)
+        payload = part.get_payload(decode=True) or b""
+        if not isinstance(payload, bytes):
+            payload = b""
+        try:
+            document = documents.import_into_folder(services, user, folder_id,
+                                                    io.BytesIO(payload), len(payload), name, rule)
+        except (StorageFull, Unavailable):
+            raise
+        except DomainError as refused:
+            log.warning("mail account %s: %r in the message %r was refused: %s", account.id,
+                        name, origin.subject, refused.message)
+            problems.append(f"{name!r} in the message {origin.subject!r} was refused: "
+                            f"{refused.message}")
+            continue
+        if document is not None:
+            log.info("mail account %s: imported %r from the message %r", account.id, name,
+                     origin.subject)
+    return True
+
+
+def _tell_mailbox(client, account: MailAccount, uid: int) -> None:
+    if account.after_import == "mark_seen":
+        client.add_flags([uid], [imapclient.SEEN], silent=True)
+    elif account.after_import == "flag":
+        client.add_flags([uid], [imapclient.FLAGGED], silent=True)
+    elif client.has_capability("MOVE"):
+        client.move([uid], account.move_to)
+    else:
+        client.copy([uid], account.move_to)
+        client.add_flags([uid], [imapclient.DELETED], silent=True)
+        client.uid_expunge([uid]) if client.has_capability("UIDPLUS") else client.expunge()

@@ -1,0 +1,111 @@
+"""Mail checks in the background (issue 22): no request thread ever waits on a mail server.
+
+`POST /mail-accounts/{id}/check/` and the periodic job only queue checks here; PARALLEL_CHECKS
+threads of this node run them (dms.intake.mailcheck), each ended by its own deadline and byte budget
+(dms.intake.mailclient). Bounded: a user has at most PER_USER_CHECKS checks queued or running (past it,
+429), the node at most PER_NODE_CHECKS (503); a check of an account already queued is not queued
+again. Stopping the node ends the running checks at once (their sessions expire).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from dms.intake import mailcheck
+from dms.db import database
+from dms.errors import Throttled, Unavailable
+from dms.domain.mailaccounts import owned_account
+from dms.intake.mailclient import Budget
+from dms.db.models import MailAccount, User
+
+if TYPE_CHECKING:
+    from dms.domain.services import Services
+
+log = logging.getLogger("dms.mail")
+
+PARALLEL_CHECKS = 4
+PER_USER_CHECKS = 2
+PER_NODE_CHECKS = 100
+RETRY_AFTER_SECONDS = 10
+
+
+class MailChecker:
+    def __init__(self, services: Services):
+        self.services = services
+        self._pool = concurrent.futures.ThreadPoolExecutor(PARALLEL_CHECKS, "dms-mail")
+        self._queued: dict[str, str] = {}  # account id -> owner id, queued or running here
+        self._running: set[Budget] = set()
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def request(self, user: User, account_id: str) -> MailAccount:
+        """POST /mail-accounts/{id}/check/: queue a check of the caller's account (also when it
+        is disabled); the account as it is now."""
+        account = owned_account(user, account_id)
+        with self._lock:
+            if account.id in self._queued:
+                return account
+            if sum(owner == user.id for owner in self._queued.values()) >= PER_USER_CHECKS:
+                raise Throttled(f"You have {PER_USER_CHECKS} checks of mail accounts under way; "
+                                f"try again when they are done.", RETRY_AFTER_SECONDS)
+            self._submit(account)
+        return account
+
+    def check_all(self) -> None:
+        """The periodic job: every enabled account of an active user, those checked longest ago
+        first, as far as the node's bound allows (the rest at the next period)."""
+        accounts = (MailAccount.select().join(User)
+                    .where(MailAccount.enabled == True, User.is_active == True)  # noqa: E712
+                    .order_by(MailAccount.last_checked_at.asc(nulls="first"), MailAccount.id))
+        with self._lock:
+            for account in accounts:
+                if account.id not in self._queued:
+                    try:
+                        self._submit(account)
+                    except Unavailable:
+                        break
+
+    def is_busy(self, account: MailAccount) -> bool:
+        """Queued or being checked here, or claimed by another node's check."""
+        with self._lock:
+            if account.id in self._queued:
+                return True
+        return account.checking_until is not None and account.checking_until > time.time()
+
+    def _submit(self, account: MailAccount) -> None:
+        """Under the lock."""
+        if self._stopped:
+            raise Unavailable("The server is stopping; try again in a moment.")
+        if len(self._queued) >= PER_NODE_CHECKS:
+            raise Unavailable("This server is checking many mail accounts right now; try again "
+                              "in a moment.")
+        self._queued[account.id] = account.owner_id
+        self._pool.submit(self._run, account)
+
+    def _run(self, account: MailAccount) -> None:
+        budget = mailcheck.budget_of(self.services.config)
+        with self._lock:
+            self._running.add(budget)
+        try:
+            if not self._stopped:
+                mailcheck.check(self.services, account, budget)
+        except Exception:  # one account's trouble never stops the others
+            log.exception("mail account %s: the check failed", account.id)
+        finally:
+            with self._lock:
+                self._queued.pop(account.id, None)
+                self._running.discard(budget)
+            database.close()  # a pooled connection goes back; threads here may idle for long
+
+    def stop(self) -> None:
+        """Queued checks are dropped; running ones end now (their sessions expire)."""
+        with self._lock:
+            self._stopped = True
+            running = list(self._running)
+        for budget in running:
+            budget.expire()
+        self._pool.shutdown(wait=True, cancel_futures=True)

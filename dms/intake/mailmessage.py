@@ -1,0 +1,143 @@
+"""What dms takes from one e-mail message (dms.intake.mailcheck reads them): its attachments, the
+Origin a document keeps (subject, sender, date, Message-ID), and names made safe to show.
+
+A message is hostile input from anyone who can send mail, so its parsing is bounded (issue 22):
+- it is parsed with `compat32`, which keeps header values as they came: `policy.default`'s
+  structured header parser is quadratic in the encoded words of one header (a 381 KB Subject of
+  encoded words took 3 GB). A header longer than MAX_HEADER_BYTES refuses the message.
+- MIME nesting is counted before parsing (the parser recurses once per level: 5,000 levels raised
+  RecursionError and failed every check of the account); more than MAX_MULTIPARTS multipart
+  containers refuse the message.
+- the few headers dms shows are decoded from at most MAX_DECODED characters of their value;
+- at most MAX_PARTS MIME parts are walked and MAX_ATTACHMENTS attachments taken.
+A refused message is named in the account's last_error and remembered, never fetched again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import email.utils
+import re
+from email.header import decode_header, make_header
+from email.message import Message
+from email.parser import BytesParser
+from email.policy import Compat32
+
+from dms.domain import documents, tree
+from dms.text import is_refused_character
+
+MAX_PARTS = 500
+MAX_ATTACHMENTS = 100
+MAX_HEADER_LENGTH = 500  # characters of a subject, sender or name that are kept
+MAX_HEADER_BYTES = 8 * 1024  # one header, folded lines together
+MAX_MULTIPARTS = 50
+MAX_DECODED = 4 * 1024  # characters of a header value decoded for display
+MULTIPART = re.compile(rb"(?im)^content-type:[ \t]*(?:\r?\n[ \t]+)*multipart/")
+
+
+class MessageRefused(Exception):
+    """The message cannot be taken safely; the message says why, for last_error."""
+
+
+class _BoundedPolicy(Compat32):
+    """compat32, refusing a header longer than MAX_HEADER_BYTES as it is read."""
+
+    def header_source_parse(self, sourcelines):
+        if sum(len(line) for line in sourcelines) > MAX_HEADER_BYTES:
+            raise MessageRefused(f"one of its headers is longer than {MAX_HEADER_BYTES // 1024} "
+                                 "KiB")
+        return super().header_source_parse(sourcelines)
+
+
+BOUNDED = _BoundedPolicy()
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """The message a document came by (attributes.mail)."""
+    message_id: str
+    subject: str
+    sender: str
+    sent_at: str | None
+
+
+def parse(raw: bytes) -> Message:
+    """The message, parsed with bounded work, or MessageRefused."""
+    if len(MULTIPART.findall(raw, 0, len(raw))) > MAX_MULTIPARTS:
+        raise MessageRefused(f"it has more than {MAX_MULTIPARTS} nested MIME parts")
+    try:
+        return BytesParser(policy=BOUNDED).parsebytes(raw)
+    except RecursionError:  # a nesting that the count above did not see: still refused
+        raise MessageRefused("its MIME parts are nested too deeply") from None
+
+
+def attachments(message: Message) -> tuple[list[Message], bool]:
+    """The parts a person would call attachments: those marked so, and named parts that are not
+    pictures inside an HTML body (those carry a Content-ID and are shown inline); and whether
+    the message held more than the bounds let through."""
+    found = []
+    for count, part in enumerate(message.walk()):
+        if count >= MAX_PARTS or len(found) >= MAX_ATTACHMENTS:
+            return found, True
+        if part.is_multipart():
+            continue
+        disposition = part.get_content_disposition()
+        if disposition == "attachment":
+            found.append(part)
+        elif part.get_filename() and part.get("Content-ID") is None:
+            found.append(part)
+    return found, False
+
+
+def origin_of(message: Message, key: str) -> Origin:
+    sent_at = None
+    try:  # in UTC, as every time dms answers with; a date without a zone is taken as UTC
+        parsed = email.utils.parsedate_to_datetime(_raw(message, "Date")[:200])
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=dt.timezone.utc)
+        sent_at = parsed.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (TypeError, ValueError, IndexError, OverflowError):
+        pass
+    return Origin(key, clean(decoded(_raw(message, "Subject"))),
+                  clean(decoded(_raw(message, "From"))), sent_at)
+
+
+def _raw(message: Message, name: str) -> str:
+    value = message.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def decoded(value: str) -> str:
+    """A header value with its RFC 2047 encoded words decoded, from at most MAX_DECODED
+    characters; a value too broken to decode is shown as it came."""
+    value = value[:MAX_DECODED]
+    try:
+        return str(make_header(decode_header(value)))
+    except Exception:  # unknown charsets, broken encodings: shown raw, never fatal
+        return value
+
+
+def clean(text: str) -> str:
+    """A header as one line of at most MAX_HEADER_LENGTH visible characters."""
+    text = "".join(" " if is_refused_character(c) else c for c in text[:MAX_DECODED])
+    return re.sub(r"\s+", " ", text).strip()[:MAX_HEADER_LENGTH]
+
+
+def sender_folder(sender: str) -> str:
+    address = email.utils.parseaddr(sender)[1].lower()
+    title = re.sub(r"[/\\]", "_", clean(address))[:tree.MAX_TITLE_LENGTH]
+    return title if title.strip(". ") else "unknown sender"
+
+
+def file_name(part: Message, index: int) -> str:
+    """The attachment's own name, made a valid file name (it is only ever a title and a
+    download name, never a path); a nameless one is `attachment-<n>`."""
+    try:
+        name = decoded(part.get_filename() or "")
+    except Exception:
+        name = ""
+    name = clean(name.replace("/", "_").replace("\\", "_")).strip(". ")
+    if not name:
+        name = f"attachment-{index}"
+    return name[:documents.MAX_FILE_NAME_LENGTH]

@@ -1,0 +1,141 @@
+"""The values of a restored database's rows, checked with the API's own rules (issue 22): a
+backup is hostile input, and a row the API would refuse — a title with a slash, NUL or a
+right-to-left override, an integer where a title belongs, `created_at = "garbage"`, `ALICE`
+beside `alice` — must not land in a data dir only to break listings, downloads or logins later.
+
+`check_values(execute)` reads each table in batches (bounded memory, whatever its size) and raises
+BackupError naming the table, the row and what is wrong, at the first such row. The tree's shape,
+foreign keys and files are dms.ops.restore's checks; these are the values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Callable, Iterator
+
+from dms.domain.accounts import check_username, username_key
+from dms.ops.backup import BackupError
+from dms.domain.documents import check_file_name
+from dms.errors import DomainError
+from dms.db.models import Node, OcrStatus
+from dms.domain.tags import check_name
+from dms.domain.tree import check_title
+
+BATCH = 1000
+SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+TEXT_COLUMNS = {  # besides those checked by a rule below: text, or null where allowed
+    "user": ("first_name", "last_name", "email"),
+    "tag": ("bg_color", "fg_color", "description"),
+}
+
+
+def check_values(execute: Callable) -> None:
+    _users(execute)
+    _nodes(execute)
+    _versions(execute)
+    _tags(execute)
+    _tokens(execute)
+
+
+def _rows(execute: Callable, sql: str) -> Iterator[tuple]:
+    cursor = execute(sql)
+    while True:
+        batch = cursor.fetchmany(BATCH)
+        if not batch:
+            return
+        yield from batch
+
+
+def _refuse(table: str, row_id, what: str) -> BackupError:
+    shown = row_id if isinstance(row_id, str) and row_id.isprintable() else repr(row_id)
+    return BackupError(f"The backup's table {table} cannot be restored: row {shown[:80]} {what}.")
+
+
+def _rule(table: str, row_id, column: str, value, rule: Callable) -> None:
+    """`rule` is the API's check of that value; a refusal is told in the API's words."""
+    if not isinstance(value, str):
+        raise _refuse(table, row_id, f"has a {column} that is not text ({value!r:.40})")
+    try:
+        rule(value)
+    except DomainError as error:
+        raise _refuse(table, row_id, f"has a {column} the API would refuse "
+                                     f"({error.message.rstrip('.')})") from None
+
+
+def _moment(table: str, row_id, column: str, value, nullable: bool = False) -> None:
+    if value is None and nullable:
+        return
+    try:
+        dt.datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        raise _refuse(table, row_id, f"has a {column} that is not a time ({value!r:.40})") from None
+
+
+def _users(execute: Callable) -> None:
+    seen: dict[str, str] = {}
+    for user_id, username, key, joined, *texts in _rows(
+            execute, 'SELECT id, username, username_key, date_joined, '
+                     f'{", ".join(TEXT_COLUMNS["user"])} FROM "user"'):
+        _rule("user", user_id, "username", username, check_username)
+        folded = username_key(username)
+        if folded in seen:
+            raise _refuse("user", user_id, f"has the username {username!r}, which differs only "
+                                           f"by case from that of user {seen[folded]}")
+        seen[folded] = user_id
+        if key != folded:
+            raise _refuse("user", user_id, "has a username_key that does not match its username")
+        _moment("user", user_id, "date_joined", joined)
+        for column, value in zip(TEXT_COLUMNS["user"], texts):
+            if not isinstance(value, str):
+                raise _refuse("user", user_id, f"has a {column} that is not text")
+
+
+def _nodes(execute: Callable) -> None:
+    for node_id, kind, special, title, file_name, status, created, updated in _rows(
+            execute, "SELECT id, kind, special, title, file_name, ocr_status, created_at, "
+                     "updated_at FROM node"):
+        if kind not in (Node.FOLDER, Node.DOCUMENT):
+            raise _refuse("node", node_id, f"has an unknown kind ({kind!r:.40})")
+        if special is not None:
+            if kind != Node.FOLDER or Node.SPECIAL_TITLES.get(special) != title:
+                raise _refuse("node", node_id, "is a special folder without its title")
+        else:
+            _rule("node", node_id, "title", title, check_title)
+        if file_name is not None:
+            _rule("node", node_id, "file_name", file_name, check_file_name)
+        if (kind == Node.DOCUMENT) != (status in OcrStatus.ALL):
+            raise _refuse("node", node_id, f"has an ocr_status its kind cannot have ({status!r:.40})")
+        _moment("node", node_id, "created_at", created)
+        _moment("node", node_id, "updated_at", updated)
+
+
+def _versions(execute: Callable) -> None:
+    for version_id, file_name, number, size, sha256, created in _rows(
+            execute, "SELECT id, file_name, number, size, sha256, created_at "
+                     "FROM document_version"):
+        _rule("document_version", version_id, "file_name", file_name, check_file_name)
+        for column, value in (("number", number), ("size", size)):
+            if not isinstance(value, int) or value < (1 if column == "number" else 0):
+                raise _refuse("document_version", version_id, f"has a {column} that is not a "
+                                                              "whole number")
+        if not isinstance(sha256, str) or not SHA256.match(sha256):
+            raise _refuse("document_version", version_id, "has a sha256 that is not 64 "
+                                                          "hexadecimal digits")
+        _moment("document_version", version_id, "created_at", created)
+
+
+def _tags(execute: Callable) -> None:
+    for tag_id, name, created, *texts in _rows(
+            execute, f'SELECT id, name, created_at, {", ".join(TEXT_COLUMNS["tag"])} FROM tag'):
+        _rule("tag", tag_id, "name", name, check_name)
+        _moment("tag", tag_id, "created_at", created)
+        for column, value in zip(TEXT_COLUMNS["tag"], texts):
+            if not isinstance(value, str):
+                raise _refuse("tag", tag_id, f"has a {column} that is not text")
+
+
+def _tokens(execute: Callable) -> None:
+    for key, created, expiry in _rows(execute, "SELECT token_key, created, expiry FROM token"):
+        _moment("token", key, "created", created)
+        _moment("token", key, "expiry", expiry, nullable=True)

@@ -1,0 +1,358 @@
+"""`dms verify`: is every file still what was stored, and does every row point somewhere real?
+
+Finds: stored files whose SHA-256 or size differ from their version row (bit rot, tampering),
+versions whose file is missing, files no version refers to, rows pointing at rows that are gone,
+documents stuck in processing, a folder tree that is not a tree (loops, nodes unreachable from
+their owner's .home and .inbox, parents owned by another user or that are documents), documents
+whose attributes, page rows or status disagree with their latest version, and usernames that
+differ only by case. A worker of the cluster runs the same check weekly; the last result of either
+is kept in the database (table `verify_result`) and shown at GET /health (the details to admins).
+
+`repair()` (`dms verify --repair`) fixes what is safely fixable, in one write transaction: it
+re-derives documents' attributes from their latest version, adds missing page rows and sends such
+documents back to processing, and moves nodes out of loops and misplaced subtrees into a
+`lost+found` folder in their owner's .home. Files are never touched: a corrupt or missing file
+cannot be repaired here, and unreferenced files are the server's start-up sweep's to remove.
+
+The folder-tree checks and the lost+found repair are dms.ops.treecheck's; this module owns the report,
+the file and row checks, and running, saving and repairing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import time
+import json
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from dms.db import database, write_transaction
+from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
+from dms.search import check as search_check
+from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX, stored_files
+from dms.ops.treecheck import Execute, check_tree, repair_tree
+from dms.ops.verifyqueries import DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR, LATEST_VERSION, PAGE_ROWS, STUCK, UNREAD
+
+STUCK_AFTER = dt.timedelta(hours=1)  # a document `started` or `received` for longer is reported
+REPAIRED_ERROR = "Unknown error (repaired by dms verify)."
+MAX_PAGES = 1_000_000  # the highest DMS_MAX_PAGES: a version claiming more is not filled in
+
+DOCUMENT_TITLES = {
+    "attributes":
+        "documents whose file_name, size or page_count disagree with their latest version",
+    "pages": "documents whose page rows do not number 1 to their page count",
+    "unread": "documents marked succeeded with unread pages",
+    "failed": "documents marked failed without an error",
+}
+
+
+@dataclass
+class Report:
+    checked_at: str
+    files_checked: int = 0
+    corrupt: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    orphaned: list[str] = field(default_factory=list)
+    # Files no version refers to *yet*: younger than the sweep's grace period, an upload in
+    # progress or one a crash interrupted before its row. Expected; not a problem.
+    recent_orphans: list[str] = field(default_factory=list)
+    dangling: dict[str, list[str]] = field(default_factory=dict)
+    stuck: list[str] = field(default_factory=list)
+    loops: list[str] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)
+    misplaced: list[str] = field(default_factory=list)
+    documents: dict[str, list[str]] = field(default_factory=dict)
+    username_clashes: list[str] = field(default_factory=list)
+    search_drift: list[str] = field(default_factory=list)
+    search_note: str | None = None  # no index to compare (not a problem: it is rebuilt)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.corrupt or self.missing or self.orphaned or self.stuck
+                    or any(self.dangling.values()) or self.loops or self.unreachable
+                    or self.misplaced or any(self.documents.values()) or self.username_clashes
+                    or self.search_drift)
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, **asdict(self)}
+
+    def lines(self) -> list[str]:
+        lines = [f"Checked {self.files_checked} stored files."]
+        for title, items in (
+                ("corrupt files (checksum or size differs)", self.corrupt),
+                ("missing files (version without its file)", self.missing),
+                ("orphaned files (no version refers to them)", self.orphaned),
+                ("documents stuck in processing", self.stuck),
+                *self.dangling.items(),
+                ("nodes in a loop (their parents lead back to them)", self.loops),
+                ("nodes unreachable from their owner's .home and .inbox (below a loop or a "
+                 "misplaced node)", self.unreachable),
+                ("nodes whose parent belongs to another user or is a document", self.misplaced),
+                *((DOCUMENT_TITLES[key], items) for key, items in self.documents.items()),
+                ("usernames that differ only by case", self.username_clashes),
+                ("differences between the search index and the database (repair rebuilds the "
+                 "index)", self.search_drift)):
+            if items:
+                lines.append(f"{len(items)} {title}:")
+                lines.extend(f"  {item}" for item in items)
+        if self.recent_orphans:
+            lines.append(f"{len(self.recent_orphans)} files no version refers to yet are younger "
+                         "than DMS_SWEEP_GRACE_MINUTES: uploads in progress, or interrupted ones "
+                         "that the sweep removes once they are older (not a problem):")
+            lines.extend(f"  {item}" for item in self.recent_orphans)
+        if self.search_note:
+            lines.append(self.search_note)
+        lines.append("No problems found." if self.ok else "Problems found.")
+        return lines
+
+
+def _sha256(path: Path) -> tuple[str, int]:
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as file:
+        for chunk in iter(lambda: file.read(CHUNK_SIZE), b""):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+def ranges(numbers: list[int]) -> str:
+    """[1, 2, 3, 5] -> "1-3, 5"."""
+    runs: list[tuple[int, int]] = []
+    for number in sorted(numbers):
+        if runs and number == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], number)
+        else:
+            runs.append((number, number))
+    return runs_text(runs)
+
+
+def runs_text(runs: list[tuple[int, int]]) -> str:
+    return ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in runs)
+
+
+def gaps(numbers: list[int], page_count: int) -> list[tuple[int, int]]:
+    """The runs of 1..page_count missing from the sorted `numbers` (never builds 1..page_count:
+    a corrupt page_count may be huge)."""
+    found, expected = [], 1
+    for number in numbers:
+        if number > page_count:
+            break
+        if number > expected:
+            found.append((expected, number - 1))
+        expected = max(expected, number + 1)
+    if expected <= page_count:
+        found.append((expected, page_count))
+    return found
+
+
+def _page_numbers(execute: Execute, version_id: str) -> list[int]:
+    return [row[0] for row in execute(
+        "SELECT number FROM page WHERE version_id = ? ORDER BY number", (version_id,)).fetchall()]
+
+
+def _page_problems(execute: Execute) -> list[tuple[str, str, list[tuple[int, int]], list[int],
+                                                   int]]:
+    """(document, version, runs of missing numbers, numbers beyond 1..page_count, page_count)."""
+    found = []
+    for document_id, version_id, page_count in execute(PAGE_ROWS, ()).fetchall():
+        numbers = _page_numbers(execute, version_id)
+        missing = gaps(numbers, page_count)
+        extra = [number for number in numbers if not 1 <= number <= page_count]
+        found.append((document_id, version_id, missing, extra, page_count))
+    return found
+
+
+def _attribute_problems(execute: Execute) -> list[tuple[str, list[tuple[str, object, object]]]]:
+    """(document, [(attribute, value, what the latest version says)])."""
+    found = []
+    for row in execute(DOCUMENT_ATTRIBUTES, ()).fetchall():
+        document_id, actual, version_id, expected = row[0], row[1:4], row[4], row[5:8]
+        if version_id is None:
+            expected = (None, 0, 0)
+        differences = [(name, value, should) for name, value, should
+                       in zip(("file_name", "size", "page_count"), actual, expected)
+                       if value != should]
+        found.append((document_id, differences))
+    return found
+
+
+def _username_key(username: str) -> str:
+    # As dms.domain.accounts.username_key: what makes two usernames the same.
+    return unicodedata.normalize("NFKC", username).casefold()
+
+
+def check_rows(report: Report, execute: Execute = None) -> None:
+    """Every check of the database (not of the files) into `report`."""
+    execute = execute or database.execute_sql
+    for title, sql in DANGLING.items():
+        report.dangling[title] = [row[0] for row in execute(sql, ()).fetchall()]
+    tree = check_tree(execute)
+    report.loops = [f"node {node_id} (parent {tree.parents[node_id]})"
+                    for loop in tree.loops for node_id in loop]
+    report.unreachable = [f"node {node_id} (parent {parent_id})"
+                          for node_id, parent_id in tree.unreachable.items()]
+    report.misplaced = [f"node {node_id} (parent {tree.parents[node_id]}, {why})"
+                        for node_id, why in sorted(tree.misplaced.items())]
+    report.documents = {
+        "attributes": [f"document {document_id}: " + "; ".join(
+            f"{name} is {value!r}, should be {should!r}" for name, value, should in differences)
+            for document_id, differences in _attribute_problems(execute)],
+        "pages": [f"document {document_id} (version {version_id}): " + "; ".join(
+            ([f"page rows {runs_text(missing)} missing"] if missing else [])
+            + ([f"page rows {ranges(extra)} beyond its {page_count} pages"] if extra else []))
+            for document_id, version_id, missing, extra, page_count in _page_problems(execute)],
+        "unread": [f"document {document_id} (version {version_id}): pages "
+                   f"{ranges(_unread_numbers(execute, version_id))} unread"
+                   for document_id, version_id in execute(UNREAD, ()).fetchall()],
+        "failed": [f"document {row[0]}" for row in execute(FAILED_WITHOUT_ERROR, ()).fetchall()],
+    }
+    by_key: dict[str, list[tuple[str, str]]] = {}
+    for user_id, username in execute("SELECT id, username FROM \"user\" ORDER BY username, id",
+                                     ()).fetchall():
+        by_key.setdefault(_username_key(username), []).append((username, user_id))
+    report.username_clashes = [", ".join(f"{name!r} ({user_id})" for name, user_id in users)
+                               for key, users in sorted(by_key.items()) if len(users) > 1]
+
+
+def _unread_numbers(execute: Execute, version_id: str) -> list[int]:
+    return [row[0] for row in execute(
+        "SELECT number FROM page WHERE version_id = ? AND method IS NULL ORDER BY number",
+        (version_id,)).fetchall()]
+
+
+def check_files(report: Report, files_dir: Path, grace_seconds: float = 0) -> None:
+    """Every stored file (originals and searchable PDFs) against its recorded SHA-256 and size,
+    and files nothing refers to — problems once older than `grace_seconds`, before that expected
+    (previews and work folders, `.previews` and `.work`, are derived and not checked)."""
+    known = set()
+    cutoff = time.time() - grace_seconds
+    for file in stored_files(database.execute_sql):
+        known.add(file.name.split("/", 1)[1])
+        path = files_dir / file.name
+        what = f"version {file.version_id}" + (" (its searchable PDF)"
+                                                if file.name.endswith(SEARCHABLE_SUFFIX) else "")
+        if not path.is_file():
+            report.missing.append(what)
+            continue
+        report.files_checked += 1
+        if _sha256(path) != (file.sha256, file.size):
+            report.corrupt.append(f"{what} ({path})")
+    if files_dir.is_dir():
+        for bucket in sorted(files_dir.iterdir()):
+            if bucket.name.startswith("."):
+                continue
+            for entry in sorted(bucket.iterdir()) if bucket.is_dir() else ():
+                if entry.name not in known:
+                    young = entry.lstat().st_mtime > cutoff
+                    (report.recent_orphans if young else report.orphaned).append(str(entry))
+
+
+def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = None,
+        files_dir: Path | None = None, grace_seconds: float = 0) -> Report:
+    """Check the database that is open and the files in `files_dir` (default <data_dir>/files).
+    With `files`, take the file checks from that earlier report instead of reading every file
+    again (a repair changes no file). Files no version refers to are problems once older than
+    `grace_seconds` (the sweep's)."""
+    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    report = Report(checked_at=now.isoformat(timespec="seconds") + "Z")
+    if files is None:
+        check_files(report, files_dir or data_dir / "files", grace_seconds)
+    else:
+        report.files_checked = files.files_checked
+        report.corrupt, report.missing = list(files.corrupt), list(files.missing)
+        report.orphaned = list(files.orphaned)
+        report.recent_orphans = list(files.recent_orphans)
+    check_rows(report)
+    report.search_drift, report.search_note = search_check.compare(data_dir)
+    cutoff = (now - STUCK_AFTER).strftime(STORED_DATETIME)
+    report.stuck = [f"document {row[0]} ({row[1]} since {row[2]})"
+                    for row in database.execute_sql(STUCK, (cutoff,)).fetchall()]
+    return report
+
+
+def repair(report: Report) -> list[str]:
+    """Fix what is safely fixable, in one write transaction; one line per fix, then one per kind
+    of problem left as it is. `report` is the check just made (for the files' problems)."""
+    execute = database.execute_sql
+    fixes: list[str] = []
+    with write_transaction():
+        now = utcnow().strftime(STORED_DATETIME)
+        # As a re-run does: attempts (and, where the schema has it, the time budget) start over.
+        columns = {row[1] for row in execute("PRAGMA table_info(node)", ()).fetchall()}
+        back_to_processing = (f"ocr_status = '{OcrStatus.RECEIVED}', ocr_error = NULL, "
+                              "ocr_attempts = 0, "
+                              + ("ocr_seconds = 0, " if "ocr_seconds" in columns else "")
+                              + "updated_at = ?")
+        for document_id, differences in _attribute_problems(execute):
+            latest = execute(f"SELECT v.file_name, v.size, v.page_count FROM node AS n "
+                             f"JOIN document_version AS v ON v.id = {LATEST_VERSION} "
+                             f"WHERE n.id = ?", (document_id,)).fetchone()
+            execute("UPDATE node SET file_name = ?, size = ?, page_count = ? WHERE id = ?",
+                    (*(latest or (None, 0, 0)), document_id))
+            names = ", ".join(name for name, value, should in differences)
+            fixes.append(f"Document {document_id}: {names} set from its latest version."
+                         if latest else f"Document {document_id}: {names} cleared, as it has no "
+                                        f"version.")
+        for document_id, version_id, missing, extra, page_count in _page_problems(execute):
+            if extra:
+                fixes.append(f"Not repaired: document {document_id} (version {version_id}) has "
+                             f"page rows {ranges(extra)} beyond its {page_count} pages.")
+            if not missing:
+                continue
+            if page_count > MAX_PAGES:
+                fixes.append(f"Not repaired: document {document_id} (version {version_id}) claims "
+                             f"{page_count} pages, more than dms ever accepts.")
+                continue
+            for first, last in missing:
+                for number in range(first, last + 1):
+                    execute("INSERT INTO page (id, version_id, number, text, method) "
+                            "VALUES (?, ?, ?, '', NULL)", (new_id(), version_id, number))
+            execute(f"UPDATE node SET {back_to_processing} WHERE id = ?", (now, document_id))
+            fixes.append(f"Document {document_id}: added the missing page rows "
+                         f"{runs_text(missing)}; set back to received, to be processed again.")
+        for document_id, version_id in execute(UNREAD, ()).fetchall():
+            execute(f"UPDATE node SET {back_to_processing} WHERE id = ?", (now, document_id))
+            fixes.append(f"Document {document_id}: succeeded with unread pages; set back to "
+                         f"received, to be processed again.")
+        for (document_id,) in execute(FAILED_WITHOUT_ERROR, ()).fetchall():
+            execute("UPDATE node SET ocr_error = ? WHERE id = ?", (REPAIRED_ERROR, document_id))
+            fixes.append(f"Document {document_id}: failed without an error; its error now "
+                         f"reads: {REPAIRED_ERROR}")
+        fixes.extend(repair_tree(execute, check_tree(execute), now))
+    return fixes + _not_repaired(report)
+
+
+def _not_repaired(report: Report) -> list[str]:
+    lines = []
+    if report.corrupt or report.missing:
+        lines.append(f"Not repaired: {len(report.corrupt)} corrupt and {len(report.missing)} "
+                     f"missing files cannot be repaired; restore them from a backup.")
+    if report.orphaned:
+        lines.append(f"Not repaired: {len(report.orphaned)} orphaned files are left for the "
+                     f"server's sweep (at start-up and every DMS_SWEEP_MINUTES), which removes "
+                     f"them.")
+    if report.stuck:
+        lines.append(f"Not repaired: {len(report.stuck)} documents stuck in processing; the "
+                     f"server queues them again when it runs.")
+    if any(report.dangling.values()):
+        lines.append("Not repaired: rows pointing at rows that are gone.")
+    if report.username_clashes:
+        lines.append("Not repaired: usernames that differ only by case; an admin renames one of "
+                     "each.")
+    return lines
+
+
+def save(report: Report) -> None:
+    """Keep the report as the last result, for every node's GET /health."""
+    with write_transaction():
+        database.execute_sql(
+            "INSERT INTO verify_result (id, report) VALUES (1, ?) "
+            "ON CONFLICT (id) DO UPDATE SET report = excluded.report",
+            (json.dumps(report.as_dict()),))
+
+
+def last_result() -> dict | None:
+    row = database.execute_sql("SELECT report FROM verify_result WHERE id = 1").fetchone()
+    return json.loads(row[0]) if row else None

@@ -1,0 +1,71 @@
+"""The SQL of `dms verify` (dms.ops.verify): rows pointing at nothing, documents whose attributes,
+pages or state disagree with their versions. Reads only; each query lists what it finds by id."""
+
+from __future__ import annotations
+
+from dms.db.models import OcrStatus
+
+
+DANGLING = {
+    "versions without a document":
+        "SELECT v.id FROM document_version AS v LEFT JOIN node AS n ON n.id = v.document_id "
+        "WHERE n.id IS NULL",
+    "pages without a version":
+        "SELECT p.id FROM page AS p LEFT JOIN document_version AS v ON v.id = p.version_id "
+        "WHERE v.id IS NULL",
+    "nodes whose parent is gone":
+        "SELECT n.id FROM node AS n LEFT JOIN node AS p ON p.id = n.parent_id "
+        "WHERE n.parent_id IS NOT NULL AND p.id IS NULL",
+    "nodes whose owner is gone":
+        "SELECT n.id FROM node AS n LEFT JOIN \"user\" AS u ON u.id = n.owner_id WHERE u.id IS NULL",
+    "tokens whose user is gone":
+        "SELECT t.token_key FROM token AS t LEFT JOIN \"user\" AS u ON u.id = t.user_id "
+        "WHERE u.id IS NULL",
+}
+
+
+def _sql_list(values: tuple[str, ...]) -> str:
+    """('a', 'b') as the inside of an SQL IN (...); for OcrStatus constants only, never input."""
+    return ", ".join(f"'{value}'" for value in values)
+
+
+DONE = _sql_list((OcrStatus.SUCCEEDED, OcrStatus.FAILED))
+PENDING = _sql_list(OcrStatus.PENDING)
+
+LATEST_VERSION = ("(SELECT lv.id FROM document_version AS lv WHERE lv.document_id = n.id "
+                  "ORDER BY lv.number DESC LIMIT 1)")
+
+DOCUMENT_ATTRIBUTES = f"""
+    SELECT n.id, n.file_name, n.size, n.page_count, v.id, v.file_name, v.size, v.page_count
+    FROM node AS n LEFT JOIN document_version AS v ON v.id = {LATEST_VERSION}
+    WHERE n.kind = 'document' AND (
+        (v.id IS NULL AND (n.file_name IS NOT NULL OR n.size <> 0 OR n.page_count <> 0))
+        OR (v.id IS NOT NULL AND (n.file_name IS NULL OR n.file_name <> v.file_name
+                                  OR n.size <> v.size OR n.page_count <> v.page_count)))
+    ORDER BY n.id"""
+
+# (version_id, number) is unique, so count = page_count, min = 1 and max = page_count mean 1..n.
+PAGE_ROWS = f"""
+    SELECT n.id, v.id, v.page_count FROM node AS n
+    JOIN document_version AS v ON v.id = {LATEST_VERSION}
+    LEFT JOIN page AS p ON p.version_id = v.id
+    WHERE n.kind = 'document' AND n.ocr_status IN ({DONE})
+    GROUP BY n.id, v.id, v.page_count
+    HAVING count(p.id) != v.page_count
+        OR (count(p.id) > 0 AND (min(p.number) != 1 OR max(p.number) != v.page_count))
+    ORDER BY n.id"""
+
+UNREAD = f"""
+    SELECT n.id, v.id FROM node AS n JOIN document_version AS v ON v.id = {LATEST_VERSION}
+    WHERE n.kind = 'document' AND n.ocr_status = '{OcrStatus.SUCCEEDED}'
+      AND EXISTS (SELECT 1 FROM page AS p WHERE p.version_id = v.id AND p.method IS NULL)
+    ORDER BY n.id"""
+
+FAILED_WITHOUT_ERROR = f"""
+    SELECT n.id FROM node AS n WHERE n.kind = 'document' AND n.ocr_status = '{OcrStatus.FAILED}'
+      AND (n.ocr_error IS NULL OR trim(n.ocr_error) = '')
+    ORDER BY n.id"""
+
+STUCK = ("SELECT n.id, n.ocr_status, n.updated_at FROM node AS n WHERE n.kind = 'document' "
+         f"AND n.ocr_status IN ({PENDING}) AND n.updated_at < ? "
+         "AND EXISTS (SELECT 1 FROM document_version AS v WHERE v.document_id = n.id)")

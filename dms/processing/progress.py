@@ -1,0 +1,155 @@
+"""How far the reading of a version's text has got, kept in the database — the source of truth,
+not the queue: which pages are still unread, pages saved as they are read, and the end of it
+(succeeded, or failed with a reason).
+
+A version is processed in slices (dms.processing): each slice reads unread pages for a while and
+saves them in small write transactions, so a long document never holds the write lock, a killed
+server resumes where it stopped, and other documents get their turn between slices. Each save
+first checks that the work is still wanted (the document exists, this version is still its
+latest, its status is still `started`): a deleted or replaced document's text is never written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from dms.processing import leases
+from dms.db import database, document_scope, write_transaction
+from dms.db.models import DocumentVersion, Node, OcrStatus, new_id
+from dms.processing.ocr import PageText
+
+PENDING = tuple(OcrStatus.PENDING)
+LATEST_VERSION = ("(SELECT v2.id FROM document_version AS v2 WHERE v2.document_id = n.id "
+                  "ORDER BY v2.number DESC LIMIT 1)")
+
+
+@dataclass
+class Work:
+    """One version to read, with what its document says about how."""
+    version_id: str
+    document_id: str
+    owner_id: str
+    mime_type: str
+    page_count: int
+    lang: str
+    use_ocr: bool
+    attempts: int
+    seconds: float  # processing time spent on this version so far
+    # The worker holding the version's lease (dms.processing.leases): saves check it still does.
+    worker_id: str | None = None
+
+
+def work_for(version_id: str) -> Work | None:
+    """The work of reading `version_id`, or None if there is none: deleted, replaced by a newer
+    upload, or already done."""
+    row = database.execute_sql(f"""
+        SELECT v.id, n.id, n.owner_id, v.mime_type, v.page_count, n.lang, n.ocr, n.ocr_attempts,
+               n.ocr_seconds, n.ocr_status, {LATEST_VERSION}
+        FROM document_version AS v JOIN node AS n ON n.id = v.document_id
+        WHERE v.id = ?""", (version_id,)).fetchone()
+    if row is None or row[9] not in PENDING or row[10] != version_id:
+        return None
+    return Work(*row[:6], bool(row[6]), row[7], row[8])
+
+
+def _is_current(work: Work, status: str = OcrStatus.STARTED) -> bool:
+    row = database.execute_sql(f"SELECT n.ocr_status, {LATEST_VERSION} FROM node AS n "
+                               "WHERE n.id = ?", (work.document_id,)).fetchone()
+    if row is None or row[0] != status or row[1] != work.version_id:
+        return False
+    return work.worker_id is None or leases.holds(work.version_id, work.worker_id)
+
+
+def claim(work: Work) -> bool:
+    """Mark the document `started`; False if it is no longer waiting for this version."""
+    with write_transaction(document_scope(work.document_id)):
+        if not (_is_current(work, OcrStatus.RECEIVED) or _is_current(work, OcrStatus.STARTED)):
+            return False
+        Node.update(ocr_status=OcrStatus.STARTED).where(Node.id == work.document_id).execute()
+    return True
+
+
+def unread_pages(work: Work) -> list[int]:
+    """Numbers of the pages whose text has not been read yet, in order."""
+    done = {row[0] for row in database.execute_sql(
+        "SELECT number FROM page WHERE version_id = ? AND method IS NOT NULL", (work.version_id,))}
+    return [number for number in range(1, work.page_count + 1) if number not in done]
+
+
+def save_pages(work: Work, pages: Iterable[PageText], seconds: float) -> bool:
+    """Store pages just read (upserts: a page read twice is simply written again) and the time
+    spent; False, and nothing written, if the work is no longer wanted."""
+    pages = list(pages)
+    with write_transaction(document_scope(work.document_id)):
+        if not _is_current(work):
+            return False
+        for page in pages:
+            database.execute_sql(
+                "INSERT INTO page (id, version_id, number, text, method) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (version_id, number) DO UPDATE SET text = excluded.text, "
+                "method = excluded.method",
+                (new_id(), work.version_id, page.number, page.text, page.method))
+        database.execute_sql("UPDATE node SET ocr_seconds = ocr_seconds + ? WHERE id = ?",
+                             (seconds, work.document_id))
+    work.seconds += seconds
+    return True
+
+
+def read_by_tesseract(work: Work) -> list[int]:
+    """Numbers of the pages whose text came from Tesseract."""
+    return [row[0] for row in database.execute_sql(
+        "SELECT number FROM page WHERE version_id = ? AND method = 'ocr' ORDER BY number",
+        (work.version_id,))]
+
+
+def finish(work: Work, searchable: tuple[int, str] | None = None) -> bool:
+    """Every page is read: record the searchable PDF's (size, SHA-256), if one was made, and mark
+    the document `succeeded` (the status change puts it in the search outbox, migration 0006, so
+    the index takes up its text)."""
+    size, sha256 = searchable or (None, None)
+    with write_transaction(document_scope(work.document_id)):
+        if not _is_current(work):
+            return False
+        DocumentVersion.update(lang=work.lang, searchable_size=size, searchable_sha256=sha256) \
+            .where(DocumentVersion.id == work.version_id).execute()
+        Node.update(ocr_status=OcrStatus.SUCCEEDED, ocr_error=None) \
+            .where(Node.id == work.document_id).execute()
+    return True
+
+
+def record_failure(work: Work, reason: str, max_attempts: int, final: bool = False) -> int | None:
+    """Count a failed attempt; after `max_attempts` (or at once if `final`) the document is
+    `failed` with `reason`. Returns the attempts so far, None if the work is no longer wanted."""
+    attempts = work.attempts + 1
+    with write_transaction(document_scope(work.document_id)):
+        if not _is_current(work):
+            return None
+        if final or attempts >= max_attempts:
+            Node.update(ocr_status=OcrStatus.FAILED, ocr_error=reason, ocr_attempts=attempts) \
+                .where(Node.id == work.document_id).execute()
+        else:
+            Node.update(ocr_attempts=attempts).where(Node.id == work.document_id).execute()
+    return attempts
+
+
+def pending_count(owner_id: str) -> int:
+    """Documents of this owner waiting to be read (the queue's fairness between users)."""
+    return database.execute_sql(
+        "SELECT count(*) FROM node WHERE owner_id = ? AND ocr_status IN (?, ?)",
+        (owner_id, *PENDING)).fetchone()[0]
+
+
+def owner_of(version_id: str) -> str | None:
+    row = database.execute_sql(
+        "SELECT n.owner_id FROM document_version AS v JOIN node AS n ON n.id = v.document_id "
+        "WHERE v.id = ?", (version_id,)).fetchone()
+    return row[0] if row else None
+
+
+def pending_versions() -> list[tuple[str, str]]:
+    """(owner id, latest version id) of every document still waiting or interrupted, oldest first."""
+    return [(owner, version) for owner, version in database.execute_sql(f"""
+        SELECT n.owner_id, {LATEST_VERSION} FROM node AS n
+        WHERE n.ocr_status IN (?, ?) AND n.kind = 'document'
+        ORDER BY n.updated_at""", PENDING).fetchall() if version is not None]

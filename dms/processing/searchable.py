@@ -1,0 +1,72 @@
+"""Searchable PDFs (api.md §7): when a version needed Tesseract (scanned PDF pages, images, TIFF
+frames), processing also keeps a PDF of the document whose pages carry Tesseract's invisible
+text, so that any PDF viewer can select and search the words. It is stored beside the original
+(`files/<aa>/<version id>.searchable.pdf`), never instead of it.
+
+- For a PDF, it is the original file with the invisible text laid over the pages Tesseract read:
+  the original page images, sizes and every page that already had text stay exactly as they are.
+- For an image, it is one page per frame: the image with its text, as Tesseract renders it in the
+  same run that reads the text (no second pass over the image).
+
+While a version is read, each page's PDF waits in the store's work folder (reading may be spread
+over several slices and survive a restart); when the last page is read, they are joined with
+pdfium (dms.files.pdf) into one file, hashed, moved into place and the work folder removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+
+from dms.files import pdf
+from dms.files.pdfprocess import PdfReaders
+from dms.files.store import CHUNK_SIZE, FileStore, fsync_dir
+
+log = logging.getLogger("dms.searchable")
+
+
+def build(store: FileStore, readers: PdfReaders, version_id: str, mime_type: str,
+          read_by_tesseract: list[int]) -> tuple[int, str] | None:
+    """Join the page PDFs of the pages Tesseract read into the version's searchable PDF; returns
+    its (size, SHA-256), or None when no page needed Tesseract or a page's PDF is missing (made
+    before searchable PDFs existed, or with DMS_SEARCHABLE_PDF off)."""
+    work = store.work_dir(version_id)
+    pages = {number: work / f"{number}.pdf" for number in read_by_tesseract}
+    missing = [number for number, path in pages.items() if not path.is_file()]
+    if not pages or missing:
+        if missing:
+            log.info("version %s: no searchable PDF (no page PDF for page(s) %s; POST /ocr/ "
+                     "reads it again)", version_id, ", ".join(map(str, missing[:10])))
+        discard(store, version_id)  # the database will say "none": no file may say otherwise
+        return None
+    target = store.searchable_path(version_id)
+    partial = work / "searchable.pdf"
+    if mime_type == "application/pdf":
+        pdf.overlay_text_pages(readers, store.path(version_id),
+                               {number - 1: path for number, path in pages.items()}, partial)
+    else:
+        pdf.join_pages(readers, [pages[number] for number in sorted(pages)], partial)
+    size, sha256 = _fsync_and_hash(partial)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(partial, target)
+    fsync_dir(target.parent)
+    shutil.rmtree(work, ignore_errors=True)
+    return size, sha256
+
+
+def discard(store: FileStore, version_id: str) -> None:
+    """Forget a version's searchable PDF and its page PDFs (a re-run starts over)."""
+    store.searchable_path(version_id).unlink(missing_ok=True)
+    shutil.rmtree(store.work_dir(version_id), ignore_errors=True)
+
+
+def _fsync_and_hash(path) -> tuple[int, str]:
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb+") as file:
+        for chunk in iter(lambda: file.read(CHUNK_SIZE), b""):
+            digest.update(chunk)
+            size += len(chunk)
+        os.fsync(file.fileno())
+    return size, digest.hexdigest()

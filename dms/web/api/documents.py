@@ -1,0 +1,87 @@
+"""Documents (api.md §5, §6): the caller's list, one document with its versions, uploads and
+downloads of its files."""
+
+from __future__ import annotations
+
+from dms.domain import documents, tree
+from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
+from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
+from dms.db.models import DocumentVersion, Node
+from dms.web.endpoints import Context
+
+routes = RouteTable()
+
+
+def version_resource(ctx: Context, version: DocumentVersion, page_ids: list[str]) -> dict:
+    return {
+        "id": version.id,
+        "number": version.number,
+        "file_name": version.file_name,
+        "size": version.size,
+        "page_count": version.page_count,
+        "lang": version.lang,
+        "created_at": format_datetime(version.created_at),
+        # A path, as in Papermerge: clients prepend their own host (`host + download_url`).
+        "download_url": f"/api/document-versions/{version.id}/download/",
+        "pages": [{"type": "pages", "id": page_id} for page_id in page_ids],
+        "searchable_pdf": version.searchable_size is not None,
+        "searchable_pdf_size": version.searchable_size,
+    }
+
+
+def document_body(ctx: Context, document: Node) -> dict:
+    """The full document: its node resource with `versions` (oldest first) in the attributes."""
+    versions = documents.versions(document.id)
+    pages = documents.page_ids([v.id for v in versions])
+    return single(document, versions=[version_resource(ctx, v, pages[v.id]) for v in versions])
+
+
+@routes.get("/documents/")
+def list_documents(ctx: Context):
+    return paginated_nodes(ctx, tree.of_kind(ctx.user, Node.DOCUMENT, ctx.query.get("tags"),
+                                             ctx.query.get("tags_op")))
+
+
+@routes.get("/documents/{document_id}/")
+def get_document(ctx: Context, document_id: str):
+    return document_body(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
+
+
+@routes.patch("/documents/{document_id}/")
+def update_document(ctx: Context, document_id: str):
+    return document_body(ctx, update(ctx, document_id, route_kind=Node.DOCUMENT))
+
+
+@routes.delete("/documents/{document_id}/")
+def delete_document(ctx: Context, document_id: str):
+    documents.delete_node(ctx.services, ctx.user, document_id, Node.DOCUMENT)
+    return no_content()
+
+
+@routes.put("/documents/{document_id}/upload/{file_name}")
+def upload(ctx: Context, document_id: str, file_name: str):
+    if not (ctx.header("Content-Disposition") or "").strip():
+        raise ApiError(400, "parse_error", "The Content-Disposition header is required, e.g. "
+                                           "`Content-Disposition: attachment; filename=scan.pdf`.")
+    # The stored name is the one in the URL; the header's name is only required (api.md §6).
+    document = documents.upload_version(ctx.services, ctx.user, document_id,
+                                        ctx.environ["wsgi.input"], ctx.content_length(), file_name)
+    return created(document_body(ctx, document))
+
+
+@routes.get("/documents/{document_id}/download/")
+def download_latest(ctx: Context, document_id: str):
+    return version_file(ctx, documents.latest_file(ctx.user, document_id), searchable_asked(ctx))
+
+
+@routes.get("/document-versions/{version_id}/")
+def get_version(ctx: Context, version_id: str):
+    version = documents.owned_version(ctx.user, version_id)
+    page_ids = documents.page_ids([version.id])[version.id]
+    return {"data": {"type": "document_versions", "id": version.id,
+                     "attributes": version_resource(ctx, version, page_ids)}}
+
+
+@routes.get("/document-versions/{version_id}/download/")
+def download_version(ctx: Context, version_id: str):
+    return version_file(ctx, documents.owned_version(ctx.user, version_id), searchable_asked(ctx))

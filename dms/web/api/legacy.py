@@ -1,0 +1,60 @@
+"""The legacy document endpoints (api.md §9), under /api only, answering plain JSON objects.
+Uploads here land in the caller's .inbox as new documents."""
+
+from __future__ import annotations
+
+from dms.domain import documents, tags, tree
+from dms.web.jsonapi import JSON, Reply, RouteTable, format_datetime
+from dms.db.models import Node
+from dms.web.endpoints import Context
+
+routes = RouteTable()
+LEGACY = {"prefixes": ("/api",), "media_type": JSON}
+
+
+def legacy_object(document: Node | tree.NodeRow, labels: list[dict]) -> dict:
+    return {
+        "id": document.id,
+        "title": document.title,
+        "file_name": document.file_name,
+        "size": document.size,
+        "page_count": document.page_count,
+        "lang": document.lang,
+        "ocr_status": document.ocr_status,
+        "parent_id": document.parent_id,
+        "created_at": format_datetime(document.created_at),
+        "updated_at": format_datetime(document.updated_at),
+        "tags": labels,
+    }
+
+
+def legacy_objects(documents: list) -> list[dict]:
+    labels = tags.tags_of([document.id for document in documents])
+    return [legacy_object(document, labels[document.id]) for document in documents]
+
+
+@routes.get("/documents", strict_slash=True, **LEGACY)
+def list_documents(ctx: Context):
+    listing = tree.of_kind(ctx.user, Node.DOCUMENT)
+    return legacy_objects(listing.fetch(0, listing.count()))
+
+
+@routes.get("/document/{document_id}", **LEGACY)
+def get_document(ctx: Context, document_id: str):
+    return legacy_objects([tree.owned_node(ctx.user, document_id, Node.DOCUMENT)])[0]
+
+
+def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
+    document = documents.upload_to_inbox(ctx.services, ctx.user, ctx.environ["wsgi.input"],
+                                         ctx.content_length(), file_name)
+    return Reply(legacy_objects([document])[0], status=201)
+
+
+@routes.put("/document/upload/", strict_slash=True, **LEGACY)
+def upload_unnamed(ctx: Context):
+    return upload_to_inbox(ctx, None)
+
+
+@routes.put("/document/upload/{file_name}", **LEGACY)
+def upload_named(ctx: Context, file_name: str):
+    return upload_to_inbox(ctx, file_name)

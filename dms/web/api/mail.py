@@ -1,0 +1,60 @@
+"""Mail accounts (api.md §8c): the caller's own IMAP accounts; the password is write-only."""
+
+from __future__ import annotations
+
+from dms.domain import mailaccounts
+from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
+from dms.db.models import MailAccount
+from dms.web.endpoints import Context
+
+routes = RouteTable()
+
+
+def account_resource(ctx: Context, account: MailAccount) -> dict:
+    return {"type": "mail-accounts", "id": account.id, "attributes": {
+        "host": account.host, "port": account.port, "security": account.security,
+        "username": account.username, "mailbox": account.mailbox,
+        "after_import": account.after_import, "move_to": account.move_to,
+        "folder_per_sender": bool(account.folder_per_sender), "enabled": bool(account.enabled),
+        "last_checked_at": format_datetime(account.last_checked_at),
+        "last_error": account.last_error, "imported_count": account.imported_count,
+        "checking": ctx.services.mail.is_busy(account)}}
+
+
+@routes.get("/mail-accounts/")
+def list_mail_accounts(ctx: Context):
+    return ctx.paginate(mailaccounts.accounts_of(ctx.user),
+                        lambda rows: [account_resource(ctx, a) for a in rows])
+
+
+@routes.post("/mail-accounts/")
+def create_mail_account(ctx: Context):
+    _, attributes = ctx.resource("mail-accounts")
+    account = mailaccounts.create_account(ctx.user, attributes, ctx.config.data_dir)
+    return created({"data": account_resource(ctx, account)})
+
+
+@routes.get("/mail-accounts/{account_id}/")
+def get_mail_account(ctx: Context, account_id: str):
+    return {"data": account_resource(ctx, mailaccounts.owned_account(ctx.user, account_id))}
+
+
+@routes.patch("/mail-accounts/{account_id}/")
+def update_mail_account(ctx: Context, account_id: str):
+    _, attributes = ctx.resource("mail-accounts")
+    account = mailaccounts.update_account(ctx.user, account_id, attributes, ctx.config.data_dir)
+    return {"data": account_resource(ctx, account)}
+
+
+@routes.delete("/mail-accounts/{account_id}/")
+def delete_mail_account(ctx: Context, account_id: str):
+    mailaccounts.delete_account(ctx.user, account_id)
+    return no_content()
+
+
+@routes.post("/mail-accounts/{account_id}/check/")
+def check_mail_account(ctx: Context, account_id: str):
+    """202 at once: the check runs in the background (dms.intake.mailchecker); its result shows in
+    `last_checked_at` and `last_error` once `checking` is false."""
+    account = ctx.services.mail.request(ctx.user, account_id)
+    return Reply({"data": account_resource(ctx, account)}, status=202)

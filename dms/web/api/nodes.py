@@ -1,0 +1,233 @@
+"""Nodes and folders (api.md §5): list, create, rename, move, delete.
+
+Another user's node answers exactly like an unknown id, for every route, admins included."""
+
+from __future__ import annotations
+
+import bottle
+
+from dms.domain import archives, documents, tags, tree
+from dms.domain.mailaccounts import mail_of
+from dms.web.jsonapi import JSON, ApiError, RouteTable, created, format_datetime, invalid, no_content
+from dms.db.models import Node
+from dms.web.endpoints import Context, content_disposition, file_response
+
+routes = RouteTable()
+
+TYPE_OF_KIND = {Node.FOLDER: "folders", Node.DOCUMENT: "documents"}
+KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.items()}
+
+
+def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]], labels: list[dict],
+                  mail: dict | None = None, **extra_attributes) -> dict:
+    """A folder or document as JSON:API resource: type, id, attributes, relationships only.
+    `mail`: the message a document came by (None: it did not come by mail)."""
+    attributes = {"title": node.title}
+    if node.is_document:
+        attributes.update(lang=node.lang, ocr=bool(node.ocr), ocr_status=node.ocr_status,
+                          ocr_error=node.ocr_error, file_name=node.file_name, size=node.size,
+                          page_count=node.page_count, mail=mail)
+    attributes.update(created_at=format_datetime(node.created_at),
+                      updated_at=format_datetime(node.updated_at),
+                      breadcrumb=breadcrumb, tags=labels, **extra_attributes)
+    parent = {"type": "folders", "id": node.parent_id} if node.parent_id else None
+    return {"type": TYPE_OF_KIND[node.kind], "id": node.id, "attributes": attributes,
+            "relationships": {"parent": {"data": parent}}}
+
+
+def resources(nodes: list[Node | tree.NodeRow]) -> list[dict]:
+    """Several nodes with their breadcrumbs and tags, each looked up in one query."""
+    ids = [node.id for node in nodes]
+    crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
+    return [node_resource(node, crumbs[node.id], labels[node.id], mail.get(node.id))
+            for node in nodes]
+
+
+def children_resources(folder: Node, nodes: list[tree.NodeRow]) -> list[dict]:
+    """Siblings share their path: the folder's breadcrumb plus their own title and id."""
+    path = tree.breadcrumbs([folder.id])[folder.id]
+    ids = [node.id for node in nodes]
+    labels, mail = tags.tags_of(ids), mail_of(ids)
+    return [node_resource(node, path + [[node.title, node.id]], labels[node.id], mail.get(node.id))
+            for node in nodes]
+
+
+def single(node: Node, **extra_attributes) -> dict:
+    return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id],
+                                  tags.tags_of([node.id])[node.id],
+                                  mail_of([node.id]).get(node.id), **extra_attributes)}
+
+
+def paginated_nodes(ctx: Context, listing: tree.NodeListing) -> dict:
+    return ctx.paginate(listing, resources)
+
+
+def parent_reference(data: dict) -> tuple[object, str]:
+    """The parent id of a new node and the pointer to it: `relationships.parent` (the spec's
+    examples) or `parent` right under `data` (the spec's reference), as an id or an object."""
+    relationships = data.get("relationships")
+    if isinstance(relationships, dict) and "parent" in relationships:
+        reference, pointer = relationships["parent"], "/data/relationships/parent"
+    elif "parent" in data:
+        reference, pointer = data["parent"], "/data/parent"
+    else:
+        raise ApiError(400, "required", "A parent folder is required.", "/data/relationships/parent")
+    if isinstance(reference, dict) and isinstance(reference.get("data"), dict):
+        reference = reference["data"]
+    if isinstance(reference, dict):
+        reference = reference.get("id")
+    return reference, pointer
+
+
+def create(ctx: Context, allowed_types: tuple[str, ...]) -> Node:
+    # The spec: "Any other content type on folder creation gives 400 Bad Request."
+    data, attributes = ctx.resource(allowed_types, refuse_status=400)
+    parent_id, pointer = parent_reference(data)
+    return tree.create_node(ctx.user, KIND_OF_TYPE[data["type"]], attributes, parent_id,
+                            parent_field=pointer, default_lang=ctx.config.ocr_lang,
+                            max_depth=ctx.config.max_tree_depth)
+
+
+def update(ctx: Context, node_id: str, route_kind: str | None = None) -> Node:
+    data, attributes = ctx.resource(("folders", "documents"))
+    if "id" in data and data["id"] != node_id:
+        raise ApiError(409, "conflict", "The id in the body does not match the id in the URL.",
+                       "/data/id")
+    return tree.update_node(ctx.user, node_id, KIND_OF_TYPE[data["type"]], attributes, route_kind)
+
+
+@routes.get("/nodes/")
+def list_top_level(ctx: Context):
+    return paginated_nodes(ctx, tree.special_folders(ctx.user))
+
+
+@routes.post("/nodes/")
+def create_node(ctx: Context):
+    return created(single(create(ctx, ("folders", "documents"))))
+
+
+@routes.post("/nodes/move/", media_type=JSON)
+def move_nodes(ctx: Context):
+    body = ctx.json()
+    entries = body.get("nodes")
+    if not isinstance(entries, list):
+        raise ApiError(400, "required", "`nodes` must be a list of {\"id\": ...} objects.",
+                       "/nodes")
+    node_ids = []
+    for index, entry in enumerate(entries):
+        node_id = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(node_id, str) or not node_id:
+            raise invalid("Each entry of `nodes` needs an `id`.", f"/nodes/{index}/id")
+        node_ids.append(node_id)
+    target = body.get("target_parent")
+    target_id = target.get("id") if isinstance(target, dict) else None
+    if not isinstance(target_id, str) or not target_id:
+        raise ApiError(400, "required", "`target_parent` must be an object with the target folder's "
+                                        "`id`.", "/target_parent")
+    moved = tree.move_nodes(ctx.user, node_ids, target_id, ctx.config.max_tree_depth)
+    return {"data": resources(moved)}
+
+
+@routes.get("/nodes/download/")
+def download_nodes(ctx: Context):
+    """One document: its latest file as is. Anything else: an archive of the selection."""
+    node_ids = list(dict.fromkeys(
+        part for key, value in ctx.query_items if key in ("node_ids", "node_ids[]")
+        for part in value.split(",") if part))
+    if not node_ids:
+        raise ApiError(400, "required", "Name the nodes to download with node_ids=<id> "
+                                        "(repeat it for several).")
+    archive_type = ctx.query.get("archive_type", "zip")
+    if archive_type not in archives.ARCHIVE_TYPES:
+        raise invalid(f"archive_type must be one of {', '.join(archives.ARCHIVE_TYPES)}.")
+    password = ctx.query.get("password") or None
+    if password and archive_type != "zip":
+        raise invalid("A password can only protect a zip archive (archive_type=zip).")
+    nodes = tree.owned_nodes(ctx.user, node_ids)
+    if len(nodes) == 1 and nodes[0].is_document and not password:
+        return version_file(ctx, documents.latest_file(ctx.user, nodes[0].id),
+                            searchable_asked(ctx))
+    members = archives.entries([node.id for node in nodes], ctx.services.store,
+                              searchable_asked(ctx), ctx.config.max_tree_depth)
+    # A hidden file would surprise: `.inbox` downloads as inbox.zip.
+    stem = (archives.safe_name(nodes[0].title).lstrip(".") if len(nodes) == 1 else "") or "documents"
+    if archive_type == "zip":
+        body, media, name = archives.stream_zip(members, password), "application/zip", stem + ".zip"
+    else:
+        body, media, name = archives.stream_targz(members), "application/gzip", stem + ".tar.gz"
+    return bottle.HTTPResponse(body, 200, {"Content-Type": media,
+                                           "Content-Disposition": content_disposition(name)})
+
+
+def searchable_asked(ctx: Context) -> bool:
+    """`?searchable=1`: the searchable PDF instead of the original."""
+    return ctx.query.get("searchable", "").lower() in ("1", "true", "yes")
+
+
+def version_file(ctx: Context, version, searchable: bool = False):
+    store = ctx.services.store
+    if searchable:
+        if version.searchable_size is None:
+            raise ApiError(404, "not_found", "This version has no searchable PDF: it is made when "
+                                             "Tesseract reads a document's pages.")
+        return file_response(store.searchable_path(version.id), "application/pdf",
+                             documents.searchable_name(version.file_name),
+                             etag=version.searchable_sha256)
+    path = store.path(version.id)
+    if not path.is_file():
+        raise ApiError(404, "not_found", "The file of this version is missing from the store; "
+                                         "run `dms verify`.")
+    return file_response(path, version.mime_type, version.file_name, etag=version.sha256)
+
+
+@routes.get("/nodes/inboxcount/")
+def inbox_count(ctx: Context):
+    """Papermerge's shape; it counts documents too (Papermerge counted only folders)."""
+    return {"data": {"count": tree.inbox_count(ctx.user)}}
+
+
+@routes.get("/nodes/{node_id}/")
+def list_children(ctx: Context, node_id: str):
+    folder, children = tree.listing(ctx.user, node_id, ctx.query.get("sort"),
+                                    ctx.query.get("tags"), ctx.query.get("tags_op"))
+    return ctx.paginate(children, lambda rows: children_resources(folder, rows))
+
+
+@routes.patch("/nodes/{node_id}/")
+def update_node(ctx: Context, node_id: str):
+    return single(update(ctx, node_id))
+
+
+@routes.delete("/nodes/{node_id}/")
+def delete_node(ctx: Context, node_id: str):
+    documents.delete_node(ctx.services, ctx.user, node_id)
+    return no_content()
+
+
+@routes.get("/folders/")
+def list_folders(ctx: Context):
+    return paginated_nodes(ctx, tree.of_kind(ctx.user, Node.FOLDER))
+
+
+@routes.post("/folders/")
+def create_folder(ctx: Context):
+    return created(single(create(ctx, ("folders",))))
+
+
+@routes.get("/folders/{folder_id}/")
+def get_folder(ctx: Context, folder_id: str):
+    return single(tree.owned_node(ctx.user, folder_id, Node.FOLDER))
+
+
+@routes.patch("/folders/{folder_id}/")
+def update_folder(ctx: Context, folder_id: str):
+    return single(update(ctx, folder_id, route_kind=Node.FOLDER))
+
+
+@routes.delete("/folders/{folder_id}/")
+def delete_folder(ctx: Context, folder_id: str):
+    documents.delete_node(ctx.services, ctx.user, folder_id, Node.FOLDER)
+    return no_content()
+
+
+

@@ -1,0 +1,17 @@
+"""Search (api.md §8): the caller's folders and documents by title and text."""
+
+from __future__ import annotations
+
+from dms import search
+from dms.web.jsonapi import JSON, RouteTable
+from dms.web.endpoints import Context
+
+routes = RouteTable()
+
+
+@routes.get("/search/", media_type=JSON)
+def search_nodes(ctx: Context):
+    return search.query(ctx.services.search, ctx.user, ctx.query.get("q"),
+                        ctx.query.get("limit", search.DEFAULT_LIMIT),
+                        ctx.config.search_timeout_seconds, ctx.client_gone,
+                        ctx.query.get("tags"), ctx.query.get("tags_op"))

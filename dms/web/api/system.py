@@ -1,0 +1,47 @@
+"""Endpoints about the service itself (api.md §10): version and health, both without login."""
+
+from __future__ import annotations
+
+import functools
+
+from dms import __version__
+from dms.ops import health as dms_health
+from dms.web.jsonapi import JSON, ApiError, RouteTable
+from dms.web.openapi import build as build_openapi
+from dms.web.endpoints import Context
+
+
+routes = RouteTable()
+
+
+@routes.get("/openapi.json", auth=False, media_type=JSON, strict_slash=True)
+def openapi(ctx: Context):
+    return openapi_document()
+
+
+@functools.lru_cache(maxsize=1)
+def openapi_document() -> dict:
+    from dms.web.api import ROUTE_TABLES  # the package imports this module: look it up when asked
+
+    return build_openapi([route for table in ROUTE_TABLES for route in table.routes])
+
+
+@routes.get("/version/", auth=False, media_type=JSON)
+def version(ctx: Context):
+    return {"version": __version__}
+
+
+@routes.get("/health", auth=False, media_type=JSON)
+def health(ctx: Context):
+    """No login needed: 503 with the reason when this node cannot reach its database or its
+    queue (for load balancers). An admin's token adds the details (dms.ops.health)."""
+    dms_health.check(ctx.services)
+    body: dict = {"status": "ok"}
+    if ctx.environ.get("HTTP_AUTHORIZATION"):
+        try:
+            ctx.authenticate()
+        except ApiError:
+            return body
+        if ctx.user.is_admin:
+            body.update(dms_health.details(ctx.services))
+    return body

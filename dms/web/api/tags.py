@@ -1,0 +1,61 @@
+"""Tags (api.md §8a): the caller's own tags, and the tags of one of their nodes."""
+
+from __future__ import annotations
+
+from dms.domain import tags
+from dms.web.jsonapi import JSON, Reply, RouteTable, created, no_content
+from dms.db.models import Tag
+from dms.web.endpoints import Context
+
+routes = RouteTable()
+
+
+def tag_resource(tag: Tag) -> dict:
+    return {"type": "tags", "id": tag.id, "attributes": {
+        "name": tag.name, "bg_color": tag.bg_color, "fg_color": tag.fg_color,
+        "description": tag.description, "pinned": bool(tag.pinned)}}
+
+
+@routes.get("/tags/")
+def list_tags(ctx: Context):
+    return ctx.paginate(tags.tags_of_user(ctx.user), lambda rows: [tag_resource(t) for t in rows])
+
+
+@routes.post("/tags/")
+def create_tag(ctx: Context):
+    _, attributes = ctx.resource("tags")
+    return created({"data": tag_resource(tags.create_tag(ctx.user, attributes))})
+
+
+@routes.get("/tags/{tag_id}/")
+def get_tag(ctx: Context, tag_id: str):
+    return {"data": tag_resource(tags.owned_tag(ctx.user, tag_id))}
+
+
+@routes.patch("/tags/{tag_id}/")
+def update_tag(ctx: Context, tag_id: str):
+    _, attributes = ctx.resource("tags")
+    return {"data": tag_resource(tags.update_tag(ctx.user, tag_id, attributes))}
+
+
+@routes.delete("/tags/{tag_id}/")
+def delete_tag(ctx: Context, tag_id: str):
+    tags.delete_tag(ctx.user, tag_id)
+    return no_content()
+
+
+@routes.post("/nodes/{node_id}/tags/", media_type=JSON)
+def replace_node_tags(ctx: Context, node_id: str):
+    names = tags.change_node_tags(ctx.user, node_id, ctx.json().get("tags"), "replace")
+    return Reply({"tags": names}, status=201)
+
+
+@routes.patch("/nodes/{node_id}/tags/", media_type=JSON)
+def add_node_tags(ctx: Context, node_id: str):
+    return {"tags": tags.change_node_tags(ctx.user, node_id, ctx.json().get("tags"), "append")}
+
+
+@routes.delete("/nodes/{node_id}/tags/", media_type=JSON)
+def remove_node_tags(ctx: Context, node_id: str):
+    tags.change_node_tags(ctx.user, node_id, ctx.json().get("tags"), "remove")
+    return no_content()

@@ -1,0 +1,62 @@
+"""The token web page (plain HTML, CSS and JS from dms/web/static, no build step), served at / and
+/ui/ by the same process. It talks only to the public REST API."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import bottle
+
+from dms.web.jsonapi import RouteTable, not_found
+from dms.web.endpoints import Context
+
+routes = RouteTable()
+UI = {"auth": False, "prefixes": ("",)}
+
+# No inline script or style, nothing from another origin, never inside a frame.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+        "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cache-Control": "no-cache",
+}
+MEDIA_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css",
+               ".svg": "image/svg+xml", ".png": "image/png", ".ico": "image/x-icon"}
+
+
+def static_dir() -> Path:
+    """The page's files, inside the package (also inside a PyInstaller build)."""
+    return Path(str(resources.files("dms.web") / "static"))
+
+
+def static_response(name: str) -> bottle.HTTPResponse:
+    path = static_dir() / name
+    media = MEDIA_TYPES.get(path.suffix)
+    # Only plain file names of known types: nothing a client sends can reach another path.
+    if media is None or "/" in name or "\\" in name or name.startswith(".") or not path.is_file():
+        raise not_found()
+    return bottle.static_file(name, root=str(path.parent), mimetype=media, charset="utf-8",
+                              headers=dict(SECURITY_HEADERS))
+
+
+@routes.get("/", strict_slash=True, **UI)
+def page(ctx: Context):
+    return static_response("index.html")
+
+
+@routes.get("/ui/", **UI)
+def page_under_ui(ctx: Context):
+    """One page, one address: /ui/ sends the browser to the root, so the page's relative links
+    (static/..., api/...) also work under a --url-prefix."""
+    return bottle.HTTPResponse(status=302, headers={
+        "Location": ctx.absolute_url(ctx.environ.get("SCRIPT_NAME", "") + "/"), **SECURITY_HEADERS})
+
+
+@routes.get("/static/{name}", **UI)
+def static(ctx: Context, name: str):
+    return static_response(name)

@@ -1,0 +1,288 @@
+"""The Bottle side of the JSON:API layer: the request context handed to every handler, the wrapper
+that authenticates, calls the handler and turns whatever happens into a response — the ONE place
+where domain errors (dms.errors) become HTTP statuses and the error envelope — and the
+application class whose own errors (404, 405, 413, 500) also come out as the error envelope."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import parse_qsl, quote
+
+import bottle
+
+from dms import errors
+from dms.domain.credentials import find_token
+from dms.db import is_disk_full, release_connection
+from dms.web.jsonapi import (JSON, VND, ApiError, Reply, Route, attributes_of, choose_page, encode,
+                         list_body, media_type, parse_json, resource_data)
+from dms.db.models import Token, User, utcnow
+from dms.domain.services import Services
+
+log = logging.getLogger("dms.web")
+
+AUTH_HEADERS = {"WWW-Authenticate": "Token"}
+FRAMEWORK_ERRORS = {
+    400: ("parse_error", "The request could not be understood."),
+    404: ("not_found", "Not found: there is no endpoint at this address."),
+    413: ("too_large", "The request body is too large."),
+    416: ("invalid", "The requested range is not satisfiable."),
+    500: ("server_error", "A server error occurred."),
+}
+
+STATUS_OF_ERROR = {
+    errors.NotFound: 404, errors.Forbidden: 403, errors.Invalid: 400, errors.Conflict: 409,
+    errors.TooLarge: 413, errors.UnsupportedType: 415, errors.Throttled: 429,
+    errors.StorageFull: 507, errors.Unavailable: 503,
+}
+ATTRIBUTES = "/data/attributes/"
+
+
+class Context:
+    """One request as a handler sees it: who is calling, the query, the body, absolute URLs."""
+
+    def __init__(self, services: Services, environ: dict, route: Route):
+        self.services = services
+        self.config = services.config
+        self.environ = environ
+        self.route = route
+        self.user: User | None = None
+        self.token: Token | None = None
+        self.query_items = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        self.query = dict(self.query_items)
+        # Where the fields named by domain errors live in this request's body (dms.errors).
+        self.field_base = "/"
+
+    # -- who is calling -------------------------------------------------------------------------
+    def authenticate(self) -> None:
+        scheme, _, secret = self.environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
+        secret = secret.strip()
+        if scheme.lower() != "token" or not secret:
+            raise ApiError(401, "not_authenticated", "Authentication credentials were not provided.",
+                           headers=AUTH_HEADERS)
+        token = find_token(secret, utcnow())
+        if token is None:
+            raise ApiError(401, "authentication_failed", "Invalid token.", headers=AUTH_HEADERS)
+        self.token, self.user = token, token.user
+
+    @property
+    def remote_addr(self) -> str:
+        # REMOTE_ADDR only: X-Forwarded-For is client-controlled unless a trusted proxy rewrote it.
+        return self.environ.get("REMOTE_ADDR", "")
+
+    # -- the request ----------------------------------------------------------------------------
+    def header(self, name: str) -> str | None:
+        """A request header; Content-Type and Content-Length are not HTTP_* in WSGI."""
+        key = "HTTP_" + name.upper().replace("-", "_")
+        if name.lower() in ("content-type", "content-length"):
+            key = key[5:]
+        return self.environ.get(key)
+
+    def json(self, accept: tuple[str, ...] = (JSON, VND), refuse_status: int = 415) -> dict:
+        """The body as a JSON object; its media type must be one of `accept` (else `refuse_status`)."""
+        given = media_type(self.header("Content-Type"))
+        if given not in accept:
+            shown = given or "none"
+            raise ApiError(refuse_status, "unsupported_media_type",
+                           f"Unsupported media type {shown!r} in the request; "
+                           f"use {' or '.join(accept)}.")
+        length = self.content_length() or 0
+        if length > self.config.max_json_bytes:
+            raise ApiError(413, "too_large",
+                           f"The JSON body is larger than {self.config.max_json_kb} KiB.")
+        raw = self.environ["wsgi.input"].read(length) if length > 0 else b""
+        self.field_base = "/"
+        return parse_json(raw)
+
+    def resource(self, types: str | tuple[str, ...], refuse_status: int = 415) -> tuple[dict, dict]:
+        """A JSON:API body (`application/vnd.api+json`): its `data` object, checked to be one of
+        `types`, and its attributes. Fields named by domain errors are then attributes."""
+        body = self.json(accept=(VND,), refuse_status=refuse_status)
+        data = resource_data(body, types)
+        attributes = attributes_of(data)
+        self.field_base = ATTRIBUTES
+        return data, attributes
+
+    def client_gone(self) -> bool:
+        """True once the client closed its connection (waitress notices with
+        channel_request_lookahead): long work for it can stop."""
+        check = self.environ.get("waitress.client_disconnected")
+        return bool(check and check())
+
+    def content_length(self) -> int | None:
+        """The body's announced length (waitress sets it for chunked bodies too), or None."""
+        raw = self.environ.get("CONTENT_LENGTH")
+        if not raw:
+            return None
+        try:
+            return int(raw)
+        except ValueError:
+            raise ApiError(400, "parse_error", "The Content-Length header is not a number.") from None
+
+    # -- building answers -----------------------------------------------------------------------
+    def absolute_url(self, path: str | None = None) -> str:
+        scheme = self.environ.get("wsgi.url_scheme", "http")
+        host = self.environ.get("HTTP_HOST") or "{}:{}".format(
+            self.environ.get("SERVER_NAME", "localhost"), self.environ.get("SERVER_PORT", "80"))
+        if path is None:
+            path = self.environ.get("SCRIPT_NAME", "") + self.environ.get("PATH_INFO", "")
+        return f"{scheme}://{host}{quote(path)}"
+
+    def paginate(self, listing, serialize: Callable[[list], list[dict]]) -> dict:
+        """One page of a listing as the list shape (api.md §1, Pagination). `listing` is a peewee
+        query or anything with count() and fetch(offset, limit); `serialize` turns a page of
+        its rows into resources."""
+        if not hasattr(listing, "fetch"):
+            listing = QueryListing(listing)
+        page = choose_page(self.query, listing.count())
+        rows = listing.fetch(page.offset, page.size)
+        return list_body(serialize(rows), page, self.absolute_url(), self.query_items)
+
+
+class QueryListing:
+    """A peewee query as a listing."""
+
+    def __init__(self, query):
+        self.query = query
+
+    def count(self) -> int:
+        return self.query.count()
+
+    def fetch(self, offset: int, limit: int) -> list:
+        return list(self.query.offset(offset).limit(limit))
+
+
+# RFC 7230's `token` characters: a name made only of these needs no quotes.
+TOKEN_CHARACTERS = frozenset("!#$%&'*+-.^_`|~0123456789"
+                             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def content_disposition(file_name: str, disposition: str = "attachment") -> str:
+    """RFC 6266. A name that is an RFC 7230 token goes bare (`filename=scan.pdf`): naive clients
+    such as papermerge-cli split the header at `=` and would save `"scan.pdf"`, quotes included.
+    Any other name gets a quoted ASCII fallback plus the exact name as UTF-8 in `filename*`."""
+    if file_name and set(file_name) <= TOKEN_CHARACTERS:
+        return f"{disposition}; filename={file_name}"
+    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "_" for c in file_name)
+    return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
+
+
+def file_response(path: Path, mime_type: str, file_name: str, etag: str) -> bottle.HTTPResponse:
+    """A stored file as a download, with Range, HEAD and conditional requests (Bottle's own)."""
+    headers = {"Content-Disposition": content_disposition(file_name)}
+    return bottle.static_file(path.name, root=str(path.parent), mimetype=mime_type, charset=None,
+                              etag=etag, headers=headers)
+
+
+def bottle_rule(route: Route, prefix: str) -> str:
+    """`/users/{id}/` -> `/api/users/<id><:re:/?>`: the slash is optional (api.md §1) unless the
+    route is strict (the legacy `GET /api/documents` must not swallow `/api/documents/`)."""
+    rule = prefix + route.path.replace("{", "<").replace("}", ">")
+    if route.strict_slash:
+        return rule
+    return rule.rstrip("/") + "<:re:/?>"
+
+
+def endpoint(services: Services, route: Route) -> Callable:
+    """Wrap a handler: authenticate, call, and turn the result or any exception into a response."""
+
+    def callback(**params):
+        ctx = Context(services, bottle.request.environ, route)
+        try:
+            if route.auth:
+                ctx.authenticate()
+            return render(route.handler(ctx, **params), route.media_type)
+        except ApiError as error:
+            return error_response(error, route.media_type)
+        except errors.DomainError as error:
+            return error_response(api_error(error, ctx.field_base), route.media_type)
+        except Exception as error:
+            if is_disk_full(error):
+                return error_response(api_error(errors.StorageFull(), "/"), route.media_type)
+            log.exception("unhandled error in %s %s", route.method, route.path)
+            return error_response(ApiError(500, "server_error", FRAMEWORK_ERRORS[500][1]),
+                                  route.media_type)
+        finally:
+            release_connection()
+
+    callback.__name__ = route.handler.__name__
+    return callback
+
+
+def api_error(error: errors.DomainError, field_base: str) -> ApiError:
+    """A domain error as the HTTP error: its status, code, sentence and JSON pointer."""
+    pointer = None
+    if error.field is not None:
+        pointer = error.field if error.field.startswith("/") else field_base + error.field
+    headers = {}
+    if isinstance(error, errors.Throttled):
+        headers["Retry-After"] = str(error.retry_after)
+    status = next((status for cls, status in STATUS_OF_ERROR.items() if isinstance(error, cls)), 400)
+    return ApiError(status, error.code, error.message, pointer, headers)
+
+
+def render(result: Any, default_media: str) -> bottle.HTTPResponse:
+    if isinstance(result, bottle.HTTPResponse):
+        return result
+    reply = result if isinstance(result, Reply) else Reply(result)
+    if reply.status == 204:
+        return bottle.HTTPResponse(b"", 204, reply.headers)
+    headers = {"Content-Type": reply.media_type or default_media, **reply.headers}
+    return bottle.HTTPResponse(encode(reply.body), reply.status, headers)
+
+
+def error_response(error: ApiError, media: str = VND) -> bottle.HTTPResponse:
+    headers = {"Content-Type": media, **error.headers}
+    return bottle.HTTPResponse(encode(error.envelope()), error.status, headers)
+
+
+CORS_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
+CORS_HEADERS = "Authorization, Content-Type, Content-Disposition, Range"
+
+
+def with_cors(app: Callable, origins: tuple[str, ...]) -> Callable:
+    """CORS for the listed origins only (DMS_CORS_ORIGINS; off when empty, api.md §10): their
+    preflight requests are answered here, their other requests get the Allow-Origin header."""
+    allowed = set(origins)
+
+    def cors_app(environ, start_response):
+        origin = environ.get("HTTP_ORIGIN")
+        if origin not in allowed:
+            return app(environ, start_response)
+        headers = [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
+        if environ["REQUEST_METHOD"] == "OPTIONS" and "HTTP_ACCESS_CONTROL_REQUEST_METHOD" in environ:
+            start_response("204 No Content", headers + [
+                ("Access-Control-Allow-Methods", CORS_METHODS),
+                ("Access-Control-Allow-Headers", CORS_HEADERS), ("Access-Control-Max-Age", "600")])
+            return [b""]
+
+        def start_with_cors(status, response_headers, exc_info=None):
+            return start_response(status, response_headers + headers, exc_info)
+
+        return app(environ, start_with_cors)
+
+    return cors_app
+
+
+class DmsBottle(bottle.Bottle):
+    """Bottle, with its own errors answered as the JSON:API error envelope."""
+
+    def default_error_handler(self, res: bottle.HTTPError) -> bytes:
+        status = res.status_code
+        if status == 405:
+            method = bottle.request.environ.get("REQUEST_METHOD", "")
+            error = ApiError(405, "method_not_allowed",
+                             f"Method {method} is not allowed here; allowed: "
+                             f"{res.headers.get('Allow', 'none')}.")
+        else:
+            code, detail = FRAMEWORK_ERRORS.get(status, ("invalid", res.status_line))
+            if status == 500:
+                log.error("unhandled error: %s", res.traceback or res.exception)
+            elif status == 400 and isinstance(res.body, str) and res.body:
+                detail = res.body
+            error = ApiError(status, code, detail)
+        bottle.response.content_type = VND
+        if status == 401:
+            bottle.response.set_header("WWW-Authenticate", "Token")
+        return encode(error.envelope())

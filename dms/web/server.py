@@ -1,0 +1,174 @@
+"""Running the appliance: one process, waitress serving the Bottle app.
+
+Start-up order: open and migrate the database and sweep the file store (create_app), create the
+first superuser on an empty data dir, bind the socket, start the search indexer (it opens or
+rebuilds the index in its own thread), queue unfinished work and start the processing workers,
+then serve. Shut-down order (SIGTERM, Ctrl-C or stop()): stop accepting, let the worker threads
+finish the requests they are on while the event loop still sends their answers, stop the
+threads, close the connections, stop the processing workers (the pages being read may finish)
+and the indexer, then close the database. We drive waitress'
+event loop ourselves (instead of `server.run()`) to get that order.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from typing import Callable
+
+from waitress import wasyncore
+
+from dms.domain.accounts import ensure_first_superuser
+from dms.web.app import create_app
+from dms.config import Config
+from dms.intake.consume import ConsumeFolder
+from dms.db import database, describe_url, on_commit, release_connection
+from dms.web.httpserver import create_server, fit_connection_limit, with_nosniff
+from dms.web.endpoints import with_cors
+
+log = logging.getLogger("dms.server")
+
+# waitress refuses bodies past this itself (with a plain-text 413), so it sits above the app's own
+# limit: the app answers oversized uploads first, with the JSON:API envelope.
+BODY_LIMIT_SLACK = 1024 * 1024
+# waitress reads sockets 8 KiB at a time by default, which caps uploads well below the disk's speed.
+RECEIVE_CHUNK = 256 * 1024
+MAX_HEADER_BYTES = 64 * 1024  # all request headers together; waitress refuses more with a 431
+LOOP_TIMEOUT = 1.0  # seconds the event loop sleeps when idle; stop() wakes it sooner
+GRACE_SECONDS = 10.0  # how long a stop waits for requests in flight
+CLEANUP_INTERVAL = 1  # seconds between checks for idle connections and overdue headers
+# Open files besides the connections: the listening socket and trigger, SQLite (database, WAL and
+# shared memory per thread), uploads and buffers spilled to temporary files, OCR pipes, logs.
+FILES_RESERVE = 64
+FILES_PER_THREAD = 8
+
+
+def proxy_options(config: Config) -> dict:
+    """waitress' trusted-proxy handling: only the configured proxy may set X-Forwarded-*;
+    the headers are removed from everyone else's requests."""
+    if not config.trusted_proxy:
+        return {}
+    return {"trusted_proxy": config.trusted_proxy, "clear_untrusted_proxy_headers": True,
+            "trusted_proxy_headers": {"x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
+                                      "x-forwarded-port"}}
+
+
+class Server:
+    """The app behind a bound waitress socket. `run()` blocks until `stop()` is called."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.app = create_app(config)
+        # The generated first password, if one was made; the CLI prints it once, nobody logs it.
+        self.generated_password = ensure_first_superuser(config.admin_username,
+                                                         config.admin_password)
+        release_connection()  # start-up's connection, in whichever thread built the server
+        self.processor = self.app.services.processor
+        self.indexer = self.app.services.search
+        self.consume = ConsumeFolder(self.app.services) if config.consume_dir else None
+        wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
+        workers = 0 if config.no_worker else config.ocr_workers
+        reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + workers)
+        self._wsgi = create_server(
+            with_nosniff(wsgi_app), host=config.host, port=config.port, threads=config.threads,
+            ident="dms", max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
+            recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
+            url_prefix=config.url_prefix,
+            connection_limit=fit_connection_limit(config.connection_limit, reserve),
+            header_timeout=config.header_timeout, channel_timeout=config.channel_timeout,
+            cleanup_interval=CLEANUP_INTERVAL, upload_limit_mb=config.max_upload_mb,
+            # Keep reading a connection while its request is served (one request ahead), so that
+            # waitress notices a client that left: only then does the callable
+            # environ["waitress.client_disconnected"], which long searches poll to stop early,
+            # ever return True (without lookahead it is there but always False).
+            channel_request_lookahead=1,
+            **proxy_options(config))
+        self._stopping = threading.Event()
+        self._trigger_lock = threading.RLock()  # re-entrant: stop() may run in a signal handler
+
+    @property
+    def port(self) -> int:
+        return self._wsgi.effective_port
+
+    @property
+    def url(self) -> str:
+        host = self._wsgi.effective_host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}{self.config.url_prefix}"
+
+    def run(self) -> None:
+        # The queue's workers and the search indexer start before the first request and stop
+        # after the last one.
+        unregister = on_commit(self.indexer.notify)
+        self.indexer.start()
+        self.processor.start(consume=not self.config.no_worker)
+        if self.consume is not None:
+            self.consume.start()
+        release_connection()  # this thread now only drives the event loop
+        where = f"data dir {self.config.data_dir.resolve()}"
+        if self.config.database_url:
+            where += f", database {describe_url(self.config.database_url)}"
+        if self.config.files_dir is not None:
+            where += f", files in {self.config.files_dir.resolve()}"
+        if not self.config.embedded_queue:
+            where += ", queue in Redis" + (", web only" if self.config.no_worker else "")
+        log.info("dms listening on %s (%s)", self.url, where)
+        wsgi, channels = self._wsgi, self._wsgi._map
+        try:
+            while not self._stopping.is_set():
+                wasyncore.loop(timeout=LOOP_TIMEOUT, use_poll=True, map=channels, count=1)
+            # Stop accepting, but keep pumping the loop so requests in flight can finish and
+            # their answers reach the client.
+            wasyncore.dispatcher.close(wsgi)
+            deadline = time.monotonic() + GRACE_SECONDS
+            while (wsgi.task_dispatcher.active_count or wsgi.task_dispatcher.queue) \
+                    and time.monotonic() < deadline:
+                wasyncore.loop(timeout=0.05, use_poll=True, map=channels, count=1)
+            wsgi.task_dispatcher.shutdown(timeout=GRACE_SECONDS)
+        finally:
+            # Only now, with every worker thread gone, close the trigger and the connections:
+            # closing them earlier races with workers that still write to them. The lock keeps
+            # a stop() that is just pulling the trigger from writing to a closed pipe.
+            with self._trigger_lock:
+                wsgi.trigger.close()
+            wasyncore.close_all(channels)
+            if self.consume is not None:
+                self.consume.stop()
+            self.app.services.mail.stop()
+            self.processor.stop()
+            self.app.services.pdf.stop()
+            self.indexer.stop()
+            unregister()
+            database.close()
+            log.info("dms stopped")
+
+    def stop(self) -> None:
+        """Ask run() to finish; safe from any thread and from a signal handler."""
+        with self._trigger_lock:
+            if not self._stopping.is_set():
+                self._stopping.set()
+                self._wsgi.pull_trigger()  # wakes the loop at once instead of after LOOP_TIMEOUT
+
+
+def serve(config: Config, announce: Callable[[str], None] = print) -> int:
+    """Serve until SIGTERM or Ctrl-C; returns the exit status (0 on a clean stop)."""
+    server = Server(config)
+    if server.generated_password is not None:
+        announce(
+            f"First start: created the superuser {config.admin_username!r} with the password\n\n"
+            f"    {server.generated_password}\n\n"
+            "It is shown only this once. Change it with "
+            f"`dms changepassword {config.admin_username}`.")
+    announce(f"Log in as {config.admin_username!r} at {server.url}/ or get an API token with "
+             f"POST {server.url}/api/auth/login/")
+
+    def on_signal(signum, frame):
+        log.info("received %s, stopping", signal.Signals(signum).name)
+        server.stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    server.run()
+    return 0
