@@ -48,7 +48,8 @@ from search import (FUNCTION_WORDS, OutputDrain, TextGenerator, percentile,  # n
                     rare_words, vocabulary, wait_for_index)
 
 from dms.domain import accounts  # noqa: E402
-from dms.db import _postgresql_sql, database, is_postgresql, open_database  # noqa: E402
+from dms.db import postgresql_sql, database, is_postgresql, open_database  # noqa: E402
+from dms.db.schema import migrate_schema  # noqa: E402
 from dms.db.models import Node, new_id  # noqa: E402
 
 OWNER_PASSWORD = "bench-owner-password-1"
@@ -72,7 +73,7 @@ PAGE = "INSERT INTO page (id, version_id, number, text, method) VALUES (?, ?, 1,
 def many(sql: str, rows: list[tuple]) -> None:
     if rows:
         cursor = database.connection().cursor()
-        cursor.executemany(_postgresql_sql(sql) if is_postgresql() else sql, rows)
+        cursor.executemany(postgresql_sql(sql) if is_postgresql() else sql, rows)
 
 
 def stamp() -> str:
@@ -124,6 +125,7 @@ class Layout:
 def load(target, size: int, owner_count: int, args, words, rare) -> tuple[Layout, str, str]:
     """The database of one run; (layout, queried username, its password)."""
     open_database(target)
+    migrate_schema()
     if not is_postgresql():
         database.execute_sql("PRAGMA synchronous = OFF")  # this loading connection only
     queried = 0 if owner_count == 1 else 1

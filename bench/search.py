@@ -4,7 +4,7 @@ of dms.db, and the server's RSS.
 
 For each --sizes count and each --owners layout, in a fresh temporary data dir:
 
-1. The database: schema by dms.db.open_database; the owners by dms.domain.accounts.create_user (`admin`,
+1. The database: schema by dms.db.schema.open_migrated; the owners by dms.domain.accounts.create_user (`admin`,
    the first owner, is also the admin; with more owners `owner001`... — only the admin and the
    owner whose documents are queried get a password, hashing 100 scrypt passwords would only cost
    time); then the documents, bulk-inserted with plain SQL in transactions of --batch documents,
@@ -70,6 +70,7 @@ from common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine  # noqa: E4
 
 from dms.domain import accounts  # noqa: E402
 from dms.db import database, open_database  # noqa: E402
+from dms.db.schema import migrate_schema  # noqa: E402
 from dms.db.models import Node, new_id  # noqa: E402
 
 FOLDER_SIZE = 1000
@@ -269,6 +270,7 @@ def add_documents(owners: list[Owner], size: int, words: int, batch: int,
 def build_database(db_path: Path, size: int, owner_count: int, args,
                    words: list[str], rare: list[str]) -> tuple[list[Owner], Owner, Counter]:
     open_database(db_path)
+    migrate_schema()
     database.execute_sql("PRAGMA synchronous = OFF")  # this loading connection only
     queried_number = 0 if owner_count == 1 else 1
     owners = create_owners(owner_count, queried_number)

@@ -24,6 +24,7 @@ from common import (ADMIN_PASSWORD, FloorProcess, ServerProcess, machine, timed,
 
 from dms.domain import accounts  # noqa: E402
 from dms.db import database, open_database  # noqa: E402
+from dms.db.schema import migrate_schema  # noqa: E402
 from dms.db.models import Node, new_id, utcnow  # noqa: E402
 
 BIG_FOLDER_CHILDREN = 10_000
@@ -36,6 +37,7 @@ FILLER_FOLDER_SIZE = 100
 def build_tree(data_dir: Path, total: int) -> dict[str, str]:
     """Write the tree straight into SQLite (bulk inserts); returns the ids the timings use."""
     open_database(data_dir / "dms.db")
+    migrate_schema()
     user = accounts.create_user("admin", ADMIN_PASSWORD, is_superuser=True, is_staff=True)
     home = Node.get(Node.owner == user, Node.special == Node.HOME)
     inbox = Node.get(Node.owner == user, Node.special == Node.INBOX)

@@ -63,7 +63,8 @@ class Config:
     ocr_max_megapixels: int = 25  # a page is scaled down to this before Tesseract reads it
     ocr_slice_seconds: int = 20  # a worker moves on to other documents after this long
     ocr_budget_minutes: float = 360  # processing time per document before it fails
-    # Address space of one PDF reader process (dms.files.pdfprocess): a page needing more is refused.
+    # Address space of one PDF reader process (dms.files.pdfprocess): a page needing more is
+    # refused.
     pdf_memory_mb: int = 1024
     # A worker holds a lease on the version it reads, renewed every third of this; a lease not
     # renewed for this long (its worker died) is taken over by another worker.

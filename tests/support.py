@@ -96,8 +96,8 @@ def _connect(target):
     url = getattr(target, "database_url", None)
     if url:
         import psycopg
-        from dms.db import _postgresql_sql
-        return psycopg.connect(url), _postgresql_sql
+        from dms.db import postgresql_sql
+        return psycopg.connect(url), postgresql_sql
     path = target.db_path if hasattr(target, "db_path") else target
     return sqlite3.connect(path), lambda sql: sql
 

@@ -41,10 +41,11 @@ def test_wrong_credentials_are_400_and_issue_no_token(anon, config, username, pa
 
 
 @pytest.mark.parametrize("body, code, detail, pointer", [
-    ({"password": "x"}, "required", "The username is required.", "/username"),
-    ({"username": "admin"}, "required", "The password is required.", "/password"),
-    ({"username": "", "password": "x"}, "blank", "The username may not be blank.", "/username"),
-    ({"username": "admin", "password": ""}, "blank", "The password may not be blank.", "/password"),
+    ({"password": "x"}, "required", "A username is required.", "/username"),
+    ({"username": "admin"}, "required", "A password is required.", "/password"),
+    ({"username": "", "password": "x"}, "blank", "A username may not be blank.", "/username"),
+    ({"username": "admin", "password": ""}, "blank", "A password may not be blank.", "/password"),
+    ({"username": 7, "password": "x"}, "invalid", "A username must be text.", "/username"),
 ])
 def test_missing_or_blank_login_fields_point_at_the_field(anon, body, code, detail, pointer):
     assert_error(anon.post("/api/auth/login/", body, media=JSON), 400, code, detail, pointer,

@@ -26,7 +26,7 @@ STAMP = "2025-01-02 03:04:05.123456"
 
 def make_data_dir_at_migration_1(path):
     """What dms at schema 1 wrote: a user, a token and a small tree, in that schema's own SQL."""
-    db.open_database(path, migrate=False)
+    db.open_database(path)
     schema.migration_runner().up(target="0001_initial")
     db.database.close()
     connection = sqlite3.connect(path)
@@ -50,6 +50,8 @@ def make_data_dir_at_migration_1(path):
 def test_every_migration_applies_in_order_and_is_recorded(tmp_path):
     path = tmp_path / "dms.db"
     db.open_database(path)
+    assert schema.schema_version() == 0  # opening does not migrate
+    schema.migrate_schema()
     names = sorted(p.stem for p in schema.migrations_dir().glob("[0-9]*.py"))
     assert set(schema.migration_runner().applied()) == set(names)
     assert schema.schema_version() == int(names[-1].split("_")[0])
@@ -102,7 +104,7 @@ def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, capl
     clash can be made."""
     path = config.db_path
     path.parent.mkdir(parents=True)
-    db.open_database(path, migrate=False)
+    db.open_database(path)
     schema.migration_runner().up(target="0004_pages_search_ocr")
     db.database.close()
     connection = sqlite3.connect(path)

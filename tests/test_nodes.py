@@ -84,8 +84,8 @@ def test_folders_endpoint_creates_folders_only(alice, config):
 
 @pytest.mark.parametrize("title, code, detail", [
     (None, "required", "A title is required."),
-    ("", "blank", "The title may not be blank."),
-    ("   ", "blank", "The title may not be blank."),
+    ("", "blank", "A title may not be blank."),
+    ("   ", "blank", "A title may not be blank."),
     ("a/b", "invalid", BAD_TITLE),
     ("a\\b", "invalid", BAD_TITLE),
     ("tab\there", "invalid", BAD_TITLE),
@@ -93,7 +93,7 @@ def test_folders_endpoint_creates_folders_only(alice, config):
     ("zero\u200bwidth", "invalid", BAD_TITLE),
     ("line\u2028break", "invalid", BAD_TITLE),
     ("x" * 201, "invalid", "A title has at most 200 characters."),
-    (42, "invalid", "The title must be text."),
+    (42, "invalid", "A title must be text."),
 ])
 def test_bad_titles_are_refused_with_a_pointer(alice, config, title, code, detail):
     before = snapshot(config)
@@ -229,7 +229,7 @@ def test_rename_and_document_settings(alice, config):
     before = snapshot(config)
     for body, status, code, detail, pointer in [
         ({"data": {"type": "documents", "attributes": {"title": ""}}}, 400, "blank",
-         "The title may not be blank.", "/data/attributes/title"),
+         "A title may not be blank.", "/data/attributes/title"),
         ({"data": {"type": "folders", "attributes": {"title": "x"}}}, 409, "conflict",
          'The resource type "folders" does not match `documents`.', "/data/type"),
         ({"data": {"type": "documents", "id": UNKNOWN_ID, "attributes": {"title": "x"}}}, 409,

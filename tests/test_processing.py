@@ -174,7 +174,7 @@ def test_the_embedded_consumer_leaves_signal_handlers_to_the_server(config):
 
     app = create_app(config)
     handlers = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
-    processor = app.services.processor
+    processor = app.runtime.processor
     processor.start()
     try:
         assert isinstance(processor.consumer, EmbeddedConsumer)

@@ -83,7 +83,8 @@ MIXED_SCRIPTS = ("A username may not mix letters of different scripts (such as L
 
 @pytest.mark.parametrize("attributes, status, code, detail, pointer", [
     ({}, 400, "required", "A username is required.", "/data/attributes/username"),
-    ({"username": ""}, 400, "invalid", "A username is required.", "/data/attributes/username"),
+    ({"username": ""}, 400, "blank", "A username may not be blank.", "/data/attributes/username"),
+    ({"username": 7}, 400, "invalid", "A username must be text.", "/data/attributes/username"),
     ({"username": "no spaces"}, 400, "invalid",
      "A username may contain only letters, digits and @ . + - _ characters.",
      "/data/attributes/username"),

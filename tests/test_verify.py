@@ -17,7 +17,8 @@ import samples
 from conftest import ADMIN_PASSWORD, USER_PASSWORD
 from dms.web.server import Server
 from dms.ops.treecheck import LOST_AND_FOUND, check_tree
-from dms.ops.verify import REPAIRED_ERROR, gaps, ranges, runs_text
+from dms.ops.verify import REPAIRED_ERROR, gaps
+from dms.text import ranges, runs_text
 from support import JSON, Client, wait_for
 
 pytestmark = pytest.mark.sqlite_only  # damages the SQLite file and the tantivy index

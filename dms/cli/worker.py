@@ -1,7 +1,8 @@
 """`dms worker`: a process that only reads pages (OCR, text layers, searchable PDFs) of the
-documents the web nodes queue in Redis (and imports the consume folder, if one is set), on any machine with Tesseract, the database, the queue and
-the file store (README, "Several machines"). SIGTERM or Ctrl-C: the pages being read are finished
-and saved, the rest of their documents queued again, and the process exits."""
+documents the web nodes queue in Redis (and imports the consume folder, if one is set), on any
+machine with Tesseract, the database, the queue and the file store (README, "Several machines").
+SIGTERM or Ctrl-C: the pages being read are finished and saved, the rest of their documents queued
+again, and the process exits."""
 
 from __future__ import annotations
 
@@ -9,20 +10,18 @@ import logging
 import signal
 import threading
 
-from dms.web.app import build_services
 from dms.config import Config
-from dms.intake.consume import ConsumeFolder
-from dms.db import database, describe_url, open_configured, release_connection
+from dms.db import describe_url, release_connection
+from dms.db.schema import open_migrated
+from dms.runtime import Runtime
 
 log = logging.getLogger("dms.worker")
 
 
 def run_worker(config: Config) -> int:
     config.data_dir.mkdir(parents=True, exist_ok=True)
-    open_configured(config)
-    services = build_services(config)
-    processor = services.processor
-    consume = ConsumeFolder(services) if config.consume_dir else None
+    open_migrated(config)
+    runtime = Runtime(config)
     stop = threading.Event()
 
     def on_signal(signum, frame):
@@ -31,22 +30,15 @@ def run_worker(config: Config) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    processor.start()
-    if consume is not None:
-        consume.start()
+    runtime.start(index=False)  # the web nodes keep the search index
     release_connection()  # this thread now only waits for a signal
     where = describe_url(config.database_url) if config.database_url else str(config.db_path)
     log.info("dms worker %s reading with %d thread(s) (database %s, files in %s)",
-             processor.worker_id, config.ocr_workers, where, config.files_path.resolve())
+             runtime.processor.worker_id, config.ocr_workers, where, config.files_path.resolve())
     try:
         while not stop.wait(1.0):
             pass
     finally:
-        if consume is not None:
-            consume.stop()
-        services.mail.stop()
-        processor.stop()
-        services.pdf.stop()
-        database.close()
+        runtime.stop()
         log.info("dms worker stopped")
     return 0

@@ -1,4 +1,5 @@
-"""The peewee models: the schema as the newest migration leaves it (dms/db/migrations/ creates it)."""
+"""The peewee models: the schema as the newest migration leaves it (dms/db/migrations/ creates
+it)."""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ class BaseModel(Model):
 class User(BaseModel):
     id = TextField(primary_key=True, default=new_id)
     username = TextField(unique=True)
-    # The username casefolded (dms.domain.accounts.username_key): unique, so ADMIN cannot join admin.
+    # The username casefolded (dms.domain.accounts.username_key): unique, so ADMIN cannot join
+    # admin.
     username_key = TextField()
     # None: the account has no usable password (set one with change-password).
     password_hash = TextField(null=True)
@@ -161,9 +163,13 @@ class DocumentVersion(BaseModel):
     sha256 = TextField()
     lang = TextField()
     created_at = UTCDateTimeField(default=utcnow)
-    # The searchable PDF made when the version needed Tesseract (dms.processing.searchable); None: none.
+    # The searchable PDF made when the version needed Tesseract (dms.processing.searchable); None:
+    # none.
     searchable_size = IntegerField(null=True)
     searchable_sha256 = TextField(null=True)
+
+
+PAGE_SEPARATOR = "\n\n"  # between pages in a document's whole text (api.md §7, the search index)
 
 
 class Page(BaseModel):

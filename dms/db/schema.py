@@ -15,7 +15,8 @@ from typing import Iterator
 from peewee import DatabaseError, OperationalError
 from playhouse.migrations import Runner
 
-from dms.db import DatabaseUnavailable, advisory_key, database, is_postgresql
+from dms.db.engine import (DatabaseUnavailable, advisory_key, database, is_postgresql,
+                           open_configured)
 
 log = logging.getLogger("dms.db")
 
@@ -24,6 +25,14 @@ MIGRATIONS_TABLE = "schema_migrations"
 # here; the migrations up to it are recorded as applied, every later one runs on both engines.
 POSTGRESQL_BASELINE = "0009_recent_documents"
 MIGRATION_LOCK = "schema migrations"
+
+
+def open_migrated(config):
+    """The database the config names, opened and brought up to date: what every command and the
+    server start with (a restore opens without migrating: its schema comes with the rows)."""
+    open_configured(config)
+    migrate_schema()
+    return database
 
 
 def migrate_schema() -> list[str]:
@@ -104,7 +113,8 @@ def _sql_statements(script: str) -> list[str]:
 
 
 def migrations_dir() -> Path:
-    """The numbered migration scripts shipped inside the package (also inside a PyInstaller build)."""
+    """The numbered migration scripts shipped inside the package (also inside a PyInstaller
+    build)."""
     return Path(str(resources.files("dms.db.migrations")))
 
 

@@ -15,10 +15,14 @@ import secrets
 import unicodedata
 from typing import TYPE_CHECKING
 
-from dms.domain.credentials import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, hash_password
 from dms.db import USERS, database, with_space_reserve, write_transaction
-from dms.errors import Forbidden, Invalid, NotFound
 from dms.db.models import Node, User, new_id, utcnow
+from dms.domain.credentials import (ADDRESS, ADDRESS_AND_USER, DEFAULT_MAX_TOKENS, LOGIN_FAILED,
+                                    LOGIN_TOKEN_NAME, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH,
+                                    USER, LoginThrottle, hash_password, issue_token,
+                                    verify_password)
+from dms.errors import Forbidden, Invalid, NotFound, Throttled
+from dms.text import required_text, username_key
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -33,18 +37,8 @@ ADMIN_FLAGS = ("is_staff", "is_superuser")
 USERNAME_TAKEN = "A user with that username already exists."
 
 
-def username_key(username: str) -> str:
-    """What makes two usernames the same: `ADMIN` and `admin`, `ｆｏｏ` and `foo`."""
-    return unicodedata.normalize("NFKC", username).casefold()
-
-
 def check_username(username: object, field: str = "username") -> str:
-    if username is None:
-        raise Invalid("A username is required.", field, code="required")
-    if not isinstance(username, str) or not username.strip():
-        raise Invalid("A username is required.", field)
-    if len(username) > MAX_USERNAME_LENGTH:
-        raise Invalid(f"A username has at most {MAX_USERNAME_LENGTH} characters.", field)
+    username = required_text(username, field, "username", MAX_USERNAME_LENGTH, strip=False)
     if not USERNAME_PATTERN.match(username):
         raise Invalid("A username may contain only letters, digits and @ . + - _ characters.",
                       field)
@@ -81,6 +75,29 @@ def check_password(password: object, field: str = "password") -> str:
     if len(password) > MAX_PASSWORD_LENGTH:
         raise Invalid(f"A password has at most {MAX_PASSWORD_LENGTH} characters.", field)
     return password
+
+
+def login(username: object, password: object, address: str, throttle: LoginThrottle,
+          max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
+    """POST /auth/login/: a new token's secret for correct credentials of an active user.
+    Failures count per address and username together, per address and per username (see
+    LoginThrottle)."""
+    username = required_text(username, "username", "username", strip=False)
+    password = required_text(password, "password", "password", strip=False)
+    user_key = username_key(username)
+    keys = [(ADDRESS_AND_USER, address, user_key), (ADDRESS, address), (USER, user_key)]
+    wait = throttle.retry_after(keys)
+    if wait is not None:
+        raise Throttled(f"Too many failed logins. Try again in {wait} seconds.", wait)
+    user = User.get_or_none(User.username == username)  # exact, as in Papermerge
+    password_ok = verify_password(password, user.password_hash if user else None)
+    if user is None or not password_ok or not user.is_active:
+        throttle.record_failure(keys)
+        raise Invalid(LOGIN_FAILED, code="authentication_failed")
+    throttle.reset([keys[0], keys[2]])  # not the address's: a login of one's own would clear it
+    _, secret = with_space_reserve(lambda: issue_token(
+        user, expiry_hours=None, name=LOGIN_TOKEN_NAME, max_tokens=max_tokens, make_room=True))
+    return secret
 
 
 def check_profile(attributes: dict, partial: bool) -> dict:
@@ -162,7 +179,8 @@ def check_flag_changes(actor: User, target: User | None, values: dict) -> None:
 # -- changes ----------------------------------------------------------------------------------
 
 def create_user(username: str, password: str | None = None, **attributes) -> User:
-    """Create a user and their .home and .inbox folders in one transaction (spec: "created together")."""
+    """Create a user and their .home and .inbox folders in one transaction (spec: "created
+    together")."""
     check_username(username)
     if password is not None:
         check_password(password)
@@ -242,7 +260,7 @@ def delete_user_by(services: Services, actor: User, user_id: str) -> None:
         raise Invalid("You cannot delete your own account.")
     require_may_manage(actor, target)
     version_ids = with_space_reserve(lambda: delete_user(target))
-    services.processor.cancel(version_ids)
+    services.jobs.cancel(version_ids)
     services.store.remove(version_ids)
     services.store.ensure_reserve()
 
@@ -273,7 +291,8 @@ def special_folder_ids(user_ids: list[str]) -> dict[str, dict[str, str]]:
         return result
     # Raw SQL: GET /users/me/ runs this on every call, and building it with peewee costs more.
     rows = database.execute_sql(
-        f"SELECT owner_id, special, id FROM node WHERE owner_id IN ({','.join('?' * len(user_ids))}) "
+        f"SELECT owner_id, special, id FROM node "
+        f"WHERE owner_id IN ({','.join('?' * len(user_ids))}) "
         "AND special IS NOT NULL", user_ids)
     for owner_id, special, folder_id in rows:
         result[owner_id][special] = folder_id

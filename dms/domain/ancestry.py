@@ -1,5 +1,5 @@
-"""Walks up and down the folder tree: breadcrumbs, ancestors, depths and heights (dms.domain.tree uses
-them for listings, moves' cycle and depth checks, and creation).
+"""Walks up and down the folder tree: breadcrumbs, ancestors, depths and heights (dms.domain.tree
+uses them for listings, moves' cycle and depth checks, and creation).
 
 Every walk terminates even on a corrupt tree (a loop that only a bug or a hand-edited database
 could make): walks collect ids with UNION, which stops at the first repetition, and the one walk

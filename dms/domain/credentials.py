@@ -18,8 +18,8 @@ from typing import Callable, Hashable, Iterable
 from peewee import IntegrityError
 
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
-from dms.errors import Invalid, NotFound, StorageFull, Throttled, Unavailable
 from dms.db.models import Token, User, utcnow
+from dms.errors import Invalid, NotFound, StorageFull, Unavailable
 from dms.text import has_refused_characters
 
 log = logging.getLogger("dms.auth")
@@ -125,36 +125,6 @@ def create_token(user: User, expiry_hours: object, name: object,
     return issue_token(user, expiry_hours=hours, name=name.strip(), max_tokens=max_tokens)
 
 
-def login(username: object, password: object, address: str, throttle: "LoginThrottle",
-          max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
-    """POST /auth/login/: a new token's secret for correct credentials of an active user.
-    Failures count per address and username together, per address and per username (see
-    LoginThrottle)."""
-    credentials = {}
-    for name, value in (("username", username), ("password", password)):
-        if value is None:
-            raise Invalid(f"The {name} is required.", name, code="required")
-        if not isinstance(value, str) or not value:
-            raise Invalid(f"The {name} may not be blank.", name, code="blank")
-        credentials[name] = value
-    from dms.domain.accounts import username_key  # accounts imports this module
-
-    user_key = username_key(credentials["username"])
-    keys = [(ADDRESS_AND_USER, address, user_key), (ADDRESS, address), (USER, user_key)]
-    wait = throttle.retry_after(keys)
-    if wait is not None:
-        raise Throttled(f"Too many failed logins. Try again in {wait} seconds.", wait)
-    user = User.get_or_none(User.username == credentials["username"])  # exact, as in Papermerge
-    password_ok = verify_password(credentials["password"], user.password_hash if user else None)
-    if user is None or not password_ok or not user.is_active:
-        throttle.record_failure(keys)
-        raise Invalid(LOGIN_FAILED, code="authentication_failed")
-    throttle.reset([keys[0], keys[2]])  # not the address's: a login of one's own would clear it
-    _, secret = with_space_reserve(lambda: issue_token(
-        user, expiry_hours=None, name=LOGIN_TOKEN_NAME, max_tokens=max_tokens, make_room=True))
-    return secret
-
-
 def revoke(token: Token) -> None:
     def delete():
         with write_transaction():
@@ -187,7 +157,8 @@ USER_BY_ID = 'SELECT * FROM "user" WHERE id = ?'
 
 
 def find_token(secret: str, now: dt.datetime) -> Token | None:
-    """The live token for `secret` with its user loaded, or None (unknown, expired or inactive user)."""
+    """The live token for `secret` with its user loaded, or None (unknown, expired or inactive
+    user)."""
     digest = token_digest(secret)
     token = next(iter(Token.raw(TOKEN_BY_KEY, digest[:TOKEN_KEY_LENGTH])), None)
     if token is None or not hmac.compare_digest(token.digest, digest) or token.is_expired(now):

@@ -1,6 +1,6 @@
 """Mail accounts (api.md §8c): each user's IMAP accounts whose attachments dms imports
-(dms.intake.mailcheck reads them), and what a document keeps of the message it came by. Another user's
-account is, as everything of theirs, "not found".
+(dms.intake.mailcheck reads them), and what a document keeps of the message it came by. Another
+user's account is, as everything of theirs, "not found".
 
 The password is sealed with the data dir's key (dms.files.sealing) before it is stored and is never
 returned. `security: none` (plain IMAP, the password readable on the wire) is accepted only for a
@@ -12,11 +12,11 @@ import ipaddress
 import re
 from pathlib import Path
 
-from dms.files import sealing
 from dms.db import database, owner_scope, write_transaction
-from dms.errors import Invalid, NotFound
 from dms.db.models import MailAccount, User, new_id, utcnow
 from dms.domain.tags import IDS_PER_QUERY
+from dms.errors import Invalid, NotFound
+from dms.files import sealing
 from dms.text import has_refused_characters
 
 SECURITIES = ("ssl", "starttls", "none")
@@ -42,7 +42,8 @@ def is_loopback(host: str) -> bool:
 def _text(attributes: dict, field: str, limit: int = MAX_TEXT_LENGTH) -> str:
     value = attributes.get(field)
     if not isinstance(value, str) or not value.strip():
-        raise Invalid(f"{field} is required.", field, code="required" if value is None else "invalid")
+        raise Invalid(f"{field} is required.", field,
+                      code="required" if value is None else "invalid")
     value = value.strip()
     if len(value) > limit or has_refused_characters(value):
         raise Invalid(f"{field} must be at most {limit} characters without control characters.",

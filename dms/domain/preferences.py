@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from dms.db import database, write_transaction
+from dms.db.models import User
 from dms.errors import Invalid, NotFound
 from dms.processing.languages import accepted_languages, is_valid_lang
-from dms.db.models import User
 
 
 @dataclass(frozen=True)

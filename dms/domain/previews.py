@@ -15,11 +15,11 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dms.files import pdf
 from dms.db import is_disk_full
-from dms.errors import StorageFull, Unavailable
-from dms.files.imaging import decoding
 from dms.db.models import DocumentVersion, Page
+from dms.errors import StorageFull, Unavailable
+from dms.files import pdf
+from dms.files.imaging import decoding
 
 if TYPE_CHECKING:
     from dms.domain.services import Services

@@ -1,26 +1,47 @@
-"""The long-lived parts one running dms is made of, built once by create_app and handed to the
-domain functions that need more than the database: the settings, the file store, the processing
-queue, the PDF reader processes, the search index's writer and the login throttle."""
+"""What the domain needs beyond the database, handed to the domain functions that need it: the
+settings, the file store, the PDF reader processes, the login throttle, and two interfaces the
+domain declares here and the composition root (dms.runtime) implements — the job queue that reads
+documents (dms.processing) and the search engine (dms.search). The domain never imports those
+packages: it names what it calls, so the machinery can change (Redis for SQLite, PostgreSQL's
+search for tantivy) without the domain knowing, and tests can hand in small real ones."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
-from dms.domain.credentials import LoginThrottle
 from dms.config import Config
+from dms.domain.credentials import LoginThrottle
 from dms.files.pdfprocess import PdfReaders
-from dms.processing.processor import Processor
-from dms.search import Indexer
 from dms.files.store import FileStore
+
+
+class JobQueue(Protocol):
+    """Reads the pages of uploaded versions in the background (dms.processing.Processor)."""
+
+    def enqueue(self, version_id: str, delay: float | None = None) -> None:
+        """Queue a version to be read; never raises (a lost job is found again later)."""
+
+    def cancel(self, version_ids: list[str]) -> None:
+        """Stop reading these versions now (their documents were deleted or replaced)."""
+
+
+class SearchEngine(Protocol):
+    """Full-text search over the caller's titles and texts (dms.search's engines)."""
+
+    def status(self) -> dict:
+        """The engine's state for GET /health (ready, documents, pending changes, ...)."""
+
+    def searchable(self) -> object | None:
+        """Something with `search(owner_id, words, limit, tag_ids, tags_op)`, or None while the
+        index is not ready."""
 
 
 @dataclass
 class Services:
     config: Config
     store: FileStore
-    processor: Processor
-    search: Indexer
+    jobs: JobQueue
+    search: SearchEngine
     pdf: PdfReaders
-    mail: Any = None  # dms.intake.mailchecker.MailChecker, made once the rest is there
     throttle: LoginThrottle = field(default_factory=LoginThrottle)

@@ -8,8 +8,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from dms.db import database
-from dms.errors import Invalid
 from dms.db.models import User
+from dms.errors import Invalid
 
 TAG_OPS = ("all", "any")
 MAX_FILTER_TAGS = 100

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 
-from dms.domain import tree
 from dms.db import database, owner_scope, write_transaction
-from dms.errors import Invalid, NotFound
 from dms.db.models import Tag, User, new_id, utcnow
+from dms.domain import tree
 from dms.domain.tagfilter import name_key
-from dms.text import has_refused_characters
+from dms.errors import Invalid, NotFound
+from dms.text import has_refused_characters, required_text
 
 DEFAULT_BG_COLOR = "#c41fff"
 DEFAULT_FG_COLOR = "#FFFFFF"
@@ -30,15 +30,7 @@ DUPLICATE = "A tag with this name already exists."
 
 
 def check_name(value: object, field: str = "name") -> str:
-    if value is None:
-        raise Invalid("A tag name is required.", field, code="required")
-    if not isinstance(value, str):
-        raise Invalid("A tag name must be text.", field)
-    name = value.strip()
-    if not name:
-        raise Invalid("A tag name may not be blank.", field, code="blank")
-    if len(name) > MAX_NAME_LENGTH:
-        raise Invalid(f"A tag name has at most {MAX_NAME_LENGTH} characters.", field)
+    name = required_text(value, field, "tag name", MAX_NAME_LENGTH)
     if "," in name or has_refused_characters(name):
         raise Invalid("A tag name may not contain commas, control characters or invisible "
                       "formatting characters.", field)

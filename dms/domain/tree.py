@@ -20,14 +20,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
 from dms.db import database, owner_scope, write_transaction
+from dms.db.models import Node, OcrStatus, User, new_id, title_sort_key, utcnow
+from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
+from dms.domain.preferences import ocr_language
+from dms.domain.tagfilter import TagFilter, tag_filter
 from dms.errors import Conflict, Forbidden, Invalid, NotFound
 from dms.processing.languages import check_lang
-from dms.domain.preferences import ocr_language
-from dms.db.models import Node, OcrStatus, User, new_id, title_sort_key, utcnow
-from dms.domain.tagfilter import TagFilter, tag_filter
-from dms.text import has_refused_characters
+from dms.text import has_refused_characters, required_text
 
 MAX_TITLE_LENGTH = 200
 FORBIDDEN_TITLE_CHARACTERS = "/\\"
@@ -95,15 +95,7 @@ class NodeListing:
 def check_title(value: object, field: str = "title") -> str:
     """A title: 1-200 characters after trimming; no slash, backslash, control or invisible
     formatting character (dms.text)."""
-    if value is None:
-        raise Invalid("A title is required.", field, code="required")
-    if not isinstance(value, str):
-        raise Invalid("The title must be text.", field)
-    title = value.strip()
-    if not title:
-        raise Invalid("The title may not be blank.", field, code="blank")
-    if len(title) > MAX_TITLE_LENGTH:
-        raise Invalid(f"A title has at most {MAX_TITLE_LENGTH} characters.", field)
+    title = required_text(value, field, "title", MAX_TITLE_LENGTH)
     if any(c in FORBIDDEN_TITLE_CHARACTERS for c in title) or has_refused_characters(title):
         raise Invalid("A title may not contain /, \\, control characters or invisible formatting "
                       "characters such as right-to-left overrides.", field)
@@ -354,7 +346,8 @@ def delete_subtree(user: User, node_id: str, kind: str | None = None) -> list[st
         if node.is_special:
             raise Forbidden(f"The special folder {node.title} cannot be deleted.")
         version_ids = [row[0] for row in database.execute_sql(
-            SUBTREE + " SELECT v.id FROM document_version AS v JOIN below ON v.document_id = below.id",
+            SUBTREE + " SELECT v.id FROM document_version AS v "
+            "JOIN below ON v.document_id = below.id",
             (node.id,))]
         database.execute_sql(f"DELETE FROM node WHERE id IN ({SUBTREE} SELECT id FROM below)",
                              (node.id,))

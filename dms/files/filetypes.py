@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames
-from dms.files.pdf import UnreadablePdf, page_count as pdf_page_count
+from dms.files.pdf import UnreadablePdf
+from dms.files.pdf import page_count as pdf_page_count
 from dms.files.pdfprocess import PdfReaders
 
 

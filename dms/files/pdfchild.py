@@ -162,8 +162,8 @@ class Reader:
 
     def overlay(self, original: str, text_pages: dict, out: str):
         """Write `out`: `original` with, on each page index of `text_pages`, the invisible text
-        of that one-page PDF laid over it (see dms.processing.searchable): the page, its images and size
-        stay as they are; the text is scaled to the page and turned against its /Rotate."""
+        of that one-page PDF laid over it (see dms.processing.searchable): the page, its images and
+        size stay as they are; the text is scaled to the page and turned against its /Rotate."""
         document = self.pdfium.PdfDocument(original)
         try:
             for index, text_pdf in sorted((int(i), p) for i, p in text_pages.items()):

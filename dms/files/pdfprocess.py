@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import os
 import select
 import signal
 import subprocess
@@ -34,8 +33,8 @@ CHILD_COMMAND = "_pdf-reader"  # the hidden subcommand of `dms` that runs dms.fi
 
 
 class ReaderFailed(Exception):
-    """The call did not complete: `code` is dms.files.pdfchild's (or "timeout", "crashed"), `details`
-    what the sentence needs."""
+    """The call did not complete: `code` is dms.files.pdfchild's (or "timeout", "crashed"),
+    `details` what the sentence needs."""
 
     def __init__(self, code: str, details: dict | None = None):
         super().__init__(code)

@@ -70,7 +70,8 @@ def unseal(key: bytes, value: str, bound_to: str) -> str:
         if not value.startswith(PREFIX):
             raise ValueError("unknown format")
         raw = base64.b64decode(value[len(PREFIX):], validate=True)
-        nonce, tag, sealed = raw[:NONCE_BYTES], raw[NONCE_BYTES:NONCE_BYTES + 16], raw[NONCE_BYTES + 16:]
+        nonce, tag = raw[:NONCE_BYTES], raw[NONCE_BYTES:NONCE_BYTES + 16]
+        sealed = raw[NONCE_BYTES + 16:]
         cipher = AES.new(key, AES.MODE_GCM, nonce=nonce)
         cipher.update(bound_to.encode())
         return cipher.decrypt_and_verify(sealed, tag).decode()

@@ -8,7 +8,8 @@ Layout of the store's directory: `<first two characters of the id>/<version id>`
 and `<aa>/<version id>.searchable.pdf` for their searchable PDFs, `.previews/<aa>/<version
 id>/<page>.jpg` for page previews and `.work/<aa>/<version id>/` for the page PDFs of a searchable
 PDF being made (both derived, removed with their version), `.incoming/` for files being copied in
-from another filesystem. Uploads in progress and Tesseract's output are node-local: `<data-dir>/tmp`.
+from another filesystem. Uploads in progress and Tesseract's output are node-local:
+`<data-dir>/tmp`.
 
 Durability: an upload is written to tmp/ and fsynced, then moved into place (a rename; a copy,
 fsync and rename when the store is another filesystem) and the directory fsynced, before any

@@ -5,12 +5,13 @@ folders — without a script.
 Polled, not watched: SMB and NFS shares send no inotify events. A file is taken only when its size
 and modification time have not changed for `consume_stable_seconds` (a scanner writing slowly is
 never imported half-written); a file seen but not yet stable is looked at again after that time
-rather than a whole interval later. It goes through dms.domain.documents.import_into_folder, the checks of
-an upload; then it is deleted, or moved to `<consume>/.done/` with DMS_CONSUME_KEEP=1. A refused
-file goes to `<consume>/.failed/` beside a `.txt` with the reason. A crash between the import and
-the removal is harmless: at the next look the file is a duplicate of its folder's document and is
-only removed. A temporary trouble (full disk, the database busy or away) leaves the file where it
-is, for the next look. A directory that names no active user is reported once in the log.
+rather than a whole interval later. It goes through dms.domain.uploads.import_into_folder, the
+checks of an upload; then it is deleted, or moved to `<consume>/.done/` with DMS_CONSUME_KEEP=1. A
+refused file goes to `<consume>/.failed/` beside a `.txt` with the reason. A crash between the
+import and the removal is harmless: at the next look the file is a duplicate of its folder's
+document and is only removed. A temporary trouble (full disk, the database busy or away) leaves the
+file where it is, for the next look. A directory that names no active user is reported once in the
+log.
 
 The folder is shared, so nothing below its root is trusted (issue 22): no symbolic link is ever
 followed — not in a user's tree, not as a user folder, not in `.failed/` or `.done/` — because
@@ -37,11 +38,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from dms.domain import documents, tree
-from dms.files import safedir
 from dms.db import database
-from dms.errors import DomainError, StorageFull, Unavailable
 from dms.db.models import Node, User
+from dms.domain import tree, uploads
+from dms.errors import DomainError, StorageFull, Unavailable
+from dms.files import safedir
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -252,7 +253,7 @@ class ConsumeFolder:
                 with os.fdopen(fd, "rb") as stream:
                     try:
                         folder_id = self._folder(user, parts[:-1])
-                        document = documents.import_into_folder(
+                        document = uploads.import_into_folder(
                             self.services, user, folder_id, stream,
                             os.fstat(stream.fileno()).st_size, parts[-1])
                     except DomainError as error:

@@ -1,7 +1,7 @@
 """`dms import PATH... --user NAME [--into FOLDER_ID] [--dry-run]` (issue 16): files and whole
 directory trees become a user's documents and folders, by default in the user's .inbox.
 
-Each file goes through the same code as an API upload (dms.domain.documents.import_into_folder:
+Each file goes through the same code as an API upload (dms.domain.uploads.import_into_folder:
 sniffing, page counting, versions, the OCR queue), so it is checked the same way and queued for
 the server's workers (works while the server runs). Each directory becomes a folder of the same
 name, found again on a re-run. A file whose SHA-256 a document of its folder already holds is
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from dms.domain import documents, tree
-from dms.errors import DomainError
 from dms.db.models import Node, User
+from dms.domain import tree, uploads
+from dms.errors import DomainError
 from dms.text import escape_controls
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ def _import(services: Services, user: User, entry: Entry, folder_id: str,
             summary: Summary) -> None:
     with open(entry.path, "rb") as stream:
         size = os.fstat(stream.fileno()).st_size
-        document = documents.import_into_folder(services, user, folder_id, stream, size,
+        document = uploads.import_into_folder(services, user, folder_id, stream, size,
                                                 entry.path.name)
     if document is None:
         summary.duplicates += 1
@@ -209,7 +209,7 @@ def _check_only(services: Services, user: User, entry: Entry, folder_id: str | N
     """A dry run: the checks of an upload, and the duplicate check where the folder exists."""
     with open(entry.path, "rb") as stream:
         size = os.fstat(stream.fileno()).st_size
-        if documents.would_import(services, user, folder_id, stream, size, entry.path.name):
+        if uploads.would_import(services, user, folder_id, stream, size, entry.path.name):
             summary.imported += 1
             summary.imported_bytes += size
         else:

@@ -7,9 +7,9 @@ Never twice, also across a crash: what was taken is remembered as (Message-ID, a
 in the transaction that adds the document (`mail_import`); only after all of a message's
 attachments are in is the mailbox told (the message marked seen, flagged, or moved), so a crash in
 between leaves a message that the next check finds again and only tells. A message without an
-attachment to take, or refused as a whole (too large, a header or MIME bomb: dms.intake.mailmessage), is
-left as it is, remembered (SHA-256 ''), and not fetched again. Messages are read with BODY.PEEK,
-which changes no flag.
+attachment to take, or refused as a whole (too large, a header or MIME bomb:
+dms.intake.mailmessage), is left as it is, remembered (SHA-256 ''), and not fetched again. Messages
+are read with BODY.PEEK, which changes no flag.
 
 One account is checked by one process at a time (`checking_until`, claimed in the database). A
 failed check (wrong password, no IMAP server there, certificate, mailbox) leaves the mailbox
@@ -35,15 +35,15 @@ from typing import TYPE_CHECKING
 import imapclient
 from imapclient.exceptions import IMAPClientError, LoginError
 
-from dms.domain import documents, tree
-from dms.files import sealing
 from dms.db import database, write_transaction
-from dms.errors import DomainError, StorageFull, Unavailable
-from dms.intake.mailclient import Budget, BoundedClient, LiteralTooLarge, SessionTooLarge
-from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageRefused, Origin, attachments,
-                             clean, file_name, origin_of, parse, sender_folder)
 from dms.db.models import MailAccount, Node, User, utcnow
+from dms.domain import tree, uploads
 from dms.domain.tags import IDS_PER_QUERY
+from dms.errors import DomainError, StorageFull, Unavailable
+from dms.files import sealing
+from dms.intake.mailclient import BoundedClient, Budget, LiteralTooLarge, SessionTooLarge
+from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageRefused, Origin, attachments,
+                                    clean, file_name, origin_of, parse, sender_folder)
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -67,7 +67,7 @@ class CheckFailed(Exception):
 
 
 class FromMessage:
-    """documents.ImportRule for attachments: a duplicate is the same bytes from the same message
+    """uploads.ImportRule for attachments: a duplicate is the same bytes from the same message
     (also from another of the user's accounts); a new document gets its Origin."""
 
     def __init__(self, account: MailAccount, origin: Origin):
@@ -156,14 +156,6 @@ def _claim(account_id: str, renew: bool = False) -> bool:
         return database.execute_sql(
             f"UPDATE mail_account SET checking_until = ? WHERE id = ?{condition}",
             (now + CLAIM_SECONDS, account_id) + (() if renew else (now,))).rowcount == 1
-
-
-def release_claims() -> None:
-    """At the start of a process that is the only one (the embedded queue): claims left are its
-    own last run's, cut short by a crash."""
-    with write_transaction():
-        database.execute_sql("UPDATE mail_account SET checking_until = NULL "
-                             "WHERE checking_until IS NOT NULL")
 
 
 def _describe(failure: Exception, account: MailAccount) -> str:
@@ -312,7 +304,7 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
         if not isinstance(payload, bytes):
             payload = b""
         try:
-            document = documents.import_into_folder(services, user, folder_id,
+            document = uploads.import_into_folder(services, user, folder_id,
                                                     io.BytesIO(payload), len(payload), name, rule)
         except (StorageFull, Unavailable):
             raise

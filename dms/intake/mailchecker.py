@@ -2,8 +2,8 @@
 
 `POST /mail-accounts/{id}/check/` and the periodic job only queue checks here; PARALLEL_CHECKS
 threads of this node run them (dms.intake.mailcheck), each ended by its own deadline and byte budget
-(dms.intake.mailclient). Bounded: a user has at most PER_USER_CHECKS checks queued or running (past it,
-429), the node at most PER_NODE_CHECKS (503); a check of an account already queued is not queued
+(dms.intake.mailclient). Bounded: a user has at most PER_USER_CHECKS checks queued or running (past
+it, 429), the node at most PER_NODE_CHECKS (503); a check of an account already queued is not queued
 again. Stopping the node ends the running checks at once (their sessions expire).
 """
 
@@ -15,15 +15,14 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from dms.intake import mailcheck
-from dms.db import database
-from dms.errors import Throttled, Unavailable
-from dms.domain.mailaccounts import owned_account
-from dms.intake.mailclient import Budget
+from dms.db import database, write_transaction
 from dms.db.models import MailAccount, User
+from dms.domain.mailaccounts import owned_account
+from dms.errors import Throttled, Unavailable
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
+    from dms.intake.mailclient import Budget
 
 log = logging.getLogger("dms.mail")
 
@@ -87,6 +86,10 @@ class MailChecker:
         self._pool.submit(self._run, account)
 
     def _run(self, account: MailAccount) -> None:
+        # Imported when a check runs: the IMAP client, ssl and the e-mail parser are not loaded
+        # into every web process (idle memory, issue 23).
+        from dms.intake import mailcheck
+
         budget = mailcheck.budget_of(self.services.config)
         with self._lock:
             self._running.add(budget)
@@ -109,3 +112,11 @@ class MailChecker:
         for budget in running:
             budget.expire()
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def release_claims() -> None:
+    """At the start of a process that is the only one (the embedded queue): claims left are its
+    own last run's, cut short by a crash."""
+    with write_transaction():
+        database.execute_sql("UPDATE mail_account SET checking_until = NULL "
+                             "WHERE checking_until IS NOT NULL")

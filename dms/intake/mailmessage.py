@@ -24,7 +24,7 @@ from email.message import Message
 from email.parser import BytesParser
 from email.policy import Compat32
 
-from dms.domain import documents, tree
+from dms.domain import tree, uploads
 from dms.text import is_refused_character
 
 MAX_PARTS = 500
@@ -140,4 +140,4 @@ def file_name(part: Message, index: int) -> str:
     name = clean(name.replace("/", "_").replace("\\", "_")).strip(". ")
     if not name:
         name = f"attachment-{index}"
-    return name[:documents.MAX_FILE_NAME_LENGTH]
+    return name[:uploads.MAX_FILE_NAME_LENGTH]

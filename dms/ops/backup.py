@@ -5,7 +5,8 @@ A backup is one zip (AES-256 with a password) that either engine restores (dms.o
   snapshot while the server may be running: SQLite's online backup API copies dms.db into the
   staging folder first; PostgreSQL reads in one REPEATABLE READ transaction;
 - every stored file as `files/<aa>/<id>`;
-- `mail.key`, the key of the mail accounts' passwords (dms.files.sealing), when the data dir has one;
+- `mail.key`, the key of the mail accounts' passwords (dms.files.sealing), when the data dir has
+one;
 - `manifest.json`: the format, app and schema versions, counts, each table's number of rows and
   each member's SHA-256 and size.
 Files never change once stored, so the snapshot plus the files it names is consistent; to be sure
@@ -37,8 +38,8 @@ from typing import Callable
 
 from dms import __version__
 from dms.files import sealing
-from dms.ops.rowfiles import NOT_BACKED_UP, member, write_table
 from dms.files.store import CHUNK_SIZE, StoredFile, stored_files
+from dms.ops.rowfiles import NOT_BACKED_UP, member, write_table
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -94,12 +95,12 @@ def _snapshot(data_dir: Path, database_url: str | None, staging: Path):
     if database_url:
         import psycopg
 
-        from dms.db import _postgresql_sql
+        from dms.db import postgresql_sql
 
         with psycopg.connect(database_url) as connection:
             connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             connection.read_only = True
-            execute = lambda sql: connection.execute(_postgresql_sql(sql))  # noqa: E731
+            execute = lambda sql: connection.execute(postgresql_sql(sql))  # noqa: E731
             tables = [row[0] for row in execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = "
                 "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")]
@@ -206,13 +207,15 @@ def create_backup(data_dir: Path, out: Path, password: str | None = None,
     partial = out.with_name(out.name + ".partial")
     try:
         members, counts, rows, schema = _stage(data_dir, files_dir, database_url, staging)
-        progress = Progress(sum(m.path.stat().st_size for m in members), len(members), progress_stream)
+        progress = Progress(sum(m.path.stat().st_size for m in members), len(members),
+                            progress_stream)
         manifest = {"format_version": FORMAT_VERSION, "app_version": __version__,
                     "schema_version": schema,
                     "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                     "counts": counts, "tables": rows, "files": {}}
         options = {"encryption": pyzipper.WZ_AES} if password else {}
-        with pyzipper.AESZipFile(partial, "w", compression=pyzipper.ZIP_STORED, **options) as archive:
+        with pyzipper.AESZipFile(partial, "w", compression=pyzipper.ZIP_STORED,
+                                 **options) as archive:
             if password:
                 archive.setpassword(password.encode("utf-8"))
             for member_ in members:

@@ -5,40 +5,37 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
 
 from peewee import PeeweeException
 
-from dms.processing import cluster
-from dms.ops import verify
 from dms.db import database
+from dms.domain.services import Services
 from dms.errors import Unavailable
+from dms.ops import verify
+from dms.processing import cluster
 from dms.processing.queue import pending, queue_problem
-
-if TYPE_CHECKING:
-    from dms.domain.services import Services
 
 log = logging.getLogger("dms.health")
 
 
-def check(services: Services) -> None:
+def check(queue) -> None:
     """Unavailable (503) with the reason when this node cannot reach its database or queue."""
     try:
         database.execute_sql("SELECT 1").fetchone()
     except PeeweeException:
         log.exception("health check: the database is not reachable")
         raise Unavailable("The database is not reachable.") from None
-    problem = queue_problem(services.processor.huey)
+    problem = queue_problem(queue)
     if problem:
         raise Unavailable(problem)
 
 
-def details(services: Services) -> dict:
+def details(services: Services, queue) -> dict:
     """The last `dms verify` result, the search index's state, the queue's length and every
-    worker with its host, languages and last heartbeat."""
+    worker with its host, languages and last heartbeat. `queue` is the processing queue (Huey)."""
     now = time.time()
     return {"verify": verify.last_result(),
             "search": services.search.status(),
             "queue": {"engine": "sqlite" if services.config.embedded_queue else "redis",
-                      "pending": pending(services.processor.huey)},
+                      "pending": pending(queue)},
             "workers": [worker.as_dict(now) for worker in cluster.workers()]}

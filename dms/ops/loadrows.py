@@ -1,8 +1,8 @@
 """Format 2 of a backup (dms.ops.backup): its table files loaded into a new SQLite database in the
 restore's work folder, made by this dms's own migrations at the backup's schema version. Each
 file's columns must be the table's, its row count the manifest's, each line a row of plain
-values (dms.ops.rowfiles); foreign keys, the tree and the files are checked afterwards, on the loaded
-database, by the checks format 1 has too (dms.ops.restore)."""
+values (dms.ops.rowfiles); foreign keys, the tree and the files are checked afterwards, on the
+loaded database, by the checks format 1 has too (dms.ops.restore)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ NEWER_DATABASE = ("This backup's database is newer than this dms understands; "
 def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
     """Format 2: make `work/dms.db` with this dms's migrations up to the backup's own, and load
     the table files into it (foreign keys are checked afterwards, by _check_rows)."""
-    from dms.db.sqlite import PRAGMAS, SqliteEngine
     from dms.db.schema import runner_for, shipped_migrations
+    from dms.db.sqlite import PRAGMAS, SqliteEngine
 
     tables = manifest["tables"]
     shipped = shipped_migrations()
@@ -103,8 +103,9 @@ def _load(connection: sqlite3.Connection, work: Path, table: str, columns: list[
         for column, value, kind in zip(columns, row, wanted):
             if value is not None and kind is not None and (
                     not isinstance(value, kind) or isinstance(value, bool) and kind is str):
-                raise BackupError(f"The backup's table {table} cannot be restored: line {count + 1} "
-                                  f"has a {column} of the wrong type ({value!r:.40}).")
+                raise BackupError(f"The backup's table {table} cannot be restored: line "
+                                  f"{count + 1} has a {column} of the wrong type "
+                                  f"({value!r:.40}).")
         if table != "schema_migrations":
             batch.append(row)
         if len(batch) >= 1000:

@@ -10,14 +10,14 @@ columns and row count checked); format 1's `dms.db` must be SQLite and pass `int
 Either must pass `foreign_key_check`, not be newer than this dms, hold a tree (no loop, every
 node reachable from its owner's .home or .inbox, every parent a folder of the same owner), and
 name exactly the zip's files. Then it is migrated forward, still in the temporary folder, its
-rows' values checked by the API's rules (dms.ops.rowchecks), and only then renamed into place — or, for PostgreSQL, its rows copied in one transaction
-(dms.ops.transfer). A refused restore leaves the target as it was and nothing behind.
+rows' values checked by the API's rules (dms.ops.rowchecks), and only then renamed into place — or,
+for PostgreSQL, its rows copied in one transaction (dms.ops.transfer). A refused restore leaves the
+target as it was and nothing behind.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -26,14 +26,14 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-
 from typing import Callable
 
-from dms.ops.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError, Progress
-from dms.ops.loadrows import NEWER_DATABASE, load_tables
-from dms.ops.rowfiles import TABLE_MEMBER
 from dms.files.sealing import KEY_FILE
 from dms.files.store import CHUNK_SIZE, fsync_dir, stored_files
+from dms.ops.backup import DATABASE, FILE_MEMBER, BackupError, Progress
+from dms.ops.loadrows import NEWER_DATABASE, load_tables
+from dms.ops.manifest import (COUNTS, SQLITE_HEADER, check_manifest, check_members, read_manifest,
+                              some_names)
 
 
 def restore_backup(archive_path: Path, data_dir: Path, password: str | None = None,
@@ -104,9 +104,9 @@ def _extract_and_check(archive_path: Path, work: Path, password: str | None, lat
     with archive:
         if password:
             archive.setpassword(password.encode("utf-8"))
-        manifest = _read_manifest(archive)
-        files = _check_manifest(manifest, latest_schema)
-        _check_members(archive, files)
+        manifest = read_manifest(archive)
+        files = check_manifest(manifest, latest_schema)
+        check_members(archive, files)
         progress = Progress(sum(f["size"] for f in files.values()), len(files), progress_stream)
         # The rows first: a bad database is refused before any file is read.
         rows = [name for name in files if not FILE_MEMBER.match(name) and name != KEY_FILE]
@@ -123,126 +123,6 @@ def _extract_and_check(archive_path: Path, work: Path, password: str | None, lat
                 _extract(archive, name, work / name, files[name], progress)
     progress.finish()
     return manifest
-
-
-MANIFEST_LIMIT = 1 << 30  # bytes: a manifest lists ~150 bytes per file
-SQLITE_HEADER = b"SQLite format 3\x00"
-SHA256 = re.compile(r"[0-9a-f]{64}\Z")
-COUNTS = ("users", "folders", "documents", "versions")
-
-
-def _read_manifest(archive) -> dict:
-    try:
-        if archive.getinfo(MANIFEST).file_size > MANIFEST_LIMIT:
-            raise BackupError("The backup's manifest is too large to be a dms manifest.")
-        data = archive.read(MANIFEST)
-    except KeyError:
-        raise BackupError("This is not a dms backup: it has no manifest.json.") from None
-    except RuntimeError as error:
-        if "password" in str(error).lower():
-            raise BackupError("The password is missing or wrong.") from None
-        raise BackupError(f"The backup cannot be read: {error}") from None
-    except BackupError:
-        raise
-    except Exception as error:  # a damaged manifest: bad CRC, truncated, ...
-        raise BackupError(f"The backup is damaged: {error}") from None
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):  # not UTF-8, not JSON, absurdly nested
-        raise BackupError("The backup's manifest is malformed: it is not JSON.") from None
-
-
-def _whole(value, low: int = 0) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= low
-
-
-def _malformed(what: str) -> BackupError:
-    return BackupError(f"The backup's manifest is malformed: {what}.")
-
-
-def _check_manifest(manifest, latest_schema: int) -> dict[str, dict]:
-    """Every field a restore relies on, strictly; returns the manifest's `files`."""
-    if not isinstance(manifest, dict):
-        raise _malformed("it is not a JSON object")
-    version = manifest.get("format_version")
-    if not _whole(version, 1):
-        raise _malformed("format_version is missing or not a whole number from 1 up")
-    if version > FORMAT_VERSION:
-        raise BackupError(f"This backup was made by a newer dms (format {version}); "
-                          f"upgrade dms to restore it.")
-    if not _whole(manifest.get("schema_version")):
-        raise _malformed("schema_version is missing or not a whole number")
-    if manifest["schema_version"] > latest_schema:
-        raise BackupError(NEWER_DATABASE)
-    for name in ("app_version", "created_at"):
-        if not isinstance(manifest.get(name), str):
-            raise _malformed(f"{name} is missing or not a string")
-    counts = manifest.get("counts")
-    if not isinstance(counts, dict) or not all(_whole(counts.get(name)) for name in COUNTS):
-        raise _malformed(f"counts is not an object with the whole numbers {', '.join(COUNTS)}")
-    files = manifest.get("files")
-    if not isinstance(files, dict):
-        raise _malformed("files is not an object")
-    rows = _check_tables(manifest, files) if version >= 2 else {DATABASE}
-    for name, entry in files.items():
-        if name not in rows and not FILE_MEMBER.match(name) and name != KEY_FILE:
-            raise BackupError(f"The backup holds an unexpected member {name!r}.")
-        if not isinstance(entry, dict):
-            raise _malformed(f"the entry of {name} is not an object")
-        if not _whole(entry.get("size")):
-            raise _malformed(f"the size of {name} is missing or not a whole number")
-        if not isinstance(entry.get("sha256"), str) or not SHA256.match(entry["sha256"]):
-            raise _malformed(f"the sha256 of {name} is missing or not 64 hexadecimal digits")
-    if version == 1 and DATABASE not in files:
-        raise _malformed(f"it lists no {DATABASE}")
-    return files
-
-
-def _check_tables(manifest: dict, files: dict) -> set[str]:
-    """Format 2: `tables` gives a whole number of rows for each table file `files` lists; the
-    names of those members."""
-    tables = manifest.get("tables")
-    if not isinstance(tables, dict) or not all(_whole(count) for count in tables.values()):
-        raise _malformed("tables is not an object of whole numbers")
-    members = {f"tables/{table}.jsonl": table for table in tables}
-    if not all(TABLE_MEMBER.match(name) for name in members):
-        raise _malformed("tables names a table that no dms database has")
-    listed = {name for name in files if name.startswith("tables/")}
-    if listed != set(members):
-        raise _malformed("tables and files do not list the same tables")
-    for required in ("user", "node", "schema_migrations"):
-        if required not in tables:
-            raise BackupError(f"This is not a dms backup: it has no table {required}.")
-    return set(members)
-
-
-def _some(names, limit: int = 3) -> str:
-    """The first few of many names, for a one-line message (a name that is not printable, say
-    one with a line break in it, is shown quoted and escaped)."""
-    names = [name if name.isprintable() else repr(name) for name in sorted(names)]
-    shown = ", ".join(names[:limit])
-    return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
-
-
-def _check_members(archive, files: dict[str, dict]) -> None:
-    """The archive holds exactly the manifest's members, once each, all regular files."""
-    infos = archive.infolist()
-    seen: set[str] = set()
-    for info in infos:
-        if info.filename in seen:
-            raise BackupError(f"The backup holds the member {info.filename!r} twice.")
-        seen.add(info.filename)
-        mode = info.external_attr >> 16
-        if info.is_dir() or (stat.S_IFMT(mode) and not stat.S_ISREG(mode)):
-            raise BackupError(f"The backup's member {info.filename!r} is not a regular file.")
-    unlisted = seen - {MANIFEST} - set(files)
-    if unlisted:
-        raise BackupError(f"The backup holds {len(unlisted)} members its manifest does not list "
-                          f"({_some(unlisted)}).")
-    absent = set(files) - seen
-    if absent:
-        raise BackupError(f"The backup lacks {len(absent)} members its manifest lists "
-                          f"({_some(absent)}).")
 
 
 def _extract(archive, name: str, target: Path, expected: dict, progress: Progress) -> None:
@@ -271,7 +151,8 @@ def _extract(archive, name: str, target: Path, expected: dict, progress: Progres
     except Exception as error:  # bad CRC, truncated data, ...
         raise BackupError(f"{name} in the backup is damaged: {error}") from None
     if size != expected["size"] or digest.hexdigest() != expected["sha256"]:
-        raise BackupError(f"{name} in the backup does not match its checksum: the backup is damaged.")
+        raise BackupError(f"{name} in the backup does not match its checksum: the backup is "
+                          "damaged.")
     written = os.lstat(target)
     if not stat.S_ISREG(written.st_mode) or written.st_size != size:
         raise BackupError(f"{name} could not be restored as a regular file.")
@@ -337,23 +218,23 @@ def _check_rows(connection: sqlite3.Connection, manifest: dict, latest_schema: i
     tree = check_tree(execute)
     if tree.loops:
         raise BackupError(f"The backup's database is damaged: its folder tree has a loop "
-                          f"(nodes {_some(tree.loop_ids())}).")
+                          f"(nodes {some_names(tree.loop_ids())}).")
     if tree.misplaced:
         raise BackupError(f"The backup's database is damaged: nodes have a parent that belongs "
-                          f"to another user or is a document ({_some(tree.misplaced)}).")
+                          f"to another user or is a document ({some_names(tree.misplaced)}).")
     if tree.unreachable or tree.anchors:
         stray = {*tree.unreachable, *tree.anchors}
         raise BackupError(f"The backup's database is damaged: nodes cannot be reached from their "
-                          f"owner's .home and .inbox ({_some(stray)}).")
+                          f"owner's .home and .inbox ({some_names(stray)}).")
     referenced = {f"files/{file.name}": file.version_id for file in stored}
     lacking = sorted({version_id for name, version_id in referenced.items() if name not in files})
     if lacking:
         raise BackupError(f"The backup is incomplete: it lacks the files of {len(lacking)} "
-                          f"versions its database refers to ({_some(lacking)}).")
+                          f"versions its database refers to ({some_names(lacking)}).")
     unreferenced = {name for name in files if FILE_MEMBER.match(name)} - set(referenced)
     if unreferenced:
         raise BackupError(f"The backup holds {len(unreferenced)} files no version in its "
-                          f"database refers to ({_some(unreferenced)}).")
+                          f"database refers to ({some_names(unreferenced)}).")
 
 
 def _check_loaded(path: Path, manifest: dict, latest_schema: int, files: dict) -> None:
@@ -368,8 +249,8 @@ def _check_loaded(path: Path, manifest: dict, latest_schema: int, files: dict) -
 def _migrate(path: Path) -> None:
     """Bring the restored database's schema up to date, still in the work folder, on a database
     object of its own (the process' shared one may be serving another data dir)."""
-    from dms.db.sqlite import PRAGMAS, SqliteEngine
     from dms.db.schema import runner_for
+    from dms.db.sqlite import PRAGMAS, SqliteEngine
 
     restored = SqliteEngine(str(path), pragmas=PRAGMAS)
     try:

@@ -14,13 +14,14 @@ import datetime as dt
 import re
 from typing import Callable, Iterator
 
-from dms.domain.accounts import check_username, username_key
-from dms.ops.backup import BackupError
-from dms.domain.documents import check_file_name
-from dms.errors import DomainError
 from dms.db.models import Node, OcrStatus
+from dms.domain.accounts import check_username
+from dms.domain.uploads import check_file_name
 from dms.domain.tags import check_name
 from dms.domain.tree import check_title
+from dms.errors import DomainError
+from dms.ops.backup import BackupError
+from dms.text import username_key
 
 BATCH = 1000
 SHA256 = re.compile(r"[0-9a-f]{64}\Z")
@@ -105,7 +106,8 @@ def _nodes(execute: Callable) -> None:
         if file_name is not None:
             _rule("node", node_id, "file_name", file_name, check_file_name)
         if (kind == Node.DOCUMENT) != (status in OcrStatus.ALL):
-            raise _refuse("node", node_id, f"has an ocr_status its kind cannot have ({status!r:.40})")
+            raise _refuse("node", node_id,
+                          f"has an ocr_status its kind cannot have ({status!r:.40})")
         _moment("node", node_id, "created_at", created)
         _moment("node", node_id, "updated_at", updated)
 

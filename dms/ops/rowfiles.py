@@ -21,7 +21,8 @@ TABLE_MEMBER = re.compile(r"tables/([a-z_][a-z0-9_]{0,62})\.jsonl\Z")
 NOT_BACKED_UP = {"search_outbox", "search_entry", "sqlite_sequence", "sqlite_stat1",
                  "worker", "lease", "periodic_job", "login_failure", "verify_result"}
 FETCH_ROWS = 1000
-MAX_LINE_BYTES = 64 * 1024 * 1024  # a page's text is at most a few MiB; a line past this is not dms's
+# A page's text is at most a few MiB; a line past this is not dms's.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 class RowFileError(Exception):

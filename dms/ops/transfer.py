@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from dms.ops.backup import BackupError
 from dms.db import database
+from dms.ops.backup import BackupError
 from dms.ops.rowfiles import NOT_BACKED_UP
 
 BATCH_ROWS = 1000

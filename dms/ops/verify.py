@@ -14,26 +14,30 @@ documents back to processing, and moves nodes out of loops and misplaced subtree
 `lost+found` folder in their owner's .home. Files are never touched: a corrupt or missing file
 cannot be repaired here, and unreferenced files are the server's start-up sweep's to remove.
 
-The folder-tree checks and the lost+found repair are dms.ops.treecheck's; this module owns the report,
-the file and row checks, and running, saving and repairing.
+The folder-tree checks and the lost+found repair are dms.ops.treecheck's; this module owns the
+report, the file and row checks, and running, saving and repairing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import time
 import json
-import unicodedata
+import logging
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from dms.db import database, write_transaction
 from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
-from dms.search import check as search_check
 from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX, stored_files
 from dms.ops.treecheck import Execute, check_tree, repair_tree
-from dms.ops.verifyqueries import DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR, LATEST_VERSION, PAGE_ROWS, STUCK, UNREAD
+from dms.ops.verifyqueries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR,
+                                   LATEST_VERSION, PAGE_ROWS, STUCK, UNREAD)
+from dms.search import check as search_check
+from dms.text import ranges, runs_text, username_key
+
+log = logging.getLogger("dms.processing")  # the periodic verify logged as it always did
 
 STUCK_AFTER = dt.timedelta(hours=1)  # a document `started` or `received` for longer is reported
 REPAIRED_ERROR = "Unknown error (repaired by dms verify)."
@@ -117,21 +121,6 @@ def _sha256(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def ranges(numbers: list[int]) -> str:
-    """[1, 2, 3, 5] -> "1-3, 5"."""
-    runs: list[tuple[int, int]] = []
-    for number in sorted(numbers):
-        if runs and number == runs[-1][1] + 1:
-            runs[-1] = (runs[-1][0], number)
-        else:
-            runs.append((number, number))
-    return runs_text(runs)
-
-
-def runs_text(runs: list[tuple[int, int]]) -> str:
-    return ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in runs)
-
-
 def gaps(numbers: list[int], page_count: int) -> list[tuple[int, int]]:
     """The runs of 1..page_count missing from the sorted `numbers` (never builds 1..page_count:
     a corrupt page_count may be huge)."""
@@ -178,11 +167,6 @@ def _attribute_problems(execute: Execute) -> list[tuple[str, list[tuple[str, obj
     return found
 
 
-def _username_key(username: str) -> str:
-    # As dms.domain.accounts.username_key: what makes two usernames the same.
-    return unicodedata.normalize("NFKC", username).casefold()
-
-
 def check_rows(report: Report, execute: Execute = None) -> None:
     """Every check of the database (not of the files) into `report`."""
     execute = execute or database.execute_sql
@@ -211,7 +195,7 @@ def check_rows(report: Report, execute: Execute = None) -> None:
     by_key: dict[str, list[tuple[str, str]]] = {}
     for user_id, username in execute("SELECT id, username FROM \"user\" ORDER BY username, id",
                                      ()).fetchall():
-        by_key.setdefault(_username_key(username), []).append((username, user_id))
+        by_key.setdefault(username_key(username), []).append((username, user_id))
     report.username_clashes = [", ".join(f"{name!r} ({user_id})" for name, user_id in users)
                                for key, users in sorted(by_key.items()) if len(users) > 1]
 
@@ -342,6 +326,15 @@ def _not_repaired(report: Report) -> list[str]:
         lines.append("Not repaired: usernames that differ only by case; an admin renames one of "
                      "each.")
     return lines
+
+
+def run_periodically(config) -> None:
+    """`dms verify` inside a worker, weekly by default (a periodic job of dms.runtime); GET
+    /health shows the result."""
+    report = run(config.data_dir, files_dir=config.files_path,
+                 grace_seconds=config.sweep_grace_minutes * 60)
+    save(report)
+    (log.info if report.ok else log.warning)("periodic verify: %s", report.lines()[-1])
 
 
 def save(report: Report) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dms.db.models import OcrStatus
 
-
 DANGLING = {
     "versions without a document":
         "SELECT v.id FROM document_version AS v LEFT JOIN node AS n ON n.id = v.document_id "
@@ -17,7 +16,8 @@ DANGLING = {
         "SELECT n.id FROM node AS n LEFT JOIN node AS p ON p.id = n.parent_id "
         "WHERE n.parent_id IS NOT NULL AND p.id IS NULL",
     "nodes whose owner is gone":
-        "SELECT n.id FROM node AS n LEFT JOIN \"user\" AS u ON u.id = n.owner_id WHERE u.id IS NULL",
+        "SELECT n.id FROM node AS n LEFT JOIN \"user\" AS u ON u.id = n.owner_id "
+        "WHERE u.id IS NULL",
     "tokens whose user is gone":
         "SELECT t.token_key FROM token AS t LEFT JOIN \"user\" AS u ON u.id = t.user_id "
         "WHERE u.id IS NULL",

@@ -1,7 +1,8 @@
 """OCR languages: the allowed values of a document's `lang` (api.md §7) are the languages the
 workers that will read it have installed for Tesseract. Each worker asks its `tesseract` command
-once and publishes the answer (dms.processing.cluster); a node accepts the languages every live worker shares
-(a document may land on any of them), or its own Tesseract's before any worker has registered."""
+once and publishes the answer (dms.processing.cluster); a node accepts the languages every live
+worker shares (a document may land on any of them), or its own Tesseract's before any worker has
+registered."""
 
 from __future__ import annotations
 
@@ -55,7 +56,9 @@ def accepted_languages() -> tuple[str, ...]:
         at, languages = _accepted
         if now - at < ACCEPTED_CACHE_SECONDS:
             return languages
-    from dms.processing.cluster import shared_languages  # dms.processing.cluster needs the database: import late
+    from dms.processing.cluster import (
+        shared_languages,  # dms.processing.cluster needs the database: import late
+    )
 
     languages = shared_languages()
     if languages is None:

@@ -2,11 +2,11 @@
 0010), so that across every process of a cluster no version is read by two workers at once.
 
 A worker takes the lease before it reads a version and gives it back when its slice ends; its
-heartbeat (dms.processing.cluster) renews the leases it holds. A lease not renewed for `lease_seconds` (its
-worker was killed, or lost its machine) has expired: the next heartbeat of any worker takes it
-away and queues the version again, and the next worker resumes at the first unsaved page. Saving
-pages checks the lease in the same transaction (dms.processing.progress), so a worker that lost its lease
-while it was stalled never writes over its successor.
+heartbeat (dms.processing.cluster) renews the leases it holds. A lease not renewed for
+`lease_seconds` (its worker was killed, or lost its machine) has expired: the next heartbeat of any
+worker takes it away and queues the version again, and the next worker resumes at the first unsaved
+page. Saving pages checks the lease in the same transaction (dms.processing.progress), so a worker
+that lost its lease while it was stalled never writes over its successor.
 
 Times are seconds since the epoch by the nodes' own clocks (kept by NTP); a lease is tens of
 seconds, so a clock a second off changes nothing.

@@ -12,11 +12,12 @@ the reading between pages and kills a running Tesseract at once (document delete
 the server stopping).
 
 Concurrency rules: this runs only in the queue's worker threads, never in a request thread.
-pdfium only in a reader process (dms.files.pdf); large frames only under dms.files.imaging.decoding().
-Tesseract is a child process we start ourselves (not pytesseract, which cannot be cancelled from
-another thread and leaves its temporary files in /tmp when killed): the page goes in through stdin
-as an uncompressed PGM and the text comes back on stdout, so no file is ever written; it runs with
-OMP_THREAD_LIMIT=1 (several jobs in parallel use the cores better than one job with several threads).
+pdfium only in a reader process (dms.files.pdf); large frames only under
+dms.files.imaging.decoding(). Tesseract is a child process we start ourselves (not pytesseract,
+which cannot be cancelled from another thread and leaves its temporary files in /tmp when killed):
+the page goes in through stdin as an uncompressed PGM and the text comes back on stdout, so no file
+is ever written; it runs with OMP_THREAD_LIMIT=1 (several jobs in parallel use the cores better than
+one job with several threads).
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ class PageText:
 @dataclass(frozen=True)
 class PagePdfs:
     """Where Tesseract writes, beside each page's text, that page as a PDF for the searchable PDF
-    (dms.processing.searchable): `scratch` for its output files, `folder/<number>.pdf` for the result. For a
-    PDF's pages the page PDF holds only the invisible text (laid over the original page later);
-    for an image's, the image with its text."""
+    (dms.processing.searchable): `scratch` for its output files, `folder/<number>.pdf` for the
+    result. For a PDF's pages the page PDF holds only the invisible text (laid over the original
+    page later); for an image's, the image with its text."""
     scratch: Path
     folder: Path
 
@@ -244,7 +245,8 @@ def tesseract(source: Path | bytes | bytearray, lang: str, dpi: int = RENDER_DPI
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
-        raise PageFailed(f"Tesseract took longer than {PAGE_TIMEOUT_SECONDS} s on a page.") from None
+        raise PageFailed(
+            f"Tesseract took longer than {PAGE_TIMEOUT_SECONDS} s on a page.") from None
     finally:
         token.attach(None)
     token.check()

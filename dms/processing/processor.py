@@ -1,18 +1,18 @@
-"""Background processing of uploaded versions: versions are queued (dms.processing.queue: the embedded
-SQLite queue, or Redis) and read by worker threads, either inside `dms serve` or in `dms worker`
-processes on other machines (issue 15).
+"""Background processing of uploaded versions: versions are queued (dms.processing.queue: the
+embedded SQLite queue, or Redis) and read by worker threads, either inside `dms serve` or in `dms
+worker` processes on other machines (issue 15).
 
-The document row is the source of truth, not the queue (dms.processing.progress): Huey is at-most-once, so a
-task lost in a crash is found again by `reconcile()`, which queues every document whose latest
-version is still `received` or `started` — at a worker's start and periodically. Tasks take a
-version id and are idempotent.
+The document row is the source of truth, not the queue (dms.processing.progress): Huey is
+at-most-once, so a task lost in a crash is found again by `reconcile()`, which queues every document
+whose latest version is still `received` or `started` — at a worker's start and periodically. Tasks
+take a version id and are idempotent.
 
-Several workers, one version at a time (dms.processing.leases): a worker takes a version's lease before it
-reads and gives it back after its slice; its heartbeat renews it. A worker killed mid-document
-leaves an expired lease, which another worker's heartbeat takes over and queues again. The
-heartbeat also cancels the reading of a version that was deleted or replaced on another node, and
-claims the periodic jobs (reconcile, the weekly verify), which run once per period for the whole
-cluster (dms.processing.cluster).
+Several workers, one version at a time (dms.processing.leases): a worker takes a version's lease
+before it reads and gives it back after its slice; its heartbeat renews it. A worker killed
+mid-document leaves an expired lease, which another worker's heartbeat takes over and queues again.
+The heartbeat also cancels the reading of a version that was deleted or replaced on another node,
+and claims the periodic jobs that the composition root registers (dms.runtime's table: reconcile,
+verify, mail, sweep), each run once per period for the whole cluster (dms.processing.cluster).
 
 Fair and bounded (issue 11): a task reads a version for at most `ocr_slice_seconds`, saving pages
 as it goes, then puts the rest back in the queue; tasks are queued with a priority that falls with
@@ -33,18 +33,18 @@ import threading
 import time
 from typing import Callable
 
-from dms.processing import cluster, leases, progress, searchable
 from dms.config import Config
 from dms.db import release_connection
-from dms.errors import StorageFull
-from dms.processing.languages import installed_languages
 from dms.db.models import new_id
-from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, prepare_environment,
-                     read_pages)
+from dms.errors import StorageFull
 from dms.files.pdfprocess import PdfReaders
-from dms.processing.queue import EmbeddedConsumer, make_huey, pending
 from dms.files.store import FileStore
-from dms.ops.verify import ranges
+from dms.processing import cluster, leases, progress, searchable
+from dms.processing.languages import installed_languages
+from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, prepare_environment,
+                                read_pages)
+from dms.processing.queue import EmbeddedConsumer, make_huey, pending
+from dms.text import ranges
 
 log = logging.getLogger("dms.processing")
 
@@ -74,7 +74,7 @@ class Processor:
         self._running_lock = threading.Lock()
         self._stopping = threading.Event()
         self._heartbeat: threading.Thread | None = None
-        self._jobs: dict[str, tuple[float, Callable[[], None]]] = {}  # more periodic jobs
+        self._jobs: dict[str, tuple[float, Callable[[], None]]] = {}  # the periodic jobs
         self._start_jobs: list[Callable[[], None]] = []  # ... and what they leave at a crash
 
     def add_periodic(self, name: str, seconds: float, job: Callable[[], None],
@@ -205,18 +205,12 @@ class Processor:
                     log.warning("could not queue the periodic job %s: %s", name, error)
 
     def _periods(self) -> dict[str, float]:
-        return {"reconcile": self.config.reconcile_minutes * 60,
-                "verify": self.config.verify_hours * 3600,
-                **{name: seconds for name, (seconds, _) in self._jobs.items()}}
+        return {name: seconds for name, (seconds, _) in self._jobs.items()}
 
     def run_periodic(self, name: str, period: int) -> None:
         log.info("periodic job %s, period %d", name, period)
         try:
-            if name == "reconcile":
-                self.reconcile_if_idle()
-            elif name == "verify":
-                self.periodic_verify()
-            elif name in self._jobs:
+            if name in self._jobs:
                 self._jobs[name][1]()
         finally:
             release_connection()
@@ -226,15 +220,6 @@ class Processor:
         queued a second time."""
         if pending(self.huey) in (0, None):  # None: the queue is in trouble; queue what is left
             self.reconcile()
-
-    def periodic_verify(self) -> None:
-        """`dms verify` inside a worker, weekly by default; GET /health shows the result."""
-        from dms.ops import verify
-
-        report = verify.run(self.config.data_dir, files_dir=self.config.files_path,
-                            grace_seconds=self.config.sweep_grace_minutes * 60)
-        verify.save(report)
-        (log.info if report.ok else log.warning)("periodic verify: %s", report.lines()[-1])
 
     # -- the task -------------------------------------------------------------------------------
     def process(self, version_id: str) -> None:
@@ -367,7 +352,8 @@ class Processor:
             return None
         if attempts >= MAX_ATTEMPTS or final:
             searchable.discard(self.store, work.version_id)
-            log.warning("version %s failed after %d attempts: %s", work.version_id, attempts, reason)
+            log.warning("version %s failed after %d attempts: %s", work.version_id, attempts,
+                        reason)
             return None
         return RETRY_DELAY_SECONDS * attempts
 

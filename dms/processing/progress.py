@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from dms.processing import leases
 from dms.db import database, document_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, new_id
+from dms.processing import leases
 from dms.processing.ocr import PageText
 
 PENDING = tuple(OcrStatus.PENDING)
@@ -148,7 +148,8 @@ def owner_of(version_id: str) -> str | None:
 
 
 def pending_versions() -> list[tuple[str, str]]:
-    """(owner id, latest version id) of every document still waiting or interrupted, oldest first."""
+    """(owner id, latest version id) of every document still waiting or interrupted, oldest
+    first."""
     return [(owner, version) for owner, version in database.execute_sql(f"""
         SELECT n.owner_id, {LATEST_VERSION} FROM node AS n
         WHERE n.ocr_status IN (?, ?) AND n.kind = 'document'

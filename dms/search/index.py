@@ -3,18 +3,20 @@ that it must be rebuilt), writing documents, and running a query to ranked node 
 
 One document per node: `id` (stored, the node's id), `owner` (the owner's id: every query
 filters by it), `tag_ids` (the ids of its tags, for tag filters), and `title`, `tags` (its tag
-names, and the subject and sender of the message a document came by) and `body` (the text of a document's latest version), all three folded by the same
-analyzer as the queries: lower case, accents and ligatures folded to ASCII (`Käse` -> `kase`,
-`Straße` -> `strasse`), words over 40 characters dropped. Title and body keep term frequencies but
-no positions (no phrase search): a smaller index. Scores are per-field BM25, the title weighted
-TITLE_BOOST and tag names TAGS_BOOST times the body.
+names, and the subject and sender of the message a document came by) and `body` (the text of a
+document's latest version), all three folded by the same analyzer as the queries: lower case,
+accents and ligatures folded to ASCII (`Käse` -> `kase`, `Straße` -> `strasse`), words over 40
+characters dropped. Title and body keep term frequencies but no positions (no phrase search): a
+smaller index. Scores are per-field BM25, the title weighted TITLE_BOOST and tag names TAGS_BOOST
+times the body.
 
 Every word of a query is a prefix: it matches the terms that begin with it, expanded to the most
-frequent ones in the caller's documents (`EXPANSIONS_LAST` for the last word, the one being typed, `EXPANSIONS_OTHER` for
-the others). Finding those walks every term with the prefix in the term dictionary, which OCR
-noise can make huge (a one-letter prefix over two million distinct terms took 67 ms per field), so
-a word is a prefix of titles from MIN_TITLE_PREFIX letters on and of text from MIN_TEXT_PREFIX
-letters on; shorter, it matches only itself there. The work of a query stays bounded.
+frequent ones in the caller's documents (`EXPANSIONS_LAST` for the last word, the one being typed,
+`EXPANSIONS_OTHER` for the others). Finding those walks every term with the prefix in the term
+dictionary, which OCR noise can make huge (a one-letter prefix over two million distinct terms took
+67 ms per field), so a word is a prefix of titles from MIN_TITLE_PREFIX letters on and of text from
+MIN_TEXT_PREFIX letters on; shorter, it matches only itself there. The work of a query stays
+bounded.
 
 `dms-index.json` beside the index says which index format and tantivy version wrote it and that
 it is complete; an index without it, of another version, or that cannot be opened is rebuilt.
@@ -44,8 +46,8 @@ EXPANSIONS_LAST = 50
 EXPANSIONS_OTHER = 10
 MIN_TITLE_PREFIX = 2
 MIN_TEXT_PREFIX = 3
-WRITER_HEAP_BYTES = 32 * 1024 * 1024
-SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")  # tantivy flushes a segment past this much buffered data
+WRITER_HEAP_BYTES = 32 * 1024 * 1024  # tantivy flushes a segment past this much buffered data
+SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")
 
 
 class IndexUnusable(Exception):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dms.db import database, write_transaction
-from dms.domain.documents import PAGE_SEPARATOR
+from dms.db.models import PAGE_SEPARATOR
 from dms.search.index import Entry
 
 REBUILD = "*"

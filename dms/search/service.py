@@ -14,14 +14,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Callable
 
-from dms.domain import tree
 from dms.db import database
-from dms.errors import Invalid, Unavailable
 from dms.db.models import User
-from dms.search import highlight
-from dms.search.index import terms
+from dms.domain import tree
 from dms.domain.tagfilter import TagFilter, tag_filter
 from dms.domain.tags import tags_of
+from dms.errors import Invalid, Unavailable
+from dms.search import highlight
+from dms.search.index import terms
 
 if TYPE_CHECKING:
     from dms.search.indexer import Indexer

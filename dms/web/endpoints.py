@@ -13,12 +13,12 @@ from urllib.parse import parse_qsl, quote
 import bottle
 
 from dms import errors
-from dms.domain.credentials import find_token
 from dms.db import is_disk_full, release_connection
-from dms.web.jsonapi import (JSON, VND, ApiError, Reply, Route, attributes_of, choose_page, encode,
-                         list_body, media_type, parse_json, resource_data)
 from dms.db.models import Token, User, utcnow
-from dms.domain.services import Services
+from dms.domain.credentials import find_token
+from dms.runtime import Runtime
+from dms.web.jsonapi import (JSON, VND, ApiError, Reply, Route, attributes_of, choose_page, encode,
+                             list_body, media_type, parse_json, resource_data)
 
 log = logging.getLogger("dms.web")
 
@@ -42,10 +42,12 @@ ATTRIBUTES = "/data/attributes/"
 class Context:
     """One request as a handler sees it: who is calling, the query, the body, absolute URLs."""
 
-    def __init__(self, services: Services, environ: dict, route: Route):
-        self.services = services
-        self.config = services.config
+    def __init__(self, runtime: Runtime, environ: dict, route: Route):
+        self.runtime = runtime
+        self.services = runtime.services  # what domain functions take
+        self.config = runtime.config
         self.environ = environ
+        self.app = environ.get("bottle.app")
         self.route = route
         self.user: User | None = None
         self.token: Token | None = None
@@ -59,8 +61,8 @@ class Context:
         scheme, _, secret = self.environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
         secret = secret.strip()
         if scheme.lower() != "token" or not secret:
-            raise ApiError(401, "not_authenticated", "Authentication credentials were not provided.",
-                           headers=AUTH_HEADERS)
+            raise ApiError(401, "not_authenticated",
+                           "Authentication credentials were not provided.", headers=AUTH_HEADERS)
         token = find_token(secret, utcnow())
         if token is None:
             raise ApiError(401, "authentication_failed", "Invalid token.", headers=AUTH_HEADERS)
@@ -80,7 +82,8 @@ class Context:
         return self.environ.get(key)
 
     def json(self, accept: tuple[str, ...] = (JSON, VND), refuse_status: int = 415) -> dict:
-        """The body as a JSON object; its media type must be one of `accept` (else `refuse_status`)."""
+        """The body as a JSON object; its media type must be one of `accept` (else
+        `refuse_status`)."""
         given = media_type(self.header("Content-Type"))
         if given not in accept:
             shown = given or "none"
@@ -118,7 +121,8 @@ class Context:
         try:
             return int(raw)
         except ValueError:
-            raise ApiError(400, "parse_error", "The Content-Length header is not a number.") from None
+            raise ApiError(400, "parse_error",
+                           "The Content-Length header is not a number.") from None
 
     # -- building answers -----------------------------------------------------------------------
     def absolute_url(self, path: str | None = None) -> str:
@@ -184,11 +188,11 @@ def bottle_rule(route: Route, prefix: str) -> str:
     return rule.rstrip("/") + "<:re:/?>"
 
 
-def endpoint(services: Services, route: Route) -> Callable:
+def endpoint(runtime: Runtime, route: Route) -> Callable:
     """Wrap a handler: authenticate, call, and turn the result or any exception into a response."""
 
     def callback(**params):
-        ctx = Context(services, bottle.request.environ, route)
+        ctx = Context(runtime, bottle.request.environ, route)
         try:
             if route.auth:
                 ctx.authenticate()
@@ -218,7 +222,8 @@ def api_error(error: errors.DomainError, field_base: str) -> ApiError:
     headers = {}
     if isinstance(error, errors.Throttled):
         headers["Retry-After"] = str(error.retry_after)
-    status = next((status for cls, status in STATUS_OF_ERROR.items() if isinstance(error, cls)), 400)
+    status = next((status for cls, status in STATUS_OF_ERROR.items()
+                   if isinstance(error, cls)), 400)
     return ApiError(status, error.code, error.message, pointer, headers)
 
 
@@ -251,7 +256,8 @@ def with_cors(app: Callable, origins: tuple[str, ...]) -> Callable:
         if origin not in allowed:
             return app(environ, start_response)
         headers = [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
-        if environ["REQUEST_METHOD"] == "OPTIONS" and "HTTP_ACCESS_CONTROL_REQUEST_METHOD" in environ:
+        if environ["REQUEST_METHOD"] == "OPTIONS" \
+                and "HTTP_ACCESS_CONTROL_REQUEST_METHOD" in environ:
             start_response("204 No Content", headers + [
                 ("Access-Control-Allow-Methods", CORS_METHODS),
                 ("Access-Control-Allow-Headers", CORS_HEADERS), ("Access-Control-Max-Age", "600")])

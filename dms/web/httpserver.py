@@ -24,8 +24,8 @@ from typing import Callable
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
-from waitress.server import TcpWSGIServer
 from waitress.parser import HTTPRequestParser, ParsingError
+from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
 from waitress.utilities import BadRequest, RequestEntityTooLarge
 

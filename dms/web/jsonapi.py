@@ -31,7 +31,8 @@ class ApiError(Exception):
         self.headers = dict(headers or {})
 
     def envelope(self) -> dict:
-        error: dict[str, Any] = {"detail": self.detail, "status": str(self.status), "code": self.code}
+        error: dict[str, Any] = {"detail": self.detail, "status": str(self.status),
+                                 "code": self.code}
         if self.pointer is not None:
             error["source"] = {"pointer": self.pointer}
         return {"errors": [error]}
@@ -46,7 +47,10 @@ def invalid(detail: str, pointer: str | None = None, code: str = "invalid") -> A
     return ApiError(400, code, detail, pointer)
 
 
-def permission_denied(detail: str = "You do not have permission to perform this action.") -> ApiError:
+PERMISSION_DENIED = "You do not have permission to perform this action."
+
+
+def permission_denied(detail: str = PERMISSION_DENIED) -> ApiError:
     return ApiError(403, "permission_denied", detail)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from dms import __version__
-from dms.web.jsonapi import JSON, VND, Route
 from dms.db.models import OcrStatus
+from dms.web.jsonapi import JSON, VND, Route
 
 STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 NULLABLE_STRING = {"type": ["string", "null"]}
@@ -42,7 +42,8 @@ def list_of(schema: dict) -> dict:
     }, ["links", "data", "meta"])
 
 
-FOLDER_REF = obj({"data": {"oneOf": [obj({"type": {"const": "folders"}, "id": UUID}), {"type": "null"}]}})
+FOLDER_REF = obj({"data": {"oneOf": [obj({"type": {"const": "folders"}, "id": UUID}),
+                                      {"type": "null"}]}})
 BREADCRUMB = {"type": "array", "items": {"type": "array", "items": STRING}}
 NODE_TAG = obj({"name": STRING, "bg_color": STRING, "fg_color": STRING},
                ["name", "bg_color", "fg_color"])
@@ -50,13 +51,15 @@ NODE_ATTRIBUTES = {
     "title": STRING, "created_at": DATETIME, "updated_at": DATETIME, "breadcrumb": BREADCRUMB,
     "tags": {"type": "array", "items": NODE_TAG}, "lang": STRING, "ocr": BOOLEAN,
     "ocr_status": {"enum": list(OcrStatus.ALL)},
-    "ocr_error": NULLABLE_STRING, "file_name": NULLABLE_STRING, "size": INTEGER, "page_count": INTEGER,
+    "ocr_error": NULLABLE_STRING, "file_name": NULLABLE_STRING, "size": INTEGER,
+    "page_count": INTEGER,
     "mail": {"oneOf": [obj({"subject": STRING, "from": STRING, "date": NULLABLE_STRING,
                             "message_id": STRING}, ["subject", "from", "date", "message_id"]),
                        {"type": "null"}]},
 }
 VERSION = obj({"id": UUID, "number": INTEGER, "file_name": STRING, "size": INTEGER,
-               "page_count": INTEGER, "lang": STRING, "created_at": DATETIME, "download_url": STRING,
+               "page_count": INTEGER, "lang": STRING, "created_at": DATETIME,
+               "download_url": STRING,
                "pages": {"type": "array", "items": obj({"type": {"const": "pages"}, "id": UUID})},
                "searchable_pdf": BOOLEAN, "searchable_pdf_size": {"type": ["integer", "null"]}})
 LEGACY_DOCUMENT = obj({"id": UUID, "title": STRING, "file_name": NULLABLE_STRING, "size": INTEGER,
@@ -101,7 +104,8 @@ SCHEMAS = {
                                                          "id": UUID})})}),
         "parent": obj({"type": {"const": "folders"}, "id": UUID})}, ["type"])),
     "NodeUpdate": data_of(obj({"type": {"enum": ["folders", "documents"]}, "id": UUID,
-                               "attributes": obj({"title": STRING, "lang": STRING, "ocr": BOOLEAN})},
+                               "attributes": obj({"title": STRING, "lang": STRING,
+                                                  "ocr": BOOLEAN})},
                               ["type"])),
     "Move": obj({"nodes": {"type": "array", "items": obj({"id": UUID}, ["id"])},
                  "target_parent": obj({"id": UUID}, ["id"])}, ["nodes", "target_parent"]),
@@ -113,7 +117,8 @@ SCHEMAS = {
         data_of(obj({"type": {"const": "tokens"}, "attributes": obj({
             "expiry_hours": {"type": "integer", "minimum": 1, "maximum": 87600}, "name": STRING})},
             ["type"])),
-        obj({"expiry_hours": {"type": "integer", "minimum": 1, "maximum": 87600}, "name": STRING})]},
+        obj({"expiry_hours": {"type": "integer", "minimum": 1, "maximum": 87600},
+             "name": STRING})]},
     "Page": data_of(obj({"type": {"const": "pages"}, "id": UUID,
                          "attributes": obj({"number": INTEGER, "text": STRING, "lang": STRING}),
                          "relationships": obj({"document_version": obj({"data": obj({
@@ -150,7 +155,8 @@ PAGE_QUERY = ["page[number]", "page[size]", "page", "page_size"]
 # handler name -> (request: (media types, schema) or None, success status, success media ->
 # schema, extra query parameters, extra error statuses, summary)
 OPERATIONS = {
-    "login": (([JSON, VND], obj({"username": STRING, "password": STRING}, ["username", "password"])),
+    "login": (([JSON, VND], obj({"username": STRING, "password": STRING},
+                                ["username", "password"])),
               200, {JSON: obj({"token": STRING, "expiry": {"type": "null"}}, ["token", "expiry"])},
               [], [429], "Log in: a token for the username and password"),
     "logout": (None, 204, {}, [], [], "Revoke the calling token"),
@@ -227,7 +233,8 @@ OPERATIONS = {
     "update_node": (([VND], ref("NodeUpdate")), 200, {VND: data_of(ref("Node"))}, [], [403, 409],
                     "Rename a node; a document's lang and ocr"),
     "delete_node": (None, 204, {}, [], [403], "Delete a node and everything below it"),
-    "list_folders": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY, [], "All the caller's folders"),
+    "list_folders": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY, [],
+                     "All the caller's folders"),
     "create_folder": (([VND], ref("NodeInput")), 201, {VND: data_of(ref("Node"))}, [], [409],
                       "Create a folder"),
     "get_folder": (None, 200, {VND: data_of(ref("Node"))}, [], [], "One folder"),
@@ -247,7 +254,8 @@ OPERATIONS = {
                  "A page as JSON:API, text or JPEG preview (by Accept)"),
     "ocr_text": (None, 200, {JSON: obj({"text": STRING})}, [], [], "A document's text"),
     "ocr_languages": (None, 200, {JSON: obj({"languages": {"type": "array", "items": STRING},
-                                             "default": STRING})}, [], [], "Installed OCR languages"),
+                                             "default": STRING})}, [], [],
+                      "Installed OCR languages"),
     "rerun": (([JSON, VND], obj({"doc_id": UUID, "lang": STRING}, ["doc_id"])), 200,
               {JSON: obj({"status": STRING, "doc_id": UUID, "lang": STRING})}, [], [404],
               "Process a document again"),
@@ -266,7 +274,8 @@ OPERATIONS = {
     "openapi": (None, 200, {JSON: {"type": "object"}}, [], [], "This document"),
     "list_documents_legacy": (None, 200, {JSON: {"type": "array", "items": ref("LegacyDocument")}},
                               [], [], "Legacy: all the caller's documents"),
-    "get_document_legacy": (None, 200, {JSON: ref("LegacyDocument")}, [], [], "Legacy: one document"),
+    "get_document_legacy": (None, 200, {JSON: ref("LegacyDocument")}, [], [],
+                            "Legacy: one document"),
     "upload_unnamed": (({t: BINARY for t in FILE_TYPES}, None), 201, {JSON: ref("LegacyDocument")},
                        [], [], "Legacy: upload into .inbox under a random name"),
     "upload_named": (({t: BINARY for t in FILE_TYPES}, None), 201, {JSON: ref("LegacyDocument")},
@@ -319,7 +328,8 @@ def build(routes: list[Route]) -> dict:
                 operation["security"] = [{"token": []}]
             if request is not None:
                 types, schema = request
-                content = types if isinstance(types, dict) else {t: {"schema": schema} for t in types}
+                content = types if isinstance(types, dict) else \
+                    {t: {"schema": schema} for t in types}
                 content = {t: (v if isinstance(v, dict) and "schema" in v else {"schema": v})
                            for t, v in content.items()}
                 operation["requestBody"] = {"required": True, "content": content}

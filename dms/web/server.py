@@ -1,13 +1,13 @@
 """Running the appliance: one process, waitress serving the Bottle app.
 
 Start-up order: open and migrate the database and sweep the file store (create_app), create the
-first superuser on an empty data dir, bind the socket, start the search indexer (it opens or
-rebuilds the index in its own thread), queue unfinished work and start the processing workers,
-then serve. Shut-down order (SIGTERM, Ctrl-C or stop()): stop accepting, let the worker threads
-finish the requests they are on while the event loop still sends their answers, stop the
-threads, close the connections, stop the processing workers (the pages being read may finish)
-and the indexer, then close the database. We drive waitress'
-event loop ourselves (instead of `server.run()`) to get that order.
+first superuser on an empty data dir, bind the socket, start the background work (dms.runtime:
+the search indexer, which opens or rebuilds the index in its own thread, then unfinished work
+queued and the processing workers), then serve. Shut-down order (SIGTERM, Ctrl-C or stop()):
+stop accepting, let the worker threads finish the requests they are on while the event loop
+still sends their answers, stop the threads, close the connections, stop the background work
+(the pages being read may finish), then close the database. We drive waitress' event loop
+ourselves (instead of `server.run()`) to get that order.
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ from typing import Callable
 
 from waitress import wasyncore
 
+from dms.config import Config
+from dms.db import describe_url, release_connection
 from dms.domain.accounts import ensure_first_superuser
 from dms.web.app import create_app
-from dms.config import Config
-from dms.intake.consume import ConsumeFolder
-from dms.db import database, describe_url, on_commit, release_connection
-from dms.web.httpserver import create_server, fit_connection_limit, with_nosniff
 from dms.web.endpoints import with_cors
+from dms.web.httpserver import create_server, fit_connection_limit, with_nosniff
 
 log = logging.getLogger("dms.server")
 
@@ -65,9 +64,8 @@ class Server:
         self.generated_password = ensure_first_superuser(config.admin_username,
                                                          config.admin_password)
         release_connection()  # start-up's connection, in whichever thread built the server
-        self.processor = self.app.services.processor
-        self.indexer = self.app.services.search
-        self.consume = ConsumeFolder(self.app.services) if config.consume_dir else None
+        self.runtime = self.app.runtime
+        self.processor = self.runtime.processor
         wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
         workers = 0 if config.no_worker else config.ocr_workers
         reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + workers)
@@ -101,11 +99,7 @@ class Server:
     def run(self) -> None:
         # The queue's workers and the search indexer start before the first request and stop
         # after the last one.
-        unregister = on_commit(self.indexer.notify)
-        self.indexer.start()
-        self.processor.start(consume=not self.config.no_worker)
-        if self.consume is not None:
-            self.consume.start()
+        self.runtime.start(index=True, read_pages=not self.config.no_worker)
         release_connection()  # this thread now only drives the event loop
         where = f"data dir {self.config.data_dir.resolve()}"
         if self.config.database_url:
@@ -134,14 +128,7 @@ class Server:
             with self._trigger_lock:
                 wsgi.trigger.close()
             wasyncore.close_all(channels)
-            if self.consume is not None:
-                self.consume.stop()
-            self.app.services.mail.stop()
-            self.processor.stop()
-            self.app.services.pdf.stop()
-            self.indexer.stop()
-            unregister()
-            database.close()
+            self.runtime.stop()
             log.info("dms stopped")
 
     def stop(self) -> None:

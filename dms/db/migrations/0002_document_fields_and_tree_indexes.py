@@ -38,7 +38,8 @@ def up(migrator, db):
         FROM node""")
     rows = db.execute_sql("SELECT id, title FROM node_new").fetchall()
     for node_id, title in rows:
-        db.execute_sql("UPDATE node_new SET title_sort = ? WHERE id = ?", (title.casefold(), node_id))
+        db.execute_sql("UPDATE node_new SET title_sort = ? WHERE id = ?",
+                       (title.casefold(), node_id))
     db.execute_sql("DROP TABLE node")
     db.execute_sql("ALTER TABLE node_new RENAME TO node")
     db.execute_sql(

@@ -61,7 +61,8 @@ def up(migrator, db):
             method     TEXT,
             UNIQUE (version_id, number)
         )""")
-    db.execute_sql("CREATE INDEX document_version_document ON document_version (document_id, number)")
+    db.execute_sql("CREATE INDEX document_version_document "
+                   "ON document_version (document_id, number)")
 
     # Titles and text, accent- and case-insensitive. `owner` holds the owner's id without dashes
     # (one token), so a search filters by owner inside the index instead of after it.

@@ -1,6 +1,7 @@
 """E-mail attachments (issue 16, api.md §8c).
 
-- `mail_account`: a user's IMAP account; `password` is sealed (dms.files.sealing: AES-GCM with the key
+- `mail_account`: a user's IMAP account; `password` is sealed (dms.files.sealing: AES-GCM with the
+key
   in the data dir, bound to the row's id), never stored or returned in clear. `checking_until`
   claims a check across nodes, so one account is read by one process at a time.
 - `mail_import`: what was already taken from mail, per user: (Message-ID, attachment SHA-256),

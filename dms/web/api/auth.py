@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dms.domain import credentials
-from dms.web.jsonapi import JSON, RouteTable, no_content
+from dms.domain import accounts, credentials
 from dms.web.endpoints import Context
+from dms.web.jsonapi import JSON, RouteTable, no_content
 
 routes = RouteTable()
 
@@ -12,8 +12,8 @@ routes = RouteTable()
 @routes.post("/auth/login/", auth=False, media_type=JSON)
 def login(ctx: Context):
     body = ctx.json()
-    secret = credentials.login(body.get("username"), body.get("password"), ctx.remote_addr,
-                        ctx.services.throttle, ctx.config.max_tokens_per_user)
+    secret = accounts.login(body.get("username"), body.get("password"), ctx.remote_addr,
+                            ctx.services.throttle, ctx.config.max_tokens_per_user)
     return {"token": secret, "expiry": None}
 
 

@@ -3,11 +3,11 @@ downloads of its files."""
 
 from __future__ import annotations
 
-from dms.domain import documents, tree
-from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
-from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
 from dms.db.models import DocumentVersion, Node
+from dms.domain import documents, tree, uploads
+from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
 from dms.web.endpoints import Context
+from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
 
 routes = RouteTable()
 
@@ -64,7 +64,7 @@ def upload(ctx: Context, document_id: str, file_name: str):
         raise ApiError(400, "parse_error", "The Content-Disposition header is required, e.g. "
                                            "`Content-Disposition: attachment; filename=scan.pdf`.")
     # The stored name is the one in the URL; the header's name is only required (api.md §6).
-    document = documents.upload_version(ctx.services, ctx.user, document_id,
+    document = uploads.upload_version(ctx.services, ctx.user, document_id,
                                         ctx.environ["wsgi.input"], ctx.content_length(), file_name)
     return created(document_body(ctx, document))
 

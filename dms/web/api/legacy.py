@@ -3,10 +3,10 @@ Uploads here land in the caller's .inbox as new documents."""
 
 from __future__ import annotations
 
-from dms.domain import documents, tags, tree
-from dms.web.jsonapi import JSON, Reply, RouteTable, format_datetime
 from dms.db.models import Node
+from dms.domain import tags, tree, uploads
 from dms.web.endpoints import Context
+from dms.web.jsonapi import JSON, Reply, RouteTable, format_datetime
 
 routes = RouteTable()
 LEGACY = {"prefixes": ("/api",), "media_type": JSON}
@@ -45,7 +45,7 @@ def get_document(ctx: Context, document_id: str):
 
 
 def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
-    document = documents.upload_to_inbox(ctx.services, ctx.user, ctx.environ["wsgi.input"],
+    document = uploads.upload_to_inbox(ctx.services, ctx.user, ctx.environ["wsgi.input"],
                                          ctx.content_length(), file_name)
     return Reply(legacy_objects([document])[0], status=201)
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dms.domain import mailaccounts
-from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
 from dms.db.models import MailAccount
+from dms.domain import mailaccounts
 from dms.web.endpoints import Context
+from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
 
 routes = RouteTable()
 
@@ -18,7 +18,7 @@ def account_resource(ctx: Context, account: MailAccount) -> dict:
         "folder_per_sender": bool(account.folder_per_sender), "enabled": bool(account.enabled),
         "last_checked_at": format_datetime(account.last_checked_at),
         "last_error": account.last_error, "imported_count": account.imported_count,
-        "checking": ctx.services.mail.is_busy(account)}}
+        "checking": ctx.runtime.mail.is_busy(account)}}
 
 
 @routes.get("/mail-accounts/")
@@ -56,5 +56,5 @@ def delete_mail_account(ctx: Context, account_id: str):
 def check_mail_account(ctx: Context, account_id: str):
     """202 at once: the check runs in the background (dms.intake.mailchecker); its result shows in
     `last_checked_at` and `last_error` once `checking` is false."""
-    account = ctx.services.mail.request(ctx.user, account_id)
+    account = ctx.runtime.mail.request(ctx.user, account_id)
     return Reply({"data": account_resource(ctx, account)}, status=202)

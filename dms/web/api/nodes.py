@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import bottle
 
+from dms.db.models import Node
 from dms.domain import archives, documents, tags, tree
 from dms.domain.mailaccounts import mail_of
-from dms.web.jsonapi import JSON, ApiError, RouteTable, created, format_datetime, invalid, no_content
-from dms.db.models import Node
 from dms.web.endpoints import Context, content_disposition, file_response
+from dms.web.jsonapi import (JSON, ApiError, RouteTable, created, format_datetime, invalid,
+                             no_content)
 
 routes = RouteTable()
 
@@ -71,7 +72,8 @@ def parent_reference(data: dict) -> tuple[object, str]:
     elif "parent" in data:
         reference, pointer = data["parent"], "/data/parent"
     else:
-        raise ApiError(400, "required", "A parent folder is required.", "/data/relationships/parent")
+        raise ApiError(400, "required", "A parent folder is required.",
+                       "/data/relationships/parent")
     if isinstance(reference, dict) and isinstance(reference.get("data"), dict):
         reference = reference["data"]
     if isinstance(reference, dict):
@@ -122,8 +124,9 @@ def move_nodes(ctx: Context):
     target = body.get("target_parent")
     target_id = target.get("id") if isinstance(target, dict) else None
     if not isinstance(target_id, str) or not target_id:
-        raise ApiError(400, "required", "`target_parent` must be an object with the target folder's "
-                                        "`id`.", "/target_parent")
+        raise ApiError(400, "required",
+                       "`target_parent` must be an object with the target folder's `id`.",
+                       "/target_parent")
     moved = tree.move_nodes(ctx.user, node_ids, target_id, ctx.config.max_tree_depth)
     return {"data": resources(moved)}
 
@@ -150,7 +153,8 @@ def download_nodes(ctx: Context):
     members = archives.entries([node.id for node in nodes], ctx.services.store,
                               searchable_asked(ctx), ctx.config.max_tree_depth)
     # A hidden file would surprise: `.inbox` downloads as inbox.zip.
-    stem = (archives.safe_name(nodes[0].title).lstrip(".") if len(nodes) == 1 else "") or "documents"
+    stem = archives.safe_name(nodes[0].title).lstrip(".") if len(nodes) == 1 else ""
+    stem = stem or "documents"
     if archive_type == "zip":
         body, media, name = archives.stream_zip(members, password), "application/zip", stem + ".zip"
     else:

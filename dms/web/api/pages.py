@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import bottle
 
-from dms.domain import documents, previews, tree
-from dms.web.jsonapi import JSON, RouteTable
-from dms.processing.languages import accepted_languages
 from dms.db.models import Node
+from dms.domain import documents, previews, tree
+from dms.processing.languages import accepted_languages
 from dms.web.endpoints import Context
+from dms.web.jsonapi import JSON, RouteTable
 
 routes = RouteTable()
 

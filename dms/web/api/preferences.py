@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dms.domain import preferences
-from dms.web.jsonapi import JSON, RouteTable, attributes_of, resource_data
 from dms.web.endpoints import Context
+from dms.web.jsonapi import JSON, RouteTable, attributes_of, resource_data
 
 routes = RouteTable()
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dms import search
-from dms.web.jsonapi import JSON, RouteTable
 from dms.web.endpoints import Context
+from dms.web.jsonapi import JSON, RouteTable
 
 routes = RouteTable()
 

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import functools
-
 from dms import __version__
 from dms.ops import health as dms_health
-from dms.web.jsonapi import JSON, ApiError, RouteTable
-from dms.web.openapi import build as build_openapi
 from dms.web.endpoints import Context
-
+from dms.web.jsonapi import JSON, ApiError, RouteTable
 
 routes = RouteTable()
 
 
 @routes.get("/openapi.json", auth=False, media_type=JSON, strict_slash=True)
 def openapi(ctx: Context):
-    return openapi_document()
-
-
-@functools.lru_cache(maxsize=1)
-def openapi_document() -> dict:
-    from dms.web.api import ROUTE_TABLES  # the package imports this module: look it up when asked
-
-    return build_openapi([route for table in ROUTE_TABLES for route in table.routes])
+    return ctx.app.openapi_document  # built from the app's own route list (dms.web.app)
 
 
 @routes.get("/version/", auth=False, media_type=JSON)
@@ -35,7 +24,7 @@ def version(ctx: Context):
 def health(ctx: Context):
     """No login needed: 503 with the reason when this node cannot reach its database or its
     queue (for load balancers). An admin's token adds the details (dms.ops.health)."""
-    dms_health.check(ctx.services)
+    dms_health.check(ctx.runtime.processor.huey)
     body: dict = {"status": "ok"}
     if ctx.environ.get("HTTP_AUTHORIZATION"):
         try:
@@ -43,5 +32,5 @@ def health(ctx: Context):
         except ApiError:
             return body
         if ctx.user.is_admin:
-            body.update(dms_health.details(ctx.services))
+            body.update(dms_health.details(ctx.services, ctx.runtime.processor.huey))
     return body

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dms.domain import tags
-from dms.web.jsonapi import JSON, Reply, RouteTable, created, no_content
 from dms.db.models import Tag
+from dms.domain import tags
 from dms.web.endpoints import Context
+from dms.web.jsonapi import JSON, Reply, RouteTable, created, no_content
 
 routes = RouteTable()
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dms.domain import credentials
-from dms.web.jsonapi import RouteTable, attributes_of, created, format_datetime, no_content, resource_data
 from dms.db.models import Token
+from dms.domain import credentials
 from dms.web.endpoints import ATTRIBUTES, Context
+from dms.web.jsonapi import (RouteTable, attributes_of, created, format_datetime, no_content,
+                             resource_data)
 
 routes = RouteTable()
 
@@ -25,13 +26,15 @@ def token_resource(token: Token) -> dict:
 
 @routes.get("/tokens/")
 def list_tokens(ctx: Context):
-    return ctx.paginate(credentials.tokens_of(ctx.user), lambda tokens: [token_resource(t) for t in tokens])
+    return ctx.paginate(credentials.tokens_of(ctx.user),
+                        lambda tokens: [token_resource(t) for t in tokens])
 
 
 @routes.post("/tokens/")
 def create_token(ctx: Context):
     body = ctx.json()
-    # JSON:API form {"data": {"type": "tokens", "attributes": {...}}}, or plain {"expiry_hours": ...}.
+    # JSON:API form {"data": {"type": "tokens", "attributes": {...}}}, or plain {"expiry_hours":
+    # ...}.
     if "data" in body:
         attributes = attributes_of(resource_data(body, "tokens"))
         ctx.field_base = ATTRIBUTES

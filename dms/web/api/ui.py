@@ -8,8 +8,8 @@ from pathlib import Path
 
 import bottle
 
-from dms.web.jsonapi import RouteTable, not_found
 from dms.web.endpoints import Context
+from dms.web.jsonapi import RouteTable, not_found
 
 routes = RouteTable()
 UI = {"auth": False, "prefixes": ("",)}

@@ -3,11 +3,11 @@ dms.domain.accounts."""
 
 from __future__ import annotations
 
-from dms.domain import accounts
-from dms.web.jsonapi import (JSON, VND, ApiError, RouteTable, attributes_of, format_datetime,
-                         no_content, resource_data)
 from dms.db.models import User
+from dms.domain import accounts
 from dms.web.endpoints import ATTRIBUTES, Context
+from dms.web.jsonapi import (JSON, VND, ApiError, RouteTable, attributes_of, format_datetime,
+                             no_content, resource_data)
 
 routes = RouteTable()
 

@@ -1,0 +1,141 @@
+"""The commands about an installation's data, working on the data dir (and database) directly,
+with or without a running server: migrate, backup, restore, verify, reindex, import."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dms.config import Config
+
+
+def migrate(config: Config) -> int:
+    from dms.db.schema import open_migrated, schema_version
+
+    open_migrated(config)
+    print(f"The database's schema is up to date (migration {schema_version():04d}).")
+    return 0
+
+
+def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
+    from pathlib import Path
+
+    from dms.db.schema import latest_schema_version
+    from dms.ops import backup, restore
+
+    password = None
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n") or None
+    try:
+        if args.command == "backup":
+            manifest = backup.create_backup(config.data_dir, Path(args.out), password,
+                                            database_url=config.database_url,
+                                            files_dir=config.files_path)
+            counts = manifest["counts"]
+            print(f"Backup written to {args.out}: {counts['users']} users, {counts['folders']} "
+                  f"folders, {counts['documents']} documents, "
+                  f"{sum(name.startswith('files/') for name in manifest['files'])} files.")
+            return 0
+        if config.files_dir is not None and config.files_dir != config.data_dir / "files":
+            raise backup.BackupError(
+                "dms restore puts the files into DATA_DIR/files: unset DMS_FILES_DIR for the "
+                "restore and move the files to the shared directory afterwards (README, "
+                "\"Moving from one box to several\").")
+        copy_rows = None
+        if config.database_url:  # the rows into PostgreSQL, the files into the data dir
+            from dms.db import open_configured
+            from dms.ops import transfer
+
+            open_configured(config)  # not migrated: the schema comes with the rows, or not
+            transfer.check_empty()
+            copy_rows = transfer.copy_into_database
+        # Checked, and migrated forward from an older schema, before it lands in the data dir.
+        manifest = restore.restore_backup(Path(args.archive), config.data_dir, password,
+                                          latest_schema_version(), copy_rows=copy_rows)
+    except backup.BackupError as error:
+        print(f"dms: {error}", file=sys.stderr)
+        return 1
+    where = str(config.data_dir)
+    if config.database_url:
+        from dms.db import describe_url
+
+        where += f" and {describe_url(config.database_url)}"
+    print(f"Restored {args.archive} into {where} (made by dms {manifest['app_version']} at "
+          f"{manifest['created_at']}).")
+    return 0
+
+
+def verify(config: Config, repair: bool = False) -> int:
+    from dms.db.schema import open_migrated
+    from dms.errors import DomainError
+    from dms.ops import verify as checks
+
+    if not config.database_url and not config.db_path.is_file():
+        print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
+        return 2
+    open_migrated(config)
+    report = checks.run(config.data_dir, files_dir=config.files_path,
+                        grace_seconds=config.sweep_grace_minutes * 60)
+    if repair:
+        try:
+            fixes = checks.repair(report)
+        except DomainError as error:  # busy (the server writing for long), disk full
+            print(f"dms: {error.message} Nothing was repaired.", file=sys.stderr)
+            return 1
+        if report.search_drift:
+            from dms.search import check as search_check
+            fixes.append(search_check.rebuild(config.data_dir))
+        print("\n".join(fixes or ["Nothing to repair."]))
+        report = checks.run(config.data_dir, files=report)  # the files are as they were
+    checks.save(report)
+    print("\n".join(report.lines()))
+    return 0 if report.ok else 1
+
+
+def import_files(args: argparse.Namespace, config: Config) -> int:
+    """dms import: exit status 0 when every file was imported or already there, 1 when some
+    were refused (listed), 2 when nothing could start (unknown user or folder)."""
+    from pathlib import Path
+
+    from dms.db.models import User
+    from dms.db.schema import open_migrated
+    from dms.errors import DomainError
+    from dms.intake import importer
+    from dms.runtime import Runtime
+
+    open_migrated(config)
+    user = User.get_or_none(User.username == args.user)
+    if user is None or not user.is_active:
+        print(f"dms: there is no active user {args.user!r}.", file=sys.stderr)
+        return 2
+    runtime = Runtime(config)
+    try:
+        summary = importer.run(runtime.services, user, [Path(p) for p in args.paths], args.into,
+                               args.dry_run)
+    except DomainError as error:  # the --into folder is not the user's, the disk is full, ...
+        print(f"dms: {error.message}", file=sys.stderr)
+        return 2
+    finally:
+        runtime.stop(close_database=False)
+    print("\n".join(summary.lines(args.dry_run)))
+    return 1 if summary.refused else 0
+
+
+def reindex(config: Config) -> int:
+    """Rebuild the search index from the database: here if no server runs on this data dir,
+    else by the server's own indexer (one writer per index). On PostgreSQL the index is in the
+    database: rebuilt here, whatever runs."""
+    from dms.db.schema import open_migrated
+    from dms.search import engine
+    from dms.search.outbox import request_rebuild
+
+    open_migrated(config)
+    try:
+        count = engine(config.data_dir).rebuild_now()
+    except RuntimeError:
+        request_rebuild()
+        print("The running dms server rebuilds the search index now; searches answer 503 until "
+              "it is done.")
+        return 0
+    print(f"Search index rebuilt: {count} folders and documents.")
+    return 0

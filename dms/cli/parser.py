@@ -1,0 +1,105 @@
+"""The command line's arguments: every subcommand and its options, each naming the DMS_* setting
+it overrides (dms.config)."""
+
+from __future__ import annotations
+
+import argparse
+
+from dms import __version__
+from dms.config import LOG_LEVELS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dms", description="A self-hosted document management appliance.")
+    parser.add_argument("--version", action="version", version=f"dms {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the web server (and the OCR workers)")
+    serve.add_argument("--host", help="address to listen on (DMS_HOST, default 127.0.0.1)")
+    serve.add_argument("--port", help="port to listen on, 0 for any free one "
+                                      "(DMS_PORT, default 8000)")
+    serve.add_argument("--threads", help="request threads (DMS_THREADS, default 8)")
+    serve.add_argument("--trusted-proxy", help="address of a reverse proxy whose X-Forwarded-* "
+                                               "headers are believed (DMS_TRUSTED_PROXY)")
+    serve.add_argument("--url-prefix", help="serve under this sub-path, e.g. /dms (DMS_URL_PREFIX)")
+    serve.add_argument("--no-worker", action="store_const", const="1", default=None,
+                       help="a web-only node: read no pages here, `dms worker` processes do "
+                            "(DMS_NO_WORKER=1; needs --queue-url)")
+    _data_dir_options(serve)
+    _cluster_options(serve)
+
+    worker = commands.add_parser("worker", help="read pages (OCR) of documents queued by the web "
+                                                "nodes; needs --queue-url")
+    worker.add_argument("--concurrency", dest="ocr_workers",
+                        help="documents read at once (DMS_OCR_WORKERS, default cores - 1)")
+    _data_dir_options(worker)
+    _cluster_options(worker)
+
+    importing = commands.add_parser("import", help="import files and directory trees as a "
+                                                   "user's documents and folders")
+    importing.add_argument("paths", nargs="+", metavar="PATH", help="files and directories")
+    importing.add_argument("--user", required=True, help="whose documents they become")
+    importing.add_argument("--into", metavar="FOLDER_ID",
+                           help="the folder to import into (default the user's .inbox)")
+    importing.add_argument("--dry-run", action="store_true",
+                           help="check every file and say what would happen; change nothing")
+    _data_dir_options(importing)
+    _cluster_options(importing)
+
+    reindex = commands.add_parser("reindex", help="rebuild the full-text search index")
+    _data_dir_options(reindex)
+
+    backup = commands.add_parser("backup", help="write a consistent backup zip (server may run)")
+    backup.add_argument("out", help="the zip file to write")
+    backup.add_argument("--password-stdin", action="store_true",
+                        help="encrypt with AES-256, the password read from standard input")
+    _data_dir_options(backup)
+    _files_dir_option(backup)
+
+    restore = commands.add_parser("restore", help="restore a backup into a new, empty data dir")
+    restore.add_argument("archive", help="the backup zip")
+    restore.add_argument("--password-stdin", action="store_true",
+                         help="read the backup's password from standard input")
+    _data_dir_options(restore)
+
+    migrate = commands.add_parser("migrate", help="bring the database's schema up to date and exit")
+    _data_dir_options(migrate)
+
+    verify = commands.add_parser("verify",
+                                 help="check every file and row; non-zero exit on problems")
+    verify.add_argument("--repair", action="store_true",
+                        help="fix what is safely fixable (one line per fix), then check again")
+    _data_dir_options(verify)
+    _files_dir_option(verify)
+
+    for name, text in (("createsuperuser", "create a superuser"),
+                       ("changepassword", "set a user's password")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("username")
+        command.add_argument("--password-stdin", action="store_true",
+                             help="read the password from standard input instead of prompting")
+        _data_dir_options(command)
+    return parser
+
+
+def _data_dir_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--data-dir", help="where the database and files live "
+                                            "(DMS_DATA_DIR, default ./data)")
+    command.add_argument("--database-url", help="postgresql://user:password@host/db to use "
+                                                "PostgreSQL (DMS_DATABASE_URL; default SQLite "
+                                                "in the data dir)")
+    command.add_argument("--log-level", choices=LOG_LEVELS,
+                         help="logging detail (DMS_LOG_LEVEL, default info)")
+
+
+def _files_dir_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--files-dir", help="where the stored files live, e.g. a mount every "
+                                             "node shares (DMS_FILES_DIR, default DATA_DIR/files)")
+
+
+def _cluster_options(command: argparse.ArgumentParser) -> None:
+    _files_dir_option(command)
+    command.add_argument("--queue-url", help="redis://host:6379/0: the processing queue in Redis, "
+                                             "shared by every node (DMS_QUEUE_URL; default the "
+                                             "queue inside dms serve)")

@@ -1,0 +1,284 @@
+"""Adding files to documents (api.md §6): receiving an upload, checking it, and adding it as a
+new version of a document — from the API, the legacy upload into the inbox, and every intake
+source through the one import function (`import_into_folder`: dms import, the consume folder,
+mail attachments).
+
+Order of an upload, so that a refused or interrupted one changes nothing: stream the body to a
+temporary file (hashing it), sniff and open it (bounded: dms.files.filetypes), move it into the
+store (fsynced), and only then write the version row and the document's new metadata in one write
+transaction, which first checks that the document still exists (it may have been deleted
+meanwhile: 404, and the stored file is removed again). The version's page rows are written after
+that commit in small batches, so a 10,000-page upload never holds the write lock for long; if the
+process dies in between, processing writes the missing rows (it upserts every page). Processing
+is queued after the commit; if the process dies first, the document's `received` status makes
+reconcile() queue it at the next start.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, BinaryIO, Protocol
+
+from peewee import IntegrityError
+
+from dms.db import (database, document_scope, is_disk_full, owner_scope, write_transaction)
+from dms.db.models import (DocumentVersion, Node, OcrStatus, User, new_id,
+                           utcnow)
+from dms.domain import tree
+from dms.domain.preferences import ocr_language
+from dms.errors import Invalid, StorageFull, TooLarge, UnsupportedType
+from dms.files import filetypes
+from dms.files.filetypes import FileType, UnacceptableFile
+from dms.files.store import FileStore, ReceivedFile, UploadTooLarge
+from dms.text import has_refused_characters
+
+if TYPE_CHECKING:
+    from dms.domain.services import Services
+
+from dms.domain.documents import latest_version
+
+log = logging.getLogger("dms.documents")  # the name operators know
+
+MAX_FILE_NAME_LENGTH = 255
+
+
+PAGE_ROWS_PER_BATCH = 500  # one short write transaction each; under SQLite's variable limit
+
+
+@dataclass
+class Upload:
+    """A received file that passed every check, waiting in tmp/ to become a version."""
+    received: ReceivedFile
+    file_type: FileType
+    page_count: int
+
+    def discard(self) -> None:
+        self.received.discard()
+
+
+def check_file_name(name: object) -> str:
+    """A stored file name: 1-255 characters, no slash, backslash, control or invisible formatting
+    character, not . or .. The name is only ever shown and offered on download; files are stored
+    by version id."""
+    if not isinstance(name, str) or not name.strip():
+        raise Invalid("A file name is required.", code="required")
+    name = name.strip()
+    if len(name) > MAX_FILE_NAME_LENGTH:
+        raise Invalid(f"A file name has at most {MAX_FILE_NAME_LENGTH} characters.")
+    if name in (".", "..") or any(c in "/\\" for c in name) or has_refused_characters(name):
+        raise Invalid("A file name may not be . or .. nor contain /, \\, control characters or "
+                      "invisible formatting characters such as right-to-left overrides.")
+    return name
+
+
+def random_file_name(file_type: FileType) -> str:
+    """The name of an unnamed legacy upload (api.md §9): upload-<8 hex> plus the extension."""
+    return f"upload-{secrets.token_hex(4)}{file_type.extension}"
+
+
+def too_large(limit_mb: int) -> TooLarge:
+    return TooLarge(f"The file is larger than the maximum of {limit_mb} MiB.")
+
+
+def receive_upload(services: Services, stream: BinaryIO, length: int | None) -> Upload:
+    """Read a request body into the store's tmp/ and check it; raises a domain error and leaves
+    nothing behind if the file is refused."""
+    config = services.config
+    limit = config.max_upload_bytes
+    if length is not None and length > limit:
+        raise too_large(config.max_upload_mb)
+    try:
+        received = services.store.receive(stream, length, limit)
+    except UploadTooLarge:
+        raise too_large(config.max_upload_mb) from None
+    except OSError as error:
+        if is_disk_full(error):
+            raise StorageFull() from None
+        raise
+    try:
+        if received.size == 0:
+            raise Invalid("The file is empty.")
+        file_type = filetypes.sniff(received.head)
+        if file_type is None:
+            raise UnsupportedType("This type of file is not supported; upload a PDF, PNG, JPEG, "
+                                  "TIFF or plain text file.")
+        try:
+            pages = filetypes.count_pages(received.path, file_type, filetypes.limits_of(config),
+                                          services.pdf)
+        except UnacceptableFile as error:
+            raise Invalid(str(error)) from None
+    except BaseException:
+        received.discard()
+        raise
+    return Upload(received, file_type, pages)
+
+
+def upload_version(services: Services, user: User, document_id: str, stream: BinaryIO,
+                   length: int | None, file_name: object) -> Node:
+    """PUT /documents/{id}/upload/{name}: the body becomes the document's newest version."""
+    name = check_file_name(file_name)
+    tree.owned_node(user, document_id, Node.DOCUMENT)  # 404 before reading a large body
+    upload = receive_upload(services, stream, length)
+    previous = latest_version(document_id)
+    version_id = _store(services.store, upload)
+    try:
+        with write_transaction(owner_scope(user.id), document_scope(document_id)):
+            document = tree.owned_node(user, document_id, Node.DOCUMENT)  # deleted meanwhile?
+            _record_version(document, upload, name, version_id)
+    except BaseException:
+        services.store.remove([version_id])
+        raise
+    if previous is not None:
+        services.jobs.cancel([previous.id])  # its text is no longer wanted
+    _after_commit(services, version_id, upload.page_count)
+    return document
+
+
+def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: int | None,
+                    file_name: object | None) -> Node:
+    """The legacy uploads (api.md §9): a new document in the caller's .inbox, titled by its name."""
+    name = check_file_name(file_name) if file_name is not None else None
+    upload = receive_upload(services, stream, length)
+    name = name or random_file_name(upload.file_type)
+    version_id = _store(services.store, upload)
+    try:
+        with write_transaction(owner_scope(user.id)):
+            inbox = tree.special_folder(user, Node.INBOX)
+            document = tree.insert_node(user, Node.DOCUMENT, inbox, name[:tree.MAX_TITLE_LENGTH],
+                                        lang=ocr_language(user, services.config.ocr_lang))
+            _record_version(document, upload, name, version_id)
+    except BaseException:
+        services.store.remove([version_id])
+        raise
+    _after_commit(services, version_id, upload.page_count)
+    return document
+
+
+class ImportRule(Protocol):
+    """What makes an imported file a duplicate, and what is written with a new document; both
+    run inside the transaction that adds it."""
+
+    def holds(self, user: User, folder_id: str, sha256: str) -> bool: ...
+
+    def added(self, user: User, document: Node, sha256: str) -> None: ...
+
+
+class SameFolder:
+    """`dms import` and the consume folder: a file is a duplicate when a document in the folder
+    already holds a version with its SHA-256 (a re-run after an interruption adds nothing)."""
+
+    def holds(self, user: User, folder_id: str, sha256: str) -> bool:
+        return _folder_holds(user, folder_id, sha256)
+
+    def added(self, user: User, document: Node, sha256: str) -> None:
+        pass
+
+
+def import_into_folder(services: Services, user: User, folder_id: str, stream: BinaryIO,
+                       length: int | None, file_name: str,
+                       rule: ImportRule = SameFolder()) -> Node | None:
+    """A file from `dms import`, the consume folder or a mail becomes a new document in the
+    user's folder, titled by its name, through the same checks as an upload. None, and nothing
+    changed, when `rule` says it is already there: checked in the transaction that adds it."""
+    name = check_file_name(file_name)
+    tree.owned_node(user, folder_id, Node.FOLDER)
+    upload = receive_upload(services, stream, length)
+    if rule.holds(user, folder_id, upload.received.sha256):
+        upload.discard()
+        return None
+    version_id = _store(services.store, upload)
+    try:
+        with write_transaction(owner_scope(user.id)):
+            folder = tree.owned_node(user, folder_id, Node.FOLDER)  # deleted meanwhile?
+            if rule.holds(user, folder.id, upload.received.sha256):
+                document = None
+            else:
+                document = tree.insert_node(user, Node.DOCUMENT, folder,
+                                            name[:tree.MAX_TITLE_LENGTH],
+                                            lang=ocr_language(user, services.config.ocr_lang))
+                _record_version(document, upload, name, version_id)
+                rule.added(user, document, upload.received.sha256)
+    except BaseException:
+        services.store.remove([version_id])
+        raise
+    if document is None:
+        services.store.remove([version_id])
+        return None
+    _after_commit(services, version_id, upload.page_count)
+    return document
+
+
+def would_import(services: Services, user: User, folder_id: str | None, stream: BinaryIO,
+                 length: int | None, file_name: str) -> bool:
+    """`dms import --dry-run`: the checks of import_into_folder, changing nothing. False when
+    the folder (if it exists yet) already holds the file."""
+    check_file_name(file_name)
+    upload = receive_upload(services, stream, length)
+    upload.discard()
+    return folder_id is None or not _folder_holds(user, folder_id, upload.received.sha256)
+
+
+def _folder_holds(user: User, folder_id: str, sha256: str) -> bool:
+    """Does a document of the user's folder hold a version with these bytes?"""
+    return database.execute_sql(
+        "SELECT 1 FROM node AS n JOIN document_version AS v ON v.document_id = n.id "
+        "WHERE n.parent_id = ? AND n.owner_id = ? AND v.sha256 = ? LIMIT 1",
+        (folder_id, user.id, sha256)).fetchone() is not None
+
+
+def _store(store: FileStore, upload: Upload) -> str:
+    version_id = new_id()
+    try:
+        store.store(upload.received, version_id)
+    except OSError as error:
+        upload.discard()
+        if is_disk_full(error):
+            raise StorageFull() from None
+        raise
+    return version_id
+
+
+def _record_version(document: Node, upload: Upload, file_name: str, version_id: str) -> None:
+    latest = (DocumentVersion.select(DocumentVersion.number)
+              .where(DocumentVersion.document == document.id)
+              .order_by(DocumentVersion.number.desc()).first())
+    now = utcnow()
+    DocumentVersion.insert(
+        id=version_id, document=document.id, number=(latest.number + 1) if latest else 1,
+        file_name=file_name, mime_type=upload.file_type.mime, size=upload.received.size,
+        page_count=upload.page_count, sha256=upload.received.sha256, lang=document.lang,
+        created_at=now).execute()
+    columns = dict(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
+                   ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0, ocr_seconds=0.0,
+                   updated_at=now)
+    Node.update(**columns).where(Node.id == document.id).execute()
+    for name, value in columns.items():
+        setattr(document, name, value)
+
+
+def _after_commit(services: Services, version_id: str, page_count: int) -> None:
+    write_page_rows(version_id, page_count)
+    services.jobs.enqueue(version_id)
+    services.store.ensure_reserve()  # set aside again once a full disk has room (a stat if not)
+
+
+def write_page_rows(version_id: str, page_count: int) -> None:
+    """The version's page rows (text still empty), PAGE_ROWS_PER_BATCH per write transaction so
+    other writers get their turn in between. Idempotent; stops if the version was deleted."""
+    for start in range(1, page_count + 1, PAGE_ROWS_PER_BATCH):
+        numbers = range(start, min(start + PAGE_ROWS_PER_BATCH, page_count + 1))
+        rows = [(new_id(), version_id, number) for number in numbers]
+        try:
+            with write_transaction():
+                database.execute_sql(
+                    "INSERT INTO page (id, version_id, number) VALUES "
+                    + ", ".join("(?, ?, ?)" for _ in rows) + " ON CONFLICT DO NOTHING",
+                    [v for row in rows for v in row])
+        except IntegrityError:
+            return  # the version was deleted meanwhile: nothing more to write
+        except StorageFull:
+            log.warning("disk full: page rows of version %s are written when it is processed",
+                        version_id)
+            return

@@ -1,0 +1,138 @@
+"""The composition root: what one dms process is made of, built and wired in one place.
+
+`open_installation(config)` opens and migrates the database and readies the file store;
+`Runtime(config, store)` builds the long-lived parts and hands the domain its Services with the
+implementations of the interfaces it declares (dms.domain.services: the processing queue as its
+JobQueue, a search engine as its SearchEngine); `start()`/`stop()` run the background work in
+the one order that is safe. `dms serve` (dms.web.server), `dms worker` and `dms import`
+(dms.cli) all go through it, so each queues and processes work the same way.
+
+PERIODIC_JOBS is the ONE table of periodic jobs: each runs once per period for the whole
+cluster (the first worker to claim a period runs it, dms.processing.cluster), its period set by
+its setting. A new job is a row here; job modules stay unaware of each other.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Callable
+
+from dms import search
+from dms.config import Config
+from dms.db import database, on_commit, register_space_reserve
+from dms.db.schema import open_migrated
+from dms.domain.documents import referenced_version_ids
+from dms.domain.services import Services
+from dms.files.pdfprocess import PdfReaders
+from dms.files.store import DirectoryStore
+from dms.intake.consume import ConsumeFolder
+from dms.intake.mailchecker import MailChecker, release_claims
+from dms.ops import verify
+from dms.processing.processor import Processor
+
+MINUTE, HOUR = 60.0, 3600.0
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    name: str  # also its row in the cluster's claims (table periodic_job): never rename one
+    setting: str  # the Config field (DMS_<SETTING>) that sets the period, in `unit`s
+    unit: float  # seconds
+    run: Callable[[Runtime], None]
+    # At the start of a process that is the only worker (the embedded queue): undo what a crash
+    # of its last run left (claims of work it was doing).
+    clean_up: Callable[[Runtime], None] | None = None
+
+    def seconds(self, config: Config) -> float:
+        return getattr(config, self.setting) * self.unit
+
+
+def sweep(store: DirectoryStore, config: Config) -> None:
+    """Interrupted uploads and files no row points at (a crash between storing a file and
+    committing its row, or between a delete's commit and its file removal), once they are older
+    than the grace period (another node may be committing its row now)."""
+    store.sweep(referenced_version_ids(), config.sweep_grace_minutes * MINUTE)
+
+
+PERIODIC_JOBS = (
+    # Queue documents whose task was lost (Huey is at-most-once; the rows are the truth).
+    PeriodicJob("reconcile", "reconcile_minutes", MINUTE,
+                lambda runtime: runtime.processor.reconcile_if_idle()),
+    # `dms verify` in a worker; GET /health shows the last result.
+    PeriodicJob("verify", "verify_hours", HOUR,
+                lambda runtime: verify.run_periodically(runtime.config)),
+    # Users' mail accounts, checked in the background (dms.intake.mailchecker).
+    PeriodicJob("mail", "mail_check_minutes", MINUTE, lambda runtime: runtime.mail.check_all(),
+                clean_up=lambda runtime: release_claims()),
+    # What a crash left in the file store (also at every start: open_installation).
+    PeriodicJob("sweep", "sweep_minutes", MINUTE,
+                lambda runtime: sweep(runtime.services.store, runtime.config)),
+)
+
+
+def open_installation(config: Config) -> DirectoryStore:
+    """Open (and migrate) the configured database and ready the file store: what was left by a
+    crash swept, the disk space for deletes and logins on a full disk set aside."""
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    open_migrated(config)
+    store = DirectoryStore(config.files_path, config.data_dir)
+    sweep(store, config)  # before the first request; then periodically
+    store.ensure_reserve()
+    register_space_reserve(store.release_reserve)
+    return store
+
+
+def pdf_readers(config: Config) -> int:
+    """Reader processes: one per OCR worker of this process, and two more for uploads and
+    previews (a web-only node needs only those)."""
+    return (0 if config.no_worker else config.ocr_workers) + 2
+
+
+class Runtime:
+    """The long-lived parts of one process, on the database already open."""
+
+    def __init__(self, config: Config, store: DirectoryStore | None = None):
+        self.config = config
+        store = store or DirectoryStore(config.files_path, config.data_dir)
+        self.pdf = PdfReaders(pdf_readers(config), config.pdf_memory_mb)
+        self.processor = Processor(config, store, self.pdf)
+        self.search = search.engine(config.data_dir)
+        self.services = Services(config, store, self.processor, self.search, self.pdf)
+        self.mail = MailChecker(self.services)
+        self.consume = ConsumeFolder(self.services) if config.consume_dir else None
+        for job in PERIODIC_JOBS:
+            clean_up = functools.partial(job.clean_up, self) if job.clean_up else None
+            self.processor.add_periodic(job.name, job.seconds(config),
+                                        functools.partial(job.run, self), clean_up)
+        self._unregister: Callable[[], None] | None = None  # the indexer, while it runs
+        self._consuming = False
+
+    def start(self, index: bool = True, read_pages: bool = True) -> None:
+        """The background work: the search indexer (`index`: the web server keeps it), the
+        workers that read pages (`read_pages`; without, this process only queues) and the
+        consume folder."""
+        if index:
+            self._unregister = on_commit(self.search.notify)
+            self.search.start()
+        self.processor.start(consume=read_pages)
+        if self.consume is not None:
+            self.consume.start()
+            self._consuming = True
+
+    def stop(self, close_database: bool = True) -> None:
+        """Whatever runs, in the one safe order: the consume folder, mail checks, the workers
+        (the pages being read may finish), the PDF readers, the indexer; then the database. Also
+        right for a command that only queued work (dms import)."""
+        if self._consuming:
+            self.consume.stop()
+            self._consuming = False
+        self.mail.stop()
+        self.processor.stop()
+        self.pdf.stop()
+        if self._unregister is not None:
+            self.search.stop()
+            self._unregister()
+            self._unregister = None
+        if close_database:
+            database.close()
