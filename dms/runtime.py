@@ -15,8 +15,11 @@ its setting. A new job is a row here; job modules stay unaware of each other.
 from __future__ import annotations
 
 import functools
+import sqlite3
 from dataclasses import dataclass
 from typing import Callable
+
+import peewee
 
 from dms import search
 from dms.config import Config
@@ -24,6 +27,7 @@ from dms.db import database, on_commit, register_space_reserve
 from dms.db.schema import open_migrated
 from dms.domain.documents import referenced_version_ids
 from dms.domain.services import Services
+from dms.errors import DomainError
 from dms.files.pdfprocess import PdfReaders
 from dms.files.store import DirectoryStore
 from dms.intake.consume import ConsumeFolder
@@ -69,6 +73,23 @@ PERIODIC_JOBS = (
     PeriodicJob("sweep", "sweep_minutes", MINUTE,
                 lambda runtime: sweep(runtime.services.store, runtime.config)),
 )
+
+
+class CannotStart(Exception):
+    """Why `dms serve` or `dms worker` could not start, in one line for the person starting it."""
+
+
+def start_failure(error: Exception, config: Config) -> str | None:
+    """One line for what stops a start before it works (a data dir it cannot write, a full disk,
+    a database file it cannot open), or None for what is a bug (a traceback says more)."""
+    if isinstance(error, OSError):
+        where = f": {error.filename}" if getattr(error, "filename", None) else ""
+        return f"cannot start: {error.strerror or error}{where}"
+    if isinstance(error, (sqlite3.OperationalError, peewee.OperationalError)):
+        return f"cannot open the database {config.db_path}: {error}"
+    if isinstance(error, DomainError):  # a full disk (StorageFull), the database busy
+        return f"cannot start: {error.message}"
+    return None
 
 
 def open_installation(config: Config) -> DirectoryStore:

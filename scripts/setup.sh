@@ -3,12 +3,24 @@
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
 # Redis, Dovecot's IMAP server, pytest, Playwright, papermerge-cli in a virtualenv of its own).
+# `--extras postgres,redis` adds dms's optional Python packages (PostgreSQL, the Redis queue) to the
+# same editable install: a plain `pip install '.[postgres]'` would replace it with a copy.
 # Re-running it is fast: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_tests=0
-[ "${1:-}" = "--test" ] && with_tests=1
+wanted_extras=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --test) with_tests=1 ;;
+    --extras)
+      [ $# -ge 2 ] || { echo "setup.sh: --extras needs a list, e.g. postgres,redis" >&2; exit 2; }
+      IFS=, read -r -a more <<< "$2"; wanted_extras+=("${more[@]}"); shift ;;
+    *) echo "usage: scripts/setup.sh [--test] [--extras postgres,redis]" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -42,8 +54,11 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 
+[ $with_tests -eq 1 ] && wanted_extras=(test "${wanted_extras[@]}")
 extras=""
-[ $with_tests -eq 1 ] && extras="[test]"
+if [ ${#wanted_extras[@]} -gt 0 ]; then
+  extras="[$(IFS=,; echo "${wanted_extras[*]}")]"
+fi
 stamp=".setup-stamp$extras"
 wanted="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then

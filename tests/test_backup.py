@@ -192,8 +192,10 @@ def test_refusals_leave_nothing_behind(alice, filled, config, tmp_path):
             ["backup.zip", *(["busy"] if (tmp_path / "busy").exists() else [])]), "left something"
         return result.stderr
 
-    assert refused() == "dms: The password is missing or wrong.\n"
-    assert refused("--password-stdin", stdin="wrong\n") == "dms: The password is missing or wrong.\n"
+    assert refused() == ("dms: The backup is encrypted: give its password on standard input, "
+                         "e.g. dms restore BACKUP.zip --password-stdin --data-dir DIR < "
+                         "password-file.\n")
+    assert refused("--password-stdin", stdin="wrong\n") == "dms: The password is wrong.\n"
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "file").write_text("x")
     assert refused("--password-stdin", stdin="secret\n", where=tmp_path / "busy") == \

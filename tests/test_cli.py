@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -102,6 +104,61 @@ def test_serve_without_a_password_prints_a_generated_one_once(tmp_path):
         assert login(second.url, "admin", "ignored-now").status_code == 400
     finally:
         assert second.stop() == 0
+
+
+@pytest.mark.slow
+def test_the_first_start_names_a_changepassword_command_that_works_from_anywhere(tmp_path):
+    data_dir = tmp_path / "data"
+    first = Running(data_dir)
+    try:
+        command = re.search(r"Change it with\n\n    (.+)\n", first.output).group(1)
+        assert command == f"{sys.executable} -m dms changepassword admin --data-dir {data_dir}"
+        # Each migration is logged once, by dms, not again by peewee.
+        assert re.findall(r"INFO (\S+): (applied .*)", first.output) == \
+            [("dms.db", "applied 11 schema migration(s): 0001_initial to 0011_mail_accounts")]
+    finally:
+        assert first.stop() == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    changed = subprocess.run([*command.split(" "), "--password-stdin"],
+                             input="a-new-password\n", capture_output=True, text=True,
+                             cwd=elsewhere, env=environment())
+    assert (changed.returncode, changed.stdout) == (0, "Password changed for 'admin'.\n")
+    second = Running(data_dir)
+    try:
+        assert login(second.url, "admin", "a-new-password").status_code == 200
+    finally:
+        assert second.stop() == 0
+
+
+def test_a_port_in_use_is_one_line_and_leaves_no_user_behind(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(dms_command("serve", "--port", str(port), "--data-dir",
+                                            str(tmp_path / "data")),
+                                env=environment(), capture_output=True, text=True)
+    assert (result.returncode, result.stderr.splitlines()[-1:]) == \
+        (1, [f"dms: cannot listen on 127.0.0.1:{port}: the port is in use (is dms already "
+             "running? choose another port with --port)"])
+    assert "Traceback" not in result.stderr + result.stdout
+    connection = sqlite3.connect(tmp_path / "data" / "dms.db")
+    try:  # a later start generates the first password again and shows it
+        assert connection.execute('SELECT count(*) FROM "user"').fetchone() == (0,)
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_data_dir_that_cannot_be_made_is_one_line(tmp_path, command):
+    (tmp_path / "a-file").write_text("not a directory")
+    data_dir = tmp_path / "a-file" / "data"
+    options = ["--queue-url", "redis://127.0.0.1:1/0"] if command == "worker" else []
+    result = subprocess.run(dms_command(command, "--data-dir", str(data_dir), *options),
+                            env=environment(), capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == \
+        (1, f"dms: cannot start: Not a directory: {data_dir}\n")
 
 
 @pytest.mark.slow

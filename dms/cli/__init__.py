@@ -6,8 +6,8 @@ before anything started (a wrong setting, an unknown user). Nothing imports this
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
+from pathlib import Path
 from typing import Mapping
 
 from dms.cli.logs import configure_logging
@@ -30,9 +30,6 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         print(f"dms: {error}", file=sys.stderr)
         return 2
     configure_logging(config.log_level)
-    # waitress warns on every request that waits for a free thread: normal under load, and
-    # thousands of lines a minute with many keep-alive clients.
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
     from dms.db import DatabaseUnavailable
     from dms.processing.queue import QueueUnavailable
@@ -53,11 +50,21 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
         return 2
     if args.command == "serve":
         _import_http_client_without_tls()
+        from dms.runtime import CannotStart
         from dms.web.server import serve
-        return serve(config)
+        try:
+            return serve(config, command=how_to_run())
+        except CannotStart as error:
+            print(f"dms: {error}", file=sys.stderr)
+            return 1
     if args.command == "worker":
         from dms.cli.worker import run_worker
-        return run_worker(config)
+        from dms.runtime import CannotStart
+        try:
+            return run_worker(config)
+        except CannotStart as error:
+            print(f"dms: {error}", file=sys.stderr)
+            return 1
     from dms.cli import data, users
 
     if args.command == "reindex":
@@ -71,6 +78,18 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
     if args.command == "migrate":
         return data.migrate(config)
     return users.manage_user(args, config)
+
+
+def how_to_run() -> str:
+    """The command that runs this dms again from any shell, whatever is on its PATH: the
+    executable of a PyInstaller build, the `dms` script by its absolute path, or this Python
+    with `-m dms`."""
+    if getattr(sys, "frozen", False):
+        return sys.executable
+    script = Path(sys.argv[0])
+    if script.name == "dms" and script.is_file():
+        return str(script.absolute())
+    return f"{sys.executable} -m dms"
 
 
 def _import_http_client_without_tls() -> None:

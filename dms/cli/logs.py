@@ -20,3 +20,9 @@ def configure_logging(level: str, stream=None) -> None:
     handler = logging.StreamHandler(stream)
     handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
+    # peewee logs each migration it runs; dms.db says it once for all of them (a restore or a
+    # first start printed every migration twice).
+    logging.getLogger("peewee.migrations").setLevel(logging.WARNING)
+    # waitress warns on every request that waits for a free thread: normal under load, and
+    # thousands of lines a minute with many keep-alive clients.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)

@@ -13,15 +13,21 @@ import threading
 from dms.config import Config
 from dms.db import describe_url, release_connection
 from dms.db.schema import open_migrated
-from dms.runtime import Runtime
+from dms.runtime import CannotStart, Runtime, start_failure
 
 log = logging.getLogger("dms.worker")
 
 
 def run_worker(config: Config) -> int:
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    open_migrated(config)
-    runtime = Runtime(config)
+    try:
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        open_migrated(config)
+        runtime = Runtime(config)
+    except Exception as error:
+        reason = start_failure(error, config)
+        if reason is None:
+            raise
+        raise CannotStart(reason) from None
     stop = threading.Event()
 
     def on_signal(signum, frame):

@@ -75,7 +75,8 @@ def _postgresql_engine_class():
         from playhouse.postgres_ext import PooledPsycopg3Database
     except ImportError:
         raise DatabaseUnavailable("DMS_DATABASE_URL names PostgreSQL, but psycopg is not "
-                                  "installed: pip install 'dms[postgres]'.") from None
+                                  "installed: scripts/setup.sh --extras postgres in dms's "
+                                  "checkout installs it.") from None
 
     class Engine(PooledPsycopg3Database, PostgresqlEngine):
         def connect(self, reuse_if_open=False):

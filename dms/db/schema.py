@@ -55,8 +55,9 @@ def migrate_schema() -> list[str]:
             applied = migration_runner().up()
         if any(name.startswith(VACUUM_AFTER) for name in applied):
             _vacuum()
-    for name in applied:
-        log.info("applied schema migration %s", name)
+    if applied:  # one line, however many (peewee's own line per migration is quieted)
+        span = applied[0] if len(applied) == 1 else f"{applied[0]} to {applied[-1]}"
+        log.info("applied %d schema migration(s): %s", len(applied), span)
     return applied
 
 

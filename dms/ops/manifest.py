@@ -14,13 +14,16 @@ from dms.ops.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, Back
 from dms.ops.loadrows import NEWER_DATABASE
 from dms.ops.rowfiles import TABLE_MEMBER
 
+NO_PASSWORD = ("The backup is encrypted: give its password on standard input, e.g. "
+               "dms restore BACKUP.zip --password-stdin --data-dir DIR < password-file.")
+WRONG_PASSWORD = "The password is wrong."
 MANIFEST_LIMIT = 1 << 30  # bytes: a manifest lists ~150 bytes per file
 SQLITE_HEADER = b"SQLite format 3\x00"
 SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 COUNTS = ("users", "folders", "documents", "versions")
 
 
-def read_manifest(archive) -> dict:
+def read_manifest(archive, password_given: bool = False) -> dict:
     try:
         if archive.getinfo(MANIFEST).file_size > MANIFEST_LIMIT:
             raise BackupError("The backup's manifest is too large to be a dms manifest.")
@@ -29,7 +32,7 @@ def read_manifest(archive) -> dict:
         raise BackupError("This is not a dms backup: it has no manifest.json.") from None
     except RuntimeError as error:
         if "password" in str(error).lower():
-            raise BackupError("The password is missing or wrong.") from None
+            raise BackupError(WRONG_PASSWORD if password_given else NO_PASSWORD) from None
         raise BackupError(f"The backup cannot be read: {error}") from None
     except BackupError:
         raise

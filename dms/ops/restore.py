@@ -104,7 +104,7 @@ def _extract_and_check(archive_path: Path, work: Path, password: str | None, lat
     with archive:
         if password:
             archive.setpassword(password.encode("utf-8"))
-        manifest = read_manifest(archive)
+        manifest = read_manifest(archive, password_given=bool(password))
         files = check_manifest(manifest, latest_schema)
         check_members(archive, files)
         progress = Progress(sum(f["size"] for f in files.values()), len(files), progress_stream)

@@ -44,8 +44,8 @@ def make_huey(config: Config) -> Huey:
     try:
         from redis import ConnectionPool
     except ImportError:
-        raise QueueUnavailable("DMS_QUEUE_URL needs the Redis client: install dms with "
-                               "`pip install 'dms[redis]'`.") from None
+        raise QueueUnavailable("DMS_QUEUE_URL needs the Redis client: scripts/setup.sh --extras "
+                               "redis in dms's checkout installs it.") from None
     pool = ConnectionPool.from_url(config.queue_url, socket_connect_timeout=REDIS_CONNECT_TIMEOUT,
                                    socket_timeout=REDIS_SOCKET_TIMEOUT, health_check_interval=30)
     return PriorityRedisHuey(QUEUE_NAME, connection_pool=pool, **common)

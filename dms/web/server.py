@@ -12,6 +12,7 @@ ourselves (instead of `server.run()`) to get that order.
 
 from __future__ import annotations
 
+import errno
 import logging
 import signal
 import threading
@@ -23,6 +24,7 @@ from waitress import wasyncore
 from dms.config import Config
 from dms.db import describe_url, release_connection
 from dms.domain.accounts import ensure_first_superuser
+from dms.runtime import CannotStart, start_failure
 from dms.web.app import create_app
 from dms.web.endpoints import with_cors
 from dms.web.httpserver import create_server, fit_connection_limit, with_nosniff
@@ -44,6 +46,18 @@ FILES_RESERVE = 64
 FILES_PER_THREAD = 8
 
 
+def listen_failure(error: Exception, config: Config) -> str:
+    where = f"{config.host}:{config.port}"
+    reasons = {errno.EADDRINUSE: "the port is in use (is dms already running? choose another "
+                                 "port with --port)",
+               errno.EACCES: "permission denied (ports below 1024 need privileges: use a port "
+                             "from 1024 up, behind a reverse proxy)",
+               errno.EADDRNOTAVAIL: "this machine has no such address (see --host)"}
+    reason = reasons.get(getattr(error, "errno", None)) or \
+        (getattr(error, "strerror", None) or str(error) or type(error).__name__)
+    return f"cannot listen on {where}: {reason}"
+
+
 def proxy_options(config: Config) -> dict:
     """waitress' trusted-proxy handling: only the configured proxy may set X-Forwarded-*;
     the headers are removed from everyone else's requests."""
@@ -60,29 +74,33 @@ class Server:
     def __init__(self, config: Config):
         self.config = config
         self.app = create_app(config)
-        # The generated first password, if one was made; the CLI prints it once, nobody logs it.
-        self.generated_password = ensure_first_superuser(config.admin_username,
-                                                         config.admin_password)
-        release_connection()  # start-up's connection, in whichever thread built the server
         self.runtime = self.app.runtime
         self.processor = self.runtime.processor
         wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
         workers = 0 if config.no_worker else config.ocr_workers
         reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + workers)
-        self._wsgi = create_server(
-            with_nosniff(wsgi_app), host=config.host, port=config.port, threads=config.threads,
-            ident="dms", max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
-            recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
-            url_prefix=config.url_prefix,
-            connection_limit=fit_connection_limit(config.connection_limit, reserve),
-            header_timeout=config.header_timeout, channel_timeout=config.channel_timeout,
-            cleanup_interval=CLEANUP_INTERVAL, upload_limit_mb=config.max_upload_mb,
-            # Keep reading a connection while its request is served (one request ahead), so that
-            # waitress notices a client that left: only then does the callable
-            # environ["waitress.client_disconnected"], which long searches poll to stop early,
-            # ever return True (without lookahead it is there but always False).
-            channel_request_lookahead=1,
-            **proxy_options(config))
+        try:
+            self._wsgi = create_server(
+                with_nosniff(wsgi_app), host=config.host, port=config.port, threads=config.threads,
+                ident="dms", max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
+                recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
+                url_prefix=config.url_prefix,
+                connection_limit=fit_connection_limit(config.connection_limit, reserve),
+                header_timeout=config.header_timeout, channel_timeout=config.channel_timeout,
+                cleanup_interval=CLEANUP_INTERVAL, upload_limit_mb=config.max_upload_mb,
+                # Keep reading a connection while its request is served (one request ahead), so that
+                # waitress notices a client that left: only then does the callable
+                # environ["waitress.client_disconnected"], which long searches poll to stop early,
+                # ever return True (without lookahead it is there but always False).
+                channel_request_lookahead=1,
+                **proxy_options(config))
+        except (OSError, ValueError) as error:  # ValueError: waitress found no such address
+            raise CannotStart(listen_failure(error, config)) from None
+        # Only once the socket is bound: a start that fails must not leave a first superuser
+        # whose generated password nobody was shown. The CLI prints it once; nobody logs it.
+        self.generated_password = ensure_first_superuser(config.admin_username,
+                                                         config.admin_password)
+        release_connection()  # start-up's connection, in whichever thread built the server
         self._stopping = threading.Event()
         self._trigger_lock = threading.RLock()  # re-entrant: stop() may run in a signal handler
 
@@ -139,15 +157,28 @@ class Server:
                 self._wsgi.pull_trigger()  # wakes the loop at once instead of after LOOP_TIMEOUT
 
 
-def serve(config: Config, announce: Callable[[str], None] = print) -> int:
-    """Serve until SIGTERM or Ctrl-C; returns the exit status (0 on a clean stop)."""
-    server = Server(config)
+def serve(config: Config, announce: Callable[[str], None] = print, command: str = "dms") -> int:
+    """Serve until SIGTERM or Ctrl-C; returns the exit status (0 on a clean stop). `command` runs
+    this dms from any shell (the first start's hint names it); a failure before serving raises
+    CannotStart."""
+    try:
+        server = Server(config)
+    except CannotStart:
+        raise
+    except Exception as error:
+        reason = start_failure(error, config)
+        if reason is None:
+            raise
+        raise CannotStart(reason) from None
     if server.generated_password is not None:
+        where = f" --data-dir {config.data_dir.resolve()}"
+        if config.database_url:
+            where += " (with the same DMS_DATABASE_URL)"
         announce(
             f"First start: created the superuser {config.admin_username!r} with the password\n\n"
             f"    {server.generated_password}\n\n"
-            "It is shown only this once. Change it with "
-            f"`dms changepassword {config.admin_username}`.")
+            "It is shown only this once. Change it with\n\n"
+            f"    {command} changepassword {config.admin_username}{where}\n")
     announce(f"Log in as {config.admin_username!r} at {server.url}/ or get an API token with "
              f"POST {server.url}/api/auth/login/")
 
