@@ -74,11 +74,23 @@ def build_parser() -> argparse.ArgumentParser:
     _files_dir_option(verify)
 
     for name, text in (("createsuperuser", "create a superuser"),
+                       ("createuser", "create a user (with .home and .inbox)"),
                        ("changepassword", "set a user's password")):
         command = commands.add_parser(name, help=text)
         command.add_argument("username")
         command.add_argument("--password-stdin", action="store_true",
                              help="read the password from standard input instead of prompting")
+        if name == "createuser":
+            command.add_argument("--staff", action="store_true",
+                                 help="an admin who manages accounts (not a superuser)")
+            command.add_argument("--email", help="the user's e-mail address")
+        _data_dir_options(command)
+    users = commands.add_parser("users", help="list every account")
+    _data_dir_options(users)
+    for name, text in (("activate", "let a deactivated user log in again"),
+                       ("deactivate", "stop a user from logging in (their papers stay)")):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("username")
         _data_dir_options(command)
     return parser
 

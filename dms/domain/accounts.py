@@ -299,6 +299,22 @@ def special_folder_ids(user_ids: list[str]) -> dict[str, dict[str, str]]:
     return result
 
 
+def set_active(username: str, active: bool) -> User:
+    """`dms activate` / `dms deactivate`, by the operator of the machine: any account but the last
+    active superuser. An inactive user cannot log in and their tokens are refused (not revoked:
+    activating the account again brings them back)."""
+    with write_transaction(USERS):
+        user = User.get_or_none(User.username == username)
+        if user is None:
+            raise NotFound(f"There is no user {username!r}.")
+        if not active and user.is_superuser and user.is_active \
+                and active_superusers(except_id=user.id) == 0:
+            raise Invalid("The last active superuser must stay an active superuser.",
+                          "is_active")
+        User.update(is_active=active).where(User.id == user.id).execute()
+    return User.get_by_id(user.id)
+
+
 def active_superusers(except_id: str | None = None) -> int:
     query = User.select().where(User.is_superuser == True, User.is_active == True)  # noqa: E712
     if except_id is not None:
