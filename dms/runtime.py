@@ -15,6 +15,7 @@ its setting. A new job is a row here; job modules stay unaware of each other.
 from __future__ import annotations
 
 import functools
+import logging
 import sqlite3
 from dataclasses import dataclass
 from typing import Callable
@@ -28,12 +29,15 @@ from dms.db.schema import open_migrated
 from dms.domain.documents import referenced_version_ids
 from dms.domain.services import Services
 from dms.errors import DomainError
+from dms.files import modes
 from dms.files.pdfprocess import PdfReaders
 from dms.files.store import DirectoryStore
 from dms.intake.consume import ConsumeFolder
 from dms.intake.mailchecker import MailChecker, release_claims
 from dms.ops import verify
 from dms.processing.processor import Processor
+
+log = logging.getLogger("dms.app")
 
 MINUTE, HOUR = 60.0, 3600.0
 
@@ -95,7 +99,12 @@ def start_failure(error: Exception, config: Config) -> str | None:
 def open_installation(config: Config) -> DirectoryStore:
     """Open (and migrate) the configured database and ready the file store: what was left by a
     crash swept, the disk space for deletes and logins on a full disk set aside."""
+    modes.restrict_umask()
     config.data_dir.mkdir(parents=True, exist_ok=True)
+    tightened = modes.tighten(modes.installation_paths(config.data_dir, config.files_path))
+    if tightened:
+        log.warning("other local users could read %d entries of the data dir; they are owner-only "
+                    "now: %s", len(tightened), ", ".join(str(path) for path in tightened[:10]))
     open_migrated(config)
     store = DirectoryStore(config.files_path, config.data_dir)
     sweep(store, config)  # before the first request; then periodically

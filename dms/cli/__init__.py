@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         from dms.files import pdfchild
         return pdfchild.main(argv[1:])
     args = build_parser().parse_args(argv)
+    # Whatever the umask: the data dir, the database, stored files and backups are owner-only
+    # (dms.files.modes).
+    from dms.files.modes import restrict_umask
+    restrict_umask()
     try:
         config = Config.load(vars(args), environ)
     except ConfigError as error:

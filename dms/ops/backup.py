@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Callable
 
 from dms import __version__
-from dms.files import sealing
+from dms.files import modes, sealing
 from dms.files.store import CHUNK_SIZE, StoredFile, stored_files
 from dms.ops.rowfiles import NOT_BACKED_UP, member, write_table
 
@@ -214,6 +214,10 @@ def create_backup(data_dir: Path, out: Path, password: str | None = None,
                     "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                     "counts": counts, "tables": rows, "files": {}}
         options = {"encryption": pyzipper.WZ_AES} if password else {}
+        # Owner-only before a byte is written, whatever the umask: it holds every user's papers
+        # and the password hashes (dms.files.modes).
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, modes.FILE_MODE))
+        os.chmod(partial, modes.FILE_MODE)
         with pyzipper.AESZipFile(partial, "w", compression=pyzipper.ZIP_STORED,
                                  **options) as archive:
             if password:

@@ -28,6 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from dms.files import modes
 from dms.files.sealing import KEY_FILE
 from dms.files.store import CHUNK_SIZE, fsync_dir, stored_files
 from dms.ops.backup import DATABASE, FILE_MEMBER, BackupError, Progress
@@ -75,6 +76,7 @@ def restore_backup(archive_path: Path, data_dir: Path, password: str | None = No
                 _move_into(work, data_dir)
             else:
                 os.replace(work, data_dir)
+            modes.tighten(modes.installation_paths(data_dir, data_dir / "files"))
             fsync_dir(data_dir.parent)
             restored = True
             return manifest

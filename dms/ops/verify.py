@@ -30,6 +30,7 @@ from pathlib import Path
 
 from dms.db import database, write_transaction
 from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
+from dms.files import modes
 from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX, stored_files
 from dms.ops.treecheck import Execute, check_tree, repair_tree
 from dms.ops.verifyqueries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR,
@@ -71,13 +72,14 @@ class Report:
     username_clashes: list[str] = field(default_factory=list)
     search_drift: list[str] = field(default_factory=list)
     search_note: str | None = None  # no index to compare (not a problem: it is rebuilt)
+    loose_modes: list[str] = field(default_factory=list)  # other local users may read them
 
     @property
     def ok(self) -> bool:
         return not (self.corrupt or self.missing or self.orphaned or self.stuck
                     or any(self.dangling.values()) or self.loops or self.unreachable
                     or self.misplaced or any(self.documents.values()) or self.username_clashes
-                    or self.search_drift)
+                    or self.search_drift or self.loose_modes)
 
     def as_dict(self) -> dict:
         return {"ok": self.ok, **asdict(self)}
@@ -97,7 +99,9 @@ class Report:
                 *((DOCUMENT_TITLES[key], items) for key, items in self.documents.items()),
                 ("usernames that differ only by case", self.username_clashes),
                 ("differences between the search index and the database (repair rebuilds the "
-                 "index)", self.search_drift)):
+                 "index)", self.search_drift),
+                ("entries of the data dir that other local users may read (repair makes them "
+                 "owner-only)", self.loose_modes)):
             if items:
                 lines.append(f"{len(items)} {title}:")
                 lines.extend(f"  {item}" for item in items)
@@ -249,6 +253,8 @@ def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = N
         report.orphaned = list(files.orphaned)
         report.recent_orphans = list(files.recent_orphans)
     check_rows(report)
+    report.loose_modes = [str(path) for path in modes.loose(modes.installation_paths(
+        data_dir, files_dir or data_dir / "files"))]
     report.search_drift, report.search_note = search_check.compare(data_dir)
     cutoff = (now - STUCK_AFTER).strftime(STORED_DATETIME)
     report.stuck = [f"document {row[0]} ({row[1]} since {row[2]})"
@@ -259,6 +265,7 @@ def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = N
 def repair(report: Report) -> list[str]:
     """Fix what is safely fixable, in one write transaction; one line per fix, then one per kind
     of problem left as it is. `report` is the check just made (for the files' problems)."""
+    tightened = modes.tighten([Path(path) for path in report.loose_modes])
     execute = database.execute_sql
     fixes: list[str] = []
     with write_transaction():
@@ -305,6 +312,9 @@ def repair(report: Report) -> list[str]:
             fixes.append(f"Document {document_id}: failed without an error; its error now "
                          f"reads: {REPAIRED_ERROR}")
         fixes.extend(repair_tree(execute, check_tree(execute), now))
+    if tightened:
+        fixes.append(f"Made {len(tightened)} entries of the data dir owner-only: "
+                     f"{', '.join(str(path) for path in tightened)}.")
     return fixes + _not_repaired(report)
 
 
