@@ -5,8 +5,8 @@ A backup is one zip (AES-256 with a password) that either engine restores (dms.o
   snapshot while the server may be running: SQLite's online backup API copies dms.db into the
   staging folder first; PostgreSQL reads in one REPEATABLE READ transaction;
 - every stored file as `files/<aa>/<id>`;
-- `mail.key`, the key of the mail accounts' passwords (dms.files.sealing), when the data dir has
-one;
+- `mail.key`, the key of the mail accounts' passwords (dms.files.sealing), when the data dir
+  has one;
 - `manifest.json`: the format, app and schema versions, counts, each table's number of rows and
   each member's SHA-256 and size.
 Files never change once stored, so the snapshot plus the files it names is consistent; to be sure

@@ -1,9 +1,8 @@
 """E-mail attachments (issue 16, api.md §8c).
 
-- `mail_account`: a user's IMAP account; `password` is sealed (dms.files.sealing: AES-GCM with the
-key
-  in the data dir, bound to the row's id), never stored or returned in clear. `checking_until`
-  claims a check across nodes, so one account is read by one process at a time.
+- `mail_account`: a user's IMAP account; `password` is sealed (dms.files.sealing: AES-GCM with
+  the key in the data dir, bound to the row's id), never stored or returned in clear.
+  `checking_until` claims a check across nodes, so one account is read by one process at a time.
 - `mail_import`: what was already taken from mail, per user: (Message-ID, attachment SHA-256),
   written in the transaction that adds the document, so a crash before the mailbox is told
   (seen, flagged, moved) imports nothing twice at the next check. `sha256` is '' for a message
