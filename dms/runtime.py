@@ -99,7 +99,6 @@ def start_failure(error: Exception, config: Config) -> str | None:
 def open_installation(config: Config) -> DirectoryStore:
     """Open (and migrate) the configured database and ready the file store: what was left by a
     crash swept, the disk space for deletes and logins on a full disk set aside."""
-    modes.restrict_umask()
     config.data_dir.mkdir(parents=True, exist_ok=True)
     tightened = modes.tighten(modes.installation_paths(config.data_dir, config.files_path))
     if tightened:

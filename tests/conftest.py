@@ -11,6 +11,7 @@ import pytest
 
 from dms.domain import credentials
 from dms.config import Config
+from dms.files.modes import restrict_umask
 from dms.web.server import Server
 from pgcluster import Cluster
 from support import JSON, Client
@@ -18,6 +19,10 @@ from support import JSON, Client
 # Tests only: a cheap scrypt cost (each hash stores its own cost, so checks still work). The
 # servers started as subprocesses (test_cli, test_dist) keep the real cost.
 credentials.SCRYPT_N = 2 ** 8
+
+# As every dms command does at its start (dms.cli.main): what the servers of this process write is
+# owner-only, as in production. Throwaway servers of other programs chmod what they share.
+restrict_umask()
 
 ADMIN_PASSWORD = "admin-password-1"
 USER_PASSWORD = "user-password-1"

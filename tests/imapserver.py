@@ -32,7 +32,8 @@ class ImapServer:
         self.port = free_port()
         self.ssl_port = free_port()
         self.users = self.dir / "users"
-        self.users.mkdir(mode=0o755)
+        self.users.mkdir()
+        self.users.chmod(0o755)  # whatever the umask (dms's is 077): Dovecot's auth reads it
         self.process: subprocess.Popen | None = None
 
     def _config(self) -> str:
@@ -134,6 +135,7 @@ service imap-login {{
         """A passwd-file per user: one shared file would be re-read on change, but at most once a
         second, so a user added right after a login could be refused for up to a second."""
         (self.users / name).write_text(f"{name}:{{PLAIN}}{password}\n")
+        (self.users / name).chmod(0o644)
 
     @contextlib.contextmanager
     def client(self, user: str, password: str):

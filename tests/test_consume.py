@@ -104,6 +104,26 @@ def test_a_refused_file_goes_to_failed_beside_its_reason(alice, config, consume_
     assert query_sql(config, "SELECT count(*) FROM document_version") == [(0,)]
 
 
+def test_a_refusal_is_shown_to_its_owner_and_counted_for_the_admin(alice, bob, admin,
+                                                                      consume_dir):
+    (consume_dir / alice.username / "2026").mkdir(parents=True)
+    (consume_dir / alice.username / "2026" / "program.exe").write_bytes(b"MZ" + b"\x00" * 100)
+    listing = wait_until(lambda: alice.get("/api/intake/refusals/").json()["data"])
+    (refusal,) = listing
+    assert refusal == {"type": "intake-refusals", "id": refusal["id"], "attributes": {
+        "source": "consume", "name": "2026/program.exe", "origin": None,
+        "reason": "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain "
+                  "text file.", "refused_at": refusal["attributes"]["refused_at"]}}
+    assert refusal["attributes"]["refused_at"].endswith("Z")
+    assert bob.get("/api/intake/refusals/").json()["data"] == []  # only one's own
+    anonymous = alice.as_anonymous().get("/api/intake/refusals/")
+    assert (anonymous.status_code, anonymous.json()["errors"][0]["code"]) == \
+        (401, "not_authenticated")
+    health = admin.get("/health").json()
+    assert health["intake"] == {"refused_last_24_hours": {"consume": 1, "mail": 0}}
+    assert "intake" not in alice.get("/health").json()  # for admins only
+
+
 @pytest.mark.config(consume_keep=True)
 def test_with_keep_an_imported_file_moves_to_done(alice, consume_dir):
     (consume_dir / alice.username).mkdir(parents=True)

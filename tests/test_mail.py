@@ -134,6 +134,11 @@ def test_accepted_attachments_become_documents_with_their_message(alice, mailbox
         "'setup.exe' in the message 'Your invoice November' was refused: This type of file is "
         "not supported; upload a PDF, PNG, JPEG, TIFF or plain text file.")
     assert checked["last_checked_at"] is not None
+    refusals = alice.get("/api/intake/refusals/").json()["data"]
+    assert [refusal["attributes"] | {"refused_at": None} for refusal in refusals] == [
+        {"source": "mail", "name": "setup.exe", "origin": "Your invoice November",
+         "reason": "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain "
+                   "text file.", "refused_at": None}]
     documents = inbox(alice)
     assert sorted(documents) == ["invoice.pdf", "meter.png", "reading.txt"]
     origin = {"subject": "Your invoice November",

@@ -217,3 +217,14 @@ class MailAccount(BaseModel):
     # Epoch seconds until which one process checks this account (claimed in the database).
     checking_until = FloatField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
+
+
+class IntakeRefusal(BaseModel):
+    """A file the intake refused (dms.domain.refusals): its owner sees it, the admin counts it."""
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="intake_refusals", on_delete="CASCADE")
+    source = TextField()  # "consume" or "mail"
+    name = TextField()  # the file's name (consume: its path below the user's folder)
+    origin = TextField(null=True)  # mail: the message's subject
+    reason = TextField()
+    refused_at = UTCDateTimeField(default=utcnow)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from dms.db import database
 from dms.db.models import Node, User
-from dms.domain import tree, uploads
+from dms.domain import refusals, tree, uploads
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import safedir
 
@@ -260,6 +260,7 @@ class ConsumeFolder:
                         if isinstance(error, (StorageFull, Unavailable)):
                             raise
                         self._fail(root, folder_fd, username, parts, state, error.message)
+                        refusals.record(user.id, "consume", shown, error.message)
                         return 1
                 if document is None:
                     log.info("consume folder: %r is already in %s's folder; removed", shown,

@@ -37,7 +37,7 @@ from imapclient.exceptions import IMAPClientError, LoginError
 
 from dms.db import database, write_transaction
 from dms.db.models import MailAccount, Node, User, utcnow
-from dms.domain import tree, uploads
+from dms.domain import refusals, tree, uploads
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
@@ -287,6 +287,8 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
         log.warning("mail account %s: the message %r was refused: %s", account.id, key, refused)
         problems.append(f"The message {clean(key)[:100]!r} was refused: {refused}; it is left "
                         "in the mailbox.")
+        refusals.record(user.id, "mail", clean(key)[:100],
+                        f"The message was refused: {refused}; it is left in the mailbox.")
         return False
     if not parts:
         return False
@@ -313,6 +315,7 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
                         name, origin.subject, refused.message)
             problems.append(f"{name!r} in the message {origin.subject!r} was refused: "
                             f"{refused.message}")
+            refusals.record(user.id, "mail", name, refused.message, origin.subject)
             continue
         if document is not None:
             log.info("mail account %s: imported %r from the message %r", account.id, name,

@@ -3,12 +3,15 @@ and for admins how the whole installation is doing."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 
 from peewee import PeeweeException
 
 from dms.db import database
+from dms.db.models import utcnow
+from dms.domain import refusals
 from dms.domain.services import Services
 from dms.errors import Unavailable
 from dms.ops import verify
@@ -38,4 +41,6 @@ def details(services: Services, queue) -> dict:
             "search": services.search.status(),
             "queue": {"engine": "sqlite" if services.config.embedded_queue else "redis",
                       "pending": pending(queue)},
-            "workers": [worker.as_dict(now) for worker in cluster.workers()]}
+            "workers": [worker.as_dict(now) for worker in cluster.workers()],
+            "intake": {"refused_last_24_hours": refusals.counts_since(
+                utcnow() - dt.timedelta(hours=24))}}

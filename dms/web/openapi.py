@@ -134,6 +134,10 @@ SCHEMAS = {
     "MailAccountInput": data_of(obj({"type": {"const": "mail-accounts"}, "id": UUID,
                                      "attributes": obj({**MAIL_SETTINGS, "password": STRING})},
                                     ["type"])),
+    "IntakeRefusal": obj({"type": {"const": "intake-refusals"}, "id": UUID, "attributes": obj({
+        "source": {"enum": ["consume", "mail"]}, "name": STRING, "origin": NULLABLE_STRING,
+        "reason": STRING, "refused_at": DATETIME}, extra=False)},
+        ["type", "id", "attributes"], extra=False),
     "Preference": obj({"type": {"const": "preferences"}, "id": STRING, "attributes": obj({
         "section": STRING, "name": STRING, "identifier": STRING, "default": STRING,
         "value": STRING, "help_text": NULLABLE_STRING,
@@ -216,6 +220,9 @@ OPERATIONS = {
     "check_mail_account": (None, 202, {VND: data_of(ref("MailAccount"))}, [], [429, 503],
                            "Queue a check of a mail account; the account as it is now (its "
                            "result shows once `checking` is false)"),
+    "list_refusals": (None, 200, {VND: list_of(ref("IntakeRefusal"))}, PAGE_QUERY, [],
+                      "What the consume folder and mail checks refused of the caller's, newest "
+                      "first"),
     "replace_node_tags": (([JSON, VND], NAMES), 201, {JSON: NAMES}, [], [],
                           "Set a node's tags, creating missing ones"),
     "add_node_tags": (([JSON, VND], NAMES), 200, {JSON: NAMES}, [], [], "Add tags to a node"),
@@ -265,6 +272,7 @@ OPERATIONS = {
     "health": (None, 200, {JSON: obj({
         "status": STRING, "verify": {"type": ["object", "null"]}, "search": {"type": "object"},
         "queue": obj({"engine": STRING, "pending": {"type": ["integer", "null"]}}),
+        "intake": obj({"refused_last_24_hours": obj({"consume": INTEGER, "mail": INTEGER})}),
         "workers": {"type": "array", "items": obj({
             "id": STRING, "host": STRING, "pid": INTEGER,
             "languages": {"type": "array", "items": STRING}, "concurrency": INTEGER,

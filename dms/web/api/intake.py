@@ -1,0 +1,23 @@
+"""What the intake refused (issue 24): the caller's own refusals of the consume folder and of mail
+checks, newest first (docs/api.md, "Refused intake")."""
+
+from __future__ import annotations
+
+from dms.db.models import IntakeRefusal
+from dms.domain import refusals
+from dms.web.endpoints import Context
+from dms.web.jsonapi import RouteTable, format_datetime
+
+routes = RouteTable()
+
+
+def refusal_resource(refusal: IntakeRefusal) -> dict:
+    return {"type": "intake-refusals", "id": refusal.id, "attributes": {
+        "source": refusal.source, "name": refusal.name, "origin": refusal.origin,
+        "reason": refusal.reason, "refused_at": format_datetime(refusal.refused_at)}}
+
+
+@routes.get("/intake/refusals/")
+def list_refusals(ctx: Context):
+    return ctx.paginate(refusals.refusals_of(ctx.user),
+                        lambda rows: [refusal_resource(row) for row in rows])
