@@ -5,8 +5,8 @@ Every dms process creates what it writes owner-only — directories 0700, files 
 entry point (dms.cli.main) sets the umask (`restrict_umask`), whatever the umask it was started
 with; a library function never changes a process-wide setting behind its caller's back. Backups
 are made 0600 explicitly. An installation made before (or files a person copied in) is tightened
-at start: the data dir, the files dir and the entries at the top of the data dir (`tighten`). That is
-enough to lock other accounts out of everything below, since a directory they cannot enter hides
+at start: the data dir, the files dir and the entries at the top of the data dir (`tighten`). That
+is enough to lock other accounts out of everything below, since a directory they cannot enter hides
 its contents whatever their modes; reading every stored file's mode at each start would cost a
 stat per file. `dms verify` reports what is still loose (`loose`), and `--repair` tightens it.
 """
