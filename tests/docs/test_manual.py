@@ -1,7 +1,8 @@
 """The manual (README.md and docs/*.md) stays in step with the code and with itself.
 
 - Every field of dms.config.Config is in docs/configuration.md's settings table by its `DMS_*`
-  name (or by one of its flags), and every `DMS_*` name the manual mentions is a setting.
+  name (or by one of its flags), and every `DMS_*` name the manual mentions is a setting (or one
+  that packaging/dms-backup.sh reads).
 - Every command of the command line shown in `dms --help` has a row in docs/configuration.md's
   command table naming each of its long options, and no option it lacks; top-level options
   (`--version`) are named there too.
@@ -35,6 +36,10 @@ README_MAX_LINES = 250
 SETUP_COMMANDS = ("./scripts/run", "./scripts/test")
 # Environment variables of the test suite itself, not settings of dms.
 TEST_VARIABLES = {"DMS_TEST_ENGINE"}
+# The backup script of the systemd timer has settings of its own (DMS_BACKUP_KEEP, ...): the names
+# it reads.
+BACKUP_SCRIPT_VARIABLES = set(re.findall(r"\$\{(DMS_[A-Z_]+)",
+                                         (ROOT / "packaging" / "dms-backup.sh").read_text()))
 
 FENCE = re.compile(r"^ {0,3}(```|~~~)")
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
@@ -155,7 +160,8 @@ def test_every_setting_is_in_the_configuration_page():
 
 
 def test_the_manual_names_no_setting_dms_lacks():
-    known = {f"DMS_{field.name.upper()}" for field in dataclasses.fields(Config)} | TEST_VARIABLES
+    known = ({f"DMS_{field.name.upper()}" for field in dataclasses.fields(Config)}
+             | TEST_VARIABLES | BACKUP_SCRIPT_VARIABLES)
     unknown = sorted({f"{page.relative_to(ROOT)}: {name}" for page in manual_pages()
                       for name in SETTING_NAME.findall(page.read_text(encoding="utf-8"))
                       if name not in known})
