@@ -2,7 +2,8 @@
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
-# Redis, Dovecot's IMAP server, pytest, Playwright, papermerge-cli in a virtualenv of its own).
+# Redis, Dovecot's IMAP server, curl and jq, pytest, Playwright, papermerge-cli in a virtualenv of
+# its own).
 # `--extras postgres,redis` adds dms's optional Python packages (PostgreSQL, the Redis queue) to the
 # same editable install: a plain `pip install '.[postgres]'` would replace it with a copy.
 # Re-running it is fast: each step is skipped when already done.
@@ -45,6 +46,10 @@ if [ $with_tests -eq 1 ]; then
   # Dovecot: the mail-import tests start a throwaway IMAP server (tests/imapserver.py).
   # (dovecot-core alone has /usr/sbin/dovecot; /usr/sbin is not in every user's PATH.)
   [ -x /usr/lib/dovecot/imap-login ] || missing+=(dovecot-imapd)
+  # curl: the guide's walkthrough script (docs/walkthrough.sh) talks to a real server with it.
+  command -v curl >/dev/null || missing+=(curl)
+  # jq: the same script reads the server's JSON answers with it (tests/test_walkthrough.py).
+  command -v jq >/dev/null || missing+=(jq)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing system packages: ${missing[*]}"
