@@ -287,7 +287,8 @@ def test_health_shows_the_last_verify_workers_and_queue_to_admins_only(admin, al
                       "last_heartbeat": worker["last_heartbeat"], "live": True}
     assert worker["started_at"] <= worker["last_heartbeat"] <= utc_stamp_now()
     assert health == {"status": "ok", "verify": expected, "search": search,
-                      "queue": {"engine": "sqlite", "pending": 0}}
+                      "queue": {"engine": "sqlite", "pending": 0},
+                      "intake": {"refused_last_24_hours": {"consume": 0, "mail": 0}}}
     assert alice.get("/health").json() == {"status": "ok"}
     assert anon.get("/health").json() == {"status": "ok"}
 
