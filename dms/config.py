@@ -84,6 +84,10 @@ class Config:
     sweep_grace_minutes: float = 60
     # ... which runs at start-up and then this often (once for the whole cluster).
     sweep_minutes: float = 60
+    # A deleted node stays in its owner's trash this many days (0: deleted for good at once),
+    # purged by a periodic job this often (once for the whole cluster).
+    trash_days: int = 30
+    trash_purge_minutes: float = 60
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
     search_timeout_seconds: float = 10.0
@@ -231,6 +235,8 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "mail_max_message_mb": (1, 1024),
     "sweep_grace_minutes": (0, 100_000),
     "sweep_minutes": (0.01, 100_000),
+    "trash_days": (0, 36_500),
+    "trash_purge_minutes": (0.01, 100_000),
     "consume_interval": (0.1, 86400),
     "consume_stable_seconds": (0, 3600),
     "connection_limit": (20, 1_000_000),

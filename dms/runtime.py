@@ -26,6 +26,7 @@ from dms import search
 from dms.config import Config
 from dms.db import database, on_commit, register_space_reserve
 from dms.db.schema import open_migrated
+from dms.domain import trash
 from dms.domain.documents import referenced_version_ids
 from dms.domain.services import Services
 from dms.errors import DomainError
@@ -76,6 +77,9 @@ PERIODIC_JOBS = (
     # What a crash left in the file store (also at every start: open_installation).
     PeriodicJob("sweep", "sweep_minutes", MINUTE,
                 lambda runtime: sweep(runtime.services.store, runtime.config)),
+    # Deletions older than DMS_TRASH_DAYS, gone for good with their files.
+    PeriodicJob("trash", "trash_purge_minutes", MINUTE,
+                lambda runtime: trash.purge_expired(runtime.services)),
 )
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from peewee import BooleanField, FloatField, ForeignKeyField, IntegerField, Model, TextField
+from peewee import (AutoField, BooleanField, FloatField, ForeignKeyField, IntegerField, Model,
+                    TextField)
 
 from dms.db import database
 
@@ -129,6 +130,8 @@ class Node(BaseModel):
     page_count = IntegerField(default=0)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)
+    # None: live. In the trash: the id of the node whose deletion put it there (migration 0013).
+    trash_id = TextField(null=True)
 
     def save(self, *args, **kwargs):
         """Refused: a whole-row save writes back every column read earlier, undoing concurrent
@@ -228,3 +231,24 @@ class IntakeRefusal(BaseModel):
     origin = TextField(null=True)  # mail: the message's subject
     reason = TextField()
     refused_at = UTCDateTimeField(default=utcnow)
+
+
+class TrashEntry(BaseModel):
+    """One deletion in a user's trash, keyed by the node it deleted (dms.domain.trash)."""
+    node = ForeignKeyField(Node, primary_key=True, on_delete="CASCADE")
+    owner = ForeignKeyField(User, backref="trash_entries", on_delete="CASCADE")
+    deleted_at = UTCDateTimeField()
+    purge_at = UTCDateTimeField()
+    original_parent_id = TextField(null=True)
+    original_parent_title = TextField(null=True)
+
+
+class Event(BaseModel):
+    """One entry of the event log: a node's history (dms.db.events)."""
+    id = AutoField()
+    owner = ForeignKeyField(User, on_delete="CASCADE")
+    node = ForeignKeyField(Node, backref="events", on_delete="CASCADE")
+    actor_id = TextField(null=True)
+    action = TextField()
+    details = TextField()  # JSON
+    at = UTCDateTimeField(default=utcnow)

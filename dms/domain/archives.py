@@ -73,7 +73,7 @@ SUBTREE_WITH_FILES = """
         SELECT id, 0 FROM node WHERE id = ?
         UNION ALL
         SELECT n.id, below.depth + 1 FROM node AS n JOIN below ON n.parent_id = below.id
-        WHERE below.depth < ?
+        WHERE below.depth < ? AND n.trash_id IS NULL
     )
     SELECT n.id, n.parent_id, n.kind, n.title, v.id, v.file_name, v.size, v.created_at,
            v.searchable_size

@@ -1,6 +1,6 @@
-"""Documents and their versions once they are stored (api.md §6-7): reading versions, pages and
-text, re-running processing, and deleting nodes together with their files and running work.
-Adding files is dms.domain.uploads'.
+"""Documents and their versions once they are stored (api.md §6-7, §12): reading versions, pages
+and text, re-running processing, and making an older version the latest again. Adding files is
+dms.domain.uploads', deleting them dms.domain.trash's.
 """
 
 from __future__ import annotations
@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 
-from dms.db import (database, document_scope, with_space_reserve,
-                    write_transaction)
-from dms.db.models import (PAGE_SEPARATOR, DocumentVersion, Node, OcrStatus, Page, User)
+from peewee import fn
+
+from dms.db import database, document_scope, events, owner_scope, write_transaction
+from dms.db.models import (PAGE_SEPARATOR, DocumentVersion, Node, OcrStatus, Page, User, new_id,
+                           utcnow)
 from dms.domain import tree
 from dms.errors import Invalid, NotFound
 from dms.processing import searchable
@@ -55,16 +57,6 @@ def reprocess(services: Services, user: User, document_id: object, lang: object 
     return document
 
 
-def delete_node(services: Services, user: User, node_id: str, kind: str | None = None) -> None:
-    """DELETE a node with everything below it: rows in one transaction, then their files, then
-    any processing still running on them (a crash after the commit leaves files that the
-    start-up sweep removes)."""
-    version_ids = with_space_reserve(lambda: tree.delete_subtree(user, node_id, kind))
-    services.jobs.cancel(version_ids)
-    services.store.remove(version_ids)
-    services.store.ensure_reserve()
-
-
 def versions(document_id: str) -> list[DocumentVersion]:
     return list(DocumentVersion.select().where(DocumentVersion.document == document_id)
                 .order_by(DocumentVersion.number))
@@ -95,8 +87,10 @@ def latest_version(document_id: str) -> DocumentVersion | None:
 
 
 def owned_version(user: User, version_id: str) -> DocumentVersion:
+    """A version of one of the caller's live documents (not in the trash)."""
     version = (DocumentVersion.select().join(Node)
-               .where(DocumentVersion.id == version_id, Node.owner == user.id).first())
+               .where(DocumentVersion.id == version_id, Node.owner == user.id,
+                      Node.trash_id.is_null()).first())
     if version is None:
         raise NotFound()
     return version
@@ -114,10 +108,68 @@ def latest_file(user: User, document_id: str) -> DocumentVersion:
 def owned_page(user: User, page_id: str) -> tuple[Page, DocumentVersion]:
     """A page of one of the caller's documents, with its version."""
     row = (Page.select(Page, DocumentVersion).join(DocumentVersion).join(Node)
-           .where(Page.id == page_id, Node.owner == user.id).first())
+           .where(Page.id == page_id, Node.owner == user.id, Node.trash_id.is_null()).first())
     if row is None:
         raise NotFound()
     return row, row.version
+
+
+def restore_version(services: Services, user: User, document_id: str, version_id: str) -> Node:
+    """POST /documents/{id}/versions/{version_id}/restore/ (api.md §12): that version's file
+    becomes the latest again, as a new version that reuses its file (a hard link in the store),
+    its pages and their text and its searchable PDF: nothing is read again, unless the old
+    version's own reading had not finished. One write transaction with its history."""
+    new_id_ = new_id()
+    tree.owned_node(user, document_id, Node.DOCUMENT)
+    old = owned_version(user, version_id)
+    if old.document_id != document_id:
+        raise NotFound()
+    previous = latest_version(document_id)
+    services.store.duplicate(old.id, new_id_)
+    try:
+        with write_transaction(owner_scope(user.id), document_scope(document_id)):
+            document = tree.owned_node(user, document_id, Node.DOCUMENT)  # deleted meanwhile?
+            number = _copy_version(document, old, new_id_)
+            events.record(user.id, document.id, events.VERSION_RESTORED, user.id,
+                          version=number, restored=old.number, file_name=old.file_name)
+    except BaseException:
+        services.store.remove([new_id_])
+        raise
+    if previous is not None:
+        services.jobs.cancel([previous.id])
+    if document.ocr_status == OcrStatus.RECEIVED:
+        services.jobs.enqueue(new_id_)
+    return document
+
+
+def _copy_version(document: Node, old: DocumentVersion, version_id: str) -> int:
+    """A new latest version of `document` with `old`'s file, pages and text (in the caller's
+    transaction); the document's columns follow it. Its number."""
+    number = DocumentVersion.select(fn.max(DocumentVersion.number)) \
+        .where(DocumentVersion.document == document.id).scalar() + 1
+    now = utcnow()
+    DocumentVersion.insert(
+        id=version_id, document=document.id, number=number, file_name=old.file_name,
+        mime_type=old.mime_type, size=old.size, page_count=old.page_count, sha256=old.sha256,
+        lang=old.lang, created_at=now, searchable_size=old.searchable_size,
+        searchable_sha256=old.searchable_sha256).execute()
+    pages = database.execute_sql(
+        "SELECT number, text, method FROM page WHERE version_id = ? ORDER BY number",
+        (old.id,)).fetchall()
+    for start in range(0, len(pages), 300):  # under SQLite's limit of bound values
+        rows = pages[start:start + 300]
+        database.execute_sql(
+            "INSERT INTO page (id, version_id, number, text, method) VALUES "
+            + ", ".join("(?, ?, ?, ?, ?)" for _ in rows),
+            [value for row in rows for value in (new_id(), version_id, *row)])
+    read = len(pages) == old.page_count and all(method is not None for _, _, method in pages)
+    columns = dict(file_name=old.file_name, size=old.size, page_count=old.page_count,
+                   lang=old.lang, ocr_status=OcrStatus.SUCCEEDED if read else OcrStatus.RECEIVED,
+                   ocr_error=None, ocr_attempts=0, ocr_seconds=0.0, updated_at=now)
+    Node.update(**columns).where(Node.id == document.id).execute()
+    for name, value in columns.items():
+        setattr(document, name, value)
+    return number
 
 
 def referenced_version_ids() -> set[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from dms.db import database, owner_scope, write_transaction
+from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import Tag, User, new_id, utcnow
 from dms.domain import tree
 from dms.domain.tagfilter import name_key
@@ -158,6 +158,7 @@ def change_node_tags(user: User, node_id: str, names_value: object, how: str) ->
     names = check_names(names_value)
     with write_transaction(owner_scope(user.id)):
         node = tree.owned_node(user, node_id)
+        before = [tag["name"] for tag in tags_of([node.id])[node.id]]
         if how == "remove":
             keys = [name_key(name) for name in names]
             if keys:
@@ -172,7 +173,12 @@ def change_node_tags(user: User, node_id: str, names_value: object, how: str) ->
             for tag_id in tag_ids:
                 database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES (?, ?) "
                                      "ON CONFLICT DO NOTHING", (node.id, tag_id))
-    return [tag["name"] for tag in tags_of([node_id])[node_id]]
+        after = [tag["name"] for tag in tags_of([node.id])[node.id]]
+        for action, changed in ((events.TAGGED, [n for n in after if n not in before]),
+                                (events.UNTAGGED, [n for n in before if n not in after])):
+            if changed:
+                events.record(user.id, node.id, action, user.id, tags=changed)
+    return after
 
 
 def tags_of(node_ids: list[str]) -> dict[str, list[dict]]:

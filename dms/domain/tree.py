@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from dms.db import database, owner_scope, write_transaction
+from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import Node, OcrStatus, User, new_id, title_sort_key, utcnow
 from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
 from dms.domain.preferences import ocr_language
@@ -42,7 +42,9 @@ SORTS = {
     "updated_at": ("updated_at", "id"),
 }
 DEFAULT_ORDER = "kind DESC, title_sort, id"  # folders first ('folder' > 'document'), then by title
-OWNED_NODE = "SELECT * FROM node WHERE id = ? AND owner_id = ?"
+# A node in the trash behaves as if it did not exist, except to the trash's own routes.
+OWNED_NODE = "SELECT * FROM node WHERE id = ? AND owner_id = ? AND trash_id IS NULL"
+LIVE = "trash_id IS NULL"
 
 
 class NodeRow(NamedTuple):
@@ -136,7 +138,7 @@ def children(folder: Node, sort: str | None = None,
                           "optionally with a leading -.")
         direction = " DESC" if sort.startswith("-") else ""
         order = ", ".join(column + direction for column in columns)
-    return _filtered("parent_id = ?", (folder.id,), order, only)
+    return _filtered(f"parent_id = ? AND {LIVE}", (folder.id,), order, only)
 
 
 def _filtered(where: str, params: tuple, order: str, only: TagFilter | None) -> NodeListing:
@@ -158,14 +160,14 @@ def listing(user: User, folder_id: str, sort: str | None = None, tags: str | Non
 def inbox_count(user: User) -> int:
     """The direct children of the caller's .inbox, folders and documents."""
     return database.execute_sql(
-        "SELECT count(*) FROM node WHERE parent_id = (SELECT id FROM node WHERE owner_id = ? "
-        "AND special = ?)", (user.id, Node.INBOX)).fetchone()[0]
+        f"SELECT count(*) FROM node WHERE parent_id = (SELECT id FROM node WHERE owner_id = ? "
+        f"AND special = ?) AND {LIVE}", (user.id, Node.INBOX)).fetchone()[0]
 
 
 def of_kind(user: User, kind: str, tags: str | None = None,
             tags_op: str | None = None) -> NodeListing:
     """All the caller's folders or documents, optionally only those with the named tags."""
-    return _filtered("owner_id = ? AND kind = ?", (user.id, kind), "title_sort, id",
+    return _filtered(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), "title_sort, id",
                      tag_filter(user, tags, tags_op))
 
 
@@ -219,14 +221,16 @@ def document_settings(attributes: dict, default_lang: str | None = None) -> dict
 def find_child_folder(user: User, parent_id: str, title: str) -> Node | None:
     """The user's oldest folder called `title` in the folder `parent_id`, if any."""
     return (Node.select().where(Node.parent == parent_id, Node.kind == Node.FOLDER,
-                                Node.title == title, Node.owner == user.id)
+                                Node.title == title, Node.owner == user.id,
+                                Node.trash_id.is_null())
             .order_by(Node.created_at, Node.id).first())
 
 
 def child_folder(user: User, parent_id: str, title: object,
-                 max_depth: int = DEFAULT_MAX_DEPTH) -> tuple[Node, bool]:
+                 max_depth: int = DEFAULT_MAX_DEPTH, source: str = "import") -> tuple[Node, bool]:
     """The user's folder called `title` in the folder `parent_id`, made if there is none (the
-    oldest one if several share the name): (folder, made now). For imports, which re-run."""
+    oldest one if several share the name): (folder, made now). For imports, which re-run; the
+    history names the `source` (import, consume, mail) and no actor."""
     title = check_title(title)
     with write_transaction(owner_scope(user.id)):
         parent = owned_node(user, parent_id, Node.FOLDER)
@@ -235,7 +239,15 @@ def child_folder(user: User, parent_id: str, title: object,
             return existing, False
         if depth(parent.id) + 1 > max_depth:
             raise Invalid(too_deep(max_depth))
-        return insert_node(user, Node.FOLDER, parent, title), True
+        folder = insert_node(user, Node.FOLDER, parent, title)
+        record_created(folder, parent, None, source=source)
+        return folder, True
+
+
+def record_created(node: Node, parent: Node, actor_id: str | None, **details) -> None:
+    """The `created` event of a node just inserted (in its write transaction)."""
+    events.record(node.owner_id, node.id, events.CREATED, actor_id, title=node.title,
+                  kind=node.kind, parent={"id": parent.id, "title": parent.title}, **details)
 
 
 def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, parent_field: str,
@@ -250,7 +262,9 @@ def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, p
         parent = parent_folder(user, parent_id, parent_field)
         if depth(parent.id) + 1 > max_depth:
             raise Invalid(too_deep(max_depth), parent_field)
-        return insert_node(user, kind, parent, title, **settings)
+        node = insert_node(user, kind, parent, title, **settings)
+        record_created(node, parent, user.id)
+        return node
 
 
 def update_node(user: User, node_id: str, kind: str, attributes: dict,
@@ -279,6 +293,9 @@ def update_node(user: User, node_id: str, kind: str, attributes: dict,
         if columns:
             columns["updated_at"] = utcnow()
             Node.update(**columns).where(Node.id == node.id).execute()
+            if columns.get("title", node.title) != node.title:
+                events.record(user.id, node.id, events.RENAMED, user.id, title=columns["title"],
+                              previous=node.title)
             for name, value in columns.items():
                 setattr(node, name, value)
     return node
@@ -300,7 +317,7 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
         # By id only, the owner compared here: with the owner in SQL, SQLite walks all the
         # owner's nodes (see dms.search.service._owned).
         nodes = [node for node in Node.select().where(Node.id.in_(node_ids))
-                 if node.owner_id == user.id]
+                 if node.owner_id == user.id and node.trash_id is None]
         if len(nodes) != len(node_ids):
             raise NotFound()
         for node in nodes:
@@ -321,6 +338,16 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
             raise Invalid(too_deep(max_depth), "/target_parent/id")
         now = utcnow()
         Node.update(parent=target.id, updated_at=now).where(Node.id.in_(node_ids)).execute()
+        old_parents = list({node.parent_id for node in nodes})
+        sources = dict(database.execute_sql(
+            f"SELECT id, title FROM node WHERE id IN ({','.join('?' * len(old_parents))})",
+            old_parents).fetchall())
+        events.record_many([
+            (user.id, node.id, events.MOVED, user.id,
+             {"title": node.title, "from": {"id": node.parent_id,
+                                            "title": sources.get(node.parent_id)},
+              "to": {"id": target.id, "title": target.title}})
+            for node in nodes if node.parent_id != target.id])
     for node in nodes:
         node.parent_id, node.updated_at = target.id, now
     return nodes
@@ -334,21 +361,33 @@ SUBTREE = """
     )"""
 
 
-def delete_subtree(user: User, node_id: str, kind: str | None = None) -> list[str]:
-    """Delete the caller's node and everything below it in one transaction and one DELETE
-    statement; returns the ids of the versions whose files the caller removes once this has
-    committed.
+def subtree_version_ids(node_id: str) -> list[str]:
+    """The ids of every version of every document in the subtree of `node_id`."""
+    return [row[0] for row in database.execute_sql(
+        SUBTREE + " SELECT v.id FROM document_version AS v "
+        "JOIN below ON v.document_id = below.id", (node_id,))]
+
+
+def delete_subtree_rows(node_id: str) -> list[str]:
+    """Delete the node and everything below it for good, in the caller's write transaction and
+    one DELETE statement; returns the ids of the versions whose files the caller removes once
+    that has committed.
 
     parent_id has no ON DELETE action, so SQLite checks the foreign key once, at the end of the
-    statement, when the whole subtree is gone together; versions follow by their own cascade."""
-    with write_transaction(owner_scope(user.id)):
-        node = owned_node(user, node_id, kind)
-        if node.is_special:
-            raise Forbidden(f"The special folder {node.title} cannot be deleted.")
-        version_ids = [row[0] for row in database.execute_sql(
-            SUBTREE + " SELECT v.id FROM document_version AS v "
-            "JOIN below ON v.document_id = below.id",
-            (node.id,))]
-        database.execute_sql(f"DELETE FROM node WHERE id IN ({SUBTREE} SELECT id FROM below)",
-                             (node.id,))
+    statement, when the whole subtree is gone together; versions, pages, tags, the history and
+    trash entries follow by their own cascades."""
+    version_ids = subtree_version_ids(node_id)
+    database.execute_sql(f"DELETE FROM node WHERE id IN ({SUBTREE} SELECT id FROM below)",
+                         (node_id,))
     return version_ids
+
+
+def trash_subtree(node_id: str) -> list[str]:
+    """Put the live nodes of the subtree of `node_id` in the trash, marked with its id (in the
+    caller's write transaction); returns their ids. Nodes below that a deletion of their own put
+    in the trash before keep their mark: restoring this one leaves them there."""
+    database.execute_sql(
+        f"UPDATE node SET trash_id = ? WHERE {LIVE} AND id IN ({SUBTREE} SELECT id FROM below)",
+        (node_id, node_id))
+    return [row[0] for row in database.execute_sql(
+        "SELECT id FROM node WHERE trash_id = ?", (node_id,))]

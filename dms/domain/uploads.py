@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from peewee import IntegrityError
 
-from dms.db import (database, document_scope, is_disk_full, owner_scope, write_transaction)
+from dms.db import database, document_scope, events, is_disk_full, owner_scope, write_transaction
 from dms.db.models import (DocumentVersion, Node, OcrStatus, User, new_id,
                            utcnow)
 from dms.domain import tree
@@ -126,7 +126,9 @@ def upload_version(services: Services, user: User, document_id: str, stream: Bin
     try:
         with write_transaction(owner_scope(user.id), document_scope(document_id)):
             document = tree.owned_node(user, document_id, Node.DOCUMENT)  # deleted meanwhile?
-            _record_version(document, upload, name, version_id)
+            number = _record_version(document, upload, name, version_id)
+            events.record(user.id, document.id, events.UPLOADED, user.id, version=number,
+                          file_name=name, size=upload.received.size)
     except BaseException:
         services.store.remove([version_id])
         raise
@@ -149,6 +151,7 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
             document = tree.insert_node(user, Node.DOCUMENT, inbox, name[:tree.MAX_TITLE_LENGTH],
                                         lang=ocr_language(user, services.config.ocr_lang))
             _record_version(document, upload, name, version_id)
+            _record_imported(document, inbox, "api", user.id, name, upload)
     except BaseException:
         services.store.remove([version_id])
         raise
@@ -177,11 +180,12 @@ class SameFolder:
 
 
 def import_into_folder(services: Services, user: User, folder_id: str, stream: BinaryIO,
-                       length: int | None, file_name: str,
-                       rule: ImportRule = SameFolder()) -> Node | None:
-    """A file from `dms import`, the consume folder or a mail becomes a new document in the
-    user's folder, titled by its name, through the same checks as an upload. None, and nothing
-    changed, when `rule` says it is already there: checked in the transaction that adds it."""
+                       length: int | None, file_name: str, rule: ImportRule = SameFolder(),
+                       source: str = "import") -> Node | None:
+    """A file from `dms import`, the consume folder or a mail (`source`) becomes a new document
+    in the user's folder, titled by its name, through the same checks as an upload. None, and
+    nothing changed, when `rule` says it is already there: checked in the transaction that adds
+    it."""
     name = check_file_name(file_name)
     tree.owned_node(user, folder_id, Node.FOLDER)
     upload = receive_upload(services, stream, length)
@@ -199,6 +203,7 @@ def import_into_folder(services: Services, user: User, folder_id: str, stream: B
                                             name[:tree.MAX_TITLE_LENGTH],
                                             lang=ocr_language(user, services.config.ocr_lang))
                 _record_version(document, upload, name, version_id)
+                _record_imported(document, folder, source, None, name, upload)
                 rule.added(user, document, upload.received.sha256)
     except BaseException:
         services.store.remove([version_id])
@@ -224,7 +229,8 @@ def _folder_holds(user: User, folder_id: str, sha256: str) -> bool:
     """Does a document of the user's folder hold a version with these bytes?"""
     return database.execute_sql(
         "SELECT 1 FROM node AS n JOIN document_version AS v ON v.document_id = n.id "
-        "WHERE n.parent_id = ? AND n.owner_id = ? AND v.sha256 = ? LIMIT 1",
+        "WHERE n.parent_id = ? AND n.owner_id = ? AND n.trash_id IS NULL AND v.sha256 = ? "
+        "LIMIT 1",
         (folder_id, user.id, sha256)).fetchone() is not None
 
 
@@ -240,7 +246,15 @@ def _store(store: FileStore, upload: Upload) -> str:
     return version_id
 
 
-def _record_version(document: Node, upload: Upload, file_name: str, version_id: str) -> None:
+def _record_imported(document: Node, folder: Node, source: str, actor_id: str | None,
+                     file_name: str, upload: Upload) -> None:
+    events.record(document.owner_id, document.id, events.IMPORTED, actor_id, source=source,
+                  title=document.title, file_name=file_name, size=upload.received.size,
+                  parent={"id": folder.id, "title": folder.title})
+
+
+def _record_version(document: Node, upload: Upload, file_name: str, version_id: str) -> int:
+    """The new version's row and the document's columns that follow it; its number."""
     latest = (DocumentVersion.select(DocumentVersion.number)
               .where(DocumentVersion.document == document.id)
               .order_by(DocumentVersion.number.desc()).first())
@@ -256,6 +270,7 @@ def _record_version(document: Node, upload: Upload, file_name: str, version_id: 
     Node.update(**columns).where(Node.id == document.id).execute()
     for name, value in columns.items():
         setattr(document, name, value)
+    return (latest.number + 1) if latest else 1
 
 
 def _after_commit(services: Services, version_id: str, page_count: int) -> None:

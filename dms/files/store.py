@@ -69,6 +69,7 @@ class FileStore(Protocol):
     def temporary_dir(self) -> Path: ...
     def receive(self, stream: BinaryIO, length: int | None, limit: int) -> "ReceivedFile": ...
     def store(self, received: "ReceivedFile", version_id: str) -> Path: ...
+    def duplicate(self, version_id: str, new_version_id: str) -> None: ...
     def write_derived(self, target: Path, content: bytes) -> None: ...
     def remove(self, version_ids: Iterable[str]) -> None: ...
     def sweep(self, referenced: set[str], grace_seconds: float) -> tuple[int, int]: ...
@@ -145,6 +146,24 @@ class DirectoryStore:
         move_file(received.path, target, self.incoming_dir)
         fsync_dir(target.parent)
         return target
+
+    def duplicate(self, version_id: str, new_version_id: str) -> None:
+        """Give a stored file (and its searchable PDF, if any) a second version id, durably: a
+        hard link, as stored files never change (each id's removal unlinks only its own name);
+        a copy where the file system has no links."""
+        for source, target in ((self.path(version_id), self.path(new_version_id)),
+                               (self.searchable_path(version_id),
+                                self.searchable_path(new_version_id))):
+            if not source.exists():
+                continue
+            target.parent.mkdir(exist_ok=True)
+            try:
+                os.link(source, target)
+            except OSError as error:
+                if error.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
+                    raise
+                copy_file(source, target, self.incoming_dir)
+            fsync_dir(target.parent)
 
     def preview_path(self, version_id: str, page_number: int) -> Path:
         return self.previews_dir / version_id[:2] / version_id / f"{page_number}.jpg"
@@ -283,6 +302,12 @@ def move_file(source: Path, target: Path, incoming_dir: Path) -> None:
     except OSError as error:
         if error.errno != errno.EXDEV:
             raise
+    copy_file(source, target, incoming_dir)
+    source.unlink(missing_ok=True)
+
+
+def copy_file(source: Path, target: Path, incoming_dir: Path) -> None:
+    """Copy a file into the store: into `incoming_dir`, fsynced, then renamed into place."""
     incoming_dir.mkdir(parents=True, exist_ok=True)
     descriptor, name = tempfile.mkstemp(dir=incoming_dir, prefix="copy-")
     try:
@@ -294,7 +319,6 @@ def move_file(source: Path, target: Path, incoming_dir: Path) -> None:
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
-    source.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,7 @@ class ConsumeFolder:
                         folder_id = self._folder(user, parts[:-1])
                         document = uploads.import_into_folder(
                             self.services, user, folder_id, stream,
-                            os.fstat(stream.fileno()).st_size, parts[-1])
+                            os.fstat(stream.fileno()).st_size, parts[-1], source="consume")
                     except DomainError as error:
                         if isinstance(error, (StorageFull, Unavailable)):
                             raise
@@ -280,7 +280,8 @@ class ConsumeFolder:
     def _folder(self, user: User, folders: tuple[str, ...]) -> str:
         folder_id = tree.special_folder(user, Node.INBOX).id
         for name in folders:
-            folder_id = tree.child_folder(user, folder_id, name, self.config.max_tree_depth)[0].id
+            folder_id = tree.child_folder(user, folder_id, name, self.config.max_tree_depth,
+                                          source="consume")[0].id
         return folder_id
 
     def _finish(self, root: int, folder_fd: int, username: str, parts: tuple[str, ...],

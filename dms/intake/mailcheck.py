@@ -298,7 +298,7 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
     folder_id = tree.special_folder(user, Node.INBOX).id
     if account.folder_per_sender:
         folder_id = tree.child_folder(user, folder_id, sender_folder(origin.sender),
-                                      services.config.max_tree_depth)[0].id
+                                      services.config.max_tree_depth, source="mail")[0].id
     rule = FromMessage(account, origin)
     for index, part in enumerate(parts, 1):
         name = file_name(part, index)
@@ -307,7 +307,8 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
             payload = b""
         try:
             document = uploads.import_into_folder(services, user, folder_id,
-                                                    io.BytesIO(payload), len(payload), name, rule)
+                                                    io.BytesIO(payload), len(payload), name, rule,
+                                                    source="mail")
         except (StorageFull, Unavailable):
             raise
         except DomainError as refused:

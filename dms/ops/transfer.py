@@ -3,8 +3,8 @@ open PostgreSQL database, which must hold no dms data yet: `dms restore --databa
 
 One transaction: all rows or none. Tables go in the order their foreign keys need (referenced
 tables first), a folder before what it holds; SQLite's 0/1 flags become booleans; node.seq's
-identity continues after the highest copied value. The search rows are written by the
-database's own triggers as the rows arrive (dms.search.postgres).
+(and event.id's) identity continues after the highest copied value. The search rows are written by
+the database's own triggers as the rows arrive (dms.search.postgres).
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ def check_empty() -> None:
                           "empty database.")
 
 
+IDENTITIES = (("node", "seq"), ("event", "id"))
+
+
 def copy_into_database(path: Path) -> None:
     """The schema (if the database has none yet) and the rows, in one transaction: a refused
     restore leaves the database as it was (PostgreSQL's DDL is transactional)."""
@@ -55,9 +58,10 @@ def copy_into_database(path: Path) -> None:
                 columns = [row[1] for row in source.execute(f'PRAGMA table_info("{table}")')]
                 flags = [i for i, column in enumerate(columns) if (table, column) in booleans]
                 _copy(source, cursor, table, columns, flags)
-            database.execute_sql(
-                "SELECT setval(pg_get_serial_sequence('node', 'seq'), "
-                "(SELECT coalesce(max(seq), 0) + 1 FROM node), false)")
+            for table, column in IDENTITIES:  # they continue after the highest copied value
+                database.execute_sql(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                    f"(SELECT coalesce(max({column}), 0) + 1 FROM {table}), false)")
     except sqlite3.DatabaseError as error:
         raise BackupError(f"The restored database cannot be read: {error}.") from None
     except Exception as error:  # psycopg's: a value SQLite took that PostgreSQL's type refuses

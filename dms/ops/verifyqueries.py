@@ -1,5 +1,6 @@
-"""The SQL of `dms verify` (dms.ops.verify): rows pointing at nothing, documents whose attributes,
-pages or state disagree with their versions. Reads only; each query lists what it finds by id."""
+"""The SQL of `dms verify` (dms.ops.verify): rows pointing at nothing (the trash's marks
+included), documents whose attributes, pages or state disagree with their versions. Reads only; each
+query lists what it finds by id."""
 
 from __future__ import annotations
 
@@ -21,6 +22,13 @@ DANGLING = {
     "tokens whose user is gone":
         "SELECT t.token_key FROM token AS t LEFT JOIN \"user\" AS u ON u.id = t.user_id "
         "WHERE u.id IS NULL",
+    # The trash (migration 0013): every mark names a deletion, every deletion marks its root.
+    "nodes in the trash of a deletion that is gone":
+        "SELECT n.id FROM node AS n LEFT JOIN trash_entry AS t ON t.node_id = n.trash_id "
+        "WHERE n.trash_id IS NOT NULL AND t.node_id IS NULL",
+    "trash entries whose node is not in the trash":
+        "SELECT t.node_id FROM trash_entry AS t JOIN node AS n ON n.id = t.node_id "
+        "WHERE n.trash_id IS NULL OR n.trash_id <> n.id",
 }
 
 
@@ -66,6 +74,7 @@ FAILED_WITHOUT_ERROR = f"""
       AND (n.ocr_error IS NULL OR trim(n.ocr_error) = '')
     ORDER BY n.id"""
 
+# (A document in the trash is not read: it is waiting for its restore, not stuck.)
 STUCK = ("SELECT n.id, n.ocr_status, n.updated_at FROM node AS n WHERE n.kind = 'document' "
-         f"AND n.ocr_status IN ({PENDING}) AND n.updated_at < ? "
+         f"AND n.ocr_status IN ({PENDING}) AND n.updated_at < ? AND n.trash_id IS NULL "
          "AND EXISTS (SELECT 1 FROM document_version AS v WHERE v.document_id = n.id)")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from dms.db import database, document_scope, write_transaction
+from dms.db import database, document_scope, events, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, new_id
 from dms.processing import leases
 from dms.processing.ocr import PageText
@@ -41,13 +41,13 @@ class Work:
 
 
 def work_for(version_id: str) -> Work | None:
-    """The work of reading `version_id`, or None if there is none: deleted, replaced by a newer
-    upload, or already done."""
+    """The work of reading `version_id`, or None if there is none: deleted (or in the trash),
+    replaced by a newer upload, or already done."""
     row = database.execute_sql(f"""
         SELECT v.id, n.id, n.owner_id, v.mime_type, v.page_count, n.lang, n.ocr, n.ocr_attempts,
                n.ocr_seconds, n.ocr_status, {LATEST_VERSION}
         FROM document_version AS v JOIN node AS n ON n.id = v.document_id
-        WHERE v.id = ?""", (version_id,)).fetchone()
+        WHERE v.id = ? AND n.trash_id IS NULL""", (version_id,)).fetchone()
     if row is None or row[9] not in PENDING or row[10] != version_id:
         return None
     return Work(*row[:6], bool(row[6]), row[7], row[8])
@@ -55,7 +55,8 @@ def work_for(version_id: str) -> Work | None:
 
 def _is_current(work: Work, status: str = OcrStatus.STARTED) -> bool:
     row = database.execute_sql(f"SELECT n.ocr_status, {LATEST_VERSION} FROM node AS n "
-                               "WHERE n.id = ?", (work.document_id,)).fetchone()
+                               "WHERE n.id = ? AND n.trash_id IS NULL",
+                               (work.document_id,)).fetchone()
     if row is None or row[0] != status or row[1] != work.version_id:
         return False
     return work.worker_id is None or leases.holds(work.version_id, work.worker_id)
@@ -115,6 +116,8 @@ def finish(work: Work, searchable: tuple[int, str] | None = None) -> bool:
             .where(DocumentVersion.id == work.version_id).execute()
         Node.update(ocr_status=OcrStatus.SUCCEEDED, ocr_error=None) \
             .where(Node.id == work.document_id).execute()
+        events.record(work.owner_id, work.document_id, events.PROCESSED,
+                      status=OcrStatus.SUCCEEDED, version=work.version_id, pages=work.page_count)
     return True
 
 
@@ -128,6 +131,9 @@ def record_failure(work: Work, reason: str, max_attempts: int, final: bool = Fal
         if final or attempts >= max_attempts:
             Node.update(ocr_status=OcrStatus.FAILED, ocr_error=reason, ocr_attempts=attempts) \
                 .where(Node.id == work.document_id).execute()
+            events.record(work.owner_id, work.document_id, events.PROCESSED,
+                          status=OcrStatus.FAILED, version=work.version_id,
+                          pages=work.page_count, reason=reason[:300])
         else:
             Node.update(ocr_attempts=attempts).where(Node.id == work.document_id).execute()
     return attempts
@@ -136,7 +142,8 @@ def record_failure(work: Work, reason: str, max_attempts: int, final: bool = Fal
 def pending_count(owner_id: str) -> int:
     """Documents of this owner waiting to be read (the queue's fairness between users)."""
     return database.execute_sql(
-        "SELECT count(*) FROM node WHERE owner_id = ? AND ocr_status IN (?, ?)",
+        "SELECT count(*) FROM node WHERE owner_id = ? AND ocr_status IN (?, ?) "
+        "AND trash_id IS NULL",
         (owner_id, *PENDING)).fetchone()[0]
 
 
@@ -152,5 +159,5 @@ def pending_versions() -> list[tuple[str, str]]:
     first."""
     return [(owner, version) for owner, version in database.execute_sql(f"""
         SELECT n.owner_id, {LATEST_VERSION} FROM node AS n
-        WHERE n.ocr_status IN (?, ?) AND n.kind = 'document'
+        WHERE n.ocr_status IN (?, ?) AND n.kind = 'document' AND n.trash_id IS NULL
         ORDER BY n.updated_at""", PENDING).fetchall() if version is not None]

@@ -35,7 +35,7 @@ def compare(data_dir: Path) -> tuple[list[str], str | None]:
         problems.append(f"the index holds {held} folders and documents, the database {nodes}")
     sample = [row[0] for row in database.execute_sql(
         "SELECT id FROM node WHERE id NOT IN (SELECT node_id FROM search_outbox) "
-        "ORDER BY random() LIMIT ?", (SAMPLE,))]
+        "AND trash_id IS NULL ORDER BY random() LIMIT ?", (SAMPLE,))]
     missing = [node_id for node_id in sample if not index.holds(node_id)]
     if missing:
         shown = ", ".join(missing[:SHOWN]) + (", ..." if len(missing) > SHOWN else "")

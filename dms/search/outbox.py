@@ -53,11 +53,12 @@ def request_rebuild() -> None:
 
 
 def entries(node_ids: list[str]) -> Iterator[tuple[str, Entry | None]]:
-    """(node id, what the index should hold for it now — None if the node is gone), the nodes
-    read in one query and each document's text when its turn comes."""
+    """(node id, what the index should hold for it now — None if the node is gone or in the
+    trash), the nodes read in one query and each document's text when its turn comes."""
     marks = ",".join("?" * len(node_ids))
     rows = {row[0]: row for row in database.execute_sql(
-        f"SELECT id, owner_id, kind, title FROM node WHERE id IN ({marks})", node_ids)}
+        f"SELECT id, owner_id, kind, title FROM node WHERE id IN ({marks}) "
+        "AND trash_id IS NULL", node_ids)}
     for node_id in node_ids:
         row = rows.get(node_id)
         yield node_id, (_entry(*row) if row else None)
@@ -81,7 +82,8 @@ def all_entries(batch: int = 1000) -> Iterator[Entry]:
     last = 0
     while True:
         rows = database.execute_sql(
-            "SELECT seq, id, owner_id, kind, title FROM node WHERE seq > ? ORDER BY seq LIMIT ?",
+            "SELECT seq, id, owner_id, kind, title FROM node WHERE seq > ? AND trash_id IS NULL "
+            "ORDER BY seq LIMIT ?",
             (last, batch)).fetchall()
         if not rows:
             return
@@ -91,4 +93,4 @@ def all_entries(batch: int = 1000) -> Iterator[Entry]:
 
 
 def node_count() -> int:
-    return database.execute_sql("SELECT count(*) FROM node").fetchone()[0]
+    return database.execute_sql("SELECT count(*) FROM node WHERE trash_id IS NULL").fetchone()[0]

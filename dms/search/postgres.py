@@ -134,5 +134,9 @@ class PostgresSearch:
                 database.execute_sql(
                     "INSERT INTO search_entry (node_id, owner_id, stale) "
                     "SELECT id, owner_id, 3 FROM node WHERE seq > ? AND seq <= ? "
-                    "ON CONFLICT (node_id) DO UPDATE SET stale = 3", (last, top))
+                    "AND trash_id IS NULL ON CONFLICT (node_id) DO UPDATE SET stale = 3",
+                    (last, top))
+                database.execute_sql(  # a node in the trash has no entry (migration 0013)
+                    "DELETE FROM search_entry WHERE node_id IN (SELECT id FROM node WHERE "
+                    "seq > ? AND seq <= ? AND trash_id IS NOT NULL)", (last, top))
             done, last = done + count, top

@@ -107,7 +107,7 @@ def _results(rows: list[tuple[str, str, str, str | None]]) -> list[dict]:
 
 def _recent_documents(user: User, limit: int, only: TagFilter | None) -> list[tuple]:
     """GET /search/ without q: the caller's documents, most recently changed first."""
-    where, params = "owner_id = ? AND kind = 'document'", (user.id,)
+    where, params = "owner_id = ? AND kind = 'document' AND trash_id IS NULL", (user.id,)
     if only is not None:
         condition, extra = only.sql()
         where, params = f"{where} AND {condition}", (*params, *extra)
@@ -137,7 +137,8 @@ def _owned(user: User, node_ids: list[str], only: TagFilter | None) -> dict[str,
     # index and read all of the owner's nodes (8.8 ms at 20,000 documents, 500 ms at a million)
     # instead of looking up these few ids.
     rows = database.execute_sql(
-        f"SELECT id, owner_id, kind, title FROM node WHERE id IN ({marks}) AND {condition}",
+        f"SELECT id, owner_id, kind, title FROM node WHERE id IN ({marks}) AND {condition} "
+        "AND trash_id IS NULL",
         (*node_ids, *extra)).fetchall()
     return {node_id: (kind, title) for node_id, owner_id, kind, title in rows
             if owner_id == user.id}

@@ -4,7 +4,7 @@ downloads of its files."""
 from __future__ import annotations
 
 from dms.db.models import DocumentVersion, Node
-from dms.domain import documents, tree, uploads
+from dms.domain import documents, trash, tree, uploads
 from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
@@ -54,7 +54,7 @@ def update_document(ctx: Context, document_id: str):
 
 @routes.delete("/documents/{document_id}/")
 def delete_document(ctx: Context, document_id: str):
-    documents.delete_node(ctx.services, ctx.user, document_id, Node.DOCUMENT)
+    trash.delete(ctx.services, ctx.user, document_id, Node.DOCUMENT)
     return no_content()
 
 
@@ -66,6 +66,12 @@ def upload(ctx: Context, document_id: str, file_name: str):
     # The stored name is the one in the URL; the header's name is only required (api.md §6).
     document = uploads.upload_version(ctx.services, ctx.user, document_id,
                                         ctx.environ["wsgi.input"], ctx.content_length(), file_name)
+    return created(document_body(ctx, document))
+
+
+@routes.post("/documents/{document_id}/versions/{version_id}/restore/")
+def restore_version(ctx: Context, document_id: str, version_id: str):
+    document = documents.restore_version(ctx.services, ctx.user, document_id, version_id)
     return created(document_body(ctx, document))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import bottle
 
 from dms.db.models import Node
-from dms.domain import archives, documents, tags, tree
+from dms.domain import archives, documents, tags, trash, tree
 from dms.domain.mailaccounts import mail_of
 from dms.web.endpoints import Context, content_disposition, file_response
 from dms.web.jsonapi import (JSON, ApiError, RouteTable, created, format_datetime, invalid,
@@ -204,7 +204,7 @@ def update_node(ctx: Context, node_id: str):
 
 @routes.delete("/nodes/{node_id}/")
 def delete_node(ctx: Context, node_id: str):
-    documents.delete_node(ctx.services, ctx.user, node_id)
+    trash.delete(ctx.services, ctx.user, node_id)
     return no_content()
 
 
@@ -230,7 +230,7 @@ def update_folder(ctx: Context, folder_id: str):
 
 @routes.delete("/folders/{folder_id}/")
 def delete_folder(ctx: Context, folder_id: str):
-    documents.delete_node(ctx.services, ctx.user, folder_id, Node.FOLDER)
+    trash.delete(ctx.services, ctx.user, folder_id, Node.FOLDER)
     return no_content()
 
 

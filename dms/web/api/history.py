@@ -1,0 +1,22 @@
+"""A node's history (api.md §12): its events, newest first."""
+
+from __future__ import annotations
+
+from dms.domain import history
+from dms.web.endpoints import Context
+from dms.web.jsonapi import RouteTable, format_datetime
+
+routes = RouteTable()
+
+
+def event_resource(row: history.EventRow) -> dict:
+    actor = {"id": row.actor_id, "username": row.actor_username} if row.actor_id else None
+    return {"type": "events", "id": str(row.id), "attributes": {
+        "at": format_datetime(row.at), "actor": actor, "action": row.action,
+        "details": row.details}}
+
+
+@routes.get("/nodes/{node_id}/history/")
+def node_history(ctx: Context, node_id: str):
+    return ctx.paginate(history.history_of(ctx.user, node_id),
+                        lambda rows: [event_resource(row) for row in rows])
