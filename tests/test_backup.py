@@ -78,8 +78,9 @@ def empty_target(config, request, data_dir) -> Config:
     return Config(**{**config.__dict__, "data_dir": data_dir, "database_url": url})
 
 
-TABLES = ["document_mail", "document_version", "mail_account", "mail_import", "node", "node_tag",
-          "page", "preference", "schema_migrations", "tag", "token", "user"]
+TABLES = ["document_mail", "document_version", "event", "mail_account", "mail_import", "node",
+          "node_tag", "page", "preference", "schema_migrations", "tag", "token", "trash_entry",
+          "user"]
 
 
 def served(config):

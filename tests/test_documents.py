@@ -210,7 +210,7 @@ def test_another_users_document_is_not_found_for_upload_and_download(alice, bob,
     assert snapshot(config) == before and stored_files(config) == files
 
 
-def test_deleting_removes_the_files_of_every_document_below(alice, config):
+def test_deleting_for_good_removes_the_files_of_every_document_below(alice, config):
     folder = alice.post("/api/nodes/", {"data": {"type": "folders", "attributes": {"title": "F"},
                                                  "relationships": {"parent": {"data": {
                                                      "type": "folders", "id": alice.home_id}}}}})
@@ -221,10 +221,13 @@ def test_deleting_removes_the_files_of_every_document_below(alice, config):
     upload(alice, kept, "kept.pdf", samples.pdf(["kept"]))
     assert len(stored_files(config)) == 4
     assert alice.delete(f"/api/nodes/{folder_id}/").status_code == 204
+    assert len(stored_files(config)) == 4  # in the trash, files and all
+    assert alice.delete(f"/api/trash/{folder_id}/").status_code == 204
     remaining = stored_files(config)
     version_id = alice.get(f"/api/documents/{kept}/").json()["data"]["attributes"]["versions"][0]["id"]
     assert [p.name for p in remaining] == [version_id]
     assert alice.delete(f"/api/documents/{kept}/").status_code == 204
+    assert alice.delete("/api/trash/").status_code == 204
     assert stored_files(config) == []
 
 

@@ -383,8 +383,9 @@ def test_a_rebuilt_logical_backup_restores(logical, work):
     with zipfile.ZipFile(archive) as zipped:
         names = sorted(zipped.namelist())
     assert names == sorted(["manifest.json", *ids["files"], *(f"tables/{t}.jsonl" for t in (
-        "document_mail", "document_version", "mail_account", "mail_import", "node", "node_tag",
-        "page", "preference", "schema_migrations", "tag", "token", "user"))])
+        "document_mail", "document_version", "event", "mail_account", "mail_import", "node",
+        "node_tag", "page", "preference", "schema_migrations", "tag", "token", "trash_entry",
+        "user"))])
     result = dms("restore", rebuild(archive, work / "same.zip"), "--data-dir", work / "new")
     assert result.returncode == 0, result.stderr
     assert sorted(str(p.relative_to(work / "new")) for p in (work / "new").rglob("*")

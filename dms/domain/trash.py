@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
 from dms.db import events
 from dms.db.models import Node, OcrStatus, TrashEntry, User, utcnow
-from dms.domain import tree
+from dms.domain import listings, tree
 from dms.errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
@@ -45,18 +45,22 @@ def delete(services: Services, user: User, node_id: str, kind: str | None = None
                 return tree.delete_subtree_rows(_deletable(user, node_id, kind).id)
         _remove_files(services, with_space_reserve(delete_rows))
         return
-    now = utcnow()
-    with write_transaction(owner_scope(user.id)):
-        node = _deletable(user, node_id, kind)
-        parent = Node.get_by_id(node.parent_id)
-        tree.trash_subtree(node.id)
-        TrashEntry.insert(node=node.id, owner=user.id, deleted_at=now,
-                          purge_at=now + dt.timedelta(days=services.config.trash_days),
-                          original_parent_id=parent.id,
-                          original_parent_title=parent.title).execute()
-        events.record(user.id, node.id, events.DELETED, user.id, title=node.title,
-                      parent={"id": parent.id, "title": parent.title})
-        version_ids = tree.subtree_version_ids(node.id)
+
+    def to_trash() -> list[str]:
+        now = utcnow()
+        with write_transaction(owner_scope(user.id)):
+            node = _deletable(user, node_id, kind)
+            parent = Node.get_by_id(node.parent_id)
+            tree.trash_subtree(node.id)
+            TrashEntry.insert(node=node.id, owner=user.id, deleted_at=now,
+                              purge_at=now + dt.timedelta(days=services.config.trash_days),
+                              original_parent_id=parent.id,
+                              original_parent_title=parent.title).execute()
+            events.record(user.id, node.id, events.DELETED, user.id, title=node.title,
+                          parent={"id": parent.id, "title": parent.title})
+            return tree.subtree_version_ids(node.id)
+    # On a full disk too: deleting is how space is made (into the trash, then out of it).
+    version_ids = with_space_reserve(to_trash)
     services.jobs.cancel(version_ids)  # their reading resumes if they come back
 
 
@@ -67,13 +71,13 @@ def _deletable(user: User, node_id: str, kind: str | None) -> Node:
     return node
 
 
-def trashed(user: User) -> tree.NodeListing:
+def trashed(user: User) -> listings.NodeListing:
     """The roots of the caller's deletions, newest first (GET /trash/), as NodeListing rows with
     the entry's columns after the node's."""
     return TrashListing(user.id)
 
 
-class TrashListing(tree.NodeListing):
+class TrashListing(listings.NodeListing):
     def __init__(self, owner_id: str):
         super().__init__("t.owner_id = ?", (owner_id,), "t.deleted_at DESC, n.id")
 
@@ -81,15 +85,15 @@ class TrashListing(tree.NodeListing):
         return database.execute_sql("SELECT count(*) FROM trash_entry AS t WHERE t.owner_id = ?",
                                     self.params).fetchone()[0]
 
-    def fetch(self, offset: int, limit: int) -> list[tuple[tree.NodeRow, tuple]]:
-        columns = ", ".join(f"n.{name}" for name in tree.NodeRow._fields)
+    def fetch(self, offset: int, limit: int) -> list[tuple[listings.NodeRow, tuple]]:
+        columns = ", ".join(f"n.{name}" for name in listings.NodeRow._fields)
         rows = database.execute_sql(
             f"SELECT {columns}, t.deleted_at, t.purge_at, t.original_parent_id, "
             f"t.original_parent_title FROM trash_entry AS t JOIN node AS n ON n.id = t.node_id "
             f"WHERE {self.where} ORDER BY {self.order} LIMIT ? OFFSET ?",
             (*self.params, limit, offset)).fetchall()
-        width = len(tree.NodeRow._fields)
-        return [(tree.NodeRow._make(row[:width]), row[width:]) for row in rows]
+        width = len(listings.NodeRow._fields)
+        return [(listings.NodeRow._make(row[:width]), row[width:]) for row in rows]
 
 
 def _entry(user: User, node_id: str) -> tuple[Node, TrashEntry]:

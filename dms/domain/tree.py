@@ -1,5 +1,5 @@
-"""The tree of folders and documents (api.md §5): ownership, titles, listing order, breadcrumbs,
-creation, renames, moves and deletes.
+"""The tree of folders and documents (api.md §5): ownership, titles, breadcrumbs, creation,
+renames, moves, the trash's marks and deletes for good (listings are dms.domain.listings').
 
 The tree is an adjacency list (`node.parent_id`) with indexes per listing order, so:
 - listing a folder reads one index range (no scan of the tree, no sorting in Python);
@@ -18,13 +18,10 @@ repetition, and the one walk that counts depth is cut at a bound.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import Node, OcrStatus, User, new_id, title_sort_key, utcnow
 from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
 from dms.domain.preferences import ocr_language
-from dms.domain.tagfilter import TagFilter, tag_filter
 from dms.errors import Conflict, Forbidden, Invalid, NotFound
 from dms.processing.languages import check_lang
 from dms.text import has_refused_characters, required_text
@@ -35,63 +32,9 @@ FORBIDDEN_TITLE_CHARACTERS = "/\\"
 DEFAULT_MAX_DEPTH = 1000
 MAX_MOVED_NODES = 10_000  # per POST /nodes/move/ (SQLite binds at most 32,766 values at once)
 
-# sort= value -> ORDER BY columns; each matches one index of migration 0002 (read either way).
-SORTS = {
-    "title": ("title_sort", "id"),
-    "created_at": ("created_at", "id"),
-    "updated_at": ("updated_at", "id"),
-}
-DEFAULT_ORDER = "kind DESC, title_sort, id"  # folders first ('folder' > 'document'), then by title
 # A node in the trash behaves as if it did not exist, except to the trash's own routes.
 OWNED_NODE = "SELECT * FROM node WHERE id = ? AND owner_id = ? AND trash_id IS NULL"
 LIVE = "trash_id IS NULL"
-
-
-class NodeRow(NamedTuple):
-    """A node as listings read it: plain values straight from SQLite, no peewee model.
-    Building models made a page of 100 nodes five times slower; datetimes stay stored text."""
-    id: str
-    parent_id: str | None
-    kind: str
-    special: str | None
-    title: str
-    lang: str | None
-    ocr: int | None
-    ocr_status: str | None
-    ocr_error: str | None
-    file_name: str | None
-    size: int
-    page_count: int
-    created_at: str
-    updated_at: str
-
-    is_special = Node.is_special
-    is_folder = Node.is_folder
-    is_document = Node.is_document
-
-
-ROW_COLUMNS = ", ".join(NodeRow._fields)
-
-
-class NodeListing:
-    """The nodes matching `where`, in `order`, a page at a time, as NodeRows.
-
-    Hand-written SQL on purpose: on these hot paths peewee's query builder cost more than
-    SQLite's own work. `where` and `order` come from this module's constants, never from a
-    request; request values travel only as parameters."""
-
-    def __init__(self, where: str, params: tuple, order: str):
-        self.where, self.params, self.order = where, params, order
-
-    def count(self) -> int:
-        return database.execute_sql(f"SELECT COUNT(*) FROM node WHERE {self.where}",
-                                    self.params).fetchone()[0]
-
-    def fetch(self, offset: int, limit: int) -> list[NodeRow]:
-        cursor = database.execute_sql(
-            f"SELECT {ROW_COLUMNS} FROM node WHERE {self.where} ORDER BY {self.order} "
-            "LIMIT ? OFFSET ?", (*self.params, limit, offset))
-        return [NodeRow._make(row) for row in cursor]
 
 
 def check_title(value: object, field: str = "title") -> str:
@@ -117,58 +60,8 @@ def owned_nodes(user: User, node_ids: list[str]) -> list[Node]:
     return [owned_node(user, node_id) for node_id in node_ids]
 
 
-def special_folders(user: User) -> NodeListing:
-    return NodeListing("owner_id = ? AND special IS NOT NULL", (user.id,), "title_sort")
-
-
 def special_folder(user: User, special: str) -> Node:
     return Node.get(Node.owner == user.id, Node.special == special)
-
-
-def children(folder: Node, sort: str | None = None,
-             only: TagFilter | None = None) -> NodeListing:
-    """The children of `folder` in listing order: folders first then documents, by title, unless
-    `sort` names an attribute (`title`, `created_at`, `updated_at`; `-` in front reverses);
-    with `only`, just those carrying the filter's tags."""
-    order = DEFAULT_ORDER
-    if sort:
-        columns = SORTS.get(sort.lstrip("-"))
-        if columns is None:
-            raise Invalid(f"Cannot sort by {sort!r}; use one of {', '.join(SORTS)}, "
-                          "optionally with a leading -.")
-        direction = " DESC" if sort.startswith("-") else ""
-        order = ", ".join(column + direction for column in columns)
-    return _filtered(f"parent_id = ? AND {LIVE}", (folder.id,), order, only)
-
-
-def _filtered(where: str, params: tuple, order: str, only: TagFilter | None) -> NodeListing:
-    if only is not None:
-        condition, condition_params = only.sql()
-        where, params = f"{where} AND {condition}", (*params, *condition_params)
-    return NodeListing(where, params, order)
-
-
-def listing(user: User, folder_id: str, sort: str | None = None, tags: str | None = None,
-            tags_op: str | None = None) -> tuple[Node, NodeListing]:
-    """A folder of the caller's and its children (GET /nodes/{id}/), optionally only those
-    with all (or any) of the named tags."""
-    only = tag_filter(user, tags, tags_op)
-    folder = owned_node(user, folder_id, Node.FOLDER)
-    return folder, children(folder, sort, only)
-
-
-def inbox_count(user: User) -> int:
-    """The direct children of the caller's .inbox, folders and documents."""
-    return database.execute_sql(
-        f"SELECT count(*) FROM node WHERE parent_id = (SELECT id FROM node WHERE owner_id = ? "
-        f"AND special = ?) AND {LIVE}", (user.id, Node.INBOX)).fetchone()[0]
-
-
-def of_kind(user: User, kind: str, tags: str | None = None,
-            tags_op: str | None = None) -> NodeListing:
-    """All the caller's folders or documents, optionally only those with the named tags."""
-    return _filtered(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), "title_sort, id",
-                     tag_filter(user, tags, tags_op))
 
 
 # -- walking the tree ----------------------------------------------------------------------------

@@ -11,12 +11,14 @@ foreign keys and files are dms.ops.restore's checks; these are the values.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from typing import Callable, Iterator
 
 from dms.db.models import Node, OcrStatus
 from dms.domain.accounts import check_username
 from dms.domain.uploads import check_file_name
+from dms.db import events
 from dms.domain.tags import check_name
 from dms.domain.tree import check_title
 from dms.errors import DomainError
@@ -37,6 +39,8 @@ def check_values(execute: Callable) -> None:
     _versions(execute)
     _tags(execute)
     _tokens(execute)
+    _trash(execute)
+    _events(execute)
 
 
 def _rows(execute: Callable, sql: str) -> Iterator[tuple]:
@@ -135,6 +139,31 @@ def _tags(execute: Callable) -> None:
         for column, value in zip(TEXT_COLUMNS["tag"], texts):
             if not isinstance(value, str):
                 raise _refuse("tag", tag_id, f"has a {column} that is not text")
+
+
+def _trash(execute: Callable) -> None:
+    for node_id, deleted, purge, parent_title in _rows(
+            execute, "SELECT node_id, deleted_at, purge_at, original_parent_title "
+                     "FROM trash_entry"):
+        _moment("trash_entry", node_id, "deleted_at", deleted)
+        _moment("trash_entry", node_id, "purge_at", purge)
+        if parent_title is not None and not isinstance(parent_title, str):
+            raise _refuse("trash_entry", node_id, "has an original_parent_title that is not text")
+
+
+def _events(execute: Callable) -> None:
+    """The history as the API shows it: a known action, details a small JSON object."""
+    for event_id, action, details, at in _rows(
+            execute, "SELECT id, action, details, at FROM event"):
+        if action not in events.ACTIONS:
+            raise _refuse("event", str(event_id), f"has an unknown action ({action!r:.40})")
+        try:
+            parsed = json.loads(details) if isinstance(details, str) else None
+        except (ValueError, RecursionError):
+            parsed = None
+        if not isinstance(parsed, dict) or len(details.encode("utf-8")) > events.DETAIL_LIMIT:
+            raise _refuse("event", str(event_id), "has details that are not a small JSON object")
+        _moment("event", str(event_id), "at", at)
 
 
 def _tokens(execute: Callable) -> None:

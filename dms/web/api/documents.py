@@ -4,7 +4,7 @@ downloads of its files."""
 from __future__ import annotations
 
 from dms.db.models import DocumentVersion, Node
-from dms.domain import documents, trash, tree, uploads
+from dms.domain import documents, listings, trash, tree, uploads
 from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
@@ -38,7 +38,7 @@ def document_body(ctx: Context, document: Node) -> dict:
 
 @routes.get("/documents/")
 def list_documents(ctx: Context):
-    return paginated_nodes(ctx, tree.of_kind(ctx.user, Node.DOCUMENT, ctx.query.get("tags"),
+    return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.DOCUMENT, ctx.query.get("tags"),
                                              ctx.query.get("tags_op")))
 
 

@@ -4,7 +4,7 @@ Uploads here land in the caller's .inbox as new documents."""
 from __future__ import annotations
 
 from dms.db.models import Node
-from dms.domain import tags, tree, uploads
+from dms.domain import listings, tags, tree, uploads
 from dms.web.endpoints import Context
 from dms.web.jsonapi import JSON, Reply, RouteTable, format_datetime
 
@@ -12,7 +12,7 @@ routes = RouteTable()
 LEGACY = {"prefixes": ("/api",), "media_type": JSON}
 
 
-def legacy_object(document: Node | tree.NodeRow, labels: list[dict]) -> dict:
+def legacy_object(document: Node | listings.NodeRow, labels: list[dict]) -> dict:
     return {
         "id": document.id,
         "title": document.title,
@@ -35,7 +35,7 @@ def legacy_objects(documents: list) -> list[dict]:
 
 @routes.get("/documents", strict_slash=True, **LEGACY)
 def list_documents(ctx: Context):
-    listing = tree.of_kind(ctx.user, Node.DOCUMENT)
+    listing = listings.of_kind(ctx.user, Node.DOCUMENT)
     return legacy_objects(listing.fetch(0, listing.count()))
 
 

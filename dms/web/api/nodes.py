@@ -7,7 +7,7 @@ from __future__ import annotations
 import bottle
 
 from dms.db.models import Node
-from dms.domain import archives, documents, tags, trash, tree
+from dms.domain import archives, documents, listings, tags, trash, tree
 from dms.domain.mailaccounts import mail_of
 from dms.web.endpoints import Context, content_disposition, file_response
 from dms.web.jsonapi import (JSON, ApiError, RouteTable, created, format_datetime, invalid,
@@ -19,7 +19,7 @@ TYPE_OF_KIND = {Node.FOLDER: "folders", Node.DOCUMENT: "documents"}
 KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.items()}
 
 
-def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]], labels: list[dict],
+def node_resource(node: Node | listings.NodeRow, breadcrumb: list[list[str]], labels: list[dict],
                   mail: dict | None = None, **extra_attributes) -> dict:
     """A folder or document as JSON:API resource: type, id, attributes, relationships only.
     `mail`: the message a document came by (None: it did not come by mail)."""
@@ -36,7 +36,7 @@ def node_resource(node: Node | tree.NodeRow, breadcrumb: list[list[str]], labels
             "relationships": {"parent": {"data": parent}}}
 
 
-def resources(nodes: list[Node | tree.NodeRow]) -> list[dict]:
+def resources(nodes: list[Node | listings.NodeRow]) -> list[dict]:
     """Several nodes with their breadcrumbs and tags, each looked up in one query."""
     ids = [node.id for node in nodes]
     crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
@@ -44,7 +44,7 @@ def resources(nodes: list[Node | tree.NodeRow]) -> list[dict]:
             for node in nodes]
 
 
-def children_resources(folder: Node, nodes: list[tree.NodeRow]) -> list[dict]:
+def children_resources(folder: Node, nodes: list[listings.NodeRow]) -> list[dict]:
     """Siblings share their path: the folder's breadcrumb plus their own title and id."""
     path = tree.breadcrumbs([folder.id])[folder.id]
     ids = [node.id for node in nodes]
@@ -59,7 +59,7 @@ def single(node: Node, **extra_attributes) -> dict:
                                   mail_of([node.id]).get(node.id), **extra_attributes)}
 
 
-def paginated_nodes(ctx: Context, listing: tree.NodeListing) -> dict:
+def paginated_nodes(ctx: Context, listing: listings.NodeListing) -> dict:
     return ctx.paginate(listing, resources)
 
 
@@ -100,7 +100,7 @@ def update(ctx: Context, node_id: str, route_kind: str | None = None) -> Node:
 
 @routes.get("/nodes/")
 def list_top_level(ctx: Context):
-    return paginated_nodes(ctx, tree.special_folders(ctx.user))
+    return paginated_nodes(ctx, listings.special_folders(ctx.user))
 
 
 @routes.post("/nodes/")
@@ -187,12 +187,12 @@ def version_file(ctx: Context, version, searchable: bool = False):
 @routes.get("/nodes/inboxcount/")
 def inbox_count(ctx: Context):
     """Papermerge's shape; it counts documents too (Papermerge counted only folders)."""
-    return {"data": {"count": tree.inbox_count(ctx.user)}}
+    return {"data": {"count": listings.inbox_count(ctx.user)}}
 
 
 @routes.get("/nodes/{node_id}/")
 def list_children(ctx: Context, node_id: str):
-    folder, children = tree.listing(ctx.user, node_id, ctx.query.get("sort"),
+    folder, children = listings.listing(ctx.user, node_id, ctx.query.get("sort"),
                                     ctx.query.get("tags"), ctx.query.get("tags_op"))
     return ctx.paginate(children, lambda rows: children_resources(folder, rows))
 
@@ -210,7 +210,7 @@ def delete_node(ctx: Context, node_id: str):
 
 @routes.get("/folders/")
 def list_folders(ctx: Context):
-    return paginated_nodes(ctx, tree.of_kind(ctx.user, Node.FOLDER))
+    return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.FOLDER))
 
 
 @routes.post("/folders/")

@@ -3,7 +3,7 @@ empty. The deletion itself is each resource's DELETE route."""
 
 from __future__ import annotations
 
-from dms.domain import tags, trash, tree
+from dms.domain import listings, tags, trash, tree
 from dms.domain.mailaccounts import mail_of
 from dms.web.api.nodes import node_resource, single
 from dms.web.endpoints import Context
@@ -12,7 +12,7 @@ from dms.web.jsonapi import RouteTable, format_datetime, no_content
 routes = RouteTable()
 
 
-def trashed_resources(rows: list[tuple[tree.NodeRow, tuple]]) -> list[dict]:
+def trashed_resources(rows: list[tuple[listings.NodeRow, tuple]]) -> list[dict]:
     ids = [node.id for node, _ in rows]
     crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
     return [node_resource(
