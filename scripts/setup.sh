@@ -2,7 +2,8 @@
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
-# Redis, Dovecot's IMAP server, pytest, Playwright, papermerge-cli in a virtualenv of its own).
+# Redis, Dovecot's IMAP server, nginx, pytest, Playwright, papermerge-cli in a virtualenv of its
+# own).
 # Re-running it is fast: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +34,8 @@ if [ $with_tests -eq 1 ]; then
   # Dovecot: the mail-import tests start a throwaway IMAP server (tests/imapserver.py).
   # (dovecot-core alone has /usr/sbin/dovecot; /usr/sbin is not in every user's PATH.)
   [ -x /usr/lib/dovecot/imap-login ] || missing+=(dovecot-imapd)
+  # nginx: the reverse-proxy recipes of the docs are run through a throwaway one (test_proxy.py).
+  [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing system packages: ${missing[*]}"
