@@ -34,8 +34,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         print(f"dms: {error}", file=sys.stderr)
         return 2
     configure_logging(config.log_level)
-    if not config.database_url:
-        _import_peewee_without_postgresql()
+    _import_libraries_without_unused_drivers(config)
 
     from dms.db import DatabaseUnavailable
     from dms.processing.queue import QueueUnavailable
@@ -98,24 +97,28 @@ def how_to_run() -> str:
     return f"{sys.executable} -m dms"
 
 
-def _import_peewee_without_postgresql() -> None:
-    """peewee imports psycopg (and its libpq) whenever it is installed, which costs a process on
-    SQLite 16 MiB of resident memory it never uses (bench/idle.py: 64 against 48 MiB with the
-    PostgreSQL extra installed). A command on SQLite hides the drivers from that one import; the
-    processes of a PostgreSQL installation import them as before."""
-    if "peewee" in sys.modules:
+def _import_libraries_without_unused_drivers(config: Config) -> None:
+    """peewee, its migration runner and huey import the PostgreSQL driver (psycopg, with its own
+    libpq) and huey the Redis client whenever they are installed, which cost a process that uses
+    neither 16 MiB of resident memory (bench/idle.py: 64 against 48 MiB with both extras
+    installed). A command on SQLite with the embedded queue hides the drivers it does not use from
+    those imports; what a PostgreSQL or Redis installation uses is imported as before."""
+    hidden = []
+    if not config.database_url:
+        hidden += ["psycopg", "psycopg2", "psycopg2cffi"]
+    if config.embedded_queue:
+        hidden += ["redis"]
+    if not hidden or any(name in sys.modules for name in ("peewee", "huey", *hidden)):
         return
-    hidden = {name: sys.modules.get(name) for name in ("psycopg", "psycopg2", "psycopg2cffi")}
     for name in hidden:
-        sys.modules[name] = None  # makes `import psycopg` fail, which peewee tolerates
+        sys.modules[name] = None  # makes `import redis` fail, which these libraries tolerate
     try:
+        import huey.storage  # noqa: F401
         import peewee  # noqa: F401
+        import playhouse.migrations  # noqa: F401
     finally:
-        for name, module in hidden.items():
-            if module is None:
-                del sys.modules[name]
-            else:
-                sys.modules[name] = module
+        for name in hidden:
+            del sys.modules[name]
 
 
 def _import_http_client_without_tls() -> None:
