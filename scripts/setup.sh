@@ -2,8 +2,8 @@
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
-# Redis, Dovecot's IMAP server, curl and jq, pytest, Playwright, papermerge-cli in a virtualenv of
-# its own).
+# Redis, Dovecot's IMAP server, nginx, curl and jq, pytest, Playwright, papermerge-cli in a
+# virtualenv of its own).
 # `--extras postgres,redis` adds dms's optional Python packages (PostgreSQL, the Redis queue) to the
 # same editable install: a plain `pip install '.[postgres]'` would replace it with a copy.
 # Re-running it is fast: each step is skipped when already done.
@@ -50,6 +50,12 @@ if [ $with_tests -eq 1 ]; then
   command -v curl >/dev/null || missing+=(curl)
   # jq: the same script reads the server's JSON answers with it (tests/test_walkthrough.py).
   command -v jq >/dev/null || missing+=(jq)
+  # nginx: the reverse-proxy recipes of the docs are run through a throwaway one (test_proxy.py);
+  # nginx-light where the distribution still has it (Debian 12), else nginx.
+  if [ ! -x /usr/sbin/nginx ]; then
+    if apt-cache show nginx-light >/dev/null 2>&1; then missing+=(nginx-light)
+    else missing+=(nginx); fi
+  fi
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "Installing system packages: ${missing[*]}"

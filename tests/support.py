@@ -14,12 +14,15 @@ NOT_FOUND = {"errors": [{"detail": "Not found.", "status": "404", "code": "not_f
 
 
 class Client:
-    """requests.Session bound to the server's base URL, with an optional token."""
+    """requests.Session bound to the server's base URL, with an optional token; `verify`: the
+    certificate to trust for https (passed with each request: REQUESTS_CA_BUNDLE in the
+    environment would override a session's)."""
 
-    def __init__(self, base_url: str, token: str | None = None):
+    def __init__(self, base_url: str, token: str | None = None, verify: str | None = None):
         self.base_url = base_url
         self.session = requests.Session()
         self.token = token
+        self.verify = verify
         self.user_id: str | None = None
         self.home_id: str | None = None
         self.inbox_id: str | None = None
@@ -35,6 +38,8 @@ class Client:
             headers.setdefault("Content-Type", media or VND)
         url = path if path.startswith("http") else self.base_url + path
         kwargs.setdefault("timeout", 120)  # a hung server fails the test instead of hanging it
+        if self.verify is not None:
+            kwargs.setdefault("verify", self.verify)
         return self.session.request(method, url, data=data, headers=headers, **kwargs)
 
     def get(self, path, **kw):
@@ -53,14 +58,14 @@ class Client:
         return self.request("DELETE", path, **kw)
 
     def as_anonymous(self) -> "Client":
-        return Client(self.base_url)
+        return Client(self.base_url, verify=self.verify)
 
     def login(self, username: str, password: str) -> "Client":
         response = self.as_anonymous().post("/api/auth/login/",
                                             {"username": username, "password": password},
                                             media=JSON)
         assert response.status_code == 200, response.text
-        client = Client(self.base_url, response.json()["token"])
+        client = Client(self.base_url, response.json()["token"], self.verify)
         me = client.get("/api/users/me/").json()["data"]
         client.user_id = me["id"]
         client.username = me["attributes"]["username"]

@@ -60,7 +60,7 @@ def test_every_accepted_type_round_trips_byte_identical(alice, config, name):
     assert version == {
         "id": version["id"], "number": 1, "file_name": name, "size": len(data), "page_count": pages,
         "lang": "eng", "created_at": version["created_at"],
-        "download_url": f"/api/document-versions/{version['id']}/download/",
+        "download_url": f"{alice.base_url}/api/document-versions/{version['id']}/download/",
         "pages": version["pages"], "searchable_pdf": False, "searchable_pdf_size": None}
     assert [page["type"] for page in version["pages"]] == ["pages"] * pages
     assert len({page["id"] for page in version["pages"]}) == pages
@@ -70,7 +70,7 @@ def test_every_accepted_type_round_trips_byte_identical(alice, config, name):
     # A token needs no quotes: naive clients (papermerge-cli) keep quotes in the saved name.
     assert download.headers["Content-Disposition"] == f"attachment; filename={name}"
     assert hashlib.sha256(download.content).hexdigest() == hashlib.sha256(data).hexdigest()
-    by_version = alice.get(version["download_url"])  # a path, as Papermerge's
+    by_version = alice.get(version["download_url"])  # absolute, followed as it is
     assert by_version.content == data
     # Stored by version id, never by the client's name.
     assert stored_files(config) == [config.data_dir / "files" / version["id"][:2] / version["id"]]

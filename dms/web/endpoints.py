@@ -126,12 +126,13 @@ class Context:
 
     # -- building answers -----------------------------------------------------------------------
     def absolute_url(self, path: str | None = None) -> str:
-        scheme = self.environ.get("wsgi.url_scheme", "http")
-        host = self.environ.get("HTTP_HOST") or "{}:{}".format(
-            self.environ.get("SERVER_NAME", "localhost"), self.environ.get("SERVER_PORT", "80"))
+        """The ONE place links are made: `path` (below the URL prefix, e.g. `/api/users/`; default
+        this request's) as the absolute URL the client follows — its scheme, host and port
+        (public_origin) and the --url-prefix (SCRIPT_NAME)."""
         if path is None:
-            path = self.environ.get("SCRIPT_NAME", "") + self.environ.get("PATH_INFO", "")
-        return f"{scheme}://{host}{quote(path)}"
+            path = self.environ.get("PATH_INFO", "")  # Bottle has decoded it to text
+        origin = public_origin(self.environ, proxy_port=bool(self.config.trusted_proxy))
+        return origin + quote(self.environ.get("SCRIPT_NAME", "") + path)
 
     def paginate(self, listing, serialize: Callable[[list], list[dict]]) -> dict:
         """One page of a listing as the list shape (api.md §1, Pagination). `listing` is a peewee
@@ -142,6 +143,36 @@ class Context:
         page = choose_page(self.query, listing.count())
         rows = listing.fetch(page.offset, page.size)
         return list_body(serialize(rows), page, self.absolute_url(), self.query_items)
+
+
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def split_host(host: str) -> tuple[str, str | None]:
+    """A Host header as (name, port or None): `h:8443`, `[::1]:8443`, `h`, `[::1]`."""
+    name, colon, port = host.rpartition(":")
+    if not colon or not port.isdigit() or (":" in name and not name.startswith("[")):
+        return host, None  # no port, or an IPv6 literal without brackets (not a valid Host)
+    return name, str(int(port))
+
+
+def public_origin(environ: dict, proxy_port: bool = False) -> str:
+    """`scheme://host[:port]` as the client addressed it, from what waitress derived: behind the
+    trusted proxy it has already put X-Forwarded-Proto into wsgi.url_scheme and X-Forwarded-Host
+    (with X-Forwarded-Port when that is not the scheme's default) into HTTP_HOST; a Host that
+    carries a port (Caddy's, on a port other than 443) keeps it. A default port is left out.
+    `proxy_port`: a trusted proxy is configured, so an X-Forwarded-Port still in the environ is
+    its (waitress removes everyone else's)."""
+    scheme = environ.get("wsgi.url_scheme", "http")
+    name, port = split_host(environ.get("HTTP_HOST", "").strip())
+    if not name:  # HTTP/1.0 without Host: this socket's address
+        name, port = environ.get("SERVER_NAME", "localhost"), environ.get("SERVER_PORT")
+    elif port is None and proxy_port and environ.get("HTTP_X_FORWARDED_PORT"):
+        # X-Forwarded-Port without X-Forwarded-Host: waitress set SERVER_PORT only, not Host.
+        port = environ.get("SERVER_PORT")
+    if port == DEFAULT_PORTS.get(scheme):
+        port = None
+    return f"{scheme}://{name}" + (f":{port}" if port else "")
 
 
 class QueryListing:

@@ -21,8 +21,8 @@ def version_resource(ctx: Context, version: DocumentVersion, page_ids: list[str]
         "page_count": version.page_count,
         "lang": version.lang,
         "created_at": format_datetime(version.created_at),
-        # A path, as in Papermerge: clients prepend their own host (`host + download_url`).
-        "download_url": f"/api/document-versions/{version.id}/download/",
+        # Absolute, like the pagination links: a path lost the proxy's --url-prefix (a 404).
+        "download_url": ctx.absolute_url(f"/api/document-versions/{version.id}/download/"),
         "pages": [{"type": "pages", "id": page_id} for page_id in page_ids],
         "searchable_pdf": version.searchable_size is not None,
         "searchable_pdf_size": version.searchable_size,

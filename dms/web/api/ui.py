@@ -54,7 +54,7 @@ def page_under_ui(ctx: Context):
     """One page, one address: /ui/ sends the browser to the root, so the page's relative links
     (static/..., api/...) also work under a --url-prefix."""
     return bottle.HTTPResponse(status=302, headers={
-        "Location": ctx.absolute_url(ctx.environ.get("SCRIPT_NAME", "") + "/"), **SECURITY_HEADERS})
+        "Location": ctx.absolute_url("/"), **SECURITY_HEADERS})
 
 
 @routes.get("/static/{name}", **UI)
