@@ -13,6 +13,15 @@
 
 from peewee import PostgresqlDatabase
 
+LIVE_INDEXES = {
+    "node_children": "parent_id, kind DESC, title_sort, id",
+    "node_children_title": "parent_id, title_sort, id",
+    "node_children_created": "parent_id, created_at, id",
+    "node_children_updated": "parent_id, updated_at, id",
+    "node_owner_kind": "owner_id, kind, title_sort, id",
+    "node_owner_recent": "owner_id, kind, updated_at, id",
+}
+
 
 def up(migrator, db):
     postgresql = isinstance(db, PostgresqlDatabase)
@@ -21,6 +30,11 @@ def up(migrator, db):
         else "INTEGER PRIMARY KEY AUTOINCREMENT"
     db.execute_sql(f"ALTER TABLE node ADD COLUMN trash_id {text}")
     db.execute_sql("CREATE INDEX node_trash ON node (trash_id)")
+    # Listings read live nodes only: their indexes leave the trash out, so that a page deep in a
+    # folder does not step over (and look up the rows of) its trashed children.
+    for name, columns in LIVE_INDEXES.items():
+        db.execute_sql(f"DROP INDEX {name}")
+        db.execute_sql(f"CREATE INDEX {name} ON node ({columns}) WHERE trash_id IS NULL")
     db.execute_sql(f"""
         CREATE TABLE trash_entry (
             node_id               {text} PRIMARY KEY NOT NULL
