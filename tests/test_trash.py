@@ -291,8 +291,12 @@ def test_history_records_every_change_newest_first_with_its_actor(alice, config)
         ("created", me, {"title": "Second", "kind": "folder",
                          "parent": {"id": alice.home_id, "title": ".home"}}),
     ]
-    note = legacy.json()["id"] if "id" in legacy.json() else legacy.json()["data"]["id"]
-    assert events_of(note) == [("imported", me, {
+    note = legacy.json()["id"]
+    assert wait_for(alice, note)[-1] == "succeeded"
+    note_version = alice.get(f"/api/documents/{note}/").json()["data"]["attributes"][
+        "versions"][0]["id"]
+    assert events_of(note) == [("processed", None, {
+        "status": "succeeded", "version": note_version, "pages": 1}), ("imported", me, {
         "source": "api", "title": "note.txt", "file_name": "note.txt", "size": 7,
         "parent": {"id": inbox, "title": ".inbox"}})]
     # Never a document's text.
