@@ -15,8 +15,8 @@ import logging
 from pathlib import Path
 
 from dms.errors import Unavailable
-from dms.files.pdfchild import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
-                                TOO_MANY_PAGES, TOO_SLOW)
+from dms.files.pdfprotocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
+                                   TOO_MANY_PAGES, TOO_SLOW)
 from dms.files.pdfprocess import Child, PdfReaders, ReaderFailed
 
 log = logging.getLogger("dms.pdf")
