@@ -10,7 +10,8 @@ several children read several PDFs in parallel, where the server once held one g
 
 The protocol (dms.files.pdfprotocol) is small and carries no code: frames of a length and a JSON
 object, the answer optionally followed by raw bytes. A child reads requests from stdin until it is
-closed (the parent is gone or done with it).
+closed (the parent is gone or done with it). The page operations of issue 26 (assembling PDFs,
+images to PDF, barcodes, blank pages) are in dms.files.pagechild.
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ import time
 from typing import BinaryIO
 
 from dms.files.imaging import fit_scale
+from dms.files.pagechild import PageOperations
 from dms.files.pdfprotocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
                                    TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
 
 
 # -- the operations (in the child) -----------------------------------------------------------------
 
-class Reader:
+class Reader(PageOperations):
     """The child's state: the PDF it has open (reading a document page by page opens it once)."""
 
     def __init__(self):
@@ -175,7 +177,7 @@ class Reader:
         return {}, b""
 
 
-OPERATIONS = ("inspect", "text", "render", "overlay", "join")
+OPERATIONS = ("inspect", "text", "render", "overlay", "join") + PageOperations.OPERATIONS
 
 
 def serve(memory_bytes: int | None, stdin: BinaryIO, stdout: BinaryIO) -> int:

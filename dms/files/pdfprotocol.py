@@ -20,12 +20,23 @@ MAX_FRAME = 64 * 1024 * 1024  # a request or an answer's JSON; a text layer is a
 # Errors the parent turns into sentences (dms.files.pdf): a code and, where useful, details.
 ENCRYPTED, CORRUPT, NO_PAGES, TOO_MANY_PAGES, TOO_SLOW, PAGE_UNREADABLE, MEMORY = (
     "encrypted", "corrupt", "no_pages", "too_many_pages", "too_slow", "page_unreadable", "memory")
+# A page that would need more pixels than allowed even at the lowest resolution the caller accepts
+# (details: max_megapixels, dpi); refused before anything is rendered.
+TOO_LARGE = "too_large"
+# An image refused as an upload would be (dms.files.imaging.check_frames; details: its sentence).
+IMAGE_REFUSED = "image_refused"
 
 
 class Refused(Exception):
     def __init__(self, code: str, **details):
         super().__init__(code)
         self.code, self.details = code, details
+
+
+def partial_path(out: str) -> str:
+    """Where a child writes a new PDF before renaming it to `out` (the parent removes it when the
+    child was killed on the way): `out` itself is never half-written."""
+    return out + ".partial"
 
 
 def write_frame(out: BinaryIO, message: dict, blob: bytes = b"") -> None:
