@@ -34,12 +34,14 @@ from dms.files.pdfprotocol import CORRUPT, ENCRYPTED, IMAGE_REFUSED, partial_pat
 
 log = logging.getLogger("dms.pdf")
 
-IMAGE_SECONDS_PER_FRAME = 5  # ... plus PAGE_SECONDS, converting an image (a 50-megapixel frame
-#                              decodes and compresses in about 2 s)
+# ... plus PAGE_SECONDS, converting an image: a 50-megapixel RGB frame takes 3 s when white, 9 s
+# when it is noise (the worst case for compression; the reader's memory limit of 1024 MB holds).
+IMAGE_SECONDS_PER_FRAME = 10
 
-# Barcodes: a render at BARCODE_DPI reads a QR code of 1 cm and a Code 128 of 0.25 mm bars;
-# a page too large for BARCODE_MAX_PIXELS is rendered at less, down to BARCODE_MIN_DPI, and
-# refused past that (an A4 page at 200 dpi has 3.9 million pixels).
+# Barcodes: at BARCODE_DPI the narrowest bar of a printed 1-D code (0.25 mm) is two pixels (the
+# tests read a 2.5 cm QR code and 0.4 mm bars of Code 128, Code 39, EAN-13 and ITF); a page too
+# large for BARCODE_MAX_PIXELS is rendered at less, down to BARCODE_MIN_DPI, and refused past
+# that (an A4 page at 200 dpi has 3.9 million pixels).
 BARCODE_DPI = 200
 BARCODE_MIN_DPI = 100
 BARCODE_MAX_PIXELS = 16_000_000
@@ -65,6 +67,7 @@ BLANK_MAX_PIXELS = 2_000_000
 BLANK_MARGIN = 0.04  # of each side: 8 mm of an A4 page's width, 12 mm of its height
 BLANK_DARK_LEVEL = 128
 BLANK_MAX_DARK_FRACTION = 0.00004  # 40 per million
+
 
 def assemble(readers: PdfReaders, pages: Sequence[tuple[Path, int, int]], out: Path,
              max_pages: int) -> int:
