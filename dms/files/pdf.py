@@ -15,8 +15,8 @@ import logging
 from pathlib import Path
 
 from dms.errors import Unavailable
-from dms.files.pdfchild import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
-                                TOO_MANY_PAGES, TOO_SLOW)
+from dms.files.pdfprotocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
+                                   TOO_LARGE, TOO_MANY_PAGES, TOO_SLOW)
 from dms.files.pdfprocess import Child, PdfReaders, ReaderFailed
 
 log = logging.getLogger("dms.pdf")
@@ -75,6 +75,9 @@ def sentence(failure: ReaderFailed, what: str = "The PDF", verb: str = "read") -
         return UnreadablePdf(f"{what} needs more memory to {verb} than dms allows for one file "
                              f"(DMS_PDF_MEMORY_MB): {content} is too large, or the file is "
                              "damaged.")
+    if failure.code == TOO_LARGE:
+        return UnreadablePdf(f"{what} is too large to {verb}: even at {details['dpi']:g} dpi it "
+                             f"would have more than {details['max_megapixels']:g} million pixels.")
     if failure.code == PAGE_UNREADABLE:
         return UnreadablePdf(f"Page {details.get('number')} cannot be read: "
                              f"{details.get('reason', 'pdfium failed')}")

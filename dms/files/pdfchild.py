@@ -8,65 +8,28 @@ DMS_PDF_MEMORY_MB), the parent kills a call that runs past its time limit, and w
 ends this process only. pdfium is not thread-safe; each child runs one call at a time, so
 several children read several PDFs in parallel, where the server once held one global lock.
 
-The protocol is small and carries no code: frames of a 4-byte big-endian length and a JSON object,
-the answer optionally followed by that many raw bytes (`blob`: a rendered page). A child reads
-requests from stdin until it is closed (the parent is gone or done with it).
+The protocol (dms.files.pdfprotocol) is small and carries no code: frames of a length and a JSON
+object, the answer optionally followed by raw bytes. A child reads requests from stdin until it is
+closed (the parent is gone or done with it). The page operations of issue 26 (assembling PDFs,
+images to PDF, barcodes, blank pages) are in dms.files.pagechild.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import struct
 import sys
 import time
 from typing import BinaryIO
 
 from dms.files.imaging import fit_scale
-
-HEADER = struct.Struct(">I")
-MAX_FRAME = 64 * 1024 * 1024  # a request or an answer's JSON; a text layer is at most a few MB
-
-# Errors the parent turns into sentences (dms.files.pdf): a code and, where useful, details.
-ENCRYPTED, CORRUPT, NO_PAGES, TOO_MANY_PAGES, TOO_SLOW, PAGE_UNREADABLE, MEMORY = (
-    "encrypted", "corrupt", "no_pages", "too_many_pages", "too_slow", "page_unreadable", "memory")
-
-
-class Refused(Exception):
-    def __init__(self, code: str, **details):
-        super().__init__(code)
-        self.code, self.details = code, details
-
-
-# -- framing (both sides) --------------------------------------------------------------------------
-
-def write_frame(out: BinaryIO, message: dict, blob: bytes = b"") -> None:
-    body = json.dumps({**message, "blob": len(blob)}).encode()
-    out.write(HEADER.pack(len(body)) + body)
-    if blob:
-        out.write(blob)
-    out.flush()
-
-
-def read_exactly(stream: BinaryIO, size: int) -> bytes | None:
-    data = stream.read(size)
-    return data if data is not None and len(data) == size else None
-
-
-def read_request(stream: BinaryIO) -> dict | None:
-    header = read_exactly(stream, HEADER.size)
-    if header is None:
-        return None
-    (size,) = HEADER.unpack(header)
-    if size > MAX_FRAME:
-        return None
-    body = read_exactly(stream, size)
-    return json.loads(body) if body is not None else None
+from dms.files.pagechild import PageOperations
+from dms.files.pdfprotocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
+                                   TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
 
 
 # -- the operations (in the child) -----------------------------------------------------------------
 
-class Reader:
+class Reader(PageOperations):
     """The child's state: the PDF it has open (reading a document page by page opens it once)."""
 
     def __init__(self):
@@ -214,7 +177,7 @@ class Reader:
         return {}, b""
 
 
-OPERATIONS = ("inspect", "text", "render", "overlay", "join")
+OPERATIONS = ("inspect", "text", "render", "overlay", "join") + PageOperations.OPERATIONS
 
 
 def serve(memory_bytes: int | None, stdin: BinaryIO, stdout: BinaryIO) -> int:

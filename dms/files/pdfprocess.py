@@ -23,7 +23,7 @@ import time
 from typing import Iterator
 
 from dms.errors import Unavailable
-from dms.files.pdfchild import HEADER, MAX_FRAME, MEMORY, write_frame
+from dms.files.pdfprotocol import HEADER, MAX_FRAME, MEMORY, write_frame
 
 log = logging.getLogger("dms.pdf")
 
