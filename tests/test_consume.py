@@ -66,6 +66,12 @@ def test_a_file_written_slowly_is_imported_once_whole(alice, consume_dir):
     documents = wait_until(lambda: inbox_titles(alice).get("slow.pdf") and inbox_titles(alice))
     assert list(documents) == ["slow.pdf"]
     assert download_sha(alice, documents["slow.pdf"]) == hashlib.sha256(content).hexdigest()
+    history = alice.get(f"/api/nodes/{documents['slow.pdf']}/history/").json()["data"]
+    assert [event["attributes"] for event in history if
+            event["attributes"]["action"] == "imported"] == [{
+        "at": history[-1]["attributes"]["at"], "actor": None, "action": "imported", "details": {
+            "source": "consume", "title": "slow.pdf", "file_name": "slow.pdf",
+            "size": len(content), "parent": {"id": alice.inbox_id, "title": ".inbox"}}}]
     wait_until(lambda: not target.exists())
 
 

@@ -70,6 +70,15 @@ def test_a_tree_becomes_folders_and_documents_and_a_re_run_adds_nothing(alice, c
     for document_id in (scans["letter.pdf"][1], year["receipt.png"][1], taxes["notes.txt"][1]):
         assert wait_for(alice, document_id)[-1] == "succeeded"  # queued for the server's workers
     assert "Receipt" in alice.get(f"/api/documents/{year['receipt.png'][1]}/ocr-text").text
+    history = [event["attributes"] for event in alice.get(
+        f"/api/nodes/{scans['letter.pdf'][1]}/history/").json()["data"]]
+    assert [(event["action"], event["actor"], event["details"].get("source")) for event in history
+            if event["action"] == "imported"] == [("imported", None, "import")]
+    folder_history = alice.get(f"/api/nodes/{scans['2024'][1]}/history/").json()["data"]
+    assert [(event["attributes"]["action"], event["attributes"]["details"]) for event in
+            folder_history] == [("created", {"title": "2024", "kind": "folder", "source": "import",
+                                             "parent": {"id": inbox["scans"][1],
+                                                        "title": "scans"}})]
     # Nothing of the refused files is left in the store or its temporary folder.
     stored = query_sql(config, "SELECT count(*) FROM document_version")[0][0]
     assert stored == 4

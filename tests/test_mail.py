@@ -141,6 +141,11 @@ def test_accepted_attachments_become_documents_with_their_message(alice, mailbox
                    "text file.", "refused_at": None}]
     documents = inbox(alice)
     assert sorted(documents) == ["invoice.pdf", "meter.png", "reading.txt"]
+    history = alice.get(f"/api/nodes/{documents['invoice.pdf']['id']}/history/").json()["data"]
+    assert [(event["attributes"]["actor"], event["attributes"]["details"]) for event in history
+            if event["attributes"]["action"] == "imported"] == [(None, {
+                "source": "mail", "title": "invoice.pdf", "file_name": "invoice.pdf",
+                "size": len(pdf), "parent": {"id": alice.inbox_id, "title": ".inbox"}})]
     origin = {"subject": "Your invoice November",
               "from": "Stadtwerke Billing <billing@stadtwerke.example>",
               "date": "2026-11-03T09:15:00Z", "message_id": message_id}
