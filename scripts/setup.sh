@@ -26,11 +26,11 @@ if [ $with_tests -eq 1 ]; then
   command -v 7z >/dev/null || missing+=(p7zip-full)
   # Chromium: the token page is tested in a real headless browser.
   command -v chromium >/dev/null || missing+=(chromium)
-  # PostgreSQL's server: the tests start throwaway clusters of it (tests/pgcluster.py).
+  # PostgreSQL's server: the tests start throwaway clusters of it (tests/harness/pgcluster.py).
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
-  # Redis: the multi-node tests start a throwaway redis-server (tests/redisserver.py).
+  # Redis: the multi-node tests start a throwaway redis-server (tests/harness/redisserver.py).
   command -v redis-server >/dev/null || missing+=(redis-server)
-  # Dovecot: the mail-import tests start a throwaway IMAP server (tests/imapserver.py).
+  # Dovecot: the mail-import tests start a throwaway IMAP server (tests/harness/imapserver.py).
   # (dovecot-core alone has /usr/sbin/dovecot; /usr/sbin is not in every user's PATH.)
   [ -x /usr/lib/dovecot/imap-login ] || missing+=(dovecot-imapd)
 fi

@@ -12,22 +12,21 @@ import pytest
 from dms.domain import credentials
 from dms.config import Config
 from dms.web.server import Server
-from pgcluster import Cluster
-from support import JSON, Client
+from tests.harness.appserver import ADMIN_PASSWORD, USER_PASSWORD
+from tests.harness.client import JSON, Client
+from tests.harness.pgcluster import Cluster
 
 # Tests only: a cheap scrypt cost (each hash stores its own cost, so checks still work). The
 # servers started as subprocesses (test_cli, test_dist) keep the real cost.
 credentials.SCRYPT_N = 2 ** 8
-
-ADMIN_PASSWORD = "admin-password-1"
-USER_PASSWORD = "user-password-1"
 
 
 def pytest_addoption(parser):
     parser.addoption("--engine", choices=("sqlite", "postgresql"),
                      default=os.environ.get("DMS_TEST_ENGINE", "sqlite"),
                      help="the database of every test's server: SQLite files in tmp dirs, or "
-                          "databases of a throwaway PostgreSQL cluster (tests/pgcluster.py)")
+                          "databases of a throwaway PostgreSQL cluster "
+                          "(tests/harness/pgcluster.py)")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,0 +1,15 @@
+"""Everything the tests share, and `bench/` with them (import it as `tests.harness.<module>`, from
+the repository root; nothing here imports pytest, so the benchmarks need no test tools):
+
+- client: the HTTP `Client` of the API and the assert helpers of its answers
+- appserver: the fixtures' passwords, a dms Server in a thread, an empty restore target
+- database: the database behind a server's back (snapshots, SQL on either engine)
+- waiting: waiting for background work (a condition, a document's processing, the search index)
+- documents: folders, documents and uploads through the API; the files of a data dir
+- processes: `python -m dms` subprocesses, free ports, stopping processes
+- memory: how far this process' memory rose while an action ran
+- mail: messages, mail accounts and checks of the mail-account tests
+- samples: sample files made on the spot (PDFs, scans, TIFFs, hostile files)
+- pgcluster, redisserver, imapserver, hostileimap: throwaway PostgreSQL, Redis, Dovecot, and a
+  misbehaving IMAP server
+"""
