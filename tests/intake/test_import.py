@@ -182,7 +182,7 @@ def test_log_messages_stay_on_one_line_and_tracebacks_stay_whole():
     like one of dms's own."""
     code = (
         "import logging\n"
-        "from dms.__main__ import configure_logging\n"
+        "from dms.cli import configure_logging\n"
         "configure_logging('info')\n"
         "log = logging.getLogger('dms.consume')\n"
         "log.warning('refused %s of alice', 'x\\x1b[31m\\n2026-11-24 ERROR dms.auth: forged')\n"
