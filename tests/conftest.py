@@ -12,9 +12,9 @@ import pytest
 from dms.domain import credentials
 from dms.config import Config
 from dms.web.server import Server
-from tests.harness.appserver import ADMIN_PASSWORD, USER_PASSWORD
-from tests.harness.client import JSON, Client
+from tests.harness.client import Client
 from tests.harness.pgcluster import Cluster
+from tests.harness.users import ADMIN_PASSWORD, add_user
 
 # Tests only: a cheap scrypt cost (each hash stores its own cost, so checks still work). The
 # servers started as subprocesses (test_cli, test_dist) keep the real cost.
@@ -102,15 +102,7 @@ def make_user(admin):
     counter = itertools.count(1)
 
     def make(username: str | None = None, **attributes) -> Client:
-        username = username or f"user{next(counter)}"
-        body = {"data": {"type": "users", "attributes": {"username": username, **attributes}}}
-        response = admin.post("/api/users/", body)
-        assert response.status_code == 200, response.text
-        user_id = response.json()["data"]["id"]
-        response = admin.post(f"/api/users/{user_id}/change-password/",
-                              {"password": USER_PASSWORD}, media=JSON)
-        assert response.status_code == 200, response.text
-        return admin.login(username, USER_PASSWORD)
+        return add_user(admin, username or f"user{next(counter)}", **attributes)
 
     return make
 

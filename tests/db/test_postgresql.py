@@ -13,6 +13,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests.harness import samples
+from tests.harness.documents import new_document, upload
+from tests.harness.waiting import wait_for
+
 pytestmark = pytest.mark.postgresql_only
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,10 +200,6 @@ def test_a_pool_of_two_serves_sixteen_clients_beside_background_work(alice, conf
     """Issue 22: background work (the heartbeat, the queue's workers, the start-up) kept pooled
     connections while idle, so a node with DMS_DB_POOL_SIZE=2 wedged for good. Every unit of
     background work now gives its connection back."""
-    import samples
-    from support import wait_for
-    from test_documents import new_document, upload
-
     document_id = new_document(alice, "scan.png")
     assert upload(alice, document_id, "scan.png", samples.png("Pool of two")).status_code == 201
     statuses: list[int] = []

@@ -7,9 +7,9 @@ import re
 import pytest
 
 from dms.domain.credentials import LoginThrottle
-from tests.harness.appserver import ADMIN_PASSWORD, USER_PASSWORD
 from tests.harness.client import JSON, VND, assert_error
 from tests.harness.database import execute_sql, snapshot
+from tests.harness.users import ADMIN_PASSWORD, USER_PASSWORD
 
 LOGIN_FAILED = ("authentication_failed", "Unable to log in with provided credentials.")
 NO_CREDENTIALS = ("not_authenticated", "Authentication credentials were not provided.")

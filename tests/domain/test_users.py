@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from tests.harness.appserver import ADMIN_PASSWORD, USER_PASSWORD
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
+from tests.harness.users import ADMIN_PASSWORD, USER_PASSWORD
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z")
 DATETIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z")

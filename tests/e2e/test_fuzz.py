@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 
 from dms.config import Config
 from dms.web.server import Server
-from tests.harness.appserver import ADMIN_PASSWORD
 from tests.harness.client import Client
+from tests.harness.users import ADMIN_PASSWORD
 
 MAX_EXAMPLES = 15
 # What the document promises: no server error, only documented statuses and content types,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness import samples
-from tests.harness.appserver import USER_PASSWORD
+from tests.harness.users import USER_PASSWORD
 from tests.harness.waiting import wait_for, wait_indexed
 
 CLI = Path(__file__).resolve().parents[2] / ".venv-papermerge-cli" / "bin" / "papermerge-cli"

@@ -13,9 +13,9 @@ import pytest
 import requests
 from playwright.sync_api import Page, expect, sync_playwright
 
-from tests.harness.appserver import USER_PASSWORD
 from tests.harness.client import JSON, Client, assert_error
 from tests.harness.database import execute_sql
+from tests.harness.users import USER_PASSWORD
 
 SCREENSHOTS = Path(__file__).parents[1] / "screenshots"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -14,10 +14,10 @@ import pytest
 from dms.config import Config
 from dms.files.store import RESERVE_BYTES
 from tests.harness import samples
-from tests.harness.appserver import ADMIN_PASSWORD
 from tests.harness.client import NOT_FOUND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, stored_files, temporary_files, upload
+from tests.harness.users import ADMIN_PASSWORD
 from tests.harness.waiting import wait_for
 
 pytestmark = pytest.mark.sqlite_only  # a full disk under the SQLite file

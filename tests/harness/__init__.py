@@ -2,13 +2,16 @@
 the repository root; nothing here imports pytest, so the benchmarks need no test tools):
 
 - client: the HTTP `Client` of the API and the assert helpers of its answers
-- appserver: the fixtures' passwords, a dms Server in a thread, an empty restore target
-- database: the database behind a server's back (snapshots, SQL on either engine)
+- users: the fixtures' passwords, a user added through the API
+- appserver: a dms Server in a thread, an empty restore target
+- database: the database behind a server's back (snapshots, SQL on either engine, rows written
+  straight into it)
 - waiting: waiting for background work (a condition, a document's processing, the search index)
 - documents: folders, documents and uploads through the API; the files of a data dir
 - processes: `python -m dms` subprocesses, free ports, stopping processes
 - memory: how far this process' memory rose while an action ran
 - mail: messages, mail accounts and checks of the mail-account tests
+- backups: changed copies of backups; olddata: a data dir of schema 1
 - samples: sample files made on the spot (PDFs, scans, TIFFs, hostile files)
 - pgcluster, redisserver, imapserver, hostileimap: throwaway PostgreSQL, Redis, Dovecot, and a
   misbehaving IMAP server

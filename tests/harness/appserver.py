@@ -1,15 +1,13 @@
-"""The dms server of a test inside the test process: the passwords of the fixtures' admin and
-users, a Server started in a thread, and the Config of an empty restore target."""
+"""The dms server of a test inside the test process: a Server started in a thread (for the
+length of a block, or until the test stops it), and the Config of an empty restore target."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from dms.config import Config
 from dms.web.server import Server
-
-ADMIN_PASSWORD = "admin-password-1"
-USER_PASSWORD = "user-password-1"
 
 
 def empty_target(config, request, data_dir) -> Config:
@@ -25,3 +23,17 @@ def served(config):
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     return server, thread
+
+
+@contextlib.contextmanager
+def running(config):
+    """A real server on the config's data dir for the duration of the block."""
+    server = Server(config)
+    thread = threading.Thread(target=server.run, name="verify-test-server", daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        thread.join(timeout=15)
+        assert not thread.is_alive(), "the server did not stop"

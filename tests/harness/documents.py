@@ -17,6 +17,15 @@ def make_folder(client, title, parent):
     return response.json()["data"]["id"]
 
 
+def create_node(client, kind: str, title: str, parent: str) -> str:
+    """A folder or document (`kind`: folders, documents) in `parent`; its id."""
+    body = {"data": {"type": kind, "attributes": {"title": title},
+                     "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
+    response = client.post("/api/nodes/", body)
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
+
+
 def new_document(client, title="doc", parent=None):
     body = {"data": {"type": "documents", "attributes": {"title": title},
                      "relationships": {"parent": {"data": {"type": "folders",
@@ -31,6 +40,14 @@ def upload(client, document_id, name, data, disposition=True):
     if disposition:
         headers["Content-Disposition"] = "attachment; filename=whatever.bin"
     return client.put(f"/api/documents/{document_id}/upload/{name}", data=data, headers=headers)
+
+
+def upload_accepted(client, document_id: str, name: str, data: bytes) -> None:
+    """Upload a file that must be accepted."""
+    response = client.put(f"/api/documents/{document_id}/upload/{name}", data=data,
+                          headers={"Content-Type": "application/octet-stream",
+                                   "Content-Disposition": "attachment; filename=whatever.bin"})
+    assert response.status_code in (200, 201), response.text
 
 
 def stored_files(config) -> list[Path]:

@@ -17,6 +17,7 @@ from dms.config import Config
 from dms.processing.languages import installed_languages
 from tests.harness import samples
 from tests.harness.appserver import empty_target, served
+from tests.harness.backups import rebuild, row_lines
 from tests.harness.client import JSON, Client
 from tests.harness.database import query_sql, snapshot
 from tests.harness.documents import new_document, upload
@@ -313,8 +314,6 @@ def test_a_refused_restore_leaves_the_postgresql_database_empty(alice, filled, c
                                                                tmp_path):
     """Issue 22: the schema was created before the rows were refused, and stayed. Now the rows'
     checks come first, and the schema is made in the transaction that copies the rows."""
-    from test_restore_checks import rebuild, row_lines
-
     archive = tmp_path / "backup.zip"
     assert dms("backup", archive, *config_args(config)).returncode == 0
 

@@ -16,7 +16,12 @@ import pytest
 
 from dms.config import Config
 from tests.harness import samples
+from tests.harness.appserver import running
+from tests.harness.backups import rebuild, row_lines
 from tests.harness.client import Client
+from tests.harness.documents import create_node, upload_accepted
+from tests.harness.olddata import make_data_dir_at_migration_1
+from tests.harness.users import ADMIN_PASSWORD, add_user
 from tests.harness.waiting import wait_for
 
 pytestmark = pytest.mark.sqlite_only  # restores into new data dirs; the rows' engine is SQLite
@@ -31,21 +36,18 @@ def dms(*args, stdin=None):
 def filled_dir(tmp_path_factory):
     """A small data dir (made once for the module, its server stopped): alice with nested
     folders and three documents of one version each. Returns (data dir, ids)."""
-    from conftest import ADMIN_PASSWORD
-    from test_verify import create, make_user, running
-    from test_verify import upload as put
-
     root = tmp_path_factory.mktemp("base")
     config = Config(host="127.0.0.1", port=0, data_dir=root / "data", threads=4,
                     admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
     with running(config) as server:
-        alice = make_user(Client(server.url).login("admin", ADMIN_PASSWORD), "alice")
-        outer = create(alice, "folders", "Outer", alice.home_id)
-        inner = create(alice, "folders", "Inner", outer)
+        alice = add_user(Client(server.url).login("admin", ADMIN_PASSWORD), "alice")
+        outer = create_node(alice, "folders", "Outer", alice.home_id)
+        inner = create_node(alice, "folders", "Inner", outer)
         documents = []
         for index, parent in enumerate((outer, inner, alice.inbox_id)):
-            documents.append(create(alice, "documents", f"doc {index}", parent))
-            put(alice, documents[-1], f"doc{index}.txt", samples.text(f"document {index}\n"))
+            documents.append(create_node(alice, "documents", f"doc {index}", parent))
+            upload_accepted(alice, documents[-1], f"doc{index}.txt",
+                            samples.text(f"document {index}\n"))
         for document_id in documents:
             wait_for(alice, document_id)
     files = sorted(f"files/{p.relative_to(config.data_dir / 'files')}"
@@ -96,46 +98,6 @@ def logical(filled_dir):
     made = dms("backup", archive, "--data-dir", data_dir)
     assert made.returncode == 0, made.stderr
     return archive, ids
-
-
-def rebuild(source, target, *, database=None, manifest=None, drop=(), extra=None,
-            symlink=None, rows=None):
-    """Write a changed copy of the backup `source` to `target`, with a manifest whose checksums
-    match: `database(path)` changes a copy of dms.db (format 1), `rows` {table: change(lines)}
-    changes the lines of a table file (format 2; the manifest's row counts stay), members in
-    `drop` are left out (of the zip and the manifest), `extra` {name: bytes} is added,
-    `manifest(dict)` returns the manifest to write (bytes are written as they are), and the
-    member `symlink` is marked as a symlink."""
-    with zipfile.ZipFile(source) as zipped:
-        members = {name: zipped.read(name) for name in zipped.namelist()}
-    listed = json.loads(members.pop("manifest.json"))
-    for table, change in (rows or {}).items():
-        name = f"tables/{table}.jsonl"
-        lines = members[name].decode().splitlines(keepends=True)
-        members[name] = "".join(change(lines)).encode()
-    if database is not None:
-        path = target.with_name(target.name + ".db")
-        path.write_bytes(members["dms.db"])
-        database(path)
-        members["dms.db"] = path.read_bytes()
-        path.unlink()
-    for name in drop:
-        del members[name]
-        del listed["files"][name]
-    members.update(extra or {})
-    for name, data in members.items():
-        listed["files"][name] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-    if manifest is not None:
-        listed = manifest(listed)
-    with zipfile.ZipFile(target, "w") as zipped:
-        for name, data in members.items():
-            info = zipfile.ZipInfo(name, date_time=(2026, 1, 2, 3, 4, 5))
-            if name == symlink:
-                info.external_attr = 0o120777 << 16
-            zipped.writestr(info, data)
-        zipped.writestr("manifest.json", listed if isinstance(listed, bytes) else
-                        json.dumps(listed).encode())
-    return target
 
 
 def edit(*statements):
@@ -343,8 +305,6 @@ def test_a_malformed_manifest_is_refused_in_one_line(base, work, change, message
 def test_a_backup_of_an_older_schema_is_migrated_before_it_lands(work):
     """The database is brought up to date in the temporary folder: the target gets the newest
     schema, and nothing else appears."""
-    from test_migrations import make_data_dir_at_migration_1
-
     from dms.db import schema
 
     old = work / "old.db"
@@ -373,11 +333,6 @@ def test_a_backup_of_an_older_schema_is_migrated_before_it_lands(work):
 
 
 # -- format 2: one file per table ----------------------------------------------------------------
-
-def row_lines(lines):
-    """(header, rows) of a table file's lines."""
-    return json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
-
 
 def test_a_rebuilt_logical_backup_restores(logical, work):
     archive, ids = logical

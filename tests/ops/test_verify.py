@@ -3,22 +3,21 @@ behind its back with sqlite3 (README, "Backup and restore")."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from dms.web.server import Server
 from dms.ops.treecheck import LOST_AND_FOUND, check_tree
 from dms.ops.verify import REPAIRED_ERROR, gaps, ranges, runs_text
 from tests.harness import samples
-from tests.harness.appserver import ADMIN_PASSWORD, USER_PASSWORD
-from tests.harness.client import JSON, Client
+from tests.harness.appserver import running
+from tests.harness.client import Client
+from tests.harness.documents import create_node, upload_accepted
+from tests.harness.users import ADMIN_PASSWORD, add_user
 from tests.harness.waiting import wait_for
 
 pytestmark = pytest.mark.sqlite_only  # damages the SQLite file and the tantivy index
@@ -29,46 +28,6 @@ PAGE_ROWS = "SELECT number, text, method FROM page WHERE version_id = ? ORDER BY
 def dms(*args):
     return subprocess.run([sys.executable, "-m", "dms", *map(str, args)], capture_output=True,
                           text=True)
-
-
-@contextlib.contextmanager
-def running(config):
-    """A real server on the config's data dir for the duration of the block."""
-    server = Server(config)
-    thread = threading.Thread(target=server.run, name="verify-test-server", daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-        thread.join(timeout=15)
-        assert not thread.is_alive(), "the server did not stop"
-
-
-def make_user(admin: Client, username: str) -> Client:
-    body = {"data": {"type": "users", "attributes": {"username": username}}}
-    response = admin.post("/api/users/", body)
-    assert response.status_code == 200, response.text
-    user_id = response.json()["data"]["id"]
-    response = admin.post(f"/api/users/{user_id}/change-password/", {"password": USER_PASSWORD},
-                          media=JSON)
-    assert response.status_code == 200, response.text
-    return admin.login(username, USER_PASSWORD)
-
-
-def create(client: Client, kind: str, title: str, parent: str) -> str:
-    body = {"data": {"type": kind, "attributes": {"title": title},
-                     "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
-    response = client.post("/api/nodes/", body)
-    assert response.status_code == 201, response.text
-    return response.json()["data"]["id"]
-
-
-def upload(client: Client, document_id: str, name: str, data: bytes) -> None:
-    response = client.put(f"/api/documents/{document_id}/upload/{name}", data=data,
-                          headers={"Content-Type": "application/octet-stream",
-                                   "Content-Disposition": "attachment; filename=whatever.bin"})
-    assert response.status_code in (200, 201), response.text
 
 
 def sql(config, statement: str, *params):
@@ -113,22 +72,22 @@ def broken(config):
     ids = {}
     with running(config) as server:
         admin = Client(server.url).login("admin", ADMIN_PASSWORD)
-        alice, bob = make_user(admin, "alice"), make_user(admin, "bob")
+        alice, bob = add_user(admin, "alice"), add_user(admin, "bob")
         ids.update(alice=alice.user_id, bob=bob.user_id, alice_home=alice.home_id,
                    bob_home=bob.home_id, alice_token=alice.token)
-        ids["loop_a"] = create(alice, "folders", "Loop A", alice.home_id)
-        ids["loop_b"] = create(alice, "folders", "Loop B", ids["loop_a"])
-        ids["below"] = create(alice, "folders", "Below the loop", ids["loop_b"])
-        ids["under_document"] = create(alice, "folders", "Under a document", alice.home_id)
-        ids["bobs"] = create(bob, "folders", "Bob's", bob.home_id)
+        ids["loop_a"] = create_node(alice, "folders", "Loop A", alice.home_id)
+        ids["loop_b"] = create_node(alice, "folders", "Loop B", ids["loop_a"])
+        ids["below"] = create_node(alice, "folders", "Below the loop", ids["loop_b"])
+        ids["under_document"] = create_node(alice, "folders", "Under a document", alice.home_id)
+        ids["bobs"] = create_node(bob, "folders", "Bob's", bob.home_id)
         for name, data in (("renamed", samples.text("renamed\n")),
                            ("recounted", samples.text("recounted\n")),
                            ("pages", samples.pdf(["one", "two", "three"])),
                            ("unread", samples.text("unread\n")),
                            ("failed", samples.text("failed\n"))):
-            ids[name] = create(alice, "documents", name, alice.home_id)
-            upload(alice, ids[name], f"{name}.{'pdf' if name == 'pages' else 'txt'}", data)
-        ids["empty"] = create(alice, "documents", "no file yet", alice.inbox_id)
+            ids[name] = create_node(alice, "documents", name, alice.home_id)
+            upload_accepted(alice, ids[name], f"{name}.{'pdf' if name == 'pages' else 'txt'}", data)
+        ids["empty"] = create_node(alice, "documents", "no file yet", alice.inbox_id)
         for name in ("renamed", "recounted", "pages", "unread", "failed"):
             assert wait_for(alice, ids[name])[-1] == "succeeded"
     for name in ("renamed", "recounted", "pages", "unread", "failed"):
@@ -252,10 +211,10 @@ def test_repair_fixes_it_all_and_a_server_lists_lost_and_found(config, broken):
 def test_an_existing_lost_and_found_is_used_again(config):
     with running(config) as server:
         admin = Client(server.url).login("admin", ADMIN_PASSWORD)
-        alice = make_user(admin, "alice")
-        existing = create(alice, "folders", LOST_AND_FOUND, alice.home_id)
-        stray = create(alice, "folders", "Stray", alice.home_id)
-        document = create(alice, "documents", "doc", alice.home_id)
+        alice = add_user(admin, "alice")
+        existing = create_node(alice, "folders", LOST_AND_FOUND, alice.home_id)
+        stray = create_node(alice, "folders", "Stray", alice.home_id)
+        document = create_node(alice, "documents", "doc", alice.home_id)
     sql(config, "UPDATE node SET parent_id = ? WHERE id = ?", document, stray)
     result = dms("verify", "--data-dir", config.data_dir, "--repair")
     assert (result.returncode, result.stdout) == (0, "\n".join([
@@ -268,7 +227,7 @@ def test_an_existing_lost_and_found_is_used_again(config):
 def test_usernames_that_differ_only_by_case_are_reported_not_repaired(config):
     with running(config) as server:
         admin = Client(server.url).login("admin", ADMIN_PASSWORD)
-        alice, carol = make_user(admin, "alice"), make_user(admin, "carol")
+        alice, carol = add_user(admin, "alice"), add_user(admin, "carol")
     # As a data dir from before usernames were compared without case could hold them.
     sql(config, "UPDATE user SET username = 'ALICE' WHERE id = ?", carol.user_id)
     clash = [f"'ALICE' ({carol.user_id}), 'alice' ({alice.user_id})"]
@@ -283,9 +242,9 @@ def test_usernames_that_differ_only_by_case_are_reported_not_repaired(config):
 def test_repair_leaves_files_alone_and_says_so(config):
     with running(config) as server:
         admin = Client(server.url).login("admin", ADMIN_PASSWORD)
-        alice = make_user(admin, "alice")
-        document = create(alice, "documents", "doc", alice.home_id)
-        upload(alice, document, "a.txt", samples.text("a\n"))
+        alice = add_user(admin, "alice")
+        document = create_node(alice, "documents", "doc", alice.home_id)
+        upload_accepted(alice, document, "a.txt", samples.text("a\n"))
         wait_for(alice, document)
     (version,) = row(config, "SELECT id FROM document_version")
     path = config.data_dir / "files" / version[:2] / version

@@ -13,6 +13,7 @@ from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import query_sql, snapshot
 from tests.harness.documents import new_document, upload
+from tests.harness.processes import Running
 from tests.harness.waiting import wait_for
 
 STATUSES = {"received", "started", "succeeded", "failed"}
@@ -190,8 +191,6 @@ def test_kill_9_mid_ocr_loses_nothing(tmp_path):
     """Upload several scans, kill -9 the server while it reads them, start it again on the same
     data dir: every document ends `succeeded` with its text."""
     import requests
-
-    from test_cli import Running
 
     data_dir = tmp_path / "data"
     server = Running(data_dir, DMS_ADMIN_PASSWORD="ocr-crash-pw", DMS_OCR_WORKERS="1")

@@ -11,6 +11,7 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.client import JSON, assert_error
+from tests.harness.database import add_document
 from tests.harness.documents import new_document, upload
 from tests.harness.processes import config_args
 from tests.harness.waiting import wait_for, wait_indexed
@@ -157,8 +158,6 @@ def test_a_very_long_text_is_searchable_from_its_start(alice):
 def test_whole_words_find_exactly_the_documents_holding_them(alice, config):
     """The same corpus, the same answers on both engines: each word finds the documents whose
     title or text holds it, whatever separates words and however they are accented or cased."""
-    from test_search_bounds import add_document
-
     rnd = random.Random(14)
     special = ["Käse", "Straße", "Œuvre", "naïve", "FAÇADE", "2024", "x9z", "Ärger"]
     vocabulary = special + ["".join(rnd.choice("bcdfghklmnprstvz") + rnd.choice("aeiou")

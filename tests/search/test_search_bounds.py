@@ -12,29 +12,13 @@ import pytest
 
 from dms import search
 from dms.search import highlight
-from dms.db import write_transaction
-from dms.db.models import DocumentVersion, Node, Page, User, new_id, utcnow
+from dms.db.models import User
 from tests.harness.client import JSON, assert_error
+from tests.harness.database import add_document
 from tests.harness.waiting import wait_indexed
 
 DOCUMENTS = 16
 NEEDLE = "needlework"
-
-
-def add_document(owner_id: str, parent_id: str, title: str, text: str) -> str:
-    """A processed document with one page of `text`, written straight into the database."""
-    now = utcnow()
-    node_id, version_id = new_id(), new_id()
-    with write_transaction():
-        Node.insert(id=node_id, owner=owner_id, parent=parent_id, kind=Node.DOCUMENT, title=title,
-                    title_sort=title.casefold(), lang="eng", ocr=True, ocr_status="succeeded",
-                    file_name="x.txt", size=len(text), page_count=1, created_at=now,
-                    updated_at=now).execute()
-        DocumentVersion.insert(id=version_id, document=node_id, number=1, file_name="x.txt",
-                               mime_type="text/plain", size=len(text), page_count=1, sha256="0" * 64,
-                               lang="eng", created_at=now).execute()
-        Page.insert(id=new_id(), version=version_id, number=1, text=text, method="text").execute()
-    return node_id
 
 
 def costly_corpus(owner_id: str, parent_id: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from dms import __version__
-from tests.harness.client import JSON, NOT_FOUND, VND, error
+from tests.harness.client import JSON, NOT_FOUND, VND, Client, error
 from tests.harness.database import execute_sql, snapshot
 
 NO_CREDENTIALS = error(401, "not_authenticated", "Authentication credentials were not provided.")
@@ -178,8 +178,6 @@ def test_cors_is_off_by_default(admin):
 
 @pytest.mark.config(trusted_proxy="127.0.0.1", url_prefix="/dms")
 def test_behind_a_trusted_proxy_under_a_prefix(server, config):
-    from support import Client
-
     base = server.url  # http://127.0.0.1:PORT/dms
     assert base.endswith("/dms")
     admin = Client(base).login("admin", "admin-password-1")
