@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
 
 from dms import db
 from dms.db import schema
@@ -14,7 +13,7 @@ from dms.web.server import Server
 from tests.harness.client import Client
 from tests.harness.olddata import (FOLDER_ID, HOME_ID, SECRET, STAMP, USER_ID,
                                     make_data_dir_at_migration_1)
-from tests.harness.waiting import wait_indexed
+from tests.harness.waiting import wait_indexed, wait_served
 import pytest
 
 pytestmark = pytest.mark.sqlite_only  # upgrades SQLite files made by earlier versions
@@ -53,9 +52,7 @@ def test_a_data_dir_from_schema_1_starts_and_keeps_its_rows(tmp_path, config):
         assert row == ("ärchive",)
         # The search index is built from the upgraded database (FTS5 is gone, migration 0006).
         wait_indexed(config)
-        deadline = time.monotonic() + 30
-        while client.get("/api/search/?q=arch").status_code == 503 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_served(lambda: client.get("/api/search/?q=arch"), timeout=30, interval=0.05)
         assert [r["title"] for r in client.get("/api/search/?q=arch").json()] == ["Ärchive"]
         tables = {row[0] for row in db.database.execute_sql(
             "SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -15,7 +15,7 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.documents import new_document, upload
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_processed
 
 pytestmark = pytest.mark.postgresql_only
 
@@ -220,7 +220,7 @@ def test_a_pool_of_two_serves_sixteen_clients_beside_background_work(alice, conf
         thread.join(120)
     assert len(statuses) == 16 * 8 * 3
     assert sorted(set(statuses)) == [200, 201], [s for s in statuses if s >= 300][:5]
-    assert wait_for(alice, document_id)[-1] == "succeeded"
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
     import time
     time.sleep(2)  # several heartbeats later the node still answers at once
     assert alice.get("/api/users/me/").status_code == 200

@@ -10,7 +10,7 @@ from tests.harness import samples
 from tests.harness.client import NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, stored_files, temporary_files, upload
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_processed
 
 BAD_FILE_NAME = ("A file name may not be . or .. nor contain /, \\, control characters or "
                  "invisible formatting characters such as right-to-left overrides.")
@@ -52,7 +52,7 @@ def test_every_accepted_type_round_trips_byte_identical(alice, config, name):
     assert by_version.content == data
     # Stored by version id, never by the client's name.
     assert stored_files(config) == [config.data_dir / "files" / version["id"][:2] / version["id"]]
-    wait_for(alice, document_id)  # processing works in a temporary directory of its own
+    wait_processed(alice, document_id)  # processing works in a temporary directory of its own
     assert temporary_files(config) == []
 
 
@@ -175,7 +175,7 @@ def test_another_users_document_is_not_found_for_upload_and_download(alice, bob,
     data = samples.pdf(["mine"])
     version_url = upload(alice, document_id, "a.pdf", data).json()["data"]["attributes"][
         "versions"][0]["download_url"]
-    wait_for(alice, document_id)  # processing writes to the database in the background
+    wait_processed(alice, document_id)  # processing writes to the database in the background
     before, files = snapshot(config), stored_files(config)
     for stranger in (bob, admin):
         assert upload(stranger, document_id, "b.pdf", data).json() == NOT_FOUND

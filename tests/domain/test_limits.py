@@ -17,7 +17,7 @@ from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import (new_document, stored_files, temporary_files, upload,
                                      TOO_MANY_PIXELS, make_folder)
-from tests.harness.waiting import wait_for, wait_indexed
+from tests.harness.waiting import wait_indexed, wait_processed
 
 
 @pytest.mark.slow
@@ -98,7 +98,7 @@ def test_a_pdf_with_10000_pages(alice, config):
     attributes = response.json()["data"]["attributes"]
     assert attributes["page_count"] == 10_000
     assert len(attributes["versions"][0]["pages"]) == 10_000
-    assert wait_for(alice, document_id, timeout=600)[-1] == "succeeded"
+    assert wait_processed(alice, document_id, timeout=600)[-1] == "succeeded"
     assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": "\n\n".join(pages)}
     wait_indexed(config, timeout=120)
     found = alice.get("/api/search/", params={"q": "report 10000"}).json()

@@ -10,7 +10,7 @@ from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, upload, make_folder
 from tests.harness.processes import config_args
-from tests.harness.waiting import wait_for, wait_indexed
+from tests.harness.waiting import wait_indexed, wait_processed
 
 DEFAULT_COLORS = {"bg_color": "#c41fff", "fg_color": "#FFFFFF"}
 
@@ -167,7 +167,7 @@ def test_search_by_tag_name_filter_rename_and_delete(alice, config):
     other = new_document(alice, "Telekom")
     upload(alice, other, "phone.txt", samples.text("phone bill for march\n"))
     for document_id in (invoice, other):
-        assert wait_for(alice, document_id)[-1] == "succeeded"
+        assert wait_processed(alice, document_id)[-1] == "succeeded"
     set_tags(alice, invoice, ["paid", "energy"])
     set_tags(alice, other, ["unpaid"])
 

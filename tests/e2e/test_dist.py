@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ import requests
 
 from tests.harness import samples
 from tests.harness.client import Client
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_for, wait_processed
 
 pytestmark = pytest.mark.sqlite_only  # the executable with its defaults
 
@@ -38,32 +37,32 @@ def test_the_built_executable_serves_and_ocrs(tmp_path):
                                 str(tmp_path / "data")], env=env, cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        url = None
-        deadline = time.monotonic() + 60
-        while url is None and time.monotonic() < deadline:
-            line = process.stdout.readline()
-            match = re.search(r"dms listening on (http://\S+)", line)
-            url = match.group(1) if match else url
+        def listening():  # each look reads one line (blocking): no pause between looks
+            match = re.search(r"dms listening on (http://\S+)", process.stdout.readline())
+            return match.group(1) if match else None
+
+        url = wait_for(listening, timeout=60, interval=0, message="the executable did not start")
         assert url, "the executable did not start"
         admin = Client(url).login("admin", "bundle-password")
         scan = admin.put("/api/document/upload/scan.png", data=samples.png("Bundled Tesseract Works"))
         assert scan.status_code == 201
-        assert wait_for(admin, scan.json()["id"])[-1] == "succeeded"
+        assert wait_processed(admin, scan.json()["id"])[-1] == "succeeded"
         assert admin.get(f"/api/documents/{scan.json()['id']}/ocr-text").json() == {
             "text": "Bundled Tesseract Works"}
         # PDFs are read by the bundle's own PDF reader processes (the executable runs them).
         paper = admin.put("/api/document/upload/paper.pdf",
                           data=samples.pdf(["Read by the bundled PDF reader"]))
         assert paper.status_code == 201, paper.text
-        assert wait_for(admin, paper.json()["id"])[-1] == "succeeded"
+        assert wait_processed(admin, paper.json()["id"])[-1] == "succeeded"
         assert admin.get(f"/api/documents/{paper.json()['id']}/ocr-text").json() == {
             "text": "Read by the bundled PDF reader"}
-        # The bundled tantivy index finds the OCRed words (the indexer catches up in moments).
-        deadline, found = time.monotonic() + 30, []
-        while not found and time.monotonic() < deadline:
+
+        def found_words():  # the indexer catches up in moments
             response = admin.get("/api/search/", params={"q": "bundled tess"})
-            found = response.json() if response.status_code == 200 else []
-            time.sleep(0.1)
+            return response.json() if response.status_code == 200 else []
+
+        # The bundled tantivy index finds the OCRed words.
+        found = wait_for(found_words, timeout=30, interval=0.1, message="search found nothing")
         assert [(r["title"], r["highlight"]) for r in found] == [
             ("scan.png", "<em>Bundled</em> <em>Tesseract</em> Works")]
         page = requests.get(url + "/")

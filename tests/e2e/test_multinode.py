@@ -9,6 +9,7 @@ The tests of this module share the cluster and run in order: the failed-logins t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -32,6 +33,7 @@ from tests.harness.database import query_sql
 from tests.harness.documents import new_document, upload
 from tests.harness.processes import free_port, LISTENING, dms_command, environment
 from tests.harness.redisserver import RedisServer
+from tests.harness.waiting import WaitTimeout, wait_for
 
 pytestmark = [pytest.mark.postgresql_only, pytest.mark.slow]
 
@@ -61,14 +63,13 @@ class Node:
         return self.log_path.read_text()
 
     def wait_for(self, pattern: re.Pattern, timeout: float) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            match = pattern.search(self.output)
-            if match:
+        def said_or_exited():
+            return pattern.search(self.output) or self.process.poll() is not None
+
+        with contextlib.suppress(WaitTimeout):
+            match = wait_for(said_or_exited, timeout=timeout, interval=0.05)
+            if match is not True:
                 return match
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.05)
         self.process.kill()
         raise AssertionError(f"dms did not start:\n{self.output}")
 
@@ -154,13 +155,15 @@ def clients(cluster):
 
 
 def wait_succeeded(client: Client, document_id: str, timeout: float = 120) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        attributes = client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]
-        if attributes["ocr_status"] in ("succeeded", "failed"):
-            return attributes
-        time.sleep(0.2)
-    raise AssertionError(f"document {document_id} was not processed: {attributes}")
+    attributes = {}
+
+    def ended() -> dict | None:
+        attributes.update(client.get(f"/api/documents/{document_id}/").json()["data"][
+            "attributes"])
+        return attributes if attributes["ocr_status"] in ("succeeded", "failed") else None
+
+    return wait_for(ended, timeout=timeout, interval=0.2,
+                    message=lambda: f"document {document_id} was not processed: {attributes}")
 
 
 def read_pages(logs: str) -> dict[str, list[int]]:
@@ -227,15 +230,16 @@ def upload_long_scan(cluster: Cluster, client: Client, pages: int) -> tuple[str,
     response = upload(client, document_id, "long.tiff", samples.tiff(texts))
     assert response.status_code == 201, response.text
     version_id = response.json()["data"]["attributes"]["versions"][0]["id"]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def reading_worker() -> str | None:
         rows = cluster.sql("SELECT worker_id FROM lease WHERE version_id = ?", version_id)
         saved = cluster.sql("SELECT count(*) FROM page WHERE version_id = ? AND method IS NOT "
                             "NULL", version_id)[0][0]
-        if rows and saved:
-            return document_id, version_id, rows[0][0]
-        time.sleep(0.05)
-    raise AssertionError("no worker started reading the document")
+        return rows[0][0] if rows and saved else None
+
+    worker_id = wait_for(reading_worker, timeout=60, interval=0.05,
+                         message="no worker started reading the document")
+    return document_id, version_id, worker_id
 
 
 def test_a_worker_stopped_with_sigterm_saves_its_pages_and_another_continues(cluster, clients):

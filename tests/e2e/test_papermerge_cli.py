@@ -12,7 +12,7 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.users import USER_PASSWORD
-from tests.harness.waiting import wait_for, wait_indexed
+from tests.harness.waiting import wait_indexed, wait_processed
 
 CLI = Path(__file__).resolve().parents[2] / ".venv-papermerge-cli" / "bin" / "papermerge-cli"
 
@@ -64,7 +64,7 @@ def test_papermerge_cli_commands_work_unmodified(server, alice, folder_to_import
     documents = {d["attributes"]["title"]: d["id"] for d in
                  alice.get("/api/documents/").json()["data"]}
     for document_id in documents.values():
-        assert wait_for(alice, document_id)[-1] == "succeeded"
+        assert wait_processed(alice, document_id)[-1] == "succeeded"
     downloads = tmp_path / "downloads"
     downloads.mkdir()
     saved = cli(server, "download", "--uuid", documents["letter.pdf"], token=token, cwd=downloads)

@@ -18,7 +18,7 @@ from tests.harness.client import NOT_FOUND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, stored_files, temporary_files, upload
 from tests.harness.users import ADMIN_PASSWORD
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_processed
 
 pytestmark = pytest.mark.sqlite_only  # a full disk under the SQLite file
 
@@ -66,7 +66,7 @@ def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config
     doomed = new_document(alice, "doomed")
     upload(alice, doomed, "doomed.png", samples.png("Doomed letter"))
     for document_id in (kept, doomed):
-        assert wait_for(alice, document_id)[-1] == "succeeded"
+        assert wait_processed(alice, document_id)[-1] == "succeeded"
     assert (config.data_dir / ".space-reserve").stat().st_size == RESERVE_BYTES
     fill(small_disk)
     caplog.clear()
@@ -93,7 +93,7 @@ def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config
     (small_disk / "filler").unlink()
     response = upload(again, kept, "v2.txt", samples.text("plums\n"))
     assert response.status_code == 201, response.text
-    assert wait_for(again, kept)[-1] == "succeeded"
+    assert wait_processed(again, kept)[-1] == "succeeded"
     assert [r["title"] for r in again.get("/api/search/", params={"q": "plums"}).json()] == ["kept"]
     assert len(stored_files(config)) == 2  # kept's two versions; doomed's file is gone
     new_upload = again.put("/api/document/upload/after.txt", data=samples.text("after\n"))

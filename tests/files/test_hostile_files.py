@@ -17,7 +17,7 @@ from tests.harness.database import snapshot
 from tests.harness.documents import (new_document, stored_files, temporary_files, upload,
                                      TOO_MANY_PIXELS)
 from tests.harness.memory import peak_growth_mib, peak_rss_mib
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_processed
 
 
 def document(client, document_id):
@@ -35,7 +35,7 @@ def test_a_pdf_claiming_a_million_pages_is_counted_by_its_real_pages(alice, conf
     attributes = response.json()["data"]["attributes"]
     assert attributes["page_count"] == 1 and len(attributes["versions"][0]["pages"]) == 1
     assert len(response.content) < 5_000
-    assert wait_for(alice, document_id)[-1] == "succeeded"
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
     assert document(alice, document_id)["page_count"] == 1
 
 
@@ -89,7 +89,7 @@ def test_a_huge_page_is_read_within_the_pixel_budget(alice):
 
     def process():
         upload(alice, document_id, "huge.pdf", samples.pdf_with_page_size(14_400, 14_400))
-        outcome["statuses"] = wait_for(alice, document_id, timeout=120)
+        outcome["statuses"] = wait_processed(alice, document_id, timeout=120)
 
     peak = peak_rss_mib(process)
     assert outcome["statuses"][-1] == "succeeded"
@@ -149,7 +149,7 @@ def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice
         "type": "documents", "id": document_id, "attributes": {"ocr": False}}})
     response = upload(alice, document_id, "slow.pdf", samples.pdf_slow_to_render())
     assert response.status_code == 201, response.text
-    assert wait_for(alice, document_id)[-1] == "succeeded"  # its text layer: empty, no OCR
+    assert wait_processed(alice, document_id)[-1] == "succeeded"  # its text layer: empty, no OCR
     page_id = response.json()["data"]["attributes"]["versions"][0]["pages"][0]["id"]
     answers, slowest = [], []
 
@@ -175,6 +175,6 @@ def test_a_page_that_renders_forever_fails_its_reading_with_the_reason(alice, mo
     monkeypatch.setattr(pdf, "PAGE_SECONDS", 2)
     document_id = new_document(alice)
     assert upload(alice, document_id, "slow.pdf", samples.pdf_slow_to_render()).status_code == 201
-    assert wait_for(alice, document_id, timeout=120)[-1] == "failed"
+    assert wait_processed(alice, document_id, timeout=120)[-1] == "failed"
     assert document(alice, document_id)["ocr_error"] == (
         "Page 1 takes too long to read: its content is too large or too complex for dms.")

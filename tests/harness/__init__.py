@@ -6,7 +6,8 @@ the repository root; nothing here imports pytest, so the benchmarks need no test
 - appserver: a dms Server in a thread, an empty restore target
 - database: the database behind a server's back (snapshots, SQL on either engine, rows written
   straight into it)
-- waiting: waiting for background work (a condition, a document's processing, the search index)
+- waiting: the one wait loop (wait_for) and the waits built on it: a 503 while the search index
+  is built, a document's processing, the search index catching up
 - documents: folders, documents and uploads through the API; the files of a data dir
 - processes: `python -m dms` subprocesses, free ports, stopping processes
 - memory: how far this process' memory rose while an action ran

@@ -14,12 +14,12 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from imapclient import IMAPClient
 
 from tests.harness.processes import free_port, terminate
+from tests.harness.waiting import WaitTimeout, wait_for
 
 DOVECOT = "/usr/sbin/dovecot"
 
@@ -106,17 +106,21 @@ service imap-login {{
         with open(self.dir / "log", "ab") as log:
             self.process = subprocess.Popen([DOVECOT, "-F", "-c", str(config)],
                                             stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
-                    if connection.recv(64).startswith(b"* OK"):
-                        return self
-            except OSError:
-                time.sleep(0.05)
+        with contextlib.suppress(WaitTimeout):
+            if wait_for(self._greets_or_exited, timeout=20, interval=0.05) == "greets":
+                return self
         log = (self.dir / "log").read_text(errors="replace").splitlines()[-20:]
         self.stop()
         raise RuntimeError("dovecot did not start:\n" + "\n".join(log))
+
+    def _greets_or_exited(self) -> str | None:
+        if self.process.poll() is not None:
+            return "exited"
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                return "greets" if connection.recv(64).startswith(b"* OK") else None
+        except OSError:
+            return None
 
     def stop(self) -> None:
         if self.process is not None:

@@ -7,7 +7,7 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 
 from tests.harness import samples
-from tests.harness.waiting import wait_until
+from tests.harness.waiting import wait_for
 
 
 def message(subject: str, attachments=(), sender="Stadtwerke Billing <billing@stadtwerke.example>",
@@ -59,7 +59,7 @@ def checked(client, account_id, before, timeout: float = 60) -> dict:
         attributes = result["data"]["attributes"]
         return not attributes["checking"] and attributes["last_checked_at"] != before
 
-    wait_until(done, timeout)
+    wait_for(done, timeout)
     return result["data"]
 
 

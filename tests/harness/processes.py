@@ -4,15 +4,18 @@ one-off `dms` commands on a test's data dir."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
-import time
+
+from tests.harness.waiting import WaitTimeout, wait_for
 
 LISTENING = re.compile(r"dms listening on (http://\S+)")
+EOF = "end of output"  # what Running._next_line returns when the output ends
 
 
 def free_port() -> int:
@@ -49,18 +52,22 @@ class Running:
             dms_command("serve", "--port", "0", "--data-dir", str(data_dir)),
             env=environment(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            self.lines.append(line)
-            match = LISTENING.search(line)
-            if match:
+        with contextlib.suppress(WaitTimeout):
+            # Each look reads one line (blocking): no pause between looks.
+            match = wait_for(self._next_line, timeout=30, interval=0)
+            if match is not EOF:
                 self.url = match.group(1)
                 return
         self.process.kill()
         raise AssertionError("dms serve did not start:\n" + "".join(self.lines))
+
+    def _next_line(self):
+        """The match of LISTENING in the next line of output, None, or EOF at its end."""
+        line = self.process.stdout.readline()
+        if not line:
+            return EOF
+        self.lines.append(line)
+        return LISTENING.search(line)
 
     @property
     def output(self) -> str:

@@ -7,10 +7,10 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from tests.harness.processes import free_port, terminate
+from tests.harness.waiting import WaitTimeout, wait_for
 
 
 class RedisServer:
@@ -31,17 +31,20 @@ class RedisServer:
             [self.command, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", str(self.dir), "--logfile", str(self.dir / "log")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
-                    connection.sendall(b"PING\r\n")
-                    if connection.recv(64).startswith(b"+PONG"):
-                        return self
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise RuntimeError("redis-server did not start")
+        try:
+            wait_for(self._answers, timeout=20, interval=0.05)
+        except WaitTimeout:
+            self.stop()
+            raise RuntimeError("redis-server did not start") from None
+        return self
+
+    def _answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as connection:
+                connection.sendall(b"PING\r\n")
+                return connection.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
 
     def stop(self) -> None:
         if self.process is not None:

@@ -20,7 +20,7 @@ from tests.harness import samples
 from tests.harness.client import Client
 from tests.harness.database import query_sql
 from tests.harness.documents import new_document, upload
-from tests.harness.waiting import wait_until
+from tests.harness.waiting import wait_for
 
 CONSUME = dict(consume_interval=0.2, consume_stable_seconds=1.0)
 
@@ -55,10 +55,10 @@ def test_a_file_written_slowly_is_imported_once_whole(alice, consume_dir):
             out.flush()
             time.sleep(0.3)  # shorter than the 1 s of stability a file needs
             assert "slow.pdf" not in inbox_titles(alice)
-    documents = wait_until(lambda: inbox_titles(alice).get("slow.pdf") and inbox_titles(alice))
+    documents = wait_for(lambda: inbox_titles(alice).get("slow.pdf") and inbox_titles(alice))
     assert list(documents) == ["slow.pdf"]
     assert download_sha(alice, documents["slow.pdf"]) == hashlib.sha256(content).hexdigest()
-    wait_until(lambda: not target.exists())
+    wait_for(lambda: not target.exists())
 
 
 def test_each_user_s_folder_goes_to_that_user_s_inbox_with_its_sub_folders(alice, bob, config,
@@ -71,10 +71,10 @@ def test_each_user_s_folder_goes_to_that_user_s_inbox_with_its_sub_folders(alice
     (consume_dir / bob.username / "note.txt").write_bytes(samples.text("Bob's note\n"))
     (consume_dir / "nobody").mkdir()
     (consume_dir / "nobody" / "stray.txt").write_bytes(samples.text("whose?\n"))
-    bank = wait_until(lambda: inbox_titles(alice).get("bank"))
-    year = wait_until(lambda: inbox_titles(alice, bank).get("2024"))
-    assert list(wait_until(lambda: inbox_titles(alice, year))) == ["statement.png"]
-    assert list(wait_until(lambda: inbox_titles(bob))) == ["note.txt"]
+    bank = wait_for(lambda: inbox_titles(alice).get("bank"))
+    year = wait_for(lambda: inbox_titles(alice, bank).get("2024"))
+    assert list(wait_for(lambda: inbox_titles(alice, year))) == ["statement.png"]
+    assert list(wait_for(lambda: inbox_titles(bob))) == ["note.txt"]
     time.sleep(1.0)  # several more looks
     assert (consume_dir / "nobody" / "stray.txt").is_file()
     unknown = [r.getMessage() for r in caplog.records if "nobody" in r.getMessage()]
@@ -87,7 +87,7 @@ def test_a_refused_file_goes_to_failed_beside_its_reason(alice, config, consume_
     (consume_dir / alice.username / "sub").mkdir(parents=True)
     (consume_dir / alice.username / "sub" / "program.exe").write_bytes(b"MZ" + b"\x00" * 100)
     failed = consume_dir / ".failed" / alice.username / "sub" / "program.exe"
-    wait_until(lambda: failed.with_name("program.exe.txt").is_file())
+    wait_for(lambda: failed.with_name("program.exe.txt").is_file())
     assert failed.read_bytes() == b"MZ" + b"\x00" * 100
     assert failed.with_name("program.exe.txt").read_text() == (
         "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text "
@@ -101,7 +101,7 @@ def test_with_keep_an_imported_file_moves_to_done(alice, consume_dir):
     (consume_dir / alice.username).mkdir(parents=True)
     (consume_dir / alice.username / "kept.txt").write_bytes(samples.text("keep me\n"))
     done = consume_dir / ".done" / alice.username / "kept.txt"
-    wait_until(done.is_file)
+    wait_for(done.is_file)
     assert done.read_bytes() == samples.text("keep me\n")
     assert list(inbox_titles(alice)) == ["kept.txt"]
 
@@ -130,7 +130,7 @@ def test_a_restart_in_the_middle_and_a_file_imported_before_a_crash(alice, serve
         time.sleep(0.5)  # it looks at the half-written file without taking it
         with open(user_dir / "half.pdf", "ab") as out:
             out.write(partial[len(partial) // 2:])
-        wait_until(lambda: not (user_dir / "half.pdf").exists()
+        wait_for(lambda: not (user_dir / "half.pdf").exists()
                    and not (user_dir / "again.txt").exists())
         titles = inbox_titles(client)
         assert sorted(titles) == ["again.txt", "half.pdf"]
@@ -181,7 +181,7 @@ def test_a_link_as_failed_user_folder_is_not_followed(alice, consume_dir, victim
     user_dir = consume_dir / alice.username
     user_dir.mkdir()
     (user_dir / "program.exe").write_bytes(EXE)
-    wait_until(lambda: warnings_about(caplog, "stays where it is"))
+    wait_for(lambda: warnings_about(caplog, "stays where it is"))
     looks()
     assert (user_dir / "program.exe").read_bytes() == EXE  # stays, not tried again and again
     assert warnings_about(caplog, "stays where it is") == [
@@ -199,7 +199,7 @@ def test_links_as_failed_targets_are_replaced_not_written_through(alice, consume
     (failed / "program.exe.txt").symlink_to(config.data_dir / "victim.db")
     (consume_dir / alice.username).mkdir()
     (consume_dir / alice.username / "program.exe").write_bytes(EXE)
-    wait_until(lambda: not (failed / "program.exe.txt").is_symlink())
+    wait_for(lambda: not (failed / "program.exe.txt").is_symlink())
     assert not (failed / "program.exe").is_symlink()
     assert (failed / "program.exe").read_bytes() == EXE
     assert (failed / "program.exe.txt").read_text() == REASON
@@ -212,7 +212,7 @@ def test_a_link_as_the_failed_folder_itself_is_not_followed(alice, consume_dir, 
     (consume_dir / ".failed").symlink_to(tmp_path / "outside")
     (consume_dir / alice.username).mkdir()
     (consume_dir / alice.username / "program.exe").write_bytes(EXE)
-    wait_until(lambda: warnings_about(caplog, "stays where it is"))
+    wait_for(lambda: warnings_about(caplog, "stays where it is"))
     assert (consume_dir / alice.username / "program.exe").read_bytes() == EXE
     assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == [
         "letter.pdf", "program.exe", "program.exe.txt"]
@@ -225,7 +225,7 @@ def test_a_link_in_done_is_not_followed(alice, consume_dir, victims, tmp_path, c
     (consume_dir / ".done" / alice.username).symlink_to(tmp_path / "outside")
     (consume_dir / alice.username).mkdir()
     (consume_dir / alice.username / "note.txt").write_bytes(samples.text("kept\n"))
-    wait_until(lambda: warnings_about(caplog, "stays where it is"))
+    wait_for(lambda: warnings_about(caplog, "stays where it is"))
     looks()
     assert list(inbox_titles(alice)) == ["note.txt"]  # imported once, then left in place
     assert (consume_dir / alice.username / "note.txt").is_file()
@@ -244,7 +244,7 @@ def test_links_in_a_users_tree_and_as_a_user_folder_are_not_followed(alice, bob,
     (user_dir / "database.pdf").symlink_to(config.data_dir / "victim.db")
     (consume_dir / bob.username).symlink_to(outside)
     (user_dir / "real.txt").write_bytes(samples.text("a real file\n"))
-    wait_until(lambda: inbox_titles(alice).get("real.txt"))
+    wait_for(lambda: inbox_titles(alice).get("real.txt"))
     looks()
     assert list(inbox_titles(alice)) == ["real.txt"]
     assert inbox_titles(bob) == {}
@@ -298,8 +298,8 @@ def test_a_990_level_tree_of_one_user_does_not_stop_the_others(alice, bob, consu
     (consume_dir / alice.username / "top.txt").write_bytes(samples.text("on top\n"))
     (consume_dir / bob.username).mkdir()
     (consume_dir / bob.username / "note.txt").write_bytes(samples.text("Bob's note\n"))
-    wait_until(lambda: inbox_titles(bob).get("note.txt"))
-    wait_until(lambda: inbox_titles(alice).get("top.txt"))
+    wait_for(lambda: inbox_titles(bob).get("note.txt"))
+    wait_for(lambda: inbox_titles(alice).get("top.txt"))
     looks()
     deep = warnings_about(caplog, "folders deep")
     assert deep == [f"consume folder: '{'/'.join(['d'] * 101)}' of '{alice.username}' is more "
@@ -337,7 +337,7 @@ def test_a_folder_in_the_way_in_failed_leaves_the_file_and_the_rest_goes_on(alic
     user_dir.mkdir()
     (user_dir / "program.exe").write_bytes(EXE)
     (user_dir / "zz.txt").write_bytes(samples.text("after the refused file\n"))
-    wait_until(lambda: inbox_titles(alice).get("zz.txt"))
+    wait_for(lambda: inbox_titles(alice).get("zz.txt"))
     looks()
     assert (user_dir / "program.exe").read_bytes() == EXE
     assert not (user_dir / "zz.txt").exists()
@@ -356,7 +356,7 @@ def test_a_folder_in_the_way_in_done_leaves_the_file_once_imported(alice, consum
     user_dir.mkdir()
     (user_dir / "a.txt").write_bytes(samples.text("imported, then in the way\n"))
     (user_dir / "b.txt").write_bytes(samples.text("imported and kept\n"))
-    wait_until(lambda: (consume_dir / ".done" / alice.username / "b.txt").is_file())
+    wait_for(lambda: (consume_dir / ".done" / alice.username / "b.txt").is_file())
     looks()
     assert sorted(inbox_titles(alice)) == ["a.txt", "b.txt"]
     assert (user_dir / "a.txt").is_file()
@@ -390,7 +390,7 @@ def test_a_file_that_cannot_be_removed_is_imported_once_and_the_rest_goes_on(
     (user_dir / "locked" / "scan.txt").write_bytes(samples.text("cannot be removed\n"))
     (user_dir / "z.txt").write_bytes(samples.text("after the locked folder\n"))
     immutable(user_dir / "locked")
-    wait_until(lambda: inbox_titles(alice).get("z.txt"))
+    wait_for(lambda: inbox_titles(alice).get("z.txt"))
     looks()
     assert sorted(inbox_titles(alice)) == ["locked", "z.txt"]
     assert list(inbox_titles(alice, inbox_titles(alice)["locked"])) == ["scan.txt"]
@@ -411,7 +411,7 @@ def test_names_too_long_for_a_reason_file_still_get_one(alice, consume_dir):
     (user_dir / wide).write_bytes(EXE)
     (user_dir / long).write_bytes(EXE)
     failed = consume_dir / ".failed" / alice.username
-    wait_until(lambda: (failed / (wide + ".txt")).is_file()
+    wait_for(lambda: (failed / (wide + ".txt")).is_file()
                and (failed / ("a" * 251 + ".txt")).is_file())
     assert (failed / (wide + ".txt")).read_text() == REASON
     assert (failed / ("a" * 251 + ".txt")).read_text() == REASON
@@ -429,7 +429,7 @@ def test_thousands_of_planted_links_are_not_logged_at_every_look(alice, consume_
         os.symlink("/etc/passwd", staging / f"link{number:05}")
     (staging / "real.txt").write_bytes(samples.text("among the links\n"))
     staging.rename(consume_dir / alice.username)
-    wait_until(lambda: inbox_titles(alice).get("real.txt"))
+    wait_for(lambda: inbox_titles(alice).get("real.txt"))
     looks()
     lines = [r.getMessage() for r in caplog.records if r.name == "dms.consume"]
     assert lines[:100] == [f"consume folder: 'link{number:05}' of '{alice.username}' is a "
@@ -467,11 +467,11 @@ def test_a_folder_swapped_for_a_link_during_a_look_is_not_followed(alice, consum
                                                  victim.stat().st_mtime_ns))
     staging.rename(consume_dir / alice.username)
     sub = consume_dir / alice.username / "sub"
-    wait_until(lambda: str(sub / "a-big.txt") in open_paths(), timeout=60)
+    wait_for(lambda: str(sub / "a-big.txt") in open_paths(), timeout=60)
     sub.rename(sub.with_name("sub.real"))
     sub.symlink_to(outside)
-    moved = wait_until(lambda: inbox_titles(alice).get("sub.real"))
-    letter = wait_until(lambda: inbox_titles(alice, moved).get("letter.pdf"))
+    moved = wait_for(lambda: inbox_titles(alice).get("sub.real"))
+    letter = wait_for(lambda: inbox_titles(alice, moved).get("letter.pdf"))
     assert hashlib.sha256(alice.get(f"/api/documents/{letter}/download/").content).digest() == (
         hashlib.sha256(planted).digest())
     assert list(inbox_titles(alice, inbox_titles(alice)["sub"])) == ["a-big.txt"]

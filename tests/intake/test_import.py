@@ -10,14 +10,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from tests.harness import samples
 from tests.harness.database import query_sql, snapshot
 from tests.harness.processes import config_args, environment
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_for, wait_processed
 
 
 def dms_import(config, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -69,7 +68,8 @@ def test_a_tree_becomes_folders_and_documents_and_a_re_run_adds_nothing(alice, c
     taxes = listing(alice, year["taxes"][1])
     assert list(taxes) == ["notes.txt"]
     for document_id in (scans["letter.pdf"][1], year["receipt.png"][1], taxes["notes.txt"][1]):
-        assert wait_for(alice, document_id)[-1] == "succeeded"  # queued for the server's workers
+        # Queued for the server's workers.
+        assert wait_processed(alice, document_id)[-1] == "succeeded"
     assert "Receipt" in alice.get(f"/api/documents/{year['receipt.png'][1]}/ocr-text").text
     # Nothing of the refused files is left in the store or its temporary folder.
     stored = query_sql(config, "SELECT count(*) FROM document_version")[0][0]
@@ -127,14 +127,12 @@ def test_a_killed_import_re_run_imports_each_file_once(alice, config, tmp_path):
         [sys.executable, "-m", "dms", "import", str(top), "--user", alice.username,
          *config_args(config)], env=environment(), stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        imported = query_sql(config, "SELECT count(*) FROM document_version")[0][0]
-        if imported >= 10:
-            break
-        time.sleep(0.01)
-    process.send_signal(signal.SIGKILL)
-    process.wait(timeout=10)
+    try:
+        wait_for(lambda: query_sql(config, "SELECT count(*) FROM document_version")[0][0] >= 10,
+                 timeout=60, interval=0.01, message="the import did not import 10 files")
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
     killed_at = query_sql(config, "SELECT count(*) FROM document_version")[0][0]
     assert 10 <= killed_at < count
     result = dms_import(config, str(top), "--user", alice.username)

@@ -23,7 +23,7 @@ from tests.harness.database import query_sql
 from tests.harness.imapserver import ImapServer
 from tests.harness.mail import account_body, add_account, check, checked, inbox, message
 from tests.harness.processes import free_port, config_args, dms, Running
-from tests.harness.waiting import wait_indexed, wait_until
+from tests.harness.waiting import wait_for, wait_indexed
 
 SEEN, FLAGGED = b"\\Seen", b"\\Flagged"
 MAIL_PASSWORD = "imap-secret-1"
@@ -148,7 +148,7 @@ def test_the_periodic_check_goes_on_past_failing_accounts(alice, bob, make_user,
     def accounts(client):
         return {a["id"]: a["attributes"] for a in client.get("/api/mail-accounts/").json()["data"]}
 
-    wait_until(lambda: all(a["last_checked_at"] for a in accounts(alice).values())
+    wait_for(lambda: all(a["last_checked_at"] for a in accounts(alice).values())
                and accounts(bob)[working["id"]]["last_checked_at"])
     mine = accounts(alice)
     assert mine[wrong["id"]]["last_error"] == "The mail server refused the username or password."

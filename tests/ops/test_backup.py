@@ -22,7 +22,7 @@ from tests.harness.client import JSON, Client
 from tests.harness.database import query_sql, snapshot
 from tests.harness.documents import new_document, upload
 from tests.harness.processes import config_args, dms
-from tests.harness.waiting import wait_for, wait_indexed
+from tests.harness.waiting import wait_for, wait_indexed, wait_processed, wait_served
 
 
 LISTINGS = ["/api/folders/?page[size]=100", "/api/documents/?page[size]=100",
@@ -48,7 +48,7 @@ def filled(admin, alice, config):
         upload(alice, document_id, "v2.pdf", samples.pdf([f"second version of document {index}"]))
         documents.append(document_id)
     for document_id in documents:
-        wait_for(alice, document_id)
+        wait_processed(alice, document_id)
     return documents
 
 
@@ -113,11 +113,8 @@ def assert_same_state(config, alice, admin, documents, original) -> None:
         assert json.loads(json.dumps(restored).replace(server.url, alice.base_url)) == original
         # Search works again: on SQLite the restored server builds its index at start-up
         # (503 until then), on PostgreSQL the restore's rows arrived with their search rows.
-        client, deadline = Client(server.url, alice.token), time.monotonic() + 60
-        found = client.get("/api/search/", params={"q": "second"})
-        while found.status_code == 503 and time.monotonic() < deadline:
-            time.sleep(0.1)
-            found = client.get("/api/search/", params={"q": "second"})
+        client = Client(server.url, alice.token)
+        found = wait_served(lambda: client.get("/api/search/", params={"q": "second"}), timeout=60)
         assert sorted(r["id"] for r in found.json()) == sorted(documents)
     finally:
         server.stop()
@@ -292,8 +289,7 @@ def test_backup_during_uploads_restores_a_consistent_state(alice, config, tmp_pa
     worker = threading.Thread(target=keep_uploading)
     worker.start()
     try:
-        while len(uploaded) < 5:
-            pass
+        wait_for(lambda: len(uploaded) >= 5, timeout=120, interval=0.01)
         archive = tmp_path / "busy.zip"
         result = dms("backup", archive, *config_args(config))
     finally:

@@ -22,7 +22,7 @@ from tests.harness.client import Client
 from tests.harness.documents import create_node, upload_accepted
 from tests.harness.olddata import make_data_dir_at_migration_1
 from tests.harness.users import ADMIN_PASSWORD, add_user
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_processed
 
 pytestmark = pytest.mark.sqlite_only  # restores into new data dirs; the rows' engine is SQLite
 
@@ -49,7 +49,7 @@ def filled_dir(tmp_path_factory):
             upload_accepted(alice, documents[-1], f"doc{index}.txt",
                             samples.text(f"document {index}\n"))
         for document_id in documents:
-            wait_for(alice, document_id)
+            wait_processed(alice, document_id)
     files = sorted(f"files/{p.relative_to(config.data_dir / 'files')}"
                    for p in (config.data_dir / "files").rglob("*") if p.is_file())
     return config.data_dir, {"outer": outer, "inner": inner, "home": alice.home_id,

@@ -18,7 +18,7 @@ from tests.harness.appserver import running
 from tests.harness.client import Client
 from tests.harness.documents import create_node, upload_accepted
 from tests.harness.users import ADMIN_PASSWORD, add_user
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_for, wait_processed
 
 pytestmark = pytest.mark.sqlite_only  # damages the SQLite file and the tantivy index
 
@@ -89,7 +89,7 @@ def broken(config):
             upload_accepted(alice, ids[name], f"{name}.{'pdf' if name == 'pages' else 'txt'}", data)
         ids["empty"] = create_node(alice, "documents", "no file yet", alice.inbox_id)
         for name in ("renamed", "recounted", "pages", "unread", "failed"):
-            assert wait_for(alice, ids[name])[-1] == "succeeded"
+            assert wait_processed(alice, ids[name])[-1] == "succeeded"
     for name in ("renamed", "recounted", "pages", "unread", "failed"):
         ids[f"{name}_version"] = row(
             config, "SELECT id FROM document_version WHERE document_id = ?", ids[name])[0]
@@ -199,7 +199,7 @@ def test_repair_fixes_it_all_and_a_server_lists_lost_and_found(config, broken):
         inside = alice.get(f"/api/nodes/{found['alice']}/").json()["data"]
         assert sorted(node["id"] for node in inside) == sorted([loop_start, ids["under_document"]])
         for name in ("pages", "unread"):
-            assert wait_for(alice, ids[name])[-1] == "succeeded"
+            assert wait_processed(alice, ids[name])[-1] == "succeeded"
     assert sql(config, PAGE_ROWS, ids["pages_version"]) == ids["pages_rows"]
     # Read again only in part, the "pages" document has no page PDFs left for a searchable PDF:
     # it goes (file and record together) until a re-run reads all its pages again.
@@ -245,7 +245,7 @@ def test_repair_leaves_files_alone_and_says_so(config):
         alice = add_user(admin, "alice")
         document = create_node(alice, "documents", "doc", alice.home_id)
         upload_accepted(alice, document, "a.txt", samples.text("a\n"))
-        wait_for(alice, document)
+        wait_processed(alice, document)
     (version,) = row(config, "SELECT id FROM document_version")
     path = config.data_dir / "files" / version[:2] / version
     path.write_bytes(b"rot")
@@ -303,9 +303,8 @@ def test_a_running_server_sweeps_old_unreferenced_files(server, config):
     orphan = config.data_dir / "files" / "ce" / "ce000000-0000-4000-8000-000000000000"
     orphan.parent.mkdir(exist_ok=True)
     orphan.write_bytes(b"left by a crash")
-    deadline = time.monotonic() + 30
-    while orphan.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_for(lambda: not orphan.exists(), timeout=30, interval=0.1,
+             message="the orphan was not swept")
     assert not orphan.exists()
 
 

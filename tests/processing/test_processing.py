@@ -4,7 +4,6 @@ re-runs, pages and the embedded queue."""
 from __future__ import annotations
 
 import signal
-import time
 
 import pytest
 
@@ -14,7 +13,7 @@ from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import query_sql, snapshot
 from tests.harness.documents import new_document, upload
 from tests.harness.processes import Running
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_for, wait_processed
 
 STATUSES = {"received", "started", "succeeded", "failed"}
 
@@ -33,7 +32,7 @@ def test_text_layer_pdfs_never_reach_tesseract(alice, config):
     document_id = new_document(alice)
     pages = ["The quick brown fox jumps over the lazy dog", "Second page of the born-digital letter"]
     upload(alice, document_id, "letter.pdf", samples.pdf(pages))
-    seen = wait_for(alice, document_id)
+    seen = wait_processed(alice, document_id)
     assert set(seen) <= STATUSES and seen[-1] == "succeeded"
     assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": "\n\n".join(pages)}
     assert page_methods(config, document_id) == [(1, "layer"), (2, "layer")]
@@ -44,7 +43,7 @@ def test_scans_are_read_by_tesseract(alice, config, kind):
     document_id = new_document(alice)
     data = samples.png("Invoice 4711 Garden") if kind == "png" else samples.jpeg("Invoice 4711 Garden")
     upload(alice, document_id, f"scan.{kind}", data)
-    assert wait_for(alice, document_id)[-1] == "succeeded"
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
     response = alice.get(f"/api/documents/{document_id}/ocr-text")
     assert response.headers["Content-Type"] == JSON
     assert words(response.json()["text"]) == ["Invoice", "4711", "Garden"]
@@ -57,7 +56,7 @@ def test_a_scanned_pdf_page_is_rendered_and_read(alice, config, tmp_path):
     samples.scan("Scanned Contract 2024").save(path, "PDF", resolution=300)
     document_id = new_document(alice)
     upload(alice, document_id, "scan.pdf", path.read_bytes())
-    assert wait_for(alice, document_id)[-1] == "succeeded"
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
     assert words(alice.get(f"/api/documents/{document_id}/ocr-text").json()["text"]) == \
            ["Scanned", "Contract", "2024"]
     assert page_methods(config, document_id) == [(1, "ocr")]
@@ -67,7 +66,7 @@ def test_multi_page_tiff_and_plain_text(alice, config):
     tiff_id, text_id = new_document(alice, "fax"), new_document(alice, "note")
     upload(alice, tiff_id, "fax.tiff", samples.tiff(["First Page", "Second Page"]))
     upload(alice, text_id, "note.txt", samples.text("Plain words stay as they are\n"))
-    assert wait_for(alice, tiff_id)[-1] == wait_for(alice, text_id)[-1] == "succeeded"
+    assert wait_processed(alice, tiff_id)[-1] == wait_processed(alice, text_id)[-1] == "succeeded"
     assert alice.get(f"/api/documents/{tiff_id}/ocr-text").json() == {"text": "First Page\n\nSecond Page"}
     assert alice.get(f"/api/documents/{text_id}/ocr-text").json() == {
         "text": "Plain words stay as they are\n"}
@@ -80,7 +79,7 @@ def test_ocr_false_skips_tesseract_but_keeps_text_layers(alice, config):
                      "relationships": {"parent": {"data": {"type": "folders", "id": alice.home_id}}}}}
     document_id = alice.post("/api/nodes/", body).json()["data"]["id"]
     upload(alice, document_id, "scan.png", samples.png("Never Read"))
-    assert wait_for(alice, document_id)[-1] == "succeeded"
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
     assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": ""}
     assert page_methods(config, document_id) == [(1, "skipped")]
 
@@ -90,8 +89,8 @@ def test_a_corrupt_file_fails_with_a_reason_and_the_next_document_succeeds(alice
     whole = samples.jpeg("Truncated")
     upload(alice, broken_id, "broken.jpg", whole[: len(whole) // 3])  # opens, but cannot be decoded
     upload(alice, good_id, "good.txt", samples.text("fine\n"))
-    assert wait_for(alice, good_id)[-1] == "succeeded"
-    seen = wait_for(alice, broken_id)
+    assert wait_processed(alice, good_id)[-1] == "succeeded"
+    seen = wait_processed(alice, broken_id)
     assert set(seen) <= STATUSES and seen[-1] == "failed"
     attributes = alice.get(f"/api/documents/{broken_id}/").json()["data"]["attributes"]
     assert attributes["ocr_error"].startswith("The image cannot be read: ")
@@ -103,16 +102,16 @@ def test_a_corrupt_file_fails_with_a_reason_and_the_next_document_succeeds(alice
 def test_a_new_upload_starts_over_at_received_and_rerun_with_another_language(alice, config):
     document_id = new_document(alice)
     upload(alice, document_id, "one.txt", samples.text("first version\n"))
-    assert wait_for(alice, document_id)[-1] == "succeeded"
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
     response = upload(alice, document_id, "two.txt", samples.text("second version\n"))
     assert response.json()["data"]["attributes"]["ocr_status"] == "received"
-    assert wait_for(alice, document_id)[-1] == "succeeded"
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
     assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": "second version\n"}
 
     rerun = alice.post("/api/ocr/", {"doc_id": document_id, "lang": "deu+eng"}, media=JSON)
     assert rerun.status_code == 200 and rerun.headers["Content-Type"] == JSON
     assert rerun.json() == {"status": "queued", "doc_id": document_id, "lang": "deu+eng"}
-    assert wait_for(alice, document_id)[-1] == "succeeded"
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
     attributes = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]
     assert attributes["lang"] == "deu+eng" and attributes["versions"][-1]["lang"] == "deu+eng"
 
@@ -147,7 +146,7 @@ def test_pages_as_json_text_and_jpeg_for_the_owner_only(alice, bob, admin, anon)
     document_id = new_document(alice)
     upload(alice, document_id, "letter.pdf", samples.pdf(["Page one has some words on it",
                                                           "Page two has other words on it"]))
-    wait_for(alice, document_id)
+    wait_processed(alice, document_id)
     version = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
     assert [p["type"] for p in version["pages"]] == ["pages", "pages"]
     page_id = version["pages"][1]["id"]
@@ -205,13 +204,15 @@ def test_kill_9_mid_ocr_loses_nothing(tmp_path):
             response = requests.put(f"{server.url}/api/document/upload/{name}",
                                     data=samples.tiff(pages), headers=headers)
             ids[name] = response.json()["id"]
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # until a worker is in the middle of a document
-            statuses = [requests.get(f"{server.url}/api/document/{i}", headers=headers)
-                        .json()["ocr_status"] for i in ids.values()]
-            if "started" in statuses:
-                break
-            time.sleep(0.05)
+        statuses = []
+
+        def one_started() -> bool:  # a worker is in the middle of a document
+            statuses[:] = [requests.get(f"{server.url}/api/document/{i}", headers=headers)
+                           .json()["ocr_status"] for i in ids.values()]
+            return "started" in statuses
+
+        wait_for(one_started, timeout=60, interval=0.05,
+                 message=lambda: f"none started: {statuses}")
         assert "started" in statuses
         server.process.send_signal(signal.SIGKILL)
         server.process.wait(timeout=10)
@@ -221,13 +222,15 @@ def test_kill_9_mid_ocr_loses_nothing(tmp_path):
 
     restarted = Running(data_dir)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            statuses = {name: requests.get(f"{restarted.url}/api/document/{i}", headers=headers)
-                        .json()["ocr_status"] for name, i in ids.items()}
-            if all(s in ("succeeded", "failed") for s in statuses.values()):
-                break
-            time.sleep(0.2)
+        statuses = {}
+
+        def all_ended() -> bool:
+            statuses.update({name: requests.get(f"{restarted.url}/api/document/{i}",
+                                                headers=headers).json()["ocr_status"]
+                             for name, i in ids.items()})
+            return all(s in ("succeeded", "failed") for s in statuses.values())
+
+        wait_for(all_ended, timeout=120, interval=0.2, message=lambda: f"not ended: {statuses}")
         assert statuses == {name: "succeeded" for name in texts}
         for name, pages in texts.items():
             text = requests.get(f"{restarted.url}/api/documents/{ids[name]}/ocr-text",

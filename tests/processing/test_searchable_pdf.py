@@ -15,7 +15,7 @@ from tests.harness import samples
 from tests.harness.client import NOT_FOUND, assert_error
 from tests.harness.documents import new_document, upload
 from tests.harness.processes import config_args
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_processed
 
 
 def scanned_pdf(texts: list[str], rotation: int = 0) -> bytes:
@@ -50,7 +50,7 @@ def pages_text(data: bytes) -> list[str]:
 def processed(client, name, data):
     document_id = new_document(client, name)
     upload(client, document_id, name, data)
-    assert wait_for(client, document_id)[-1] == "succeeded"
+    assert wait_processed(client, document_id)[-1] == "succeeded"
     return document_id, client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]
 
 
@@ -112,7 +112,7 @@ def test_zips_take_searchable_pdfs_and_deletes_remove_them(alice, config):
     text = new_document(alice, "Note", folder)
     upload(alice, text, "note.txt", samples.text("plain\n"))
     for document_id in (scan, text):
-        assert wait_for(alice, document_id)[-1] == "succeeded"
+        assert wait_processed(alice, document_id)[-1] == "succeeded"
     plain = zipfile.ZipFile(io.BytesIO(alice.get(f"/api/nodes/download/?node_ids={folder}").content))
     assert sorted(plain.namelist()) == ["Mail/", "Mail/Letter.png", "Mail/Note.txt"]
     archive = zipfile.ZipFile(io.BytesIO(

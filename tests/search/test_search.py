@@ -14,7 +14,7 @@ from tests.harness.client import JSON, assert_error
 from tests.harness.database import add_document
 from tests.harness.documents import new_document, upload
 from tests.harness.processes import config_args
-from tests.harness.waiting import wait_for, wait_indexed
+from tests.harness.waiting import wait_indexed, wait_processed
 
 DB = {}
 
@@ -54,7 +54,7 @@ def library(alice):
     upload(alice, note, "note.txt", samples.text("Käse, Brötchen und Äpfel kaufen\n"))
     garden = folder(alice, "Gärten", alice.home_id)
     for document_id in (invoice, note):
-        assert wait_for(alice, document_id)[-1] == "succeeded"
+        assert wait_processed(alice, document_id)[-1] == "succeeded"
     return {"finances": finances, "year": year, "invoice": invoice, "note": note, "garden": garden}
 
 
@@ -149,7 +149,7 @@ def test_a_very_long_text_is_searchable_from_its_start(alice):
     assert 4_100_000 < len(text) <= 4 * 1024 * 1024  # DMS reads at most 4 MiB of a text file
     document = new_document(alice, "Long text")
     upload(alice, document, "long.txt", samples.text(text))
-    assert wait_for(alice, document, timeout=300)[-1] == "succeeded"
+    assert wait_processed(alice, document, timeout=300)[-1] == "succeeded"
     assert ids(search(alice, "aardvark")) == [document]
     assert ids(search(alice, "w0000001")) == [document]
     assert ids(search(alice, "zebra")) == ([] if DB["path"].database_url else [document])

@@ -7,14 +7,13 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
-import time
 
 import pytest
 
 from dms.search.index import MARKER, IndexUnusable, SearchIndex
 from tests.harness.client import JSON, Client
 from tests.harness.processes import Running
-from tests.harness.waiting import wait_indexed
+from tests.harness.waiting import wait_indexed, wait_served
 
 pytestmark = pytest.mark.sqlite_only  # the tantivy index of the SQLite mode
 
@@ -119,10 +118,8 @@ def test_a_missing_index_is_rebuilt_with_503_until_it_is_ready(tmp_path):
         assert error["detail"].startswith("The search index is being ")
         assert error["detail"].endswith("; search again in a moment.")
         assert response.headers["Content-Type"] == JSON
-        deadline = time.monotonic() + 120
-        while response.status_code == 503 and time.monotonic() < deadline:
-            time.sleep(0.2)
-            response = admin.get("/api/search/", params={"q": "box 99999"})
+        response = wait_served(lambda: admin.get("/api/search/", params={"q": "box 99999"}),
+                               timeout=120, interval=0.2)
         assert [r["title"] for r in response.json()] == ["box 99999"]
         health = admin.get("/health").json()["search"]
         assert health == {"state": "ready", "pending_changes": 0, "indexed": 100_003}
@@ -152,10 +149,7 @@ def test_a_broken_or_outdated_index_is_rebuilt(tmp_path, damage):
         SearchIndex(index_dir).open()
     server, admin = start(data_dir)
     try:
-        deadline = time.monotonic() + 30
-        while admin.get("/api/search/", params={"q": "x"}).status_code == 503 \
-                and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_served(lambda: admin.get("/api/search/", params={"q": "x"}), timeout=30, interval=0.05)
         assert titles(admin, "kase") == ["Käsekuchen"]
     finally:
         assert server.stop() == 0

@@ -8,7 +8,7 @@ from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, stored_files, temporary_files, upload
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_processed
 
 
 def legacy(document_id, title, file_name, size, pages, parent_id, created, updated, status="received"):
@@ -45,7 +45,7 @@ def test_list_and_detail(alice, bob):
     first = alice.put("/api/document/upload/a.txt", data=samples.text("a\n")).json()
     second_id = new_document(alice, "b without file")
     bob.put("/api/document/upload/bob.txt", data=samples.text("bob\n"))
-    assert wait_for(alice, first["id"])[-1] == "succeeded"  # the status is not racing below
+    assert wait_processed(alice, first["id"])[-1] == "succeeded"  # the status is not racing below
     first["ocr_status"] = "succeeded"
     response = alice.get("/api/documents")
     assert response.status_code == 200 and response.headers["Content-Type"] == JSON
@@ -75,7 +75,7 @@ def test_refused_legacy_upload_creates_no_document(alice, config):
 
 def test_other_users_and_anonymous(alice, bob, admin, anon, config):
     mine = alice.put("/api/document/upload/a.txt", data=samples.text()).json()
-    wait_for(alice, mine["id"])  # processing writes to the database in the background
+    wait_processed(alice, mine["id"])  # processing writes to the database in the background
     for stranger in (bob, admin):
         assert stranger.get(f"/api/document/{mine['id']}").json() == NOT_FOUND
         assert mine["id"] not in [d["id"] for d in stranger.get("/api/documents").json()]

@@ -7,14 +7,15 @@ from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, upload, make_folder
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_processed
 
 
 def test_folders_rename_and_delete_like_nodes(alice, bob, admin, config):
     folder = make_folder(alice, "Old", alice.home_id)
     inner = new_document(alice, "inside", folder)
     upload(alice, inner, "a.txt", samples.text("x\n"))
-    wait_for(alice, inner)  # processing changes the row: the snapshot below must come after it
+    # Processing changes the row: the snapshot below must come after it.
+    wait_processed(alice, inner)
     renamed = alice.patch(f"/api/folders/{folder}/", {"data": {"type": "folders",
                                                                "attributes": {"title": "New"}}})
     assert renamed.status_code == 200 and renamed.json()["data"]["attributes"]["title"] == "New"
@@ -79,7 +80,7 @@ def test_preferences_list_change_and_use(alice, bob, config):
     assert alice.post("/api/nodes/", body).json()["data"]["attributes"]["lang"] == "deu"
     uploaded = alice.put("/api/document/upload/b.txt", data=samples.text("b\n")).json()
     assert uploaded["lang"] == "deu"
-    wait_for(alice, uploaded["id"])  # processing changes the node in the background
+    wait_processed(alice, uploaded["id"])  # processing changes the node in the background
     body["data"]["relationships"]["parent"]["data"]["id"] = bob.home_id
     assert bob.post("/api/nodes/", body).json()["data"]["attributes"]["lang"] == "eng"
     # papermerge-cli pref-update: POST /preferences/bulk/ with {"section__name": value}.
@@ -105,7 +106,7 @@ def test_new_routes_need_a_token_and_hide_other_users_things(alice, bob, admin, 
     version = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
     tag = alice.post("/api/tags/", {"data": {"type": "tags", "attributes": {"name": "x"}}}).json()
     tag_id = tag["data"]["id"]
-    wait_for(alice, document_id)
+    wait_processed(alice, document_id)
     routes = [("GET", "/api/tags/"), ("GET", f"/api/tags/{tag_id}/"),
               ("PATCH", f"/api/tags/{tag_id}/"), ("DELETE", f"/api/tags/{tag_id}/"),
               ("POST", f"/api/nodes/{document_id}/tags/"), ("PATCH", f"/api/nodes/{document_id}/tags/"),
