@@ -1,5 +1,7 @@
 """Fixtures: an isolated config on a tmp data dir, a real waitress server on an ephemeral port,
-and logged-in clients for the admin and for ordinary users made through the API."""
+and logged-in clients for the admin and for ordinary users made through the API. The clients
+call the server's WSGI app in-process; a test marked `socket` gets clients that go through
+waitress on the socket instead (tests/README.md says which tests need that)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,13 @@ import os
 import threading
 
 import pytest
+import requests
 
 from dms.domain import credentials
 from dms.config import Config
 from dms.web.server import Server
 from tests.harness.client import Client
+from tests.harness.inprocess import WsgiAdapter
 from tests.harness.pgcluster import Cluster
 from tests.harness.users import ADMIN_PASSWORD, add_user
 
@@ -80,6 +84,9 @@ def server(config):
     server = Server(config)
     thread = threading.Thread(target=server.run, name="test-server", daemon=True)
     thread.start()
+    # Answered once run() serves: the queue's workers and the search indexer have started. A
+    # request over the socket waits for that by itself; one in-process would not.
+    requests.get(server.url + "/api/version/", timeout=60).raise_for_status()
     yield server
     server.stop()
     thread.join(timeout=15)
@@ -87,8 +94,12 @@ def server(config):
 
 
 @pytest.fixture
-def anon(server) -> Client:
-    return Client(server.url)
+def anon(server, request) -> Client:
+    """The anonymous client, in-process unless the test is marked `socket`; `admin`, `make_user`,
+    `alice` and `bob` log in through it and keep its transport."""
+    if request.node.get_closest_marker("socket") is not None:
+        return Client(server.url)
+    return Client(server.url, transport=WsgiAdapter(server.wsgi_app, server.config.url_prefix))
 
 
 @pytest.fixture

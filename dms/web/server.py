@@ -85,6 +85,9 @@ class Server:
             # ever return True (without lookahead it is there but always False).
             channel_request_lookahead=1,
             **proxy_options(config))
+        # What waitress calls for each request (its proxy-header middleware included when
+        # configured): the tests call it directly for API requests that need no socket.
+        self.wsgi_app = self._wsgi.application
         self._stopping = threading.Event()
         self._trigger_lock = threading.RLock()  # re-entrant: stop() may run in a signal handler
 

@@ -151,6 +151,7 @@ def login_from(client, address: str, username: str, password: str):
 
 
 @pytest.mark.config(**FROM_PROXY)
+@pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
 def test_failures_from_one_address_do_not_lock_the_account_for_others(anon, alice):
     """Issue 22: the lock was per username, so anyone could keep any account locked out."""
     for _ in range(5):
@@ -163,6 +164,7 @@ def test_failures_from_one_address_do_not_lock_the_account_for_others(anon, alic
 
 
 @pytest.mark.config(**FROM_PROXY)
+@pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
 def test_one_address_trying_many_usernames_is_stopped(anon):
     for number in range(50):
         assert login_from(anon, "203.0.113.8", f"someone{number}", "guess").status_code == 400
@@ -172,6 +174,7 @@ def test_one_address_trying_many_usernames_is_stopped(anon):
 
 
 @pytest.mark.config(**FROM_PROXY)
+@pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
 def test_many_addresses_guessing_one_account_meet_a_higher_ceiling(anon, alice, config):
     for number in range(100):
         address = f"198.18.{number // 5}.{number % 5 + 1}"  # 5 tries from each of 20 addresses

@@ -17,6 +17,8 @@ from tests.harness.database import unreachable
 from tests.harness.documents import new_document, upload, make_folder
 from tests.harness.processes import Running
 
+pytestmark = pytest.mark.socket  # racing requests on real threads through waitress
+
 ROUNDS = 8
 
 

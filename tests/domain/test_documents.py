@@ -111,6 +111,7 @@ def test_refused_uploads_leave_nothing_and_a_good_one_still_works(alice, config,
 
 
 @pytest.mark.config(max_upload_mb=1)
+@pytest.mark.socket  # a chunked body read by waitress
 def test_upload_over_the_size_limit_is_413_and_leaves_nothing(alice, config):
     document_id = new_document(alice)
     before = snapshot(config)

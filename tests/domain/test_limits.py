@@ -106,6 +106,7 @@ def test_a_pdf_with_10000_pages(alice, config):
     assert found[0]["highlight"].startswith("…of the very long <em>report</em>\n\nPage 2 of")
 
 
+@pytest.mark.socket  # waitress' header limit
 def test_huge_headers_are_refused(server):
     response = requests.get(server.url + "/api/users/me/",
                             headers={"X-Padding": "x" * 100_000, "Authorization": "Token x"})

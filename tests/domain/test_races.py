@@ -17,6 +17,8 @@ from tests.harness.client import JSON, Client
 from tests.harness.database import unreachable
 from tests.harness.documents import new_document, upload, make_folder
 
+pytestmark = pytest.mark.socket  # racing requests on real threads through waitress
+
 SECONDS = 6
 
 

@@ -14,6 +14,8 @@ from tests.harness import samples
 from tests.harness.users import USER_PASSWORD
 from tests.harness.waiting import wait_indexed, wait_processed
 
+pytestmark = pytest.mark.socket  # papermerge-cli talks to the socket; the checks too
+
 CLI = Path(__file__).resolve().parents[2] / ".venv-papermerge-cli" / "bin" / "papermerge-cli"
 
 

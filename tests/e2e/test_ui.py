@@ -17,6 +17,8 @@ from tests.harness.client import JSON, Client, assert_error
 from tests.harness.database import execute_sql
 from tests.harness.users import USER_PASSWORD
 
+pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
+
 SCREENSHOTS = Path(__file__).parents[1] / "screenshots"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]

@@ -141,6 +141,7 @@ def test_pages_sharing_a_huge_content_stream_are_refused_within_seconds(alice, c
     assert stored_files(config) == [] and temporary_files(config) == []
 
 
+@pytest.mark.socket  # waitress' threads busy, another client served
 def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice, bob,
                                                                           monkeypatch):
     monkeypatch.setattr(pdf, "PREVIEW_SECONDS", 2)

@@ -1,5 +1,6 @@
-"""The HTTP client of the tests (a requests.Session bound to a server's URL, with a token) and
-the assert helpers for the API's answers: media types, the whole error envelope."""
+"""The HTTP client of the tests (a requests.Session bound to a server's URL, with a token, over
+the socket or in-process) and the assert helpers for the API's answers: media types, the whole
+error envelope."""
 
 from __future__ import annotations
 
@@ -7,17 +8,24 @@ import json
 
 import requests
 
+from tests.harness.inprocess import mount_point
+
 VND = "application/vnd.api+json"
 JSON = "application/json"
 NOT_FOUND = {"errors": [{"detail": "Not found.", "status": "404", "code": "not_found"}]}
 
 
 class Client:
-    """requests.Session bound to the server's base URL, with an optional token."""
+    """requests.Session bound to the server's base URL, with an optional token. `transport`: a
+    requests adapter for every URL of that server (tests.harness.inprocess.WsgiAdapter calls the
+    app in-process); None goes over the socket. Clients made from this one keep it."""
 
-    def __init__(self, base_url: str, token: str | None = None):
+    def __init__(self, base_url: str, token: str | None = None, transport=None):
         self.base_url = base_url
         self.session = requests.Session()
+        self.transport = transport
+        if transport is not None:
+            self.session.mount(mount_point(base_url), transport)
         self.token = token
         self.user_id: str | None = None
         self.home_id: str | None = None
@@ -52,14 +60,14 @@ class Client:
         return self.request("DELETE", path, **kw)
 
     def as_anonymous(self) -> "Client":
-        return Client(self.base_url)
+        return Client(self.base_url, transport=self.transport)
 
     def login(self, username: str, password: str) -> "Client":
         response = self.as_anonymous().post("/api/auth/login/",
                                             {"username": username, "password": password},
                                             media=JSON)
         assert response.status_code == 200, response.text
-        client = Client(self.base_url, response.json()["token"])
+        client = Client(self.base_url, response.json()["token"], self.transport)
         me = client.get("/api/users/me/").json()["data"]
         client.user_id = me["id"]
         client.username = me["attributes"]["username"]

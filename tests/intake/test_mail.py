@@ -166,6 +166,7 @@ def test_the_periodic_check_goes_on_past_failing_accounts(alice, bob, make_user,
     assert flags(imap, mailbox) == {uid: {SEEN}}
 
 
+@pytest.mark.socket  # concurrent requests on real threads
 def test_many_checks_at_once_import_each_attachment_once(alice, mailbox, imap):
     for n in range(5):
         imap.append(*mailbox, message(f"Statement {n}", [

@@ -83,6 +83,7 @@ def test_a_server_sending_more_than_it_announced_is_stopped_at_the_check_budget(
 
 
 @pytest.mark.config(mail_check_seconds=3)
+@pytest.mark.socket  # others served through waitress meanwhile
 def test_trickling_servers_are_cut_at_the_deadline_while_others_are_served(make_user, hostile):
     hostile.messages = [Message(with_pdf("Slow letter"), send_body=trickle)]
     users = [make_user() for _ in range(8)]

@@ -274,6 +274,7 @@ def utc_stamp_now() -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.socket  # uploads on a thread of their own
 def test_backup_during_uploads_restores_a_consistent_state(alice, config, tmp_path, request):
     stop = threading.Event()
     uploaded = []

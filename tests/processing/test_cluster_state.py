@@ -9,6 +9,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from dms.processing import cluster, leases
 from dms.domain.credentials import LoginThrottle
 from dms.db import database
@@ -119,6 +121,7 @@ def test_a_node_accepts_only_the_languages_every_live_worker_has(alice, server):
     assert alice.get("/api/ocr-languages/").json()["languages"] == ["deu", "eng"]
 
 
+@pytest.mark.socket  # requests at once on real threads
 def test_one_page_rendered_by_many_requests_at_once_is_one_whole_preview_removed_with_its_version(
         alice, config):
     document_id = new_document(alice)

@@ -62,6 +62,7 @@ def test_a_search_past_its_deadline_is_stopped(alice, corpus):
 
 
 @pytest.mark.config(threads=1)
+@pytest.mark.socket  # a client that leaves, waitress' only thread
 def test_a_search_whose_client_left_stops_and_frees_its_thread(alice, corpus):
     host, port = alice.base_url.split("//")[1].split(":")
     abandoned = socket.create_connection((host, int(port)))

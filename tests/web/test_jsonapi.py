@@ -73,6 +73,7 @@ def test_many_error_cases_share_one_envelope(admin, alice, anon, config, caplog)
             or 'relation "node" does not exist' in caplog.text)
 
 
+@pytest.mark.socket  # a body limit
 def test_a_json_body_over_the_limit_is_413(admin, config):
     before = snapshot(config)
     padding = "x" * (config.max_json_bytes + 1)
@@ -177,6 +178,7 @@ def test_cors_is_off_by_default(admin):
 
 
 @pytest.mark.config(trusted_proxy="127.0.0.1", url_prefix="/dms")
+@pytest.mark.socket  # waitress' proxy handling and url_prefix
 def test_behind_a_trusted_proxy_under_a_prefix(server, config):
     base = server.url  # http://127.0.0.1:PORT/dms
     assert base.endswith("/dms")
@@ -189,6 +191,7 @@ def test_behind_a_trusted_proxy_under_a_prefix(server, config):
     assert plain["first"] == f"{base}/api/users/?page[number]=1"
 
 
+@pytest.mark.socket  # proxy headers through waitress
 def test_forwarded_headers_are_ignored_without_a_trusted_proxy(admin):
     forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "evil.example"}
     links = admin.get("/api/users/", headers=forwarded).json()["links"]

@@ -23,6 +23,8 @@ from tests.harness.database import snapshot
 from tests.harness.documents import new_document, upload
 from tests.harness.waiting import WaitTimeout, wait_for
 
+pytestmark = pytest.mark.socket  # waitress itself: connections, limits, its own errors
+
 VERSION = {"version": __version__}
 GET_VERSION = b"GET /api/version/ HTTP/1.1\r\nHost: test\r\n\r\n"
 
