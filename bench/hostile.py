@@ -47,7 +47,7 @@ of the server's output (lines, tracebacks, warnings and errors). The target for 
 (../shared/docs/targets.md): any request while a hostile file is processed p99 <= 100 ms, server
 RSS <= 500 MiB. It prints numbers and never asserts.
 
-    .venv/bin/python bench/hostile.py [--seconds 20] [--victims 4] [--tiff-frames 40]
+    .venv/bin/python -m bench.hostile [--seconds 20] [--victims 4] [--tiff-frames 40]
                                       [--idle-connections 200]
 """
 
@@ -59,7 +59,6 @@ import json
 import os
 import socket
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -67,14 +66,11 @@ import traceback
 from collections import Counter, defaultdict
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "tests"))  # samples: the tests' hostile-file generators
-
-from common import KeepAlive, ServerProcess, machine  # noqa: E402
-from hostile3 import Round3  # noqa: E402
-from samples import (pdf_claiming_pages, pdf_with_page_size, tiff,  # noqa: E402
-                     tiff_with_large_frame)
+from bench.common import KeepAlive, ServerProcess, machine
+from bench.hostile3 import Round3
+# The tests' hostile-file generators.
+from tests.harness.samples import (pdf_claiming_pages, pdf_with_page_size, tiff,
+                                   tiff_with_large_frame)
 
 VND = "application/vnd.api+json"
 USER_PASSWORD = "bench-user-password-1"

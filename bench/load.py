@@ -25,13 +25,13 @@ and after the load; the OCR backlog at the end (uploaded documents not yet `succ
 user from the legacy GET /api/documents list), and how long the backlog then takes to drain (at
 most --drain-seconds). It prints numbers and never asserts.
 
-    .venv/bin/python bench/load.py [--seconds 60] [--clients 16] [--users 4] [--me-seconds 10]
+    .venv/bin/python -m bench.load [--seconds 60] [--clients 16] [--users 4] [--me-seconds 10]
 
 Soak variant (instead of 2 and 3): the mixed load at a lower rate -- by default 4 clients, each
 pausing 200 ms between operations -- for N minutes, printing the server's RSS every 30 s, then
 its growth from the end of the first minute to the end (it should not grow). For 10 minutes:
 
-    .venv/bin/python bench/load.py --soak-minutes 10 [--clients 4] [--think-ms 200]
+    .venv/bin/python -m bench.load --soak-minutes 10 [--clients 4] [--think-ms 200]
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ import json
 import random
 import re
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -50,12 +49,8 @@ import traceback
 from collections import Counter, defaultdict
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "tests"))  # samples: the tests' tiny PDF writer and scans
-
-from common import ServerProcess, machine  # noqa: E402
-from samples import pdf, png  # noqa: E402
+from bench.common import ServerProcess, machine
+from tests.harness.samples import pdf, png  # the tests' tiny PDF writer and scans
 
 VND = "application/vnd.api+json"
 USER_PASSWORD = "bench-user-password-1"

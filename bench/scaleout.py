@@ -1,7 +1,7 @@
 """Scale-out benchmark (issue 15): several web nodes and `dms worker` processes on one machine.
 
-A throwaway PostgreSQL (tests/pgcluster.py: Debian's server binaries, fsync off) and Redis
-(tests/redisserver.py) on loopback; two web nodes (`dms serve --no-worker`) and 1, 2 or 4
+A throwaway PostgreSQL (tests/harness/pgcluster.py: Debian's server binaries, fsync off) and Redis
+(tests/harness/redisserver.py) on loopback; two web nodes (`dms serve --no-worker`) and 1, 2 or 4
 `dms worker --concurrency 1` processes, each with a data dir of its own (on the disk, under
 /tmp), all sharing one files dir under /dev/shm: another filesystem than the data dirs, as a NAS
 mount would be. Every process is configured as a real installation is, by DMS_DATABASE_URL,
@@ -19,7 +19,7 @@ is stopped.
    of --pages-per-document pages, multi-page 300-dpi grayscale TIFFs, are uploaded through the
    two web nodes (one uploading thread each) into a new folder. Page formats: `a4`, full A4 pages
    of 16 lines (bench/ocr.py's, LZW-compressed), what a scanner sends; `line`, the 1700x600 px
-   frames of one line of tests/samples.py, on which Tesseract is quick and dms's own cost per
+   frames of one line of tests/harness/samples.py, on which Tesseract is quick and dms's own cost per
    page (upload, queue, database, leases, searchable PDF) weighs more. Timed from the first
    upload until the folder's listing (polled through a web node every 0.2 s) shows every
    document `succeeded`. Then the workers are stopped (SIGTERM) and the folder deleted. Also
@@ -39,10 +39,10 @@ is stopped.
 It prints numbers and never asserts. Every process and temp dir it made is removed at the end,
 also after an error or Ctrl-C.
 
-    .venv/bin/python bench/scaleout.py [--pages 48] [--pages-per-document 3] [--workers 1 2 4]
+    .venv/bin/python -m bench.scaleout [--pages 48] [--pages-per-document 3] [--workers 1 2 4]
                                        [--page-formats a4 line] [--seconds 20] [--clients 16]
                                        [--upload-clients 8] [--upload-mib 4] [--seed 100]
-    .venv/bin/python bench/scaleout.py --quick     # smoke run: 6 pages, 5 s per load part
+    .venv/bin/python -m bench.scaleout --quick     # smoke run: 6 pages, 5 s per load part
 """
 
 from __future__ import annotations
@@ -66,16 +66,13 @@ from pathlib import Path
 
 import requests
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(ROOT / "tests"))
+from bench.common import machine
+from bench.ocr import load_font, scanned_page  # bench/ocr.py's A4 pages
+from tests.harness import samples
+from tests.harness.pgcluster import Cluster
+from tests.harness.redisserver import RedisServer
 
-from common import machine  # noqa: E402
-from ocr import load_font, scanned_page  # noqa: E402  (bench/ocr.py's A4 pages)
-from pgcluster import Cluster  # noqa: E402
-from redisserver import RedisServer  # noqa: E402
-import samples  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 PASSWORD = "bench-scaleout-pw-1"
 LISTENING = re.compile(r"dms listening on (http://\S+)")
@@ -416,7 +413,7 @@ def status_text(statuses: dict[str, int]) -> str:
 A4_LINES = 16
 FORMATS = {
     "a4": "A4 pages (2480x3508 px, 16 lines of 40 px DejaVuSans: bench/ocr.py's), LZW",
-    "line": "1700x600 px frames of tests/samples.tiff (one line of 64 px text), uncompressed",
+    "line": "1700x600 px frames of tests/harness/samples.tiff (one line of 64 px text), uncompressed",
 }
 
 

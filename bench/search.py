@@ -42,9 +42,9 @@ For each --sizes count and each --owners layout, in a fresh temporary data dir:
 The load average is printed before each layout: the machine may be shared. It prints numbers and
 never asserts.
 
-    .venv/bin/python bench/search.py [--sizes 10000 100000 1000000] [--owners 1 100] [--runs 300]
+    .venv/bin/python -m bench.search [--sizes 10000 100000 1000000] [--owners 1 100] [--runs 300]
         [--queries 50] [--words 200] [--vocabulary 4000] [--rare-words 5000] [--batch 10000]
-    .venv/bin/python bench/search.py --sizes 2000 --owners 1 --runs 50     # quick: checks it runs
+    .venv/bin/python -m bench.search --sizes 2000 --owners 1 --runs 50     # quick: checks it runs
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ import math
 import os
 import random
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -64,13 +63,10 @@ import urllib.parse
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine  # noqa: E402
-
-from dms.domain import accounts  # noqa: E402
-from dms.db import database, open_database  # noqa: E402
-from dms.db.models import Node, new_id  # noqa: E402
+from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine
+from dms.domain import accounts
+from dms.db import database, open_database
+from dms.db.models import Node, new_id
 
 FOLDER_SIZE = 1000
 OWNER_PASSWORD = "bench-owner-password-1"

@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_sixteen_mixed_clients_see_no_error():
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "load.py"), "--seconds", "15", "--me-seconds", "3",
-         "--drain-seconds", "120"], capture_output=True, text=True, timeout=600)
+        [sys.executable, "-m", "bench.load", "--seconds", "15", "--me-seconds", "3",
+         "--drain-seconds", "120"], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert result.returncode == 0, result.stderr[-3000:]
     output = result.stdout
     totals = re.findall(r"^total: \d+ requests in .* errors (\d+)$", output, re.MULTILINE)
