@@ -1,14 +1,15 @@
 """Scale-out benchmark (issue 15): several web nodes and `dms worker` processes on one machine.
 
-A throwaway PostgreSQL (tests/harness/pgcluster.py: Debian's server binaries, fsync off) and Redis
-(tests/harness/redisserver.py) on loopback; two web nodes (`dms serve --no-worker`) and 1, 2 or 4
-`dms worker --concurrency 1` processes, each with a data dir of its own (on the disk, under
-/tmp), all sharing one files dir under /dev/shm: another filesystem than the data dirs, as a NAS
-mount would be. Every process is configured as a real installation is, by DMS_DATABASE_URL,
-DMS_QUEUE_URL, DMS_FILES_DIR and DMS_ADMIN_PASSWORD. Everything runs on this machine and shares
-its cores: the benchmark's own clients, PostgreSQL, Redis, the web nodes and the workers (and
-their Tesseract processes). More workers than cores cannot read more pages; the numbers show
-how the cluster behaves when it is CPU-bound, not how it would scale on more machines.
+A throwaway PostgreSQL (tests/harness/pgcluster.py: Debian's server binaries, fsync off) and
+Redis (tests/harness/redisserver.py) on loopback; two web nodes (`dms serve --no-worker`) and 1,
+2 or 4 `dms worker --concurrency 1` processes (tests/harness/nodes.py, as the multi-node tests
+run them), each with a data dir of its own (on the disk, under /tmp), all sharing one files dir
+under /dev/shm: another filesystem than the data dirs, as a NAS mount would be. Every process
+is configured as a real installation is, by DMS_DATABASE_URL, DMS_QUEUE_URL, DMS_FILES_DIR and
+DMS_ADMIN_PASSWORD. Everything runs on this machine and shares its cores: the benchmark's own
+clients, PostgreSQL, Redis, the web nodes and the workers (and their Tesseract processes). More
+workers than cores cannot read more pages; the numbers show how the cluster behaves when it is
+CPU-bound, not how it would scale on more machines.
 
 Before the parts: one worker reads a warm-up scan and --seed small text documents (folder
 `Listing`, words of a small vocabulary: what parts 2's listing and search requests read); then it
@@ -69,21 +70,17 @@ import requests
 from bench.common import machine
 from bench.ocr import load_font, scanned_page  # bench/ocr.py's A4 pages
 from tests.harness import samples
+from tests.harness.nodes import NodeGroup
 from tests.harness.pgcluster import Cluster
 from tests.harness.redisserver import RedisServer
 
-ROOT = Path(__file__).resolve().parents[1]
-
 PASSWORD = "bench-scaleout-pw-1"
-LISTENING = re.compile(r"dms listening on (http://\S+)")
-WORKER_READY = re.compile(r"dms worker (\S+) reading")
 PROCESSED = re.compile(r"processed version (\S+): (\d+) page\(s\)")
 READ_SLICE = re.compile(r"version (\S+): read page\(s\) ([\d, -]+)")
 LOG_PROBLEM = re.compile(r"\S+ \S+ (WARNING|ERROR|CRITICAL) (.*)")
 JSONAPI = "application/vnd.api+json"
 TIMEOUT = 120  # seconds, per HTTP request
 POLL_SECONDS = 0.2
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 WORDS = ("invoice insurance contract payment reminder statement pension tax receipt warranty "
          "delivery mortgage salary rental deposit refund license premium account balance "
          "electricity telephone garage doctor pharmacy school holiday membership donation "
@@ -91,77 +88,7 @@ WORDS = ("invoice insurance contract payment reminder statement pension tax rece
          "transfer quarterly annual").split()
 
 
-# --------------------------------------------------------------------------- processes
-
-def clean_environment(**extra: str) -> dict:
-    """This process' environment without any DMS_* setting of the caller, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DMS_")}
-    env.update(extra)
-    return env
-
-
-class DmsProcess:
-    """`python -m dms serve --no-worker` or `python -m dms worker`, its output in a log file."""
-
-    def __init__(self, command: str, data_dir: Path, env: dict, name: str):
-        data_dir.mkdir(parents=True, exist_ok=True)
-        self.name = name
-        self.log_path = data_dir.parent / f"{name}.log"
-        self._log = open(self.log_path, "w")
-        extra = (["--port", "0", "--no-worker"] if command == "serve"
-                 else ["--concurrency", "1"])
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "dms", command, "--data-dir", str(data_dir), *extra],
-            env=clean_environment(**env), stdout=self._log, stderr=subprocess.STDOUT, text=True,
-            cwd=ROOT)
-        self.url = self.worker_id = None
-        self.stopped_status: int | None = None
-        match = self.wait_for(LISTENING if command == "serve" else WORKER_READY, 120)
-        if command == "serve":
-            self.url = match.group(1)
-        else:
-            self.worker_id = match.group(1)
-
-    @property
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def wait_for(self, pattern: re.Pattern, timeout: float) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            match = pattern.search(self.output)
-            if match:
-                return match
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"{self.name} did not start (exit status {self.process.returncode});"
-                           f" its output:\n{self.output[-3000:]}")
-
-    def cpu_seconds(self) -> float:
-        """User + system time of the process and of its children it has waited for (Tesseract)."""
-        try:
-            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return float("nan")
-        # after the command: state is fields[0]; utime, stime, cutime, cstime are 14-17 of stat(5)
-        return sum(int(value) for value in fields[11:15]) / CLOCK_TICKS
-
-    def stop(self, signum: int = signal.SIGTERM) -> int:
-        if self.stopped_status is not None:
-            return self.stopped_status
-        if self.process.poll() is None:
-            self.process.send_signal(signum)
-        try:
-            status = self.process.wait(timeout=90)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            status = self.process.wait()
-        self._log.close()
-        self.stopped_status = status
-        return status
-
+# --------------------------------------------------------------------------- CPU time
 
 def machine_cpu() -> tuple[int, int]:
     """(busy, total) jiffies of all cores since boot, from /proc/stat."""
@@ -306,76 +233,14 @@ def percentile(ordered: list[float], fraction: float) -> float:
 
 # --------------------------------------------------------------------------- the cluster
 
-class Bench:
+class Bench(NodeGroup):
+    """The two web nodes and the workers of the runs, configured as a real installation is."""
+
     def __init__(self, root: Path, shared: Path, database_url: str, queue_url: str):
-        self.root, self.shared = root, shared
-        self.env = {"DMS_DATABASE_URL": database_url, "DMS_QUEUE_URL": queue_url,
-                    "DMS_FILES_DIR": str(shared), "DMS_ADMIN_PASSWORD": PASSWORD}
-        self.web: list[DmsProcess] = []
-        self.workers: list[DmsProcess] = []
-        self.retired: list[DmsProcess] = []
-        self.worker_count = 0
-
-    def start_web(self, name: str) -> DmsProcess:
-        node = DmsProcess("serve", self.root / name, self.env, name)
-        self.web.append(node)
-        return node
-
-    def start_workers(self, count: int) -> list[DmsProcess]:
-        """`count` workers, started at once (each writes its readiness line when it reads)."""
-        started: list[DmsProcess] = []
-        errors: list[BaseException] = []
-        lock = threading.Lock()
-
-        def start() -> None:
-            with lock:
-                self.worker_count += 1
-                name = f"worker{self.worker_count}"
-            try:
-                node = DmsProcess("worker", self.root / name, self.env, name)
-            except BaseException as error:  # re-raised below, in this thread
-                errors.append(error)
-                return
-            with lock:
-                started.append(node)
-                self.workers.append(node)
-
-        threads = [threading.Thread(target=start, daemon=True) for _ in range(count)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if errors:
-            raise errors[0]
-        return started
-
-    def stop_workers(self) -> list[int]:
-        statuses = [0] * len(self.workers)
-
-        def stop(index: int, node: DmsProcess) -> None:
-            statuses[index] = node.stop()
-
-        threads = [threading.Thread(target=stop, args=(i, n), daemon=True)
-                   for i, n in enumerate(self.workers)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        self.retired += self.workers
-        self.workers = []
-        return statuses
-
-    def stop_all(self) -> None:
-        for node in [*self.workers, *self.web]:
-            try:
-                node.stop()
-            except Exception as error:  # keep stopping the others
-                print(f"could not stop {node.name}: {error}", file=sys.stderr)
-        self.retired += self.workers + self.web
-        self.workers, self.web = [], []
-
-    def all_processes(self) -> list[DmsProcess]:
-        return [*self.web, *self.workers, *self.retired]
+        super().__init__(root, {"DMS_DATABASE_URL": database_url, "DMS_QUEUE_URL": queue_url,
+                                "DMS_FILES_DIR": str(shared), "DMS_ADMIN_PASSWORD": PASSWORD},
+                         worker_args=("--concurrency", "1"), start_timeout=120, stop_timeout=90)
+        self.shared = shared
 
 
 def texts_of(rng: random.Random, count: int) -> str:
@@ -574,18 +439,18 @@ KINDS = ["GET /api/users/me/", "GET /api/nodes/{Listing}/ (25 of 100)", "GET /ap
 def part_mixed(bench: Bench, token: str, home: str, listing: str, seed: int, args) -> None:
     print(f"\n== 2. {args.clients} concurrent clients, mixed requests, {args.seconds:g} s, half "
           f"on each web node (no worker running)", flush=True)
-    uploads_folder = Api(bench.web[0].url, token).create("folders", "Mixed uploads", home)
+    uploads_folder = Api(bench.web_nodes()[0].url, token).create("folders", "Mixed uploads", home)
     listing_pages = max(1, math.ceil(seed / 25))
     latencies: dict[str, list[float]] = {kind: [] for kind in KINDS}
-    per_node = [0] * len(bench.web)
+    per_node = [0] * len(bench.web_nodes())
     errors: list[str] = []
     lock = threading.Lock()
     deadline = [0.0]
     barrier = threading.Barrier(args.clients + 1)
 
     def client(index: int) -> None:
-        which = index % len(bench.web)
-        api = Api(bench.web[which].url, token)
+        which = index % len(bench.web_nodes())
+        api = Api(bench.web_nodes()[which].url, token)
         rng = random.Random(100 + index)
         mine: dict[str, list[float]] = {kind: [] for kind in KINDS}
         count, failures = 0, []
@@ -670,7 +535,7 @@ def part_uploads(bench: Bench, token: str, home: str, args) -> None:
     print(f"\n== 3. upload throughput into the shared files dir: {args.upload_clients} clients, "
           f"{args.upload_mib} MiB text files (each a new document), {args.seconds:g} s, half on "
           f"each web node (no worker running)", flush=True)
-    folder = Api(bench.web[0].url, token).create("folders", "Big uploads", home)
+    folder = Api(bench.web_nodes()[0].url, token).create("folders", "Big uploads", home)
     rng = random.Random(3)
     alphabet = b"abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789\n"
     blob = bytes(rng.choice(alphabet) for _ in range(2**16)) * (size // 2**16 + 1)
@@ -683,8 +548,8 @@ def part_uploads(bench: Bench, token: str, home: str, args) -> None:
     barrier = threading.Barrier(args.upload_clients + 1)
 
     def client(index: int) -> None:
-        which = index % len(bench.web)
-        api = Api(bench.web[which].url, token)
+        which = index % len(bench.web_nodes())
+        api = Api(bench.web_nodes()[which].url, token)
         barrier.wait()
         number = 0
         while time.monotonic() < deadline[0]:
@@ -737,11 +602,11 @@ def part_uploads(bench: Bench, token: str, home: str, args) -> None:
     # Where the files are, and that they download intact through the other node.
     stored = [p for p in bench.shared.rglob("*") if p.is_file() and ".previews" not in p.parts]
     big = [p for p in stored if p.stat().st_size == size]
-    leftovers = [p for node in bench.web for p in (node.log_path.parent / node.name /
-                                                   "tmp").rglob("*") if p.is_file()]
+    leftovers = [p for node in bench.web_nodes() for p in (node.data_dir / "tmp").rglob("*")
+                 if p.is_file()]
     checked = bad = 0
     for document, digest, which in uploaded[:10]:
-        other = Api(bench.web[1 - which].url, token)
+        other = Api(bench.web_nodes()[1 - which].url, token)
         try:
             body = other.call("GET", f"/api/documents/{document}/download/").content
             checked += 1
@@ -823,9 +688,9 @@ def main() -> int:
         bench.start_web("web-a")  # the first migrates the empty database and makes the admin
         bench.start_web("web-b")
         print(f"two web nodes up in {time.perf_counter() - started:.1f} s: "
-              f"{bench.web[0].url} {bench.web[1].url}", flush=True)
-        token = login(bench.web[0].url)
-        apis = [Api(node.url, token) for node in bench.web]
+              f"{bench.web_nodes()[0].url} {bench.web_nodes()[1].url}", flush=True)
+        token = login(bench.web_nodes()[0].url)
+        apis = [Api(node.url, token) for node in bench.web_nodes()]
         home = apis[0].get("/api/users/me/")["data"]["relationships"]["home_folder"]["data"]["id"]
         listing = prepare(bench, apis, home, args.seed)
         part_ocr(bench, apis, home, args)
@@ -841,16 +706,16 @@ def main() -> int:
         if bench is not None:
             bench.stop_all()
             tracebacks = {node.name: node.output.count("Traceback")
-                          for node in bench.all_processes()}
+                          for node in bench.all_nodes()}
             noisy = {name: count for name, count in tracebacks.items() if count}
             print(f"tracebacks in the dms processes' logs: "
                   f"{noisy if noisy else 'none'}", flush=True)
             for name in noisy:
-                node = next(n for n in bench.all_processes() if n.name == name)
+                node = next(n for n in bench.all_nodes() if n.name == name)
                 first = node.output.split("Traceback", 1)[1][:1500]
                 print(f"--- first traceback of {name}:\nTraceback{first}")
             warned: dict[str, int] = {}
-            for node in bench.all_processes():
+            for node in bench.all_nodes():
                 for line in node.output.splitlines():
                     match = LOG_PROBLEM.match(line)
                     if match:  # the message without its ids and numbers, to group alike ones

@@ -9,8 +9,6 @@ The tests of this module share the cluster and run in order: the failed-logins t
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
 import re
 import shutil
@@ -31,9 +29,10 @@ from tests.harness import samples
 from tests.harness.client import Client
 from tests.harness.database import query_sql
 from tests.harness.documents import new_document, upload
-from tests.harness.processes import free_port, LISTENING, dms_command, environment
+from tests.harness.nodes import DmsNode, NodeGroup
+from tests.harness.processes import dms_command, environment, free_port
 from tests.harness.redisserver import RedisServer
-from tests.harness.waiting import WaitTimeout, wait_for
+from tests.harness.waiting import wait_for
 
 pytestmark = [pytest.mark.postgresql_only, pytest.mark.slow]
 
@@ -42,86 +41,18 @@ TIMING = {"DMS_LEASE_SECONDS": "3", "DMS_RECONCILE_MINUTES": "0.05", "DMS_VERIFY
           "DMS_OCR_WORKERS": "1", "DMS_OCR_SLICE_SECONDS": "60"}
 
 
-class Node:
-    """A dms subprocess (`serve` or `worker`) whose output goes to a log file."""
+class Cluster(NodeGroup):
+    """The lane's web nodes and workers on one database, one Redis and one shared files dir."""
 
-    def __init__(self, command: str, data_dir: Path, env: dict, *args: str):
-        data_dir.mkdir(parents=True, exist_ok=True)
-        self.log_path = data_dir.parent / f"{data_dir.name}-{uuid.uuid4().hex[:6]}.log"
-        self._log = open(self.log_path, "w")
-        extra = ["--port", "0", "--no-worker"] if command == "serve" else []
-        self.process = subprocess.Popen(
-            dms_command(command, "--data-dir", str(data_dir), *extra, *args),
-            env=environment(**env), stdout=self._log, stderr=subprocess.STDOUT, text=True)
-        pattern = LISTENING if command == "serve" else re.compile(r"dms worker (\S+) reading")
-        match = self.wait_for(pattern, 60)
-        self.url = match.group(1) if command == "serve" else None
-        self.worker_id = match.group(1) if command == "worker" else None
-
-    @property
-    def output(self) -> str:
-        return self.log_path.read_text()
-
-    def wait_for(self, pattern: re.Pattern, timeout: float) -> re.Match:
-        def said_or_exited():
-            return pattern.search(self.output) or self.process.poll() is not None
-
-        with contextlib.suppress(WaitTimeout):
-            match = wait_for(said_or_exited, timeout=timeout, interval=0.05)
-            if match is not True:
-                return match
-        self.process.kill()
-        raise AssertionError(f"dms did not start:\n{self.output}")
-
-    def stop(self, signum=signal.SIGTERM) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signum)
-        try:
-            status = self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            status = self.process.wait()
-        self._log.close()
-        return status
-
-
-class Cluster:
     def __init__(self, root: Path, database_url: str, redis: RedisServer, files_dir: Path):
-        self.root = root
+        super().__init__(root, {"DMS_DATABASE_URL": database_url, "DMS_QUEUE_URL": redis.url(),
+                                "DMS_FILES_DIR": str(files_dir), "DMS_ADMIN_PASSWORD": PASSWORD,
+                                **TIMING})
         self.database = SimpleNamespace(database_url=database_url)
         self.files_dir = files_dir
-        self.env = {"DMS_DATABASE_URL": database_url, "DMS_QUEUE_URL": redis.url(),
-                    "DMS_FILES_DIR": str(files_dir), "DMS_ADMIN_PASSWORD": PASSWORD, **TIMING}
-        self.web: dict[str, Node] = {}
-        self.workers: list[Node] = []
-        self.retired: list[Node] = []  # stopped or killed, kept for their logs
-
-    def start_web(self, name: str) -> Node:
-        self.web[name] = Node("serve", self.root / name, self.env)
-        return self.web[name]
-
-    def start_worker(self) -> Node:
-        node = Node("worker", self.root / f"worker{len(self.workers) + len(self.retired)}", self.env)
-        self.workers.append(node)
-        return node
-
-    def retire(self, node: Node, signum=signal.SIGTERM) -> int:
-        status = node.stop(signum)
-        self.retired.append(node)
-        if node in self.workers:
-            self.workers.remove(node)
-        return status
-
-    def worker_logs(self) -> str:
-        return "".join(node.output for node in self.workers + self.retired
-                       if node.worker_id is not None)
 
     def sql(self, statement: str, *params) -> list[tuple]:
         return query_sql(self.database, statement, *params)
-
-    def stop(self) -> None:
-        for node in [*self.web.values(), *self.workers]:
-            node.stop()
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +71,7 @@ def cluster(postgres, tmp_path_factory):
         running.start_worker()
         yield running
     finally:
-        running.stop()
+        running.stop_all()
         redis.stop()
         shutil.rmtree(shared, ignore_errors=True)
 
@@ -370,7 +301,7 @@ def test_health_is_503_with_the_reason_when_redis_or_postgresql_is_unreachable(t
     url = postgres.new_database()
     env = {"DMS_DATABASE_URL": url, "DMS_QUEUE_URL": f"redis://127.0.0.1:{free_port()}/0",
            "DMS_ADMIN_PASSWORD": PASSWORD}
-    node = Node("serve", tmp_path / "lonely", env)
+    node = DmsNode("serve", tmp_path / "lonely", env)
     try:
         response = requests.get(node.url + "/health", timeout=30)
         assert (response.status_code, response.json()) == (503, {"errors": [{
@@ -396,7 +327,7 @@ def test_two_web_nodes_starting_on_an_empty_database_make_one_schema_and_one_adm
 
         def start(index):
             barrier.wait()
-            nodes[index] = Node("serve", tmp_path / f"node{index}", env)
+            nodes[index] = DmsNode("serve", tmp_path / f"node{index}", env)
 
         threads = [threading.Thread(target=start, args=(i,)) for i in range(2)]
         for thread in threads:
