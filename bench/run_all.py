@@ -1,6 +1,9 @@
 """Runs every benchmark in bench/ one after the other, each as its own subprocess, and writes their
 full output to bench/RESULTS.md under a header naming the machine and the versions measured.
-Run it, like every benchmark, from the repository root as a module of the `bench` package:
+Run it, like every benchmark, from the repository root as a module of the `bench` package, once
+what the benchmarks need beyond dms itself is installed (the `bench` extra: requests, psycopg,
+redis; and PostgreSQL's server and Redis for scale and scaleout): `scripts/setup.sh --bench`
+(or `.venv/bin/pip install -e '.[bench]'` where those servers are installed already).
 
     .venv/bin/python -m bench.run_all            # full sizes: takes long, use an otherwise idle machine
     .venv/bin/python -m bench.run_all --quick    # small sizes, about two minutes: checks that all run

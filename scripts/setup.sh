@@ -2,13 +2,20 @@
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
-# Redis, Dovecot's IMAP server, pytest, Playwright, papermerge-cli in a virtualenv of its own).
+# Redis, Dovecot's IMAP server, pytest, Playwright, papermerge-cli in a virtualenv of its own);
+# `--bench` what the benchmarks in bench/ need (PostgreSQL's server, Redis, the bench extra).
 # Re-running it is fast: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_tests=0
-[ "${1:-}" = "--test" ] && with_tests=1
+with_bench=0
+for argument in "$@"; do
+  case "$argument" in
+    --test) with_tests=1 ;;
+    --bench) with_bench=1 ;;
+  esac
+done
 
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
@@ -26,10 +33,16 @@ if [ $with_tests -eq 1 ]; then
   command -v 7z >/dev/null || missing+=(p7zip-full)
   # Chromium: the token page is tested in a real headless browser.
   command -v chromium >/dev/null || missing+=(chromium)
-  # PostgreSQL's server: the tests start throwaway clusters of it (tests/harness/pgcluster.py).
+fi
+if [ $with_tests -eq 1 ] || [ $with_bench -eq 1 ]; then
+  # PostgreSQL's server: the tests and benchmarks start throwaway clusters of it
+  # (tests/harness/pgcluster.py).
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
-  # Redis: the multi-node tests start a throwaway redis-server (tests/harness/redisserver.py).
+  # Redis: the multi-node tests and bench/scaleout.py start a throwaway redis-server
+  # (tests/harness/redisserver.py).
   command -v redis-server >/dev/null || missing+=(redis-server)
+fi
+if [ $with_tests -eq 1 ]; then
   # Dovecot: the mail-import tests start a throwaway IMAP server (tests/harness/imapserver.py).
   # (dovecot-core alone has /usr/sbin/dovecot; /usr/sbin is not in every user's PATH.)
   [ -x /usr/lib/dovecot/imap-login ] || missing+=(dovecot-imapd)
@@ -43,7 +56,9 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 
 extras=""
-[ $with_tests -eq 1 ] && extras="[test]"
+[ $with_tests -eq 1 ] && extras="test"
+[ $with_bench -eq 1 ] && extras="${extras:+$extras,}bench"
+extras="${extras:+[$extras]}"
 stamp=".setup-stamp$extras"
 wanted="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
