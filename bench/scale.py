@@ -39,8 +39,9 @@ import urllib.parse
 from pathlib import Path
 
 from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine
-from bench.search import (FUNCTION_WORDS, OutputDrain, TextGenerator, percentile, rare_words,
-                          vocabulary, wait_for_index)
+from bench.lib.corpus import FUNCTION_WORDS, TextGenerator, rare_words, vocabulary
+from bench.lib.search_queries import percentile
+from bench.lib.search_server import OutputDrain, wait_for_index
 from dms.domain import accounts
 from dms.db import _postgresql_sql, database, is_postgresql, open_database
 from dms.db.models import Node, new_id
