@@ -2,8 +2,9 @@
 the repository root; nothing here imports pytest, so the benchmarks need no test tools):
 
 - client: the HTTP `Client` of the API and the assert helpers of its answers
+- inprocess: the Client's in-process transport (the WSGI app called without a socket)
 - users: the fixtures' passwords, a user added through the API
-- appserver: a dms Server in a thread, an empty restore target
+- appserver: a dms Server in a thread (for a block, or until stopped), an empty restore target
 - database: the database behind a server's back (snapshots, SQL on either engine, rows written
   straight into it)
 - waiting: the one wait loop (wait_for) and the waits built on it: a 503 while the search index
@@ -16,4 +17,5 @@ the repository root; nothing here imports pytest, so the benchmarks need no test
 - samples: sample files made on the spot (PDFs, scans, TIFFs, hostile files)
 - pgcluster, redisserver, imapserver, hostileimap: throwaway PostgreSQL, Redis, Dovecot, and a
   misbehaving IMAP server
+- nodes: web nodes and workers of a cluster as processes (the multi-node tests, bench/scaleout.py)
 """
