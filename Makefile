@@ -11,11 +11,11 @@ dist:
 	scripts/dist
 
 bench:
-	.venv/bin/python bench/tree.py
-	.venv/bin/python bench/upload.py
-	.venv/bin/python bench/ocr.py
-	.venv/bin/python bench/search.py
-	.venv/bin/python bench/load.py
-	.venv/bin/python bench/hostile.py
-	.venv/bin/python bench/scale.py
-	.venv/bin/python bench/scaleout.py
+	.venv/bin/python -m bench.tree
+	.venv/bin/python -m bench.upload
+	.venv/bin/python -m bench.ocr
+	.venv/bin/python -m bench.search
+	.venv/bin/python -m bench.load
+	.venv/bin/python -m bench.hostile
+	.venv/bin/python -m bench.scale
+	.venv/bin/python -m bench.scaleout

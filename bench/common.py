@@ -18,6 +18,7 @@ from pathlib import Path
 
 import requests
 
+ROOT = Path(__file__).resolve().parents[1]
 ADMIN_PASSWORD = "bench-password-1"
 LISTENING = re.compile(r"dms listening on (http://\S+)")
 
@@ -108,7 +109,7 @@ class FloorProcess:
     """bench/floor.py in a subprocess: the bare waitress app dms is compared with."""
 
     def __init__(self):
-        self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("floor.py"))],
+        self.process = subprocess.Popen([sys.executable, "-m", "bench.floor"], cwd=ROOT,
                                         stdout=subprocess.PIPE, text=True)
         self.port = int(self.process.stdout.readline().split()[-1])
 

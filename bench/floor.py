@@ -2,7 +2,7 @@
 JSON body, as fast as waitress can serve anything. Benchmarks run it beside dms and report dms's
 latencies as ratios to it, timed in the same run, interleaved (../shared/docs/targets.md).
 
-    .venv/bin/python bench/floor.py      # prints "listening on <port>", serves until killed
+    .venv/bin/python -m bench.floor      # prints "listening on <port>", serves until killed
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ import threading
 import time
 from pathlib import Path
 
-from common import KeepAlive
-from hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal, nested_mime,
+from bench.common import KeepAlive
+from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal, nested_mime,
                          trickle)
-from samples import pdf_content_bomb, pdf_slow_to_render
+from tests.harness.samples import pdf_content_bomb, pdf_slow_to_render
 
 VND = "application/vnd.api+json"
 MAIL_CASES = {"announces 10 GB": lambda: Message(b"x" * 100, claimed_size=100,

@@ -27,14 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "tests"))
+import requests
 
-from common import ADMIN_PASSWORD, ServerProcess, machine  # noqa: E402
-
-import requests  # noqa: E402
-import samples  # noqa: E402
+from bench.common import ADMIN_PASSWORD, ServerProcess, machine
+from tests.harness import samples
 
 
 def dms(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

@@ -3,7 +3,7 @@
 Measures, over loopback, each time from the first upload until every document is `succeeded`
 (the legacy document list is polled):
   1. born-digital PDFs (text layer, read by pdfium): pages/s, for full pages of sentences
-     (--pdf-lines lines of ~90 characters) and for the one-line pages of tests/samples.pdf();
+     (--pdf-lines lines of ~90 characters) and for the one-line pages of tests/harness/samples.pdf();
   2. 300-dpi scans: A4 pages (2480x3508 px, grayscale PNG, --scan-lines lines of DejaVuSans at
      40 px), each uploaded as its own document: pages/min, once per --workers value
      (DMS_OCR_WORKERS, a fresh server each time), with the searchable PDF made beside each
@@ -20,7 +20,7 @@ Each server gets one warm-up document (not timed) before its timed uploads, and 
 warm-up page, so neither pays for first imports or a cold page cache. It prints numbers and never
 asserts.
 
-    .venv/bin/python bench/ocr.py [--pdfs 20] [--pdf-pages 50] [--pdf-lines 45] [--short-pdfs 40]
+    .venv/bin/python -m bench.ocr [--pdfs 20] [--pdf-pages 50] [--pdf-lines 45] [--short-pdfs 40]
                                   [--short-pdf-pages 50] [--scans 12] [--scan-lines 16]
                                   [--workers 1 2] [--rounds 2]
 """
@@ -33,19 +33,15 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "tests"))  # samples: the tests' tiny PDF writer and scans
+from PIL import Image, ImageDraw, ImageFont
 
-from common import KeepAlive, ServerProcess, machine  # noqa: E402
-from PIL import Image, ImageDraw, ImageFont  # noqa: E402
-from samples import pdf, png  # noqa: E402
+from bench.common import KeepAlive, ServerProcess, machine
+from tests.harness.samples import pdf, png  # the tests' tiny PDF writer and scans
 
 POLL_SECONDS = 0.1
 TIMEOUT_SECONDS = 1800

@@ -1,9 +1,13 @@
 """Runs every benchmark in bench/ one after the other, each as its own subprocess, and writes their
 full output to bench/RESULTS.md under a header naming the machine and the versions measured.
+Run it, like every benchmark, from the repository root as a module of the `bench` package, once
+what the benchmarks need beyond dms itself is installed (the `bench` extra: requests, psycopg,
+redis; and PostgreSQL's server and Redis for scale and scaleout): `scripts/setup.sh --bench`
+(or `.venv/bin/pip install -e '.[bench]'` where those servers are installed already).
 
-    .venv/bin/python bench/run_all.py            # full sizes: takes long, use an otherwise idle machine
-    .venv/bin/python bench/run_all.py --quick    # small sizes, about two minutes: checks that all run
-    .venv/bin/python bench/run_all.py --only load [--quick]
+    .venv/bin/python -m bench.run_all            # full sizes: takes long, use an otherwise idle machine
+    .venv/bin/python -m bench.run_all --quick    # small sizes, about two minutes: checks that all run
+    .venv/bin/python -m bench.run_all --only load [--quick]
 
 A missing benchmark script is skipped (and said so). It never asserts on the numbers; its exit
 status is 0 unless a benchmark crashed (non-zero exit status), whose output and status are then in
@@ -25,12 +29,10 @@ import sys
 import time
 from pathlib import Path
 
+from bench.common import machine
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(ROOT))
-
-from common import machine  # noqa: E402
 
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
               "scaleout.py", "import.py"]
@@ -90,8 +92,8 @@ def header(mode: str) -> str:
         ("Date (UTC)", now.strftime("%Y-%m-%d %H:%M:%S")),
         ("Sizes", mode),
     ]
-    lines = ["# Benchmark results", "", "Written by `bench/run_all.py`; each section is one "
-             "benchmark's full output. The numbers are measured, not asserted.", "",
+    lines = ["# Benchmark results", "", "Written by `.venv/bin/python -m bench.run_all`; each "
+             "section is one benchmark's full output. The numbers are measured, not asserted.", "",
              "| | |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in rows]
     return "\n".join(lines) + "\n"
@@ -111,7 +113,7 @@ def quick_arguments(script: Path) -> tuple[list[str], list[str]]:
 
 def run(script: Path, arguments: list[str]) -> tuple[int, str, float]:
     """Runs the benchmark, echoing its output as it comes; (exit status, output, wall seconds)."""
-    command = [sys.executable, str(script), *arguments]
+    command = [sys.executable, "-m", f"bench.{script.stem}", *arguments]
     environment = {**os.environ, "PYTHONUNBUFFERED": "1"}
     started = time.perf_counter()
     lines: list[str] = []
@@ -179,7 +181,7 @@ def main() -> int:
             continue
         arguments, unknown = quick_arguments(script) if args.quick else ([], [])
         command = " ".join(shlex.quote(part) for part in
-                           [".venv/bin/python", f"bench/{name}", *arguments])
+                           [".venv/bin/python", "-m", f"bench.{name[:-3]}", *arguments])
         print(f"== {name}: {command}", flush=True)
         status, output, seconds = run(script, arguments)
         note = (f"(--quick: {name} has no {', '.join(unknown)}, so those sizes are its defaults)"

@@ -1,7 +1,7 @@
 """Scale benchmark: the same requests against a million documents on SQLite and on PostgreSQL.
 
 For each engine (SQLite in a temporary data dir; PostgreSQL in a throwaway cluster of Debian's
-server binaries on loopback, started and stopped here, fsync off: tests/pgcluster.py) and each
+server binaries on loopback, started and stopped here, fsync off: tests/harness/pgcluster.py) and each
 --owners layout, it loads --size documents with realistic text (bench/search.py's Zipf text and
 titles), bulk-inserted with plain SQL in transactions of --batch documents. The owner whose
 documents are queried (the admin with one owner, owner001 with more) gets the first 20,010
@@ -23,8 +23,8 @@ It prints p50/p95 per request kind and engine, PostgreSQL's medians as ratios to
 same run (target: listings and /users/me/ within 2x), and the search targets (p95 <= 50 ms on
 SQLite, <= 100 ms on PostgreSQL, one owner). It never asserts.
 
-    .venv/bin/python bench/scale.py [--size 1000000] [--owners 1 1000] [--engines sqlite postgresql]
-    .venv/bin/python bench/scale.py --size 20000 --owners 1 --runs 30 --seconds 5   # quick
+    .venv/bin/python -m bench.scale [--size 1000000] [--owners 1 1000] [--engines sqlite postgresql]
+    .venv/bin/python -m bench.scale --size 20000 --owners 1 --runs 30 --seconds 5   # quick
 """
 
 from __future__ import annotations
@@ -32,25 +32,20 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import sys
 import tempfile
 import threading
 import time
 import urllib.parse
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
-
-from common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine  # noqa: E402
-from search import (FUNCTION_WORDS, OutputDrain, TextGenerator, percentile,  # noqa: E402
-                    rare_words, vocabulary, wait_for_index)
-
-from dms.domain import accounts  # noqa: E402
-from dms.db import postgresql_sql, database, is_postgresql, open_database  # noqa: E402
-from dms.db.schema import migrate_schema  # noqa: E402
-from dms.db.models import Node, new_id  # noqa: E402
+from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine
+from bench.lib.corpus import FUNCTION_WORDS, TextGenerator, rare_words, vocabulary
+from bench.lib.search_queries import percentile
+from bench.lib.search_server import OutputDrain, wait_for_index
+from dms.domain import accounts
+from dms.db import database, is_postgresql, open_database, postgresql_sql
+from dms.db.schema import migrate_schema
+from dms.db.models import Node, new_id
 
 OWNER_PASSWORD = "bench-owner-password-1"
 FOLDER_SIZE = 1000
@@ -355,7 +350,7 @@ def main() -> None:
     rare = rare_words(5000, set(words), rng)
     cluster = None
     if "postgresql" in args.engines:
-        from pgcluster import Cluster
+        from tests.harness.pgcluster import Cluster
         cluster = Cluster().start()
         print(f"PostgreSQL: a throwaway cluster of {cluster.bin.parent.name} on loopback "
               "(fsync off, shared_buffers 64MB)")

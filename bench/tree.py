@@ -6,26 +6,22 @@ children) are timed alternately with a bare waitress app (bench/floor.py) on its
 connection, and printed as ratios to its median. The big folder's documents all carry the tag
 `paid`, every third also `2024`: a tag-filtered page of it is timed beside the unfiltered one.
 
-    .venv/bin/python bench/tree.py [--nodes 100000]
+    .venv/bin/python -m bench.tree [--nodes 100000]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from common import (ADMIN_PASSWORD, FloorProcess, ServerProcess, machine, timed,  # noqa: E402
-                    timed_beside)
-
-from dms.domain import accounts  # noqa: E402
-from dms.db import database, open_database  # noqa: E402
-from dms.db.schema import migrate_schema  # noqa: E402
-from dms.db.models import Node, new_id, utcnow  # noqa: E402
+from bench.common import (ADMIN_PASSWORD, FloorProcess, ServerProcess, machine, timed,
+                          timed_beside)
+from dms.domain import accounts
+from dms.db import database, open_database
+from dms.db.schema import migrate_schema
+from dms.db.models import Node, new_id, utcnow
 
 BIG_FOLDER_CHILDREN = 10_000
 MOVED_DESCENDANTS = 10_000

@@ -10,7 +10,7 @@ Measures, over loopback:
 
 Sizes are MiB (2**20 bytes) and throughputs MiB/s. It prints numbers and never asserts.
 
-    .venv/bin/python bench/upload.py [--size-mb 1024] [--small-size-mb 256] [--clients 8] [--pdfs 200]
+    .venv/bin/python -m bench.upload [--size-mb 1024] [--small-size-mb 256] [--clients 8] [--pdfs 200]
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import hashlib
 import http.client
 import json
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -28,12 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Self
 
-BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "tests"))  # samples.pdf(): the tests' tiny PDF writer
-
-from common import KeepAlive, ServerProcess, machine  # noqa: E402
-from samples import pdf  # noqa: E402
+from bench.common import KeepAlive, ServerProcess, machine
+from tests.harness.samples import pdf  # the tests' tiny PDF writer
 
 MIB = 2**20
 CHUNK = MIB  # client read/write size: big enough that the client is not the bottleneck

@@ -3,7 +3,8 @@
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
 # Redis, Dovecot's IMAP server, nginx, curl and jq, pytest, Playwright, papermerge-cli in a
-# virtualenv of its own).
+# virtualenv of its own); `--bench` what the benchmarks in bench/ need (PostgreSQL's server, Redis,
+# the bench extra).
 # `--extras postgres,redis` adds dms's optional Python packages (PostgreSQL, the Redis queue) to the
 # same editable install: a plain `pip install '.[postgres]'` would replace it with a copy.
 # Re-running it is fast: each step is skipped when already done.
@@ -11,14 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_tests=0
+with_bench=0
 wanted_extras=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --test) with_tests=1 ;;
+    --bench) with_bench=1 ;;
     --extras)
       [ $# -ge 2 ] || { echo "setup.sh: --extras needs a list, e.g. postgres,redis" >&2; exit 2; }
       IFS=, read -r -a more <<< "$2"; wanted_extras+=("${more[@]}"); shift ;;
-    *) echo "usage: scripts/setup.sh [--test] [--extras postgres,redis]" >&2; exit 2 ;;
+    *) echo "usage: scripts/setup.sh [--test] [--bench] [--extras postgres,redis]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -39,11 +42,17 @@ if [ $with_tests -eq 1 ]; then
   command -v 7z >/dev/null || missing+=(p7zip-full)
   # Chromium: the token page is tested in a real headless browser.
   command -v chromium >/dev/null || missing+=(chromium)
-  # PostgreSQL's server: the tests start throwaway clusters of it (tests/pgcluster.py).
+fi
+if [ $with_tests -eq 1 ] || [ $with_bench -eq 1 ]; then
+  # PostgreSQL's server: the tests and benchmarks start throwaway clusters of it
+  # (tests/harness/pgcluster.py).
   ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
-  # Redis: the multi-node tests start a throwaway redis-server (tests/redisserver.py).
+  # Redis: the multi-node tests and bench/scaleout.py start a throwaway redis-server
+  # (tests/harness/redisserver.py).
   command -v redis-server >/dev/null || missing+=(redis-server)
-  # Dovecot: the mail-import tests start a throwaway IMAP server (tests/imapserver.py).
+fi
+if [ $with_tests -eq 1 ]; then
+  # Dovecot: the mail-import tests start a throwaway IMAP server (tests/harness/imapserver.py).
   # (dovecot-core alone has /usr/sbin/dovecot; /usr/sbin is not in every user's PATH.)
   [ -x /usr/lib/dovecot/imap-login ] || missing+=(dovecot-imapd)
   # curl: the guide's walkthrough script (docs/walkthrough.sh) talks to a real server with it.
@@ -65,6 +74,7 @@ fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 
+[ $with_bench -eq 1 ] && wanted_extras=(bench "${wanted_extras[@]}")
 [ $with_tests -eq 1 ] && wanted_extras=(test "${wanted_extras[@]}")
 extras=""
 if [ ${#wanted_extras[@]} -gt 0 ]; then

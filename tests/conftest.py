@@ -1,5 +1,7 @@
 """Fixtures: an isolated config on a tmp data dir, a real waitress server on an ephemeral port,
-and logged-in clients for the admin and for ordinary users made through the API."""
+and logged-in clients for the admin and for ordinary users made through the API. The clients
+call the server's WSGI app in-process; a test marked `socket` gets clients that go through
+waitress on the socket instead (tests/README.md says which tests need that)."""
 
 from __future__ import annotations
 
@@ -8,13 +10,16 @@ import os
 import threading
 
 import pytest
+import requests
 
 from dms.domain import credentials
 from dms.config import Config
 from dms.files.modes import restrict_umask
 from dms.web.server import Server
-from pgcluster import Cluster
-from support import JSON, Client
+from tests.harness.client import Client
+from tests.harness.inprocess import WsgiAdapter
+from tests.harness.pgcluster import Cluster
+from tests.harness.users import ADMIN_PASSWORD, add_user
 
 # Tests only: a cheap scrypt cost (each hash stores its own cost, so checks still work). The
 # servers started as subprocesses (test_cli, test_dist) keep the real cost.
@@ -24,15 +29,13 @@ credentials.SCRYPT_N = 2 ** 8
 # owner-only, as in production. Throwaway servers of other programs chmod what they share.
 restrict_umask()
 
-ADMIN_PASSWORD = "admin-password-1"
-USER_PASSWORD = "user-password-1"
-
 
 def pytest_addoption(parser):
     parser.addoption("--engine", choices=("sqlite", "postgresql"),
                      default=os.environ.get("DMS_TEST_ENGINE", "sqlite"),
                      help="the database of every test's server: SQLite files in tmp dirs, or "
-                          "databases of a throwaway PostgreSQL cluster (tests/pgcluster.py)")
+                          "databases of a throwaway PostgreSQL cluster "
+                          "(tests/harness/pgcluster.py)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -86,6 +89,9 @@ def server(config):
     server = Server(config)
     thread = threading.Thread(target=server.run, name="test-server", daemon=True)
     thread.start()
+    # Answered once run() serves: the queue's workers and the search indexer have started. A
+    # request over the socket waits for that by itself; one in-process would not.
+    requests.get(server.url + "/api/version/", timeout=60).raise_for_status()
     yield server
     server.stop()
     thread.join(timeout=15)
@@ -93,8 +99,12 @@ def server(config):
 
 
 @pytest.fixture
-def anon(server) -> Client:
-    return Client(server.url)
+def anon(server, request) -> Client:
+    """The anonymous client, in-process unless the test is marked `socket`; `admin`, `make_user`,
+    `alice` and `bob` log in through it and keep its transport."""
+    if request.node.get_closest_marker("socket") is not None:
+        return Client(server.url)
+    return Client(server.url, transport=WsgiAdapter(server.wsgi_app, server.config.url_prefix))
 
 
 @pytest.fixture
@@ -108,15 +118,7 @@ def make_user(admin):
     counter = itertools.count(1)
 
     def make(username: str | None = None, **attributes) -> Client:
-        username = username or f"user{next(counter)}"
-        body = {"data": {"type": "users", "attributes": {"username": username, **attributes}}}
-        response = admin.post("/api/users/", body)
-        assert response.status_code == 200, response.text
-        user_id = response.json()["data"]["id"]
-        response = admin.post(f"/api/users/{user_id}/change-password/",
-                              {"password": USER_PASSWORD}, media=JSON)
-        assert response.status_code == 200, response.text
-        return admin.login(username, USER_PASSWORD)
+        return add_user(admin, username or f"user{next(counter)}", **attributes)
 
     return make
 

@@ -101,6 +101,9 @@ class Server:
         self.generated_password = ensure_first_superuser(config.admin_username,
                                                          config.admin_password)
         release_connection()  # start-up's connection, in whichever thread built the server
+        # What waitress calls for each request (its proxy-header middleware included when
+        # configured): the tests call it directly for API requests that need no socket.
+        self.wsgi_app = self._wsgi.application
         self._stopping = threading.Event()
         self._trigger_lock = threading.RLock()  # re-entrant: stop() may run in a signal handler
 

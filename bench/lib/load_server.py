@@ -1,0 +1,127 @@
+"""The server of bench/load.py: started and waited for until it answers, its output scanned for
+problems ("database is locked", tracebacks, warnings) and summarised, its memory sampled."""
+
+from __future__ import annotations
+
+import http.client
+import re
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from bench.common import ServerProcess
+from bench.lib.load_http import MAX_ERRORS_SHOWN
+
+SAMPLE_SECONDS = 0.25
+
+
+# -- the server's output --------------------------------------------------------------------------
+class OutputScanner:
+    """Reads the server's stdout+stderr to the end in a thread (so the pipe never fills) and counts
+    lines with "database is locked" and "Traceback"; keeps the first tracebacks' lines."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.lines = 0
+        self.locked = 0
+        self.tracebacks = 0
+        self.levels: Counter = Counter()  # WARNING / ERROR / CRITICAL log lines
+        self.problems: Counter = Counter()  # the same, by logger and message with digits as N
+        self.examples: dict[str, str] = {}  # the first line of each kind
+        self.excerpts: list[list[str]] = []
+        self._current: list[str] | None = None
+        self._previous = ""
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        for line in self.stream:
+            self.lines += 1
+            if "database is locked" in line:
+                self.locked += 1
+            level = next((name for name in (" WARNING ", " ERROR ", " CRITICAL ") if name in line),
+                         None)
+            if level:
+                self.levels[level.strip()] += 1
+                kind = re.sub(r"\d+", "N", line.split(level, 1)[1].strip())[:150]
+                self.problems[level.strip() + " " + kind] += 1
+                self.examples.setdefault(level.strip() + " " + kind, line.rstrip())
+            if "Traceback" in line:
+                self.tracebacks += 1
+                if len(self.excerpts) < 3:
+                    self._current = [self._previous.rstrip()]
+                    self.excerpts.append(self._current)
+            if self._current is not None:
+                self._current.append(line.rstrip())
+                if len(self._current) >= 40 or (len(self._current) > 1 and not line.startswith(" ")
+                                                 and "Traceback" not in line
+                                                 and not line.startswith("During")):
+                    self._current = None
+            self._previous = line
+
+    def join(self, timeout: float = 10) -> None:
+        self._thread.join(timeout)
+
+
+class RssSampler:
+    """The server's RSS every SAMPLE_SECONDS in a thread: peak, and the latest value."""
+
+    def __init__(self, server: ServerProcess):
+        self.server = server
+        self.first = self.peak = self.last = server.rss_mib()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._done.wait(SAMPLE_SECONDS):
+            try:
+                self.last = self.server.rss_mib()
+            except OSError:
+                return
+            self.peak = max(self.peak, self.last)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+        self.last = self.server.rss_mib()
+        self.peak = max(self.peak, self.last)
+
+
+# -- the other measurements -----------------------------------------------------------------------
+def start_server(data_dir: Path) -> tuple[ServerProcess, OutputScanner, float, float]:
+    """The server, its output scanner, seconds until it printed where it listens and seconds
+    until GET /health first answered 200."""
+    started = time.perf_counter()
+    server = ServerProcess(data_dir)
+    listening = time.perf_counter() - started
+    scanner = OutputScanner(server.process.stdout)
+    while True:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+        try:
+            connection.request("GET", "/health")
+            if connection.getresponse().status == 200:
+                break
+        except OSError:
+            pass
+        finally:
+            connection.close()
+        if time.perf_counter() - started > 60:
+            raise RuntimeError("GET /health did not answer 200 within 60 s")
+        time.sleep(0.002)
+    return server, scanner, listening, time.perf_counter() - started
+
+
+def print_server_output(scanner: OutputScanner) -> None:
+    print(f"server output: {scanner.lines} lines, 'database is locked' {scanner.locked}, "
+          f"'Traceback' {scanner.tracebacks}, log lines of level WARNING {scanner.levels['WARNING']}, "
+          f"ERROR {scanner.levels['ERROR']}, CRITICAL {scanner.levels['CRITICAL']}")
+    for kind, count in scanner.problems.most_common(MAX_ERRORS_SHOWN):
+        print(f"  {count:6d} x {kind}")
+        print(f"           e.g. {scanner.examples[kind][:200]}")
+    for excerpt in scanner.excerpts:
+        print("  first lines of a traceback:")
+        shown = excerpt if len(excerpt) <= 12 else excerpt[:2] + ["  ..."] + excerpt[-10:]
+        for line in shown:
+            print(f"    {line}")

@@ -1,0 +1,1 @@
+"""Tests of dms.cli: the command line as a user runs it."""

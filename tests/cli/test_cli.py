@@ -1,0 +1,235 @@
+"""The command line as a user runs it: `python -m dms ...` in a subprocess."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+import requests
+
+from dms.config import Config
+from dms.db.schema import shipped_migrations
+
+from tests.harness.processes import Running, dms_command, environment
+
+pytestmark = pytest.mark.sqlite_only  # commands on a data dir of their own
+
+
+def login(url: str, username: str, password: str) -> requests.Response:
+    return requests.post(url + "/api/auth/login/", json={"username": username, "password": password})
+
+
+@pytest.mark.slow
+def test_serve_with_a_configured_password_logs_in_and_stops_on_sigterm(tmp_path):
+    server = Running(tmp_path / "data", DMS_ADMIN_PASSWORD="configured-pw", DMS_ADMIN_USERNAME="boss")
+    try:
+        response = login(server.url, "boss", "configured-pw")
+        assert response.status_code == 200
+        token = response.json()["token"]
+        me = requests.get(server.url + "/api/users/me/", headers={"Authorization": f"Token {token}"})
+        assert me.json()["data"]["attributes"]["is_superuser"] is True
+    finally:
+        status = server.stop(signal.SIGTERM)
+    assert status == 0
+    assert "configured-pw" not in server.output
+    assert token not in server.output
+    assert "dms stopped" in server.output
+    assert (tmp_path / "data" / "dms.db").exists()
+
+
+@pytest.mark.slow
+def test_serve_without_a_password_prints_a_generated_one_once(tmp_path):
+    data_dir = tmp_path / "data"
+    first = Running(data_dir)
+    try:
+        password = re.search(r"with the password\n\n    (\S+)\n", first.output).group(1)
+        assert len(password) >= 20
+        assert login(first.url, "admin", password).status_code == 200
+    finally:
+        assert first.stop(signal.SIGINT) == 0  # Ctrl-C stops it cleanly too
+
+    # Second start on the same data dir: no new user, no password printed, the old one still works.
+    second = Running(data_dir, DMS_ADMIN_PASSWORD="ignored-now")
+    try:
+        assert "password" not in second.output.split("Log in as")[0]
+        assert login(second.url, "admin", password).status_code == 200
+        assert login(second.url, "admin", "ignored-now").status_code == 400
+    finally:
+        assert second.stop() == 0
+
+
+@pytest.mark.slow
+def test_the_first_start_names_a_changepassword_command_that_works_from_anywhere(tmp_path):
+    data_dir = tmp_path / "data"
+    first = Running(data_dir)
+    try:
+        command = re.search(r"Change it with\n\n    (.+)\n", first.output).group(1)
+        assert command == f"{sys.executable} -m dms changepassword admin --data-dir {data_dir}"
+        # Each migration is logged once, by dms, not again by peewee.
+        shipped = shipped_migrations()
+        assert re.findall(r"INFO (\S+): (applied .*)", first.output) == \
+            [("dms.db", f"applied {len(shipped)} schema migration(s): {shipped[0]} to "
+                        f"{shipped[-1]}")]
+    finally:
+        assert first.stop() == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    changed = subprocess.run([*command.split(" "), "--password-stdin"],
+                             input="a-new-password\n", capture_output=True, text=True,
+                             cwd=elsewhere, env=environment())
+    assert (changed.returncode, changed.stdout) == (0, "Password changed for 'admin'.\n")
+    second = Running(data_dir)
+    try:
+        assert login(second.url, "admin", "a-new-password").status_code == 200
+    finally:
+        assert second.stop() == 0
+
+
+def test_a_port_in_use_is_one_line_and_leaves_no_user_behind(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(dms_command("serve", "--port", str(port), "--data-dir",
+                                            str(tmp_path / "data")),
+                                env=environment(), capture_output=True, text=True)
+    assert (result.returncode, result.stderr.splitlines()[-1:]) == \
+        (1, [f"dms: cannot listen on 127.0.0.1:{port}: the port is in use (is dms already "
+             "running? choose another port with --port)"])
+    assert "Traceback" not in result.stderr + result.stdout
+    connection = sqlite3.connect(tmp_path / "data" / "dms.db")
+    try:  # a later start generates the first password again and shows it
+        assert connection.execute('SELECT count(*) FROM "user"').fetchone() == (0,)
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_data_dir_that_cannot_be_made_is_one_line(tmp_path, command):
+    (tmp_path / "a-file").write_text("not a directory")
+    data_dir = tmp_path / "a-file" / "data"
+    options = ["--queue-url", "redis://127.0.0.1:1/0"] if command == "worker" else []
+    result = subprocess.run(dms_command(command, "--data-dir", str(data_dir), *options),
+                            env=environment(), capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == \
+        (1, f"dms: cannot start: Not a directory: {data_dir}\n")
+
+
+@pytest.mark.slow
+def test_createsuperuser_and_changepassword_from_stdin(tmp_path):
+    data_dir = str(tmp_path / "data")
+    created = subprocess.run(dms_command("createsuperuser", "root2", "--password-stdin",
+                                         "--data-dir", data_dir),
+                             input="first-password\n", capture_output=True, text=True,
+                             env=environment())
+    assert (created.returncode, created.stdout) == (0, "Superuser 'root2' created.\n")
+    changed = subprocess.run(dms_command("changepassword", "root2", "--password-stdin",
+                                         "--data-dir", data_dir),
+                             input="second-password\n", capture_output=True, text=True,
+                             env=environment())
+    assert (changed.returncode, changed.stdout) == (0, "Password changed for 'root2'.\n")
+    refused = subprocess.run(dms_command("changepassword", "nobody", "--password-stdin",
+                                         "--data-dir", data_dir),
+                             input="whatever-password\n", capture_output=True, text=True,
+                             env=environment())
+    assert (refused.returncode, refused.stderr) == (1, "dms: there is no user 'nobody'.\n")
+    short = subprocess.run(dms_command("createsuperuser", "root3", "--password-stdin",
+                                       "--data-dir", data_dir),
+                           input="short\n", capture_output=True, text=True, env=environment())
+    assert (short.returncode, short.stderr) == (1, "dms: A password needs at least 8 characters.\n")
+
+    # The server finds root2 with the new password, and no generated admin: a user existed.
+    server = Running(data_dir)
+    try:
+        assert "with the password" not in server.output
+        assert login(server.url, "root2", "second-password").status_code == 200
+        assert login(server.url, "root2", "first-password").status_code == 400
+    finally:
+        assert server.stop() == 0
+
+
+@pytest.mark.slow
+def test_ordinary_users_from_the_command_line(tmp_path):
+    data_dir = str(tmp_path / "data")
+
+    def dms(*args, stdin=None):
+        result = subprocess.run(dms_command(*args, "--data-dir", data_dir), input=stdin,
+                                capture_output=True, text=True, env=environment())
+        return result.returncode, result.stdout, result.stderr
+
+    assert dms("createsuperuser", "root", "--password-stdin", stdin="root-password\n")[0] == 0
+    assert dms("createuser", "alice", "--password-stdin", "--email", "alice@example.org",
+               stdin="alice-password\n") == (0, "User 'alice' created.\n", "")
+    assert dms("createuser", "bob", "--password-stdin", "--staff", stdin="bob-password\n") == \
+        (0, "Staff user 'bob' created.\n", "")
+    assert dms("createuser", "ALICE", "--password-stdin", stdin="other-password\n") == \
+        (1, "", "dms: A user with that username already exists.\n")
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    assert dms("users") == (0, "USERNAME  ROLE       ACTIVE  JOINED\n"
+                               f"alice     user       yes     {today}\n"
+                               f"bob       staff      yes     {today}\n"
+                               f"root      superuser  yes     {today}\n", "")
+    assert dms("deactivate", "alice") == (0, "User 'alice' deactivated.\n", "")
+    assert dms("deactivate", "root") == \
+        (1, "", "dms: The last active superuser must stay an active superuser.\n")
+    assert dms("deactivate", "nobody") == (1, "", "dms: There is no user 'nobody'.\n")
+
+    server = Running(data_dir)
+    try:
+        assert login(server.url, "alice", "alice-password").status_code == 400
+        assert dms("activate", "alice") == (0, "User 'alice' activated.\n", "")
+        response = login(server.url, "alice", "alice-password")  # the running server sees it
+        assert response.status_code == 200
+        me = requests.get(server.url + "/api/users/me/",
+                          headers={"Authorization": f"Token {response.json()['token']}"})
+        attributes = me.json()["data"]["attributes"]
+        assert (attributes["email"], attributes["is_staff"], attributes["is_superuser"],
+                sorted(me.json()["data"]["relationships"])) == \
+            ("alice@example.org", False, False, ["home_folder", "inbox_folder"])
+        bob = login(server.url, "bob", "bob-password").json()["token"]
+        users = requests.get(server.url + "/api/users/", headers={"Authorization": f"Token {bob}"})
+        assert users.status_code == 200  # staff manage accounts
+    finally:
+        assert server.stop() == 0
+
+
+def test_a_bad_setting_is_a_clear_message_and_exit_2(tmp_path):
+    result = subprocess.run(dms_command("serve", "--data-dir", str(tmp_path)),
+                            env=environment(DMS_PORT="eighty"), capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (2, "dms: DMS_PORT must be a whole number, not 'eighty'.\n")
+
+
+def test_flags_win_over_environment_over_defaults():
+    env = {"DMS_PORT": "9000", "DMS_HOST": "0.0.0.0", "DMS_THREADS": "3", "DMS_LOG_LEVEL": "DEBUG",
+           "DMS_ADMIN_PASSWORD": "", "DMS_MAX_UPLOAD_MB": "64", "UNRELATED": "x"}
+    config = Config.load({"port": "9100", "data_dir": "/srv/dms", "host": None}, env)
+    assert (config.port, config.host, config.threads, config.log_level, str(config.data_dir),
+            config.admin_password, config.max_upload_mb, config.admin_username) == \
+           (9100, "0.0.0.0", 3, "debug", "/srv/dms", None, 64, "admin")
+    assert Config.load({}, {}) == Config()
+    assert "secret" not in repr(Config.load({}, {"DMS_ADMIN_PASSWORD": "secret"}))
+
+
+def test_a_command_on_sqlite_loads_no_postgresql_or_redis_driver(tmp_path):
+    """They are installed here (the test extra): peewee and huey would import them for nothing
+    (16 MiB of a server's memory, bench/idle.py)."""
+    code = ("import sys; from dms.cli import main; main(sys.argv[1:]); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('psycopg', 'psycopg2', 'redis')))")
+    result = subprocess.run([sys.executable, "-c", code, "migrate", "--data-dir",
+                             str(tmp_path / "data")], capture_output=True, text=True,
+                            env=environment())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "[]"
+    with_redis = subprocess.run([sys.executable, "-c", code.replace("main(sys.argv[1:])", (
+        "from dms.config import Config; from dms.cli import "
+        "_import_libraries_without_unused_drivers as hide; "
+        "hide(Config(queue_url='redis://127.0.0.1:1/0')); import dms.runtime")), "x"],
+        capture_output=True, text=True, env=environment())
+    assert "'redis'" in with_redis.stdout and "psycopg" not in with_redis.stdout

@@ -1,0 +1,1 @@
+"""Tests of dms.db: migrations and PostgreSQL."""

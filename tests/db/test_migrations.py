@@ -1,0 +1,107 @@
+"""Schema migrations: a data dir made by an older version upgrades in place and keeps its rows."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+from dms import db
+from dms.db import schema
+from dms.domain.credentials import hash_password
+from dms.config import Config
+from dms.web.server import Server
+from tests.harness.client import Client
+from tests.harness.olddata import (FOLDER_ID, HOME_ID, SECRET, STAMP, USER_ID,
+                                    make_data_dir_at_migration_1)
+from tests.harness.waiting import wait_indexed, wait_served
+import pytest
+
+pytestmark = pytest.mark.sqlite_only  # upgrades SQLite files made by earlier versions
+
+
+def test_every_migration_applies_in_order_and_is_recorded(tmp_path):
+    path = tmp_path / "dms.db"
+    db.open_database(path)
+    assert schema.schema_version() == 0  # opening does not migrate
+    schema.migrate_schema()
+    names = sorted(p.stem for p in schema.migrations_dir().glob("[0-9]*.py"))
+    assert set(schema.migration_runner().applied()) == set(names)
+    assert schema.schema_version() == int(names[-1].split("_")[0])
+    # A second start applies nothing.
+    assert schema.migration_runner().up() == []
+    db.database.close()
+
+
+def test_a_data_dir_from_schema_1_starts_and_keeps_its_rows(tmp_path, config):
+    make_data_dir_at_migration_1(config.db_path)
+    server = Server(config)
+    assert server.generated_password is None  # a user existed: no first superuser made
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        assert schema.schema_version() >= 2
+        client = Client(server.url, SECRET)  # the old token still works
+        me = client.get("/api/users/me/").json()["data"]
+        assert me["id"] == USER_ID
+        assert me["attributes"]["email"] == "old@example.org"
+        assert me["attributes"]["date_joined"] == "2025-01-02T03:04:05.123456Z"
+        assert me["relationships"]["home_folder"]["data"]["id"] == HOME_ID
+        listing = client.get(f"/api/nodes/{HOME_ID}/").json()
+        assert [(n["id"], n["attributes"]["title"]) for n in listing["data"]] == [(FOLDER_ID, "Ärchive")]
+        assert Client(server.url).login("old", "old-password").user_id == USER_ID
+        # The new columns got their values: the sort key is the case-folded title.
+        row = db.database.execute_sql("SELECT title_sort FROM node WHERE id = ?", (FOLDER_ID,)).fetchone()
+        assert row == ("ärchive",)
+        # The search index is built from the upgraded database (FTS5 is gone, migration 0006).
+        wait_indexed(config)
+        wait_served(lambda: client.get("/api/search/?q=arch"), timeout=30, interval=0.05)
+        assert [r["title"] for r in client.get("/api/search/?q=arch").json()] == ["Ärchive"]
+        tables = {row[0] for row in db.database.execute_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert "search_index" not in tables and "search_outbox" in tables
+        # And the upgraded tree accepts new nodes.
+        body = {"data": {"type": "documents", "attributes": {"title": "new"},
+                         "relationships": {"parent": {"data": {"type": "folders", "id": FOLDER_ID}}}}}
+        assert client.post("/api/nodes/", body).status_code == 201
+    finally:
+        server.stop()
+        thread.join(10)
+
+
+def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, caplog):
+    """A data dir from before usernames were unique regardless of case keeps both accounts (a
+    rename would lock one out): the upgrade logs the clash, `dms verify` reports it, and no new
+    clash can be made."""
+    path = config.db_path
+    path.parent.mkdir(parents=True)
+    db.open_database(path)
+    schema.migration_runner().up(target="0004_pages_search_ocr")
+    db.database.close()
+    connection = sqlite3.connect(path)
+    for number, name in enumerate(("bob", "BOB")):
+        user_id = f"{number}1111111-1111-4111-8111-111111111111"
+        connection.execute("INSERT INTO user (id, username, password_hash, date_joined) "
+                           "VALUES (?, ?, ?, ?)", (user_id, name, hash_password("bob-password"), STAMP))
+        for special in ("home", "inbox"):
+            connection.execute(
+                "INSERT INTO node (id, owner_id, parent_id, kind, special, title, title_sort, "
+                "created_at, updated_at) VALUES (?, ?, NULL, 'folder', ?, ?, ?, ?, ?)",
+                (f"{number}{'2' if special == 'home' else '3'}222222-2222-4222-8222-222222222222",
+                 user_id, special, "." + special, "." + special, STAMP, STAMP))
+    connection.commit()
+    connection.close()
+    server = Server(Config(**{**config.__dict__, "admin_password": None}))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        assert ["usernames 'bob' and 'BOB' differ only by case; rename one of them (PATCH "
+                "/users/{id}/) so that logins stay unambiguous"] == \
+            [r.getMessage() for r in caplog.records if r.name == "dms.migrations"]
+        bob = Client(server.url).login("bob", "bob-password")
+        big_bob = Client(server.url).login("BOB", "bob-password")
+        assert bob.user_id != big_bob.user_id
+        from dms.ops import verify
+        assert "1 usernames that differ only by case:" in "\n".join(verify.run(config.data_dir).lines())
+    finally:
+        server.stop()
+        thread.join(10)

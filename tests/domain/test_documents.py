@@ -1,0 +1,217 @@
+"""Uploads, versions and downloads of documents' files (api.md §5, §6)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from tests.harness import samples
+from tests.harness.client import NOT_FOUND, VND, assert_error
+from tests.harness.database import snapshot
+from tests.harness.documents import new_document, stored_files, temporary_files, upload
+from tests.harness.waiting import wait_processed
+
+BAD_FILE_NAME = ("A file name may not be . or .. nor contain /, \\, control characters or "
+                 "invisible formatting characters such as right-to-left overrides.")
+SAMPLES = {
+    "letter.pdf": (lambda: samples.pdf(["Dear customer", "Page two", "Page three"]), "application/pdf", 3),
+    "scan.png": (samples.png, "image/png", 1),
+    "photo.jpg": (samples.jpeg, "image/jpeg", 1),
+    "fax.tiff": (lambda: samples.tiff(["one", "two"]), "image/tiff", 2),
+    "notes.txt": (samples.text, "text/plain", 1),
+}
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_accepted_type_round_trips_byte_identical(alice, config, name):
+    make, mime, pages = SAMPLES[name]
+    data = make()
+    document_id = new_document(alice)
+    response = upload(alice, document_id, name, data)
+    assert response.status_code == 201
+    assert response.headers["Content-Type"] == VND
+    attributes = response.json()["data"]["attributes"]
+    assert (attributes["file_name"], attributes["size"], attributes["page_count"],
+            attributes["ocr_status"]) == (name, len(data), pages, "received")
+    [version] = attributes["versions"]
+    assert version == {
+        "id": version["id"], "number": 1, "file_name": name, "size": len(data), "page_count": pages,
+        "lang": "eng", "created_at": version["created_at"],
+        "download_url": f"{alice.base_url}/api/document-versions/{version['id']}/download/",
+        "pages": version["pages"], "searchable_pdf": False, "searchable_pdf_size": None}
+    assert [page["type"] for page in version["pages"]] == ["pages"] * pages
+    assert len({page["id"] for page in version["pages"]}) == pages
+    download = alice.get(f"/api/documents/{document_id}/download/")
+    assert download.status_code == 200
+    assert download.headers["Content-Type"] == mime
+    # A token needs no quotes: naive clients (papermerge-cli) keep quotes in the saved name.
+    assert download.headers["Content-Disposition"] == f"attachment; filename={name}"
+    assert hashlib.sha256(download.content).hexdigest() == hashlib.sha256(data).hexdigest()
+    by_version = alice.get(version["download_url"])  # absolute, followed as it is
+    assert by_version.content == data
+    # Stored by version id, never by the client's name.
+    assert stored_files(config) == [config.data_dir / "files" / version["id"][:2] / version["id"]]
+    wait_processed(alice, document_id)  # processing works in a temporary directory of its own
+    assert temporary_files(config) == []
+
+
+def test_each_upload_adds_a_version_and_the_document_shows_the_latest(alice):
+    document_id = new_document(alice)
+    first, second = samples.pdf(["one"]), samples.pdf(["one", "two"])
+    assert upload(alice, document_id, "v1.pdf", first).status_code == 201
+    response = upload(alice, document_id, "v2.pdf", second)
+    attributes = response.json()["data"]["attributes"]
+    assert [(v["number"], v["file_name"], v["page_count"]) for v in attributes["versions"]] == \
+           [(1, "v1.pdf", 1), (2, "v2.pdf", 2)]
+    assert (attributes["file_name"], attributes["size"], attributes["page_count"]) == \
+           ("v2.pdf", len(second), 2)
+    assert alice.get(f"/api/documents/{document_id}/download/").content == second
+    old = attributes["versions"][0]["download_url"]
+    assert alice.get(old).content == first
+    listed = alice.get(f"/api/nodes/{alice.home_id}/").json()["data"][0]["attributes"]
+    assert (listed["file_name"], listed["size"], listed["page_count"]) == ("v2.pdf", len(second), 2)
+
+
+@pytest.mark.parametrize("name, data, disposition, status, code, detail", [
+    ("x.pdf", b"", True, 400, "invalid", "The file is empty."),
+    ("x.zip", b"PK\x03\x04" + b"\x00" * 40, True, 415, "unsupported_media_type",
+     "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file."),
+    ("x.exe", b"MZ\x90\x00\x03\x00\x00\x00", True, 415, "unsupported_media_type",
+     "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file."),
+    ("x.pdf", b"%PDF-1.4\nthis is not really a pdf", True, 400, "invalid",
+     "The PDF is corrupt and cannot be read."),
+    ("x.pdf", samples.pdf(["secret"], encrypt=True), True, 400, "invalid",
+     "The PDF is encrypted with a password; upload it without the password protection."),
+    ("x.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 50, True, 400, "invalid",
+     "The PNG image is corrupt and cannot be read."),
+    ("x.pdf", samples.pdf(["fine"]), False, 400, "parse_error",
+     "The Content-Disposition header is required, e.g. "
+     "`Content-Disposition: attachment; filename=scan.pdf`."),
+    ("%2E%2E", samples.pdf(["fine"]), True, 400, "invalid",
+     BAD_FILE_NAME),
+    ("a\\b.pdf", samples.pdf(["fine"]), True, 400, "invalid",
+     BAD_FILE_NAME),
+    ("a%00b.pdf", samples.pdf(["fine"]), True, 400, "invalid",
+     BAD_FILE_NAME),
+    ("invoice%E2%80%AEfdp.exe", samples.pdf(["fine"]), True, 400, "invalid", BAD_FILE_NAME),
+    ("x" * 256, samples.pdf(["fine"]), True, 400, "invalid", "A file name has at most 255 characters."),
+])
+def test_refused_uploads_leave_nothing_and_a_good_one_still_works(alice, config, name, data,
+                                                                   disposition, status, code, detail):
+    document_id = new_document(alice)
+    before = snapshot(config)
+    assert_error(upload(alice, document_id, name, data, disposition), status, code, detail)
+    assert snapshot(config) == before
+    assert stored_files(config) == [] and temporary_files(config) == []
+    good = samples.pdf(["good"])
+    response = upload(alice, document_id, "good.pdf", good)
+    assert response.status_code == 201
+    assert alice.get(f"/api/documents/{document_id}/download/").content == good
+
+
+@pytest.mark.config(max_upload_mb=1)
+@pytest.mark.socket  # a chunked body read by waitress
+def test_upload_over_the_size_limit_is_413_and_leaves_nothing(alice, config):
+    document_id = new_document(alice)
+    before = snapshot(config)
+    big = b"%PDF-1.4\n" + b"0" * (config.max_upload_bytes + 10)
+    assert_error(upload(alice, document_id, "big.pdf", big), 413, "too_large",
+                 "The file is larger than the maximum of 1 MiB.")
+
+    def chunked():  # no Content-Length: the limit is enforced while the body is read
+        for _ in range(3):
+            yield b"0" * (512 * 1024)
+
+    response = alice.put(f"/api/documents/{document_id}/upload/big.pdf", data=chunked(),
+                         headers={"Content-Disposition": "attachment; filename=big.pdf"})
+    assert_error(response, 413, "too_large", "The file is larger than the maximum of 1 MiB.")
+    assert snapshot(config) == before
+    assert stored_files(config) == [] and temporary_files(config) == []
+    exactly = b"%PDF-1.4\n" + b"0" * (config.max_upload_bytes - 9)
+    assert upload(alice, document_id, "edge.txt", exactly).status_code == 400  # corrupt PDF, not 413
+
+
+def test_hostile_names_are_only_names(alice, config):
+    document_id = new_document(alice)
+    data = samples.pdf(["x"])
+    for name in ("....pdf", "%2E%2E%2Fetc%2Fpasswd", "C:%5Cwindows", " ünï cödé 文件.pdf", "a" * 255):
+        response = upload(alice, document_id, name, data)
+        assert response.status_code in (201, 400, 404), name
+    files = stored_files(config)
+    assert files and all(p.parent.parent == config.data_dir / "files" for p in files)
+    names = [v["file_name"] for v in
+             alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"]]
+    assert names == ["....pdf", "ünï cödé 文件.pdf", "a" * 255]
+    download = alice.get(f"/api/documents/{document_id}/download/?x=1")
+    assert download.headers["Content-Disposition"] == "attachment; filename=" + "a" * 255
+    latest = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][1]
+    unicode_download = alice.get(latest["download_url"])
+    assert unicode_download.headers["Content-Disposition"] == (
+        "attachment; filename=\"_n_ c_d_ __.pdf\"; "
+        "filename*=UTF-8''%C3%BCn%C3%AF%20c%C3%B6d%C3%A9%20%E6%96%87%E4%BB%B6.pdf")
+
+
+def test_range_requests(alice):
+    document_id = new_document(alice)
+    data = samples.pdf(["range"])
+    upload(alice, document_id, "r.pdf", data)
+    part = alice.get(f"/api/documents/{document_id}/download/", headers={"Range": "bytes=5-14"})
+    assert part.status_code == 206
+    assert part.content == data[5:15]
+    assert part.headers["Content-Range"] == f"bytes 5-14/{len(data)}"
+    refused = alice.get(f"/api/documents/{document_id}/download/",
+                        headers={"Range": f"bytes={len(data) + 10}-"})
+    assert_error(refused, 416, "invalid", "The requested range is not satisfiable.")
+
+
+def test_no_file_yet_is_404(alice):
+    document_id = new_document(alice)
+    assert_error(alice.get(f"/api/documents/{document_id}/download/"), 404, "not_found",
+                 "This document has no file yet.")
+
+
+def test_another_users_document_is_not_found_for_upload_and_download(alice, bob, admin, anon, config):
+    document_id = new_document(alice)
+    data = samples.pdf(["mine"])
+    version_url = upload(alice, document_id, "a.pdf", data).json()["data"]["attributes"][
+        "versions"][0]["download_url"]
+    wait_processed(alice, document_id)  # processing writes to the database in the background
+    before, files = snapshot(config), stored_files(config)
+    for stranger in (bob, admin):
+        assert upload(stranger, document_id, "b.pdf", data).json() == NOT_FOUND
+        assert stranger.get(f"/api/documents/{document_id}/download/").json() == NOT_FOUND
+        assert stranger.get(version_url).json() == NOT_FOUND
+        assert stranger.get(f"/api/nodes/download/?node_ids={document_id}").json() == NOT_FOUND
+    for response in (upload(anon, document_id, "b.pdf", data),
+                     anon.get(f"/api/documents/{document_id}/download/"), anon.get(version_url)):
+        assert_error(response, 401, "not_authenticated", "Authentication credentials were not provided.")
+    assert snapshot(config) == before and stored_files(config) == files
+
+
+def test_deleting_for_good_removes_the_files_of_every_document_below(alice, config):
+    folder = alice.post("/api/nodes/", {"data": {"type": "folders", "attributes": {"title": "F"},
+                                                 "relationships": {"parent": {"data": {
+                                                     "type": "folders", "id": alice.home_id}}}}})
+    folder_id = folder.json()["data"]["id"]
+    for index in range(3):
+        upload(alice, new_document(alice, f"d{index}", folder_id), "x.pdf", samples.pdf([str(index)]))
+    kept = new_document(alice, "kept")
+    upload(alice, kept, "kept.pdf", samples.pdf(["kept"]))
+    assert len(stored_files(config)) == 4
+    assert alice.delete(f"/api/nodes/{folder_id}/").status_code == 204
+    assert len(stored_files(config)) == 4  # in the trash, files and all
+    assert alice.delete(f"/api/trash/{folder_id}/").status_code == 204
+    remaining = stored_files(config)
+    version_id = alice.get(f"/api/documents/{kept}/").json()["data"]["attributes"]["versions"][0]["id"]
+    assert [p.name for p in remaining] == [version_id]
+    assert alice.delete(f"/api/documents/{kept}/").status_code == 204
+    assert alice.delete("/api/trash/").status_code == 204
+    assert stored_files(config) == []
+
+
+def test_deleting_a_user_removes_their_files(admin, alice, config):
+    upload(alice, new_document(alice), "x.pdf", samples.pdf(["x"]))
+    assert len(stored_files(config)) == 1
+    assert admin.delete(f"/api/users/{alice.user_id}/").status_code == 204
+    assert stored_files(config) == []

@@ -1,0 +1,370 @@
+"""Several machines (issue 15), on one: a real PostgreSQL and Redis on loopback, two web nodes
+(`dms serve --no-worker`) and two `dms worker` processes, each with a data dir of its own, all on
+one shared files dir that is another filesystem than the nodes' data dirs (/dev/shm), as a NAS
+mount would be. Leases expire after 3 s, reconcile runs every 3 s and verify every 7.2 s, so that
+the cluster's behaviour shows within seconds.
+
+The tests of this module share the cluster and run in order: the failed-logins test, which locks
+127.0.0.1 out for five minutes, comes last."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+
+from tests.harness import samples
+from tests.harness.client import Client
+from tests.harness.database import query_sql
+from tests.harness.documents import new_document, upload
+from tests.harness.nodes import DmsNode, NodeGroup
+from tests.harness.processes import dms_command, environment, free_port
+from tests.harness.redisserver import RedisServer
+from tests.harness.waiting import wait_for
+
+pytestmark = [pytest.mark.postgresql_only, pytest.mark.slow]
+
+PASSWORD = "cluster-admin-pw"
+TIMING = {"DMS_LEASE_SECONDS": "3", "DMS_RECONCILE_MINUTES": "0.05", "DMS_VERIFY_HOURS": "0.002",
+          "DMS_OCR_WORKERS": "1", "DMS_OCR_SLICE_SECONDS": "60"}
+
+
+class Cluster(NodeGroup):
+    """The lane's web nodes and workers on one database, one Redis and one shared files dir."""
+
+    def __init__(self, root: Path, database_url: str, redis: RedisServer, files_dir: Path):
+        super().__init__(root, {"DMS_DATABASE_URL": database_url, "DMS_QUEUE_URL": redis.url(),
+                                "DMS_FILES_DIR": str(files_dir), "DMS_ADMIN_PASSWORD": PASSWORD,
+                                **TIMING})
+        self.database = SimpleNamespace(database_url=database_url)
+        self.files_dir = files_dir
+
+    def sql(self, statement: str, *params) -> list[tuple]:
+        return query_sql(self.database, statement, *params)
+
+
+@pytest.fixture(scope="module")
+def cluster(postgres, tmp_path_factory):
+    root = tmp_path_factory.mktemp("cluster")
+    shared = Path(f"/dev/shm/dms-shared-{uuid.uuid4().hex[:8]}")
+    shared.mkdir()
+    # The point of the lane: the shared files are on another filesystem than the nodes' tmp/.
+    assert os.stat(shared).st_dev != os.stat(root).st_dev
+    redis = RedisServer().start()
+    running = Cluster(root, postgres.new_database(empty=True), redis, shared)
+    try:
+        running.start_web("a")
+        running.start_web("b")
+        running.start_worker()
+        running.start_worker()
+        yield running
+    finally:
+        running.stop_all()
+        redis.stop()
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def clients(cluster):
+    """The admin, logged in through node A, and the same token used on node B."""
+    a = Client(cluster.web["a"].url).login("admin", PASSWORD)
+    b = Client(cluster.web["b"].url, a.token)
+    b.home_id, b.user_id = a.home_id, a.user_id
+    return a, b
+
+
+def wait_succeeded(client: Client, document_id: str, timeout: float = 120) -> dict:
+    attributes = {}
+
+    def ended() -> dict | None:
+        attributes.update(client.get(f"/api/documents/{document_id}/").json()["data"][
+            "attributes"])
+        return attributes if attributes["ocr_status"] in ("succeeded", "failed") else None
+
+    return wait_for(ended, timeout=timeout, interval=0.2,
+                    message=lambda: f"document {document_id} was not processed: {attributes}")
+
+
+def read_pages(logs: str) -> dict[str, list[int]]:
+    """Every page each version's workers read and saved, from the workers' log lines."""
+    pages: dict[str, list[int]] = {}
+    for version_id, runs in re.findall(r"version (\S+): read page\(s\) ([\d, -]+)\n", logs):
+        for run in runs.split(", "):
+            first, _, last = run.partition("-")
+            pages.setdefault(version_id, []).extend(range(int(first), int(last or first) + 1))
+    return pages
+
+
+def test_an_upload_through_one_node_downloads_and_previews_through_the_other(cluster, clients):
+    a, b = clients
+    document_id = new_document(a, "scan")
+    content = samples.png("Invoice 4711")
+    response = upload(a, document_id, "scan.png", content)
+    assert response.status_code == 201, response.text
+    version_id = response.json()["data"]["attributes"]["versions"][0]["id"]
+    assert (cluster.files_dir / version_id[:2] / version_id).read_bytes() == content
+    attributes = wait_succeeded(b, document_id)
+    assert attributes["ocr_status"] == "succeeded"
+    ranged = b.get(f"/api/documents/{document_id}/download/", headers={"Range": "bytes=10-99"})
+    assert ranged.status_code == 206
+    assert ranged.content == content[10:100]
+    assert ranged.headers["Content-Range"] == f"bytes 10-99/{len(content)}"
+    page_id = b.get(f"/api/documents/{document_id}/").json()["data"]["attributes"][
+        "versions"][0]["pages"][0]["id"]
+    preview = b.get(f"/api/pages/{page_id}/", headers={"Accept": "image/jpeg"})
+    assert preview.status_code == 200 and preview.content.startswith(b"\xff\xd8")
+    # Stored by version in the shared store, where node A finds the same file.
+    assert (cluster.files_dir / ".previews" / version_id[:2] / version_id / "1.jpg").is_file()
+    assert a.get(f"/api/pages/{page_id}/", headers={"Accept": "image/jpeg"}).content \
+        == preview.content
+    assert "Invoice" in b.get(f"/api/documents/{document_id}/ocr-text").text
+
+
+def test_every_document_is_read_once_by_one_of_the_workers(cluster, clients):
+    a, b = clients
+    uploaded = {}
+    for index in range(6):
+        client = (a, b)[index % 2]
+        document_id = new_document(client, f"letter {index}")
+        pages = [f"Letter {index} page {n}" for n in range(1, 3)]
+        response = upload(client, document_id, "letter.tiff", samples.tiff(pages))
+        assert response.status_code == 201, response.text
+        uploaded[document_id] = response.json()["data"]["attributes"]["versions"][0]["id"]
+    for document_id in uploaded:
+        assert wait_succeeded(a, document_id)["ocr_status"] == "succeeded"
+    logs = cluster.worker_logs()
+    pages = read_pages(logs)
+    assert {version: sorted(pages.get(version, [])) for version in uploaded.values()} \
+        == {version: [1, 2] for version in uploaded.values()}
+    for version_id in uploaded.values():
+        assert logs.count(f"processed version {version_id}:") == 1
+    assert cluster.sql("SELECT count(*) FROM lease") == [(0,)]
+
+
+def upload_long_scan(cluster: Cluster, client: Client, pages: int) -> tuple[str, str, str]:
+    """Upload a scan of `pages` pages and wait until a worker holds its lease and has saved a
+    page: (document id, version id, the reading worker's id)."""
+    document_id = new_document(client, "long scan")
+    texts = [f"Statement page {n}" for n in range(1, pages + 1)]
+    response = upload(client, document_id, "long.tiff", samples.tiff(texts))
+    assert response.status_code == 201, response.text
+    version_id = response.json()["data"]["attributes"]["versions"][0]["id"]
+
+    def reading_worker() -> str | None:
+        rows = cluster.sql("SELECT worker_id FROM lease WHERE version_id = ?", version_id)
+        saved = cluster.sql("SELECT count(*) FROM page WHERE version_id = ? AND method IS NOT "
+                            "NULL", version_id)[0][0]
+        return rows[0][0] if rows and saved else None
+
+    worker_id = wait_for(reading_worker, timeout=60, interval=0.05,
+                         message="no worker started reading the document")
+    return document_id, version_id, worker_id
+
+
+def test_a_worker_stopped_with_sigterm_saves_its_pages_and_another_continues(cluster, clients):
+    a, _ = clients
+    document_id, version_id, holder = upload_long_scan(cluster, a, 10)
+    leaving = next(node for node in cluster.workers if node.worker_id == holder)
+    started = time.monotonic()
+    assert cluster.retire(leaving, signal.SIGTERM) == 0
+    assert time.monotonic() - started < 20  # the page being read, not the whole document
+    assert "dms worker stopped" in leaving.output
+    assert f"version {version_id}: read page(s) 1" in leaving.output
+    assert wait_succeeded(a, document_id)["ocr_status"] == "succeeded"
+    # Nothing read twice: what the leaving worker read it saved, and the other went on from there.
+    assert sorted(read_pages(cluster.worker_logs())[version_id]) == list(range(1, 11))
+    assert cluster.sql("SELECT count(*) FROM worker WHERE id = ?", holder) == [(0,)]
+    cluster.start_worker()
+
+
+def test_a_killed_worker_s_document_is_finished_by_another_after_its_lease_expires(cluster,
+                                                                                   clients):
+    a, _ = clients
+    document_id, version_id, holder = upload_long_scan(cluster, a, 12)
+    victim = next(node for node in cluster.workers if node.worker_id == holder)
+    cluster.retire(victim, signal.SIGKILL)
+    killed_at = time.monotonic()
+    assert wait_succeeded(a, document_id)["ocr_status"] == "succeeded"
+    assert time.monotonic() - killed_at >= 2  # not before the 3-second lease could expire
+    survivor_logs = "".join(node.output for node in cluster.workers)
+    assert f"version {version_id}: its worker stopped renewing its lease" in survivor_logs
+    assert f"processed version {version_id}: 12 page(s)" in survivor_logs
+    text = a.get(f"/api/documents/{document_id}/ocr-text").text
+    assert all(f"page {n}" in text for n in range(1, 13)), text
+    # The dead worker shows as not live; a new one takes its place for the next tests.
+    cluster.start_worker()
+    health = a.get("/health").json()
+    by_id = {w["id"]: w for w in health["workers"]}
+    assert by_id[holder]["live"] is False
+    assert sorted(w["live"] for w in health["workers"]) == [False, True, True]  # SIGTERM: gone
+    assert all(w["languages"] and w["host"] == socket.gethostname() for w in health["workers"])
+    assert health["queue"] == {"engine": "redis", "pending": health["queue"]["pending"]}
+
+
+def slow_upload(url: str, token: str, document_id: str, total: int) -> socket.socket:
+    """Send the headers and half the body of an upload, then leave it hanging."""
+    parts = urlsplit(url)
+    connection = socket.create_connection((parts.hostname, parts.port))
+    connection.sendall((f"PUT /api/documents/{document_id}/upload/big.txt HTTP/1.1\r\n"
+                        f"Host: {parts.hostname}\r\nAuthorization: Token {token}\r\n"
+                        f"Content-Type: application/octet-stream\r\n"
+                        f"Content-Length: {total}\r\n\r\n").encode() + b"x" * (total // 2))
+    return connection
+
+
+def test_a_web_node_killed_mid_upload_while_another_restarts_loses_nothing(cluster, clients):
+    a, b = clients
+    # A file another node has just stored and whose row it is committing (young), and one a
+    # crash left long ago (old): a starting node's sweep must keep the first.
+    young = cluster.files_dir / "ff" / "ffffffff-0000-4000-8000-000000000001"
+    old = cluster.files_dir / "ff" / "ffffffff-0000-4000-8000-000000000002"
+    young.parent.mkdir(exist_ok=True)
+    young.write_bytes(b"being committed")
+    old.write_bytes(b"left by a crash")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+
+    acknowledged: dict[str, bytes] = {}
+    stop = threading.Event()
+
+    def keep_uploading():  # through node B while A dies and comes back (each its own client)
+        client = Client(b.base_url, b.token)
+        number = 0
+        while not stop.is_set():
+            number += 1
+            content = f"note {number} {uuid.uuid4()}\n".encode() * 50
+            body = {"data": {"type": "documents", "attributes": {"title": f"note {number}"},
+                             "relationships": {"parent": {"data": {"type": "folders",
+                                                                   "id": b.home_id}}}}}
+            created = client.post("/api/nodes/", body)
+            if created.status_code != 201:
+                continue
+            document_id = created.json()["data"]["id"]
+            if upload(client, document_id, "note.txt", content).status_code == 201:
+                acknowledged[document_id] = content
+
+    uploader = threading.Thread(target=keep_uploading)
+    uploader.start()
+    try:
+        hanging_id = new_document(a, "hanging")
+        hanging = slow_upload(a.base_url, a.token, hanging_id, 4 * 1024 * 1024)
+        time.sleep(0.5)
+        cluster.retire(cluster.web["a"], signal.SIGKILL)  # mid-upload
+        hanging.close()
+        restarted = cluster.start_web("a")  # its start-up sweep runs while B commits uploads
+        a.base_url = restarted.url
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        uploader.join(timeout=60)
+    assert len(acknowledged) >= 3
+    assert young.read_bytes() == b"being committed" and not old.exists()
+    young.unlink()
+    for document_id, content in acknowledged.items():
+        for client in (a, b):
+            response = client.get(f"/api/documents/{document_id}/download/")
+            assert response.status_code == 200 and response.content == content
+    # The hanging upload never reached the store; its document has no version.
+    assert a.get(f"/api/documents/{hanging_id}/").json()["data"]["attributes"]["versions"] == []
+    check = subprocess.run(dms_command("verify", "--data-dir", str(cluster.root / "verify")),
+                           env=environment(**cluster.env), capture_output=True, text=True,
+                           timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.rstrip().endswith("No problems found."), check.stdout
+
+
+def test_periodic_jobs_run_once_per_period_for_the_whole_cluster(cluster, clients):
+    a, _ = clients
+    time.sleep(8)  # at least two reconcile periods and one verify period more
+    logs = cluster.worker_logs()
+    for job, least in (("reconcile", 4), ("verify", 1)):
+        periods = [int(p) for p in re.findall(rf"periodic job {job}, period (\d+)", logs)]
+        assert len(periods) == len(set(periods)), f"{job} ran twice in a period: {periods}"
+        assert len(periods) >= least, logs
+    health = a.get("/health").json()
+    assert health["verify"]["checked_at"] and health["verify"]["ok"] in (True, False)
+
+
+def test_health_is_503_with_the_reason_when_redis_or_postgresql_is_unreachable(tmp_path,
+                                                                              postgres):
+    url = postgres.new_database()
+    env = {"DMS_DATABASE_URL": url, "DMS_QUEUE_URL": f"redis://127.0.0.1:{free_port()}/0",
+           "DMS_ADMIN_PASSWORD": PASSWORD}
+    node = DmsNode("serve", tmp_path / "lonely", env)
+    try:
+        response = requests.get(node.url + "/health", timeout=30)
+        assert (response.status_code, response.json()) == (503, {"errors": [{
+            "detail": "The queue (Redis) is not reachable.", "status": "503",
+            "code": "unavailable"}]})
+        postgres.admin_sql(f"DROP DATABASE {url.rsplit('/', 1)[1]} WITH (FORCE)")
+        response = requests.get(node.url + "/health", timeout=30)
+        assert (response.status_code, response.json()) == (503, {"errors": [{
+            "detail": "The database is not reachable.", "status": "503",
+            "code": "unavailable"}]})
+    finally:
+        node.stop()
+
+
+def test_two_web_nodes_starting_on_an_empty_database_make_one_schema_and_one_admin(
+        tmp_path, postgres):
+    redis = RedisServer().start()
+    try:
+        url = postgres.new_database(empty=True)
+        env = {"DMS_DATABASE_URL": url, "DMS_QUEUE_URL": redis.url()}
+        nodes: list = [None, None]
+        barrier = threading.Barrier(2)
+
+        def start(index):
+            barrier.wait()
+            nodes[index] = DmsNode("serve", tmp_path / f"node{index}", env)
+
+        threads = [threading.Thread(target=start, args=(i,)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        try:
+            outputs = [node.output for node in nodes]
+            passwords = [re.search(r"with the password\n\n    (\S+)\n", o) for o in outputs]
+            assert len([p for p in passwords if p]) == 1, outputs
+            database = SimpleNamespace(database_url=url)
+            assert query_sql(database, 'SELECT username FROM "user"') == [("admin",)]
+            shipped = sorted(p.stem for p in (Path(__file__).parents[2] / "dms" / "db" /
+                                              "migrations").glob("0*.py"))
+            applied = sorted(row[0] for row in query_sql(database,
+                                                         "SELECT name FROM schema_migrations"))
+            assert applied == shipped
+        finally:
+            for node in nodes:
+                if node is not None:
+                    node.stop()
+    finally:
+        redis.stop()
+
+
+def test_five_failed_logins_spread_over_both_nodes_lock_the_account_on_both(cluster, clients):
+    a, b = clients
+    user = a.post("/api/users/", {"data": {"type": "users", "attributes": {
+        "username": "carol", "password": "carol-password-1"}}})
+    assert user.status_code in (200, 201), user.text
+    for index in range(5):
+        node = (a, b)[index % 2]
+        response = node.as_anonymous().post("/api/auth/login/", {"username": "carol",
+                                                                 "password": "wrong"})
+        assert response.status_code == 400, response.text
+    for node in (a, b):
+        response = node.as_anonymous().post("/api/auth/login/", {
+            "username": "carol", "password": "carol-password-1"})
+        assert response.status_code == 429, response.text
+        assert response.json()["errors"][0]["code"] == "throttled"

@@ -1,0 +1,102 @@
+"""A full disk (issue 11): uploads are refused with 507 and change nothing, reads, search, login
+and deletes keep working, the queue stays quiet, and everything recovers when space returns.
+The data dir lives on a small tmpfs mounted for the test (root only)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import time
+
+import pytest
+
+from dms.config import Config
+from dms.files.store import RESERVE_BYTES
+from tests.harness import samples
+from tests.harness.client import NOT_FOUND, assert_error
+from tests.harness.database import snapshot
+from tests.harness.documents import new_document, stored_files, temporary_files, upload
+from tests.harness.users import ADMIN_PASSWORD
+from tests.harness.waiting import wait_processed
+
+pytestmark = pytest.mark.sqlite_only  # a full disk under the SQLite file
+
+DISK_FULL = "The server's disk is full, so nothing was saved; ask the administrator to free some space."
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount_point)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip(f"a tmpfs cannot be mounted here (this test needs root): {result.stderr.strip()}")
+    yield mount_point
+    subprocess.run(["umount", "-l", str(mount_point)], check=True)
+
+
+@pytest.fixture
+def config(small_disk) -> Config:
+    return Config(host="127.0.0.1", port=0, data_dir=small_disk / "data", threads=4,
+                  admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
+
+
+def fill(disk) -> int:
+    """Write a file until the disk has no byte left; returns its size."""
+    size, chunk = 0, b"\0" * 65536
+    descriptor = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while True:
+            try:
+                size += os.write(descriptor, chunk)
+            except OSError:
+                if len(chunk) == 1:
+                    return size
+                chunk = chunk[:len(chunk) // 2]
+    finally:
+        os.close(descriptor)
+
+
+def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config, caplog):
+    caplog.set_level(logging.INFO)
+    kept = new_document(alice, "kept")
+    upload(alice, kept, "kept.txt", samples.text("apples and pears\n"))
+    doomed = new_document(alice, "doomed")
+    upload(alice, doomed, "doomed.png", samples.png("Doomed letter"))
+    for document_id in (kept, doomed):
+        assert wait_processed(alice, document_id)[-1] == "succeeded"
+    assert (config.data_dir / ".space-reserve").stat().st_size == RESERVE_BYTES
+    fill(small_disk)
+    caplog.clear()
+
+    before = snapshot(config)
+    assert_error(upload(alice, kept, "big.pdf", samples.pdf(["x" * 80] * 200)), 507,
+                 "insufficient_storage", DISK_FULL)
+    assert_error(alice.put("/api/document/upload/x.txt", data=samples.text("more\n")), 507,
+                 "insufficient_storage", DISK_FULL, media="application/json")
+    assert snapshot(config) == before
+    assert temporary_files(config) == []
+    # Reading, searching and logging in keep working.
+    assert alice.get(f"/api/nodes/{alice.home_id}/").status_code == 200
+    assert [r["title"] for r in alice.get("/api/search/", params={"q": "apples"}).json()] == ["kept"]
+    again = alice.login("alice", "user-password-1")
+    # Deleting works, into the trash and out of it for good: that is how space is made.
+    assert again.delete(f"/api/documents/{doomed}/").status_code == 204
+    assert again.get(f"/api/documents/{doomed}/").json() == NOT_FOUND
+    assert again.delete(f"/api/trash/{doomed}/").status_code == 204
+    time.sleep(3)  # the queue polls meanwhile: it must not complain every second
+    noisy = [r for r in caplog.records if r.levelno >= logging.WARNING and r.name != "dms.storage"]
+    assert len(noisy) <= 2, [r.getMessage() for r in noisy]
+    assert not [r for r in caplog.records if r.exc_info], "no tracebacks while the disk is full"
+
+    (small_disk / "filler").unlink()
+    response = upload(again, kept, "v2.txt", samples.text("plums\n"))
+    assert response.status_code == 201, response.text
+    assert wait_processed(again, kept)[-1] == "succeeded"
+    assert [r["title"] for r in again.get("/api/search/", params={"q": "plums"}).json()] == ["kept"]
+    assert len(stored_files(config)) == 2  # kept's two versions; doomed's file is gone
+    new_upload = again.put("/api/document/upload/after.txt", data=samples.text("after\n"))
+    assert new_upload.status_code == 201
+    assert (config.data_dir / ".space-reserve").stat().st_size == RESERVE_BYTES

@@ -1,0 +1,91 @@
+"""dms and other servers as subprocesses: a free port, stopping a process, the command line of
+`python -m dms` with a clean environment, a `dms serve` whose output says where it listens, and
+one-off `dms` commands on a test's data dir."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+
+from tests.harness.waiting import WaitTimeout, wait_for
+
+LISTENING = re.compile(r"dms listening on (http://\S+)")
+EOF = "end of output"  # what Running._next_line returns when the output ends
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def terminate(process: subprocess.Popen) -> None:
+    """Stop a test server: SIGTERM, then SIGKILL if it is still there after 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def dms_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "dms", *args]
+
+
+def environment(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DMS_")}
+    env.update(extra)
+    return env
+
+
+class Running:
+    """A `dms serve` subprocess whose output is read until it says where it listens."""
+
+    def __init__(self, data_dir, **env):
+        self.process = subprocess.Popen(
+            dms_command("serve", "--port", "0", "--data-dir", str(data_dir)),
+            env=environment(**env), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        with contextlib.suppress(WaitTimeout):
+            # Each look reads one line (blocking): no pause between looks.
+            match = wait_for(self._next_line, timeout=30, interval=0)
+            if match is not EOF:
+                self.url = match.group(1)
+                return
+        self.process.kill()
+        raise AssertionError("dms serve did not start:\n" + "".join(self.lines))
+
+    def _next_line(self):
+        """The match of LISTENING in the next line of output, None, or EOF at its end."""
+        line = self.process.stdout.readline()
+        if not line:
+            return EOF
+        self.lines.append(line)
+        return LISTENING.search(line)
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def stop(self, signum=signal.SIGTERM) -> int:
+        self.process.send_signal(signum)
+        rest, _ = self.process.communicate(timeout=20)
+        self.lines.append(rest)
+        return self.process.returncode
+
+
+def dms(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", "dms", *map(str, args)], input=stdin,
+                          capture_output=True, text=True)
+
+
+def config_args(config) -> list[str]:
+    """The command-line options of a `dms` command on the data dir and database of `config`."""
+    url = ["--database-url", config.database_url] if config.database_url else []
+    return ["--data-dir", str(config.data_dir), *url]

@@ -1,0 +1,1 @@
+"""Tests of dms.intake: the consume folder, `dms import` and mail accounts."""

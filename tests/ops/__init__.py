@@ -1,0 +1,1 @@
+"""Tests of dms.ops: backup, restore and verify."""

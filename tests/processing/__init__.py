@@ -1,0 +1,1 @@
+"""Tests of dms.processing: OCR, its queue, searchable PDFs and the cluster's leases."""

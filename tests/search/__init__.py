@@ -1,0 +1,1 @@
+"""Tests of dms.search: queries, their bounds, and the index kept in step with the database."""

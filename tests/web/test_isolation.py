@@ -1,0 +1,115 @@
+"""Another user's papers behave as if they did not exist (api.md §3): for every tree route, the
+owner succeeds, another user and an admin get exactly the answer for an unknown id, an anonymous
+caller gets 401, and nothing changes after a refused request. No list ever shows a foreign node."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.harness.client import JSON, NOT_FOUND, assert_error
+from tests.harness.database import snapshot
+
+UNKNOWN_ID = "00000000-0000-4000-8000-000000000000"
+NO_CREDENTIALS = ("not_authenticated", "Authentication credentials were not provided.")
+
+
+def create(client, resource_type, title, parent_id):
+    body = {"data": {"type": resource_type, "attributes": {"title": title},
+                     "relationships": {"parent": {"data": {"type": "folders", "id": parent_id}}}}}
+    response = client.post("/api/nodes/", body)
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
+
+
+@pytest.fixture
+def papers(alice):
+    """Alice's folder with a document in it."""
+    folder = create(alice, "folders", "Private", alice.home_id)
+    document = create(alice, "documents", "secret.pdf", folder)
+    return {"folder": folder, "document": document}
+
+
+# Each route as (name, method, path template, body maker, status for the owner).
+ROUTES = [
+    ("list children", "GET", "/api/nodes/{folder}/", None, 200),
+    ("folder detail", "GET", "/api/folders/{folder}/", None, 200),
+    ("document detail", "GET", "/api/documents/{document}/", None, 200),
+    ("rename node", "PATCH", "/api/nodes/{document}/",
+     lambda ids: {"data": {"type": "documents", "attributes": {"title": "renamed"}}}, 200),
+    ("rename document", "PATCH", "/api/documents/{document}/",
+     lambda ids: {"data": {"type": "documents", "attributes": {"title": "renamed"}}}, 200),
+    ("delete document", "DELETE", "/api/documents/{document}/", None, 204),
+    ("delete node", "DELETE", "/api/nodes/{folder}/", None, 204),
+]
+
+
+def call(client, method, path, body):
+    media = JSON if path.endswith("/move/") else None
+    return client.request(method, path, json_body=body, media=media)
+
+
+@pytest.mark.parametrize("name, method, template, make_body, owner_status", ROUTES,
+                         ids=[r[0] for r in ROUTES])
+def test_route_for_owner_other_user_admin_and_anonymous(alice, bob, admin, anon, papers, config,
+                                                        name, method, template, make_body,
+                                                        owner_status):
+    path = template.format(**papers)
+    body = make_body(papers) if make_body else None
+    before = snapshot(config)
+    for stranger in (bob, admin):
+        response = call(stranger, method, path, body)
+        assert (response.status_code, response.json()) == (404, NOT_FOUND), stranger.username
+        unknown = call(stranger, method, path.replace(papers["folder"], UNKNOWN_ID)
+                       .replace(papers["document"], UNKNOWN_ID), body)
+        assert (unknown.status_code, unknown.json()) == (404, NOT_FOUND)
+    assert_error(call(anon, method, path, body), 401, *NO_CREDENTIALS)
+    assert snapshot(config) == before
+    assert call(alice, method, path, body).status_code == owner_status
+
+
+def test_create_under_a_foreign_folder_reads_like_an_unknown_one(alice, bob, admin, papers, config):
+    before = snapshot(config)
+    for stranger in (bob, admin):
+        answers = []
+        for parent in (papers["folder"], UNKNOWN_ID):
+            body = {"data": {"type": "folders", "attributes": {"title": "intruder"},
+                             "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
+            response = stranger.post("/api/nodes/", body)
+            answers.append((response.status_code,
+                            response.json()["errors"][0]["detail"].replace(parent, "<id>")))
+        assert answers[0] == answers[1] == (400, "Invalid parent '<id>': the folder does not exist.")
+    assert snapshot(config) == before
+
+
+def test_move_from_or_into_a_foreign_folder_is_not_found(alice, bob, admin, papers, config):
+    bobs_folder = create(bob, "folders", "Bob's", bob.home_id)
+    before = snapshot(config)
+    for stranger, own_folder in ((bob, bobs_folder), (admin, admin.home_id)):
+        # Move alice's document into the stranger's own folder: alice's node is unknown to them.
+        move_from = stranger.post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
+                                                       "target_parent": {"id": own_folder}}, media=JSON)
+        assert (move_from.status_code, move_from.json()) == (404, NOT_FOUND)
+    # Alice moves her document into bob's folder: the target is unknown to her.
+    move_into = alice.post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
+                                                "target_parent": {"id": bobs_folder}}, media=JSON)
+    assert (move_into.status_code, move_into.json()) == (404, NOT_FOUND)
+    assert snapshot(config) == before
+    anonymous = alice.as_anonymous().post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
+                                                              "target_parent": {"id": alice.inbox_id}},
+                                          media=JSON)
+    assert_error(anonymous, 401, *NO_CREDENTIALS, media=JSON)
+
+
+def test_no_list_contains_another_users_nodes(alice, bob, admin, papers, anon):
+    create(bob, "documents", "bob.pdf", bob.home_id)
+    alice_ids = {alice.home_id, alice.inbox_id, *papers.values()}
+    for stranger in (bob, admin):
+        seen = set()
+        for path in ("/api/nodes/", "/api/folders/", "/api/documents/",
+                     f"/api/nodes/{stranger.home_id}/", f"/api/nodes/{stranger.inbox_id}/"):
+            response = stranger.get(path + "?page[size]=100")
+            assert response.status_code == 200
+            seen |= {item["id"] for item in response.json()["data"]}
+        assert seen and not seen & alice_ids
+    for path in ("/api/nodes/", "/api/folders/", "/api/documents/"):
+        assert_error(anon.get(path), 401, *NO_CREDENTIALS)
