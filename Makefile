@@ -19,3 +19,6 @@ bench:
 	.venv/bin/python -m bench.hostile
 	.venv/bin/python -m bench.scale
 	.venv/bin/python -m bench.scaleout
+	.venv/bin/python -m bench.import
+	.venv/bin/python -m bench.idle
+	.venv/bin/python -m bench.trash

@@ -7,7 +7,7 @@
 #
 # DMS_URL is the server (default http://127.0.0.1:8000). The last line it prints is
 # `OK <document id>`; on any refusal it stops with dms's own sentence and a non-zero status.
-# (The test suite runs this very file against a real server: tests/test_walkthrough.py.)
+# (The test suite runs this very file against a real server: tests/e2e/test_walkthrough.py.)
 set -euo pipefail
 
 DMS_URL="${DMS_URL:-http://127.0.0.1:8000}"
