@@ -27,8 +27,8 @@ class ServerProcess:
     """`python -m dms serve` on a free port of 127.0.0.1, as a user would start it."""
 
     def __init__(self, data_dir: Path, **env: str):
-        environment = {**os.environ, "DMS_ADMIN_PASSWORD": ADMIN_PASSWORD, "DMS_LOG_LEVEL": "warning",
-                       **env}
+        environment = {**os.environ, "DMS_ADMIN_PASSWORD": ADMIN_PASSWORD,
+                       "DMS_LOG_LEVEL": "warning", **env}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "dms", "serve", "--port", "0", "--data-dir", str(data_dir),
              "--log-level", "info"],

@@ -37,15 +37,15 @@ Against one fresh server (a new temporary data dir; default settings except DMS_
 Each phase prints per victim operation: count, p50/p95/p99/max latency in ms and errors (a status
 >= 400 or an exception is an error); the peak RSS of the server process (and its RSS at the end
 of the phase), the peak RSS of any `tesseract` child of it and of its PDF reader processes
-(processes in /proc whose PPid is the server's pid, all sampled every 100 ms). Phase 2 also prints the attacker's answers by
-operation and status (with their latencies), how many of its idle connections the server still
-held open at the end, and, after the phase, the OCR state of the attacker's uploaded documents
-(ocr_status counted by file, read as the attacker from GET /api/documents/?page[size]=100, page
-after page). The one OCR worker reads one user's documents in the order they came, so in a short
-run the later ones (the TIFF scan first among them) may still be waiting. At the end: a summary
-of the server's output (lines, tracebacks, warnings and errors). The target for comparison
-(../shared/docs/targets.md): any request while a hostile file is processed p99 <= 100 ms, server
-RSS <= 500 MiB. It prints numbers and never asserts.
+(processes in /proc whose PPid is the server's pid, all sampled every 100 ms). Phase 2 also prints
+the attacker's answers by operation and status (with their latencies), how many of its idle
+connections the server still held open at the end, and, after the phase, the OCR state of the
+attacker's uploaded documents (ocr_status counted by file, read as the attacker from
+GET /api/documents/?page[size]=100, page after page). The one OCR worker reads one user's documents
+in the order they came, so in a short run the later ones (the TIFF scan first among them) may still
+be waiting. At the end: a summary of the server's output (lines, tracebacks, warnings and errors).
+The target for comparison (../shared/docs/targets.md): any request while a hostile file is processed
+p99 <= 100 ms, server RSS <= 500 MiB. It prints numbers and never asserts.
 
     .venv/bin/python -m bench.hostile [--seconds 20] [--victims 4] [--tiff-frames 40]
                                       [--idle-connections 200]

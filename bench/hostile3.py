@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from bench.common import KeepAlive
-from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal, nested_mime,
-                         trickle)
+from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal,
+                                       nested_mime, trickle)
 from tests.harness.samples import pdf_content_bomb, pdf_slow_to_render
 
 VND = "application/vnd.api+json"

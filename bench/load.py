@@ -81,7 +81,8 @@ def me_throughput(port: int, tokens: list[str], clients: int, seconds: float) ->
     tally = Tally()
     for one in tallies:
         tally.merge(one)
-    print(f"\n2. throughput: {clients} concurrent clients on GET /api/users/me/ only, {seconds:g} s")
+    print(f"\n2. throughput: {clients} concurrent clients on GET /api/users/me/ only, "
+          f"{seconds:g} s")
     print_tally(tally, wall)
 
 

@@ -3,7 +3,8 @@
 Measures, over loopback, each time from the first upload until every document is `succeeded`
 (the legacy document list is polled):
   1. born-digital PDFs (text layer, read by pdfium): pages/s, for full pages of sentences
-     (--pdf-lines lines of ~90 characters) and for the one-line pages of tests/harness/samples.pdf();
+     (--pdf-lines lines of ~90 characters) and for the one-line pages of
+     tests/harness/samples.pdf();
   2. 300-dpi scans: A4 pages (2480x3508 px, grayscale PNG, --scan-lines lines of DejaVuSans at
      40 px), each uploaded as its own document: pages/min, once per --workers value
      (DMS_OCR_WORKERS, a fresh server each time), with the searchable PDF made beside each
@@ -157,7 +158,8 @@ def born_digital(work: Path, args) -> list[tuple[str, dict]]:
              f"(~{statistics.mean(chars or [0]):.0f} chars) a page", full),
             (f"{args.short_pdfs} PDFs x {args.short_pdf_pages} pages, one line a page "
              f"(samples.pdf)", short)]
-    runs = [(name, files) for name, files in runs if files and args.pdf_pages and args.short_pdf_pages]
+    runs = [(name, files) for name, files in runs
+            if files and args.pdf_pages and args.short_pdf_pages]
     if not runs:
         return []
     server = ServerProcess(work / "data-pdf")
@@ -218,7 +220,8 @@ def main() -> None:
         print(f"{'files':<58}  {'pages':>5}  {'seconds':>7}  {'pages/s':>7}  {'RSS MiB':>7}")
         for name, row in born_digital(work, args):
             print(f"{name:<58}  {row['pages']:5d}  {row['seconds']:7.2f}  "
-                  f"{row['pages'] / row['seconds']:7.1f}  {row['rss']:7.1f}{status_note(row['statuses'])}")
+                  f"{row['pages'] / row['seconds']:7.1f}  {row['rss']:7.1f}"
+                  f"{status_note(row['statuses'])}")
 
         rng, font = random.Random(2), load_font()
         paths = []
@@ -242,9 +245,10 @@ def main() -> None:
             for parallel in bare:
                 bare[parallel].append(bare_tesseract(paths, parallel))
 
-        print(f"\n2. 300-dpi scans through dms: {args.scans} A4 pages ({A4_300DPI[0]}x{A4_300DPI[1]} "
-              f"px, grayscale PNG, ~{size_kib:.0f} KiB, {args.scan_lines} lines of {FONT_PX} px "
-              f"DejaVuSans), one document each; mean of {args.rounds} round(s)")
+        print(f"\n2. 300-dpi scans through dms: {args.scans} A4 pages "
+              f"({A4_300DPI[0]}x{A4_300DPI[1]} px, grayscale PNG, ~{size_kib:.0f} KiB, "
+              f"{args.scan_lines} lines of {FONT_PX} px DejaVuSans), one document each; "
+              f"mean of {args.rounds} round(s)")
         print(f"{'run':<20}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  {'uploads s':>9}  "
               f"{'RSS MiB':>7}  seconds of each round")
         dms_seconds = {}
@@ -255,7 +259,8 @@ def main() -> None:
             pages = rows[0]["pages"]
             notes = "".join(status_note(row["statuses"]) for row in rows)
             print(f"{label:<20}  {seconds:7.2f}  {pages * 60 / seconds:9.1f}  "
-                  f"{seconds / pages:6.2f}  {statistics.mean(row['uploaded'] for row in rows):9.2f}  "
+                  f"{seconds / pages:6.2f}  "
+                  f"{statistics.mean(row['uploaded'] for row in rows):9.2f}  "
                   f"{max(row['rss'] for row in rows):7.1f}  "
                   f"{' '.join(format(row['seconds'], '.2f') for row in rows)}{notes}")
         if 1 in dms:
@@ -263,7 +268,8 @@ def main() -> None:
             print(f"the searchable PDFs cost (1 worker, with against without): {cost * 100:+.1f} %")
 
         print("\n3. bare tesseract on the same files (-l eng --dpi 300, OMP_THREAD_LIMIT=1)")
-        print(f"{'run':<20}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  seconds of each round")
+        print(f"{'run':<20}  {'seconds':>7}  {'pages/min':>9}  {'s/page':>6}  "
+              "seconds of each round")
         for parallel, rounds in bare.items():
             label = "1 at a time" if parallel == 1 else f"{parallel} in parallel"
             seconds = statistics.mean(rounds)
@@ -278,7 +284,8 @@ def main() -> None:
                   f"time: {overhead * 100:+.1f} %")
         seconds = dms_seconds["1, no searchable PDF"]
         overhead = (seconds / without_pdf[0]["pages"]) / (statistics.mean(bare[1]) / args.scans) - 1
-        print(f"  DMS_OCR_WORKERS=1, no searchable PDF vs 1 tesseract at a time: {overhead * 100:+.1f} %")
+        print(f"  DMS_OCR_WORKERS=1, no searchable PDF vs 1 tesseract at a time: "
+              f"{overhead * 100:+.1f} %")
 
 if __name__ == "__main__":
     main()

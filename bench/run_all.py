@@ -5,8 +5,10 @@ what the benchmarks need beyond dms itself is installed (the `bench` extra: requ
 redis; and PostgreSQL's server and Redis for scale and scaleout): `scripts/setup.sh --bench`
 (or `.venv/bin/pip install -e '.[bench]'` where those servers are installed already).
 
-    .venv/bin/python -m bench.run_all            # full sizes: takes long, use an otherwise idle machine
-    .venv/bin/python -m bench.run_all --quick    # small sizes, about two minutes: checks that all run
+    # full sizes: takes long, use an otherwise idle machine
+    .venv/bin/python -m bench.run_all
+    # small sizes, about two minutes: checks that all run
+    .venv/bin/python -m bench.run_all --quick
     .venv/bin/python -m bench.run_all --only load [--quick]
 
 A missing benchmark script is skipped (and said so). It never asserts on the numbers; its exit
@@ -72,7 +74,8 @@ def dms_version() -> str:
 
 def tesseract_version() -> str:
     try:
-        result = subprocess.run(["tesseract", "--version"], capture_output=True, text=True, timeout=30)
+        result = subprocess.run(["tesseract", "--version"], capture_output=True, text=True,
+                                timeout=30)
     except (OSError, subprocess.TimeoutExpired) as error:
         return f"not available ({error})"
     lines = (result.stdout or result.stderr).strip().splitlines()
@@ -178,7 +181,8 @@ def main() -> int:
         script = BENCH / name
         if not script.exists():
             print(f"== {name}: missing, skipped", flush=True)
-            sections.append(section(name, "", None, "", 0, f"Skipped: `bench/{name}` does not exist."))
+            sections.append(section(name, "", None, "", 0,
+                                    f"Skipped: `bench/{name}` does not exist."))
             write()
             continue
         arguments, unknown = quick_arguments(script) if args.quick else ([], [])

@@ -1,8 +1,8 @@
 """Scale benchmark: the same requests against a million documents on SQLite and on PostgreSQL.
 
 For each engine (SQLite in a temporary data dir; PostgreSQL in a throwaway cluster of Debian's
-server binaries on loopback, started and stopped here, fsync off: tests/harness/pgcluster.py) and each
---owners layout, it loads --size documents with realistic text (bench/search.py's Zipf text and
+server binaries on loopback, started and stopped here, fsync off: tests/harness/pgcluster.py) and
+each --owners layout, it loads --size documents with realistic text (bench/search.py's Zipf text and
 titles), bulk-inserted with plain SQL in transactions of --batch documents. The owner whose
 documents are queried (the admin with one owner, owner001 with more) gets the first 20,010
 documents, then the owners take turns; that owner also has:

@@ -20,8 +20,8 @@ is stopped.
    of --pages-per-document pages, multi-page 300-dpi grayscale TIFFs, are uploaded through the
    two web nodes (one uploading thread each) into a new folder. Page formats: `a4`, full A4 pages
    of 16 lines (bench/ocr.py's, LZW-compressed), what a scanner sends; `line`, the 1700x600 px
-   frames of one line of tests/harness/samples.py, on which Tesseract is quick and dms's own cost per
-   page (upload, queue, database, leases, searchable PDF) weighs more. Timed from the first
+   frames of one line of tests/harness/samples.py, on which Tesseract is quick and dms's own cost
+   per page (upload, queue, database, leases, searchable PDF) weighs more. Timed from the first
    upload until the folder's listing (polled through a web node every 0.2 s) shows every
    document `succeeded`. Then the workers are stopped (SIGTERM) and the folder deleted. Also
    shown: the CPU time the workers and their Tesseract processes used per page, how busy the

@@ -4,19 +4,19 @@ of dms.db, and the server's RSS.
 
 For each --sizes count and each --owners layout, in a fresh temporary data dir:
 
-1. The database: schema by dms.db.schema.open_migrated; the owners by dms.domain.accounts.create_user (`admin`,
-   the first owner, is also the admin; with more owners `owner001`... — only the admin and the
-   owner whose documents are queried get a password, hashing 100 scrypt passwords would only cost
-   time); then the documents, bulk-inserted with plain SQL in transactions of --batch documents,
-   generated batch by batch (memory stays flat): each a `node` row (kind 'document', ocr_status
-   'succeeded', a title of two words and a year-month), one `document_version` row and ONE `page`
-   row holding its text: --words words drawn from a Zipf distribution (exponent 1) over a
-   vocabulary of --vocabulary English and German words (function words the most frequent, then
-   real words, German compounds and English plurals; umlauts included), plus one of --rare-words
-   made-up words (e.g. `kavomitu`) at a random place, so that rare words exist. Documents go to
-   the owners in turn, in folders of 1,000 under each owner's .home. The triggers' search_outbox
-   rows are deleted (the server's start-up rebuild covers every node). It prints the time this
-   took and the size of dms.db (after a WAL checkpoint).
+1. The database: schema by dms.db.schema.open_migrated; the owners by
+   dms.domain.accounts.create_user (`admin`, the first owner, is also the admin; with more owners
+   `owner001`... — only the admin and the owner whose documents are queried get a password, hashing
+   100 scrypt passwords would only cost time); then the documents, bulk-inserted with plain SQL in
+   transactions of --batch documents, generated batch by batch (memory stays flat): each a `node`
+   row (kind 'document', ocr_status 'succeeded', a title of two words and a year-month), one
+   `document_version` row and ONE `page` row holding its text: --words words drawn from a Zipf
+   distribution (exponent 1) over a vocabulary of --vocabulary English and German words (function
+   words the most frequent, then real words, German compounds and English plurals; umlauts
+   included), plus one of --rare-words made-up words (e.g. `kavomitu`) at a random place, so that
+   rare words exist. Documents go to the owners in turn, in folders of 1,000 under each owner's
+   .home. The triggers' search_outbox rows are deleted (the server's start-up rebuild covers every
+   node). It prints the time this took and the size of dms.db (after a WAL checkpoint).
 2. The index build: `dms serve` (DMS_OCR_WORKERS=1) finds no index in <data-dir>/search/ and
    builds it from the database; GET /health as the admin is polled every 0.2 s until
    `search.state` is "ready". It prints the seconds from starting the server process until then

@@ -91,7 +91,8 @@ def tag_big_folder(owner_id: str, document_ids: list[str], now) -> None:
     for start in range(0, len(links), 400):
         chunk = links[start:start + 400]
         database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES "
-                             + ", ".join("(?, ?)" for _ in chunk), [v for row in chunk for v in row])
+                             + ", ".join("(?, ?)" for _ in chunk),
+                             [v for row in chunk for v in row])
 
 
 def main() -> None:

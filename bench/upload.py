@@ -10,7 +10,8 @@ Measures, over loopback:
 
 Sizes are MiB (2**20 bytes) and throughputs MiB/s. It prints numbers and never asserts.
 
-    .venv/bin/python -m bench.upload [--size-mb 1024] [--small-size-mb 256] [--clients 8] [--pdfs 200]
+    .venv/bin/python -m bench.upload [--size-mb 1024] [--small-size-mb 256] [--clients 8]
+                                     [--pdfs 200]
 """
 
 from __future__ import annotations

@@ -124,8 +124,8 @@ def print_tally(tally: Tally, seconds: float) -> None:
         total += len(values)
         errors += tally.errors[op]
         print(f"{op:<{width}}  {len(values):7d}  {statistics.median(values):8.1f}  "
-              f"{percentile(values, 0.95):8.1f}  {percentile(values, 0.99):8.1f}  {values[-1]:8.1f}  "
-              f"{tally.errors[op]:6d}")
+              f"{percentile(values, 0.95):8.1f}  {percentile(values, 0.99):8.1f}  "
+              f"{values[-1]:8.1f}  {tally.errors[op]:6d}")
     print(f"total: {total} requests in {seconds:.1f} s = {total / seconds:.1f} requests/s, "
           f"errors {errors}")
     for message in tally.messages[:MAX_ERRORS_SHOWN]:

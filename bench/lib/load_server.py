@@ -115,8 +115,9 @@ def start_server(data_dir: Path) -> tuple[ServerProcess, OutputScanner, float, f
 
 def print_server_output(scanner: OutputScanner) -> None:
     print(f"server output: {scanner.lines} lines, 'database is locked' {scanner.locked}, "
-          f"'Traceback' {scanner.tracebacks}, log lines of level WARNING {scanner.levels['WARNING']}, "
-          f"ERROR {scanner.levels['ERROR']}, CRITICAL {scanner.levels['CRITICAL']}")
+          f"'Traceback' {scanner.tracebacks}, log lines of level "
+          f"WARNING {scanner.levels['WARNING']}, ERROR {scanner.levels['ERROR']}, "
+          f"CRITICAL {scanner.levels['CRITICAL']}")
     for kind, count in scanner.problems.most_common(MAX_ERRORS_SHOWN):
         print(f"  {count:6d} x {kind}")
         print(f"           e.g. {scanner.examples[kind][:200]}")

@@ -22,7 +22,8 @@ READ_SLICE = re.compile(r"version (\S+): read page\(s\) ([\d, -]+)")
 A4_LINES = 16
 FORMATS = {
     "a4": "A4 pages (2480x3508 px, 16 lines of 40 px DejaVuSans: bench/ocr.py's), LZW",
-    "line": "1700x600 px frames of tests/harness/samples.tiff (one line of 64 px text), uncompressed",
+    "line": "1700x600 px frames of tests/harness/samples.tiff (one line of 64 px text), "
+            "uncompressed",
 }
 
 

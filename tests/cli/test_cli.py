@@ -22,17 +22,20 @@ pytestmark = pytest.mark.sqlite_only  # commands on a data dir of their own
 
 
 def login(url: str, username: str, password: str) -> requests.Response:
-    return requests.post(url + "/api/auth/login/", json={"username": username, "password": password})
+    return requests.post(url + "/api/auth/login/",
+                         json={"username": username, "password": password})
 
 
 @pytest.mark.slow
 def test_serve_with_a_configured_password_logs_in_and_stops_on_sigterm(tmp_path):
-    server = Running(tmp_path / "data", DMS_ADMIN_PASSWORD="configured-pw", DMS_ADMIN_USERNAME="boss")
+    server = Running(tmp_path / "data", DMS_ADMIN_PASSWORD="configured-pw",
+                     DMS_ADMIN_USERNAME="boss")
     try:
         response = login(server.url, "boss", "configured-pw")
         assert response.status_code == 200
         token = response.json()["token"]
-        me = requests.get(server.url + "/api/users/me/", headers={"Authorization": f"Token {token}"})
+        me = requests.get(server.url + "/api/users/me/",
+                          headers={"Authorization": f"Token {token}"})
         assert me.json()["data"]["attributes"]["is_superuser"] is True
     finally:
         status = server.stop(signal.SIGTERM)
@@ -202,7 +205,8 @@ def test_ordinary_users_from_the_command_line(tmp_path):
 def test_a_bad_setting_is_a_clear_message_and_exit_2(tmp_path):
     result = subprocess.run(dms_command("serve", "--data-dir", str(tmp_path)),
                             env=environment(DMS_PORT="eighty"), capture_output=True, text=True)
-    assert (result.returncode, result.stderr) == (2, "dms: DMS_PORT must be a whole number, not 'eighty'.\n")
+    assert (result.returncode, result.stderr) == \
+        (2, "dms: DMS_PORT must be a whole number, not 'eighty'.\n")
 
 
 def test_flags_win_over_environment_over_defaults():

@@ -47,10 +47,12 @@ def test_a_data_dir_from_schema_1_starts_and_keeps_its_rows(tmp_path, config):
         assert me["attributes"]["date_joined"] == "2025-01-02T03:04:05.123456Z"
         assert me["relationships"]["home_folder"]["data"]["id"] == HOME_ID
         listing = client.get(f"/api/nodes/{HOME_ID}/").json()
-        assert [(n["id"], n["attributes"]["title"]) for n in listing["data"]] == [(FOLDER_ID, "Ärchive")]
+        assert [(n["id"], n["attributes"]["title"]) for n in listing["data"]] == \
+            [(FOLDER_ID, "Ärchive")]
         assert Client(server.url).login("old", "old-password").user_id == USER_ID
         # The new columns got their values: the sort key is the case-folded title.
-        row = db.database.execute_sql("SELECT title_sort FROM node WHERE id = ?", (FOLDER_ID,)).fetchone()
+        row = db.database.execute_sql("SELECT title_sort FROM node WHERE id = ?",
+                                      (FOLDER_ID,)).fetchone()
         assert row == ("ärchive",)
         # The search index is built from the upgraded database (FTS5 is gone, migration 0006).
         wait_indexed(config)
@@ -61,7 +63,8 @@ def test_a_data_dir_from_schema_1_starts_and_keeps_its_rows(tmp_path, config):
         assert "search_index" not in tables and "search_outbox" in tables
         # And the upgraded tree accepts new nodes.
         body = {"data": {"type": "documents", "attributes": {"title": "new"},
-                         "relationships": {"parent": {"data": {"type": "folders", "id": FOLDER_ID}}}}}
+                         "relationships": {"parent": {"data": {
+                             "type": "folders", "id": FOLDER_ID}}}}}
         assert client.post("/api/nodes/", body).status_code == 201
     finally:
         server.stop()
@@ -81,7 +84,8 @@ def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, capl
     for number, name in enumerate(("bob", "BOB")):
         user_id = f"{number}1111111-1111-4111-8111-111111111111"
         connection.execute("INSERT INTO user (id, username, password_hash, date_joined) "
-                           "VALUES (?, ?, ?, ?)", (user_id, name, hash_password("bob-password"), STAMP))
+                           "VALUES (?, ?, ?, ?)",
+                           (user_id, name, hash_password("bob-password"), STAMP))
         for special in ("home", "inbox"):
             connection.execute(
                 "INSERT INTO node (id, owner_id, parent_id, kind, special, title, title_sort, "
@@ -101,7 +105,8 @@ def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, capl
         big_bob = Client(server.url).login("BOB", "bob-password")
         assert bob.user_id != big_bob.user_id
         from dms.ops import verify
-        assert "1 usernames that differ only by case:" in "\n".join(verify.run(config.data_dir).lines())
+        assert "1 usernames that differ only by case:" in "\n".join(
+            verify.run(config.data_dir).lines())
     finally:
         server.stop()
         thread.join(10)

@@ -122,8 +122,9 @@ def postgresql_schema(url: str) -> dict:
 
 
 def test_both_engines_end_with_one_schema(postgres, tmp_path):
-    """Tables, columns, indexes, foreign keys and unique constraints agree; what differs is the search engines' own: the SQLite
-    outbox that feeds tantivy, PostgreSQL's search_entry with its GIN indexes."""
+    """Tables, columns, indexes, foreign keys and unique constraints agree; what differs is the
+    search engines' own: the SQLite outbox that feeds tantivy, PostgreSQL's search_entry with its
+    GIN indexes."""
     url = postgres.new_database(empty=True)
     assert dms("migrate", "--data-dir", str(tmp_path / "data")).returncode == 0
     assert dms("migrate", "--data-dir", str(tmp_path / "pg"), "--database-url", url).returncode == 0

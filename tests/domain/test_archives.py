@@ -124,7 +124,8 @@ def test_bad_download_requests(alice, bob, admin, anon, tree):
     for stranger in (bob, admin):
         response = stranger.get(f"/api/nodes/download/?node_ids={tree['taxes']}")
         assert (response.status_code, response.json()) == (404, NOT_FOUND)
-        mixed = stranger.get(f"/api/nodes/download/?node_ids={stranger.home_id}&node_ids={tree['year']}")
+        mixed = stranger.get(f"/api/nodes/download/?node_ids={stranger.home_id}"
+                             f"&node_ids={tree['year']}")
         assert (mixed.status_code, mixed.json()) == (404, NOT_FOUND)
     assert_error(anon.get(f"/api/nodes/download/?node_ids={tree['taxes']}"), 401,
                  "not_authenticated", "Authentication credentials were not provided.")

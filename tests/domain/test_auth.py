@@ -29,7 +29,8 @@ def test_login_returns_a_token_and_null_expiry(anon):
 
 
 def test_login_accepts_the_jsonapi_media_type_and_the_bare_path(anon):
-    response = anon.post("/auth/login", {"username": "admin", "password": ADMIN_PASSWORD}, media=VND)
+    response = anon.post("/auth/login", {"username": "admin", "password": ADMIN_PASSWORD},
+                         media=VND)
     assert response.status_code == 200
 
 
@@ -76,7 +77,8 @@ def test_an_unknown_token_is_401_authentication_failed(anon):
 
 
 def test_an_expired_token_is_refused(alice, config):
-    created = alice.post("/api/tokens/", {"data": {"type": "tokens", "attributes": {"expiry_hours": 1}}})
+    created = alice.post("/api/tokens/", {"data": {"type": "tokens",
+                                                   "attributes": {"expiry_hours": 1}}})
     token = created.json()["data"]
     execute_sql(config, "UPDATE token SET expiry = '2000-01-01 00:00:00.000000' "
                                 "WHERE token_key = ?", token["id"])

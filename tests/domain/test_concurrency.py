@@ -57,7 +57,8 @@ def test_one_of_two_racing_usernames_is_created_the_other_is_a_400(admin):
             "code": "invalid", "source": {"pointer": "/data/attributes/username"}}]}
     listed = [u["attributes"]["username"].lower()
               for u in admin.get("/api/users/?page[size]=100").json()["data"]]
-    assert sorted(n for n in listed if n.startswith("racer")) == [f"racer{i}" for i in range(ROUNDS)]
+    assert sorted(n for n in listed if n.startswith("racer")) == \
+        [f"racer{i}" for i in range(ROUNDS)]
 
 
 def test_two_superusers_stepping_down_together_leave_one(admin, make_user):
@@ -107,7 +108,8 @@ def test_uploads_racing_into_one_document_are_numbered_one_to_n(alice):
                                                  samples.text(f"version {n}\n"))
                          for n, c in enumerate(clients)))
         assert [a.status_code for a in answers] == [201] * 6, [a.text for a in answers]
-        versions = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"]
+        versions = alice.get(
+            f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"]
         assert sorted(v["number"] for v in versions) == [1, 2, 3, 4, 5, 6]
         assert sorted(v["file_name"] for v in versions) == [f"v{n}.txt" for n in range(6)]
 

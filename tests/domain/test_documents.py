@@ -15,7 +15,8 @@ from tests.harness.waiting import wait_processed
 BAD_FILE_NAME = ("A file name may not be . or .. nor contain /, \\, control characters or "
                  "invisible formatting characters such as right-to-left overrides.")
 SAMPLES = {
-    "letter.pdf": (lambda: samples.pdf(["Dear customer", "Page two", "Page three"]), "application/pdf", 3),
+    "letter.pdf": (lambda: samples.pdf(["Dear customer", "Page two", "Page three"]),
+                   "application/pdf", 3),
     "scan.png": (samples.png, "image/png", 1),
     "photo.jpg": (samples.jpeg, "image/jpeg", 1),
     "fax.tiff": (lambda: samples.tiff(["one", "two"]), "image/tiff", 2),
@@ -95,10 +96,12 @@ def test_each_upload_adds_a_version_and_the_document_shows_the_latest(alice):
     ("a%00b.pdf", samples.pdf(["fine"]), True, 400, "invalid",
      BAD_FILE_NAME),
     ("invoice%E2%80%AEfdp.exe", samples.pdf(["fine"]), True, 400, "invalid", BAD_FILE_NAME),
-    ("x" * 256, samples.pdf(["fine"]), True, 400, "invalid", "A file name has at most 255 characters."),
+    ("x" * 256, samples.pdf(["fine"]), True, 400, "invalid",
+     "A file name has at most 255 characters."),
 ])
 def test_refused_uploads_leave_nothing_and_a_good_one_still_works(alice, config, name, data,
-                                                                   disposition, status, code, detail):
+                                                                   disposition, status, code,
+                                                                   detail):
     document_id = new_document(alice)
     before = snapshot(config)
     assert_error(upload(alice, document_id, name, data, disposition), status, code, detail)
@@ -129,13 +132,15 @@ def test_upload_over_the_size_limit_is_413_and_leaves_nothing(alice, config):
     assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
     exactly = b"%PDF-1.4\n" + b"0" * (config.max_upload_bytes - 9)
-    assert upload(alice, document_id, "edge.txt", exactly).status_code == 400  # corrupt PDF, not 413
+    # corrupt PDF, not 413
+    assert upload(alice, document_id, "edge.txt", exactly).status_code == 400
 
 
 def test_hostile_names_are_only_names(alice, config):
     document_id = new_document(alice)
     data = samples.pdf(["x"])
-    for name in ("....pdf", "%2E%2E%2Fetc%2Fpasswd", "C:%5Cwindows", " ünï cödé 文件.pdf", "a" * 255):
+    for name in ("....pdf", "%2E%2E%2Fetc%2Fpasswd", "C:%5Cwindows", " ünï cödé 文件.pdf",
+                 "a" * 255):
         response = upload(alice, document_id, name, data)
         assert response.status_code in (201, 400, 404), name
     files = stored_files(config)
@@ -171,7 +176,8 @@ def test_no_file_yet_is_404(alice):
                  "This document has no file yet.")
 
 
-def test_another_users_document_is_not_found_for_upload_and_download(alice, bob, admin, anon, config):
+def test_another_users_document_is_not_found_for_upload_and_download(alice, bob, admin, anon,
+                                                                     config):
     document_id = new_document(alice)
     data = samples.pdf(["mine"])
     version_url = upload(alice, document_id, "a.pdf", data).json()["data"]["attributes"][
@@ -185,7 +191,8 @@ def test_another_users_document_is_not_found_for_upload_and_download(alice, bob,
         assert stranger.get(f"/api/nodes/download/?node_ids={document_id}").json() == NOT_FOUND
     for response in (upload(anon, document_id, "b.pdf", data),
                      anon.get(f"/api/documents/{document_id}/download/"), anon.get(version_url)):
-        assert_error(response, 401, "not_authenticated", "Authentication credentials were not provided.")
+        assert_error(response, 401, "not_authenticated",
+                     "Authentication credentials were not provided.")
     assert snapshot(config) == before and stored_files(config) == files
 
 
@@ -195,7 +202,8 @@ def test_deleting_for_good_removes_the_files_of_every_document_below(alice, conf
                                                      "type": "folders", "id": alice.home_id}}}}})
     folder_id = folder.json()["data"]["id"]
     for index in range(3):
-        upload(alice, new_document(alice, f"d{index}", folder_id), "x.pdf", samples.pdf([str(index)]))
+        upload(alice, new_document(alice, f"d{index}", folder_id), "x.pdf",
+               samples.pdf([str(index)]))
     kept = new_document(alice, "kept")
     upload(alice, kept, "kept.pdf", samples.pdf(["kept"]))
     assert len(stored_files(config)) == 4
@@ -203,7 +211,8 @@ def test_deleting_for_good_removes_the_files_of_every_document_below(alice, conf
     assert len(stored_files(config)) == 4  # in the trash, files and all
     assert alice.delete(f"/api/trash/{folder_id}/").status_code == 204
     remaining = stored_files(config)
-    version_id = alice.get(f"/api/documents/{kept}/").json()["data"]["attributes"]["versions"][0]["id"]
+    version_id = alice.get(
+        f"/api/documents/{kept}/").json()["data"]["attributes"]["versions"][0]["id"]
     assert [p.name for p in remaining] == [version_id]
     assert alice.delete(f"/api/documents/{kept}/").status_code == 204
     assert alice.delete("/api/trash/").status_code == 204

@@ -27,7 +27,8 @@ def test_a_thousand_levels_deep(alice):
         parent = make_folder(alice, f"L{level}", parent)
         chain.append(parent)
     crumb = alice.get(f"/api/folders/{chain[-1]}/").json()["data"]["attributes"]["breadcrumb"]
-    assert len(crumb) == 1001 and crumb[0] == [".home", alice.home_id] and crumb[-1] == ["L999", chain[-1]]
+    assert len(crumb) == 1001 and crumb[0] == [".home", alice.home_id] and \
+        crumb[-1] == ["L999", chain[-1]]
     # A cycle through all 1,000 levels is still found, and the whole chain moves in one go.
     into_itself = alice.post("/api/nodes/move/", {"nodes": [{"id": chain[0]}],
                                                   "target_parent": {"id": chain[-1]}}, media=JSON)
@@ -47,7 +48,8 @@ def test_a_folder_with_100000_children(alice, config):
     now = utcnow()
     rows = [{"id": new_id(), "owner": alice.user_id, "parent": big, "kind": Node.DOCUMENT,
              "title": f"doc {i:06d}", "title_sort": f"doc {i:06d}", "lang": "eng", "ocr": True,
-             "ocr_status": "received", "created_at": now, "updated_at": now} for i in range(100_000)]
+             "ocr_status": "received", "created_at": now, "updated_at": now}
+            for i in range(100_000)]
     with database.atomic():
         for start in range(0, len(rows), 1000):
             Node.insert_many(rows[start:start + 1000]).execute()
@@ -84,7 +86,8 @@ def test_a_zip_bomb_is_not_accepted(alice, config):
     before = snapshot(config)
     assert_error(upload(alice, document_id, "bomb.zip", out.getvalue()), 415,
                  "unsupported_media_type",
-                 "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file.")
+                 "This type of file is not supported; "
+                 "upload a PDF, PNG, JPEG, TIFF or plain text file.")
     assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
 
@@ -99,7 +102,8 @@ def test_a_pdf_with_10000_pages(alice, config):
     assert attributes["page_count"] == 10_000
     assert len(attributes["versions"][0]["pages"]) == 10_000
     assert wait_processed(alice, document_id, timeout=600)[-1] == "succeeded"
-    assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": "\n\n".join(pages)}
+    assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == \
+        {"text": "\n\n".join(pages)}
     wait_indexed(config, timeout=120)
     found = alice.get("/api/search/", params={"q": "report 10000"}).json()
     assert [r["id"] for r in found] == [document_id]

@@ -56,14 +56,16 @@ def test_create_folder_returns_201_and_the_whole_node(alice):
 def test_create_document_in_both_parent_forms_with_defaults_before_upload(alice):
     folder = make(alice, "folders", "Bills", alice.home_id)
     # The spec's reference form: `parent` right under `data`.
-    response = alice.post("/nodes/", {"data": {"type": "documents", "attributes": {"title": "scan.pdf"},
+    response = alice.post("/nodes/", {"data": {"type": "documents",
+                                               "attributes": {"title": "scan.pdf"},
                                                "parent": {"type": "folders", "id": folder["id"]}}})
     assert response.status_code == 201
     document = response.json()["data"]
     assert stable(document) == {
         "type": "documents", "id": document["id"],
         "attributes": {"title": "scan.pdf", "lang": "eng", "ocr": True, "ocr_status": "received",
-                       "ocr_error": None, "file_name": None, "size": 0, "page_count": 0, "mail": None,
+                       "ocr_error": None, "file_name": None, "size": 0, "page_count": 0,
+                       "mail": None,
                        "breadcrumb": [[".home", alice.home_id], ["Bills", folder["id"]],
                                       ["scan.pdf", document["id"]]],
                        "tags": []},
@@ -79,7 +81,8 @@ def test_folders_endpoint_creates_folders_only(alice, config):
     assert response.json()["data"]["attributes"]["title"] == "Taxes"
     before = snapshot(config)
     assert_error(alice.post("/api/folders/", node_body("documents", "x", alice.home_id)), 409,
-                 "conflict", 'The resource type "documents" does not match `folders`.', "/data/type")
+                 "conflict", 'The resource type "documents" does not match `folders`.',
+                 "/data/type")
     assert snapshot(config) == before
 
 
@@ -122,12 +125,14 @@ def test_bad_creation_requests_change_nothing(alice, bob, config):
          None),
         (alice.post("/api/nodes/", node_body("tags", "x", alice.home_id)), 409, "conflict",
          'The resource type "tags" does not match `folders` or `documents`.', "/data/type"),
-        (alice.post("/api/nodes/", {"data": {"type": "folders", "attributes": {"title": "x"}}}), 400,
-         "required", "A parent folder is required.", "/data/relationships/parent"),
+        (alice.post("/api/nodes/", {"data": {"type": "folders", "attributes": {"title": "x"}}}),
+         400, "required", "A parent folder is required.", "/data/relationships/parent"),
         (alice.post("/api/nodes/", node_body("folders", "x", UNKNOWN_ID)), 400, "does_not_exist",
-         f"Invalid parent '{UNKNOWN_ID}': the folder does not exist.", "/data/relationships/parent"),
+         f"Invalid parent '{UNKNOWN_ID}': the folder does not exist.",
+         "/data/relationships/parent"),
         (alice.post("/api/nodes/", node_body("folders", "x", bob.home_id)), 400, "does_not_exist",
-         f"Invalid parent '{bob.home_id}': the folder does not exist.", "/data/relationships/parent"),
+         f"Invalid parent '{bob.home_id}': the folder does not exist.",
+         "/data/relationships/parent"),
         (alice.post("/api/nodes/", node_body("folders", "x", document["id"])), 400, "invalid",
          "A document cannot contain other nodes; choose a folder as parent.",
          "/data/relationships/parent"),
@@ -158,8 +163,9 @@ def test_top_level_nodes_are_home_and_inbox(alice):
 
 
 def test_listing_puts_folders_first_then_documents_by_title_ignoring_case(alice):
-    for resource_type, title in [("documents", "b doc"), ("folders", "Zeta"), ("documents", "A doc"),
-                                 ("folders", "alpha"), ("folders", "Älter"), ("documents", "c doc")]:
+    for resource_type, title in [("documents", "b doc"), ("folders", "Zeta"),
+                                 ("documents", "A doc"), ("folders", "alpha"),
+                                 ("folders", "Älter"), ("documents", "c doc")]:
         make(alice, resource_type, title, alice.home_id)
     listing = alice.get(f"/api/nodes/{alice.home_id}/").json()
     assert titles(listing) == ["alpha", "Zeta", "Älter", "A doc", "b doc", "c doc"]
@@ -221,8 +227,8 @@ def test_rename_and_document_settings(alice, config):
     assert renamed["attributes"]["updated_at"] > folder["attributes"]["updated_at"]
 
     document = make(alice, "documents", "doc", folder["id"])
-    response = alice.patch(f"/nodes/{document['id']}", {"data": {"type": "documents", "attributes": {
-        "lang": "deu", "ocr": False, "size": 999}}})
+    response = alice.patch(f"/nodes/{document['id']}", {"data": {
+        "type": "documents", "attributes": {"lang": "deu", "ocr": False, "size": 999}}})
     attributes = response.json()["data"]["attributes"]
     assert (attributes["title"], attributes["lang"], attributes["ocr"], attributes["size"]) == \
            ("doc", "deu", False, 0)
@@ -239,7 +245,8 @@ def test_rename_and_document_settings(alice, config):
          "Unknown OCR language 'klingon'; installed languages: deu, eng (combine them with +, "
          "e.g. eng+deu).", "/data/attributes/lang"),
     ]:
-        assert_error(alice.patch(f"/api/nodes/{document['id']}/", body), status, code, detail, pointer)
+        assert_error(alice.patch(f"/api/nodes/{document['id']}/", body), status, code, detail,
+                     pointer)
     assert snapshot(config) == before
 
 
@@ -274,7 +281,8 @@ def test_move_several_nodes_at_once(alice):
     assert titles(alice.get(f"/api/nodes/{target['id']}/").json()) == ["Child", "Loose"]
     assert titles(alice.get(f"/api/nodes/{source['id']}/").json()) == []
     # What was below the moved folder moved with it.
-    crumb = alice.get(f"/api/documents/{grandchild['id']}/").json()["data"]["attributes"]["breadcrumb"]
+    crumb = alice.get(
+        f"/api/documents/{grandchild['id']}/").json()["data"]["attributes"]["breadcrumb"]
     assert crumb == [[".home", alice.home_id], ["Target", target["id"]], ["Child", child["id"]],
                      ["Grandchild", grandchild["id"]]]
 
@@ -298,9 +306,11 @@ def test_refused_moves_are_all_or_nothing(alice, bob, config):
         (move([outer["id"]], document["id"]), 400, "invalid",
          "The target is a document; nodes can only be moved into a folder.", "/target_parent/id"),
         (move([document["id"], outer["id"]], outer["id"]), 400, "invalid",
-         "A folder cannot be moved into itself or into one of its own folders.", "/target_parent/id"),
+         "A folder cannot be moved into itself or into one of its own folders.",
+         "/target_parent/id"),
         (move([outer["id"]], inner["id"]), 400, "invalid",
-         "A folder cannot be moved into itself or into one of its own folders.", "/target_parent/id"),
+         "A folder cannot be moved into itself or into one of its own folders.",
+         "/target_parent/id"),
         (alice.post("/api/nodes/move/", {"nodes": "all", "target_parent": {"id": outer["id"]}},
                     media=JSON), 400, "required",
          '`nodes` must be a list of {"id": ...} objects.', "/nodes"),
@@ -330,7 +340,8 @@ def test_delete_without_a_trash_removes_the_whole_subtree(alice, config):
     assert alice.get(f"/api/documents/{leaf['id']}/").json() == NOT_FOUND
     assert titles(alice.get(f"/api/nodes/{alice.home_id}/").json()) == ["Keep"]
     remaining = snapshot(config)["node"]
-    assert not [row for row in remaining if top["id"] in row or middle["id"] in row or leaf["id"] in row]
+    assert not [row for row in remaining
+                if top["id"] in row or middle["id"] in row or leaf["id"] in row]
     assert [row for row in remaining if keep["id"] in row]
 
 

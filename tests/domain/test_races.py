@@ -72,7 +72,8 @@ def test_renames_during_moves_never_make_a_loop(alice, config):
     assert unreachable(config) == []
     assert clean(config) == []
     for folder in folders:  # every folder still hangs below .home, with a finite breadcrumb
-        crumb = alice.get(f"/api/folders/{folder}/", timeout=10).json()["data"]["attributes"]["breadcrumb"]
+        crumb = alice.get(
+            f"/api/folders/{folder}/", timeout=10).json()["data"]["attributes"]["breadcrumb"]
         assert crumb[0] == [".home", alice.home_id] and crumb[-1][1] == folder
     assert alice.get("/health").status_code == 200
 
@@ -92,7 +93,8 @@ def test_renames_during_uploads_keep_the_latest_versions_attributes(alice, confi
                 problems.append(f"upload: {response.status_code} {response.text}")
             attributes = client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]
             latest = attributes["versions"][-1]
-            if (attributes["file_name"], attributes["size"]) != (latest["file_name"], latest["size"]):
+            if (attributes["file_name"], attributes["size"]) != (latest["file_name"],
+                                                                 latest["size"]):
                 problems.append(f"stale attributes {attributes['file_name']} {attributes['size']} "
                                 f"after uploading version {latest['number']}")
 
@@ -112,7 +114,8 @@ def test_renames_during_uploads_keep_the_latest_versions_attributes(alice, confi
     latest = document["versions"][-1]
     assert (document["file_name"], document["size"], document["page_count"]) == \
         (latest["file_name"], latest["size"], latest["page_count"])
-    assert [v["number"] for v in document["versions"]] == list(range(1, len(document["versions"]) + 1))
+    assert [v["number"] for v in document["versions"]] == \
+        list(range(1, len(document["versions"]) + 1))
     assert clean(config) == []
 
 
@@ -173,7 +176,8 @@ def test_usernames_that_differ_only_by_case_cannot_be_created_at_once(admin):
             assert response.json() == {"errors": [{
                 "detail": "A user with that username already exists.", "status": "400",
                 "code": "invalid", "source": {"pointer": "/data/attributes/username"}}]}
-    listed = [u["attributes"]["username"] for u in admin.get("/api/users/?page[size]=100").json()["data"]]
+    listed = [u["attributes"]["username"]
+              for u in admin.get("/api/users/?page[size]=100").json()["data"]]
     assert len([name for name in listed if name.lower() == "carol"]) == 1
 
 

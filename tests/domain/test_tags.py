@@ -129,7 +129,8 @@ def test_tags_show_on_nodes_everywhere(alice, config):
     assert red["attributes"]["name"] == "urgent"
     listed = alice.get(f"/api/nodes/{folder}/").json()["data"][0]
     assert listed["attributes"]["tags"] == expected
-    assert alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["tags"] == expected
+    assert alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["tags"] == \
+        expected
     assert alice.get("/api/documents/").json()["data"][0]["attributes"]["tags"] == expected
     assert alice.get(f"/api/folders/{folder}/").json()["data"]["attributes"]["tags"] == \
         [{"name": "paid", **DEFAULT_COLORS}]

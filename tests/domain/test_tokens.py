@@ -19,7 +19,8 @@ def parse(value: str) -> dt.datetime:
 
 
 def test_create_shows_the_secret_once_with_the_default_validity(alice):
-    response = alice.post("/api/tokens/", {"data": {"type": "tokens", "attributes": {"name": "scanner"}}})
+    response = alice.post("/api/tokens/", {"data": {"type": "tokens",
+                                                    "attributes": {"name": "scanner"}}})
     assert response.status_code == 201
     assert response.headers["Content-Type"] == VND
     resource = response.json()["data"]

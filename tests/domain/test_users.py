@@ -1,4 +1,5 @@
-"""Users (api.md §3, §4): every endpoint for its owner, another user, an admin and an anonymous caller."""
+"""Users (api.md §3, §4): every endpoint for its owner, another user, an admin and an anonymous
+caller."""
 
 from __future__ import annotations
 
@@ -75,7 +76,8 @@ def test_admin_creates_a_user_with_status_200_and_both_special_folders(admin, co
                  400, "authentication_failed", "Unable to log in with provided credentials.",
                  media=JSON)
     titles = {row for row in snapshot(config)["node"] if user["id"] in row}
-    assert len(titles) == 2 and any("'.home'" in t for t in titles) and any("'.inbox'" in t for t in titles)
+    assert len(titles) == 2 and any("'.home'" in t for t in titles) and \
+        any("'.inbox'" in t for t in titles)
 
 
 MIXED_SCRIPTS = ("A username may not mix letters of different scripts (such as Latin and "
@@ -118,7 +120,8 @@ def test_creating_a_user_with_bad_attributes_changes_nothing(admin, config, attr
 
 def test_creating_a_user_needs_the_jsonapi_media_type(admin, config):
     before = snapshot(config)
-    response = admin.post("/api/users/", {"data": {"type": "users", "attributes": {"username": "x"}}},
+    response = admin.post("/api/users/", {"data": {"type": "users",
+                                                   "attributes": {"username": "x"}}},
                           media=JSON)
     assert_error(response, 415, "unsupported_media_type",
                  "Unsupported media type 'application/json' in the request; "
@@ -128,7 +131,8 @@ def test_creating_a_user_needs_the_jsonapi_media_type(admin, config):
 
 def test_creating_a_user_with_the_wrong_type_is_a_conflict(admin, config):
     before = snapshot(config)
-    response = admin.post("/api/users/", {"data": {"type": "folders", "attributes": {"username": "x"}}})
+    response = admin.post("/api/users/", {"data": {"type": "folders",
+                                                   "attributes": {"username": "x"}}})
     assert_error(response, 409, "conflict", 'The resource type "folders" does not match `users`.',
                  "/data/type")
     assert snapshot(config) == before
@@ -137,11 +141,13 @@ def test_creating_a_user_with_the_wrong_type_is_a_conflict(admin, config):
 def test_only_admins_list_and_create_users(alice, anon, config):
     before = snapshot(config)
     assert_error(alice.get("/api/users/"), 403, *FORBIDDEN)
-    assert_error(alice.post("/api/users/", {"data": {"type": "users", "attributes": {"username": "z"}}}),
+    assert_error(alice.post("/api/users/", {"data": {"type": "users",
+                                                     "attributes": {"username": "z"}}}),
                  403, *FORBIDDEN)
     assert_error(anon.get("/api/users/"), 401, "not_authenticated",
                  "Authentication credentials were not provided.")
-    assert_error(anon.post("/api/users/", {"data": {"type": "users", "attributes": {"username": "z"}}}),
+    assert_error(anon.post("/api/users/", {"data": {"type": "users",
+                                                    "attributes": {"username": "z"}}}),
                  401, "not_authenticated", "Authentication credentials were not provided.")
     assert snapshot(config) == before
 
@@ -158,8 +164,10 @@ def test_admin_lists_users_ordered_by_username(admin, make_user):
 
 
 def test_get_user_by_id_for_self_admin_other_and_anonymous(alice, bob, admin, anon):
-    assert without_date(alice.get(f"/api/users/{alice.user_id}/").json()["data"]) == expected_user(alice)
-    assert without_date(admin.get(f"/api/users/{alice.user_id}/").json()["data"]) == expected_user(alice)
+    assert without_date(alice.get(f"/api/users/{alice.user_id}/").json()["data"]) == \
+        expected_user(alice)
+    assert without_date(admin.get(f"/api/users/{alice.user_id}/").json()["data"]) == \
+        expected_user(alice)
     assert_error(bob.get(f"/api/users/{alice.user_id}/"), 403, *FORBIDDEN)
     assert_error(anon.get(f"/api/users/{alice.user_id}/"), 401, "not_authenticated",
                  "Authentication credentials were not provided.")
@@ -204,12 +212,12 @@ def test_a_user_may_change_the_case_of_their_own_name(alice):
      "Only a superuser may grant or remove admin rights.", None),
     ({"attributes": {"is_staff": True}}, 403, "permission_denied",
      "Only a superuser may grant or remove admin rights.", None),
-    ({"attributes": {"is_active": False}}, 400, "invalid", "You cannot deactivate your own account.",
-     "/data/attributes/is_active"),
-    ({"attributes": {"username": "admin"}}, 400, "invalid", "A user with that username already exists.",
-     "/data/attributes/username"),
-    ({"attributes": {"username": "Admin"}}, 400, "invalid", "A user with that username already exists.",
-     "/data/attributes/username"),
+    ({"attributes": {"is_active": False}}, 400, "invalid",
+     "You cannot deactivate your own account.", "/data/attributes/is_active"),
+    ({"attributes": {"username": "admin"}}, 400, "invalid",
+     "A user with that username already exists.", "/data/attributes/username"),
+    ({"attributes": {"username": "Admin"}}, 400, "invalid",
+     "A user with that username already exists.", "/data/attributes/username"),
     ({"attributes": {"username": "\u0430lice"}}, 400, "invalid", MIXED_SCRIPTS,
      "/data/attributes/username"),
     ({"id": UNKNOWN_ID}, 409, "conflict", "The id in the body does not match the id in the URL.",
@@ -228,18 +236,19 @@ def test_other_users_cannot_patch_change_password_or_delete(alice, bob, anon, co
     before = snapshot(config)
     body = {"data": {"type": "users", "id": alice.user_id, "attributes": {"first_name": "X"}}}
     assert_error(bob.patch(f"/api/users/{alice.user_id}/", body), 403, *FORBIDDEN)
-    assert_error(bob.post(f"/api/users/{alice.user_id}/change-password/", {"password": "new-password"},
-                          media=JSON), 403, *FORBIDDEN, media=JSON)
+    assert_error(bob.post(f"/api/users/{alice.user_id}/change-password/",
+                          {"password": "new-password"}, media=JSON), 403, *FORBIDDEN, media=JSON)
     assert_error(bob.delete(f"/api/users/{alice.user_id}/"), 403, *FORBIDDEN)
     for response in (anon.patch(f"/api/users/{alice.user_id}/", body),
                      anon.delete(f"/api/users/{alice.user_id}/")):
-        assert_error(response, 401, "not_authenticated", "Authentication credentials were not provided.")
+        assert_error(response, 401, "not_authenticated",
+                     "Authentication credentials were not provided.")
     assert snapshot(config) == before
 
 
 def test_change_password_for_self_and_by_admin(alice, admin, anon):
-    response = alice.post(f"/api/users/{alice.user_id}/change-password/", {"password": "brand-new-pw"},
-                          media=JSON)
+    response = alice.post(f"/api/users/{alice.user_id}/change-password/",
+                          {"password": "brand-new-pw"}, media=JSON)
     assert response.status_code == 200
     assert response.headers["Content-Type"] == JSON
     assert response.json() == {"status": "password set"}
@@ -293,8 +302,8 @@ def test_staff_cannot_touch_superusers_or_grant_rights(admin, make_user, config)
     before = snapshot(config)
     assert_error(staff.delete(f"/api/users/{admin.user_id}/"), 403, "permission_denied",
                  "Only a superuser may change or delete a superuser.")
-    assert_error(staff.post(f"/api/users/{admin.user_id}/change-password/", {"password": "hijacked!"},
-                            media=JSON), 403, "permission_denied",
+    assert_error(staff.post(f"/api/users/{admin.user_id}/change-password/",
+                            {"password": "hijacked!"}, media=JSON), 403, "permission_denied",
                  "Only a superuser may change or delete a superuser.", media=JSON)
     body = {"data": {"type": "users", "attributes": {"is_superuser": True}}}
     assert_error(staff.patch(f"/api/users/{plain.user_id}/", body), 403, "permission_denied",

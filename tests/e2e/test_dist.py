@@ -44,7 +44,8 @@ def test_the_built_executable_serves_and_ocrs(tmp_path):
         url = wait_for(listening, timeout=60, interval=0, message="the executable did not start")
         assert url, "the executable did not start"
         admin = Client(url).login("admin", "bundle-password")
-        scan = admin.put("/api/document/upload/scan.png", data=samples.png("Bundled Tesseract Works"))
+        scan = admin.put("/api/document/upload/scan.png",
+                         data=samples.png("Bundled Tesseract Works"))
         assert scan.status_code == 201
         assert wait_processed(admin, scan.json()["id"])[-1] == "succeeded"
         assert admin.get(f"/api/documents/{scan.json()['id']}/ocr-text").json() == {

@@ -27,5 +27,6 @@ def test_sixteen_mixed_clients_see_no_error():
     assert totals == ["0", "0"], output  # the /users/me/ run and the mixed load
     server = re.search(r"'database is locked' (\d+), 'Traceback' (\d+)", output)
     assert server and server.groups() == ("0", "0"), output
-    drained = re.search(r"OCR backlog drained", output) or re.search(r"OCR backlog at the end: 0 ", output)
+    drained = re.search(r"OCR backlog drained", output) or \
+        re.search(r"OCR backlog at the end: 0 ", output)
     assert drained, output

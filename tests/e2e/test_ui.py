@@ -1,6 +1,7 @@
-"""The token web page (dms/web/static) end to end, in Debian's headless Chromium driven by Playwright:
-log in, create / use / revoke a token, profile and password, logout, headers, phones, no console
-errors. Screenshots of every view go to tests/screenshots/ (git-ignored) for a human to look at."""
+"""The token web page (dms/web/static) end to end, in Debian's headless Chromium driven by
+Playwright: log in, create / use / revoke a token, profile and password, logout, headers, phones,
+no console errors. Screenshots of every view go to tests/screenshots/ (git-ignored) for a human to
+look at."""
 
 from __future__ import annotations
 
@@ -44,13 +45,15 @@ class Session:
 
     def __init__(self, browser, base_url: str, **context_options):
         self.base_url = base_url
-        self.context = browser.new_context(**{"viewport": {"width": 1280, "height": 800}, **context_options})
+        self.context = browser.new_context(**{"viewport": {"width": 1280, "height": 800},
+                                              **context_options})
         self.context.set_default_timeout(10_000)
         self.requests: list[str] = []
         self.errors: list[str] = []
         self.context.on("request", lambda request: self.requests.append(request.url))
         self.page: Page = self.context.new_page()
-        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.page.on("console", lambda message: message.type == "error"
+                     and self.errors.append(message.text))
         self.page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
 
     def open(self, path: str = "/") -> Page:
@@ -108,7 +111,8 @@ def status_of(base_url: str, secret: str) -> int:
     return Client(base_url, secret).get("/api/users/me/").status_code
 
 
-def log_in_and_open_tokens(session: Session, username: str = "alice", password: str = USER_PASSWORD) -> Page:
+def log_in_and_open_tokens(session: Session, username: str = "alice",
+                           password: str = USER_PASSWORD) -> Page:
     page = session.open("/")
     session.log_in(username, password)
     expect(page.get_by_role("heading", name="API Tokens", level=1)).to_be_visible()
@@ -397,7 +401,8 @@ def test_expired_token_is_marked(session, server, config, alice):
     expires = row.locator("td").nth(3)
     expect(expires.locator("time")).to_have_attribute("datetime", "2000-01-01T00:00:00.000000Z")
     # The login tokens never expire and carry no such mark.
-    expect(page.locator("#tokens-body tr:not(.is-expired) td:nth-child(4)")).to_have_text(["never", "never"])
+    expect(page.locator("#tokens-body tr:not(.is-expired) td:nth-child(4)")).to_have_text(
+        ["never", "never"])
     expect(page.locator("#tokens-body tr.is-expired")).to_have_count(1)
     session.screenshot("09-tokens-expired.png")
     assert session.errors == []
@@ -412,7 +417,8 @@ def test_security_headers(server, path):
     assert response.headers["Referrer-Policy"] == "no-referrer"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["Cross-Origin-Opener-Policy"] == "same-origin"
-    media = {"/static/app.js": "text/javascript", "/static/style.css": "text/css"}.get(path, "text/html")
+    media = {"/static/app.js": "text/javascript",
+             "/static/style.css": "text/css"}.get(path, "text/html")
     assert response.headers["Content-Type"] == f"{media}; charset=utf-8"
 
 
@@ -437,10 +443,11 @@ def test_the_page_works_under_a_url_prefix(browser, server, alice):
 
 
 def test_phone_sized_screen_has_no_horizontal_overflow(browser, server, alice):
-    alice.post("/api/tokens/", {"data": {"type": "tokens", "attributes": {"name": "a rather long name for "
-                                                                          "the scanner in the hallway"}}})
-    phone = Session(browser, server.url, viewport={"width": 375, "height": 667}, device_scale_factor=2,
-                    is_mobile=True, has_touch=True)
+    alice.post("/api/tokens/", {"data": {"type": "tokens",
+                                         "attributes": {"name": "a rather long name for "
+                                                                "the scanner in the hallway"}}})
+    phone = Session(browser, server.url, viewport={"width": 375, "height": 667},
+                    device_scale_factor=2, is_mobile=True, has_touch=True)
     try:
         page = phone.open("/")
         width = "() => document.documentElement.scrollWidth"

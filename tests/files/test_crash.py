@@ -58,7 +58,8 @@ def test_kill_9_during_an_upload_leaves_a_consistent_data_dir(tmp_path, fraction
     server = Running(data_dir, DMS_ADMIN_PASSWORD="crash-test-pw")
     try:
         token = requests.post(server.url + "/api/auth/login/",
-                              json={"username": "admin", "password": "crash-test-pw"}).json()["token"]
+                              json={"username": "admin",
+                                    "password": "crash-test-pw"}).json()["token"]
         headers = {"Authorization": f"Token {token}"}
         me = requests.get(server.url + "/api/users/me/", headers=headers).json()["data"]
         home = me["relationships"]["home_folder"]["data"]["id"]

@@ -22,7 +22,8 @@ from tests.harness.waiting import wait_processed
 
 pytestmark = pytest.mark.sqlite_only  # a full disk under the SQLite file
 
-DISK_FULL = "The server's disk is full, so nothing was saved; ask the administrator to free some space."
+DISK_FULL = ("The server's disk is full, so nothing was saved; "
+             "ask the administrator to free some space.")
 
 
 @pytest.fixture
@@ -32,7 +33,8 @@ def small_disk(tmp_path):
     result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount_point)],
                             capture_output=True, text=True)
     if result.returncode != 0:
-        pytest.skip(f"a tmpfs cannot be mounted here (this test needs root): {result.stderr.strip()}")
+        pytest.skip("a tmpfs cannot be mounted here (this test needs root): "
+                    f"{result.stderr.strip()}")
     yield mount_point
     subprocess.run(["umount", "-l", str(mount_point)], check=True)
 
@@ -80,7 +82,8 @@ def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config
     assert temporary_files(config) == []
     # Reading, searching and logging in keep working.
     assert alice.get(f"/api/nodes/{alice.home_id}/").status_code == 200
-    assert [r["title"] for r in alice.get("/api/search/", params={"q": "apples"}).json()] == ["kept"]
+    assert [r["title"] for r in alice.get("/api/search/", params={"q": "apples"}).json()] == \
+        ["kept"]
     again = alice.login("alice", "user-password-1")
     # Deleting works, into the trash and out of it for good: that is how space is made.
     assert again.delete(f"/api/documents/{doomed}/").status_code == 204

@@ -89,7 +89,7 @@ def add_document(owner_id: str, parent_id: str, title: str, text: str) -> str:
                     file_name="x.txt", size=len(text), page_count=1, created_at=now,
                     updated_at=now).execute()
         DocumentVersion.insert(id=version_id, document=node_id, number=1, file_name="x.txt",
-                               mime_type="text/plain", size=len(text), page_count=1, sha256="0" * 64,
-                               lang="eng", created_at=now).execute()
+                               mime_type="text/plain", size=len(text), page_count=1,
+                               sha256="0" * 64, lang="eng", created_at=now).execute()
         Page.insert(id=new_id(), version=version_id, number=1, text=text, method="text").execute()
     return node_id

@@ -11,7 +11,8 @@ from tests.harness.waiting import wait_for
 
 
 def message(subject: str, attachments=(), sender="Stadtwerke Billing <billing@stadtwerke.example>",
-            inline_picture: bool = False, date="Tue, 03 Nov 2026 10:15:00 +0100") -> tuple[bytes, str]:
+            inline_picture: bool = False,
+            date="Tue, 03 Nov 2026 10:15:00 +0100") -> tuple[bytes, str]:
     """A message with `attachments` [(file name, bytes, maintype/subtype)]; its Message-ID."""
     mail = EmailMessage()
     mail["Subject"], mail["From"], mail["To"] = subject, sender, "papers@example.org"

@@ -103,7 +103,8 @@ def pdf_with_page_size(width_pt: float, height_pt: float) -> bytes:
     """One empty page of the given size in points (1/72 inch); PDF allows up to 14,400."""
     return raw_pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
                     b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-                    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] >>" % (width_pt, height_pt)])
+                    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] >>"
+                    % (width_pt, height_pt)])
 
 
 def tiff_with_large_frame(frame: int, size: tuple[int, int], frames: int = 2) -> bytes:

@@ -49,8 +49,8 @@ def test_a_tree_becomes_folders_and_documents_and_a_re_run_adds_nothing(alice, c
     result = dms_import(config, str(tree), "--user", alice.username)
     assert result.returncode == 1, result.stderr  # some files were refused
     assert result.stderr == ""  # no progress line without a terminal (cron)
-    imported = [tree / "letter.pdf", tree / "2024" / "receipt.png", tree / "2024" / "letter copy.pdf",
-                tree / "2024" / "taxes" / "notes.txt"]
+    imported = [tree / "letter.pdf", tree / "2024" / "receipt.png",
+                tree / "2024" / "letter copy.pdf", tree / "2024" / "taxes" / "notes.txt"]
     mib = sum(path.stat().st_size for path in imported) / 2**20
     assert result.stdout.splitlines() == [
         f"Imported 4 files ({mib:.1f} MiB), made 3 folders; skipped 0 already in their folder; "

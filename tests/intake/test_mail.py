@@ -2,8 +2,8 @@
 (tests/harness/imapserver.py). Attachments of accepted types become documents with their
 message's subject, sender and date; inline pictures and messages without attachments are left alone;
 refused attachments are named in last_error; flag and move; a wrong password and an unreachable
-server do not stop other accounts; a certificate that cannot be verified is refused; a crash between the import and telling the mailbox imports
-nothing twice; another user's account is not found."""
+server do not stop other accounts; a certificate that cannot be verified is refused; a crash between
+the import and telling the mailbox imports nothing twice; another user's account is not found."""
 
 from __future__ import annotations
 
@@ -116,7 +116,8 @@ def test_flag_move_and_a_folder_per_sender(alice, make_user, imap):
     for box in (flagged_box, moved_box):
         imap.add_user(*box)
     imap.create_mailbox(*moved_box, "Archive")
-    contract, _ = message("Contract", [("contract.pdf", samples.pdf(["Contract"]), "application/pdf")],
+    contract, _ = message("Contract",
+                          [("contract.pdf", samples.pdf(["Contract"]), "application/pdf")],
                           sender="Notary Office <Office@Notary.example>")
     receipt, _ = message("Receipt", [("receipt.png", samples.png("Receipt"), "image/png")])
     flagged_uid = imap.append(*flagged_box, contract)
@@ -165,9 +166,11 @@ def test_the_periodic_check_goes_on_past_failing_accounts(alice, bob, make_user,
     assert mine[unreachable["id"]]["last_error"] == (
         f"No IMAP server could be reached at 127.0.0.1:{closed_port} (nothing answered, the "
         "connection was refused or cut, or what answered was not an IMAP server).")
-    assert (mine[wrong["id"]]["imported_count"], mine[unreachable["id"]]["imported_count"]) == (0, 0)
+    assert (mine[wrong["id"]]["imported_count"],
+            mine[unreachable["id"]]["imported_count"]) == (0, 0)
     theirs = accounts(bob)
-    assert (theirs[working["id"]]["imported_count"], theirs[working["id"]]["last_error"]) == (1, None)
+    assert (theirs[working["id"]]["imported_count"],
+            theirs[working["id"]]["last_error"]) == (1, None)
     assert theirs[disabled["id"]]["last_checked_at"] is None
     assert query_sql(config, "SELECT last_checked_at FROM mail_account WHERE id = ?",
                      deactivated["id"]) == [(None,)]
@@ -243,7 +246,8 @@ def test_refused_settings_change_nothing(alice, mailbox, imap, config):
         ({"after_import": "move"}, "move_to", "required",
          "move_to (the mailbox to move imported messages to) is required with after_import move."),
         ({"port": 70000}, "port", "invalid", "port must be a number from 1 to 65535."),
-        ({"security": "tls"}, "security", "invalid", "security must be one of ssl, starttls, none."),
+        ({"security": "tls"}, "security", "invalid",
+         "security must be one of ssl, starttls, none."),
         ({"password": ""}, "password", "invalid", "password is required."),
         ({"password": None}, "password", "required", "password is required."),
         ({"host": "mail/../../etc"}, "host", "invalid",

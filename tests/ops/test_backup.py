@@ -82,7 +82,8 @@ def test_round_trip_restores_everything(alice, admin, filled, config, tmp_path, 
     options = ["--password-stdin"] if password else []
     made = dms("backup", archive, *config_args(config), *options, stdin=stdin)
     assert made.returncode == 0, made.stderr
-    assert made.stdout == f"Backup written to {archive}: 2 users, 6 folders, 3 documents, 6 files.\n"
+    assert made.stdout == \
+        f"Backup written to {archive}: 2 users, 6 folders, 3 documents, 6 files.\n"
     with zipfile.ZipFile(archive) as zipped:
         names = sorted(zipped.namelist())
         assert [n for n in names if not n.startswith("files/")] == \
@@ -192,7 +193,8 @@ def test_a_flipped_byte_is_refused(alice, filled, config, tmp_path):
     raw = bytearray(archive.read_bytes())
     # The member's data starts after its local header (30 bytes), name and extra field.
     name_length = int.from_bytes(raw[member.header_offset + 26:member.header_offset + 28], "little")
-    extra_length = int.from_bytes(raw[member.header_offset + 28:member.header_offset + 30], "little")
+    extra_length = int.from_bytes(raw[member.header_offset + 28:member.header_offset + 30],
+                                  "little")
     offset = member.header_offset + 30 + name_length + extra_length + 3
     raw[offset] ^= 0x01
     archive.write_bytes(bytes(raw))

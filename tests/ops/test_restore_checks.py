@@ -69,7 +69,8 @@ def base(filled_dir):
     target.close()
     count = lambda sql: connection.execute(sql).fetchone()[0]  # noqa: E731
     names = [row[0] for row in connection.execute("SELECT name FROM schema_migrations")]
-    manifest = {"format_version": 1, "app_version": "0.1.0", "created_at": "2026-01-02T03:04:05+00:00",
+    manifest = {"format_version": 1, "app_version": "0.1.0",
+                "created_at": "2026-01-02T03:04:05+00:00",
                 "schema_version": max(int(name.split("_")[0]) for name in names),
                 "counts": {"users": count('SELECT count(*) FROM "user"'),
                            "folders": count("SELECT count(*) FROM node WHERE kind = 'folder'"),

@@ -30,18 +30,21 @@ def words(text: str) -> list[str]:
 
 def test_text_layer_pdfs_never_reach_tesseract(alice, config):
     document_id = new_document(alice)
-    pages = ["The quick brown fox jumps over the lazy dog", "Second page of the born-digital letter"]
+    pages = ["The quick brown fox jumps over the lazy dog",
+             "Second page of the born-digital letter"]
     upload(alice, document_id, "letter.pdf", samples.pdf(pages))
     seen = wait_processed(alice, document_id)
     assert set(seen) <= STATUSES and seen[-1] == "succeeded"
-    assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": "\n\n".join(pages)}
+    assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {
+        "text": "\n\n".join(pages)}
     assert page_methods(config, document_id) == [(1, "layer"), (2, "layer")]
 
 
 @pytest.mark.parametrize("kind", ["png", "jpeg"])
 def test_scans_are_read_by_tesseract(alice, config, kind):
     document_id = new_document(alice)
-    data = samples.png("Invoice 4711 Garden") if kind == "png" else samples.jpeg("Invoice 4711 Garden")
+    data = samples.png("Invoice 4711 Garden") if kind == "png" else \
+        samples.jpeg("Invoice 4711 Garden")
     upload(alice, document_id, f"scan.{kind}", data)
     assert wait_processed(alice, document_id)[-1] == "succeeded"
     response = alice.get(f"/api/documents/{document_id}/ocr-text")
@@ -67,7 +70,8 @@ def test_multi_page_tiff_and_plain_text(alice, config):
     upload(alice, tiff_id, "fax.tiff", samples.tiff(["First Page", "Second Page"]))
     upload(alice, text_id, "note.txt", samples.text("Plain words stay as they are\n"))
     assert wait_processed(alice, tiff_id)[-1] == wait_processed(alice, text_id)[-1] == "succeeded"
-    assert alice.get(f"/api/documents/{tiff_id}/ocr-text").json() == {"text": "First Page\n\nSecond Page"}
+    assert alice.get(f"/api/documents/{tiff_id}/ocr-text").json() == {
+        "text": "First Page\n\nSecond Page"}
     assert alice.get(f"/api/documents/{text_id}/ocr-text").json() == {
         "text": "Plain words stay as they are\n"}
     assert page_methods(config, tiff_id) == [(1, "ocr"), (2, "ocr")]
@@ -76,7 +80,8 @@ def test_multi_page_tiff_and_plain_text(alice, config):
 
 def test_ocr_false_skips_tesseract_but_keeps_text_layers(alice, config):
     body = {"data": {"type": "documents", "attributes": {"title": "no ocr", "ocr": False},
-                     "relationships": {"parent": {"data": {"type": "folders", "id": alice.home_id}}}}}
+                     "relationships": {"parent": {"data": {
+                         "type": "folders", "id": alice.home_id}}}}}
     document_id = alice.post("/api/nodes/", body).json()["data"]["id"]
     upload(alice, document_id, "scan.png", samples.png("Never Read"))
     assert wait_processed(alice, document_id)[-1] == "succeeded"
@@ -106,7 +111,8 @@ def test_a_new_upload_starts_over_at_received_and_rerun_with_another_language(al
     response = upload(alice, document_id, "two.txt", samples.text("second version\n"))
     assert response.json()["data"]["attributes"]["ocr_status"] == "received"
     assert wait_processed(alice, document_id)[-1] == "succeeded"
-    assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {"text": "second version\n"}
+    assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == {
+        "text": "second version\n"}
 
     rerun = alice.post("/api/ocr/", {"doc_id": document_id, "lang": "deu+eng"}, media=JSON)
     assert rerun.status_code == 200 and rerun.headers["Content-Type"] == JSON
@@ -147,7 +153,8 @@ def test_pages_as_json_text_and_jpeg_for_the_owner_only(alice, bob, admin, anon)
     upload(alice, document_id, "letter.pdf", samples.pdf(["Page one has some words on it",
                                                           "Page two has other words on it"]))
     wait_processed(alice, document_id)
-    version = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
+    version = alice.get(
+        f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
     assert [p["type"] for p in version["pages"]] == ["pages", "pages"]
     page_id = version["pages"][1]["id"]
     response = alice.get(f"/api/pages/{page_id}/")
@@ -197,7 +204,8 @@ def test_kill_9_mid_ocr_loses_nothing(tmp_path):
     texts = {f"{name}.tiff": [f"Letter {name} {page}" for page in pages] for name in names}
     try:
         token = requests.post(server.url + "/api/auth/login/",
-                              json={"username": "admin", "password": "ocr-crash-pw"}).json()["token"]
+                              json={"username": "admin",
+                                    "password": "ocr-crash-pw"}).json()["token"]
         headers = {"Authorization": f"Token {token}"}
         ids = {}
         for name, pages in texts.items():

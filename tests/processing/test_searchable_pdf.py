@@ -94,7 +94,8 @@ def test_an_image_gets_a_one_page_searchable_pdf_and_a_tiff_one_per_frame(alice)
 
 
 def test_a_born_digital_pdf_gets_none(alice, bob):
-    document_id, attributes = processed(alice, "digital.pdf", samples.pdf(["This page already has plenty of text of its own."]))
+    document_id, attributes = processed(alice, "digital.pdf", samples.pdf(
+        ["This page already has plenty of text of its own."]))
     version = attributes["versions"][0]
     assert (version["searchable_pdf"], version["searchable_pdf_size"]) == (False, None)
     assert_error(alice.get(f"/api/documents/{document_id}/download/?searchable=1"), 404,
@@ -113,7 +114,8 @@ def test_zips_take_searchable_pdfs_and_deletes_remove_them(alice, config):
     upload(alice, text, "note.txt", samples.text("plain\n"))
     for document_id in (scan, text):
         assert wait_processed(alice, document_id)[-1] == "succeeded"
-    plain = zipfile.ZipFile(io.BytesIO(alice.get(f"/api/nodes/download/?node_ids={folder}").content))
+    plain = zipfile.ZipFile(io.BytesIO(
+        alice.get(f"/api/nodes/download/?node_ids={folder}").content))
     assert sorted(plain.namelist()) == ["Mail/", "Mail/Letter.png", "Mail/Note.txt"]
     archive = zipfile.ZipFile(io.BytesIO(
         alice.get(f"/api/nodes/download/?node_ids={folder}&searchable=1").content))
@@ -155,4 +157,5 @@ def test_backups_carry_searchable_pdfs_and_verify_checks_them(alice, config, tmp
     searchable.write_bytes(b"%PDF-1.4 damaged")
     damaged = dms("verify", "--data-dir", str(restored))
     assert damaged.returncode == 1
-    assert f"  version {version_id} (its searchable PDF) ({searchable})" in damaged.stdout.splitlines()
+    assert f"  version {version_id} (its searchable PDF) ({searchable})" in \
+        damaged.stdout.splitlines()

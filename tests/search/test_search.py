@@ -72,8 +72,8 @@ def test_prefix_accents_and_case(alice, library):
     assert search(alice, "apfel")[0]["highlight"] == "Käse, Brötchen und <em>Äpfel</em> kaufen\n"
     garden = search(alice, "garten")
     assert garden == [{"id": library["garden"], "title": "Gärten", "node_type": "folder",
-                       "breadcrumb": [".home", "Gärten"], "tags": [], "highlight": "<em>Gärten</em>",
-                       "text": None, "user_id": None}]
+                       "breadcrumb": [".home", "Gärten"], "tags": [],
+                       "highlight": "<em>Gärten</em>", "text": None, "user_id": None}]
     # Every word must match: both words of the note, not one of each document.
     assert ids(search(alice, "käse äpfel")) == [library["note"]]
     assert search(alice, "käse electricity") == []
@@ -110,7 +110,8 @@ def test_index_follows_rename_move_and_delete(alice, library):
     assert search(alice, "einkauf") == []
     alice.post("/api/nodes/move/", {"nodes": [{"id": library["year"]}],
                                     "target_parent": {"id": library["garden"]}}, media=JSON)
-    assert search(alice, "electricity")[0]["breadcrumb"] == [".home", "Gärten", "2024", "Stadtwerke"]
+    assert search(alice, "electricity")[0]["breadcrumb"] == \
+        [".home", "Gärten", "2024", "Stadtwerke"]
     alice.delete(f"/api/nodes/{library['garden']}/")
     assert search(alice, "electricity") == [] and search(alice, "garten") == []
 
@@ -131,7 +132,8 @@ def test_reindex_rebuilds_the_same_results(alice, library, config):
     result = subprocess.run([sys.executable, "-m", "dms", "reindex", *config_args(config)],
                             capture_output=True, text=True)
     if config.database_url:  # the index is in the database: rebuilt by the command itself
-        expected = "Search index rebuilt: 9 folders and documents.\n"  # two users' special folders too
+        # two users' special folders too
+        expected = "Search index rebuilt: 9 folders and documents.\n"
     else:
         expected = ("The running dms server rebuilds the search index now; searches answer 503 "
                     "until it is done.\n")

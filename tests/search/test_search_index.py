@@ -74,7 +74,8 @@ def test_a_kill_between_the_database_commit_and_the_index_commit_loses_nothing(t
     # Proof that the kill fell between the two commits: the database holds the delete and its
     # outbox rows, the index still holds the deleted folders.
     connection = sqlite3.connect(db_path)
-    assert connection.execute("SELECT count(*) FROM node WHERE title LIKE 'lost %'").fetchone() == (0,)
+    assert connection.execute(
+        "SELECT count(*) FROM node WHERE title LIKE 'lost %'").fetchone() == (0,)
     assert connection.execute("SELECT count(*) FROM search_outbox").fetchone()[0] > 0
     connection.close()
     stale = SearchIndex(data_dir / "search")

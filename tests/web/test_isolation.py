@@ -73,11 +73,13 @@ def test_create_under_a_foreign_folder_reads_like_an_unknown_one(alice, bob, adm
         answers = []
         for parent in (papers["folder"], UNKNOWN_ID):
             body = {"data": {"type": "folders", "attributes": {"title": "intruder"},
-                             "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
+                             "relationships": {"parent": {"data": {
+                                 "type": "folders", "id": parent}}}}}
             response = stranger.post("/api/nodes/", body)
             answers.append((response.status_code,
                             response.json()["errors"][0]["detail"].replace(parent, "<id>")))
-        assert answers[0] == answers[1] == (400, "Invalid parent '<id>': the folder does not exist.")
+        assert answers[0] == answers[1] == \
+            (400, "Invalid parent '<id>': the folder does not exist.")
     assert snapshot(config) == before
 
 
@@ -87,15 +89,17 @@ def test_move_from_or_into_a_foreign_folder_is_not_found(alice, bob, admin, pape
     for stranger, own_folder in ((bob, bobs_folder), (admin, admin.home_id)):
         # Move alice's document into the stranger's own folder: alice's node is unknown to them.
         move_from = stranger.post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
-                                                       "target_parent": {"id": own_folder}}, media=JSON)
+                                                       "target_parent": {"id": own_folder}},
+                                  media=JSON)
         assert (move_from.status_code, move_from.json()) == (404, NOT_FOUND)
     # Alice moves her document into bob's folder: the target is unknown to her.
     move_into = alice.post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
                                                 "target_parent": {"id": bobs_folder}}, media=JSON)
     assert (move_into.status_code, move_into.json()) == (404, NOT_FOUND)
     assert snapshot(config) == before
-    anonymous = alice.as_anonymous().post("/api/nodes/move/", {"nodes": [{"id": papers["document"]}],
-                                                              "target_parent": {"id": alice.inbox_id}},
+    anonymous = alice.as_anonymous().post("/api/nodes/move/",
+                                          {"nodes": [{"id": papers["document"]}],
+                                           "target_parent": {"id": alice.inbox_id}},
                                           media=JSON)
     assert_error(anonymous, 401, *NO_CREDENTIALS, media=JSON)
 

@@ -1,5 +1,5 @@
-"""The JSON:API core (api.md §1): one error envelope everywhere, prefixes and slashes, content types,
-pagination and datetimes."""
+"""The JSON:API core (api.md §1): one error envelope everywhere, prefixes and slashes, content
+types, pagination and datetimes."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ NO_CREDENTIALS = error(401, "not_authenticated", "Authentication credentials wer
 
 
 def test_many_error_cases_share_one_envelope(admin, alice, anon, config, caplog):
-    """Walk the kinds of error a client can meet; every one is the envelope with its content type."""
+    """Walk the kinds of error a client can meet; every one is the envelope with its content
+    type."""
     user_body = {"data": {"type": "users", "attributes": {"username": "x"}}}
     raw = requests.request
     cases = [
@@ -52,8 +53,10 @@ def test_many_error_cases_share_one_envelope(admin, alice, anon, config, caplog)
          error(403, "permission_denied", "You do not have permission to perform this action.")),
         (admin.post("/api/users/", user_body, media="text/plain"), 415, VND,
          error(415, "unsupported_media_type",
-               "Unsupported media type 'text/plain' in the request; use application/vnd.api+json.")),
-        (admin.get("/api/users/?page[number]=9"), 404, VND, error(404, "not_found", "Invalid page.")),
+               "Unsupported media type 'text/plain' in the request; "
+               "use application/vnd.api+json.")),
+        (admin.get("/api/users/?page[number]=9"), 404, VND,
+         error(404, "not_found", "Invalid page.")),
     ]
     for response, status, media, body in cases:
         assert (response.status_code, response.headers["Content-Type"], response.json()) == \
@@ -77,7 +80,8 @@ def test_many_error_cases_share_one_envelope(admin, alice, anon, config, caplog)
 def test_a_json_body_over_the_limit_is_413(admin, config):
     before = snapshot(config)
     padding = "x" * (config.max_json_bytes + 1)
-    response = admin.post("/api/users/", {"data": {"type": "users", "attributes": {"username": padding}}})
+    response = admin.post("/api/users/", {"data": {"type": "users",
+                                                   "attributes": {"username": padding}}})
     assert response.status_code == 413
     assert response.json() == error(413, "too_large", "The JSON body is larger than 1024 KiB.")
     assert snapshot(config) == before

@@ -11,7 +11,8 @@ from tests.harness.documents import new_document, stored_files, temporary_files,
 from tests.harness.waiting import wait_processed
 
 
-def legacy(document_id, title, file_name, size, pages, parent_id, created, updated, status="received"):
+def legacy(document_id, title, file_name, size, pages, parent_id, created, updated,
+           status="received"):
     return {"id": document_id, "title": title, "file_name": file_name, "size": size,
             "page_count": pages, "lang": "eng", "ocr_status": status, "parent_id": parent_id,
             "created_at": created, "updated_at": updated, "tags": []}
@@ -65,7 +66,8 @@ def test_refused_legacy_upload_creates_no_document(alice, config):
     before = snapshot(config)
     assert_error(alice.put("/api/document/upload/x.bin", data=b"\x00\x01\x02binary"), 415,
                  "unsupported_media_type",
-                 "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file.",
+                 "This type of file is not supported; "
+                 "upload a PDF, PNG, JPEG, TIFF or plain text file.",
                  media=JSON)
     assert_error(alice.put("/api/document/upload/", data=b""), 400, "invalid", "The file is empty.",
                  media=JSON)

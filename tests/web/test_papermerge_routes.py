@@ -38,7 +38,8 @@ def test_folders_rename_and_delete_like_nodes(alice, bob, admin, config):
 def test_one_document_version(alice, bob):
     document_id = new_document(alice)
     upload(alice, document_id, "a.pdf", samples.pdf(["one", "two"]))
-    version = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
+    version = alice.get(
+        f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
     response = alice.get(f"/api/document-versions/{version['id']}/")
     assert (response.status_code, response.headers["Content-Type"]) == (200, VND)
     assert response.json() == {"data": {"type": "document_versions", "id": version["id"],
@@ -69,14 +70,16 @@ def test_preferences_list_change_and_use(alice, bob, config):
     assert listing["meta"]["pagination"] == {"page": 1, "pages": 1, "count": 1}
     assert listing["data"] == [{"type": "preferences", "id": "ocr__language", "attributes": {
         "section": "ocr", "name": "language", "identifier": "ocr__language", "default": "eng",
-        "value": "eng", "help_text": "OCR language of new documents (Tesseract's, + combines them).",
+        "value": "eng",
+        "help_text": "OCR language of new documents (Tesseract's, + combines them).",
         "additional_data": {"choices": [["deu", "deu"], ["eng", "eng"]]}}}]
     changed = alice.patch("/api/preferences/ocr__language/",
                           {"data": {"type": "preferences", "attributes": {"value": "deu"}}})
     assert changed.status_code == 200 and changed.json()["data"]["attributes"]["value"] == "deu"
     # New documents without a lang are read in the caller's language; others' stay as they were.
     body = {"data": {"type": "documents", "attributes": {"title": "Brief"},
-                     "relationships": {"parent": {"data": {"type": "folders", "id": alice.home_id}}}}}
+                     "relationships": {"parent": {"data": {
+                         "type": "folders", "id": alice.home_id}}}}}
     assert alice.post("/api/nodes/", body).json()["data"]["attributes"]["lang"] == "deu"
     uploaded = alice.put("/api/document/upload/b.txt", data=samples.text("b\n")).json()
     assert uploaded["lang"] == "deu"
@@ -103,13 +106,15 @@ def test_new_routes_need_a_token_and_hide_other_users_things(alice, bob, admin, 
     folder = make_folder(alice, "Mine", alice.home_id)
     document_id = new_document(alice, "doc", folder)
     upload(alice, document_id, "a.txt", samples.text("a\n"))
-    version = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
+    version = alice.get(
+        f"/api/documents/{document_id}/").json()["data"]["attributes"]["versions"][0]
     tag = alice.post("/api/tags/", {"data": {"type": "tags", "attributes": {"name": "x"}}}).json()
     tag_id = tag["data"]["id"]
     wait_processed(alice, document_id)
     routes = [("GET", "/api/tags/"), ("GET", f"/api/tags/{tag_id}/"),
               ("PATCH", f"/api/tags/{tag_id}/"), ("DELETE", f"/api/tags/{tag_id}/"),
-              ("POST", f"/api/nodes/{document_id}/tags/"), ("PATCH", f"/api/nodes/{document_id}/tags/"),
+              ("POST", f"/api/nodes/{document_id}/tags/"),
+              ("PATCH", f"/api/nodes/{document_id}/tags/"),
               ("DELETE", f"/api/nodes/{document_id}/tags/"), ("GET", "/api/nodes/inboxcount/"),
               ("PATCH", f"/api/folders/{folder}/"), ("DELETE", f"/api/folders/{folder}/"),
               ("GET", f"/api/document-versions/{version['id']}/"), ("GET", "/api/preferences/"),
