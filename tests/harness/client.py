@@ -18,11 +18,14 @@ NOT_FOUND = {"errors": [{"detail": "Not found.", "status": "404", "code": "not_f
 class Client:
     """requests.Session bound to the server's base URL, with an optional token. `transport`: a
     requests adapter for every URL of that server (tests.harness.inprocess.WsgiAdapter calls the
-    app in-process); None goes over the socket. Clients made from this one keep it."""
+    app in-process); None goes over the socket. `verify`: the CA file of an https server (a test
+    proxy's self-signed certificate). Clients made from this one keep both."""
 
-    def __init__(self, base_url: str, token: str | None = None, transport=None):
+    def __init__(self, base_url: str, token: str | None = None, transport=None,
+                 verify: str | None = None):
         self.base_url = base_url
         self.session = requests.Session()
+        self.verify = verify
         self.transport = transport
         if transport is not None:
             self.session.mount(mount_point(base_url), transport)
@@ -41,6 +44,8 @@ class Client:
             data = json.dumps(json_body).encode()
             headers.setdefault("Content-Type", media or VND)
         url = path if path.startswith("http") else self.base_url + path
+        if self.verify is not None:  # per request: REQUESTS_CA_BUNDLE would beat the session's
+            kwargs.setdefault("verify", self.verify)
         kwargs.setdefault("timeout", 120)  # a hung server fails the test instead of hanging it
         return self.session.request(method, url, data=data, headers=headers, **kwargs)
 
@@ -60,14 +65,14 @@ class Client:
         return self.request("DELETE", path, **kw)
 
     def as_anonymous(self) -> "Client":
-        return Client(self.base_url, transport=self.transport)
+        return Client(self.base_url, transport=self.transport, verify=self.verify)
 
     def login(self, username: str, password: str) -> "Client":
         response = self.as_anonymous().post("/api/auth/login/",
                                             {"username": username, "password": password},
                                             media=JSON)
         assert response.status_code == 200, response.text
-        client = Client(self.base_url, response.json()["token"], self.transport)
+        client = Client(self.base_url, response.json()["token"], self.transport, self.verify)
         me = client.get("/api/users/me/").json()["data"]
         client.user_id = me["id"]
         client.username = me["attributes"]["username"]

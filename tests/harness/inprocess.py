@@ -110,8 +110,10 @@ class WsgiAdapter(BaseAdapter):
             # The in-process client never leaves while its request is served.
             "waitress.client_disconnected": lambda: False,
         }
-        # http.client sends Host first (the URL's host and port); then the request's headers.
-        headers = [("Host", parts.netloc), *request.headers.items()]
+        # http.client sends Host first (the URL's host and port) unless the request names its
+        # own; then the request's headers.
+        own_host = any(name.lower() == "host" for name in request.headers)
+        headers = [*([] if own_host else [("Host", parts.netloc)]), *request.headers.items()]
         chunked = False
         for name, value in headers:
             if "_" in name:  # waitress drops them (they would pose as another header)

@@ -136,4 +136,6 @@ def test_one_page_rendered_by_many_requests_at_once_is_one_whole_preview_removed
     assert sorted(p.name for p in folder.iterdir()) == ["1.jpg"]  # no temporary file left
     assert {p.content for p in previews} == {(folder / "1.jpg").read_bytes()}
     assert alice.delete(f"/api/nodes/{document_id}/").status_code == 204
+    assert folder.exists()  # in the trash, it may come back
+    assert alice.delete(f"/api/trash/{document_id}/").status_code == 204
     assert not folder.exists()

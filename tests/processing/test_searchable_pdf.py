@@ -104,7 +104,7 @@ def test_a_born_digital_pdf_gets_none(alice, bob):
     assert bob.get(f"/api/documents/{document_id}/download/?searchable=1").json() == NOT_FOUND
 
 
-def test_zips_take_searchable_pdfs_and_deletes_remove_them(alice, config):
+def test_zips_take_searchable_pdfs_and_deleting_for_good_removes_them(alice, config):
     folder_body = {"data": {"type": "folders", "attributes": {"title": "Mail"}, "relationships": {
         "parent": {"data": {"type": "folders", "id": alice.home_id}}}}}
     folder = alice.post("/api/nodes/", folder_body).json()["data"]["id"]
@@ -124,6 +124,7 @@ def test_zips_take_searchable_pdfs_and_deletes_remove_them(alice, config):
     stored = sorted(p.name for p in (config.data_dir / "files").rglob("*") if p.is_file())
     assert len([n for n in stored if n.endswith(".searchable.pdf")]) == 1
     assert alice.delete(f"/api/nodes/{folder}/").status_code == 204
+    assert alice.delete(f"/api/trash/{folder}/").status_code == 204  # for good
     assert [p for p in (config.data_dir / "files").rglob("*") if p.is_file()] == []
     assert [p for p in (config.data_dir / "work").rglob("*") if p.is_file()] == []
 
