@@ -14,6 +14,7 @@ the repository root; nothing here imports pytest, so the benchmarks need no test
 - memory: how far this process' memory rose while an action ran
 - mail: messages, mail accounts and checks of the mail-account tests
 - consume: the consume folder's settings, looks and refused program file of its tests
+- webpage: the token web page in a browser (a Playwright session, logging in, the tokens listed)
 - backups: changed copies of backups, a restore of one refused; olddata: a data dir of schema 1
 - samples: sample files made on the spot (PDFs, scans, TIFFs, hostile files)
 - pgcluster, redisserver, imapserver, hostileimap: throwaway PostgreSQL, Redis, Dovecot, and a
