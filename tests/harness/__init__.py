@@ -17,6 +17,7 @@ the repository root; nothing here imports pytest, so the benchmarks need no test
 - webpage: the token web page in a browser (a Playwright session, logging in, the tokens listed)
 - backups: changed copies of backups, a restore of one refused; olddata: a data dir of schema 1
 - samples: sample files made on the spot (PDFs, scans, TIFFs, hostile files)
+- pdfops: files of the page operations' tests (written, saved, a PDF's layout, leftovers)
 - pgcluster, redisserver, imapserver, hostileimap: throwaway PostgreSQL, Redis, Dovecot, and a
   misbehaving IMAP server
 - nodes: web nodes and workers of a cluster as processes (the multi-node tests, bench/scaleout.py)
