@@ -160,4 +160,3 @@ def test_a_session_revoked_elsewhere_goes_back_to_the_login(session, server, ali
     expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
     assert session.session_storage() == {}
     assert status_of(server.url, secret) == 401
-

@@ -148,5 +148,3 @@ def test_expired_token_is_marked(session, server, config, alice):
     expect(page.locator("#tokens-body tr.is-expired")).to_have_count(1)
     session.screenshot("09-tokens-expired.png")
     assert session.errors == []
-
-

@@ -151,4 +151,3 @@ def test_the_time_limit_grows_with_the_pages_and_a_late_write_leaves_nothing(rea
                                   "large or too complex for dms.")
     assert refused.value.final
     assert not (tmp_path / "late.pdf").exists() and leftovers(tmp_path) == []
-

@@ -116,4 +116,3 @@ def test_images_past_the_limits_are_refused_with_the_uploads_sentences(readers, 
                      max_pages=3, max_pixels=50_000_000, seconds=20)
     assert failed.value.code == IMAGE_REFUSED and time.monotonic() - started < 5
     assert not out.exists() and leftovers(tmp_path) == []
-

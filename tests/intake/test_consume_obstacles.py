@@ -118,4 +118,3 @@ def test_names_too_long_for_a_reason_file_still_get_one(alice, consume_dir):
     assert (failed / ("a" * 251 + ".txt")).read_text() == REASON
     assert (failed / wide).read_bytes() == (failed / long).read_bytes() == EXE
     assert sorted(os.listdir(failed)) == sorted([wide, wide + ".txt", long, "a" * 251 + ".txt"])
-

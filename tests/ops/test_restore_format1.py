@@ -226,5 +226,3 @@ def test_a_backup_of_an_older_schema_is_migrated_before_it_lands(work):
     applied = {row[0] for row in connection.execute("SELECT name FROM schema_migrations")}
     connection.close()
     assert applied == {p.stem for p in schema.migrations_dir().glob("[0-9]*.py")}
-
-

@@ -131,5 +131,3 @@ def test_a_logical_backup_of_a_newer_schema_is_refused(logical, work):
                     manifest=lambda m: {**m, "tables": {**m["tables"], "schema_migrations":
                                                         m["tables"]["schema_migrations"] + 1}}),
             "This backup's database is newer than this dms understands; upgrade dms to restore it.")
-
-
