@@ -54,7 +54,7 @@ BARCODE_FORMATS = ("QRCode", "Code128", "Code39", "EAN13", "EAN8", "UPCA", "UPCE
 # the paper's border), a pixel darker than BLANK_DARK_LEVEL (0 black, 255 white) is dark, and a
 # page is blank when less than BLANK_MAX_DARK_FRACTION of the rest is dark. Uncertain pages count
 # as not blank: keeping a blank page costs less than losing one with something on it.
-# Tuned on the samples of tests/test_pdfops.py, in dark pixels per million: a white A4 scan at
+# Tuned on the samples of test_pdfops_render.py, in dark pixels per million: a white A4 scan at
 # 300 dpi with noise, two folds (gray 175-205), 300 dark dots, 45 dust specks up to 0.5 mm and a
 # black scanner edge of 5 mm measures 0 to 10 at 50 dpi (46 to 50 at 100 dpi, where 0.3 mm of dust
 # is a dark pixel already); one word of 12 pt Helvetica ("OK") measures 104 to 122, in a PDF or

@@ -13,8 +13,11 @@ the repository root; nothing here imports pytest, so the benchmarks need no test
 - processes: `python -m dms` subprocesses, free ports, stopping processes
 - memory: how far this process' memory rose while an action ran
 - mail: messages, mail accounts and checks of the mail-account tests
-- backups: changed copies of backups; olddata: a data dir of schema 1
+- consume: the consume folder's settings, looks and refused program file of its tests
+- webpage: the token web page in a browser (a Playwright session, logging in, the tokens listed)
+- backups: changed copies of backups, a restore of one refused; olddata: a data dir of schema 1
 - samples: sample files made on the spot (PDFs, scans, TIFFs, hostile files)
+- pdfops: files of the page operations' tests (written, saved, a PDF's layout, leftovers)
 - pgcluster, redisserver, imapserver, hostileimap: throwaway PostgreSQL, Redis, Dovecot, and a
   misbehaving IMAP server
 - nodes: web nodes and workers of a cluster as processes (the multi-node tests, bench/scaleout.py)

@@ -1,11 +1,16 @@
 """Changed copies of backups, for the restore's checks: members left out or added, a database or
-a table file edited, a manifest rewritten, all with checksums that match."""
+a table file edited, a manifest rewritten, all with checksums that match; and a restore of one
+refused, the folder left as it was."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import zipfile
+
+from tests.harness.processes import dms
+
+MALFORMED = "The backup's manifest is malformed: "
 
 
 def rebuild(source, target, *, database=None, manifest=None, drop=(), extra=None,
@@ -51,3 +56,18 @@ def rebuild(source, target, *, database=None, manifest=None, drop=(), extra=None
 def row_lines(lines):
     """(header, rows) of a table file's lines."""
     return json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+
+
+def refused(archive, message, empty_target=False):
+    """Restore `archive` into `<its folder>/new`: refused with `message`, exit status 1, and
+    the folder exactly as before (no target, or the empty one; no temporary folder)."""
+    target = archive.parent / "new"
+    if empty_target:
+        target.mkdir()
+    before = sorted(p.name for p in archive.parent.iterdir())
+    result = dms("restore", archive, "--data-dir", target)
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", f"dms: {message}\n")
+    assert sorted(p.name for p in archive.parent.iterdir()) == before
+    assert not any(".restore-" in p.name for p in archive.parent.iterdir())
+    if empty_target:
+        assert list(target.iterdir()) == []

@@ -1,13 +1,19 @@
 """Mail for the mail-account tests: a message with attachments, a mail account added through the
-API, a check asked for and waited for, a user's inbox by title."""
+API, a check asked for and waited for, a user's inbox by title; the IMAP users' names and
+password, and the flags of a mailbox's messages."""
 
 from __future__ import annotations
 
+import itertools
 from email.message import EmailMessage
 from email.utils import make_msgid
 
 from tests.harness import samples
 from tests.harness.waiting import wait_for
+
+SEEN, FLAGGED = b"\\Seen", b"\\Flagged"
+MAIL_PASSWORD = "imap-secret-1"
+names = itertools.count(1)
 
 
 def message(subject: str, attachments=(), sender="Stadtwerke Billing <billing@stadtwerke.example>",
@@ -67,3 +73,7 @@ def checked(client, account_id, before, timeout: float = 60) -> dict:
 def inbox(client, folder_id=None) -> dict[str, dict]:
     data = client.get(f"/api/nodes/{folder_id or client.inbox_id}/?page[size]=100").json()["data"]
     return {item["attributes"]["title"]: item for item in data}
+
+
+def flags(imap, mailbox, folder="INBOX") -> dict[int, set[bytes]]:
+    return {uid: set(found) for uid, found in imap.messages(*mailbox, mailbox=folder).items()}

@@ -1,0 +1,162 @@
+"""The token web page (dms/web/static) end to end, in Debian's headless Chromium driven by
+Playwright: log in (and a wrong password), the session's token in sessionStorage only, the user
+menu from the keyboard, profile and password, logout, a session revoked elsewhere. The browser
+and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.harness.client import JSON, assert_error
+from tests.harness.users import USER_PASSWORD
+from tests.harness.webpage import (NEW_PASSWORD, SECRET, listed_tokens, log_in_and_open_tokens,
+                                   status_of, token_id_of)
+
+pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
+
+
+def test_wrong_password_shows_the_api_error(session, alice):
+    page = session.open("/")
+    session.log_in("alice", "not-the-password")
+    expect(page.get_by_role("alert")).to_have_text("Unable to log in with provided credentials.")
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    expect(page.locator("#usermenu")).to_be_hidden()
+    assert session.session_storage() == {}
+    assert page.evaluate("() => sessionStorage.length") == 0
+    session.screenshot("02-login-error.png")
+
+    # The next try clears the message and gets in.
+    session.log_in("alice", USER_PASSWORD)
+    expect(page.locator("#usermenu-button")).to_have_text("alice")
+    expect(page.locator("#alert")).to_be_empty()
+
+
+def test_token_lives_in_session_storage_only_and_logout_revokes_it(session, server, alice):
+    page = log_in_and_open_tokens(session)
+    stored = session.session_storage()
+    assert list(stored) == ["dms.token"] and SECRET.match(stored["dms.token"])
+    secret = stored["dms.token"]
+    assert page.evaluate("() => document.cookie") == ""
+    assert session.context.cookies() == []
+    assert secret not in page.url
+    assert all(secret not in url for url in session.requests)
+    assert status_of(server.url, secret) == 200
+    # This browser's own token is marked in the list.
+    expect(session.token_row(token_id_of(secret)).locator(".badge")).to_have_text("this session")
+
+    # A reload in the same tab keeps the session.
+    page.reload()
+    expect(page.locator("#usermenu-button")).to_have_text("alice")
+    expect(page.get_by_role("heading", name="API Tokens", level=1)).to_be_visible()
+
+    # The menu opens from the keyboard and closes with Escape.
+    page.locator("#usermenu-button").focus()
+    page.keyboard.press("ArrowDown")
+    expect(page.get_by_role("menu")).to_be_visible()
+    expect(page.get_by_role("menuitem", name="API Tokens")).to_be_focused()
+    session.screenshot("08-user-menu.png")
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("menu")).to_be_hidden()
+    expect(page.locator("#usermenu-button")).to_be_focused()
+    expect(page.locator("#usermenu-button")).to_have_attribute("aria-expanded", "false")
+
+    session.menu("Log out")
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    expect(page.get_by_role("status")).to_have_text("You have been logged out.")
+    assert page.evaluate("() => sessionStorage.length") == 0
+    assert status_of(server.url, secret) == 401
+    assert token_id_of(secret) not in [t["id"] for t in listed_tokens(alice)]
+
+    # Nothing brings the session back.
+    page.reload()
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    expect(page.locator("#usermenu")).to_be_hidden()
+    assert session.errors == []
+
+
+def test_profile_shows_the_folder_ids_and_changes_the_password(session, server, alice, anon):
+    page = log_in_and_open_tokens(session)
+    # Through the menu with the keyboard only.
+    page.locator("#usermenu-button").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("menuitem", name="API Tokens")).to_be_focused()
+    page.keyboard.press("ArrowDown")
+    expect(page.get_by_role("menuitem", name="Profile")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Profile", level=1)).to_be_focused()
+    expect(page.get_by_role("menu")).to_be_hidden()
+
+    expect(page.locator("#profile-username")).to_have_text("alice")
+    expect(page.locator("#profile-user-id")).to_have_text(alice.user_id)
+    expect(page.locator("#profile-home-id")).to_have_text(alice.home_id)
+    expect(page.locator("#profile-inbox-id")).to_have_text(alice.inbox_id)
+    expect(page.locator("#profile-home-id")).to_have_css("font-family", re.compile("monospace"))
+    expect(page.locator("#profile-home-id")).to_have_css("user-select", "all")
+    session.screenshot("07-profile.png")
+
+    new_password = page.get_by_label("New password", exact=True)
+    repeat = page.get_by_label("Repeat new password", exact=True)
+    change = page.get_by_role("button", name="Change password")
+    # Checked in the page: nothing is sent.
+    new_password.fill(NEW_PASSWORD)
+    repeat.fill(NEW_PASSWORD + "x")
+    sent_before = len(session.requests)
+    change.click()
+    expect(page.get_by_role("alert")).to_have_text("The two passwords do not match.")
+    assert len(session.requests) == sent_before
+    # Checked by the API: its detail is shown.
+    new_password.fill("short")
+    repeat.fill("short")
+    change.click()
+    expect(page.get_by_role("alert")).to_have_text("A password needs at least 8 characters.")
+    session.screenshot("07-profile-error.png")
+
+    new_password.fill(NEW_PASSWORD)
+    repeat.fill(NEW_PASSWORD)
+    change.click()
+    expect(page.get_by_role("status")).to_have_text("Your password has been changed.")
+    expect(page.locator("#alert")).to_be_empty()
+    expect(new_password).to_have_value("")
+    expect(repeat).to_have_value("")
+
+    assert anon.login("alice", NEW_PASSWORD).user_id == alice.user_id
+    response = anon.post("/api/auth/login/", {"username": "alice", "password": USER_PASSWORD},
+                         media=JSON)
+    assert_error(response, 400, "authentication_failed",
+                 "Unable to log in with provided credentials.", media=JSON)
+
+
+def test_a_session_revoked_elsewhere_goes_back_to_the_login(session, server, alice):
+    page = log_in_and_open_tokens(session)
+    secret = session.session_storage()["dms.token"]
+    assert alice.delete(f"/api/tokens/{token_id_of(secret)}/").status_code == 204
+    session.menu("Profile")
+    expect(page.get_by_role("alert")).to_have_text(
+        "Your session has ended: Invalid token. Please log in again.")
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    expect(page.locator("#usermenu")).to_be_hidden()
+    expect(page.locator("#profile-home-id")).to_be_empty()
+    assert session.session_storage() == {}
+    # The only console error is the browser's own note about the refused request.
+    assert len(session.errors) == 1 and "401" in session.errors[0]
+
+    # Revoking this browser's own token from its row logs out too.
+    session.log_in("alice", USER_PASSWORD)
+    # Back on the view the session ended on.
+    expect(page.locator("#profile-home-id")).to_have_text(alice.home_id)
+    session.menu("API Tokens")
+    expect(page.locator("#tokens-body tr")).to_have_count(2)
+    secret = session.session_storage()["dms.token"]
+    row = session.token_row(token_id_of(secret))
+    row.get_by_role("button", name="Revoke").click()
+    expect(page.get_by_role("dialog")).to_contain_text(
+        "is the one this browser uses: you will be logged out.")
+    page.get_by_role("dialog").get_by_role("button", name="Revoke").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "You revoked this session's token and have been logged out.")
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    assert session.session_storage() == {}
+    assert status_of(server.url, secret) == 401

@@ -1,0 +1,15 @@
+"""Fixtures of the files tests: a pool of one PDF reader process (dms.files.pdfprocess), once for
+each page-operation module (test_pdfops_*)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dms.files.pdfprocess import PdfReaders
+
+
+@pytest.fixture(scope="module")
+def readers():
+    pool = PdfReaders(1, 1024)
+    yield pool
+    pool.stop()

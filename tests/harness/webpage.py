@@ -1,0 +1,89 @@
+"""The token web page (dms/web/static) in a browser, for the browser tests (tests/e2e/test_ui_*):
+a Session (a browser context and page that sees every request, console error and page error),
+the page's token secrets and ids, logging in and opening the tokens, and what the API says of a
+user's tokens. Screenshots of every view go to tests/screenshots/ (git-ignored) for a human to
+look at."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.harness.client import Client
+from tests.harness.users import USER_PASSWORD
+
+SCREENSHOTS = Path(__file__).parents[1] / "screenshots"
+SECRET = re.compile(r"^[0-9a-f]{64}$")
+NEW_PASSWORD = "correct-horse-42"
+
+
+class Session:
+    """A fresh browser context and page, with every request, console error and page error seen."""
+
+    def __init__(self, browser, base_url: str, **context_options):
+        self.base_url = base_url
+        self.context = browser.new_context(**{"viewport": {"width": 1280, "height": 800},
+                                              **context_options})
+        self.context.set_default_timeout(10_000)
+        self.requests: list[str] = []
+        self.errors: list[str] = []
+        self.context.on("request", lambda request: self.requests.append(request.url))
+        self.page: Page = self.context.new_page()
+        self.page.on("console", lambda message: message.type == "error"
+                     and self.errors.append(message.text))
+        self.page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+
+    def open(self, path: str = "/") -> Page:
+        self.page.goto(self.base_url + path)
+        return self.page
+
+    def screenshot(self, name: str) -> None:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        self.page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+    def session_storage(self) -> dict:
+        return self.page.evaluate("() => Object.fromEntries(Object.entries(sessionStorage))")
+
+    def log_in(self, username: str, password: str) -> None:
+        page = self.page
+        page.get_by_label("Username", exact=True).fill(username)
+        page.get_by_label("Password", exact=True).fill(password)
+        page.get_by_role("button", name="Log in").click()
+
+    def menu(self, item: str) -> None:
+        """Opens the user menu (the button that shows the username) and picks an item."""
+        page = self.page
+        page.locator("#usermenu-button").click()
+        page.get_by_role("menuitem", name=item).click()
+
+    def token_row(self, token_id: str):
+        return self.page.locator(f'#tokens-body tr[data-token-id="{token_id}"]')
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def token_id_of(secret: str) -> str:
+    return hashlib.sha512(secret.encode()).hexdigest()[:16]
+
+
+def listed_tokens(client: Client) -> list[dict]:
+    response = client.get("/api/tokens/?page[size]=100")
+    assert response.status_code == 200, response.text
+    return response.json()["data"]
+
+
+def status_of(base_url: str, secret: str) -> int:
+    return Client(base_url, secret).get("/api/users/me/").status_code
+
+
+def log_in_and_open_tokens(session: Session, username: str = "alice",
+                           password: str = USER_PASSWORD) -> Page:
+    page = session.open("/")
+    session.log_in(username, password)
+    expect(page.get_by_role("heading", name="API Tokens", level=1)).to_be_visible()
+    expect(page.locator("#usermenu-button")).to_have_text(username)
+    return page

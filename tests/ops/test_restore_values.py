@@ -1,0 +1,119 @@
+"""A restore refuses rows the API would refuse (issue 22), checked by the API's own rules in both
+formats: a title with a slash, a NUL or a right-to-left override, a time that is not one, a
+username that differs only by case from another or that the API would refuse, a value of the
+wrong type in a table file. Nothing lands in the target, and the folder is left exactly as it
+was. The backups and the refusal's checks: tests/ops/conftest.py, tests/harness/backups.py."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zipfile
+
+import pytest
+
+from tests.harness.backups import rebuild, refused, row_lines
+
+pytestmark = pytest.mark.sqlite_only  # restores into new data dirs; the rows' engine is SQLite
+
+
+TITLE_RULE = ("A title may not contain /, \\, control characters or invisible formatting "
+              "characters such as right-to-left overrides")
+
+
+def value_cases(outer: str, alice: str) -> list[tuple]:
+    """(table, the row to change {column: value} or None to add one, the values, what is said)."""
+    title = f"has a title the API would refuse ({TITLE_RULE})"
+    shouting = {"id": "u-shouting", "username": "ALICE", "username_key": "alice-2",
+                "first_name": "", "last_name": "", "email": "", "is_active": 1, "is_staff": 0,
+                "is_superuser": 0, "date_joined": "2026-01-02 03:04:05.000000",
+                "password_hash": None}
+    return [
+        ("node", {"id": outer}, {"title": "a/b"}, outer, title),
+        ("node", {"id": outer}, {"title": "nul\x00"}, outer, title),
+        ("node", {"id": outer}, {"title": "invoice\u202efdp.exe"}, outer, title),
+        ("node", {"id": outer}, {"created_at": "garbage"}, outer,
+         "has a created_at that is not a time ('garbage')"),
+        ("user", None, shouting, "u-shouting",
+         f"has the username 'ALICE', which differs only by case from that of user {alice}"),
+        ("user", {"id": alice}, {"username": "not allowed!", "username_key": "not allowed!"},
+         alice, "has a username the API would refuse (A username may contain only letters, "
+                "digits and @ . + - _ characters)"),
+    ]
+
+
+def sql_change(table, match, values):
+    """A `database` change for rebuild() (format 1)."""
+    def change(path):
+        connection = sqlite3.connect(path)
+        try:
+            connection.execute("PRAGMA foreign_keys = OFF")
+            if match is None:
+                connection.execute(f'INSERT INTO "{table}" ({", ".join(values)}) VALUES '
+                                   f'({", ".join("?" * len(values))})', list(values.values()))
+            else:
+                (key, wanted), = match.items()
+                connection.execute(f'UPDATE "{table}" SET '
+                                   + ", ".join(f"{column} = ?" for column in values)
+                                   + f" WHERE {key} = ?", [*values.values(), wanted])
+            connection.commit()
+        finally:
+            connection.close()
+    return change
+
+
+def lines_change(match, values):
+    """A `rows` change for rebuild() (format 2)."""
+    def change(lines):
+        header, rows = row_lines(lines)
+        if match is None:
+            rows.append([values.get(column) for column in header])
+        else:
+            (key, wanted), = match.items()
+            for row in rows:
+                if row[header.index(key)] == wanted:
+                    for column, value in values.items():
+                        row[header.index(column)] = value
+        return [lines[0]] + [json.dumps(row) + "\n" for row in rows]
+    return change
+
+
+@pytest.mark.parametrize("case", range(6), ids=["slash", "NUL", "RLO", "garbage time",
+                                                "ALICE beside alice", "refused username"])
+def test_rows_the_api_would_refuse_are_refused_in_both_formats(filled_dir, base, logical, work,
+                                                               case):
+    data_dir, ids = filled_dir
+    connection = sqlite3.connect(data_dir / "dms.db")
+    alice = connection.execute("SELECT id FROM \"user\" WHERE username = 'alice'").fetchone()[0]
+    connection.close()
+    table, match, values, row, what = value_cases(ids["outer"], alice)[case]
+    message = f"The backup's table {table} cannot be restored: row {row} {what}."
+    refused(rebuild(base[0], work / "format1.zip", database=sql_change(table, match, values),
+                    manifest=lambda m: {**m, "counts": {**m["counts"], "users": m["counts"][
+                        "users"] + (match is None and table == "user")}}), message)
+    refused(rebuild(logical[0], work / "format2.zip", rows={table: lines_change(match, values)},
+                    manifest=lambda m: {**m, "tables": {**m["tables"], table: m["tables"][table]
+                                                        + (match is None)},
+                                        "counts": {**m["counts"], "users": m["counts"]["users"]
+                                                   + (match is None and table == "user")}}),
+            message)
+
+
+def test_a_value_of_the_wrong_type_in_a_table_file_is_refused(filled_dir, logical, work):
+    """SQLite would quietly store the integer as the text of a title (in format 1 that is what
+    the file holds: the title "7")."""
+    _, ids = filled_dir
+
+    def integer_title(lines):
+        header, rows = row_lines(lines)
+        for row in rows:
+            if row[header.index("id")] == ids["outer"]:
+                row[header.index("title")] = 7
+        return [lines[0]] + [json.dumps(row) + "\n" for row in rows]
+
+    with zipfile.ZipFile(logical[0]) as zipped:
+        lines = zipped.read("tables/node.jsonl").decode().splitlines()
+    line = next(number for number, text in enumerate(lines, 1) if ids["outer"] in text)
+    refused(rebuild(logical[0], work / "typed.zip", rows={"node": integer_title}),
+            f"The backup's table node cannot be restored: line {line} has a title of the wrong "
+            "type (7).")
