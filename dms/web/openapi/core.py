@@ -1,46 +1,12 @@
-"""GET /openapi.json: an OpenAPI 3.1 document built from the route table itself, so no route can
-be added or removed without the document following. Each route's body and answers are described
-in OPERATIONS, keyed by handler name; a test checks that every route has an entry."""
+"""The OpenAPI document's schemas and operations of the API as the seed and api.md §1-10 and §12
+describe it (users, tokens, nodes, documents, tags, preferences, mail, intake, trash, history)."""
 
 from __future__ import annotations
 
-import re
-
-from dms import __version__
 from dms.db.models import OcrStatus
-from dms.web.jsonapi import JSON, VND, Route
-
-STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
-NULLABLE_STRING = {"type": ["string", "null"]}
-DATETIME = {"type": "string", "format": "date-time"}
-UUID = {"type": "string", "format": "uuid"}
-
-
-def ref(name: str) -> dict:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def obj(properties: dict, required: list[str] | None = None, extra: bool = True) -> dict:
-    schema = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = required
-    if not extra:
-        schema["additionalProperties"] = False
-    return schema
-
-
-def data_of(schema: dict) -> dict:
-    return obj({"data": schema}, ["data"])
-
-
-def list_of(schema: dict) -> dict:
-    link = NULLABLE_STRING
-    return obj({
-        "links": obj({"first": STRING, "last": STRING, "next": link, "prev": link}),
-        "data": {"type": "array", "items": schema},
-        "meta": obj({"pagination": obj({"page": INTEGER, "pages": INTEGER, "count": INTEGER})}),
-    }, ["links", "data", "meta"])
-
+from dms.web.jsonapi import JSON, VND
+from dms.web.openapi.shapes import (BOOLEAN, DATETIME, INTEGER, NULLABLE_STRING, STRING, UUID,
+                                    data_of, list_of, obj, ref)
 
 FOLDER_REF = obj({"data": {"oneOf": [obj({"type": {"const": "folders"}, "id": UUID}),
                                       {"type": "null"}]}})
@@ -315,65 +281,3 @@ OPERATIONS = {
     "static": (None, 200, {"text/javascript": STRING, "text/css": STRING, "image/svg+xml": STRING},
                [], [], "Files of the token web page"),
 }
-
-
-def operation_key(route: Route) -> str:
-    """The OPERATIONS entry of a route (legacy handlers share names with JSON:API ones)."""
-    name = route.handler.__name__
-    return f"{name}_legacy" if route.prefixes == ("/api",) and name in (
-        "list_documents", "get_document") else name
-
-
-def error_response(status: int) -> dict:
-    return {"description": f"Error {status}", "content": {
-        VND: {"schema": ref("Error")}, JSON: {"schema": ref("Error")}}}
-
-
-def build(routes: list[Route]) -> dict:
-    paths: dict[str, dict] = {}
-    for route in routes:
-        request, status, media, query, errors, summary = OPERATIONS[operation_key(route)]
-        path_params = re.findall(r"\{(\w+)\}", route.path)
-        statuses = {500, *errors}
-        if route.auth:
-            statuses.add(401)
-        if path_params or media.get(VND, {}).get("properties", {}).get("links"):
-            statuses.add(404)
-        if request is not None:
-            statuses |= {400, 413, 415}
-        if route.method != "GET":  # every write: busy (503) or a full disk (507)
-            statuses |= {503, 507}
-        for prefix in route.prefixes:
-            operation = {
-                "operationId": f"{operation_key(route)}{prefix.replace('/', '_')}",
-                "summary": summary,
-                "parameters": [{"name": p, "in": "path", "required": True, "schema": STRING}
-                               for p in path_params]
-                + [{"name": q, "in": "query", "required": False, "schema": STRING} for q in query],
-                "responses": {str(status): {"description": "Success", **(
-                    {"content": {m: {"schema": s} for m, s in media.items()}} if media else {})}},
-            }
-            operation["responses"].update({str(s): error_response(s) for s in sorted(statuses)})
-            if route.auth:
-                operation["security"] = [{"token": []}]
-            if request is not None:
-                types, schema = request
-                content = types if isinstance(types, dict) else \
-                    {t: {"schema": schema} for t in types}
-                content = {t: (v if isinstance(v, dict) and "schema" in v else {"schema": v})
-                           for t, v in content.items()}
-                operation["requestBody"] = {"required": True, "content": content}
-            paths.setdefault(prefix + route.path, {})[route.method.lower()] = operation
-    return {
-        "openapi": "3.1.0",
-        "info": {"title": "dms", "version": __version__,
-                 "description": "A self-hosted document management appliance. Every path exists "
-                                "bare and under /api; a missing trailing slash is tolerated."},
-        "paths": paths,
-        "components": {
-            "schemas": SCHEMAS,
-            "securitySchemes": {"token": {
-                "type": "apiKey", "in": "header", "name": "Authorization",
-                "description": "`Token <secret>`, from POST /auth/login/ or POST /tokens/"}},
-        },
-    }
