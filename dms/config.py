@@ -63,6 +63,10 @@ class Config:
     ocr_max_megapixels: int = 25  # a page is scaled down to this before Tesseract reads it
     ocr_slice_seconds: int = 20  # a worker moves on to other documents after this long
     ocr_budget_minutes: float = 360  # processing time per document before it fails
+    # Splitting at separator sheets looks at every page: at most this many per document.
+    split_max_pages: int = 1000
+    # The consume folder and mail split incoming PDFs at barcode separator sheets (issue 26).
+    split_on_barcode: bool = False
     # Address space of one PDF reader process (dms.files.pdfprocess): a page needing more is
     # refused.
     pdf_memory_mb: int = 1024
@@ -223,6 +227,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "port": (0, 65535),
     "db_pool_size": (2, 1000),
     "max_pages": (1, 1_000_000),
+    "split_max_pages": (1, 1_000_000),
     "pdf_memory_mb": (256, 1_000_000),
     "max_tree_depth": (1, 100_000),
     "search_timeout_seconds": (0.1, 3600),

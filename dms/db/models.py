@@ -170,6 +170,10 @@ class DocumentVersion(BaseModel):
     # none.
     searchable_size = IntegerField(null=True)
     searchable_sha256 = TextField(null=True)
+    # What made it (migration 0014): empty for an upload; "2 page(s) deleted" for a page operation.
+    short_description = TextField(default="")
+    # A part of a batch the intake split (migration 0014): the SHA-256 of the file received.
+    source_sha256 = TextField(null=True)
 
 
 PAGE_SEPARATOR = "\n\n"  # between pages in a document's whole text (api.md §7, the search index)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
 from dms.db import events
@@ -36,32 +36,44 @@ PURGE_BATCH = 100  # entries deleted for good per write transaction
 PURGE_SECONDS = 60  # a purge run stops after this long; the rest waits for the next period
 EMPTY_LIMIT = 100_000  # entries one DELETE /trash/ removes (in batches); the rest stays
 
+
 def delete(services: Services, user: User, node_id: str, kind: str | None = None) -> None:
     """DELETE of a node (api.md §12): into the caller's trash with everything below it, or, with
     DMS_TRASH_DAYS=0, gone for good at once."""
-    if services.config.trash_days == 0:
-        def delete_rows() -> list[str]:
-            with write_transaction(owner_scope(user.id)):
-                return tree.delete_subtree_rows(_deletable(user, node_id, kind).id)
-        _remove_files(services, with_space_reserve(delete_rows))
-        return
-
-    def to_trash() -> list[str]:
-        now = utcnow()
+    def remove() -> Removed:
         with write_transaction(owner_scope(user.id)):
-            node = _deletable(user, node_id, kind)
-            parent = Node.get_by_id(node.parent_id)
-            tree.trash_subtree(node.id)
-            TrashEntry.insert(node=node.id, owner=user.id, deleted_at=now,
-                              purge_at=now + dt.timedelta(days=services.config.trash_days),
-                              original_parent_id=parent.id,
-                              original_parent_title=parent.title).execute()
-            events.record(user.id, node.id, events.DELETED, user.id, title=node.title,
-                          parent={"id": parent.id, "title": parent.title})
-            return tree.subtree_version_ids(node.id)
+            return remove_in_transaction(services, user, _deletable(user, node_id, kind))
     # On a full disk too: deleting is how space is made (into the trash, then out of it).
-    version_ids = with_space_reserve(to_trash)
-    services.jobs.cancel(version_ids)  # their reading resumes if they come back
+    with_space_reserve(remove).finish(services)
+
+
+class Removed(NamedTuple):
+    """What a removal leaves to do once it has committed."""
+    stopped: list[str]  # versions whose reading stops (in the trash: resumed if restored)
+    gone: list[str]  # versions deleted for good: their files are removed
+
+    def finish(self, services: Services) -> None:
+        services.jobs.cancel(self.stopped)
+        _remove_files(services, self.gone)
+
+
+def remove_in_transaction(services: Services, user: User, node: Node) -> Removed:
+    """Put the caller's live, non-special `node` in the trash with its subtree (or, with
+    DMS_TRASH_DAYS=0, delete it for good), with its `deleted` event, inside the caller's write
+    transaction (in the owner's scope). Also for the documents a page operation empties or
+    replaces (dms.domain.pagecommit)."""
+    if services.config.trash_days == 0:
+        gone = tree.delete_subtree_rows(node.id)
+        return Removed(gone, gone)
+    now = utcnow()
+    parent = Node.get_by_id(node.parent_id)
+    tree.trash_subtree(node.id)
+    TrashEntry.insert(node=node.id, owner=user.id, deleted_at=now,
+                      purge_at=now + dt.timedelta(days=services.config.trash_days),
+                      original_parent_id=parent.id, original_parent_title=parent.title).execute()
+    events.record(user.id, node.id, events.DELETED, user.id, title=node.title,
+                  parent={"id": parent.id, "title": parent.title})
+    return Removed(tree.subtree_version_ids(node.id), [])
 
 
 def _deletable(user: User, node_id: str, kind: str | None) -> Node:

@@ -87,10 +87,10 @@ def parent_folder(user: User, parent_id: object, field: str) -> Node:
 
 
 def insert_node(user: User, kind: str, parent: Node, title: str, lang: str | None = None,
-                ocr: bool = True) -> Node:
+                ocr: bool = True, node_id: str | None = None) -> Node:
     """Add a node (inside the caller's write transaction; no checks): the row and its model."""
     now = utcnow()
-    fields = dict(id=new_id(), owner=user.id, parent=parent.id, kind=kind, special=None,
+    fields = dict(id=node_id or new_id(), owner=user.id, parent=parent.id, kind=kind, special=None,
                   title=title, title_sort=title_sort_key(title), created_at=now, updated_at=now)
     if kind == Node.DOCUMENT:
         fields.update(lang=lang, ocr=ocr, ocr_status=OcrStatus.RECEIVED, file_name=None, size=0,

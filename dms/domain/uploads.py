@@ -16,6 +16,7 @@ reconcile() queue it at the next start.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from peewee import IntegrityError
 from dms.db import database, document_scope, events, is_disk_full, owner_scope, write_transaction
 from dms.db.models import (DocumentVersion, Node, OcrStatus, User, new_id,
                            utcnow)
-from dms.domain import tree
+from dms.domain import batches, pagecommit, tree
 from dms.domain.preferences import ocr_language
 from dms.errors import Invalid, StorageFull, TooLarge, UnsupportedType
 from dms.files import filetypes
@@ -151,7 +152,7 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
             document = tree.insert_node(user, Node.DOCUMENT, inbox, name[:tree.MAX_TITLE_LENGTH],
                                         lang=ocr_language(user, services.config.ocr_lang))
             _record_version(document, upload, name, version_id)
-            _record_imported(document, inbox, "api", user.id, name, upload)
+            _record_imported(document, inbox, "api", user.id, name, upload.received.size)
     except BaseException:
         services.store.remove([version_id])
         raise
@@ -181,17 +182,31 @@ class SameFolder:
 
 def import_into_folder(services: Services, user: User, folder_id: str, stream: BinaryIO,
                        length: int | None, file_name: str, rule: ImportRule = SameFolder(),
-                       source: str = "import") -> Node | None:
+                       source: str = "import", split: bool = False) -> list[Node]:
     """A file from `dms import`, the consume folder or a mail (`source`) becomes a new document
-    in the user's folder, titled by its name, through the same checks as an upload. None, and
-    nothing changed, when `rule` says it is already there: checked in the transaction that adds
-    it."""
+    in the user's folder, titled by its name, through the same checks as an upload — or, with
+    `split` (DMS_SPLIT_ON_BARCODE), one document per part of a batch cut at separator sheets
+    (dms.domain.batches). The documents made; none, and nothing changed, when `rule` says the
+    file is already there: checked in the transaction that adds it."""
     name = check_file_name(file_name)
     tree.owned_node(user, folder_id, Node.FOLDER)
     upload = receive_upload(services, stream, length)
-    if rule.holds(user, folder_id, upload.received.sha256):
-        upload.discard()
-        return None
+    try:
+        if rule.holds(user, folder_id, upload.received.sha256):
+            return []
+        with (batches.split_at_barcodes(services, upload.received.path, upload.file_type,
+                                        upload.page_count, name) if split
+              else contextlib.nullcontext([])) as parts:
+            if parts:
+                return _import_parts(services, user, folder_id, upload, name, parts, rule,
+                                     source)
+            return _import_whole(services, user, folder_id, upload, name, rule, source)
+    finally:
+        upload.discard()  # stored by then (moved away), or not wanted
+
+
+def _import_whole(services: Services, user: User, folder_id: str, upload: Upload, name: str,
+                  rule: ImportRule, source: str) -> list[Node]:
     version_id = _store(services.store, upload)
     try:
         with write_transaction(owner_scope(user.id)):
@@ -203,16 +218,54 @@ def import_into_folder(services: Services, user: User, folder_id: str, stream: B
                                             name[:tree.MAX_TITLE_LENGTH],
                                             lang=ocr_language(user, services.config.ocr_lang))
                 _record_version(document, upload, name, version_id)
-                _record_imported(document, folder, source, None, name, upload)
+                _record_imported(document, folder, source, None, name, upload.received.size)
                 rule.added(user, document, upload.received.sha256)
     except BaseException:
         services.store.remove([version_id])
         raise
     if document is None:
         services.store.remove([version_id])
-        return None
+        return []
     _after_commit(services, version_id, upload.page_count)
-    return document
+    return [document]
+
+
+def _import_parts(services: Services, user: User, folder_id: str, upload: Upload, name: str,
+                  parts: list, rule: ImportRule, source: str) -> list[Node]:
+    """The parts of a split batch, each a new document `<name>-<n>.pdf`, all in one write
+    transaction; each version names the batch's SHA-256, which the duplicate rules find."""
+    sha256 = upload.received.sha256
+    version_ids: list[str] = []
+    documents: list[Node] = []
+    stem = name.rsplit(".", 1)[0] if "." in name.strip(".") else name
+    try:
+        for built in parts:
+            version_ids.append(new_id())
+            services.store.store(built.file, version_ids[-1])
+        with write_transaction(owner_scope(user.id)):
+            folder = tree.owned_node(user, folder_id, Node.FOLDER)
+            if not rule.holds(user, folder.id, sha256):
+                lang = ocr_language(user, services.config.ocr_lang)
+                for number, (built, version_id) in enumerate(zip(parts, version_ids), 1):
+                    title = f"{stem[:tree.MAX_TITLE_LENGTH - 12]}-{number}.pdf"
+                    document = tree.insert_node(user, Node.DOCUMENT, folder, title, lang=lang)
+                    pagecommit.insert_version(document, version_id, built,
+                                              f"part {number} of {len(parts)} of {name}", None,
+                                              file_name=title, source_sha256=sha256)
+                    _record_imported(document, folder, source, None, title, built.file.size)
+                    rule.added(user, document, sha256)
+                    documents.append(document)
+    except BaseException:
+        services.store.remove(version_ids)
+        raise
+    if not documents:
+        services.store.remove(version_ids)
+        return []
+    log.info("%r was split at separator sheets into %d documents", name, len(documents))
+    for version_id in version_ids:
+        services.jobs.enqueue(version_id)
+    services.store.ensure_reserve()
+    return documents
 
 
 def would_import(services: Services, user: User, folder_id: str | None, stream: BinaryIO,
@@ -229,9 +282,9 @@ def _folder_holds(user: User, folder_id: str, sha256: str) -> bool:
     """Does a document of the user's folder hold a version with these bytes?"""
     return database.execute_sql(
         "SELECT 1 FROM node AS n JOIN document_version AS v ON v.document_id = n.id "
-        "WHERE n.parent_id = ? AND n.owner_id = ? AND n.trash_id IS NULL AND v.sha256 = ? "
-        "LIMIT 1",
-        (folder_id, user.id, sha256)).fetchone() is not None
+        "WHERE n.parent_id = ? AND n.owner_id = ? AND n.trash_id IS NULL "
+        "AND (v.sha256 = ? OR v.source_sha256 = ?) LIMIT 1",
+        (folder_id, user.id, sha256, sha256)).fetchone() is not None
 
 
 def _store(store: FileStore, upload: Upload) -> str:
@@ -247,9 +300,9 @@ def _store(store: FileStore, upload: Upload) -> str:
 
 
 def _record_imported(document: Node, folder: Node, source: str, actor_id: str | None,
-                     file_name: str, upload: Upload) -> None:
+                     file_name: str, size: int) -> None:
     events.record(document.owner_id, document.id, events.IMPORTED, actor_id, source=source,
-                  title=document.title, file_name=file_name, size=upload.received.size,
+                  title=document.title, file_name=file_name, size=size,
                   parent={"id": folder.id, "title": folder.title})
 
 

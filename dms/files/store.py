@@ -55,6 +55,19 @@ class ReceivedFile:
     def discard(self) -> None:
         self.path.unlink(missing_ok=True)
 
+    @classmethod
+    def of(cls, path: Path) -> "ReceivedFile":
+        """A file dms wrote itself into tmp/ (a PDF a page operation assembled, already
+        fsynced), hashed as an upload is, to be stored like one."""
+        digest, size, head = hashlib.sha256(), 0, b""
+        with open(path, "rb") as file:
+            for chunk in iter(lambda: file.read(CHUNK_SIZE), b""):
+                if not head:
+                    head = chunk[:8192]
+                digest.update(chunk)
+                size += len(chunk)
+        return cls(path, size, digest.hexdigest(), head)
+
 
 class FileStore(Protocol):
     """What the rest of dms asks of a file store. Paths are local paths (or paths on a mount):
@@ -69,6 +82,7 @@ class FileStore(Protocol):
     def temporary_dir(self) -> Path: ...
     def receive(self, stream: BinaryIO, length: int | None, limit: int) -> "ReceivedFile": ...
     def store(self, received: "ReceivedFile", version_id: str) -> Path: ...
+    def move_in(self, source: Path, target: Path) -> None: ...
     def duplicate(self, version_id: str, new_version_id: str) -> None: ...
     def write_derived(self, target: Path, content: bytes) -> None: ...
     def remove(self, version_ids: Iterable[str]) -> None: ...
@@ -146,6 +160,13 @@ class DirectoryStore:
         move_file(received.path, target, self.incoming_dir)
         fsync_dir(target.parent)
         return target
+
+    def move_in(self, source: Path, target: Path) -> None:
+        """Move a file dms wrote in tmp/ to `target`, a path in the store (a version's searchable
+        PDF, a work folder's file), durably: whole or not at all, the directory fsynced."""
+        target.parent.mkdir(parents=True, exist_ok=True)
+        move_file(source, target, self.incoming_dir)
+        fsync_dir(target.parent)
 
     def duplicate(self, version_id: str, new_version_id: str) -> None:
         """Give a stored file (and its searchable PDF, if any) a second version id, durably: a

@@ -253,16 +253,17 @@ class ConsumeFolder:
                 with os.fdopen(fd, "rb") as stream:
                     try:
                         folder_id = self._folder(user, parts[:-1])
-                        document = uploads.import_into_folder(
+                        documents = uploads.import_into_folder(
                             self.services, user, folder_id, stream,
-                            os.fstat(stream.fileno()).st_size, parts[-1], source="consume")
+                            os.fstat(stream.fileno()).st_size, parts[-1], source="consume",
+                            split=self.services.config.split_on_barcode)
                     except DomainError as error:
                         if isinstance(error, (StorageFull, Unavailable)):
                             raise
                         self._fail(root, folder_fd, username, parts, state, error.message)
                         refusals.record(user.id, "consume", shown, error.message)
                         return 1
-                if document is None:
+                if not documents:
                     log.info("consume folder: %r is already in %s's folder; removed", shown,
                              username)
                 else:

@@ -195,9 +195,9 @@ def _import(services: Services, user: User, entry: Entry, folder_id: str,
             summary: Summary) -> None:
     with open(entry.path, "rb") as stream:
         size = os.fstat(stream.fileno()).st_size
-        document = uploads.import_into_folder(services, user, folder_id, stream, size,
-                                                entry.path.name)
-    if document is None:
+        documents = uploads.import_into_folder(services, user, folder_id, stream, size,
+                                               entry.path.name)
+    if not documents:
         summary.duplicates += 1
     else:
         summary.imported += 1

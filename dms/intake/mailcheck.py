@@ -306,9 +306,10 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
         if not isinstance(payload, bytes):
             payload = b""
         try:
-            document = uploads.import_into_folder(services, user, folder_id,
-                                                    io.BytesIO(payload), len(payload), name, rule,
-                                                    source="mail")
+            documents = uploads.import_into_folder(services, user, folder_id,
+                                                     io.BytesIO(payload), len(payload), name, rule,
+                                                     source="mail",
+                                                     split=services.config.split_on_barcode)
         except (StorageFull, Unavailable):
             raise
         except DomainError as refused:
@@ -318,7 +319,7 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
                             f"{refused.message}")
             refusals.record(user.id, "mail", name, refused.message, origin.subject)
             continue
-        if document is not None:
+        if documents:
             log.info("mail account %s: imported %r from the message %r", account.id, name,
                      origin.subject)
     return True

@@ -11,14 +11,20 @@ text, so that any PDF viewer can select and search the words. It is stored besid
 While a version is read, each page's PDF waits in the store's work folder (reading may be spread
 over several slices and survive a restart); when the last page is read, they are joined with
 pdfium (dms.files.pdf) into one file, hashed, moved into place and the work folder removed.
+
+A page operation (dms.domain.pagebuild) makes the searchable PDF of its new version from the
+searchable PDFs it took pages from: placed at once when every page's text is known (`place`),
+or kept as the work folder's base until processing has read the rest (`place_base`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import shutil
+from pathlib import Path
 
 from dms.files import pdf
 from dms.files.pdfprocess import PdfReaders
@@ -26,29 +32,74 @@ from dms.files.store import CHUNK_SIZE, FileStore, fsync_dir
 
 log = logging.getLogger("dms.searchable")
 
+BASE, BASE_PAGES = "base.pdf", "base.json"  # a page operation's start, in the work folder
+
 
 def build(store: FileStore, readers: PdfReaders, version_id: str, mime_type: str,
           read_by_tesseract: list[int]) -> tuple[int, str] | None:
     """Join the page PDFs of the pages Tesseract read into the version's searchable PDF; returns
     its (size, SHA-256), or None when no page needed Tesseract or a page's PDF is missing (made
-    before searchable PDFs existed, or with DMS_SEARCHABLE_PDF off)."""
+    before searchable PDFs existed, or with DMS_SEARCHABLE_PDF off). A version a page operation
+    made may have a base (`place_base`): the pages it covers carry their text already, and the
+    text of the pages read since is laid over it."""
     work = store.work_dir(version_id)
-    pages = {number: work / f"{number}.pdf" for number in read_by_tesseract}
+    base = work / BASE
+    covered = _covered(work) if base.is_file() else set()
+    pages = {number: work / f"{number}.pdf" for number in read_by_tesseract
+             if number not in covered}
     missing = [number for number, path in pages.items() if not path.is_file()]
-    if not pages or missing:
+    if not (pages or covered) or missing:
         if missing:
             log.info("version %s: no searchable PDF (no page PDF for page(s) %s; POST /ocr/ "
                      "reads it again)", version_id, ", ".join(map(str, missing[:10])))
         discard(store, version_id)  # the database will say "none": no file may say otherwise
         return None
-    target = store.searchable_path(version_id)
     partial = work / "searchable.pdf"
-    if mime_type == "application/pdf":
-        pdf.overlay_text_pages(readers, store.path(version_id),
+    if covered and not pages:
+        os.replace(base, partial)
+    elif mime_type == "application/pdf":
+        pdf.overlay_text_pages(readers, base if covered else store.path(version_id),
                                {number - 1: path for number, path in pages.items()}, partial)
     else:
         pdf.join_pages(readers, [pages[number] for number in sorted(pages)], partial)
+    return _install(store, version_id, partial, work)
+
+
+def place(store: FileStore, version_id: str, path: Path) -> tuple[int, str]:
+    """A finished searchable PDF written in tmp/ (a page operation's) becomes the version's,
+    before the version's row exists: its (size, SHA-256)."""
+    size, sha256 = _fsync_and_hash(path)
+    store.move_in(path, store.searchable_path(version_id))
+    return size, sha256
+
+
+def place_base(store: FileStore, version_id: str, path: Path, covered: list[int]) -> None:
+    """A page operation's new version whose pages are not all read yet: the searchable PDF of
+    the pages it took with their text (`covered`, page numbers), to finish once the rest is read
+    (`build`). Durable before the version's row exists; removed with the version."""
+    work = store.work_dir(version_id)
+    note = path.with_suffix(".json")
+    with open(note, "w", encoding="utf-8") as file:
+        json.dump(sorted(covered), file)
+        file.flush()
+        os.fsync(file.fileno())
+    _fsync_and_hash(path)
+    store.move_in(note, work / BASE_PAGES)
+    store.move_in(path, work / BASE)
+
+
+def _covered(work: Path) -> set[int]:
+    try:
+        with open(work / BASE_PAGES, encoding="utf-8") as file:
+            return {int(number) for number in json.load(file)}
+    except (OSError, ValueError, TypeError):
+        return set()  # no base, or a damaged note of it: the pages' own PDFs are needed
+
+
+def _install(store: FileStore, version_id: str, partial: Path,
+             work: Path) -> tuple[int, str]:
     size, sha256 = _fsync_and_hash(partial)
+    target = store.searchable_path(version_id)
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(partial, target)
     fsync_dir(target.parent)

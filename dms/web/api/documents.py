@@ -26,6 +26,7 @@ def version_resource(ctx: Context, version: DocumentVersion, page_ids: list[str]
         "pages": [{"type": "pages", "id": page_id} for page_id in page_ids],
         "searchable_pdf": version.searchable_size is not None,
         "searchable_pdf_size": version.searchable_size,
+        "short_description": version.short_description,
     }
 
 

@@ -27,7 +27,8 @@ VERSION = obj({"id": UUID, "number": INTEGER, "file_name": STRING, "size": INTEG
                "page_count": INTEGER, "lang": STRING, "created_at": DATETIME,
                "download_url": STRING,
                "pages": {"type": "array", "items": obj({"type": {"const": "pages"}, "id": UUID})},
-               "searchable_pdf": BOOLEAN, "searchable_pdf_size": {"type": ["integer", "null"]}})
+               "searchable_pdf": BOOLEAN, "searchable_pdf_size": {"type": ["integer", "null"]},
+               "short_description": STRING})
 LEGACY_DOCUMENT = obj({"id": UUID, "title": STRING, "file_name": NULLABLE_STRING, "size": INTEGER,
                        "page_count": INTEGER, "lang": STRING, "ocr_status": STRING,
                        "parent_id": UUID, "created_at": DATETIME, "updated_at": DATETIME,

@@ -1,0 +1,61 @@
+"""Batches the intake splits (issue 26, DMS_SPLIT_ON_BARCODE): a scanner's batch of letters, read
+in one go into one file, becomes one document per letter before it is imported — cut at separator
+sheets carrying a barcode `DMS-SPLIT` or `PATCH T` (dms.domain.separators), the sheets left out.
+Used by the consume folder and mail through the one import function
+(dms.domain.uploads.import_into_folder); blank pages never cut a batch here (the empty back of a
+page in a duplex scan would).
+
+A file that cannot be looked at page by page (a page too large to render, the readers busy) or
+that has more pages than DMS_SPLIT_MAX_PAGES is imported whole, as it would have been without the
+setting: nothing received is lost for a separator that could not be read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from dms.domain import separators
+from dms.domain.pagebuild import Builder, Built
+from dms.errors import DomainError
+from dms.files.filetypes import PDF, TIFF, FileType
+from dms.files.pdf import UnreadablePdf
+
+if TYPE_CHECKING:
+    from dms.domain.services import Services
+
+log = logging.getLogger("dms.intake")
+SPLITTABLE = (PDF, TIFF)
+
+
+@contextlib.contextmanager
+def split_at_barcodes(services: Services, path: Path, file_type: FileType, page_count: int,
+                      name: str) -> Iterator[list[Built]]:
+    """The parts of the batch received at `path` (in tmp/ until the caller stores them), or []
+    when it is not cut: one page, not a PDF or TIFF, no separator sheet, or not readable page by
+    page."""
+    config = services.config
+    if page_count < 2 or file_type not in SPLITTABLE:
+        yield []
+        return
+    if page_count > config.split_max_pages:
+        log.info("%r has %d pages, more than DMS_SPLIT_MAX_PAGES (%d): imported without looking "
+                 "for separator sheets", name, page_count, config.split_max_pages)
+        yield []
+        return
+    with Builder(services) as builder:
+        cut: list[int] = []
+        try:
+            pdf = builder.pdf_of_file(path, file_type.mime)
+            cut = separators.find(services, pdf, page_count, separators.BARCODE)
+            parts = [builder.build_from(pdf, run)
+                     for run in separators.parts(page_count, cut)] if cut else []
+        except (DomainError, UnreadablePdf) as error:
+            log.warning("%r could not be looked at for separator sheets (%s): imported whole",
+                        name, getattr(error, "message", error))
+            parts = []
+        if cut and not parts:
+            log.info("%r holds only separator sheets: imported whole", name)
+        yield parts

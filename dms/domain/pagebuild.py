@@ -1,0 +1,171 @@
+"""The files of a page operation (issue 26, api.md §11): a new PDF from pages of documents' latest
+versions, and the pages' text carried along, so that nothing is read again that need not be.
+
+Every operation — delete, reorder, rotate, move, merge, split — is "write these pages, in this
+order, turned so": a list of Placed pages. The Builder writes them with pdfium in a PDF reader
+process (dms.files.pages.assemble: pages copied, never rendered; a turn by the page's /Rotate);
+an image or TIFF version is first made a PDF of its frames (dms.files.pages.images_to_pdf), once
+per operation. A plain text file has no pages to change: refused with a sentence.
+
+Text: each new page keeps its text and how it was read, except a page Tesseract read that is
+turned — it was probably read sideways, so it is read again (`read_again`). Searchable PDF: when
+pages Tesseract read are kept, the same pages are assembled from their versions' searchable PDFs
+(the invisible text comes along), the others from the PDFs themselves: the new version's
+searchable PDF when nothing is left to read, else its `base` that processing lays the text of
+the pages it reads over (dms.processing.searchable). Files are written in the store's tmp/ and
+moved into the store by dms.domain.pagecommit.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dms.db.models import DocumentVersion, Node
+from dms.errors import Invalid, Unavailable
+from dms.files import pages
+from dms.files.filetypes import IMAGES, PDF
+from dms.files.imaging import UnacceptableImage
+from dms.files.pdf import UnreadablePdf
+from dms.files.store import ReceivedFile
+
+if TYPE_CHECKING:
+    from dms.domain.services import Services
+
+IMAGE_TYPES = {kind.mime for kind in IMAGES}
+OCR = "ocr"  # page.method of a page whose text Tesseract read
+
+
+@dataclass
+class SourcePage:
+    """A page of a document's latest version, as an operation finds it."""
+    page_id: str
+    number: int
+    text: str
+    method: str | None
+    version: DocumentVersion
+    document: Node
+
+
+@dataclass
+class Placed:
+    """A page of the new file: where it comes from and how far it is turned (clockwise)."""
+    page: SourcePage
+    turn: int = 0
+
+    @property
+    def read_again(self) -> bool:
+        """A turned page that Tesseract read: it was probably read sideways."""
+        return self.turn % 360 != 0 and self.page.method == OCR
+
+    @property
+    def keeps_ocr_text(self) -> bool:
+        return self.page.method == OCR and not self.read_again
+
+
+@dataclass
+class Built:
+    """A new PDF in tmp/, waiting to become a version, with its pages' text."""
+    file: ReceivedFile
+    texts: list[tuple[str, str | None]]  # (text, method) of each page; method None: to read
+    searchable: Path | None = None  # searchable PDF (or its base) in tmp/, if pages keep OCR text
+    covered: list[int] = field(default_factory=list)  # numbers of the pages whose text it carries
+
+    @property
+    def page_count(self) -> int:
+        return len(self.texts)
+
+    @property
+    def read(self) -> bool:
+        """Every page's text is known: nothing is left for processing."""
+        return all(method is not None for _, method in self.texts)
+
+
+def refusal(error: ValueError) -> Exception:
+    """A reader's refusal as the domain error it means: the file's fault (400), or a time limit
+    run out on a busy machine (503: try again)."""
+    if isinstance(error, UnreadablePdf) and not error.final:
+        return Unavailable(str(error))
+    return Invalid(str(error))
+
+
+class Builder:
+    """Writes the new PDFs of one operation in a temporary folder of its own (removed by
+    `close`, by the start-up sweep after a crash)."""
+
+    def __init__(self, services: Services):
+        self.services = services
+        self.folder = services.store.temporary_dir()
+        self._pdfs: dict[Path, Path] = {}
+        self._count = 0
+
+    def __enter__(self) -> Builder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def build(self, placed: list[Placed]) -> Built:
+        """The new PDF of `placed`, and its searchable PDF where pages keep Tesseract's text."""
+        store, config = self.services.store, self.services.config
+        target = self._name()
+        references = [(self.pdf_of(p.page.version), p.page.number - 1, p.turn) for p in placed]
+        self._write(references, target)
+        texts = [("", None) if p.read_again else (p.page.text, p.page.method) for p in placed]
+        built = Built(ReceivedFile.of(target), texts)
+        kept = [number for number, p in enumerate(placed, 1) if p.keeps_ocr_text]
+        sources = {p.page.version.id: p.page.version for p in placed if p.keeps_ocr_text}
+        if kept and config.searchable_pdf and all(
+                v.searchable_size is not None and store.searchable_path(v.id).is_file()
+                for v in sources.values()):
+            base = self._name()
+            self._write([(store.searchable_path(p.page.version.id) if p.keeps_ocr_text
+                          else self.pdf_of(p.page.version), p.page.number - 1, p.turn)
+                         for p in placed], base)
+            built.searchable, built.covered = base, kept
+        return built
+
+    def build_from(self, pdf: Path, numbers: list[int]) -> Built:
+        """A new PDF of pages `numbers` (from 1) of `pdf`, whose text is not known yet (the parts
+        of a batch the intake splits, dms.domain.batches)."""
+        target = self._name()
+        self._write([(pdf, number - 1, 0) for number in numbers], target)
+        return Built(ReceivedFile.of(target), [("", None)] * len(numbers))
+
+    def pdf_of(self, version: DocumentVersion) -> Path:
+        """The version as a PDF: its stored file, or a PDF of its image's frames."""
+        return self.pdf_of_file(self.services.store.path(version.id), version.mime_type)
+
+    def pdf_of_file(self, path: Path, mime_type: str) -> Path:
+        """A stored or received file as a PDF: itself, or a PDF of its image's frames (made once
+        per operation)."""
+        if mime_type == PDF.mime:
+            return path
+        if mime_type not in IMAGE_TYPES:
+            raise Invalid("A plain text document has no pages to change; only PDFs and images "
+                          "can be rotated, reordered, split, merged or have pages moved.")
+        if path not in self._pdfs:
+            converted = self._name()
+            config = self.services.config
+            try:
+                pages.images_to_pdf(self.services.pdf, path, converted, config.max_pages,
+                                    config.max_image_megapixels)
+            except (UnacceptableImage, UnreadablePdf) as error:
+                raise refusal(error) from None
+            self._pdfs[path] = converted
+        return self._pdfs[path]
+
+    def _write(self, references: list[tuple[Path, int, int]], target: Path) -> None:
+        try:
+            pages.assemble(self.services.pdf, references, target, self.services.config.max_pages)
+        except UnreadablePdf as error:
+            raise refusal(error) from None
+
+    def _name(self) -> Path:
+        self._count += 1
+        return self.folder / f"{self._count}.pdf"

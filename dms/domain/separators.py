@@ -1,0 +1,85 @@
+"""Separator sheets (issue 26, api.md §11): where a batch scanned in one go is cut into documents —
+at a page that carries a barcode whose text is `DMS-SPLIT` or `PATCH T` (a QR code or a 1-D code,
+read by zxing-cpp: dms.files.pages.barcodes), or at a blank page. Used by
+`POST /documents/{id}/split/` and by the intake when DMS_SPLIT_ON_BARCODE is on (the consume
+folder and mail, barcodes only: a duplex scan's blank back sides must not cut a letter in two).
+
+Every page is rendered to be looked at, in one PDF reader process lent for the whole batch, each
+within the reader's time limit; a batch of more than DMS_SPLIT_MAX_PAGES pages is refused before
+any page is read, so a call's work is bounded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from dms.errors import Invalid
+from dms.files import pages
+from dms.files.pdf import UnreadablePdf, text_layer
+
+if TYPE_CHECKING:
+    from dms.domain.services import Services
+
+BARCODE, BLANK = "barcode", "blank"
+KINDS = (BARCODE, BLANK)
+# The texts of a separator sheet's barcode, compared without case and surrounding space:
+# dms's own, and the patch code T of document scanners (printed as a barcode reading "PATCH T").
+SEPARATOR_TEXTS = ("DMS-SPLIT", "PATCH T")
+READ_METHODS_WITH_TEXT = ("layer", "text")  # a page whose text came from the file is not blank
+
+
+def is_separator_text(text: str) -> bool:
+    return " ".join(text.split()).upper() in SEPARATOR_TEXTS
+
+
+def find(services: Services, pdf: Path, page_count: int, kind: str,
+         known_text: Sequence[tuple[str, str | None]] = ()) -> list[int]:
+    """The numbers (from 1) of the separator pages of the PDF `pdf`. `known_text`: each page's
+    (text, method) where already read; a page with text from the file is never blank."""
+    limit = services.config.split_max_pages
+    if page_count > limit:
+        raise Invalid(f"Splitting at separator sheets reads every page: at most {limit} pages "
+                      "(DMS_SPLIT_MAX_PAGES); split it after given page numbers instead.")
+    found = []
+    with services.pdf.session() as child:
+        for index in range(page_count):
+            if kind == BARCODE:
+                hit = any(is_separator_text(text) for text in pages.barcodes(child, pdf, index))
+            else:
+                text, method = known_text[index] if index < len(known_text) else ("", None)
+                hit = not _has_text(child, pdf, index, text, method) and \
+                    pages.is_blank(child, pdf, index)
+            if hit:
+                found.append(index + 1)
+    return found
+
+
+def _has_text(child, pdf: Path, index: int, text: str, method: str | None) -> bool:
+    """Text from the file itself (a text layer), known or read now; Tesseract's reading of a
+    blank page (noise read as a few marks) does not count."""
+    if method in READ_METHODS_WITH_TEXT:
+        return bool(text.strip())
+    if method is None:
+        try:
+            return bool(text_layer(child, pdf, index).strip())
+        except UnreadablePdf:
+            return False  # the render says more; a page that cannot be read is not blank there
+    return False
+
+
+def parts(page_count: int, separators: Sequence[int]) -> list[list[int]]:
+    """The runs of page numbers between separator pages, separators left out, empty runs
+    dropped."""
+    cut, current = set(separators), []
+    result = []
+    for number in range(1, page_count + 1):
+        if number in cut:
+            if current:
+                result.append(current)
+            current = []
+        else:
+            current.append(number)
+    if current:
+        result.append(current)
+    return result
