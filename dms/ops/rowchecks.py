@@ -27,6 +27,7 @@ from dms.text import username_key
 
 BATCH = 1000
 SHA256 = re.compile(r"[0-9a-f]{64}\Z")
+MAX_DESCRIPTION = 1000  # a version's short_description: dms writes a sentence naming two titles
 TEXT_COLUMNS = {  # besides those checked by a rule below: text, or null where allowed
     "user": ("first_name", "last_name", "email"),
     "tag": ("bg_color", "fg_color", "description"),
@@ -117,9 +118,9 @@ def _nodes(execute: Callable) -> None:
 
 
 def _versions(execute: Callable) -> None:
-    for version_id, file_name, number, size, sha256, created in _rows(
-            execute, "SELECT id, file_name, number, size, sha256, created_at "
-                     "FROM document_version"):
+    for version_id, file_name, number, size, sha256, created, description, source in _rows(
+            execute, "SELECT id, file_name, number, size, sha256, created_at, short_description, "
+                     "source_sha256 FROM document_version"):
         _rule("document_version", version_id, "file_name", file_name, check_file_name)
         for column, value in (("number", number), ("size", size)):
             if not isinstance(value, int) or value < (1 if column == "number" else 0):
@@ -128,6 +129,13 @@ def _versions(execute: Callable) -> None:
         if not isinstance(sha256, str) or not SHA256.match(sha256):
             raise _refuse("document_version", version_id, "has a sha256 that is not 64 "
                                                           "hexadecimal digits")
+        if source is not None and (not isinstance(source, str) or not SHA256.match(source)):
+            raise _refuse("document_version", version_id, "has a source_sha256 that is not 64 "
+                                                          "hexadecimal digits")
+        if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
+            raise _refuse("document_version", version_id, "has a short_description that is not "
+                                                          f"text of at most {MAX_DESCRIPTION} "
+                                                          "characters")
         _moment("document_version", version_id, "created_at", created)
 
 

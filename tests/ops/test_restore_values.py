@@ -21,7 +21,7 @@ TITLE_RULE = ("A title may not contain /, \\, control characters or invisible fo
               "characters such as right-to-left overrides")
 
 
-def value_cases(outer: str, alice: str) -> list[tuple]:
+def value_cases(outer: str, alice: str, version: str) -> list[tuple]:
     """(table, the row to change {column: value} or None to add one, the values, what is said)."""
     title = f"has a title the API would refuse ({TITLE_RULE})"
     shouting = {"id": "u-shouting", "username": "ALICE", "username_key": "alice-2",
@@ -39,6 +39,10 @@ def value_cases(outer: str, alice: str) -> list[tuple]:
         ("user", {"id": alice}, {"username": "not allowed!", "username_key": "not allowed!"},
          alice, "has a username the API would refuse (A username may contain only letters, "
                 "digits and @ . + - _ characters)"),
+        ("document_version", {"id": version}, {"source_sha256": "../../etc/passwd"}, version,
+         "has a source_sha256 that is not 64 hexadecimal digits"),
+        ("document_version", {"id": version}, {"short_description": "x" * 1001}, version,
+         "has a short_description that is not text of at most 1000 characters"),
     ]
 
 
@@ -78,15 +82,16 @@ def lines_change(match, values):
     return change
 
 
-@pytest.mark.parametrize("case", range(6), ids=["slash", "NUL", "RLO", "garbage time",
-                                                "ALICE beside alice", "refused username"])
+@pytest.mark.parametrize("case", range(8), ids=["slash", "NUL", "RLO", "garbage time",
+                                                "ALICE beside alice", "refused username",
+                                                "source_sha256", "short_description"])
 def test_rows_the_api_would_refuse_are_refused_in_both_formats(filled_dir, base, logical, work,
                                                                case):
     data_dir, ids = filled_dir
     connection = sqlite3.connect(data_dir / "dms.db")
     alice = connection.execute("SELECT id FROM \"user\" WHERE username = 'alice'").fetchone()[0]
     connection.close()
-    table, match, values, row, what = value_cases(ids["outer"], alice)[case]
+    table, match, values, row, what = value_cases(ids["outer"], alice, ids["versions"][0])[case]
     message = f"The backup's table {table} cannot be restored: row {row} {what}."
     refused(rebuild(base[0], work / "format1.zip", database=sql_change(table, match, values),
                     manifest=lambda m: {**m, "counts": {**m["counts"], "users": m["counts"][
