@@ -22,3 +22,4 @@ bench:
 	.venv/bin/python -m bench.import
 	.venv/bin/python -m bench.idle
 	.venv/bin/python -m bench.trash
+	.venv/bin/python -m bench.pageops
