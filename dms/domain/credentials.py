@@ -18,7 +18,7 @@ from typing import Callable, Hashable, Iterable
 from peewee import IntegrityError
 
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
-from dms.db.models import Token, User, utcnow
+from dms.db.models import Token, User, columns_of, from_row, utcnow
 from dms.errors import Invalid, NotFound, StorageFull, Unavailable
 from dms.text import has_refused_characters
 
@@ -152,23 +152,13 @@ def tokens_of(user: User):
 
 
 # The path every request takes (issue 30): one query for the token and its user, rows made models
-# directly. peewee's Model.raw() resolves its columns and builds its query for every call, which
-# cost more than the query (3/4 of GET /users/me/ in-process).
-TOKEN_COLUMNS = [field.column_name for field in Token._meta.sorted_fields]
-USER_COLUMNS = [field.column_name for field in User._meta.sorted_fields]
+# directly (dms.db.models.from_row; Model.raw() was 3/4 of GET /users/me/ in-process).
+TOKEN_COLUMNS = columns_of(Token)
+USER_COLUMNS = columns_of(User)
 TOKEN_AND_USER = (
     "SELECT " + ", ".join(f"t.{name}" for name in TOKEN_COLUMNS) + ", "
     + ", ".join(f"u.{name}" for name in USER_COLUMNS)
     + ' FROM token AS t JOIN "user" AS u ON u.id = t.user_id WHERE t.token_key = ?')
-
-
-def _model(model, columns: list[str], values) -> object:
-    """A model instance of a row read with raw SQL, each value turned as peewee would."""
-    instance = model(__no_default__=True)
-    fields = model._meta.columns
-    instance.__data__.update((fields[name].name, fields[name].python_value(value))
-                             for name, value in zip(columns, values))
-    return instance
 
 
 def find_token(secret: str, now: dt.datetime) -> Token | None:
@@ -178,10 +168,10 @@ def find_token(secret: str, now: dt.datetime) -> Token | None:
     row = database.execute_sql(TOKEN_AND_USER, (digest[:TOKEN_KEY_LENGTH],)).fetchone()
     if row is None:
         return None
-    token = _model(Token, TOKEN_COLUMNS, row[:len(TOKEN_COLUMNS)])
+    token = from_row(Token, TOKEN_COLUMNS, row[:len(TOKEN_COLUMNS)])
     if not hmac.compare_digest(token.digest, digest) or token.is_expired(now):
         return None
-    user = _model(User, USER_COLUMNS, row[len(TOKEN_COLUMNS):])
+    user = from_row(User, USER_COLUMNS, row[len(TOKEN_COLUMNS):])
     if not user.is_active:
         return None
     token.user = user

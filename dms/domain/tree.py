@@ -19,7 +19,8 @@ repetition, and the one walk that counts depth is cut at a bound.
 from __future__ import annotations
 
 from dms.db import database, events, owner_scope, write_transaction
-from dms.db.models import Node, OcrStatus, User, new_id, title_sort_key, utcnow
+from dms.db.models import (Node, OcrStatus, User, columns_of, from_row, new_id, title_sort_key,
+                           utcnow)
 from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
 from dms.domain.preferences import ocr_language
 from dms.errors import Conflict, Forbidden, Invalid, NotFound
@@ -32,8 +33,11 @@ FORBIDDEN_TITLE_CHARACTERS = "/\\"
 DEFAULT_MAX_DEPTH = 1000
 MAX_MOVED_NODES = 10_000  # per POST /nodes/move/ (SQLite binds at most 32,766 values at once)
 
-# A node in the trash behaves as if it did not exist, except to the trash's own routes.
-OWNED_NODE = "SELECT * FROM node WHERE id = ? AND owner_id = ? AND trash_id IS NULL"
+# A node in the trash behaves as if it did not exist, except to the trash's own routes. Raw SQL
+# made a model directly: every request about a node reads it (dms.db.models.from_row).
+NODE_COLUMNS = columns_of(Node)
+OWNED_NODE = (f"SELECT {', '.join(NODE_COLUMNS)} FROM node "
+              "WHERE id = ? AND owner_id = ? AND trash_id IS NULL")
 LIVE = "trash_id IS NULL"
 
 
@@ -49,10 +53,15 @@ def check_title(value: object, field: str = "title") -> str:
 
 def owned_node(user: User, node_id: str, kind: str | None = None) -> Node:
     """The caller's node `node_id` (of `kind`, if given), else the 404 of an unknown id."""
-    node = next(iter(Node.raw(OWNED_NODE, node_id, user.id)), None)
+    node = _live_node(user, node_id)
     if node is None or (kind is not None and node.kind != kind):
         raise NotFound()
     return node
+
+
+def _live_node(user: User, node_id: str) -> Node | None:
+    row = database.execute_sql(OWNED_NODE, (node_id, user.id)).fetchone()
+    return from_row(Node, NODE_COLUMNS, row) if row is not None else None
 
 
 def owned_nodes(user: User, node_ids: list[str]) -> list[Node]:
@@ -77,7 +86,7 @@ def parent_folder(user: User, parent_id: object, field: str) -> Node:
     """The folder a new node goes into; unknown and foreign ids read alike (api.md §5)."""
     if not isinstance(parent_id, str) or not parent_id:
         raise Invalid("A parent folder is required.", field, code="required")
-    parent = next(iter(Node.raw(OWNED_NODE, parent_id, user.id)), None)
+    parent = _live_node(user, parent_id)
     if parent is None:
         raise Invalid(f"Invalid parent {parent_id!r}: the folder does not exist.", field,
                       code="does_not_exist")

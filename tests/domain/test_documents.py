@@ -40,7 +40,8 @@ def test_every_accepted_type_round_trips_byte_identical(alice, config, name):
         "id": version["id"], "number": 1, "file_name": name, "size": len(data), "page_count": pages,
         "lang": "eng", "created_at": version["created_at"],
         "download_url": f"{alice.base_url}/api/document-versions/{version['id']}/download/",
-        "pages": version["pages"], "searchable_pdf": False, "searchable_pdf_size": None}
+        "pages": version["pages"], "searchable_pdf": False, "searchable_pdf_size": None,
+        "short_description": ""}
     assert [page["type"] for page in version["pages"]] == ["pages"] * pages
     assert len({page["id"] for page in version["pages"]}) == pages
     download = alice.get(f"/api/documents/{document_id}/download/")

@@ -29,21 +29,21 @@ SCHEMAS = {
 }
 
 OPERATIONS = {
-    "delete_page": (None, 204, {}, [], [409], "Delete a page: a new version without it"),
-    "delete_pages": ((BODY, ref("PageIds")), 204, {}, [], [409],
+    "delete_page": (None, 204, {}, [], [404, 409], "Delete a page: a new version without it"),
+    "delete_pages": ((BODY, ref("PageIds")), 204, {}, [], [404, 409],
                      "Delete pages of one document: a new version without them"),
-    "reorder_pages": ((BODY, ref("PageReorder")), 204, {}, [], [409],
+    "reorder_pages": ((BODY, ref("PageReorder")), 204, {}, [], [404, 409],
                       "Put pages in a new order: a new version"),
-    "rotate_pages": ((BODY, ref("PageRotate")), 204, {}, [], [409],
+    "rotate_pages": ((BODY, ref("PageRotate")), 204, {}, [], [404, 409],
                      "Turn pages by multiples of 90 degrees: a new version"),
-    "move_to_document": ((BODY, ref("PagesToDocument")), 204, {}, [], [409],
+    "move_to_document": ((BODY, ref("PagesToDocument")), 204, {}, [], [404, 409],
                          "Move pages into another document (a new version of each)"),
-    "move_to_folder": ((BODY, ref("PagesToFolder")), 204, {}, [], [409],
+    "move_to_folder": ((BODY, ref("PagesToFolder")), 204, {}, [], [404, 409],
                        "Make pages a new document (or one per page) in a folder"),
-    "merge_documents": ((BODY, ref("Merge")), 204, {}, [], [409],
+    "merge_documents": ((BODY, ref("Merge")), 204, {}, [], [404, 409],
                         "Append a document's pages to another; the first goes to the trash"),
     "split_document": ((BODY, ref("Split")), 201,
                        {VND: obj({"data": {"type": "array", "items": ref("Node")}}, ["data"])},
-                       [], [409, 503], "Split a document after pages or at separator sheets"),
+                       [], [404, 409, 503], "Split a document after pages or at separator sheets"),
 }
 
