@@ -36,7 +36,7 @@ export async function refreshInboxCount() {
   link.querySelector(".count")?.remove();
   if (data.count > 0) {
     link.append(el("span", { class: "count" },
-      el("span", { class: "visually-hidden" }, `, ${data.count} waiting`),
+      el("span", { class: "visually-hidden" }, `${data.count} waiting`),
       el("span", { "aria-hidden": "true" }, String(data.count))));
   }
 }
