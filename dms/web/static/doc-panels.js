@@ -28,8 +28,9 @@ export async function tagsPanel(ctx, document) {
   const change = async (method, name, message) => {
     const done = await attempt(() => api(method, nodePath, { tags: [name] }, { media: JSON_MEDIA }));
     if (done !== undefined) {
+      // The view is read again first, so that what the message says is on the screen.
+      await ctx.refresh();
       showStatus(message);
-      ctx.refresh();
     }
   };
   const input = el("input", { type: "text", id: "tag-name", list: "tag-names", autocomplete: "off", maxlength: "100",
@@ -64,8 +65,8 @@ export function versionsPanel(ctx, document) {
     const done = await busy(button, () => attempt(() =>
       api("POST", `/documents/${encoded(document.id)}/versions/${encoded(version.id)}/restore/`)));
     if (done) {
+      await ctx.refresh();
       showStatus(`Version ${version.number} restored as version ${latest.number + 1}.`);
-      ctx.refresh();
     }
   };
   const rows = versions.map((version) => {
