@@ -4,7 +4,7 @@
 
 import { api, id as encoded, JSON_MEDIA } from "./api.js";
 import { confirmDialog, folderDialog, promptDialog } from "./dialogs.js";
-import { attempt, showStatus } from "./dom.js";
+import { attempt, folderName, showStatus } from "./dom.js";
 
 const TITLE_HINT = "Up to 200 characters, without / or \\.";
 
@@ -45,7 +45,7 @@ export async function moveNodes(ids, folderId) {
   if (moved) {
     const names = moved.data.map((node) => node.attributes.title);
     const where = moved.data[0]?.attributes.breadcrumb.at(-2)?.[0];
-    showStatus(`Moved ${names.length === 1 ? `“${names[0]}”` : `${names.length} items`}${where ? ` to ${where}` : ""}.`);
+    showStatus(`Moved ${names.length === 1 ? `“${names[0]}”` : `${names.length} items`}${where ? ` to ${folderName(where)}` : ""}.`);
   }
   return Boolean(moved);
 }

@@ -67,7 +67,7 @@ class FolderView {
     this.renameButton = button("Rename", () => this.rename());
     this.moveButton = button("Move", () => this.move());
     this.deleteButton = button("Delete", () => this.remove(), { class: "button button-danger-outline" });
-    this.count = el("span", { class: "selection-count", role: "status" });
+    this.count = el("span", { class: "selection-count", "aria-live": "polite" });
     const sort = el("select", { id: "folder-sort", onchange: (event) => this.reopen({ sort: event.target.value, page: "" }) },
       SORTS.map(([value, text]) => el("option", { value, selected: value === this.sort }, text)));
     return el("div", { class: "toolbar", role: "toolbar", "aria-label": "Folder actions" },

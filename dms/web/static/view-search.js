@@ -47,7 +47,7 @@ export async function render(ctx, params) {
   const node = el("section", { class: "view view-search", "aria-labelledby": "search-title" },
     el("div", { class: "view-head" }, el("h1", { id: "search-title" }, q ? `Results for “${q}”` : title)),
     filters,
-    el("p", { class: "muted", role: "status" }, q || chosen.length ? count : "Type in the search box to search titles, text and tags."),
+    el("p", { class: "muted", "aria-live": "polite" }, q || chosen.length ? count : "Type in the search box to search titles, text and tags."),
     el("ol", { class: "results" }, results.map(result)));
   return { node, title, folderId: null };
 }
