@@ -127,7 +127,7 @@ def test_delete_find_it_in_the_trash_and_restore_it(session, server, alice):
     other = new_document(alice, "Flyer", alice.home_id)
     assert alice.delete(f"/api/nodes/{other}/").status_code == 204
     page.reload()
-    page.get_by_role("button", name="Delete Old bill for good").click()
+    page.get_by_role("button", name="Delete for good: Old bill").click()
     page.get_by_role("dialog").get_by_role("button", name="Delete for good").click()
     expect(page.get_by_role("status")).to_have_text("“Old bill” deleted for good.")
     assert alice.get(f"/api/nodes/{document}/history/").status_code == 404

@@ -62,11 +62,15 @@ export function setUp(actions) {
     $("sidebar").classList.toggle("is-open", opened);
     toggle.setAttribute("aria-expanded", String(opened));
   };
-  toggle.addEventListener("click", () => setOpen(!$("sidebar").classList.contains("is-open")));
+  toggle.addEventListener("click", () => {
+    const opening = !$("sidebar").classList.contains("is-open");
+    setOpen(opening);
+    if (opening) $("sidebar").querySelector("a")?.focus();
+  });
   $("sidebar").addEventListener("click", (event) => {
     if (event.target.closest("a")) setOpen(false);
   });
-  $("sidebar").addEventListener("keydown", (event) => {
+  document.addEventListener("keydown", (event) => {
     if (event.key === "Escape" && $("sidebar").classList.contains("is-open")) {
       setOpen(false);
       toggle.focus();

@@ -75,10 +75,10 @@ function accountRow(ctx, account, edit) {
     el("td", { "data-label": "Result", class: a.last_error ? "text-danger" : null }, result),
     el("td", { "data-label": "Imported" }, String(a.imported_count)),
     el("td", { class: "cell-actions" },
-      el("button", { type: "button", class: "button button-small", "aria-label": `Check ${name} now`,
+      el("button", { type: "button", class: "button button-small", "aria-label": `Check now: ${name}`,
         onclick: (event) => check(event.currentTarget) }, "Check now"),
-      el("button", { type: "button", class: "button button-small", "aria-label": `Edit ${name}`, onclick: () => edit(account) }, "Edit"),
-      el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete ${name}`,
+      el("button", { type: "button", class: "button button-small", "aria-label": `Edit: ${name}`, onclick: () => edit(account) }, "Edit"),
+      el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete: ${name}`,
         onclick: remove }, "Delete")));
 }
 

@@ -50,7 +50,7 @@ export async function render(ctx, params) {
       el("td", { class: "cell-actions" },
         el("button", { type: "button", class: "button button-small", "aria-label": `Restore ${title}`,
           onclick: (event) => restore(node, event.currentTarget) }, "Restore"),
-        el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete ${title} for good`,
+        el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete for good: ${title}`,
           onclick: () => purge(node) }, "Delete for good")));
   });
   const table = rows.length ? el("div", { class: "table-wrap" }, el("table", { class: "table trash" },
