@@ -6,6 +6,8 @@ tests/e2e/conftest.py, tests/harness/webpage.py."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import requests
 from playwright.sync_api import expect
@@ -104,6 +106,11 @@ def test_the_page_is_small_and_its_modules_short():
     long = {path.name: lines for path in files if path.suffix in (".js", ".css")
             if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}
+    # Every module is preloaded by the page, so that none waits for the one that imports it.
+    html = (static_dir() / "index.html").read_text(encoding="utf-8")
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="static/([^"]+)">', html))
+    modules = {path.name for path in files if path.suffix == ".js"} - {"app.js"}
+    assert preloaded == modules
 
 
 def test_ui_address_sends_the_browser_to_the_page(server):
