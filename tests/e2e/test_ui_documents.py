@@ -91,7 +91,8 @@ def test_search_as_you_type_and_open_the_hit(session, server, config, alice):
     results = page.get_by_role("main").get_by_role("list").first
     expect(page.get_by_role("heading", name="Results for “stadtw”", level=1)).to_be_visible()
     expect(page.get_by_text("2 results")).to_be_visible()
-    hit = page.locator(".result").filter(has=page.get_by_role("link", name="Electricity", exact=True))
+    link = page.get_by_role("link", name="Electricity", exact=True)
+    hit = page.locator(".result").filter(has=link)
     expect(hit.locator("mark")).to_have_text(["Stadtwerke"])
     expect(hit).to_contain_text("Stadtwerke electricity invoice <b>4711</b> & more")
     expect(results.locator("b")).to_have_count(0)

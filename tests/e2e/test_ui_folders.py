@@ -85,7 +85,8 @@ def test_select_several_move_them_by_dialog_and_rename_from_the_keyboard(session
     assert children(alice, alice.home_id) == ["Archive", "Water 2025"]
     row(page, "Water 2025").get_by_role("checkbox").focus()
     page.keyboard.press("F2")
-    page.get_by_role("dialog", name="Rename document").get_by_label("New name").fill("Water bill 2025")
+    rename = page.get_by_role("dialog", name="Rename document")
+    rename.get_by_label("New name").fill("Water bill 2025")
     page.keyboard.press("Enter")
     expect(page.get_by_role("status")).to_have_text("Renamed to “Water bill 2025”.")
     assert children(alice, alice.home_id) == ["Archive", "Water bill 2025"]
@@ -132,7 +133,8 @@ def test_delete_find_it_in_the_trash_and_restore_it(session, server, alice):
     expect(page.get_by_role("status")).to_have_text("“Old bill” deleted for good.")
     assert alice.get(f"/api/nodes/{document}/history/").status_code == 404
     page.get_by_role("button", name="Empty trash").click()
-    page.get_by_role("dialog", name="Empty the trash?").get_by_role("button", name="Empty trash").click()
+    empty = page.get_by_role("dialog", name="Empty the trash?")
+    empty.get_by_role("button", name="Empty trash").click()
     expect(page.get_by_role("status")).to_have_text("The trash is empty.")
     expect(page.get_by_role("button", name="Empty trash")).to_be_disabled()
     assert alice.get("/api/trash/").json()["meta"]["pagination"]["count"] == 0
