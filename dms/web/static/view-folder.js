@@ -15,7 +15,7 @@ import { pickFiles } from "./upload.js";
 const PAGE_SIZE = 100;
 /** Rows whose processing status is followed at once; the others show it as listed. */
 const MAX_WATCHED_ROWS = 20;
-export const SORTS = [
+const SORTS = [
   ["", "Name (folders first)"], ["-title", "Name, Z to A"], ["-updated_at", "Recently changed"],
   ["-created_at", "Newest first"], ["created_at", "Oldest first"],
 ];
