@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
-# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, PostgreSQL's server,
+# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, axe-core, PostgreSQL's server,
 # Redis, Dovecot's IMAP server, nginx, curl and jq, pytest, Playwright, papermerge-cli in a
 # virtualenv of its own); `--bench` what the benchmarks in bench/ need (PostgreSQL's server, Redis,
 # the bench extra).
@@ -40,8 +40,10 @@ done
 if [ $with_tests -eq 1 ]; then
   # 7-Zip: the tests open the AES-encrypted zips with the tool the README recommends.
   command -v 7z >/dev/null || missing+=(p7zip-full)
-  # Chromium: the token page is tested in a real headless browser.
+  # Chromium: the web page is tested in a real headless browser.
   command -v chromium >/dev/null || missing+=(chromium)
+  # npm: axe-core (below), the accessibility checker the browser tests run on each view.
+  command -v npm >/dev/null || missing+=(nodejs npm)
 fi
 if [ $with_tests -eq 1 ] || [ $with_bench -eq 1 ]; then
   # PostgreSQL's server: the tests and benchmarks start throwaway clusters of it
@@ -86,6 +88,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".$extras"
   echo "$wanted" > "$stamp"
+fi
+
+# axe-core from the npm registry for the browser tests (tests/harness/webpage.py injects it into
+# the page under test); it is never part of the page itself.
+if [ $with_tests -eq 1 ] && [ ! -f .cache/axe/node_modules/axe-core/axe.min.js ]; then
+  npm install --silent --no-audit --no-fund --prefix .cache/axe axe-core@4 >/dev/null
 fi
 
 # The tests drive the real Papermerge client against dms; it has its own virtualenv so that its

@@ -1,5 +1,5 @@
 """The PyInstaller one-dir build: it builds, and `dist/dms/dms serve` runs the whole appliance
-(migrations, API, token page, OCR with the system's Tesseract, PDFs in the bundle's own reader
+(migrations, API, web page, OCR with the system's Tesseract, PDFs in the bundle's own reader
 processes, the tantivy search index) from inside the bundle."""
 
 from __future__ import annotations

@@ -1,20 +1,27 @@
-"""The token web page (dms/web/static) end to end, in Debian's headless Chromium driven by
-Playwright, and what is served for it: the page talks only to its own server, security headers,
-the /ui/ address, a URL prefix, phones, no console errors in the main flow. The browser and its
-sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
+"""The web page (dms/web/static) end to end, in Debian's headless Chromium driven by Playwright,
+and what is served for it: the page talks only to its own server, security headers, caching with
+revalidation, file names that cannot leave the folder, the page's size, the /ui/ address, a URL
+prefix, phones, no console errors in the main flow. The browser and its sessions:
+tests/e2e/conftest.py, tests/harness/webpage.py."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 import requests
 from playwright.sync_api import expect
 
+from dms.web.api.ui import static_dir
 from tests.harness.users import USER_PASSWORD
-from tests.harness.webpage import (NEW_PASSWORD, SECRET, Session, log_in_and_open_tokens,
-                                   token_id_of)
+from tests.harness.webpage import (NEW_PASSWORD, PHONE, SECRET, Session, log_in_and_open_tokens,
+                                   sideways_scroll, token_id_of)
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
+# The whole page, uncompressed, and each of its modules (issue 29).
+MAX_PAGE_BYTES = 250 * 1024
+MAX_MODULE_LINES = 400
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
 
@@ -31,14 +38,18 @@ def test_the_page_talks_only_to_its_own_server(session, server, alice):
 
     paths = [url[len(server.url):] for url in session.requests if url.startswith(server.url + "/")]
     assert [url for url in session.requests if not url.startswith(server.url + "/")] == []
+    assert session.foreign == []
     # And the session really went through the API.
-    for path in ("/", "/static/app.js", "/static/style.css", "/api/auth/login/", "/api/users/me/",
-                 "/api/tokens/?page%5Bsize%5D=100", "/api/tokens/", "/api/auth/logout/"):
+    for path in ("/", "/static/app.js", "/static/api.js", "/static/style.css",
+                 "/static/views.css", "/api/auth/login/", "/api/users/me/", "/api/nodes/",
+                 f"/api/folders/{alice.home_id}/", "/api/nodes/inboxcount/",
+                 "/api/tokens/?page[size]=100", "/api/tokens/", "/api/auth/logout/"):
         assert path in paths
     assert session.errors == []
 
 
-@pytest.mark.parametrize("path", ["/", "/ui/", "/static/app.js", "/static/style.css"])
+@pytest.mark.parametrize("path", ["/", "/ui/", "/static/app.js", "/static/view-folder.js",
+                                  "/static/style.css"])
 def test_security_headers(server, path):
     response = requests.get(server.url + path, timeout=10)
     assert response.status_code == 200
@@ -47,9 +58,59 @@ def test_security_headers(server, path):
     assert response.headers["Referrer-Policy"] == "no-referrer"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
     assert response.headers["Cross-Origin-Opener-Policy"] == "same-origin"
-    media = {"/static/app.js": "text/javascript",
-             "/static/style.css": "text/css"}.get(path, "text/html")
+    media = {".js": "text/javascript", ".css": "text/css"}.get(path[path.rfind("."):], "text/html")
     assert response.headers["Content-Type"] == f"{media}; charset=utf-8"
+
+
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/style.css",
+                                  "/static/favicon.svg"])
+def test_files_are_kept_by_the_browser_and_revalidated(server, path):
+    """Decision (dms/web/api/ui.py): no-cache with a strong ETag and Last-Modified; an unchanged
+    file costs a 304 without a body."""
+    first = requests.get(server.url + path, timeout=10)
+    assert first.status_code == 200
+    assert first.headers["Cache-Control"] == "no-cache"
+    etag = first.headers["ETag"]
+    assert etag.startswith('"') and etag.endswith('"') and len(etag) == 34
+    name = "index.html" if path == "/" else path.rsplit("/", 1)[1]
+    assert first.content == (static_dir() / name).read_bytes()
+    again = requests.get(server.url + path, headers={"If-None-Match": etag}, timeout=10)
+    assert (again.status_code, again.content, again.headers["ETag"]) == (304, b"", etag)
+    since = requests.get(server.url + path, timeout=10,
+                         headers={"If-Modified-Since": first.headers["Last-Modified"]})
+    assert (since.status_code, since.content) == (304, b"")
+    other = requests.get(server.url + path, headers={"If-None-Match": '"0"'}, timeout=10)
+    assert (other.status_code, other.content) == (200, first.content)
+
+
+@pytest.mark.parametrize("name", ["..%2Fapi%2Fui.py", "%2e%2e%2Fapi%2Fui.py", "..%5Cui.py",
+                                  "ui.py", "__init__.py", ".gitignore", "app.js%00.css",
+                                  "missing.js", "%2Fetc%2Fpasswd", "app.JS"])
+def test_no_client_chosen_name_reaches_another_file(server, name):
+    response = requests.get(f"{server.url}/static/{name}", timeout=10)
+    assert response.status_code == 404
+    # "Not found." from the page's handler, or no route at all where the server decoded a "/".
+    [error] = response.json()["errors"]
+    assert (error["status"], error["code"]) == ("404", "not_found")
+    assert error["detail"] in ("Not found.", "Not found: there is no endpoint at this address.")
+    # Nor a sub-folder, encoded or not.
+    for path in ("/static/../api/ui.py", "/static/sub/app.js", "/static/%2E%2E/__init__.py"):
+        assert requests.get(server.url + path, timeout=10).status_code == 404
+
+
+def test_the_page_is_small_and_its_modules_short():
+    files = sorted(path for path in static_dir().iterdir() if path.is_file())
+    total = sum(path.stat().st_size for path in files)
+    print(f"\nweb page: {len(files)} files, {total} bytes ({total / 1024:.1f} KiB) uncompressed")
+    assert total < MAX_PAGE_BYTES
+    long = {path.name: lines for path in files if path.suffix in (".js", ".css")
+            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+    # Every module is preloaded by the page, so that none waits for the one that imports it.
+    html = (static_dir() / "index.html").read_text(encoding="utf-8")
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="static/([^"]+)">', html))
+    modules = {path.name for path in files if path.suffix == ".js"} - {"app.js"}
+    assert preloaded == modules
 
 
 def test_ui_address_sends_the_browser_to_the_page(server):
@@ -65,8 +126,11 @@ def test_the_page_works_under_a_url_prefix(browser, server, alice):
     try:
         page = session.open("/")
         session.log_in("alice", USER_PASSWORD)
+        expect(page.get_by_role("heading", name="Home", level=1)).to_be_visible()
+        session.menu("API Tokens")
         expect(page.get_by_role("heading", name="API Tokens")).to_be_visible()
         assert all(url.startswith(server.url + "/") for url in session.requests)
+        assert f"{server.url}/api/folders/{alice.home_id}/" in session.requests
         assert session.errors == []
     finally:
         session.close()
@@ -76,31 +140,31 @@ def test_phone_sized_screen_has_no_horizontal_overflow(browser, server, alice):
     alice.post("/api/tokens/", {"data": {"type": "tokens",
                                          "attributes": {"name": "a rather long name for "
                                                                 "the scanner in the hallway"}}})
-    phone = Session(browser, server.url, viewport={"width": 375, "height": 667},
-                    device_scale_factor=2, is_mobile=True, has_touch=True)
+    phone = Session(browser, server.url, **PHONE)
     try:
         page = phone.open("/")
-        width = "() => document.documentElement.scrollWidth"
         expect(page.get_by_label("Username", exact=True)).to_be_visible()
         expect(page.get_by_role("button", name="Log in")).to_be_visible()
-        assert page.evaluate(width) <= 376
+        assert sideways_scroll(page) == 0
         phone.screenshot("10-phone-login.png")
 
         phone.log_in("alice", USER_PASSWORD)
+        expect(page.get_by_role("heading", name="Home", level=1)).to_be_visible()
+        phone.menu("API Tokens")
         expect(page.locator("#tokens-body tr")).to_have_count(3)
         page.get_by_role("button", name="New Token").click()
         page.get_by_role("button", name="Create").click()
         expect(page.get_by_label("Token secret")).to_have_value(SECRET)
         expect(page.locator("#tokens-body tr")).to_have_count(4)
-        assert page.evaluate(width) <= 376
+        assert sideways_scroll(page) == 0
         # Each row is still readable: every Revoke button fits on the screen.
         for box in [b.bounding_box() for b in page.get_by_role("button", name="Revoke").all()]:
-            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
         phone.screenshot("11-phone-tokens.png")
 
         phone.menu("Profile")
         expect(page.locator("#profile-inbox-id")).to_have_text(alice.inbox_id)
-        assert page.evaluate(width) <= 376
+        assert sideways_scroll(page) == 0
         phone.screenshot("12-phone-profile.png")
         assert phone.errors == []
     finally:

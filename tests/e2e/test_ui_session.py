@@ -1,4 +1,4 @@
-"""The token web page (dms/web/static) end to end, in Debian's headless Chromium driven by
+"""The web page (dms/web/static) end to end, in Debian's headless Chromium driven by
 Playwright: log in (and a wrong password), the session's token in sessionStorage only, the user
 menu from the keyboard, profile and password, logout, a session revoked elsewhere. The browser
 and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
@@ -138,7 +138,7 @@ def test_a_session_revoked_elsewhere_goes_back_to_the_login(session, server, ali
         "Your session has ended: Invalid token. Please log in again.")
     expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
     expect(page.locator("#usermenu")).to_be_hidden()
-    expect(page.locator("#profile-home-id")).to_be_empty()
+    expect(page.locator("#profile-home-id")).to_have_count(0)
     assert session.session_storage() == {}
     # The only console error is the browser's own note about the refused request.
     assert len(session.errors) == 1 and "401" in session.errors[0]

@@ -1,4 +1,4 @@
-"""The token web page (dms/web/static) end to end, in Debian's headless Chromium driven by
+"""The web page's tokens (dms/web/static) end to end, in Debian's headless Chromium driven by
 Playwright: create / use / revoke a token, copy its secret, an expired token marked. The browser
 and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
 

@@ -1,8 +1,8 @@
-"""The token web page (dms/web/static) in a browser, for the browser tests (tests/e2e/test_ui_*):
+"""The web page (dms/web/static) in a browser, for the browser tests (tests/e2e/test_ui_*):
 a Session (a browser context and page that sees every request, console error and page error),
-the page's token secrets and ids, logging in and opening the tokens, and what the API says of a
-user's tokens. Screenshots of every view go to tests/screenshots/ (git-ignored) for a human to
-look at."""
+logging in, the page's token secrets and ids, what the API says of a user's tokens, axe-core's
+verdict, controls without a name, sideways scrolling, and the first-view time. Screenshots of
+every view go to tests/screenshots/ (git-ignored) for a human to look at."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ from tests.harness.client import Client
 from tests.harness.users import USER_PASSWORD
 
 SCREENSHOTS = Path(__file__).parents[1] / "screenshots"
+# axe-core from the npm registry, installed by scripts/setup.sh --test (never at run time).
+AXE = Path(__file__).parents[2] / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "is_mobile": True,
+         "has_touch": True}
 SECRET = re.compile(r"^[0-9a-f]{64}$")
 NEW_PASSWORD = "correct-horse-42"
 
@@ -30,11 +34,20 @@ class Session:
         self.context.set_default_timeout(10_000)
         self.requests: list[str] = []
         self.errors: list[str] = []
+        self.foreign: list[str] = []
         self.context.on("request", lambda request: self.requests.append(request.url))
+        # Anything for another origin is stopped and noted; the tests expect none.
+        origin = base_url.split("/", 3)[:3]
+        own = "/".join(origin) + "/"
+        self.context.route(lambda url: not url.startswith(own), self._refuse)
         self.page: Page = self.context.new_page()
         self.page.on("console", lambda message: message.type == "error"
                      and self.errors.append(message.text))
         self.page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+
+    def _refuse(self, route) -> None:
+        self.foreign.append(route.request.url)
+        route.abort()
 
     def open(self, path: str = "/") -> Page:
         self.page.goto(self.base_url + path)
@@ -80,10 +93,46 @@ def status_of(base_url: str, secret: str) -> int:
     return Client(base_url, secret).get("/api/users/me/").status_code
 
 
+def log_in_home(session: Session, username: str = "alice", password: str = USER_PASSWORD,
+                path: str = "/") -> Page:
+    """Logs in on the page at `path`; with "/" the page opens the user's Home."""
+    page = session.open(path)
+    session.log_in(username, password)
+    expect(page.locator("#usermenu-button")).to_have_text(username)
+    if path == "/":
+        expect(page.get_by_role("heading", name="Home", level=1)).to_be_visible()
+    return page
+
+
 def log_in_and_open_tokens(session: Session, username: str = "alice",
                            password: str = USER_PASSWORD) -> Page:
-    page = session.open("/")
-    session.log_in(username, password)
+    page = log_in_home(session, username, password)
+    session.menu("API Tokens")
     expect(page.get_by_role("heading", name="API Tokens", level=1)).to_be_visible()
-    expect(page.locator("#usermenu-button")).to_have_text(username)
     return page
+
+
+def sideways_scroll(page: Page) -> int:
+    """How far the page scrolls sideways (0: not at all)."""
+    return page.evaluate("() => document.documentElement.scrollWidth"
+                         " - document.documentElement.clientWidth")
+
+
+UNNAMED = re.compile(r"^\s*- (button|link|checkbox|radio|textbox|searchbox|combobox|img)\b(?! \")")
+
+
+def unnamed_controls(page: Page) -> list[str]:
+    """Visible controls and images without an accessible name, as Chromium's accessibility tree
+    has them (the ARIA snapshot lists only what is shown, each role with its name in quotes)."""
+    return [line.strip() for line in page.locator("body").aria_snapshot().splitlines()
+            if UNNAMED.match(line)]
+
+
+def axe_violations(page: Page) -> list[dict]:
+    """axe-core's serious and critical violations on the page as it is. The page's CSP keeps
+    out any script it did not serve, so the session needs bypass_csp=True (that test only)."""
+    page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+    return [{"id": v["id"], "impact": v["impact"], "help": v["help"],
+             "nodes": [n["target"] for n in v["nodes"]][:5]}
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]

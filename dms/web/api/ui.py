@@ -1,8 +1,16 @@
-"""The token web page (plain HTML, CSS and JS from dms/web/static, no build step), served at / and
-/ui/ by the same process. It talks only to the public REST API."""
+"""The web page (plain HTML, CSS and JavaScript modules from dms/web/static, no build step), served
+at / and /ui/ by the same process. It talks only to the public REST API.
+
+Caching (decision, issue 29): every file is sent with `Cache-Control: no-cache` and a strong
+`ETag` (a hash of its bytes) plus `Last-Modified`, so a browser keeps the files and asks each time
+whether they changed — a 304 of a few hundred bytes — instead of versioned names with immutable
+caching, which would need a build step to rename the files and rewrite the modules' imports. An
+upgrade is seen at the next load, never half (a module of the old page with one of the new)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from importlib import resources
 from pathlib import Path
 
@@ -34,13 +42,22 @@ def static_dir() -> Path:
     return Path(str(resources.files("dms.web") / "static"))
 
 
+@functools.lru_cache(maxsize=64)
+def _etag(path: str, mtime_ns: int, size: int) -> str:
+    """A strong validator from the file's bytes: the same on every node of a cluster (unlike one
+    made of inode and mtime), new whenever the file changes (mtime and size are the cache key)."""
+    return '"' + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:32] + '"'
+
+
 def static_response(name: str) -> bottle.HTTPResponse:
     path = static_dir() / name
     media = MEDIA_TYPES.get(path.suffix)
     # Only plain file names of known types: nothing a client sends can reach another path.
     if media is None or "/" in name or "\\" in name or name.startswith(".") or not path.is_file():
         raise not_found()
+    stat = path.stat()
     return bottle.static_file(name, root=str(path.parent), mimetype=media, charset="utf-8",
+                              etag=_etag(str(path), stat.st_mtime_ns, stat.st_size),
                               headers=dict(SECURITY_HEADERS))
 
 

@@ -1,164 +1,140 @@
-// dms token page: log in, manage API tokens, see the profile. Plain ES2020, no framework, no
-// build step. It talks only to the public REST API of this origin, and the CSP forbids inline
-// code, so every listener is attached here.
-"use strict";
+// dms web page: the shell. Log in and out, the address (#/folder/<id>, #/doc/<id>,
+// #/search?q=…, #/trash, #/settings/<section>) and the view it names, the search box, the side
+// bar's tree, messages, keys. Plain ES modules, no framework, no build step; it talks only to
+// the public REST API of this origin (api.js), and the CSP forbids inline code, so every listener
+// is attached from here or from the views' modules (one module per view: view-*.js, settings-*.js).
 
-const TOKEN_KEY = "dms.token";
-const JSON_MEDIA = "application/json";
-const VND_MEDIA = "application/vnd.api+json";
-const VIEWS = ["loading", "login", "tokens", "profile"];
-// The API sits beside /static/ (below the server's URL prefix, if any): derive it from this script's URL.
-const API_ROOT = new URL("../api", document.currentScript.src).pathname;
+import { api, forgetToken, hasToken, JSON_MEDIA, setToken, whenUnauthorized } from "./api.js";
+import { moveNodes } from "./actions.js";
+import { setUp as setUpDragAndDrop } from "./dnd.js";
+import { stopAll } from "./docstatus.js";
+import { $, clearMessages, focusHeading, showError, showStatus } from "./dom.js";
+import { setUp as setUpKeys, showHelp } from "./keys.js";
+import { closeMenu, setUp as setUpMenu } from "./menu.js";
+import * as tree from "./tree.js";
+import { clearUploads, setUp as setUpUploads, uploadFiles } from "./upload.js";
+import * as documentView from "./view-document.js";
+import * as folderView from "./view-folder.js";
+import * as searchView from "./view-search.js";
+import * as settingsView from "./view-settings.js";
+import * as trashView from "./view-trash.js";
 
-// sessionStorage only: the token dies with the tab, is never sent as a cookie and never in a URL.
-const state = { token: sessionStorage.getItem(TOKEN_KEY), me: null, sessionTokenId: null, moveFocus: false };
+/** Typing in the search box waits this long for the next key before it searches. */
+const SEARCH_DEBOUNCE_MS = 250;
 
-const $ = (id) => document.getElementById(id);
+const state = { me: null, view: null, viewName: null, navigation: 0, keepMessages: false, focusNext: true };
 
-/** A small element builder; text goes in as text nodes, so names from the API can't inject HTML. */
-function el(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (value !== null && value !== undefined) node.setAttribute(name, value);
-  }
-  node.append(...children.filter((child) => child !== null && child !== undefined));
-  return node;
+const VIEWS = {
+  folder: (ctx, arg, params) => folderView.render(ctx, arg || homeId(), params),
+  doc: (ctx, arg) => documentView.render(ctx, arg),
+  search: (ctx, arg, params) => searchView.render(ctx, params),
+  trash: (ctx, arg, params) => trashView.render(ctx, params),
+  settings: (ctx, arg) => settingsView.render(ctx, arg),
+};
+
+const homeId = () => state.me.relationships.home_folder.data.id;
+const inboxId = () => state.me.relationships.inbox_folder.data.id;
+
+/** What the views may ask of the shell. */
+const ctx = {
+  /** Opens an address; `replace` keeps the history entry, `focus: false` leaves the focus. */
+  navigate(hash, { replace = false, focus = true } = {}) {
+    state.keepMessages = true;
+    state.focusNext = focus;
+    if (replace) history.replaceState(null, "", hash);
+    if (replace || location.hash === hash) route();
+    else location.hash = hash;
+  },
+  /** Reads the open view again, leaving the focus where it is. */
+  refresh() {
+    state.keepMessages = true;
+    state.focusNext = false;
+    return route();
+  },
+  /** Something in the tree changed: the tree, the inbox count and the open view are read again. */
+  changed() {
+    tree.refresh().catch((error) => showError(error.message));
+    return ctx.refresh();
+  },
+  endSession,
+};
+
+/** "#/folder/<id>?sort=…" → {name, arg, params}; the old token page's #tokens and #profile too. */
+function parse(hash) {
+  const legacy = { "#tokens": "#/settings/tokens", "#profile": "#/settings/profile" }[hash];
+  const [path, query = ""] = (legacy ?? hash).replace(/^#\/?/, "").split("?");
+  const [name, arg = ""] = path.split("/");
+  if (!(name in VIEWS)) return { name: "folder", arg: "", params: new URLSearchParams() };
+  return { name, arg: decodeURIComponent(arg), params: new URLSearchParams(query) };
 }
 
-// ---- API -----------------------------------------------------------------------------------
-
-class ApiError extends Error {
-  constructor(message, status) {
-    super(message);
-    this.status = status;
-  }
-}
-
-/** fetch() on /api with the token; a non-2xx answer becomes an ApiError with the envelope's detail. */
-async function api(method, path, body, media = VND_MEDIA) {
-  const headers = {};
-  if (state.token) headers.Authorization = `Token ${state.token}`;
-  const init = { method, headers, credentials: "omit", cache: "no-store" };
-  if (body !== undefined) {
-    headers["Content-Type"] = media;
-    init.body = JSON.stringify(body);
-  }
-  let response;
-  try {
-    response = await fetch(API_ROOT + path, init);
-  } catch {
-    throw new ApiError("Could not reach the server. Check the connection and try again.", 0);
-  }
-  if (response.status === 204) return null;
-  const payload = await response.json().catch(() => null);
-  if (response.ok) return payload;
-
-  const detail = payload?.errors?.[0]?.detail
-    || `The server answered ${response.status} ${response.statusText}`.trim() + ".";
-  // A revoked or expired session token: forget it and ask for a new login.
-  if (response.status === 401 && state.token) {
-    endSession();
-    throw new ApiError(`Your session has ended: ${detail} Please log in again.`, 401);
-  }
-  throw new ApiError(detail, response.status);
-}
-
-// ---- messages and views ----------------------------------------------------------------------
-
-function showError(message) {
-  $("status").textContent = "";
-  $("alert").textContent = message;
-}
-
-function showStatus(message) {
-  $("alert").textContent = "";
-  $("status").textContent = message;
-}
-
-function clearMessages() {
-  $("alert").textContent = "";
-  $("status").textContent = "";
-}
-
-function showView(name) {
-  for (const view of VIEWS) $(`view-${view}`).hidden = view !== name;
-  document.title = { login: "Log in · dms", tokens: "API Tokens · dms", profile: "Profile · dms" }[name] || "dms";
-}
-
-/** Disables a form's buttons while a request runs, so a double click can't send it twice. */
-async function busy(form, task) {
-  const buttons = form.querySelectorAll("button");
-  buttons.forEach((button) => { button.disabled = true; });
-  form.setAttribute("aria-busy", "true");
-  try {
-    return await task();
-  } finally {
-    buttons.forEach((button) => { button.disabled = false; });
-    form.removeAttribute("aria-busy");
-  }
-}
-
-/** The view named by the URL fragment (#tokens, #profile); the token itself never goes there. */
 async function route() {
-  closeMenu(false);
-  if (!state.token) {
-    showView("login");
+  closeMenu();
+  const focus = state.focusNext;
+  if (!state.keepMessages) clearMessages();
+  state.keepMessages = false;
+  state.focusNext = true;
+  if (!hasToken() || !state.me) {
+    showLogin();
     return;
   }
-  const view = location.hash === "#profile" ? "profile" : "tokens";
-  if (view !== "tokens") hideSecret();
+  const navigation = ++state.navigation;
+  const { name, arg, params } = parse(location.hash);
+  $("main").setAttribute("aria-busy", "true");
   try {
-    if (view === "profile") await renderProfile();
-    else await renderTokens();
-    showView(view);
-    // After a menu choice, focus the new view's heading so keyboard and screen reader users land there.
-    if (state.moveFocus) $(`view-${view}`).querySelector("h1").focus();
+    const view = await VIEWS[name](ctx, arg, params);
+    if (navigation !== state.navigation) {
+      view.dispose?.();
+      return;
+    }
+    state.view?.dispose?.();
+    state.view = view;
+    state.viewName = name;
+    $("view").replaceChildren(view.node);
+    document.title = `${view.title} · dms`;
+    tree.setCurrent(view.folderId ?? null, view.breadcrumb ?? []);
+    $("nav-trash").toggleAttribute("aria-current", name === "trash");
+    if (name === "search" && document.activeElement !== $("search-input")) $("search-input").value = params.get("q") ?? "";
+    // The moment a view is on the screen and usable: the UI test reads it (first-view time).
+    performance.mark(`dms:view:${name}`);
+    if (focus) focusHeading(view.node);
   } catch (error) {
-    showError(error.message);
-    if (!state.token) showView("login");
+    if (navigation === state.navigation && error.status !== 401) showError(error.message);
   } finally {
-    state.moveFocus = false;
+    if (navigation === state.navigation) $("main").removeAttribute("aria-busy");
   }
 }
 
-function go(view, moveFocus = false) {
-  clearMessages();
-  state.moveFocus = moveFocus;
-  if (location.hash === `#${view}`) route();
-  else location.hash = view; // hashchange calls route()
+// ---- session ----
+
+function showLogin() {
+  document.body.classList.remove("signed-in");
+  $("view-login").hidden = false;
+  document.title = "Log in · dms";
 }
 
-// ---- session ---------------------------------------------------------------------------------
-
-/** The 16-character id the API gives this session's token, to mark its row; null where
- *  crypto.subtle is missing (it exists only on https and localhost). */
-async function tokenId(secret) {
-  if (!globalThis.crypto?.subtle) return null;
-  const digest = await crypto.subtle.digest("SHA-512", new TextEncoder().encode(secret));
-  return Array.from(new Uint8Array(digest).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-async function loadMe() {
+async function enter() {
   state.me = (await api("GET", "/users/me/")).data;
   $("usermenu-name").textContent = state.me.attributes.username;
-  $("usermenu").hidden = false;
+  $("view-login").hidden = true;
+  document.body.classList.add("signed-in");
+  await Promise.all([tree.refresh(), route()]);
 }
 
-function endSession() {
-  state.token = null;
+/** Forgets everything of the session (the next person must not see it) and shows the login. */
+function endSession(message = null, isError = false) {
+  forgetToken();
+  stopAll();
+  clearUploads();
+  tree.forget();
+  state.view?.dispose?.();
+  state.view = null;
   state.me = null;
-  state.sessionTokenId = null;
-  sessionStorage.clear();
-  $("usermenu").hidden = true;
+  $("view").replaceChildren();
   $("usermenu-name").textContent = "";
-  // Drop what the last user saw, so the next one doesn't.
-  $("tokens-body").replaceChildren();
-  for (const id of ["profile-username", "profile-user-id", "profile-home-id", "profile-inbox-id"]) {
-    $(id).textContent = "";
-  }
-  hideSecret();
-  $("new-token-form").hidden = true;
-  showView("login");
+  $("search-input").value = "";
+  showLogin();
+  if (message) (isError ? showError : showStatus)(message);
 }
 
 async function onLogin(event) {
@@ -166,24 +142,22 @@ async function onLogin(event) {
   clearMessages();
   const form = event.currentTarget;
   const credentials = { username: form.username.value, password: form.password.value };
+  const buttons = form.querySelectorAll("button");
+  buttons.forEach((button) => { button.disabled = true; });
   try {
-    await busy(form, async () => {
-      const result = await api("POST", "/auth/login/", credentials, JSON_MEDIA);
-      state.token = result.token;
-      sessionStorage.setItem(TOKEN_KEY, result.token);
-      state.sessionTokenId = await tokenId(result.token);
-      await loadMe();
-    });
+    const result = await api("POST", "/auth/login/", credentials, { media: JSON_MEDIA });
+    setToken(result.token);
     form.reset();
-    go(location.hash === "#profile" ? "profile" : "tokens");
+    await enter();
   } catch (error) {
     showError(error.message);
-    form.password.select();
+    if (!hasToken()) form.password.select();
+  } finally {
+    buttons.forEach((button) => { button.disabled = false; });
   }
 }
 
 async function logout() {
-  closeMenu(false);
   clearMessages();
   let problem = null;
   try {
@@ -191,267 +165,87 @@ async function logout() {
   } catch (error) {
     if (error.status !== 401) problem = error.message; // 401: the token was already gone
   }
-  endSession();
   history.replaceState(null, "", location.pathname);
-  if (problem) showError(`Logged out here, but the server did not revoke the token: ${problem}`);
-  else showStatus("You have been logged out.");
+  if (problem) endSession(`Logged out here, but the server did not revoke the token: ${problem}`, true);
+  else endSession("You have been logged out.");
   $("login-username").focus();
 }
 
-// ---- user menu (a menu button: Enter/Space/arrows open it, arrows move, Escape closes) ----------
+// ---- search box ----
 
-const menuItems = () => Array.from($("usermenu-list").querySelectorAll('[role="menuitem"]'));
-
-function openMenu(index) {
-  $("usermenu-list").hidden = false;
-  $("usermenu-button").setAttribute("aria-expanded", "true");
-  const items = menuItems();
-  items[(index + items.length) % items.length].focus();
-}
-
-function closeMenu(returnFocus) {
-  if ($("usermenu-list").hidden) return;
-  $("usermenu-list").hidden = true;
-  $("usermenu-button").setAttribute("aria-expanded", "false");
-  if (returnFocus) $("usermenu-button").focus();
-}
-
-function onMenuButtonKey(event) {
-  if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-    event.preventDefault();
-    openMenu(event.key === "ArrowDown" ? 0 : -1);
-  }
-}
-
-function onMenuKey(event) {
-  const items = menuItems();
-  const index = items.indexOf(document.activeElement);
-  const moves = { ArrowDown: index + 1, ArrowUp: index - 1, Home: 0, End: items.length - 1 };
-  if (event.key in moves) {
-    event.preventDefault();
-    items[(moves[event.key] + items.length) % items.length].focus();
-  } else if (event.key === "Escape") {
-    event.preventDefault();
-    closeMenu(true);
-  } else if (event.key === "Tab") {
-    closeMenu(false);
-  }
-}
-
-// ---- API Tokens view -------------------------------------------------------------------------
-
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
-
-// The API gives microseconds; some browsers parse at most milliseconds.
-const parseDate = (iso) => new Date(iso.replace(/(\.\d{3})\d+/, "$1"));
-
-function timeElement(iso) {
-  return el("time", { datetime: iso, title: iso }, dateFormat.format(parseDate(iso)));
-}
-
-function tokenRow(token) {
-  const { name, created, expiry } = token.attributes;
-  const expired = expiry !== null && parseDate(expiry).getTime() <= Date.now();
-  const current = token.id === state.sessionTokenId;
-  const revoke = el("button", { type: "button", class: "button button-small button-danger-outline",
-    "aria-label": `Revoke token ${token.id}` }, "Revoke");
-  revoke.addEventListener("click", () => revokeToken(token, current));
-  return el("tr", { "data-token-id": token.id, class: expired ? "is-expired" : null },
-    el("td", { "data-label": "ID" }, el("code", { class: "token-id" }, token.id),
-      current ? el("span", { class: "badge badge-info" }, "this session") : null),
-    el("td", { "data-label": "Name", class: name ? null : "muted" }, name || "(no name)"),
-    el("td", { "data-label": "Created" }, timeElement(created)),
-    el("td", { "data-label": "Expires" }, expiry === null ? "never" : timeElement(expiry),
-      expired ? el("span", { class: "badge badge-danger" }, "expired") : null),
-    el("td", { class: "cell-actions" }, revoke));
-}
-
-async function renderTokens() {
-  const query = new URLSearchParams({ "page[size]": "100" });
-  const list = await api("GET", `/tokens/?${query}`);
-  $("tokens-body").replaceChildren(...list.data.map(tokenRow));
-  const count = list.meta?.pagination?.count ?? list.data.length;
-  const empty = $("tokens-empty");
-  empty.hidden = list.data.length > 0 && count <= list.data.length;
-  empty.textContent = list.data.length === 0 ? "You have no tokens."
-    : `Showing the newest ${list.data.length} of ${count} tokens.`;
-  $("tokens-table").hidden = list.data.length === 0;
-}
-
-function toggleNewTokenForm(open) {
-  const form = $("new-token-form");
-  form.hidden = !open;
-  $("new-token-button").setAttribute("aria-expanded", String(open));
-  if (open) {
-    clearMessages();
-    form.reset();
-    $("token-hours").focus();
-  } else {
-    $("new-token-button").focus();
-  }
-}
-
-async function onCreateToken(event) {
-  event.preventDefault();
-  clearMessages();
-  const form = event.currentTarget;
-  const attributes = { expiry_hours: Number(form.expiry_hours.value) };
-  if (form.name.value.trim()) attributes.name = form.name.value.trim();
-  try {
-    const created = await busy(form, () => api("POST", "/tokens/", { data: { type: "tokens", attributes } }));
-    form.hidden = true;
-    $("new-token-button").setAttribute("aria-expanded", "false");
-    showSecret(created.data.attributes.token);
-    await renderTokens();
-  } catch (error) {
-    showError(error.message);
-  }
-}
-
-function showSecret(secret) {
-  const input = $("token-secret");
-  input.value = secret;
-  $("secret-panel").hidden = false;
-  input.focus();
-  input.select();
-}
-
-function hideSecret() {
-  // The secret must not linger in the page once the user moved on.
-  $("token-secret").value = "";
-  $("secret-panel").hidden = true;
-}
-
-async function copySecret() {
-  const input = $("token-secret");
-  input.focus();
-  input.select();
-  try {
-    await navigator.clipboard.writeText(input.value);
-    showStatus("Token copied to the clipboard.");
-  } catch {
-    // navigator.clipboard exists only on https and localhost; the text stays selected instead.
-    const copied = document.queryCommandSupported?.("copy") && document.execCommand("copy");
-    showStatus(copied ? "Token copied to the clipboard."
-      : "The token is selected: press Ctrl+C (⌘C on a Mac) to copy it.");
-  }
-}
-
-/** An in-page confirmation (a modal <dialog>); resolves true only for the Revoke button. */
-function confirmRevoke(text) {
-  const dialog = $("confirm-dialog");
-  $("confirm-text").textContent = text;
-  dialog.returnValue = "";
-  return new Promise((resolve) => {
-    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
-    dialog.showModal();
-    $("confirm-cancel").focus(); // the safe choice is the default
+function setUpSearch() {
+  const input = $("search-input");
+  let timer = null;
+  const search = () => {
+    clearTimeout(timer);
+    const current = parse(location.hash);
+    const tags = current.name === "search" ? (current.params.get("tags") ?? "").split(",").filter(Boolean) : [];
+    const hash = searchView.searchHash(input.value.trim(), tags, current.params.get("op") ?? "all");
+    ctx.navigate(hash, { replace: current.name === "search", focus: false });
+  };
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(search, SEARCH_DEBOUNCE_MS);
+  });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") {
+      event.preventDefault();
+      search();
+    }
   });
 }
 
-async function revokeToken(token, current) {
-  clearMessages();
-  const label = token.attributes.name ? `${token.id} (“${token.attributes.name}”)` : token.id;
-  const text = current
-    ? `Token ${label} is the one this browser uses: you will be logged out.`
-    : `Token ${label} will stop working at once; scripts that use it will be refused.`;
-  if (!(await confirmRevoke(text))) return;
-  try {
-    await api("DELETE", `/tokens/${encodeURIComponent(token.id)}/`);
-    if (current) {
-      endSession();
-      showStatus("You revoked this session's token and have been logged out.");
-      return;
-    }
-    await renderTokens();
-    showStatus(`Token ${token.id} revoked.`);
-    $("new-token-button").focus();
-  } catch (error) {
-    showError(error.message);
-  }
-}
-
-// ---- Profile view ----------------------------------------------------------------------------
-
-async function renderProfile() {
-  await loadMe(); // fresh, in case an admin changed the account
-  const { attributes, relationships } = state.me;
-  $("profile-username").textContent = attributes.username;
-  $("profile-user-id").textContent = state.me.id;
-  $("profile-home-id").textContent = relationships.home_folder.data.id;
-  $("profile-inbox-id").textContent = relationships.inbox_folder.data.id;
-}
-
-async function onChangePassword(event) {
-  event.preventDefault();
-  clearMessages();
-  const form = event.currentTarget;
-  if (form.password.value !== form.repeat.value) {
-    showError("The two passwords do not match.");
-    form.repeat.select();
-    return;
-  }
-  // Length and other rules are the server's: its error detail is shown as it is.
-  try {
-    await busy(form, () => api("POST", `/users/${encodeURIComponent(state.me.id)}/change-password/`,
-      { password: form.password.value }, JSON_MEDIA));
-    form.reset();
-    showStatus("Your password has been changed.");
-  } catch (error) {
-    showError(error.message);
-    if (state.token) form.password.select();
-  }
-}
-
-// ---- start -----------------------------------------------------------------------------------
+// ---- start ----
 
 function bind() {
+  whenUnauthorized((message) => endSession(message, true));
   $("login-form").addEventListener("submit", onLogin);
-  $("logout").addEventListener("click", logout);
-  $("usermenu-button").addEventListener("click", () => {
-    if ($("usermenu-list").hidden) openMenu(0);
-    else closeMenu(false);
+  setUpMenu({
+    tokens: () => ctx.navigate("#/settings/tokens"),
+    profile: () => ctx.navigate("#/settings/profile"),
+    mail: () => ctx.navigate("#/settings/mail"),
+    help: showHelp,
+    logout,
   });
-  $("usermenu-button").addEventListener("keydown", onMenuButtonKey);
-  $("usermenu-list").addEventListener("keydown", onMenuKey);
-  for (const item of document.querySelectorAll("[data-view]")) {
-    item.addEventListener("click", () => go(item.dataset.view, true));
+  $("help-button").addEventListener("click", showHelp);
+  setUpSearch();
+  setUpUploads({ onChanged: () => ctx.changed() });
+  setUpDragAndDrop({
+    onMove: async (ids, folderId) => { if (await moveNodes(ids, folderId)) ctx.changed(); },
+    onFiles: (files, folderId) => uploadFiles(files, folderId),
+  });
+  setUpKeys({
+    "/": () => $("search-input").focus(),
+    "?": showHelp,
+    h: () => ctx.navigate(`#/folder/${homeId()}`),
+    i: () => ctx.navigate(`#/folder/${inboxId()}`),
+    t: () => ctx.navigate("#/trash"),
+  }, () => (state.me ? state.view?.keys : null));
+  // Files dropped outside a drop target must not make the browser leave the page to show them.
+  for (const type of ["dragover", "drop"]) {
+    window.addEventListener(type, (event) => {
+      if ([...(event.dataTransfer?.types ?? [])].includes("Files")) event.preventDefault();
+    });
   }
-  // A click anywhere else closes the menu.
-  document.addEventListener("click", (event) => {
-    if (!$("usermenu").contains(event.target)) closeMenu(false);
-  });
-
-  $("new-token-button").addEventListener("click", () => toggleNewTokenForm($("new-token-form").hidden));
-  $("new-token-cancel").addEventListener("click", () => toggleNewTokenForm(false));
-  $("new-token-form").addEventListener("submit", onCreateToken);
-  $("copy-secret").addEventListener("click", copySecret);
-  $("secret-done").addEventListener("click", () => {
-    hideSecret();
-    clearMessages();
-    $("new-token-button").focus();
-  });
-  $("confirm-ok").addEventListener("click", () => $("confirm-dialog").close("ok"));
-  $("confirm-cancel").addEventListener("click", () => $("confirm-dialog").close("cancel"));
-
-  $("password-form").addEventListener("submit", onChangePassword);
-  window.addEventListener("hashchange", route);
+  window.addEventListener("hashchange", () => route());
 }
 
 async function start() {
   bind();
-  if (state.token) {
+  if (hasToken()) {
     // A reload in the same tab: the token is still in sessionStorage.
     try {
-      state.sessionTokenId = await tokenId(state.token);
-      await loadMe();
+      await enter();
+      return;
     } catch (error) {
-      showError(error.message);
-      if (error.status !== 401) endSession();
+      if (error.status !== 401) {
+        forgetToken();
+        showError(error.message);
+      }
     }
   }
-  await route();
-  if (!state.token) $("login-username").focus();
+  showLogin();
+  $("login-username").focus();
 }
 
 start();

@@ -1,0 +1,183 @@
+// The public REST API of this origin, as the page uses it: JSON calls with the session's token,
+// lists of every page, binary answers (previews, downloads) and uploads with progress.
+// Nothing here knows a view. A 401 on a call made with a token ends the session through the
+// handler app.js registers (the page then shows the login form).
+
+const TOKEN_KEY = "dms.token";
+export const JSON_MEDIA = "application/json";
+export const VND_MEDIA = "application/vnd.api+json";
+/** The API sits beside /static/ (below the server's URL prefix, if any). */
+export const API_ROOT = new URL("../api", import.meta.url).pathname;
+/** The largest page the API gives (api.md §1): lists are read 100 at a time. */
+export const MAX_PAGE_SIZE = 100;
+
+// sessionStorage only: the token dies with the tab, is never a cookie and never in a URL.
+let token = sessionStorage.getItem(TOKEN_KEY);
+let onUnauthorized = () => {};
+
+export const hasToken = () => token !== null;
+export const authorization = () => (token ? { Authorization: `Token ${token}` } : {});
+
+export function setToken(secret) {
+  token = secret;
+  sessionStorage.setItem(TOKEN_KEY, secret);
+}
+
+export function forgetToken() {
+  token = null;
+  sessionStorage.clear();
+}
+
+export function whenUnauthorized(handler) {
+  onUnauthorized = handler;
+}
+
+export class ApiError extends Error {
+  constructor(message, status, pointer = null) {
+    super(message);
+    this.status = status;
+    this.pointer = pointer;
+  }
+}
+
+const UNREACHABLE = "Could not reach the server. Check the connection and try again.";
+
+/** Turns a non-2xx answer into an ApiError with the envelope's sentence (api.md §1). */
+async function failure(response) {
+  const payload = await response.json().catch(() => null);
+  const first = payload?.errors?.[0];
+  const detail = first?.detail || `The server answered ${response.status} ${response.statusText}`.trim() + ".";
+  // A revoked or expired session token: forget it and ask for a new login.
+  if (response.status === 401 && token) {
+    forgetToken();
+    onUnauthorized(`Your session has ended: ${detail} Please log in again.`);
+    return new ApiError(`Your session has ended: ${detail} Please log in again.`, 401);
+  }
+  return new ApiError(detail, response.status, first?.source?.pointer ?? null);
+}
+
+async function send(method, path, { body, media = VND_MEDIA, accept, signal } = {}) {
+  const headers = { ...authorization() };
+  if (accept) headers.Accept = accept;
+  const init = { method, headers, credentials: "omit", cache: "no-store", signal };
+  if (body !== undefined) {
+    headers["Content-Type"] = media;
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(API_ROOT + path, init);
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ApiError(UNREACHABLE, 0);
+  }
+  if (!response.ok) throw await failure(response);
+  return response;
+}
+
+/** A JSON call; null for 204. `options.media` is the body's type (vnd.api+json by default). */
+export async function api(method, path, body, options = {}) {
+  const response = await send(method, path, { ...options, body });
+  if (response.status === 204) return null;
+  return response.json().catch(() => null);
+}
+
+/** Every item of a paginated list, 100 a request, at most `maxPages` requests (a bound: the
+ *  rest is left out and `truncated` says so). */
+export async function listAll(path, maxPages = 10) {
+  const items = [];
+  const join = path.includes("?") ? "&" : "?";
+  for (let number = 1; number <= maxPages; number += 1) {
+    const list = await api("GET", `${path}${join}page[size]=${MAX_PAGE_SIZE}&page[number]=${number}`);
+    items.push(...list.data);
+    const pages = list.meta?.pagination?.pages ?? 1;
+    if (number >= pages) return { items, truncated: false };
+  }
+  return { items, truncated: true };
+}
+
+/** A binary answer (a page preview, a download) as a Blob, with the token in the header. */
+export async function fetchBlob(path, accept, signal) {
+  const response = await send("GET", path, { accept, signal });
+  return { blob: await response.blob(), disposition: response.headers.get("Content-Disposition") };
+}
+
+/** The file name a Content-Disposition header gives (filename* first, as RFC 6266 says). */
+export function dispositionName(header, fallback) {
+  if (!header) return fallback;
+  const extended = /filename\*=UTF-8''([^;]+)/i.exec(header);
+  if (extended) {
+    try { return decodeURIComponent(extended[1]); } catch { /* a malformed name: try the plain one */ }
+  }
+  const plain = /filename="?([^";]+)"?/i.exec(header);
+  return plain ? plain[1] : fallback;
+}
+
+/** Downloads an API path through fetch (downloads need the Authorization header too) and saves
+ *  it under the server's file name. */
+export async function download(path, fallbackName) {
+  const { blob, disposition } = await fetchBlob(path);
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = dispositionName(disposition, fallbackName);
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // Let the browser start the download before the object URL goes.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** PUT of a file's bytes into a document (api.md §6) through XMLHttpRequest, whose upload
+ *  progress fetch() cannot report. Resolves with the document; rejects with an ApiError. */
+export function uploadFile(documentId, file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    const name = encodeURIComponent(file.name);
+    request.open("PUT", `${API_ROOT}/documents/${encodeURIComponent(documentId)}/upload/${name}`);
+    for (const [header, value] of Object.entries(authorization())) request.setRequestHeader(header, value);
+    // The header is mandatory but only its presence counts; the URL names the file.
+    request.setRequestHeader("Content-Disposition", `attachment; filename*=UTF-8''${name}`);
+    request.setRequestHeader("Content-Type", file.type || "application/octet-stream");
+    request.upload.addEventListener("progress", (event) => {
+      if (event.lengthComputable) onProgress(event.loaded / event.total);
+    });
+    request.addEventListener("load", () => {
+      let payload = null;
+      try { payload = JSON.parse(request.responseText); } catch { /* not JSON: handled below */ }
+      if (request.status >= 200 && request.status < 300) {
+        resolve(payload.data);
+        return;
+      }
+      const detail = payload?.errors?.[0]?.detail || `The server answered ${request.status}.`;
+      if (request.status === 401 && token) {
+        forgetToken();
+        onUnauthorized(`Your session has ended: ${detail} Please log in again.`);
+      }
+      reject(new ApiError(detail, request.status));
+    });
+    request.addEventListener("error", () => reject(new ApiError(UNREACHABLE, 0)));
+    request.send(file);
+  });
+}
+
+/** `/path/?a=1&b=2` from an object, leaving out empty values. */
+export function withQuery(path, params) {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") query.set(name, value);
+  }
+  const text = query.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+export const id = encodeURIComponent;
+
+/** The 16-character id the API gives this session's token (api.md §2: the first 16 hex digits
+ *  of its SHA-512), to mark its row; null where crypto.subtle is missing (it exists only on
+ *  https and localhost). */
+export async function sessionTokenId() {
+  if (!token || !globalThis.crypto?.subtle) return null;
+  const digest = await crypto.subtle.digest("SHA-512", new TextEncoder().encode(token));
+  return Array.from(new Uint8Array(digest).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
+}

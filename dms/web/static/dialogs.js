@@ -1,0 +1,128 @@
+// Modal dialogs (<dialog> with showModal: the browser traps focus, Escape cancels): a
+// confirmation, a one-field prompt, the folder picker that moves nodes, and the keyboard help.
+// Each is built when asked and removed when closed; focus goes back where it was.
+
+import { listAll } from "./api.js";
+import { el, folderName } from "./dom.js";
+
+let counter = 0;
+
+/** Shows a dialog built by `build(dialog, close)`; resolves with what `close(value)` got, or
+ *  with `cancelled` on Escape. */
+function modal(title, build, cancelled = null) {
+  counter += 1;
+  const titleId = `dialog-title-${counter}`;
+  const dialog = el("dialog", { class: "dialog", "aria-labelledby": titleId }, el("h2", { id: titleId }, title));
+  const opener = document.activeElement;
+  return new Promise((resolve) => {
+    let result = cancelled;
+    const close = (value) => {
+      result = value;
+      dialog.close();
+    };
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      if (opener && opener.isConnected) opener.focus();
+      resolve(result);
+    });
+    build(dialog, close);
+    document.body.append(dialog);
+    dialog.showModal();
+    const first = dialog.querySelector("[autofocus]") || dialog.querySelector("input, select, button");
+    first?.focus();
+  });
+}
+
+const actions = (...buttons) => el("div", { class: "actions actions-end" }, ...buttons);
+
+/** Resolves true only for the confirming button; Cancel has the focus (the safe choice). */
+export function confirmDialog({ title, text, ok = "OK", danger = false }) {
+  return modal(title, (dialog, close) => {
+    const cancel = el("button", { type: "button", class: "button", autofocus: true, onclick: () => close(false) }, "Cancel");
+    dialog.append(el("p", {}, text), actions(cancel,
+      el("button", { type: "button", class: `button ${danger ? "button-danger" : "button-primary"}`,
+        onclick: () => close(true) }, ok)));
+  }, false);
+}
+
+/** One text field; resolves with the trimmed text, or null when cancelled. */
+export function promptDialog({ title, label, value = "", ok = "Save", hint = null }) {
+  return modal(title, (dialog, close) => {
+    const input = el("input", { type: "text", id: `prompt-${counter}`, value, autocomplete: "off",
+      required: true, maxlength: "200", "aria-describedby": hint ? `prompt-hint-${counter}` : null });
+    const form = el("form", { novalidate: true },
+      el("div", { class: "field" }, el("label", { for: input.id }, label), input,
+        hint ? el("small", { class: "hint", id: `prompt-hint-${counter}` }, hint) : null),
+      actions(el("button", { type: "button", class: "button", onclick: () => close(null) }, "Cancel"),
+        el("button", { type: "submit", class: "button button-primary" }, ok)));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (input.value.trim()) close(input.value.trim());
+      else input.focus();
+    });
+    dialog.append(form);
+    setTimeout(() => input.select(), 0);
+  });
+}
+
+/** Picks a folder to move nodes into. `exclude`: ids of the moved nodes, whose folders (and
+ *  what is below them) can't be targets. Resolves with the folder's id, or null. */
+export function folderDialog({ title, ok = "Move here", exclude = new Set() }) {
+  return modal(title, (dialog, close) => {
+    const filter = el("input", { type: "search", id: `folder-filter-${counter}`, autocomplete: "off" });
+    const list = el("div", { class: "folder-choices", role: "radiogroup", "aria-label": "Folders" },
+      el("p", { class: "muted" }, "Loading folders…"));
+    const note = el("p", { class: "hint", hidden: true });
+    const form = el("form", { novalidate: true },
+      el("div", { class: "field" }, el("label", { for: filter.id }, "Filter folders"), filter),
+      list, note,
+      actions(el("button", { type: "button", class: "button", onclick: () => close(null) }, "Cancel"),
+        el("button", { type: "submit", class: "button button-primary" }, ok)));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const chosen = list.querySelector("input:checked");
+      if (chosen) close(chosen.value);
+      else list.querySelector("input")?.focus();
+    });
+    filter.addEventListener("input", () => {
+      const words = filter.value.trim().toLowerCase();
+      for (const choice of list.querySelectorAll(".folder-choice")) {
+        choice.hidden = words !== "" && !choice.dataset.path.toLowerCase().includes(words);
+      }
+    });
+    dialog.append(form);
+    loadFolderChoices(list, note, exclude);
+  });
+}
+
+async function loadFolderChoices(list, note, exclude) {
+  try {
+    // A bound: 1,000 folders; the filter finds one among them.
+    const { items, truncated } = await listAll("/folders/", 10);
+    const choices = items
+      .filter((folder) => !folder.attributes.breadcrumb.some(([, id]) => exclude.has(id)))
+      .map((folder) => ({ id: folder.id, path: folder.attributes.breadcrumb.map(([t]) => folderName(t)).join(" / ") }))
+      .sort((a, b) => a.path.localeCompare(b.path));
+    list.replaceChildren(...choices.map((choice, index) => el("label", { class: "folder-choice", "data-path": choice.path },
+      el("input", { type: "radio", name: "folder", value: choice.id, checked: index === 0 }), choice.path)));
+    note.hidden = !truncated;
+    note.textContent = truncated ? `Showing the first ${items.length} folders.` : "";
+  } catch (error) {
+    list.replaceChildren(el("p", { class: "message message-error" }, error.message));
+  }
+}
+
+/** The keyboard help: `shortcuts` is a list of [keys, what]. */
+export function helpDialog(shortcuts) {
+  return modal("Keyboard shortcuts", (dialog, close) => {
+    dialog.classList.add("dialog-wide");
+    dialog.append(
+      el("table", { class: "table keys" },
+        el("caption", { class: "visually-hidden" }, "Keys and what they do"),
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Key"), el("th", { scope: "col" }, "Action"))),
+        el("tbody", {}, shortcuts.map(([keys, what]) => el("tr", {},
+          el("td", {}, keys.map((key) => el("kbd", {}, key))), el("td", {}, what))))),
+      el("p", { class: "hint" }, "Keys work when no text field has the focus. Escape closes a dialog; Tab and Shift+Tab reach every control."),
+      actions(el("button", { type: "button", class: "button button-primary", autofocus: true, onclick: () => close(null) }, "Close")));
+  });
+}

@@ -1,0 +1,88 @@
+// A document's pages as previews: GET /pages/{id}/ with Accept: image/jpeg needs the token, so
+// each preview is fetched as a Blob and drawn on a <canvas> (role img, named "Page n") — the
+// page's CSP (img-src 'self') admits no blob: URL, and a canvas needs none. Previews load only
+// when they come near the screen (IntersectionObserver), PARALLEL_PREVIEWS at a time, and stop
+// loading when the view is left.
+//
+// EXTENSION POINT (issue 26, api.md §11, page operations): each page is a <figure
+// data-page-id data-page-number> in the list `.pages`; a module doc-pageops.js adds, per page,
+// buttons (rotate left/right, delete) and a checkbox to select pages, a toolbar above the list
+// (split after the selected page, extract the selected pages to a folder, move them to another
+// document), and reordering by drag and drop of the figures with the keyboard alternative of
+// "Move page up/down" buttons; it calls the §11 routes with the page ids of the latest version
+// (version.pages) and reads the document again (ctx.refresh) after each call. Its entry point
+// goes where pagesSection() builds the list, below.
+
+import { fetchBlob, id as encoded } from "./api.js";
+import { el } from "./dom.js";
+
+const PARALLEL_PREVIEWS = 2;
+/** Start loading a little before a page scrolls into view. */
+const LOOK_AHEAD = "400px";
+
+export function pagesSection(document, version) {
+  const pages = version?.pages ?? [];
+  const controller = new AbortController();
+  const waiting = [];
+  let active = 0;
+
+  const load = () => {
+    while (active < PARALLEL_PREVIEWS && waiting.length && !controller.signal.aborted) {
+      const figure = waiting.shift();
+      active += 1;
+      draw(figure, controller.signal).finally(() => {
+        active -= 1;
+        load();
+      });
+    }
+  };
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      observer.unobserve(entry.target);
+      waiting.push(entry.target);
+    }
+    load();
+  }, { rootMargin: LOOK_AHEAD });
+
+  const title = document.attributes.title;
+  const figures = pages.map((page, index) => {
+    const canvas = el("canvas", { role: "img", "aria-label": `Page ${index + 1} of ${title}`, "aria-busy": "true",
+      class: "preview is-loading", width: "10", height: "14" });
+    const figure = el("figure", { class: "page", "data-page-id": page.id, "data-page-number": String(index + 1) },
+      canvas, el("figcaption", {}, `Page ${index + 1}`));
+    observer.observe(figure);
+    return figure;
+  });
+  const node = el("section", { class: "doc-pages", "aria-labelledby": "pages-title" },
+    el("h2", { id: "pages-title" }, pages.length === 1 ? "1 page" : `${pages.length} pages`),
+    pages.length ? el("div", { class: "pages" }, figures)
+      : el("p", { class: "muted" }, document.attributes.file_name ? "No pages yet." : "This document has no file yet."));
+  return {
+    node,
+    dispose: () => {
+      controller.abort();
+      observer.disconnect();
+    },
+  };
+}
+
+async function draw(figure, signal) {
+  const canvas = figure.querySelector("canvas");
+  try {
+    const { blob } = await fetchBlob(`/pages/${encoded(figure.dataset.pageId)}/`, "image/jpeg", signal);
+    const bitmap = await createImageBitmap(blob);
+    canvas.width = bitmap.width;
+    canvas.height = bitmap.height;
+    canvas.getContext("2d").drawImage(bitmap, 0, 0);
+    bitmap.close();
+    canvas.classList.remove("is-loading");
+  } catch (error) {
+    if (signal.aborted) return;
+    canvas.classList.remove("is-loading");
+    canvas.classList.add("is-missing");
+    figure.append(el("p", { class: "hint" }, `No preview: ${error.message}`));
+  } finally {
+    canvas.setAttribute("aria-busy", "false");
+  }
+}

@@ -1,0 +1,82 @@
+// The processing status of documents (ocr_status, api.md §7) as it changes. Whoever shows a
+// status (the upload list, a folder's rows, the document view) calls watch(id, callback) and
+// gets the document each time it is read, until its status is final or it stops watching.
+//
+// Source today: polling GET /documents/{id}/ with back-off, one timer per watched document.
+// EXTENSION POINT (issue 28, api.md §14 `GET /events/`): a live source reads the event stream
+// and calls nudge(id) on `document.processed` / `document.uploaded` for a watched document; the
+// watcher then reads it at once. Polling stays as the fallback (a live source that is connected
+// may lengthen MAX_POLL_MS: polling is then only a safety net). EventSource cannot send the Authorization
+// header, so that source reads the stream with fetch() and a ReadableStream, in a module of its
+// own (e.g. events.js) started by app.js after login.
+
+import { api, id as encoded } from "./api.js";
+
+const FIRST_POLL_MS = 500;
+const BACK_OFF = 1.6;
+const MAX_POLL_MS = 5000;
+const FINAL = new Set(["succeeded", "failed"]);
+
+export const isFinal = (document) => !document.attributes.file_name || FINAL.has(document.attributes.ocr_status);
+
+const watchers = new Map(); // document id -> {callbacks, delay, timer}
+
+/** Calls `callback(document)` each time the document is read, and `callback(null)` if it is
+ *  gone; returns the function that stops watching. */
+export function watch(documentId, callback) {
+  let watcher = watchers.get(documentId);
+  if (!watcher) {
+    watcher = { callbacks: new Set(), delay: FIRST_POLL_MS, timer: null };
+    watchers.set(documentId, watcher);
+    schedule(documentId, watcher);
+  }
+  watcher.callbacks.add(callback);
+  return () => {
+    watcher.callbacks.delete(callback);
+    if (watcher.callbacks.size === 0) stop(documentId);
+  };
+}
+
+function stop(documentId) {
+  const watcher = watchers.get(documentId);
+  if (watcher) clearTimeout(watcher.timer);
+  watchers.delete(documentId);
+}
+
+function schedule(documentId, watcher) {
+  clearTimeout(watcher.timer);
+  watcher.timer = setTimeout(() => read(documentId), watcher.delay);
+  watcher.delay = Math.min(MAX_POLL_MS, watcher.delay * BACK_OFF);
+}
+
+async function read(documentId) {
+  const watcher = watchers.get(documentId);
+  if (!watcher) return;
+  let document = null;
+  try {
+    document = (await api("GET", `/documents/${encoded(documentId)}/`)).data;
+  } catch (error) {
+    if (error.status !== 404) {
+      // The server is away for a moment: try again later, slower.
+      if (watchers.get(documentId) === watcher) schedule(documentId, watcher);
+      return;
+    }
+  }
+  if (watchers.get(documentId) !== watcher) return; // stopped meanwhile
+  for (const callback of [...watcher.callbacks]) callback(document);
+  if (document === null || isFinal(document)) stop(documentId);
+  else schedule(documentId, watcher);
+}
+
+/** Something says the document changed (an upload just finished; a live source's event): read it now. */
+export function nudge(documentId) {
+  const watcher = watchers.get(documentId);
+  if (!watcher) return;
+  clearTimeout(watcher.timer);
+  read(documentId);
+}
+
+/** Stops every watcher (at logout). */
+export function stopAll() {
+  for (const documentId of [...watchers.keys()]) stop(documentId);
+}

@@ -1,0 +1,32 @@
+// Pieces several views show: breadcrumbs (each folder in them a link and a drop target) and a
+// node's tags.
+
+import { id as encoded } from "./api.js";
+import { dropTarget } from "./dnd.js";
+import { el, folderName } from "./dom.js";
+
+/** `crumbs`: [title, id] pairs from .home or .inbox down to the parent of what the view shows;
+ *  null when there are none. */
+export function breadcrumbs(crumbs) {
+  if (!crumbs.length) return null;
+  return el("nav", { class: "breadcrumbs", "aria-label": "Breadcrumb" }, el("ol", {}, crumbs.map(([title, folderId]) => {
+    const link = el("a", { href: `#/folder/${encoded(folderId)}` }, folderName(title));
+    dropTarget(link, folderId);
+    return el("li", {}, link);
+  })));
+}
+
+/** A node's tags as small labels; each tag's own colour is only a dot beside its name, so the
+ *  text keeps its contrast whatever colours the tag has. */
+export function tagList(tags, removable = null) {
+  if (!tags?.length) return null;
+  return el("ul", { class: "tags", "aria-label": "Tags" }, tags.map((tag) => {
+    const name = typeof tag === "string" ? tag : tag.name;
+    const dot = el("span", { class: "tag-dot", "aria-hidden": "true" });
+    // Colours are data (#RRGGBB or #RGB, checked by the API): a CSSOM property, never a style attribute.
+    if (tag.bg_color) dot.style.backgroundColor = tag.bg_color;
+    return el("li", { class: "tag" }, dot, el("span", {}, name),
+      removable ? el("button", { type: "button", class: "tag-remove", "aria-label": `Remove tag ${name}`,
+        onclick: () => removable(name) }, "×") : null);
+  }));
+}

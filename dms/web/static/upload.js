@@ -1,0 +1,129 @@
+// Uploads from the file picker and from files dropped onto a folder. Each file becomes a document
+// titled by its name (POST /nodes/), then its bytes go up with a progress bar (PUT
+// /documents/{id}/upload/{name} through XMLHttpRequest), then its processing status is followed
+// (docstatus.js) until it is done or failed. The list sits in the "Uploads" panel.
+
+import { api, id as encoded, uploadFile } from "./api.js";
+import { $, el, STATUS } from "./dom.js";
+import { isFinal, nudge, watch } from "./docstatus.js";
+
+/** Files sent at the same time; the others wait their turn. */
+const PARALLEL_UPLOADS = 2;
+/** The API's longest title (api.md §5). */
+const MAX_TITLE = 200;
+
+const queue = [];
+let running = 0;
+let target = null;
+let changed = () => {};
+
+/** `onChanged(folderId)` is called when a document was created or its status changed. */
+export function setUp({ onChanged }) {
+  changed = onChanged;
+  $("file-input").addEventListener("change", (event) => {
+    const files = [...event.target.files];
+    event.target.value = "";
+    if (target && files.length) uploadFiles(files, target);
+  });
+  $("uploads-clear").addEventListener("click", () => {
+    for (const item of $("uploads-list").querySelectorAll(".upload.is-finished")) item.remove();
+    if (!$("uploads-list").children.length) $("uploads").hidden = true;
+  });
+  $("uploads-hide").addEventListener("click", () => { $("uploads").hidden = true; });
+}
+
+/** Opens the file picker for the folder `folderId`. */
+export function pickFiles(folderId) {
+  target = folderId;
+  $("file-input").click();
+}
+
+export function uploadFiles(files, folderId) {
+  $("uploads").hidden = false;
+  for (const file of files) {
+    queue.push({ file, folderId, item: listItem(file) });
+  }
+  next();
+}
+
+/** Forgets the list (at logout: the next person must not see it). */
+export function clearUploads() {
+  queue.length = 0;
+  $("uploads-list").replaceChildren();
+  $("uploads").hidden = true;
+}
+
+function listItem(file) {
+  const progress = el("progress", { max: "100", value: "0", "aria-label": `${file.name}: upload progress` });
+  const state = el("span", { class: "upload-state" }, "Queued");
+  const item = el("li", { class: "upload" }, el("span", { class: "upload-name" }, file.name), progress, state);
+  $("uploads-list").prepend(item);
+  return { item, progress, state };
+}
+
+function next() {
+  while (running < PARALLEL_UPLOADS && queue.length) {
+    running += 1;
+    send(queue.shift()).finally(() => {
+      running -= 1;
+      next();
+    });
+  }
+}
+
+async function send({ file, folderId, item }) {
+  item.state.textContent = "Uploading…";
+  let documentId = null;
+  try {
+    const created = await api("POST", "/nodes/", { data: { type: "documents",
+      attributes: { title: file.name.slice(0, MAX_TITLE) },
+      relationships: { parent: { data: { type: "folders", id: folderId } } } } });
+    documentId = created.data.id;
+    changed(folderId);
+    const document = await uploadFile(documentId, file, (fraction) => {
+      item.progress.value = Math.round(fraction * 100);
+    });
+    item.progress.value = 100;
+    item.item.append(el("a", { href: `#/doc/${encoded(documentId)}`, class: "upload-open",
+      "aria-label": `Open ${file.name}` }, "Open"));
+    show(item, document);
+    changed(folderId);
+    const stop = watch(documentId, (latest) => {
+      if (latest === null) {
+        finish(item, "Deleted");
+        stop();
+        return;
+      }
+      show(item, latest);
+      if (isFinal(latest)) changed(folderId);
+    });
+    nudge(documentId);
+  } catch (error) {
+    finish(item, `Failed: ${error.message}`, true);
+    // A document the file never reached: take it away again (to the trash, then for good).
+    if (documentId) await discard(documentId);
+    changed(folderId);
+  }
+}
+
+function show(item, document) {
+  const { ocr_status: status, ocr_error: reason } = document.attributes;
+  if (status === "succeeded") finish(item, STATUS.succeeded.text);
+  else if (status === "failed") finish(item, `Failed: ${reason || "the text could not be read."}`, true);
+  else item.state.textContent = STATUS[status]?.text ?? status;
+}
+
+function finish(item, text, failed = false) {
+  item.state.textContent = text;
+  item.item.classList.add("is-finished");
+  item.item.classList.toggle("is-failed", failed);
+}
+
+async function discard(documentId) {
+  try {
+    await api("DELETE", `/nodes/${encoded(documentId)}/`);
+    await api("DELETE", `/trash/${encoded(documentId)}/`);
+  } catch {
+    // Left in the trash (or the trash is off): nothing more to do.
+  }
+}

@@ -1,0 +1,183 @@
+// The folder view: breadcrumbs, the folder's sub-folders and documents a page at a time
+// (GET /nodes/{id}/, sorted), multi-select and what to do with the selection (rename, move,
+// delete), a new folder, uploads (the picker, or files dropped onto the list); rows drag onto
+// folders. The status of documents being read follows docstatus.js.
+
+import { api, id as encoded, withQuery } from "./api.js";
+import { deleteNodes, moveNodesByDialog, newFolder, renameNode } from "./actions.js";
+import { draggable, dropTarget } from "./dnd.js";
+import { isFinal, watch } from "./docstatus.js";
+import { el, folderName, formatSize, icon, statusBadge, timeElement } from "./dom.js";
+import { breadcrumbs, tagList } from "./parts.js";
+import { pickFiles } from "./upload.js";
+
+/** A page of a folder: the API's largest, so a folder of 100 shows whole. */
+const PAGE_SIZE = 100;
+/** Rows whose processing status is followed at once; the others show it as listed. */
+const MAX_WATCHED_ROWS = 20;
+const SORTS = [
+  ["", "Name (folders first)"], ["-title", "Name, Z to A"], ["-updated_at", "Recently changed"],
+  ["-created_at", "Newest first"], ["created_at", "Oldest first"],
+];
+
+export async function render(ctx, folderId, params) {
+  const sort = SORTS.some(([value]) => value === params.get("sort")) ? params.get("sort") : "";
+  const number = Math.max(1, Number.parseInt(params.get("page") || "1", 10) || 1);
+  const [folder, list] = await Promise.all([
+    api("GET", `/folders/${encoded(folderId)}/`),
+    api("GET", withQuery(`/nodes/${encoded(folderId)}/`, { "page[size]": PAGE_SIZE, "page[number]": number, sort })),
+  ]);
+  return new FolderView(ctx, folder.data, list, sort).build();
+}
+
+class FolderView {
+  constructor(ctx, folder, list, sort) {
+    this.ctx = ctx;
+    this.folder = folder;
+    this.rows = list.data;
+    this.pagination = list.meta.pagination;
+    this.sort = sort;
+    this.selected = new Set();
+    this.stops = [];
+  }
+
+  build() {
+    const title = folderName(this.folder.attributes.title);
+    this.toolbar = this.buildToolbar();
+    this.table = this.buildTable();
+    const node = el("section", { class: "view view-folder", "aria-labelledby": "folder-title" },
+      breadcrumbs(this.folder.attributes.breadcrumb.slice(0, -1)),
+      el("div", { class: "view-head" }, el("h1", { id: "folder-title" }, title)),
+      this.toolbar, this.table, this.buildPager());
+    dropTarget(node, this.folder.id);
+    this.updateSelection();
+    return {
+      node, title, folderId: this.folder.id, breadcrumb: this.folder.attributes.breadcrumb,
+      dispose: () => this.stops.forEach((stop) => stop()),
+      keys: {
+        n: () => this.create(), u: () => pickFiles(this.folder.id), F2: () => this.rename(),
+        m: () => this.move(), Delete: () => this.remove(), a: () => this.selectAll(true),
+        Escape: () => this.selectAll(false),
+      },
+    };
+  }
+
+  buildToolbar() {
+    const button = (text, action, extra = {}) => el("button", { type: "button", class: "button", onclick: action, ...extra }, text);
+    this.renameButton = button("Rename", () => this.rename());
+    this.moveButton = button("Move", () => this.move());
+    this.deleteButton = button("Delete", () => this.remove(), { class: "button button-danger-outline" });
+    this.count = el("span", { class: "selection-count", "aria-live": "polite" });
+    const sort = el("select", { id: "folder-sort", onchange: (event) => this.reopen({ sort: event.target.value, page: "" }) },
+      SORTS.map(([value, text]) => el("option", { value, selected: value === this.sort }, text)));
+    return el("div", { class: "toolbar", role: "toolbar", "aria-label": "Folder actions" },
+      el("div", { class: "toolbar-group" },
+        button("New folder", () => this.create()),
+        el("button", { type: "button", class: "button button-primary", onclick: () => pickFiles(this.folder.id) },
+          icon("upload"), "Upload")),
+      el("div", { class: "toolbar-group" }, this.renameButton, this.moveButton, this.deleteButton, this.count),
+      el("div", { class: "toolbar-group toolbar-end" }, el("label", { for: "folder-sort" }, "Sort by"), sort));
+  }
+
+  buildTable() {
+    if (this.rows.length === 0) {
+      return el("p", { class: "empty-folder" }, "This folder is empty. Upload files, or drop them here.");
+    }
+    this.all = el("input", { type: "checkbox", "aria-label": "Select all", onchange: (e) => this.selectAll(e.target.checked) });
+    return el("div", { class: "table-wrap" }, el("table", { class: "table nodes" },
+      el("caption", { class: "visually-hidden" }, "Folders and documents"),
+      el("thead", {}, el("tr", {},
+        el("th", { scope: "col", class: "col-select" }, this.all),
+        el("th", { scope: "col" }, "Name"),
+        el("th", { scope: "col", class: "col-status" }, "Status"),
+        el("th", { scope: "col", class: "col-wide" }, "Size"),
+        el("th", { scope: "col", class: "col-wide" }, "Changed"))),
+      el("tbody", {}, this.rows.map((node) => this.row(node)))));
+  }
+
+  row(node) {
+    const isFolder = node.type === "folders";
+    const { title } = node.attributes;
+    const check = el("input", { type: "checkbox", "aria-label": `Select ${title}`, value: node.id,
+      onchange: (event) => {
+        if (event.target.checked) this.selected.add(node.id);
+        else this.selected.delete(node.id);
+        this.updateSelection();
+      } });
+    const href = isFolder ? `#/folder/${encoded(node.id)}` : `#/doc/${encoded(node.id)}`;
+    const status = el("td", { class: "col-status" }, isFolder ? "" : statusBadge(node));
+    const tr = el("tr", { "data-node-id": node.id },
+      el("td", { class: "col-select" }, check),
+      el("td", { class: "col-name" }, el("a", { href, class: "node-link" }, icon(isFolder ? "folder" : "document"),
+        el("span", {}, title)), tagList(node.attributes.tags)),
+      status,
+      el("td", { class: "col-wide" }, isFolder ? "" : formatSize(node.attributes.size)),
+      el("td", { class: "col-wide" }, timeElement(node.attributes.updated_at)));
+    // Dragging a selected row takes the whole selection along.
+    const dragged = () => (this.selected.has(node.id) ? [...this.selected] : [node.id]);
+    draggable(tr, dragged, () => (dragged().length > 1 ? `${dragged().length} items` : title));
+    if (isFolder) dropTarget(tr, node.id);
+    else if (!isFinal(node) && this.stops.length < MAX_WATCHED_ROWS) {
+      this.stops.push(watch(node.id, (latest) => latest && status.replaceChildren(statusBadge(latest))));
+    }
+    return tr;
+  }
+
+  buildPager() {
+    const { page, pages, count } = this.pagination;
+    if (pages <= 1) return el("p", { class: "muted pager-note" }, count === 1 ? "1 item" : `${count} items`);
+    return el("nav", { class: "pager", "aria-label": "Pages of this folder" },
+      el("button", { type: "button", class: "button", disabled: page <= 1, onclick: () => this.reopen({ page: page - 1 }) }, "Previous page"),
+      el("span", {}, `Page ${page} of ${pages} (${count} items)`),
+      el("button", { type: "button", class: "button", disabled: page >= pages, onclick: () => this.reopen({ page: page + 1 }) }, "Next page"));
+  }
+
+  reopen(changes) {
+    const params = new URLSearchParams({ sort: this.sort, page: String(this.pagination.page), ...changes });
+    for (const [name, value] of [...params]) if (!value || (name === "page" && value === "1")) params.delete(name);
+    const query = params.toString();
+    this.ctx.navigate(`#/folder/${encoded(this.folder.id)}${query ? `?${query}` : ""}`);
+  }
+
+  selectedNodes() {
+    return this.rows.filter((node) => this.selected.has(node.id));
+  }
+
+  selectAll(on) {
+    this.selected = new Set(on ? this.rows.map((node) => node.id) : []);
+    for (const box of this.table.querySelectorAll("tbody input[type=checkbox]")) box.checked = on;
+    this.updateSelection();
+  }
+
+  updateSelection() {
+    const count = this.selected.size;
+    this.renameButton.disabled = count !== 1;
+    this.moveButton.disabled = count === 0;
+    this.deleteButton.disabled = count === 0;
+    this.count.textContent = count ? `${count} selected` : "";
+    for (const tr of this.table.querySelectorAll("tbody tr")) tr.classList.toggle("is-selected", this.selected.has(tr.dataset.nodeId));
+    if (this.all) {
+      this.all.checked = count > 0 && count === this.rows.length;
+      this.all.indeterminate = count > 0 && count < this.rows.length;
+    }
+  }
+
+  async create() {
+    if (await newFolder(this.folder.id)) this.ctx.changed();
+  }
+
+  async rename() {
+    const [node] = this.selectedNodes();
+    if (this.selected.size === 1 && await renameNode(node)) this.ctx.changed();
+  }
+
+  async move() {
+    const nodes = this.selectedNodes();
+    if (nodes.length && await moveNodesByDialog(nodes)) this.ctx.changed();
+  }
+
+  async remove() {
+    const nodes = this.selectedNodes();
+    if (nodes.length && await deleteNodes(nodes)) this.ctx.changed();
+  }
+}

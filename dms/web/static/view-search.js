@@ -1,0 +1,64 @@
+// Search results (GET /search/, api.md §8): what the search box in the top bar asks, as you
+// type, best matches first, each with where it is (the breadcrumb's titles), its highlighted
+// snippet (rendered as text and <mark>, never as HTML) and its tags; filters by tags (all or any).
+// Without words: the recently changed documents.
+
+import { api, id as encoded, withQuery } from "./api.js";
+import { el, folderName, highlighted, icon } from "./dom.js";
+import { tagList } from "./parts.js";
+
+/** Tags offered as filters: the caller's first 100 (the API's page). */
+const FILTER_TAGS = 100;
+
+/** The address of a search: `#/search?q=…&tags=a,b&op=any`. */
+export function searchHash(q, tags = [], op = "all") {
+  const params = new URLSearchParams();
+  if (q) params.set("q", q);
+  if (tags.length) params.set("tags", tags.join(","));
+  if (tags.length && op === "any") params.set("op", op);
+  const query = params.toString();
+  return `#/search${query ? `?${query}` : ""}`;
+}
+
+export async function render(ctx, params) {
+  const q = params.get("q") ?? "";
+  const chosen = (params.get("tags") ?? "").split(",").filter(Boolean);
+  const op = params.get("op") === "any" ? "any" : "all";
+  const [results, tags] = await Promise.all([
+    api("GET", withQuery("/search/", { q, tags: chosen.join(","), tags_op: chosen.length ? op : "" })),
+    api("GET", `/tags/?page[size]=${FILTER_TAGS}`),
+  ]);
+  const title = q ? `Search: ${q}` : "Recent documents";
+
+  const refilter = (form) => {
+    const picked = [...form.querySelectorAll("input[name=tag]:checked")].map((box) => box.value);
+    ctx.navigate(searchHash(q, picked, form.op.value), { replace: true, focus: false });
+  };
+  const filters = tags.data.length ? el("form", { class: "filters", novalidate: true, onchange: (e) => refilter(e.currentTarget) },
+    el("fieldset", {}, el("legend", {}, "Filter by tags"),
+      el("div", { class: "filter-tags" }, tags.data.map(({ attributes: tag }) => el("label", { class: "filter-tag" },
+        el("input", { type: "checkbox", name: "tag", value: tag.name, checked: chosen.includes(tag.name) }), tag.name))),
+      el("div", { class: "field-inline" }, el("label", { for: "tags-op" }, "Documents with"),
+        el("select", { id: "tags-op", name: "op" },
+          el("option", { value: "all", selected: op === "all" }, "all of these tags"),
+          el("option", { value: "any", selected: op === "any" }, "any of these tags"))))) : null;
+
+  const count = results.length === 1 ? "1 result" : `${results.length} results`;
+  const node = el("section", { class: "view view-search", "aria-labelledby": "search-title" },
+    el("div", { class: "view-head" }, el("h1", { id: "search-title" }, q ? `Results for “${q}”` : title)),
+    filters,
+    el("p", { class: "muted", "aria-live": "polite" }, q || chosen.length ? count : "Type in the search box to search titles, text and tags."),
+    el("ol", { class: "results" }, results.map(result)));
+  return { node, title, folderId: null };
+}
+
+function result(hit) {
+  const isFolder = hit.node_type === "folder";
+  const href = isFolder ? `#/folder/${encoded(hit.id)}` : `#/doc/${encoded(hit.id)}`;
+  const where = hit.breadcrumb.slice(0, -1).map(folderName).join(" / ");
+  return el("li", { class: "result" },
+    el("a", { href, class: "node-link result-title" }, icon(isFolder ? "folder" : "document"), el("span", {}, hit.title)),
+    where ? el("div", { class: "result-where" }, el("span", { class: "visually-hidden" }, "In "), where) : null,
+    hit.highlight ? el("p", { class: "snippet" }, highlighted(hit.highlight)) : null,
+    tagList(hit.tags));
+}
