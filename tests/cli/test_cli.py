@@ -113,6 +113,35 @@ def test_a_port_in_use_is_one_line_and_leaves_no_user_behind(tmp_path):
         connection.close()
 
 
+def test_an_address_the_machine_lacks_is_one_line_and_leaves_no_user_behind(tmp_path):
+    # 192.0.2.1 is TEST-NET-1 (RFC 5737): documentation only, never a local address.
+    result = subprocess.run(dms_command("serve", "--host", "192.0.2.1", "--port", "8000",
+                                        "--data-dir", str(tmp_path / "data")),
+                            env=environment(), capture_output=True, text=True)
+    assert (result.returncode, result.stderr.splitlines()[-1:]) == \
+        (1, ["dms: cannot listen on 192.0.2.1:8000: this machine has no such address "
+             "(see --host)"])
+    assert "Traceback" not in result.stderr + result.stdout
+    connection = sqlite3.connect(tmp_path / "data" / "dms.db")
+    try:
+        assert connection.execute('SELECT count(*) FROM "user"').fetchone() == (0,)
+    finally:
+        connection.close()
+
+
+def test_a_database_file_that_cannot_be_opened_is_one_line(tmp_path):
+    data_dir = tmp_path / "data"
+    (data_dir / "dms.db").mkdir(parents=True)  # a directory where the SQLite file belongs
+    result = subprocess.run(dms_command("serve", "--port", "0", "--data-dir", str(data_dir)),
+                            env=environment(), capture_output=True, text=True)
+    assert (result.returncode, result.stderr.splitlines()[-1:]) == \
+        (1, [f"dms: cannot open the database {data_dir / 'dms.db'}: unable to open database "
+             "file"])
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "listening" not in result.stdout + result.stderr
+    assert sorted(path.name for path in (data_dir / "dms.db").iterdir()) == []
+
+
 @pytest.mark.parametrize("command", ["serve", "worker"])
 def test_a_data_dir_that_cannot_be_made_is_one_line(tmp_path, command):
     (tmp_path / "a-file").write_text("not a directory")
