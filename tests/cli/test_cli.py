@@ -231,6 +231,41 @@ def test_ordinary_users_from_the_command_line(tmp_path):
         assert server.stop() == 0
 
 
+ON_STDIN = ("give the password on standard input with --password-stdin (e.g. --password-stdin "
+            "< FILE); on the command line others could read it in `ps`.")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["backup", "x.zip", "--password", "x"],
+     f"dms backup has no --password option: to encrypt the backup, {ON_STDIN}"),
+    (["backup", "x.zip", "--password"],  # once read as --password-stdin: it waited on stdin
+     f"dms backup has no --password option: to encrypt the backup, {ON_STDIN}"),
+    (["backup", "x.zip", "--encrypt"],
+     f"dms backup has no --encrypt option: to encrypt the backup, {ON_STDIN}"),
+    (["restore", "x.zip", "--password=x"],
+     f"dms restore has no --password option: to restore an encrypted backup, {ON_STDIN}"),
+    (["createuser", "carol", "--password", "secret-pw"],
+     "dms createuser has no --password option: to set the password without being asked for "
+     f"it, {ON_STDIN}"),
+])
+def test_a_password_option_people_guess_points_to_password_stdin(tmp_path, args, message):
+    result = subprocess.run(dms_command(*args, "--data-dir", str(tmp_path / "data")),
+                            input="", capture_output=True, text=True, cwd=tmp_path,
+                            env=environment(), timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"dms: {message}\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # nothing made, no x.zip
+
+
+def test_options_are_never_abbreviated(tmp_path):
+    result = subprocess.run(dms_command("backup", "x.zip", "--password-std", "--data-dir",
+                                        str(tmp_path / "data")),
+                            input="a-password\n", capture_output=True, text=True, cwd=tmp_path,
+                            env=environment(), timeout=60)
+    assert (result.returncode, result.stderr.splitlines()[-1]) == \
+        (2, "dms: error: unrecognized arguments: --password-std")
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
 def test_a_bad_setting_is_a_clear_message_and_exit_2(tmp_path):
     result = subprocess.run(dms_command("serve", "--data-dir", str(tmp_path)),
                             env=environment(DMS_PORT="eighty"), capture_output=True, text=True)
