@@ -8,7 +8,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 import requests
@@ -182,51 +181,6 @@ def test_createsuperuser_and_changepassword_from_stdin(tmp_path):
         assert "with the password" not in server.output
         assert login(server.url, "root2", "second-password").status_code == 200
         assert login(server.url, "root2", "first-password").status_code == 400
-    finally:
-        assert server.stop() == 0
-
-
-@pytest.mark.slow
-def test_ordinary_users_from_the_command_line(tmp_path):
-    data_dir = str(tmp_path / "data")
-
-    def dms(*args, stdin=None):
-        result = subprocess.run(dms_command(*args, "--data-dir", data_dir), input=stdin,
-                                capture_output=True, text=True, env=environment())
-        return result.returncode, result.stdout, result.stderr
-
-    assert dms("createsuperuser", "root", "--password-stdin", stdin="root-password\n")[0] == 0
-    assert dms("createuser", "alice", "--password-stdin", "--email", "alice@example.org",
-               stdin="alice-password\n") == (0, "User 'alice' created.\n", "")
-    assert dms("createuser", "bob", "--password-stdin", "--staff", stdin="bob-password\n") == \
-        (0, "Staff user 'bob' created.\n", "")
-    assert dms("createuser", "ALICE", "--password-stdin", stdin="other-password\n") == \
-        (1, "", "dms: A user with that username already exists.\n")
-    today = time.strftime("%Y-%m-%d", time.gmtime())
-    assert dms("users") == (0, "USERNAME  ROLE       ACTIVE  JOINED\n"
-                               f"alice     user       yes     {today}\n"
-                               f"bob       staff      yes     {today}\n"
-                               f"root      superuser  yes     {today}\n", "")
-    assert dms("deactivate", "alice") == (0, "User 'alice' deactivated.\n", "")
-    assert dms("deactivate", "root") == \
-        (1, "", "dms: The last active superuser must stay an active superuser.\n")
-    assert dms("deactivate", "nobody") == (1, "", "dms: There is no user 'nobody'.\n")
-
-    server = Running(data_dir)
-    try:
-        assert login(server.url, "alice", "alice-password").status_code == 400
-        assert dms("activate", "alice") == (0, "User 'alice' activated.\n", "")
-        response = login(server.url, "alice", "alice-password")  # the running server sees it
-        assert response.status_code == 200
-        me = requests.get(server.url + "/api/users/me/",
-                          headers={"Authorization": f"Token {response.json()['token']}"})
-        attributes = me.json()["data"]["attributes"]
-        assert (attributes["email"], attributes["is_staff"], attributes["is_superuser"],
-                sorted(me.json()["data"]["relationships"])) == \
-            ("alice@example.org", False, False, ["home_folder", "inbox_folder"])
-        bob = login(server.url, "bob", "bob-password").json()["token"]
-        users = requests.get(server.url + "/api/users/", headers={"Authorization": f"Token {bob}"})
-        assert users.status_code == 200  # staff manage accounts
     finally:
         assert server.stop() == 0
 
