@@ -276,7 +276,7 @@ def repair(report: Report) -> list[str]:
     with write_transaction():
         now = utcnow().strftime(STORED_DATETIME)
         # As a re-run does: attempts (and, where the schema has it, the time budget) start over.
-        columns = {row[1] for row in execute("PRAGMA table_info(node)", ()).fetchall()}
+        columns = {column.name for column in database.get_columns("node")}  # both engines
         back_to_processing = (f"ocr_status = '{OcrStatus.RECEIVED}', ocr_error = NULL, "
                               "ocr_attempts = 0, "
                               + ("ocr_seconds = 0, " if "ocr_seconds" in columns else "")
