@@ -1,6 +1,7 @@
 """The event log is written in the change's own transaction (issue 25, api.md §12): when recording
 the event fails, the change it records is rolled back whole — a delete does not reach the trash,
-a restore does not leave it — and the client gets the server-error envelope."""
+a restore does not leave it, a deleted tag stays on its nodes — and the client gets the
+server-error envelope."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from dms.db import events
 from tests.harness import samples
-from tests.harness.client import assert_error
+from tests.harness.client import JSON, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, upload
 from tests.harness.waiting import wait_processed
@@ -72,3 +73,20 @@ def test_a_restore_whose_event_fails_leaves_the_deletion_in_the_trash(alice, con
     assert_error(response, 500, "server_error", "A server error occurred.")
     assert snapshot(config) == before
     assert [node["id"] for node in alice.get("/api/trash/").json()["data"]] == [tree["bills"]]
+
+
+def test_a_tag_deletion_whose_events_fail_is_rolled_back_whole(alice, config, tree, monkeypatch):
+    for node_id in (tree["bills"], tree["letter"]):
+        response = alice.post(f"/api/nodes/{node_id}/tags/", {"tags": ["paid"]}, media=JSON)
+        assert response.status_code == 201, response.text
+    [tag] = alice.get("/api/tags/").json()["data"]
+
+    def fail(*args, **kwargs):
+        raise EventNotWritten(events.UNTAGGED)
+    monkeypatch.setattr(events, "record_for_each", fail)
+    before = snapshot(config)
+    response = alice.delete(f"/api/tags/{tag['id']}/")
+    assert_error(response, 500, "server_error", "A server error occurred.")
+    assert snapshot(config) == before
+    assert alice.get(f"/api/documents/{tree['letter']}/").json()["data"]["attributes"][
+        "tags"] == [{"name": "paid", "bg_color": "#c41fff", "fg_color": "#FFFFFF"}]
