@@ -108,7 +108,22 @@ def test_an_unknown_user_or_another_user_s_folder_is_refused_before_anything(ali
     unknown = dms_import(config, str(tree), "--user", "nobody")
     assert (unknown.returncode, unknown.stderr) == (2, "dms: there is no active user 'nobody'.\n")
     foreign = dms_import(config, str(tree), "--user", alice.username, "--into", bob.home_id)
-    assert (foreign.returncode, foreign.stderr) == (2, "dms: Not found.\n")
+    assert (foreign.returncode, foreign.stderr) == \
+        (2, f"dms: alice has no folder {bob.home_id} to import into (a folder in the trash "
+            "counts only once it is restored).\n")
+    assert snapshot(config) == before
+
+
+def test_a_folder_in_the_trash_is_refused_as_the_target(alice, config, tree):
+    body = {"data": {"type": "folders", "attributes": {"title": "Old"}, "relationships": {
+        "parent": {"data": {"type": "folders", "id": alice.home_id}}}}}
+    old = alice.post("/api/nodes/", body).json()["data"]["id"]
+    assert alice.delete(f"/api/folders/{old}/").status_code == 204
+    before = snapshot(config)
+    result = dms_import(config, str(tree), "--user", alice.username, "--into", old)
+    assert (result.returncode, result.stdout, result.stderr) == \
+        (2, "", f"dms: alice has no folder {old} to import into (a folder in the trash counts "
+                "only once it is restored).\n")
     assert snapshot(config) == before
 
 
