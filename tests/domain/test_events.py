@@ -11,7 +11,7 @@ from dms.db import events
 from tests.harness import samples
 from tests.harness.client import JSON, assert_error
 from tests.harness.database import snapshot
-from tests.harness.documents import new_document, upload
+from tests.harness.documents import make_folder, new_document, upload
 from tests.harness.waiting import wait_processed
 
 
@@ -38,15 +38,8 @@ def failing(monkeypatch):
 @pytest.fixture
 def tree(alice):
     """.home/Bills/2026/letter.txt, the letter uploaded and read (nothing changes meanwhile)."""
-    def folder(title, parent):
-        body = {"data": {"type": "folders", "attributes": {"title": title},
-                         "relationships": {"parent": {"data": {"type": "folders",
-                                                               "id": parent}}}}}
-        response = alice.post("/api/nodes/", body)
-        assert response.status_code == 201, response.text
-        return response.json()["data"]["id"]
-    bills = folder("Bills", alice.home_id)
-    year = folder("2026", bills)
+    bills = make_folder(alice, "Bills", alice.home_id)
+    year = make_folder(alice, "2026", bills)
     letter = new_document(alice, "letter", year)
     assert upload(alice, letter, "letter.txt", samples.text("a letter\n")).status_code == 201
     assert wait_processed(alice, letter)[-1] == "succeeded"

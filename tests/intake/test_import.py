@@ -15,6 +15,7 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.database import query_sql, snapshot
+from tests.harness.documents import make_folder
 from tests.harness.processes import config_args, environment
 from tests.harness.waiting import wait_for, wait_processed
 
@@ -115,9 +116,7 @@ def test_an_unknown_user_or_another_user_s_folder_is_refused_before_anything(ali
 
 
 def test_a_folder_in_the_trash_is_refused_as_the_target(alice, config, tree):
-    body = {"data": {"type": "folders", "attributes": {"title": "Old"}, "relationships": {
-        "parent": {"data": {"type": "folders", "id": alice.home_id}}}}}
-    old = alice.post("/api/nodes/", body).json()["data"]["id"]
+    old = make_folder(alice, "Old", alice.home_id)
     assert alice.delete(f"/api/folders/{old}/").status_code == 204
     before = snapshot(config)
     result = dms_import(config, str(tree), "--user", alice.username, "--into", old)

@@ -12,7 +12,7 @@ import pytest
 
 from dms.ops.verifyqueries import TRASH
 from tests.harness.database import execute_sql
-from tests.harness.documents import new_document
+from tests.harness.documents import make_folder, new_document
 from tests.harness.processes import config_args, environment
 from tests.harness.waiting import wait_indexed
 
@@ -37,21 +37,13 @@ def expected(*sections: tuple[str, list[str]]) -> list[str]:
     return lines + ["Problems found."]
 
 
-def folder(client, title, parent) -> str:
-    body = {"data": {"type": "folders", "attributes": {"title": title},
-                     "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
-    response = client.post("/api/nodes/", body)
-    assert response.status_code == 201, response.text
-    return response.json()["data"]["id"]
-
-
 @pytest.fixture
 def deleted(alice):
     """.home/Bills/2026/letter (a document without a file) and .home/Other; Bills deleted."""
-    ids = {"bills": folder(alice, "Bills", alice.home_id)}
-    ids["year"] = folder(alice, "2026", ids["bills"])
+    ids = {"bills": make_folder(alice, "Bills", alice.home_id)}
+    ids["year"] = make_folder(alice, "2026", ids["bills"])
     ids["letter"] = new_document(alice, "letter", ids["year"])
-    ids["other"] = folder(alice, "Other", alice.home_id)
+    ids["other"] = make_folder(alice, "Other", alice.home_id)
     assert alice.delete(f"/api/folders/{ids['bills']}/").status_code == 204
     return ids
 
