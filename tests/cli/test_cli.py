@@ -220,6 +220,18 @@ def test_options_are_never_abbreviated(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == []
 
 
+def test_a_restore_with_a_files_dir_of_its_own_says_where_the_recipe_is(tmp_path):
+    result = subprocess.run(dms_command("restore", str(tmp_path / "backup.zip"), "--data-dir",
+                                        str(tmp_path / "new")),
+                            env=environment(DMS_FILES_DIR=str(tmp_path / "shared")),
+                            capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (1, (
+        "dms: dms restore puts the files into DATA_DIR/files: unset DMS_FILES_DIR for the "
+        "restore and move the files to the shared directory afterwards (docs/scaling.md, "
+        "\"Moving from one box to several\").\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
 def test_a_bad_setting_is_a_clear_message_and_exit_2(tmp_path):
     result = subprocess.run(dms_command("serve", "--data-dir", str(tmp_path)),
                             env=environment(DMS_PORT="eighty"), capture_output=True, text=True)
