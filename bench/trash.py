@@ -8,7 +8,8 @@ live documents with a line of text each — 10,000 of them in one folder, the re
 2. the same after 10,000 more documents were put in the trash, all in that same folder (the
    worst case for its listing: every page skips over trashed siblings);
 each ROUNDS times, interleaved, p50 and p95 in ms, and their ratio. Then the history: three events
-per document (created, uploaded, processed) for 100,000 documents, and the database's growth.
+per document (created, uploaded, processed) for each of the live documents, and the database's
+growth: bytes per event (the row and both indexes) and MiB per 100,000 documents.
 
     .venv/bin/python -m bench.trash [--documents 100000] [--trashed 10000] [--rounds 200]
 """

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
-# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, axe-core, PostgreSQL's server,
-# Redis, Dovecot's IMAP server, nginx, curl and jq, pytest, Playwright, papermerge-cli in a
-# virtualenv of its own); `--bench` what the benchmarks in bench/ need (PostgreSQL's server, Redis,
-# the bench extra).
+# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, axe-core,
+# systemd-analyze, PostgreSQL's server, Redis, Dovecot's IMAP server, nginx, curl and jq, pytest,
+# Playwright, papermerge-cli in a virtualenv of its own); `--bench` what the benchmarks in bench/
+# need (PostgreSQL's server, Redis, the bench extra).
 # `--extras postgres,redis` adds dms's optional Python packages (PostgreSQL, the Redis queue) to the
 # same editable install: a plain `pip install '.[postgres]'` would replace it with a copy.
 # Re-running it is fast: each step is skipped when already done.
@@ -44,6 +44,9 @@ if [ $with_tests -eq 1 ]; then
   command -v chromium >/dev/null || missing+=(chromium)
   # npm: axe-core (below), the accessibility checker the browser tests run on each view.
   command -v npm >/dev/null || missing+=(nodejs npm)
+  # systemd-analyze (package systemd): tests/e2e/test_units.py rates and verifies the units in
+  # packaging/ with it, offline; nothing is started (a container without systemd lacks it).
+  command -v systemd-analyze >/dev/null || missing+=(systemd)
 fi
 if [ $with_tests -eq 1 ] || [ $with_bench -eq 1 ]; then
   # PostgreSQL's server: the tests and benchmarks start throwaway clusters of it
@@ -59,7 +62,7 @@ if [ $with_tests -eq 1 ]; then
   [ -x /usr/lib/dovecot/imap-login ] || missing+=(dovecot-imapd)
   # curl: the guide's walkthrough script (docs/walkthrough.sh) talks to a real server with it.
   command -v curl >/dev/null || missing+=(curl)
-  # jq: the same script reads the server's JSON answers with it (tests/test_walkthrough.py).
+  # jq: the same script reads the server's JSON answers with it (tests/e2e/test_walkthrough.py).
   command -v jq >/dev/null || missing+=(jq)
   # nginx: the reverse-proxy recipes of the docs are run through a throwaway one (test_proxy.py);
   # nginx-light where the distribution still has it (Debian 12), else nginx.

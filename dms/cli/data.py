@@ -39,7 +39,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
         if config.files_dir is not None and config.files_dir != config.data_dir / "files":
             raise backup.BackupError(
                 "dms restore puts the files into DATA_DIR/files: unset DMS_FILES_DIR for the "
-                "restore and move the files to the shared directory afterwards (README, "
+                "restore and move the files to the shared directory afterwards (docs/scaling.md, "
                 "\"Moving from one box to several\").")
         copy_rows = None
         if config.database_url:  # the rows into PostgreSQL, the files into the data dir

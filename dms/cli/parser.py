@@ -1,5 +1,10 @@
 """The command line's arguments: every subcommand and its options, each naming the DMS_* setting
-it overrides (dms.config)."""
+it overrides (dms.config).
+
+Options are never abbreviated (allow_abbrev=False): argparse would otherwise take `--password x`
+for `--password-stdin` and then refuse `x`, or wait on standard input for a bare `--password`.
+Options people guess (`--password`, `--encrypt`) are hidden and answer in one line how to give a
+password instead."""
 
 from __future__ import annotations
 
@@ -9,9 +14,36 @@ from dms import __version__
 from dms.config import LOG_LEVELS
 
 
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser that takes only whole option names; its subcommands' parsers too (they
+    are made of the parser's class)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, allow_abbrev=False, **kwargs)
+
+
+class PasswordOnStdin(argparse.Action):
+    """A guessed option that would put a password on the command line (where `ps` shows it): one
+    line naming --password-stdin, exit status 2, nothing done."""
+
+    def __init__(self, option_strings, dest, purpose: str, **kwargs):
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS)
+        self.purpose = purpose
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(2, f"dms: {parser.prog} has no {option_string} option: {self.purpose}, give "
+                       "the password on standard input with --password-stdin (e.g. "
+                       "--password-stdin < FILE); on the command line others could read it in "
+                       "`ps`.\n")
+
+
+def _password_options(command: argparse.ArgumentParser, purpose: str, *guesses: str) -> None:
+    for guess in ("--password", *guesses):
+        command.add_argument(guess, action=PasswordOnStdin, purpose=purpose)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="dms", description="A self-hosted document management appliance.")
+    parser = Parser(prog="dms", description="A self-hosted document management appliance.")
     parser.add_argument("--version", action="version", version=f"dms {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -54,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     backup.add_argument("out", help="the zip file to write")
     backup.add_argument("--password-stdin", action="store_true",
                         help="encrypt with AES-256, the password read from standard input")
+    _password_options(backup, "to encrypt the backup", "--encrypt")
     _data_dir_options(backup)
     _files_dir_option(backup)
 
@@ -61,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     restore.add_argument("archive", help="the backup zip")
     restore.add_argument("--password-stdin", action="store_true",
                          help="read the backup's password from standard input")
+    _password_options(restore, "to restore an encrypted backup")
     _data_dir_options(restore)
 
     migrate = commands.add_parser("migrate", help="bring the database's schema up to date and exit")
@@ -80,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("username")
         command.add_argument("--password-stdin", action="store_true",
                              help="read the password from standard input instead of prompting")
+        _password_options(command, "to set the password without being asked for it")
         if name == "createuser":
             command.add_argument("--staff", action="store_true",
                                  help="an admin who manages accounts (not a superuser)")

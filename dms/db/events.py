@@ -41,6 +41,20 @@ def record_many(rows: list[tuple[str, str, str, str | None, dict]]) -> None:
         database.execute_sql(INSERT, (owner_id, node_id, actor_id, action, encode(details), now))
 
 
+def record_for_each(owner_id: str, node_ids_sql: str, params: tuple, action: str,
+                    actor_id: str | None = None, **details) -> int:
+    """Append the same event for every node that `node_ids_sql` selects (a query of one column
+    named `node_id`), in node id order, in one INSERT ... SELECT inside the caller's write
+    transaction: a change of any number of nodes at once (a tag deleted from every node it
+    labels) writes its events without the ids ever travelling through Python. The number written."""
+    cursor = database.execute_sql(
+        "INSERT INTO event (owner_id, node_id, actor_id, action, details, at) "
+        f"SELECT ?, chosen.node_id, ?, ?, ?, ? FROM ({node_ids_sql}) AS chosen "
+        "ORDER BY chosen.node_id",
+        (owner_id, actor_id, action, encode(details), _now(), *params))
+    return cursor.rowcount
+
+
 def encode(details: dict) -> str:
     """Compact JSON; past DETAIL_LIMIT (a hundred long tag names at once), lists are cut to their
     first LIST_LIMIT items with the number of all, so that recording never fails a change."""

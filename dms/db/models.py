@@ -82,8 +82,7 @@ class BaseModel(Model):
 class User(BaseModel):
     id = TextField(primary_key=True, default=new_id)
     username = TextField(unique=True)
-    # The username casefolded (dms.domain.accounts.username_key): unique, so ADMIN cannot join
-    # admin.
+    # The username casefolded (dms.text.username_key): unique, so ADMIN cannot join admin.
     username_key = TextField()
     # None: the account has no usable password (set one with change-password).
     password_hash = TextField(null=True)

@@ -55,10 +55,16 @@ def migrate_schema() -> list[str]:
             applied = migration_runner().up()
         if any(name.startswith(VACUUM_AFTER) for name in applied):
             _vacuum()
-    if applied:  # one line, however many (peewee's own line per migration is quieted)
+    log_applied(applied)
+    return applied
+
+
+def log_applied(applied: list[str]) -> None:
+    """One line for the migrations just applied, however many (peewee's own line per migration
+    is quieted by the command line): what a start and a restore of an older backup say."""
+    if applied:
         span = applied[0] if len(applied) == 1 else f"{applied[0]} to {applied[-1]}"
         log.info("applied %d schema migration(s): %s", len(applied), span)
-    return applied
 
 
 @contextlib.contextmanager

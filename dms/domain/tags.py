@@ -114,9 +114,14 @@ def update_tag(user: User, tag_id: str, attributes: dict) -> Tag:
 
 
 def delete_tag(user: User, tag_id: str) -> None:
+    """DELETE /tags/{id}/: the tag, and its links by their cascade; every node it labelled gets
+    its `untagged` event in the same transaction, written by one INSERT ... SELECT however many
+    nodes that is (MAX_TAGS_PER_USER bounds the tags, not the nodes each labels)."""
     with write_transaction(owner_scope(user.id)):
         tag = owned_tag(user, tag_id)
-        Tag.delete().where(Tag.id == tag.id).execute()  # its links go by their cascade
+        events.record_for_each(user.id, "SELECT node_id FROM node_tag WHERE tag_id = ?",
+                               (tag.id,), events.UNTAGGED, user.id, tags=[tag.name])
+        Tag.delete().where(Tag.id == tag.id).execute()
 
 
 # -- a node's tags ----------------------------------------------------------------------------

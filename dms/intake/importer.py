@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from dms.db.models import Node, User
 from dms.domain import tree, uploads
-from dms.errors import DomainError
+from dms.errors import DomainError, NotFound
 from dms.text import escape_controls
 
 if TYPE_CHECKING:
@@ -139,11 +139,21 @@ class Progress:
             self.stream.flush()
 
 
+def _into_folder(user: User, folder_id: str) -> Node:
+    """The --into folder: the user's, a folder, live. Another user's, a document's, an unknown
+    id and one in the trash read the same, as in the API, but the person at the command line is
+    told which ids count."""
+    try:
+        return tree.owned_node(user, folder_id, Node.FOLDER)
+    except NotFound:
+        raise NotFound(f"{user.username} has no folder {escape_controls(folder_id)} to import into "
+                       "(a folder in the trash counts only once it is restored).") from None
+
+
 def run(services: Services, user: User, paths: list[Path], into_id: str | None = None,
         dry_run: bool = False, progress_stream: TextIO | None = None) -> Summary:
     """Import `paths` for `user` into the folder `into_id` (default the user's .inbox)."""
-    into = tree.owned_node(user, into_id, Node.FOLDER) if into_id \
-        else tree.special_folder(user, Node.INBOX)
+    into = _into_folder(user, into_id) if into_id else tree.special_folder(user, Node.INBOX)
     summary = Summary()
     entries = collect(paths, summary, services.config.max_tree_depth)
     progress = Progress(len(entries), sum(entry.size for entry in entries), progress_stream)

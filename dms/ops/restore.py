@@ -251,17 +251,18 @@ def _check_loaded(path: Path, manifest: dict, latest_schema: int, files: dict) -
 def _migrate(path: Path) -> None:
     """Bring the restored database's schema up to date, still in the work folder, on a database
     object of its own (the process' shared one may be serving another data dir)."""
-    from dms.db.schema import runner_for
+    from dms.db.schema import log_applied, runner_for
     from dms.db.sqlite import PRAGMAS, SqliteEngine
 
     restored = SqliteEngine(str(path), pragmas=PRAGMAS)
     try:
         restored.connect()
-        runner_for(restored).up()
+        applied = runner_for(restored).up()
     except Exception as error:
         raise BackupError(f"The backup's database cannot be brought up to date: {error}.") from None
     finally:
         restored.close()
+    log_applied(applied)
 
 
 def _check_values(path: Path) -> None:

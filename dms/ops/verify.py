@@ -2,6 +2,7 @@
 
 Finds: stored files whose SHA-256 or size differ from their version row (bit rot, tampering),
 versions whose file is missing, files no version refers to, rows pointing at rows that are gone,
+trash marks that disagree with the tree (a deletion that did not take its whole subtree),
 documents stuck in processing, a folder tree that is not a tree (loops, nodes unreachable from
 their owner's .home and .inbox, parents owned by another user or that are documents), documents
 whose attributes, page rows or status disagree with their latest version, and usernames that
@@ -34,7 +35,7 @@ from dms.files import modes
 from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX, stored_files
 from dms.ops.treecheck import Execute, check_tree, repair_tree
 from dms.ops.verifyqueries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR,
-                                   LATEST_VERSION, PAGE_ROWS, STUCK, UNREAD)
+                                   LATEST_VERSION, PAGE_ROWS, STUCK, TRASH, UNREAD)
 from dms.search import check as search_check
 from dms.text import ranges, runs_text, username_key
 
@@ -64,6 +65,7 @@ class Report:
     # progress or one a crash interrupted before its row. Expected; not a problem.
     recent_orphans: list[str] = field(default_factory=list)
     dangling: dict[str, list[str]] = field(default_factory=dict)
+    trash: dict[str, list[str]] = field(default_factory=dict)  # TRASH's titles: node ids
     stuck: list[str] = field(default_factory=list)
     loops: list[str] = field(default_factory=list)
     unreachable: list[str] = field(default_factory=list)
@@ -77,9 +79,9 @@ class Report:
     @property
     def ok(self) -> bool:
         return not (self.corrupt or self.missing or self.orphaned or self.stuck
-                    or any(self.dangling.values()) or self.loops or self.unreachable
-                    or self.misplaced or any(self.documents.values()) or self.username_clashes
-                    or self.search_drift or self.loose_modes)
+                    or any(self.dangling.values()) or any(self.trash.values()) or self.loops
+                    or self.unreachable or self.misplaced or any(self.documents.values())
+                    or self.username_clashes or self.search_drift or self.loose_modes)
 
     def as_dict(self) -> dict:
         return {"ok": self.ok, **asdict(self)}
@@ -92,6 +94,7 @@ class Report:
                 ("orphaned files (no version refers to them)", self.orphaned),
                 ("documents stuck in processing", self.stuck),
                 *self.dangling.items(),
+                *self.trash.items(),
                 ("nodes in a loop (their parents lead back to them)", self.loops),
                 ("nodes unreachable from their owner's .home and .inbox (below a loop or a "
                  "misplaced node)", self.unreachable),
@@ -176,6 +179,8 @@ def check_rows(report: Report, execute: Execute = None) -> None:
     execute = execute or database.execute_sql
     for title, sql in DANGLING.items():
         report.dangling[title] = [row[0] for row in execute(sql, ()).fetchall()]
+    for title, sql in TRASH.items():
+        report.trash[title] = [row[0] for row in execute(sql, ()).fetchall()]
     tree = check_tree(execute)
     report.loops = [f"node {node_id} (parent {tree.parents[node_id]})"
                     for loop in tree.loops for node_id in loop]
@@ -271,7 +276,7 @@ def repair(report: Report) -> list[str]:
     with write_transaction():
         now = utcnow().strftime(STORED_DATETIME)
         # As a re-run does: attempts (and, where the schema has it, the time budget) start over.
-        columns = {row[1] for row in execute("PRAGMA table_info(node)", ()).fetchall()}
+        columns = {column.name for column in database.get_columns("node")}  # both engines
         back_to_processing = (f"ocr_status = '{OcrStatus.RECEIVED}', ocr_error = NULL, "
                               "ocr_attempts = 0, "
                               + ("ocr_seconds = 0, " if "ocr_seconds" in columns else "")
@@ -332,6 +337,10 @@ def _not_repaired(report: Report) -> list[str]:
                      f"server queues them again when it runs.")
     if any(report.dangling.values()):
         lines.append("Not repaired: rows pointing at rows that are gone.")
+    if any(report.trash.values()):
+        lines.append("Not repaired: trash marks that disagree with the folder tree; the owner "
+                     "restores the deletion involved (POST /trash/{id}/restore/) or deletes it "
+                     "for good (DELETE /trash/{id}/), either of which makes it whole again.")
     if report.username_clashes:
         lines.append("Not repaired: usernames that differ only by case; an admin renames one of "
                      "each.")

@@ -1,6 +1,6 @@
-"""The SQL of `dms verify` (dms.ops.verify): rows pointing at nothing (the trash's marks
-included), documents whose attributes, pages or state disagree with their versions. Reads only; each
-query lists what it finds by id."""
+"""The SQL of `dms verify` (dms.ops.verify): rows pointing at nothing, trash marks that disagree
+with the tree, documents whose attributes, pages or state disagree with their versions. Reads
+only; each query lists what it finds by id."""
 
 from __future__ import annotations
 
@@ -22,13 +22,36 @@ DANGLING = {
     "tokens whose user is gone":
         "SELECT t.token_key FROM token AS t LEFT JOIN \"user\" AS u ON u.id = t.user_id "
         "WHERE u.id IS NULL",
-    # The trash (migration 0013): every mark names a deletion, every deletion marks its root.
+    "trash entries whose node is gone":
+        "SELECT t.node_id FROM trash_entry AS t LEFT JOIN node AS n ON n.id = t.node_id "
+        "WHERE n.id IS NULL ORDER BY t.node_id",
+}
+
+# The trash (migration 0013, dms.domain.trash): a deletion marks its root and every node below it
+# that was live (`trash_id`, the root's id) and has its entry; nodes a deletion of their own had
+# put in the trash before keep their own mark. So every mark names a deletion, each marked node
+# is that deletion's root or hangs below a node with the same mark, no live node hangs below a
+# node in the trash, and .home and .inbox are never in it.
+TRASH = {
     "nodes in the trash of a deletion that is gone":
         "SELECT n.id FROM node AS n LEFT JOIN trash_entry AS t ON t.node_id = n.trash_id "
-        "WHERE n.trash_id IS NOT NULL AND t.node_id IS NULL",
+        "WHERE n.trash_id IS NOT NULL AND t.node_id IS NULL ORDER BY n.id",
     "trash entries whose node is not in the trash":
         "SELECT t.node_id FROM trash_entry AS t JOIN node AS n ON n.id = t.node_id "
-        "WHERE n.trash_id IS NULL OR n.trash_id <> n.id",
+        "WHERE n.trash_id IS NULL OR n.trash_id <> n.id ORDER BY t.node_id",
+    "live nodes below a node in the trash (a deletion that did not take its whole subtree)":
+        "SELECT n.id FROM node AS n JOIN node AS p ON p.id = n.parent_id "
+        "WHERE n.trash_id IS NULL AND p.trash_id IS NOT NULL ORDER BY n.id",
+    "nodes in the trash that are not below the node whose deletion they are marked with":
+        "SELECT n.id FROM node AS n LEFT JOIN node AS p ON p.id = n.parent_id "
+        "WHERE n.trash_id IS NOT NULL AND n.trash_id <> n.id "
+        "AND (p.id IS NULL OR p.trash_id IS NULL OR p.trash_id <> n.trash_id) ORDER BY n.id",
+    "trash entries owned by another user than their node":
+        "SELECT t.node_id FROM trash_entry AS t JOIN node AS n ON n.id = t.node_id "
+        "WHERE t.owner_id <> n.owner_id ORDER BY t.node_id",
+    ".home or .inbox folders in the trash":
+        "SELECT n.id FROM node AS n WHERE n.special IS NOT NULL AND n.trash_id IS NOT NULL "
+        "ORDER BY n.id",
 }
 
 

@@ -75,8 +75,8 @@ def pending(huey: Huey) -> int | None:
 
 class EmbeddedConsumer(Consumer):
     """Huey's consumer without its signal handlers: SIGINT and SIGTERM stop the whole server
-    (dms.web.server), which then stops this consumer gracefully. tests/test_processing.py guards
-    this override against changes in Huey."""
+    (dms.web.server), which then stops this consumer gracefully.
+    tests/processing/test_processing.py guards this override against changes in Huey."""
 
     def _set_signal_handlers(self):
         pass

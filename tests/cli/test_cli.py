@@ -8,7 +8,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 import requests
@@ -113,6 +112,35 @@ def test_a_port_in_use_is_one_line_and_leaves_no_user_behind(tmp_path):
         connection.close()
 
 
+def test_an_address_the_machine_lacks_is_one_line_and_leaves_no_user_behind(tmp_path):
+    # 192.0.2.1 is TEST-NET-1 (RFC 5737): documentation only, never a local address.
+    result = subprocess.run(dms_command("serve", "--host", "192.0.2.1", "--port", "8000",
+                                        "--data-dir", str(tmp_path / "data")),
+                            env=environment(), capture_output=True, text=True)
+    assert (result.returncode, result.stderr.splitlines()[-1:]) == \
+        (1, ["dms: cannot listen on 192.0.2.1:8000: this machine has no such address "
+             "(see --host)"])
+    assert "Traceback" not in result.stderr + result.stdout
+    connection = sqlite3.connect(tmp_path / "data" / "dms.db")
+    try:
+        assert connection.execute('SELECT count(*) FROM "user"').fetchone() == (0,)
+    finally:
+        connection.close()
+
+
+def test_a_database_file_that_cannot_be_opened_is_one_line(tmp_path):
+    data_dir = tmp_path / "data"
+    (data_dir / "dms.db").mkdir(parents=True)  # a directory where the SQLite file belongs
+    result = subprocess.run(dms_command("serve", "--port", "0", "--data-dir", str(data_dir)),
+                            env=environment(), capture_output=True, text=True)
+    assert (result.returncode, result.stderr.splitlines()[-1:]) == \
+        (1, [f"dms: cannot open the database {data_dir / 'dms.db'}: unable to open database "
+             "file"])
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "listening" not in result.stdout + result.stderr
+    assert sorted(path.name for path in (data_dir / "dms.db").iterdir()) == []
+
+
 @pytest.mark.parametrize("command", ["serve", "worker"])
 def test_a_data_dir_that_cannot_be_made_is_one_line(tmp_path, command):
     (tmp_path / "a-file").write_text("not a directory")
@@ -157,49 +185,51 @@ def test_createsuperuser_and_changepassword_from_stdin(tmp_path):
         assert server.stop() == 0
 
 
-@pytest.mark.slow
-def test_ordinary_users_from_the_command_line(tmp_path):
-    data_dir = str(tmp_path / "data")
+ON_STDIN = ("give the password on standard input with --password-stdin (e.g. --password-stdin "
+            "< FILE); on the command line others could read it in `ps`.")
 
-    def dms(*args, stdin=None):
-        result = subprocess.run(dms_command(*args, "--data-dir", data_dir), input=stdin,
-                                capture_output=True, text=True, env=environment())
-        return result.returncode, result.stdout, result.stderr
 
-    assert dms("createsuperuser", "root", "--password-stdin", stdin="root-password\n")[0] == 0
-    assert dms("createuser", "alice", "--password-stdin", "--email", "alice@example.org",
-               stdin="alice-password\n") == (0, "User 'alice' created.\n", "")
-    assert dms("createuser", "bob", "--password-stdin", "--staff", stdin="bob-password\n") == \
-        (0, "Staff user 'bob' created.\n", "")
-    assert dms("createuser", "ALICE", "--password-stdin", stdin="other-password\n") == \
-        (1, "", "dms: A user with that username already exists.\n")
-    today = time.strftime("%Y-%m-%d", time.gmtime())
-    assert dms("users") == (0, "USERNAME  ROLE       ACTIVE  JOINED\n"
-                               f"alice     user       yes     {today}\n"
-                               f"bob       staff      yes     {today}\n"
-                               f"root      superuser  yes     {today}\n", "")
-    assert dms("deactivate", "alice") == (0, "User 'alice' deactivated.\n", "")
-    assert dms("deactivate", "root") == \
-        (1, "", "dms: The last active superuser must stay an active superuser.\n")
-    assert dms("deactivate", "nobody") == (1, "", "dms: There is no user 'nobody'.\n")
+@pytest.mark.parametrize("args, message", [
+    (["backup", "x.zip", "--password", "x"],
+     f"dms backup has no --password option: to encrypt the backup, {ON_STDIN}"),
+    (["backup", "x.zip", "--password"],  # once read as --password-stdin: it waited on stdin
+     f"dms backup has no --password option: to encrypt the backup, {ON_STDIN}"),
+    (["backup", "x.zip", "--encrypt"],
+     f"dms backup has no --encrypt option: to encrypt the backup, {ON_STDIN}"),
+    (["restore", "x.zip", "--password=x"],
+     f"dms restore has no --password option: to restore an encrypted backup, {ON_STDIN}"),
+    (["createuser", "carol", "--password", "secret-pw"],
+     "dms createuser has no --password option: to set the password without being asked for "
+     f"it, {ON_STDIN}"),
+])
+def test_a_password_option_people_guess_points_to_password_stdin(tmp_path, args, message):
+    result = subprocess.run(dms_command(*args, "--data-dir", str(tmp_path / "data")),
+                            input="", capture_output=True, text=True, cwd=tmp_path,
+                            env=environment(), timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"dms: {message}\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # nothing made, no x.zip
 
-    server = Running(data_dir)
-    try:
-        assert login(server.url, "alice", "alice-password").status_code == 400
-        assert dms("activate", "alice") == (0, "User 'alice' activated.\n", "")
-        response = login(server.url, "alice", "alice-password")  # the running server sees it
-        assert response.status_code == 200
-        me = requests.get(server.url + "/api/users/me/",
-                          headers={"Authorization": f"Token {response.json()['token']}"})
-        attributes = me.json()["data"]["attributes"]
-        assert (attributes["email"], attributes["is_staff"], attributes["is_superuser"],
-                sorted(me.json()["data"]["relationships"])) == \
-            ("alice@example.org", False, False, ["home_folder", "inbox_folder"])
-        bob = login(server.url, "bob", "bob-password").json()["token"]
-        users = requests.get(server.url + "/api/users/", headers={"Authorization": f"Token {bob}"})
-        assert users.status_code == 200  # staff manage accounts
-    finally:
-        assert server.stop() == 0
+
+def test_options_are_never_abbreviated(tmp_path):
+    result = subprocess.run(dms_command("backup", "x.zip", "--password-std", "--data-dir",
+                                        str(tmp_path / "data")),
+                            input="a-password\n", capture_output=True, text=True, cwd=tmp_path,
+                            env=environment(), timeout=60)
+    assert (result.returncode, result.stderr.splitlines()[-1]) == \
+        (2, "dms: error: unrecognized arguments: --password-std")
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+def test_a_restore_with_a_files_dir_of_its_own_says_where_the_recipe_is(tmp_path):
+    result = subprocess.run(dms_command("restore", str(tmp_path / "backup.zip"), "--data-dir",
+                                        str(tmp_path / "new")),
+                            env=environment(DMS_FILES_DIR=str(tmp_path / "shared")),
+                            capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (1, (
+        "dms: dms restore puts the files into DATA_DIR/files: unset DMS_FILES_DIR for the "
+        "restore and move the files to the shared directory afterwards (docs/scaling.md, "
+        "\"Moving from one box to several\").\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
 
 
 def test_a_bad_setting_is_a_clear_message_and_exit_2(tmp_path):

@@ -16,7 +16,8 @@ import pytest
 
 from tests.harness import samples
 from dms.config import Config
-from dms.db.schema import latest_schema_version, schema_version
+from dms.db.schema import (POSTGRESQL_BASELINE, latest_schema_version, schema_version,
+                           shipped_migrations)
 from dms.ops import verify
 from dms.web.server import Server
 from tests.harness.client import Client
@@ -85,6 +86,17 @@ def test_a_backup_of_dms_0_2_restores(tmp_path, request, engine):
                              *config_args(config)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"Restored {archive} into {config.data_dir}")
+    # The migrations since dms 0.2 (0012 on), logged once in one line; on PostgreSQL also the
+    # empty database's own schema, made before the rows are copied in.
+    shipped = shipped_migrations()
+    expected = [f"dms.db: applied {len(shipped) - 11} schema migration(s): "
+                f"0012_intake_refusals to {shipped[-1]}"]
+    if url:
+        after = shipped.index(POSTGRESQL_BASELINE) + 1
+        expected += [f"dms.db: created the PostgreSQL schema (baseline {POSTGRESQL_BASELINE})",
+                     f"dms.db: applied {len(shipped) - after} schema migration(s): "
+                     f"{shipped[after]} to {shipped[-1]}"]
+    assert [line.split(" INFO ", 1)[1] for line in result.stderr.splitlines()] == expected
     assert "(made by dms 0.1.0 at 2026-11-25T17:51" in result.stdout
     server, thread = served(config)
     try:

@@ -8,9 +8,11 @@
   (`--version`) are named there too.
 - Every relative link in README.md and docs/*.md points to a file that exists, and every
   `#anchor` to a heading of its target (GitHub's slugs).
+- docs/development.md's table of periodic jobs lists exactly the jobs of
+  dms.runtime.PERIODIC_JOBS, each with its setting and that setting's default.
 - README.md is a front door: at most 250 lines, with the two set-up commands.
 
-Adding a setting, a command or an option without documenting it fails this test.
+Adding a setting, a command, an option or a periodic job without documenting it fails this test.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import pytest
 
 from dms.cli import build_parser
 from dms.config import Config
+from dms.runtime import PERIODIC_JOBS
 
 pytestmark = pytest.mark.sqlite_only  # no database
 
@@ -32,6 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 CONFIGURATION = DOCS / "configuration.md"
+DEVELOPMENT = DOCS / "development.md"
+# A row of development.md's table of periodic jobs: | name | `DMS_SETTING`, default | what |
+JOB_ROW = re.compile(r"^\|\s*([a-z_]+)\s*\|\s*`(DMS_[A-Z_]+)`,\s*([0-9.]+)\s*\|")
 README_MAX_LINES = 250
 SETUP_COMMANDS = ("./scripts/run", "./scripts/test")
 # Environment variables of the test suite itself, not settings of dms.
@@ -207,6 +213,21 @@ def test_top_level_options_are_in_the_configuration_page():
                      if not names_option(text, option))
     assert not missing, (f"options of `dms` itself missing from "
                          f"{CONFIGURATION.relative_to(ROOT)}: {', '.join(missing)}")
+
+
+# -- periodic jobs ------------------------------------------------------------------------------
+
+def test_the_table_of_periodic_jobs_is_the_runtimes():
+    lines = prose_lines(DEVELOPMENT)
+    start = lines.index("## Adding a periodic job")
+    end = next(index for index in range(start + 1, len(lines)) if lines[index].startswith("## "))
+    documented = sorted(match.groups() for line in lines[start:end]
+                        if (match := JOB_ROW.match(line.strip())))
+    defaults = {field.name: field.default for field in dataclasses.fields(Config)}
+    expected = sorted((job.name, f"DMS_{job.setting.upper()}", f"{defaults[job.setting]:g}")
+                      for job in PERIODIC_JOBS)
+    assert documented == expected, (f"{DEVELOPMENT.relative_to(ROOT)}'s table of periodic jobs "
+                                    f"differs from dms.runtime.PERIODIC_JOBS")
 
 
 # -- links --------------------------------------------------------------------------------------

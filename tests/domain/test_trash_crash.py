@@ -1,22 +1,24 @@
-"""kill -9 and the trash (issue 25): a delete killed before or after its commit, and the periodic
-purge killed half-way, leave a data dir that `dms verify` finds clean, with every deletion either
-whole in the trash or whole gone, and nothing acknowledged missing."""
+"""kill -9 and the trash (issue 25), on both engines: a delete killed before or after its commit,
+and the periodic purge killed half-way, leave a data dir that `dms verify` finds clean, with every
+deletion either whole in the trash or whole gone, its `deleted` event with it (the event is
+written in the change's own transaction: never one without the other), and nothing acknowledged
+missing."""
 
 from __future__ import annotations
 
 import signal
-import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 import requests
 
 from tests.harness import samples
-from tests.harness.processes import Running, environment
-
-pytestmark = pytest.mark.sqlite_only  # kills the server and reads its SQLite file
+from tests.harness.database import execute_sql, query_sql
+from tests.harness.processes import Running, config_args, config_env, environment
+from tests.harness.waiting import wait_for
 
 ADMIN = ("admin", "crash-test-pw")
 
@@ -39,34 +41,40 @@ def make(client, url, kind, title, parent) -> str:
     return response.json()["data"]["id"]
 
 
-def verify(data_dir) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dms", "verify", "--data-dir", str(data_dir)],
+def serve(config, **env: str) -> Running:
+    """`dms serve` on the data dir and database of the test's config."""
+    return Running(config.data_dir, **config_env(config), **env)
+
+
+def verify(config) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dms", "verify", *config_args(config)],
                           env=environment(), capture_output=True, text=True)
 
 
-def deletions_whole(data_dir) -> tuple[int, int]:
-    """(deletions in the trash, nodes marked); asserts each deletion marks its whole subtree."""
-    connection = sqlite3.connect(data_dir / "dms.db")
-    try:
-        entries = [row[0] for row in connection.execute("SELECT node_id FROM trash_entry")]
-        for root in entries:
-            below = connection.execute("""
-                WITH RECURSIVE below(id) AS (SELECT ? UNION
-                    SELECT n.id FROM node AS n JOIN below ON n.parent_id = below.id)
-                SELECT count(*), count(CASE WHEN n.trash_id IS NULL THEN 1 END)
-                FROM below JOIN node AS n ON n.id = below.id""", (root,)).fetchone()
-            assert below[1] == 0, f"deletion {root} left {below[1]} of {below[0]} nodes live"
-        marked = connection.execute(
-            "SELECT count(*) FROM node WHERE trash_id IS NOT NULL").fetchone()[0]
-        return len(entries), marked
-    finally:
-        connection.close()
+def deletions_whole(config) -> tuple[int, int]:
+    """(deletions in the trash, nodes marked); asserts each deletion marks its whole subtree and
+    has exactly one `deleted` event, and that no `deleted` event is left without its deletion."""
+    entries = [row[0] for row in query_sql(config, "SELECT node_id FROM trash_entry")]
+    for root in entries:
+        [(count, live)] = query_sql(config, """
+            WITH RECURSIVE below(id) AS (SELECT id FROM node WHERE id = ? UNION
+                SELECT n.id FROM node AS n JOIN below ON n.parent_id = below.id)
+            SELECT count(*), count(CASE WHEN n.trash_id IS NULL THEN 1 END)
+            FROM below JOIN node AS n ON n.id = below.id""", root)
+        assert live == 0, f"deletion {root} left {live} of {count} nodes live"
+    deleted = query_sql(config, "SELECT node_id FROM event WHERE action = 'deleted'")
+    assert sorted(row[0] for row in deleted) == sorted(entries)
+    [(marked,)] = query_sql(config, "SELECT count(*) FROM node WHERE trash_id IS NOT NULL")
+    return len(entries), marked
+
+
+def entries(config) -> int:
+    return query_sql(config, "SELECT count(*) FROM trash_entry")[0][0]
 
 
 @pytest.mark.slow
-def test_a_delete_killed_in_flight_is_whole_or_not_at_all(tmp_path):
-    data_dir = tmp_path / "data"
-    server = Running(data_dir, DMS_ADMIN_PASSWORD=ADMIN[1])
+def test_a_delete_killed_in_flight_is_whole_or_not_at_all(config):
+    server = serve(config, DMS_ADMIN_PASSWORD=ADMIN[1])
     try:
         client, home = session(server.url)
         root = make(client, server.url, "folders", "Archive", home)
@@ -80,22 +88,20 @@ def test_a_delete_killed_in_flight_is_whole_or_not_at_all(tmp_path):
                           headers={"Content-Disposition": "attachment"}).status_code == 201
         pending = requests.Session()
         pending.headers.update(client.headers)
-        import threading
         thread = threading.Thread(target=lambda: _ignore(pending.delete,
                                                          f"{server.url}/api/nodes/{root}/"))
         thread.start()
-        time.sleep(0.01)
+        time.sleep(0.01)  # the delete is on its way, maybe committed: the point of the test
         server.process.send_signal(signal.SIGKILL)
         server.process.wait(timeout=10)
         thread.join(10)
     finally:
         if server.process.poll() is None:
             server.process.kill()
-    entries, marked = deletions_whole(data_dir)
-    assert (entries, marked) in ((0, 0), (1, 401))
-    checked = verify(data_dir)
+    assert deletions_whole(config) in ((0, 0), (1, 401))
+    checked = verify(config)
     assert checked.returncode == 0, checked.stdout
-    restarted = Running(data_dir)
+    restarted = serve(config)
     try:
         client, _ = session(restarted.url)
         assert client.get(f"{restarted.url}/api/documents/{document}/download/").content == kept
@@ -111,9 +117,8 @@ def _ignore(call, *args):
 
 
 @pytest.mark.slow
-def test_the_purge_killed_half_way_leaves_whole_deletions(tmp_path):
-    data_dir = tmp_path / "data"
-    server = Running(data_dir, DMS_ADMIN_PASSWORD=ADMIN[1])
+def test_the_purge_killed_half_way_leaves_whole_deletions(config):
+    server = serve(config, DMS_ADMIN_PASSWORD=ADMIN[1])
     try:
         client, home = session(server.url)
         nodes = [make(client, server.url, "folders", f"Old {index}", home)
@@ -126,43 +131,28 @@ def test_the_purge_killed_half_way_leaves_whole_deletions(tmp_path):
             assert client.delete(f"{server.url}/api/nodes/{node}/").status_code == 204
     finally:
         assert server.stop() == 0
-    connection = sqlite3.connect(data_dir / "dms.db")
-    connection.execute("UPDATE trash_entry SET purge_at = '2000-01-01 00:00:00.000000'")
-    connection.commit()
-    connection.close()
+    assert deletions_whole(config) == (601, 601)
+    execute_sql(config, "UPDATE trash_entry SET purge_at = '2000-01-01 00:00:00.000000'")
     # Purge periods of a second, claimed by heartbeats every second.
-    server = Running(data_dir, DMS_TRASH_PURGE_MINUTES="0.01", DMS_LEASE_SECONDS="3")
+    server = serve(config, DMS_TRASH_PURGE_MINUTES="0.01", DMS_LEASE_SECONDS="3")
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            left = _entries(data_dir)
-            if left < 601:
-                break
-            time.sleep(0.005)
+        wait_for(lambda: entries(config) < 601, timeout=60, interval=0.005,
+                 message="the purge did not start")
         server.process.send_signal(signal.SIGKILL)
         server.process.wait(timeout=10)
     finally:
         if server.process.poll() is None:
             server.process.kill()
-    entries, marked = deletions_whole(data_dir)
-    assert entries == marked and entries < 601
-    restarted = Running(data_dir, DMS_SWEEP_GRACE_MINUTES="0", DMS_TRASH_PURGE_MINUTES="0.01",
-                        DMS_LEASE_SECONDS="3")
+    left, marked = deletions_whole(config)
+    assert left == marked and left < 601
+    restarted = serve(config, DMS_SWEEP_GRACE_MINUTES="0", DMS_TRASH_PURGE_MINUTES="0.01",
+                      DMS_LEASE_SECONDS="3")
     try:
-        deadline = time.monotonic() + 60
-        while _entries(data_dir) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _entries(data_dir) == 0
+        wait_for(lambda: entries(config) == 0, timeout=60, interval=0.2,
+                 message=lambda: f"{entries(config)} deletions not purged")
     finally:
         assert restarted.stop() == 0
-    checked = verify(data_dir)
+    assert deletions_whole(config) == (0, 0)
+    checked = verify(config)
     assert checked.returncode == 0, checked.stdout
-    assert [p for p in (data_dir / "files").rglob("*") if p.is_file()] == []
-
-
-def _entries(data_dir) -> int:
-    connection = sqlite3.connect(data_dir / "dms.db", timeout=5)
-    try:
-        return connection.execute("SELECT count(*) FROM trash_entry").fetchone()[0]
-    finally:
-        connection.close()
+    assert [p for p in (config.data_dir / "files").rglob("*") if p.is_file()] == []

@@ -126,3 +126,34 @@ def test_an_installation_made_before_is_tightened_and_verify_reports_loose_modes
         assert server.stop() == 0
     assert dms("verify", "--data-dir", str(data_dir)).stdout.splitlines()[-1] == \
         "No problems found."
+
+
+@pytest.mark.slow
+def test_a_files_dir_of_its_own_is_tightened_at_start_and_reported_by_verify(tmp_path):
+    data_dir, files_dir = tmp_path / "data", tmp_path / "shared-files"
+    files_dir.mkdir()
+    files_dir.chmod(0o755)  # a mount point made with the usual umask
+    server = Running(data_dir, DMS_FILES_DIR=str(files_dir), DMS_ADMIN_PASSWORD="admin-password-1")
+    try:
+        warnings = [line for line in server.lines if "other local users could read" in line]
+        assert len(warnings) == 1 and warnings[0].rstrip().endswith(
+            f"other local users could read 1 entries of the data dir; they are owner-only now: "
+            f"{files_dir}")
+        assert modes_below(files_dir)["."] == "0o700"
+    finally:
+        assert server.stop() == 0
+
+    files_dir.chmod(0o755)  # loosened again while dms is stopped
+    checked = dms("verify", "--data-dir", str(data_dir), "--files-dir", str(files_dir))
+    assert checked.returncode == 1
+    lines = checked.stdout.splitlines()
+    title = ("1 entries of the data dir that other local users may read (repair makes them "
+             "owner-only):")
+    assert lines[lines.index(title) + 1:lines.index(title) + 2] == [f"  {files_dir}"]
+    assert lines[-1] == "Problems found."
+    repaired = dms("verify", "--repair", "--data-dir", str(data_dir), "--files-dir",
+                   str(files_dir))
+    assert repaired.returncode == 0, repaired.stdout
+    assert repaired.stdout.splitlines()[0] == \
+        f"Made 1 entries of the data dir owner-only: {files_dir}."
+    assert modes_below(files_dir)["."] == "0o700"

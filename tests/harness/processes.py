@@ -85,6 +85,12 @@ def dms(*args, stdin=None):
                           capture_output=True, text=True)
 
 
+def config_env(config) -> dict[str, str]:
+    """The environment that puts a `dms serve` subprocess (Running) on the database of `config`:
+    its PostgreSQL database, or nothing (the SQLite file of the data dir)."""
+    return {"DMS_DATABASE_URL": config.database_url} if config.database_url else {}
+
+
 def config_args(config) -> list[str]:
     """The command-line options of a `dms` command on the data dir and database of `config`."""
     url = ["--database-url", config.database_url] if config.database_url else []

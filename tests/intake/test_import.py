@@ -15,6 +15,7 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.database import query_sql, snapshot
+from tests.harness.documents import make_folder
 from tests.harness.processes import config_args, environment
 from tests.harness.waiting import wait_for, wait_processed
 
@@ -108,7 +109,20 @@ def test_an_unknown_user_or_another_user_s_folder_is_refused_before_anything(ali
     unknown = dms_import(config, str(tree), "--user", "nobody")
     assert (unknown.returncode, unknown.stderr) == (2, "dms: there is no active user 'nobody'.\n")
     foreign = dms_import(config, str(tree), "--user", alice.username, "--into", bob.home_id)
-    assert (foreign.returncode, foreign.stderr) == (2, "dms: Not found.\n")
+    assert (foreign.returncode, foreign.stderr) == \
+        (2, f"dms: alice has no folder {bob.home_id} to import into (a folder in the trash "
+            "counts only once it is restored).\n")
+    assert snapshot(config) == before
+
+
+def test_a_folder_in_the_trash_is_refused_as_the_target(alice, config, tree):
+    old = make_folder(alice, "Old", alice.home_id)
+    assert alice.delete(f"/api/folders/{old}/").status_code == 204
+    before = snapshot(config)
+    result = dms_import(config, str(tree), "--user", alice.username, "--into", old)
+    assert (result.returncode, result.stdout, result.stderr) == \
+        (2, "", f"dms: alice has no folder {old} to import into (a folder in the trash counts "
+                "only once it is restored).\n")
     assert snapshot(config) == before
 
 

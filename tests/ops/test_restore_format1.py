@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import zipfile
 
@@ -217,7 +218,13 @@ def test_a_backup_of_an_older_schema_is_migrated_before_it_lands(work):
         zipped.writestr("manifest.json", json.dumps(manifest))
     old.unlink()
     result = dms("restore", archive, "--data-dir", work / "new")
-    assert result.returncode == 0, result.stderr  # stderr logs the migrations applied
+    assert result.returncode == 0, result.stderr
+    # The migrations applied are logged once, in one line by dms, as at a start.
+    shipped = schema.shipped_migrations()
+    assert re.findall(r"INFO (\S+): (applied .*)", result.stderr) == \
+        [("dms.db", f"applied {len(shipped) - 1} schema migration(s): {shipped[1]} to "
+                    f"{shipped[-1]}")]
+    assert len(result.stderr.splitlines()) == 1
     assert result.stdout == (f"Restored {archive} into {work / 'new'} (made by dms 0.0.1 at "
                              f"2025-01-02T03:04:05+00:00).\n")
     assert sorted(p.name for p in work.iterdir()) == ["new", "old.zip"]

@@ -1,13 +1,17 @@
-"""Another user's papers behave as if they did not exist (api.md §3): for every tree route, the
-owner succeeds, another user and an admin get exactly the answer for an unknown id, an anonymous
-caller gets 401, and nothing changes after a refused request. No list ever shows a foreign node."""
+"""Another user's papers behave as if they did not exist (api.md §3): for every tree route — the
+trash, the history and version restores of api.md §12 too — the owner succeeds, another user and
+an admin get exactly the answer for an unknown id, an anonymous caller gets 401, and nothing
+changes after a refused request. No list ever shows a foreign node, nor another user's trash."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import snapshot
+from tests.harness.documents import upload
+from tests.harness.waiting import wait_processed
 
 UNKNOWN_ID = "00000000-0000-4000-8000-000000000000"
 NO_CREDENTIALS = ("not_authenticated", "Authentication credentials were not provided.")
@@ -23,10 +27,17 @@ def create(client, resource_type, title, parent_id):
 
 @pytest.fixture
 def papers(alice):
-    """Alice's folder with a document in it."""
+    """Alice's folder with a document in it (its file read, so that nothing changes meanwhile),
+    the document's version, and a folder of hers in the trash."""
     folder = create(alice, "folders", "Private", alice.home_id)
     document = create(alice, "documents", "secret.pdf", folder)
-    return {"folder": folder, "document": document}
+    assert upload(alice, document, "secret.txt", samples.text("secret\n")).status_code == 201
+    assert wait_processed(alice, document)[-1] == "succeeded"
+    [version] = alice.get(f"/api/documents/{document}/").json()["data"]["attributes"]["versions"]
+    trashed = create(alice, "folders", "Old", alice.home_id)
+    assert alice.delete(f"/api/folders/{trashed}/").status_code == 204
+    return {"folder": folder, "document": document, "version": version["id"],
+            "trashed": trashed}
 
 
 # Each route as (name, method, path template, body maker, status for the owner).
@@ -40,6 +51,11 @@ ROUTES = [
      lambda ids: {"data": {"type": "documents", "attributes": {"title": "renamed"}}}, 200),
     ("delete document", "DELETE", "/api/documents/{document}/", None, 204),
     ("delete node", "DELETE", "/api/nodes/{folder}/", None, 204),
+    ("history", "GET", "/api/nodes/{document}/history/", None, 200),
+    ("restore a version", "POST", "/api/documents/{document}/versions/{version}/restore/", None,
+     201),
+    ("restore from the trash", "POST", "/api/trash/{trashed}/restore/", None, 200),
+    ("delete from the trash for good", "DELETE", "/api/trash/{trashed}/", None, 204),
 ]
 
 
@@ -59,8 +75,10 @@ def test_route_for_owner_other_user_admin_and_anonymous(alice, bob, admin, anon,
     for stranger in (bob, admin):
         response = call(stranger, method, path, body)
         assert (response.status_code, response.json()) == (404, NOT_FOUND), stranger.username
-        unknown = call(stranger, method, path.replace(papers["folder"], UNKNOWN_ID)
-                       .replace(papers["document"], UNKNOWN_ID), body)
+        unknown_path = path
+        for known in papers.values():
+            unknown_path = unknown_path.replace(known, UNKNOWN_ID)
+        unknown = call(stranger, method, unknown_path, body)
         assert (unknown.status_code, unknown.json()) == (404, NOT_FOUND)
     assert_error(call(anon, method, path, body), 401, *NO_CREDENTIALS)
     assert snapshot(config) == before
@@ -117,3 +135,21 @@ def test_no_list_contains_another_users_nodes(alice, bob, admin, papers, anon):
         assert seen and not seen & alice_ids
     for path in ("/api/nodes/", "/api/folders/", "/api/documents/"):
         assert_error(anon.get(path), 401, *NO_CREDENTIALS)
+
+
+def test_the_trash_of_one_user_is_not_anothers(alice, bob, admin, anon, papers, config):
+    """GET /trash/ lists only the caller's own deletions; DELETE /trash/ empties only the
+    caller's own trash."""
+    before = snapshot(config)
+    for stranger in (bob, admin):
+        response = stranger.get("/api/trash/")
+        assert (response.status_code, response.json()["data"]) == (200, [])
+        assert stranger.delete("/api/trash/").status_code == 204
+    assert snapshot(config) == before
+    for method in ("GET", "DELETE"):
+        assert_error(anon.request(method, "/api/trash/"), 401, *NO_CREDENTIALS)
+    assert snapshot(config) == before
+    assert [node["id"] for node in alice.get("/api/trash/").json()["data"]] == \
+        [papers["trashed"]]
+    assert alice.delete("/api/trash/").status_code == 204
+    assert alice.get("/api/trash/").json()["data"] == []

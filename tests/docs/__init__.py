@@ -1,0 +1,1 @@
+"""Tests of the manual: README.md and docs/ in step with the code."""

@@ -1,0 +1,73 @@
+"""The bounds of what the intake refused (issue 24, dms.domain.refusals), recorded through the
+domain function the consume folder and the mail checks call, on the test's real database (both
+engines): each user keeps only the newest KEEP_PER_USER, none older than KEEP_DAYS, and they go
+with their user."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from dms.db.models import IntakeRefusal, utcnow
+from dms.domain import refusals
+from tests.harness.database import execute_sql, query_sql
+
+REASON = "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file."
+
+
+def names(config, owner_id) -> list[str]:
+    """The owner's refusals, newest first, by name."""
+    return [row[0] for row in query_sql(
+        config, "SELECT name FROM intake_refusal WHERE owner_id = ? ORDER BY refused_at DESC",
+        owner_id)]
+
+
+def listed(client) -> list[str]:
+    """What GET /intake/refusals/ shows the client, newest first, by name (every page)."""
+    shown, page, pages = [], 1, 1
+    while page <= pages:
+        answer = client.get(f"/api/intake/refusals/?page[size]=50&page[number]={page}").json()
+        shown += [item["attributes"]["name"] for item in answer["data"]]
+        page, pages = page + 1, answer["meta"]["pagination"]["pages"]
+    return shown
+
+
+def age(config, owner_id, name, days) -> None:
+    """Date one refusal `days` back, as if it had been recorded then."""
+    at = IntakeRefusal.refused_at.db_value(utcnow() - dt.timedelta(days=days))
+    execute_sql(config, "UPDATE intake_refusal SET refused_at = ? WHERE owner_id = ? AND name = ?",
+                at, owner_id, name)
+
+
+def test_only_the_newest_per_user_are_kept(alice, bob, config):
+    refusals.record(bob.user_id, "mail", "bob.docx", REASON, "Bob's letter")
+    over = refusals.KEEP_PER_USER + 5
+    for number in range(over):
+        refusals.record(alice.user_id, "consume", f"scan-{number:03}.exe", REASON)
+    newest = [f"scan-{number:03}.exe" for number in reversed(range(5, over))]
+    assert names(config, alice.user_id) == newest
+    assert listed(alice) == newest
+    assert names(config, bob.user_id) == ["bob.docx"]  # another user's are not counted
+
+
+def test_none_older_than_the_kept_days(alice, bob, config):
+    refusals.record(alice.user_id, "consume", "old.exe", REASON)
+    refusals.record(alice.user_id, "consume", "recent.exe", REASON)
+    refusals.record(bob.user_id, "mail", "bob-old.docx", REASON, "Old mail")
+    age(config, alice.user_id, "old.exe", refusals.KEEP_DAYS + 1)
+    age(config, alice.user_id, "recent.exe", refusals.KEEP_DAYS - 1)
+    age(config, bob.user_id, "bob-old.docx", refusals.KEEP_DAYS + 1)
+    refusals.record(alice.user_id, "mail", "new.docx", REASON, "New mail")  # the bound applies
+    assert names(config, alice.user_id) == ["new.docx", "recent.exe"]
+    assert names(config, bob.user_id) == []  # everyone's old ones go, not only the recorder's
+    assert listed(alice) == ["new.docx", "recent.exe"]
+    assert refusals.counts_since(utcnow() - dt.timedelta(hours=24)) == {"consume": 0, "mail": 1}
+
+
+def test_they_are_deleted_with_their_user(admin, alice, bob, config):
+    for name in ("a.exe", "b.exe"):
+        refusals.record(alice.user_id, "consume", name, REASON)
+    refusals.record(bob.user_id, "consume", "c.exe", REASON)
+    assert admin.delete(f"/api/users/{alice.user_id}/").status_code == 204
+    assert names(config, alice.user_id) == []
+    assert names(config, bob.user_id) == ["c.exe"]
+    assert refusals.counts_since(utcnow() - dt.timedelta(hours=24)) == {"consume": 1, "mail": 0}
