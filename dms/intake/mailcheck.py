@@ -16,9 +16,10 @@ failed check (wrong password, no IMAP server there, certificate, mailbox) leaves
 untouched and writes its reason to `last_error`; refused attachments and messages are named there
 too. The server decides nothing about the work (dms.intake.mailclient): messages larger than
 DMS_MAIL_MAX_MESSAGE_MB are left in the mailbox, a check reads at most CHECK_BYTES_PER_MESSAGE
-times that in all and ends after DMS_MAIL_CHECK_SECONDS, MAX_MESSAGES_PER_CHECK messages are
-fetched (the rest wait for the next check). `last_error` never quotes what a server said, and does
-not tell apart why a connection failed: an account must not be a probe of other hosts' ports.
+times that in all, holds at most one message's worth of the server's answer to one command, and
+ends after DMS_MAIL_CHECK_SECONDS; MAX_MESSAGES_PER_CHECK messages are fetched (the rest wait for
+the next check). `last_error` never quotes what a server said, and does not tell apart why a
+connection failed: an account must not be a probe of other hosts' ports.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from dms.domain import refusals, tree, uploads
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
-from dms.intake.mailclient import BoundedClient, Budget, LiteralTooLarge, SessionTooLarge
+from dms.intake.mailclient import (AnswerTooLarge, BoundedClient, Budget, LiteralTooLarge,
+                                   SessionTooLarge)
 from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageRefused, Origin, attachments,
                                     clean, file_name, origin_of, parse, sender_folder)
 
@@ -231,6 +233,17 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
                           f"more than {config.mail_max_message_mb} MiB "
                           "(DMS_MAIL_MAX_MESSAGE_MB); the check was stopped and that message "
                           "is left in the mailbox.") from None
+    except AnswerTooLarge:
+        # More in answer to one command than the message it asked for (literals of other
+        # messages, endless untagged lines): imaplib would hold all of it until the command ends.
+        if key is not None:
+            _remember_handled(user.id, key)
+        raise CheckFailed(f"The mail server sent more than {budget.answer_limit / 2**20:.0f} MiB "
+                          "in answer to one request, more than a message of "
+                          f"{config.mail_max_message_mb} MiB (DMS_MAIL_MAX_MESSAGE_MB) needs; "
+                          "the check was stopped"
+                          + (" and that message is left in the mailbox." if key is not None
+                             else ".")) from None
     except SessionTooLarge:
         raise CheckFailed(f"The mail server sent more than {budget.session_limit / 2**20:.0f} MiB "
                           "in one check; the check was stopped and goes on at the next "

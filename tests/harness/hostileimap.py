@@ -1,7 +1,8 @@
 """A hostile IMAP server for the tests (issue 22): a real TCP server on loopback that speaks just
 enough IMAP for dms's mail check (greeting, CAPABILITY, LOGIN, LIST, SELECT, UID SEARCH, UID FETCH,
 UID STORE, LOGOUT), serving scripted messages, and misbehaving on purpose where a test says so:
-announcing a literal of 10 GB, trickling bytes, sending more than it said.
+announcing a literal of 10 GB, answering one fetch with many large literals, trickling bytes,
+sending more than it said.
 
 Each message is a `Message`: its bytes, the RFC822.SIZE the server claims, and how its body is
 sent (`send_body`). The server counts the body fetches of each message."""
@@ -132,6 +133,21 @@ def huge_literal(connection: socket.socket, uid: int, raw: bytes) -> None:
     try:
         for _ in range(100_000):
             connection.sendall(chunk)
+    except OSError:
+        return
+
+
+def many_literals(connection: socket.socket, uid: int, raw: bytes, count: int = 15,
+                  mib: int = 24) -> None:
+    """Answer one body fetch with `count` messages of `mib` MiB each, every one of them under the
+    default message limit of 25 MiB (imaplib keeps them all until the command's tagged OK)."""
+    chunk = b"x" * 2**20
+    try:
+        for _ in range(count):
+            connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, mib * 2**20))
+            for _ in range(mib):
+                connection.sendall(chunk)
+            connection.sendall(b")\r\n")
     except OSError:
         return
 

@@ -1,9 +1,9 @@
 """Hostile mail servers and messages (issue 22) against a real dms server: a fake IMAP server in
-the test (tests/harness/hostileimap.py) announces 10 GB, sends more than it said, trickles one
-byte a second, or serves a Subject of 28,000 encoded words and a MIME nesting of 5,000 levels.
-The server's memory stays bounded, every check ends by its deadline, other users are served
-meanwhile, a refused message is named in last_error and never fetched again, and last_error never
-tells one kind of unreachable port from another."""
+the test (tests/harness/hostileimap.py) announces 10 GB, answers one fetch with 15 messages of
+24 MiB, sends more than it said, trickles one byte a second, or serves a Subject of 28,000
+encoded words and a MIME nesting of 5,000 levels. The server's memory stays bounded, every check
+ends by its deadline, other users are served meanwhile, a refused message is named in last_error
+and never fetched again, and last_error never tells one kind of unreachable port from another."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 from tests.harness import samples
 from tests.harness.client import assert_error
 from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal,
-                                       nested_mime, trickle)
+                                       many_literals, nested_mime, trickle)
 from tests.harness.mail import add_account, checked, inbox, message
 from tests.harness.memory import peak_growth_mib
 from tests.harness.processes import free_port
@@ -37,14 +37,31 @@ def account_on(client, server) -> dict:
     return add_account(client, ("anyone", "any-password"), server)
 
 
-def check(client, account_id, timeout=60) -> dict:
+def check(client, account_id, timeout=60, bystander=None) -> dict:
+    """Ask for a check and wait for its result; with a `bystander` (another user's client), that
+    user is answered at once, again and again, while the check runs."""
     path = f"/api/mail-accounts/{account_id}/"
     before = client.get(path).json()["data"]["attributes"]["last_checked_at"]
     started = time.monotonic()
     response = client.post(path + "check/")
     assert response.status_code == 202, response.text
     assert time.monotonic() - started < 2  # it only queues the check
+    if bystander is not None:
+        served_while(bystander, lambda: client.get(path).json()["data"]["attributes"]["checking"])
     return checked(client, account_id, before, timeout)["attributes"]
+
+
+def served_while(bystander, busy) -> None:
+    """`bystander` asks for their profile once, and again as long as `busy()`: every answer is a
+    200, none of them slow (a check never holds a request thread)."""
+    slowest = 0.0
+    while True:
+        before = time.monotonic()
+        assert bystander.get("/api/users/me/").status_code == 200
+        slowest = max(slowest, time.monotonic() - before)
+        if not busy():
+            break
+    assert slowest < 5, f"another user waited {slowest:.1f} s for an answer"
 
 
 def with_pdf(text: str) -> bytes:
@@ -66,6 +83,28 @@ def test_a_server_announcing_ten_gigabytes_is_stopped_before_reading_it(alice, h
     assert (second["last_error"], second["imported_count"]) == (None, 1)
     assert hostile.fetches == {1: 1, 2: 1}  # the huge one is never asked for again
     assert list(inbox(alice)) == ["Gas bill.pdf"]
+
+
+@pytest.mark.socket  # the other user served through waitress meanwhile
+def test_one_answer_of_many_large_messages_is_stopped_at_one_message(make_user, hostile):
+    """At the default limits (25 MiB a message, 400 MiB a check): one fetch answered with 15
+    messages of 24 MiB, each under the limit, held 1.2 GB in the server before."""
+    alice, bystander = make_user(), make_user()
+    hostile.messages = [Message(b"x" * 100, claimed_size=100, send_body=many_literals),
+                        Message(with_pdf("Phone bill"))]
+    account = account_on(alice, hostile)
+    outcome = {}
+    growth = peak_growth_mib(lambda: outcome.update(
+        first=check(alice, account["id"], bystander=bystander)))
+    assert (outcome["first"]["last_error"], outcome["first"]["imported_count"]) == (
+        "The mail server sent more than 26 MiB in answer to one request, more than a message of "
+        "25 MiB (DMS_MAIL_MAX_MESSAGE_MB) needs; the check was stopped and that message is left "
+        "in the mailbox.", 0)
+    assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"
+    second = check(alice, account["id"])
+    assert (second["last_error"], second["imported_count"]) == (None, 1)
+    assert hostile.fetches == {1: 1, 2: 1}  # the hostile one is never asked for again
+    assert list(inbox(alice)) == ["Phone bill.pdf"]
 
 
 @pytest.mark.config(mail_max_message_mb=1)
