@@ -155,6 +155,10 @@ class BoundedClient(imapclient.IMAPClient):
         except BaseException:
             self._watchdog.cancel()
             raise
+        # imapclient sets imaplib's debug level to 5: imaplib then formats the repr of every
+        # literal it reads for its debug log, logged or not (a message of 23 MB became strings
+        # of 100 MB), and would log messages' contents.
+        self._imap.debug = 0
 
     def _create_IMAP4(self):
         connect_timeout = getattr(self._timeout, "connect", None)
