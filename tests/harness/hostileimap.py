@@ -122,8 +122,11 @@ def _uids(wanted: bytes, count: int) -> list[int]:
 
 
 def honest(connection: socket.socket, uid: int, raw: bytes) -> None:
-    connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)) + raw
-                       + b")\r\n")
+    """The message as it is (sent in three pieces: a copy of a large message would count in the
+    memory that the tests measure, this process')."""
+    connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)))
+    connection.sendall(raw)
+    connection.sendall(b")\r\n")
 
 
 def huge_literal(connection: socket.socket, uid: int, raw: bytes) -> None:
@@ -176,3 +179,19 @@ def nested_mime(levels: int = 5000) -> bytes:
     return ("Subject: nested\r\nFrom: someone@example.org\r\nMIME-Version: 1.0\r\n" + parts
             + "Content-Type: text/plain\r\n\r\nhello\r\n").encode()
 
+
+
+def many_headers(fields: int, in_part: bool = False) -> bytes:
+    """A message of `fields` tiny header fields (2,000,000 are 9.5 MB), in its own header or in
+    that of its one MIME part."""
+    headers = b"X: y\r\n" * fields
+    if not in_part:
+        return b"Subject: headers\r\nFrom: someone@example.org\r\n" + headers + b"\r\nhello\r\n"
+    return (b"Subject: part headers\r\nFrom: someone@example.org\r\nMIME-Version: 1.0\r\n"
+            b'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\n' + headers
+            + b"\r\nhello\r\n--b--\r\n")
+
+
+def many_lines(lines: int) -> bytes:
+    """A message whose body is `lines` empty lines."""
+    return b"Subject: lines\r\nFrom: someone@example.org\r\n\r\n" + b"\r\n" * lines

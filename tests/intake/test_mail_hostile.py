@@ -17,7 +17,8 @@ import pytest
 from tests.harness import samples
 from tests.harness.client import assert_error
 from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal,
-                                       many_literals, nested_mime, trickle)
+                                       many_headers, many_lines, many_literals, nested_mime,
+                                       trickle)
 from tests.harness.mail import add_account, checked, inbox, message
 from tests.harness.memory import peak_growth_mib
 from tests.harness.processes import free_port
@@ -165,20 +166,23 @@ def test_a_user_has_at_most_two_checks_under_way(alice, hostile, config):
 
 
 def test_a_subject_of_encoded_words_is_refused_remembered_and_the_rest_imported(alice, hostile):
-    bomb = encoded_word_subject()
-    assert len(bomb) < 400_000
-    hostile.messages = [Message(bomb), Message(with_pdf("Water bill"))]
+    """28,000 encoded words (381 KB) took 3 GB to parse: the header section is over 256 KiB;
+    15,000 of them (210 KB) make one header longer than 8 KiB."""
+    bomb, smaller = encoded_word_subject(), encoded_word_subject(15_000)
+    assert len(bomb) < 400_000 and 200_000 < len(smaller) < 256 * 1024
+    hostile.messages = [Message(bomb), Message(smaller), Message(with_pdf("Water bill"))]
     account = account_on(alice, hostile)
     outcome = {}
     growth = peak_growth_mib(lambda: outcome.update(first=check(alice, account["id"])))
     assert (outcome["first"]["last_error"], outcome["first"]["imported_count"]) == (
-        "The message '<m1@hostile.example>' was refused: one of its headers is longer than "
-        "8 KiB; it is left in the mailbox.", 1)
+        "The message '<m1@hostile.example>' was refused: its header is larger than 256 KiB; it "
+        "is left in the mailbox. The message '<m2@hostile.example>' was refused: one of its "
+        "headers is longer than 8 KiB; it is left in the mailbox.", 1)
     assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"
     assert list(inbox(alice)) == ["Water bill.pdf"]
     again = check(alice, account["id"])
     assert (again["last_error"], again["imported_count"]) == (None, 1)
-    assert hostile.fetches == {1: 1, 2: 1}
+    assert hostile.fetches == {1: 1, 2: 1, 3: 1}
 
 
 def test_a_mime_nesting_of_five_thousand_levels_is_refused_and_the_rest_imported(alice,
@@ -193,6 +197,30 @@ def test_a_mime_nesting_of_five_thousand_levels_is_refused_and_the_rest_imported
     again = check(alice, account["id"])
     assert (again["last_error"], again["imported_count"]) == (None, 1)
     assert hostile.fetches == {1: 1, 2: 1}
+
+
+def test_messages_costly_to_parse_are_refused_before_parsing(alice, hostile):
+    """At the default limits: 2,000,000 tiny headers (9.5 MB) took 18.6 s and 328 MiB to parse,
+    12,000,000 empty lines 1 GB; a header section over 256 KiB, more than 1,000 fields in it,
+    more than 1,000,000 lines, more than 10,000 fields in all parts refuse the message."""
+    hostile.messages = [Message(many_headers(2_000_000)), Message(many_headers(1_001)),
+                        Message(many_lines(12_000_000)),
+                        Message(many_headers(20_000, in_part=True)),
+                        Message(with_pdf("Insurance"))]
+    account = account_on(alice, hostile)
+    outcome = {}
+    growth = peak_growth_mib(lambda: outcome.update(first=check(alice, account["id"])))
+    reasons = ("its header is larger than 256 KiB", "it has more than 1,000 header fields",
+               "it has more than 1,000,000 lines",
+               "it has more than 10,000 header fields in all its parts")
+    assert (outcome["first"]["last_error"], outcome["first"]["imported_count"]) == (" ".join(
+        f"The message '<m{uid}@hostile.example>' was refused: {reason}; it is left in the "
+        "mailbox." for uid, reason in enumerate(reasons, 1)), 1)
+    assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"
+    assert list(inbox(alice)) == ["Insurance.pdf"]
+    again = check(alice, account["id"])
+    assert (again["last_error"], again["imported_count"]) == (None, 1)
+    assert hostile.fetches == {1: 1, 2: 1, 3: 1, 4: 1, 5: 1}
 
 
 def serve_forever(listener: socket.socket, answer: bytes | None) -> None:
