@@ -11,8 +11,9 @@ import pytest
 from PIL import Image
 
 from dms.files import pdf
+from dms.files.store import DirectoryStore
 from tests.harness import samples
-from tests.harness.client import assert_error
+from tests.harness.client import JSON, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import (new_document, stored_files, temporary_files, upload,
                                      TOO_MANY_PIXELS)
@@ -125,6 +126,42 @@ def test_a_page_whose_content_inflates_to_a_gibibyte_is_refused_at_upload(alice,
     assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"  # 2.7 GB before issue 22
     assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
+
+
+@pytest.mark.config(pdf_memory_mb=512)
+def test_a_content_bomb_already_stored_fails_its_reading_and_its_preview(alice, config):
+    """A bomb stored before the upload check existed (or brought back by a restore): its
+    version's file is replaced behind the server's back after a harmless upload of one page."""
+    document_id = new_document(alice)
+    response = upload(alice, document_id, "harmless.pdf", samples.pdf(["harmless"]))
+    assert response.status_code == 201, response.text
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
+    version = response.json()["data"]["attributes"]["versions"][0]
+    page_id = version["pages"][0]["id"]
+    store = DirectoryStore(config.files_path, config.data_dir)
+    store.path(version["id"]).write_bytes(samples.pdf_content_bomb(1024))
+    outcome = {}
+
+    def read_and_preview():
+        rerun = alice.post("/api/ocr/", {"doc_id": document_id}, media=JSON)
+        assert rerun.status_code == 200, rerun.text
+        outcome["statuses"] = wait_processed(alice, document_id, timeout=120)
+        outcome["previews"] = [alice.get(f"/api/pages/{page_id}/",
+                                         headers={"Accept": "image/jpeg"}) for _ in range(2)]
+
+    growth = peak_growth_mib(read_and_preview)
+    assert outcome["statuses"][-1] == "failed"
+    assert document(alice, document_id)["ocr_error"] == (
+        "Page 1 needs more memory to read than dms allows for one file (DMS_PDF_MEMORY_MB): its "
+        "content is too large, or the file is damaged.")
+    rendering = ("This page needs more memory to render than dms allows for one file "
+                 "(DMS_PDF_MEMORY_MB): its content is too large, or the file is damaged.")
+    for answer in outcome["previews"]:  # the second from the remembered failure
+        assert_error(answer, 503, "unavailable", rendering)
+    marker = store.preview_path(version["id"], 1).with_suffix(".failed")
+    assert marker.read_text(encoding="utf-8") == rendering
+    assert not store.preview_path(version["id"], 1).exists()
+    assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"  # the readers are children
 
 
 def test_pages_sharing_a_huge_content_stream_are_refused_within_seconds(alice, config):
