@@ -232,6 +232,15 @@ def test_refused_self_changes_change_nothing(alice, config, change, status, code
     assert snapshot(config) == before
 
 
+def test_an_admin_cannot_rename_a_user_to_a_name_of_mixed_scripts(admin, bob, config):
+    before = snapshot(config)
+    body = {"data": {"type": "users", "id": bob.user_id,
+                     "attributes": {"username": "b\u043eb"}}}  # a Cyrillic "о"
+    assert_error(admin.patch(f"/api/users/{bob.user_id}/", body), 400, "invalid", MIXED_SCRIPTS,
+                 "/data/attributes/username")
+    assert snapshot(config) == before
+
+
 def test_other_users_cannot_patch_change_password_or_delete(alice, bob, anon, config):
     before = snapshot(config)
     body = {"data": {"type": "users", "id": alice.user_id, "attributes": {"first_name": "X"}}}
