@@ -44,8 +44,9 @@ from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
 from dms.intake.mailclient import (AnswerTooLarge, BoundedClient, Budget, LiteralTooLarge,
                                    SessionTooLarge)
-from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageRefused, Origin, attachments,
-                                    clean, file_name, origin_of, parse, sender_folder)
+from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageLimits, MessageRefused,
+                                    Origin, attachments, clean, file_name, origin_of, parse,
+                                    sender_folder)
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -292,8 +293,9 @@ def _message_keys(client, account: MailAccount, uidvalidity, uids: list[int]):
 def _import_message(services: Services, account: MailAccount, user: User, raw: bytes,
                     key: str, problems: list[str]) -> bool:
     """Import the message's attachments; False when it has none to take or is refused."""
+    config = services.config
     try:
-        message = parse(raw)
+        message = parse(raw, MessageLimits(config.mail_max_header_kb, config.mail_max_multiparts))
         parts, cut = attachments(message)
         origin = origin_of(message, key)
     except MessageRefused as refused:
@@ -311,7 +313,7 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
     folder_id = tree.special_folder(user, Node.INBOX).id
     if account.folder_per_sender:
         folder_id = tree.child_folder(user, folder_id, sender_folder(origin.sender),
-                                      services.config.max_tree_depth, source="mail")[0].id
+                                      config.max_tree_depth, source="mail")[0].id
     rule = FromMessage(account, origin)
     for index, part in enumerate(parts, 1):
         name = file_name(part, index)

@@ -10,7 +10,6 @@ import time
 import pytest
 from PIL import Image
 
-from dms.files import pdf
 from dms.files.store import DirectoryStore
 from tests.harness import samples
 from tests.harness.client import JSON, assert_error
@@ -178,10 +177,9 @@ def test_pages_sharing_a_huge_content_stream_are_refused_within_seconds(alice, c
     assert stored_files(config) == [] and temporary_files(config) == []
 
 
+@pytest.mark.config(pdf_preview_seconds=2)
 @pytest.mark.socket  # waitress' threads busy, another client served
-def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice, bob,
-                                                                          monkeypatch):
-    monkeypatch.setattr(pdf, "PREVIEW_SECONDS", 2)
+def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice, bob):
     document_id = new_document(alice)
     alice.patch(f"/api/documents/{document_id}/", {"data": {
         "type": "documents", "id": document_id, "attributes": {"ocr": False}}})
@@ -209,8 +207,8 @@ def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice
     assert max(slowest) < 1.5, slowest  # never behind a lock that a preview holds
 
 
-def test_a_page_that_renders_forever_fails_its_reading_with_the_reason(alice, monkeypatch):
-    monkeypatch.setattr(pdf, "PAGE_SECONDS", 2)
+@pytest.mark.config(pdf_page_seconds=2)
+def test_a_page_that_renders_forever_fails_its_reading_with_the_reason(alice):
     document_id = new_document(alice)
     assert upload(alice, document_id, "slow.pdf", samples.pdf_slow_to_render()).status_code == 201
     assert wait_processed(alice, document_id, timeout=120)[-1] == "failed"

@@ -178,6 +178,33 @@ def test_a_990_level_tree_of_one_user_does_not_stop_the_others(alice, bob, consu
     remove_chain(consume_dir / alice.username / "d")  # pytest's own clean-up would recurse
 
 
+@pytest.mark.config(consume_max_depth=2, consume_max_entries=5)
+def test_the_depth_and_the_entries_a_look_reads_are_settings(alice, bob, consume_dir, caplog):
+    caplog.set_level(logging.WARNING, logger="dms.consume")
+    deep = consume_dir / alice.username / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "deep.txt").write_bytes(samples.text("three folders down\n"))
+    (deep.parent / "two.txt").write_bytes(samples.text("two folders down\n"))
+    (consume_dir / bob.username).mkdir()
+    for number in range(8):
+        (consume_dir / bob.username / f"note{number}.txt").write_bytes(
+            samples.text(f"note {number}\n"))
+    def in_b():
+        a = inbox_titles(alice).get("a")
+        b = a and inbox_titles(alice, a).get("b")
+        return b and inbox_titles(alice, b)
+
+    wait_for(lambda: in_b() and len(inbox_titles(bob)) == 8)  # 5 in one look, then the rest
+    looks()
+    assert list(in_b()) == ["two.txt"]  # a/b/c is not looked into
+    assert warnings_about(caplog, "folders deep") == [
+        f"consume folder: 'a/b/c' of '{alice.username}' is more than 2 folders deep; what lies "
+        "below is not imported"]
+    assert warnings_about(caplog, "entries") == [
+        f"consume folder: the folder of '{bob.username}' holds more than 5 entries; only the first "
+        "are looked at"]
+
+
 def remove_chain(top) -> None:
     """Remove a chain of nested `d` folders without recursing: the level below moves up."""
     while top.exists():

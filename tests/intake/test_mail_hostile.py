@@ -182,7 +182,7 @@ def test_a_subject_of_encoded_words_is_refused_remembered_and_the_rest_imported(
     assert (outcome["first"]["last_error"], outcome["first"]["imported_count"]) == (
         "The message '<m1@hostile.example>' was refused: its header is larger than 256 KiB; it "
         "is left in the mailbox. The message '<m2@hostile.example>' was refused: one of its "
-        "headers is longer than 8 KiB; it is left in the mailbox.", 1)
+        "headers is longer than 8 KiB (DMS_MAIL_MAX_HEADER_KB); it is left in the mailbox.", 1)
     assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"
     assert list(inbox(alice)) == ["Water bill.pdf"]
     again = check(alice, account["id"])
@@ -197,8 +197,8 @@ def test_a_mime_nesting_of_five_thousand_levels_is_refused_and_the_rest_imported
     outcome = {}
     growth = peak_growth_mib(lambda: outcome.update(first=check(alice, account["id"])))
     assert (outcome["first"]["last_error"], outcome["first"]["imported_count"]) == (
-        "The message '<m1@hostile.example>' was refused: it has more than 50 nested MIME parts; "
-        "it is left in the mailbox.", 1)
+        "The message '<m1@hostile.example>' was refused: it has more than 50 nested MIME parts "
+        "(DMS_MAIL_MAX_MULTIPARTS); it is left in the mailbox.", 1)
     assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"
     assert list(inbox(alice)) == ["Tax notice.pdf"]
     again = check(alice, account["id"])
