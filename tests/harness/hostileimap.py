@@ -5,7 +5,8 @@ announcing a literal of 10 GB, answering one fetch with many large literals, tri
 sending more than it said.
 
 Each message is a `Message`: its bytes, the RFC822.SIZE the server claims, and how its body is
-sent (`send_body`). The server counts the body fetches of each message."""
+sent (`send_body`). The server counts the body fetches of each message, and keeps when each
+session began and ended (`sessions`, `most_at_once`)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class HostileImap:
     name: str = "hostile"  # in the messages' Message-IDs: <m1@NAME.example>
     fetches: Counter = field(default_factory=Counter)  # uid -> body fetches
     seen: set = field(default_factory=set)  # uids marked \Seen (UNSEEN leaves them out)
+    # (accepted, closed) of every connection, in time.monotonic(); closed None while it is open
+    sessions: list = field(default_factory=list)
 
     def start(self) -> "HostileImap":
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -49,9 +52,21 @@ class HostileImap:
                 connection, _ = self.listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+            self.sessions.append((time.monotonic(), None))  # here, in the one accepting thread
+            threading.Thread(target=self._serve, args=(connection, len(self.sessions) - 1),
+                             daemon=True).start()
 
-    def _serve(self, connection: socket.socket) -> None:
+    def most_at_once(self, tolerance: float = 0.5) -> int:
+        """The most sessions open at one moment, each counted until `tolerance` seconds before it
+        was seen to close: one that a client closes ends here a moment later, while the client
+        may already open its next one."""
+        now = time.monotonic()
+        spans = [(start, (end if end is not None else now) - tolerance)
+                 for start, end in list(self.sessions)]
+        return max((sum(start <= moment < end for start, end in spans)
+                    for moment, _ in spans), default=0)
+
+    def _serve(self, connection: socket.socket, index: int) -> None:
         reader = connection.makefile("rb")
         send = connection.sendall
         try:
@@ -81,6 +96,7 @@ class HostileImap:
         except OSError:
             return
         finally:
+            self.sessions[index] = (self.sessions[index][0], time.monotonic())
             connection.close()
 
     def _uid(self, connection: socket.socket, tag: bytes, command: bytes) -> None:
@@ -151,6 +167,16 @@ def many_literals(connection: socket.socket, uid: int, raw: bytes, count: int = 
             for _ in range(mib):
                 connection.sendall(chunk)
             connection.sendall(b")\r\n")
+    except OSError:
+        return
+
+
+def stall(connection: socket.socket, uid: int, raw: bytes) -> None:
+    """Announce the message, send none of it, and return as soon as the client hangs up."""
+    connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)))
+    try:
+        while connection.recv(4096):
+            pass
     except OSError:
         return
 

@@ -18,7 +18,7 @@ from tests.harness import samples
 from tests.harness.client import assert_error
 from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal,
                                        many_headers, many_lines, many_literals, nested_mime,
-                                       trickle)
+                                       stall, trickle)
 from tests.harness.mail import add_account, checked, inbox, message
 from tests.harness.memory import peak_growth_mib
 from tests.harness.processes import free_port
@@ -165,6 +165,42 @@ def test_a_user_has_at_most_two_checks_under_way(alice, hostile, config):
     assert third.headers["Retry-After"] == "10"
     assert alice.get(f"/api/mail-accounts/{accounts[2]['id']}/").json()["data"]["attributes"][
         "checking"] is False
+
+
+@pytest.mark.config(mail_check_seconds=3, mail_checks_per_node=3)
+def test_a_node_full_of_checks_answers_503_and_queues_nothing(alice, bob, hostile):
+    hostile.messages = [Message(with_pdf("Slow letter"), send_body=stall)]
+    accounts = {"alice": [account_on(alice, hostile) for _ in range(2)],
+                "bob": [account_on(bob, hostile) for _ in range(2)]}
+    for client, account in ((alice, accounts["alice"][0]), (alice, accounts["alice"][1]),
+                            (bob, accounts["bob"][0])):
+        assert client.post(f"/api/mail-accounts/{account['id']}/check/").status_code == 202
+    refused = accounts["bob"][1]
+    assert_error(bob.post(f"/api/mail-accounts/{refused['id']}/check/"), 503, "unavailable",
+                 "This server is checking many mail accounts right now; try again in a moment.")
+    for client, account in ((alice, accounts["alice"][0]), (alice, accounts["alice"][1]),
+                            (bob, accounts["bob"][0])):
+        result = checked(client, account["id"], None, timeout=30)["attributes"]
+        assert result["last_error"] == ("The check took longer than 3 s (DMS_MAIL_CHECK_SECONDS) "
+                                        "and was stopped; it goes on at the next one.")
+    after = bob.get(f"/api/mail-accounts/{refused['id']}/").json()["data"]["attributes"]
+    assert (after["checking"], after["last_checked_at"], after["last_error"]) == (False, None, None)
+    assert len(hostile.sessions) == 3  # the refused check never connected
+    assert bob.post(f"/api/mail-accounts/{refused['id']}/check/").status_code == 202  # room again
+
+
+@pytest.mark.config(mail_check_seconds=3, mail_checks_parallel=2)
+def test_a_node_runs_at_most_its_parallel_checks_at_once(make_user, hostile):
+    hostile.messages = [Message(with_pdf("Slow letter"), send_body=stall)]
+    users = [make_user() for _ in range(3)]
+    accounts = [(user, account_on(user, hostile)) for user in users for _ in range(2)][:5]
+    for user, account in accounts:
+        response = user.post(f"/api/mail-accounts/{account['id']}/check/")
+        assert response.status_code == 202, response.text
+    for user, account in accounts:  # two at a time, each cut after 3 s: about 9 s
+        checked(user, account["id"], None, timeout=60)
+    assert len(hostile.sessions) == 5
+    assert hostile.most_at_once() == 2
 
 
 @pytest.mark.socket  # bob served through waitress meanwhile
