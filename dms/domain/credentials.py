@@ -17,6 +17,7 @@ from typing import Callable, Hashable, Iterable
 
 from peewee import IntegrityError
 
+from dms.config import Config
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
 from dms.db.models import Token, User, utcnow
 from dms.errors import Invalid, NotFound, StorageFull, Unavailable
@@ -177,10 +178,11 @@ def find_token(secret: str, now: dt.datetime) -> Token | None:
 # of USER's failures, from several addresses (an address alone stops at ADDRESS's). ADDRESS stops
 # one client spraying many usernames.
 ADDRESS_AND_USER, ADDRESS, USER = "addr+user", "addr", "user"
-MAX_FAILURES = {ADDRESS_AND_USER: 5, ADDRESS: 50, USER: 100}  # the defaults of the settings below
+MAX_FAILURES = {ADDRESS_AND_USER: Config.login_failures_per_address_user,  # the settings' defaults
+                ADDRESS: Config.login_failures_per_address, USER: Config.login_failures_per_user}
 
 
-def max_failures(config) -> dict[str, int]:
+def max_failures(config: Config) -> dict[str, int]:
     """The failures each kind of key may have (DMS_LOGIN_FAILURES_PER_...)."""
     return {ADDRESS_AND_USER: config.login_failures_per_address_user,
             ADDRESS: config.login_failures_per_address, USER: config.login_failures_per_user}

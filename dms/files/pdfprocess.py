@@ -23,6 +23,7 @@ import threading
 import time
 from typing import Iterator
 
+from dms.config import Config
 from dms.errors import Unavailable
 from dms.files.pdfprotocol import HEADER, MAX_FRAME, MEMORY, write_frame
 
@@ -37,10 +38,11 @@ CHILD_COMMAND = "_pdf-reader"  # the hidden subcommand of `dms` that runs dms.fi
 class ReaderTimes:
     """The time limits of calls, in seconds (DMS_PDF_PAGE_SECONDS, DMS_PDF_PREVIEW_SECONDS,
     DMS_PDF_INSPECT_SECONDS; dms.files.pdf and dms.files.pages use them): reading or rendering one
-    page, rendering a preview, parsing every page of an upload (at most)."""
-    page: float = 120
-    preview: float = 15
-    inspect: float = 60
+    page, rendering a preview, parsing every page of an upload (at most). The defaults are the
+    settings'."""
+    page: float = Config.pdf_page_seconds
+    preview: float = Config.pdf_preview_seconds
+    inspect: float = Config.pdf_inspect_seconds
 
 
 class ReaderFailed(Exception):

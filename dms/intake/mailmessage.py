@@ -32,6 +32,7 @@ from email.message import Message
 from email.parser import BytesParser
 from email.policy import Compat32
 
+from dms.config import Config
 from dms.domain import tree, uploads
 from dms.text import is_refused_character
 
@@ -55,9 +56,10 @@ class MessageRefused(Exception):
 @dataclasses.dataclass(frozen=True)
 class MessageLimits:
     """The bounds a setting changes: one header's length, folded lines together
-    (DMS_MAIL_MAX_HEADER_KB), and multipart containers (DMS_MAIL_MAX_MULTIPARTS)."""
-    max_header_kb: int = 8
-    max_multiparts: int = 50
+    (DMS_MAIL_MAX_HEADER_KB), and multipart containers (DMS_MAIL_MAX_MULTIPARTS); the defaults are
+    the settings'."""
+    max_header_kb: int = Config.mail_max_header_kb
+    max_multiparts: int = Config.mail_max_multiparts
 
 
 class _BoundedPolicy(Compat32):
