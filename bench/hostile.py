@@ -31,8 +31,18 @@ Against one fresh server (a new temporary data dir; default settings except DMS_
          request with Content-Length beside Transfer-Encoding: chunked and one with a chunk size
          of 20 nines on raw sockets (expected 400 and 413 at once, the connection closed), and
          symbolic links planted in the consume folder towards a file outside it (after the
-         phase: that file unchanged).
+         phase: that file unchanged), a 990-level folder tree in the attacker's consume folder
+         with a file beside it and one in the victim's folder (after the phase: how long until
+         each was imported), and 5 wrong passwords for the victim's username from each of 19
+         addresses (X-Forwarded-For, the server trusting 127.0.0.1 as its proxy), the owner's
+         login from its own address (expected 200), the same from 20 more addresses, the
+         owner's login again (expected 429: 100 failures for one username lock it).
      Every document of the attacker is created first with POST /api/nodes/ under its .home.
+
+  3. a pool of two: another `dms serve` on a throwaway PostgreSQL cluster (tests/harness/
+     pgcluster.py; skipped when PostgreSQL cannot be started) with DMS_DB_POOL_SIZE=2, the
+     documented minimum, and a scan being read: --pool-clients victims (default 16) loop for
+     --seconds; then one more request a few seconds later (the node did not wedge).
 
 Each phase prints per victim operation: count, p50/p95/p99/max latency in ms and errors (a status
 >= 400 or an exception is an error); the peak RSS of the server process (and its RSS at the end
@@ -48,50 +58,20 @@ The target for comparison (../shared/docs/targets.md): any request while a hosti
 p99 <= 100 ms, server RSS <= 500 MiB. It prints numbers and never asserts.
 
     .venv/bin/python -m bench.hostile [--seconds 20] [--victims 4] [--tiff-frames 40]
-                                      [--idle-connections 200]
+                                      [--idle-connections 200] [--pool-clients 16]
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 from bench.common import ServerProcess, machine
+from bench.hostile3 import pool_of_two
 from bench.lib.hostile_attacker import Attacker
-from bench.lib.hostile_http import (TIMEOUT_SECONDS, Tally, Victim, create_user,
-                                    print_latencies)
-from bench.lib.hostile_watch import MemorySampler, OutputDrain
-
-
-# -- the phases -----------------------------------------------------------------------------------
-def run_phase(server: ServerProcess, victims: list[Victim], seconds: float,
-              attacker: Attacker | None = None) -> tuple[Tally, float, MemorySampler]:
-    memory = MemorySampler(server.process.pid)
-    stop = threading.Event()
-    tallies = [Tally() for _ in victims]
-    threads = [threading.Thread(target=victim.run, args=(stop, tally), daemon=True)
-               for victim, tally in zip(victims, tallies)]
-    if attacker:
-        threads.append(threading.Thread(target=attacker.run, args=(stop,), daemon=True))
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    time.sleep(seconds)
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=TIMEOUT_SECONDS + 10)
-    wall = time.perf_counter() - started
-    memory.stop()
-    tally = Tally()
-    for one in tallies:
-        tally.merge(one)
-    for victim in victims:
-        if victim.crash:
-            print(f"victim {victim.index} crashed:\n{victim.crash}")
-    return tally, wall, memory
+from bench.lib.hostile_http import Victim, create_user, print_latencies, run_phase
+from bench.lib.hostile_watch import OutputDrain
 
 
 def report_attack(attacker: Attacker, seconds: float) -> None:
@@ -119,6 +99,8 @@ def main() -> None:
     parser.add_argument("--tiff-frames", type=int, default=40, help="frames of the TIFF scan")
     parser.add_argument("--idle-connections", type=int, default=200,
                         help="raw TCP connections the attacker opens and holds")
+    parser.add_argument("--pool-clients", type=int, default=16,
+                        help="clients of the server with a pool of two PostgreSQL connections")
     args = parser.parse_args()
     print(f"machine: {machine()}")
 
@@ -129,14 +111,16 @@ def main() -> None:
         victim_file.write_bytes(b"%PDF-1.4 a file outside the consume folder")
         server = ServerProcess(Path(tmp) / "data", DMS_OCR_WORKERS="1",
                                DMS_CONSUME_DIR=str(consume_dir), DMS_CONSUME_INTERVAL="1",
-                               DMS_CONSUME_STABLE_SECONDS="1", DMS_MAIL_CHECK_SECONDS="10")
+                               DMS_CONSUME_STABLE_SECONDS="1", DMS_MAIL_CHECK_SECONDS="10",
+                               DMS_TRUSTED_PROXY="127.0.0.1")
         output = OutputDrain(server.process.stdout)
         try:
             admin_token = server.login()
             victim_user = create_user(server.port, admin_token, "victim")
             attacker_user = create_user(server.port, admin_token, "attacker")
             victims = [Victim(index, server.port, victim_user) for index in range(args.victims)]
-            attacker = Attacker(server.port, attacker_user, args, consume_dir, victim_file)
+            attacker = Attacker(server.port, attacker_user, args, consume_dir, victim_file,
+                                victim_user)
             print("target (../shared/docs/targets.md): any request while a hostile file is "
                   "processed p99 <= 100 ms, server RSS <= 500 MiB; DMS_OCR_WORKERS=1")
 
@@ -160,6 +144,10 @@ def main() -> None:
             server.stop()
         print()
         output.report()
+
+    print(f"\n3. a pool of two: {args.pool_clients} clients, {args.seconds:g} s, of a server on "
+          "PostgreSQL with DMS_DB_POOL_SIZE=2 while it reads a scan")
+    pool_of_two(args.seconds, args.pool_clients)
 
 
 if __name__ == "__main__":

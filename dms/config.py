@@ -45,6 +45,11 @@ class Config:
     consume_interval: float = 10
     consume_stable_seconds: float = 5
     consume_keep: bool = False  # keep imported files in <consume_dir>/.done/ instead of deleting
+    # A look reads at most consume_max_entries entries of the root, and of each user's tree, and
+    # walks consume_max_depth levels of sub-folders below a user's folder (max_tree_depth if
+    # lower; each level holds a file descriptor during the walk).
+    consume_max_depth: int = 100
+    consume_max_entries: int = 100_000
     # Most connections to PostgreSQL one dms process opens (its request threads, OCR workers and
     # the CLI each take one while they work); unused with SQLite.
     db_pool_size: int = 10
@@ -70,6 +75,12 @@ class Config:
     # Address space of one PDF reader process (dms.files.pdfprocess): a page needing more is
     # refused.
     pdf_memory_mb: int = 1024
+    # Time limits of a PDF reader's call (dms.files.pdf): reading or rendering one page (for
+    # processing and page operations), rendering a page's preview (a request waits for it), and
+    # parsing every page of an upload (5 s + 2 s per MiB of the file, at most this).
+    pdf_page_seconds: float = 120
+    pdf_preview_seconds: float = 15
+    pdf_inspect_seconds: float = 60
     # A worker holds a lease on the version it reads, renewed every third of this; a lease not
     # renewed for this long (its worker died) is taken over by another worker.
     lease_seconds: float = 60
@@ -83,6 +94,15 @@ class Config:
     mail_check_seconds: float = 300
     # ... and leaves messages larger than this in the mailbox (they are parsed in memory).
     mail_max_message_mb: int = 25
+    # A message with a longer header, or with more multipart containers (nested MIME parts), is
+    # refused (dms.intake.mailmessage).
+    mail_max_header_kb: int = 8
+    mail_max_multiparts: int = 50
+    # Checks under way (queued or running): per user (429 past it) and per node (503), and the
+    # checks a node runs at once (dms.intake.mailchecker).
+    mail_checks_per_user: int = 2
+    mail_checks_per_node: int = 100
+    mail_checks_parallel: int = 4
     # The start-up sweep removes a file no row names only when it is older than this: another
     # node may be about to commit the row of a file it has just stored.
     sweep_grace_minutes: float = 60
@@ -94,6 +114,12 @@ class Config:
     trash_purge_minutes: float = 60
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
+    # Failed logins within 5 minutes past which logins are refused (429): from one address for one
+    # username, from one address for any, for one username from any addresses
+    # (dms.domain.credentials.LoginThrottle). Every node of a cluster counts the same failures.
+    login_failures_per_address_user: int = 5
+    login_failures_per_address: int = 50
+    login_failures_per_user: int = 100
     search_timeout_seconds: float = 10.0
     # Keep a searchable PDF (the scan with Tesseract's invisible text) beside what Tesseract read.
     searchable_pdf: bool = True
@@ -238,6 +264,13 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "mail_check_minutes": (0.01, 100_000),
     "mail_check_seconds": (1, 86400),
     "mail_max_message_mb": (1, 1024),
+    "mail_max_header_kb": (1, 256),  # the header section is refused past 256 KiB anyway
+    "mail_max_multiparts": (1, 1000),
+    "mail_checks_parallel": (1, 100),  # a thread each
+    "consume_max_depth": (1, 1000),  # a file descriptor per level
+    "pdf_page_seconds": (1, 86400),
+    "pdf_preview_seconds": (1, 600),  # a request thread waits
+    "pdf_inspect_seconds": (1, 3600),
     "sweep_grace_minutes": (0, 100_000),
     "sweep_minutes": (0.01, 100_000),
     "trash_days": (0, 36_500),

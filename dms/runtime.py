@@ -27,11 +27,12 @@ from dms.config import Config
 from dms.db import database, on_commit, register_space_reserve
 from dms.db.schema import open_migrated
 from dms.domain import trash
+from dms.domain.credentials import LoginThrottle, max_failures
 from dms.domain.documents import referenced_version_ids
 from dms.domain.services import Services
 from dms.errors import DomainError
 from dms.files import modes
-from dms.files.pdfprocess import PdfReaders
+from dms.files.pdfprocess import PdfReaders, ReaderTimes
 from dms.files.store import DirectoryStore
 from dms.intake.consume import ConsumeFolder
 from dms.intake.mailchecker import MailChecker, release_claims
@@ -122,16 +123,22 @@ def pdf_readers(config: Config) -> int:
     return (0 if config.no_worker else config.ocr_workers) + 2
 
 
+def reader_times(config: Config) -> ReaderTimes:
+    return ReaderTimes(page=config.pdf_page_seconds, preview=config.pdf_preview_seconds,
+                       inspect=config.pdf_inspect_seconds)
+
+
 class Runtime:
     """The long-lived parts of one process, on the database already open."""
 
     def __init__(self, config: Config, store: DirectoryStore | None = None):
         self.config = config
         store = store or DirectoryStore(config.files_path, config.data_dir)
-        self.pdf = PdfReaders(pdf_readers(config), config.pdf_memory_mb)
+        self.pdf = PdfReaders(pdf_readers(config), config.pdf_memory_mb, reader_times(config))
         self.processor = Processor(config, store, self.pdf)
         self.search = search.engine(config.data_dir)
-        self.services = Services(config, store, self.processor, self.search, self.pdf)
+        self.services = Services(config, store, self.processor, self.search, self.pdf,
+                                 LoginThrottle(max_failures=max_failures(config)))
         self.mail = MailChecker(self.services)
         self.consume = ConsumeFolder(self.services) if config.consume_dir else None
         for job in PERIODIC_JOBS:

@@ -33,7 +33,8 @@ class Attacker:
     """Another user, one keep-alive connection, looping over hostile uploads and requests; also
     holds `idle` raw TCP connections open, sending nothing."""
 
-    def __init__(self, port: int, user: dict, args, consume_dir: Path, victim_file: Path):
+    def __init__(self, port: int, user: dict, args, consume_dir: Path, victim_file: Path,
+                 victim_user: dict):
         self.port, self.user = port, user
         self.client = connect(port, user["token"])
         self.idle_wanted = args.idle_connections
@@ -55,7 +56,7 @@ class Attacker:
                        "login 5,000-digit integer": long_integer_login(5_000)}
         refused = create_node(self.client, "documents", "refused uploads", user["home"])
         self.refused = must(refused, "create the attacker's document")["data"]["id"]
-        self.round3 = Round3(self, consume_dir, victim_file)
+        self.round3 = Round3(self, consume_dir, victim_file, victim_user)
 
     def run(self, stop: threading.Event) -> None:
         try:

@@ -1,6 +1,6 @@
 """bench/hostile.py's clients: requests on keep-alive connections that never raise, users made by
-the admin, latencies tallied per operation, and the victims, ordinary clients looping over
-ordinary requests."""
+the admin, latencies tallied per operation, the victims, ordinary clients looping over ordinary
+requests, and a phase of them (beside an attacker) with the server's memory sampled."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import time
 import traceback
 from collections import Counter, defaultdict
 
-from bench.common import KeepAlive
-from bench.lib.hostile_watch import MAX_MESSAGES
+from bench.common import KeepAlive, ServerProcess
+from bench.lib.hostile_watch import MAX_MESSAGES, MemorySampler
 
 VND = "application/vnd.api+json"
 USER_PASSWORD = "bench-user-password-1"
@@ -173,3 +173,32 @@ class Victim:
                     tally.record(op, started, call())
         except Exception:  # a bug in the benchmark itself: shown, not hidden
             self.crash = traceback.format_exc()
+
+
+def run_phase(server: ServerProcess, victims: list[Victim], seconds: float,
+              attacker=None) -> tuple[Tally, float, MemorySampler]:
+    """The victims loop for `seconds` (beside the attacker, whose `run(stop)` loops too): their
+    merged tally, the phase's wall time, the server's memory sampled meanwhile."""
+    memory = MemorySampler(server.process.pid)
+    stop = threading.Event()
+    tallies = [Tally() for _ in victims]
+    threads = [threading.Thread(target=victim.run, args=(stop, tally), daemon=True)
+               for victim, tally in zip(victims, tallies)]
+    if attacker:
+        threads.append(threading.Thread(target=attacker.run, args=(stop,), daemon=True))
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=TIMEOUT_SECONDS + 10)
+    wall = time.perf_counter() - started
+    memory.stop()
+    tally = Tally()
+    for one in tallies:
+        tally.merge(one)
+    for victim in victims:
+        if victim.crash:
+            print(f"victim {victim.index} crashed:\n{victim.crash}")
+    return tally, wall, memory

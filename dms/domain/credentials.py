@@ -17,6 +17,7 @@ from typing import Callable, Hashable, Iterable
 
 from peewee import IntegrityError
 
+from dms.config import Config
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
 from dms.db.models import Token, User, columns_of, from_row, utcnow
 from dms.errors import Invalid, NotFound, StorageFull, Unavailable
@@ -185,31 +186,42 @@ def find_token(secret: str, now: dt.datetime) -> Token | None:
 # of USER's failures, from several addresses (an address alone stops at ADDRESS's). ADDRESS stops
 # one client spraying many usernames.
 ADDRESS_AND_USER, ADDRESS, USER = "addr+user", "addr", "user"
-MAX_FAILURES = {ADDRESS_AND_USER: 5, ADDRESS: 50, USER: 100}
+MAX_FAILURES = {ADDRESS_AND_USER: Config.login_failures_per_address_user,  # the settings' defaults
+                ADDRESS: Config.login_failures_per_address, USER: Config.login_failures_per_user}
+
+
+def max_failures(config: Config) -> dict[str, int]:
+    """The failures each kind of key may have (DMS_LOGIN_FAILURES_PER_...)."""
+    return {ADDRESS_AND_USER: config.login_failures_per_address_user,
+            ADDRESS: config.login_failures_per_address, USER: config.login_failures_per_user}
 
 
 class LoginThrottle:
     """Counts failed logins per key (see ADDRESS_AND_USER) in a sliding window, in the database
     (table `login_failure`), so that every node of a cluster counts the same failures.
 
-    After MAX_FAILURES[kind] failures within WINDOW seconds a key is refused until its oldest
-    failure leaves the window. Keys are stored as SHA-256 digests (a username field sometimes
-    holds a password typed in the wrong box). Bounded: failures older than the window are deleted
-    as new ones come in, and a refused key records nothing more. The clock (seconds since the
-    epoch, the same on every node) is injected so tests can move time instead of sleeping."""
+    After `max_failures[kind]` failures (MAX_FAILURES unless the settings say otherwise) within
+    WINDOW seconds a key is refused until its oldest failure leaves the window. Keys are stored
+    as SHA-256 digests (a username field sometimes holds a password typed in the wrong box).
+    Bounded: failures older than the window are deleted as new ones come in, and a refused key
+    records nothing more. The clock (seconds since the epoch, the same on every node) is
+    injected so tests can move time instead of sleeping.
+    """
 
     MAX_FAILURES = MAX_FAILURES
     WINDOW = 300.0
 
-    def __init__(self, clock: Callable[[], float] = time.time):
+    def __init__(self, clock: Callable[[], float] = time.time,
+                 max_failures: dict[str, int] | None = None):
         self._clock = clock
+        self.max_failures = max_failures or self.MAX_FAILURES
 
     def retry_after(self, keys: Iterable[Hashable]) -> int | None:
         """Seconds until a login for these keys is allowed again, or None if allowed now."""
         now = self._clock()
         wait = 0.0
         for key in keys:
-            allowed = self.MAX_FAILURES[key[0]]
+            allowed = self.max_failures[key[0]]
             recent = [row[0] for row in database.execute_sql(
                 "SELECT failed_at FROM login_failure WHERE key = ? AND failed_at > ? "
                 "ORDER BY failed_at DESC LIMIT ?",

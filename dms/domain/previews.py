@@ -4,7 +4,7 @@ version (removed with it).
 Rendering happens for a request, so it is bounded: the preview is PREVIEW_WIDTH pixels wide but
 never longer than MAX_PREVIEW_SIDE (a 1 × 1000 pt PDF page would otherwise become
 1,000 × 1,000,000 pixels); a PDF page is rendered in a reader process (dms.files.pdf) within
-PREVIEW_SECONDS and its memory limit, and a page that cannot be rendered within them is
+DMS_PDF_PREVIEW_SECONDS and its memory limit, and a page that cannot be rendered within them is
 remembered beside its preview (`<page>.failed`), so asking again costs nothing; JPEGs are decoded
 at reduced size, and a large image frame is decoded only under dms.files.imaging.decoding().
 """

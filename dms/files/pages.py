@@ -27,15 +27,16 @@ from typing import Sequence
 
 from dms.files.filetypes import IMAGES, sniff
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames
-from dms.files.pdf import MARGIN_SECONDS, PAGE_SECONDS, WRITE_SECONDS_PER_PAGE, UnreadablePdf
+from dms.files.pdf import MARGIN_SECONDS, WRITE_SECONDS_PER_PAGE, UnreadablePdf
 from dms.files.pdf import sentence
 from dms.files.pdfprocess import Child, PdfReaders, ReaderFailed
 from dms.files.pdfprotocol import CORRUPT, ENCRYPTED, IMAGE_REFUSED, partial_path
 
 log = logging.getLogger("dms.pdf")
 
-# ... plus PAGE_SECONDS, converting an image: a 50-megapixel RGB frame takes 3 s when white, 9 s
-# when it is noise (the worst case for compression; the reader's memory limit of 1024 MB holds).
+# ... plus the readers' `times.page` (DMS_PDF_PAGE_SECONDS), converting an image: a 50-megapixel
+# RGB frame takes 3 s when white, 9 s when it is noise (the worst case for compression; the
+# reader's memory limit of 1024 MB holds).
 IMAGE_SECONDS_PER_FRAME = 10
 
 # Barcodes: at BARCODE_DPI the narrowest bar of a printed 1-D code (0.25 mm) is two pixels (the
@@ -75,7 +76,7 @@ def assemble(readers: PdfReaders, pages: Sequence[tuple[Path, int, int]], out: P
     from 0, turn in degrees clockwise, a multiple of 90)`, in this order; returns the number of
     pages. Pages are copied, not rendered (their text layer stays); a source or a page may come
     several times; each page's /Rotate becomes (its own + turn) % 360. At most `max_pages` pages
-    (else UnreadablePdf, before any work); the time limit is PAGE_SECONDS plus
+    (else UnreadablePdf, before any work); the time limit is the readers' `times.page` plus
     WRITE_SECONDS_PER_PAGE per page. `out` appears complete and fsynced, or not at all."""
     if not pages:
         raise ValueError("a PDF needs at least one page")
@@ -88,7 +89,7 @@ def assemble(readers: PdfReaders, pages: Sequence[tuple[Path, int, int]], out: P
             raise ValueError(f"page {index} turned by {turn}: an index from 0 and a turn by a "
                              "multiple of 90 degrees")
         references.append([str(path), index, turn % 360])
-    seconds = PAGE_SECONDS + WRITE_SECONDS_PER_PAGE * len(pages)
+    seconds = readers.times.page + WRITE_SECONDS_PER_PAGE * len(pages)
     result = _writing(readers, out, "assemble", seconds, ("The PDF", "write"), pages=references,
                       max_pages=max_pages)
     return result["pages"]
@@ -101,7 +102,7 @@ def images_to_pdf(readers: PdfReaders, image: Path, out: Path, max_pages: int,
     pages. A JPEG is embedded as it is; other frames losslessly (dms.files.pagechild). At most
     `max_megapixels` per frame and `max_pages` frames, else UnacceptableImage with the sentence an
     upload gets (counted from the headers first, here, and again in the reader before decoding);
-    the time limit is PAGE_SECONDS plus IMAGE_SECONDS_PER_FRAME per frame."""
+    the time limit is the readers' `times.page` plus IMAGE_SECONDS_PER_FRAME per frame."""
     with open(image, "rb") as file:
         kind = sniff(file.read(16))
     if kind not in IMAGES:
@@ -109,7 +110,7 @@ def images_to_pdf(readers: PdfReaders, image: Path, out: Path, max_pages: int,
     label = kind.extension[1:].upper()
     max_pixels = int(max_megapixels * 1_000_000)
     frames = check_frames(image, label, ImageLimits(max_pixels, max_pages))
-    seconds = PAGE_SECONDS + IMAGE_SECONDS_PER_FRAME * frames
+    seconds = readers.times.page + IMAGE_SECONDS_PER_FRAME * frames
     result = _writing(readers, out, "images_to_pdf", seconds, ("The image", "convert"),
                       path=str(image),
                       label=label, max_pages=max_pages, max_pixels=max_pixels)
@@ -119,7 +120,7 @@ def images_to_pdf(readers: PdfReaders, image: Path, out: Path, max_pages: int,
 def barcodes(via: PdfReaders | Child, path: Path, index: int) -> list[str]:
     """The texts of the barcodes (BARCODE_FORMATS) on page `index` (from 0) of the PDF, as
     zxing-cpp reads them from a grayscale render at BARCODE_DPI; none: []. Time limit:
-    PAGE_SECONDS. A page too large to render within BARCODE_MAX_PIXELS at BARCODE_MIN_DPI is
+    `times.page`. A page too large to render within BARCODE_MAX_PIXELS at BARCODE_MIN_DPI is
     refused (UnreadablePdf), not rendered."""
     result = _page_call(via, "barcodes", path, index, dpi=BARCODE_DPI, min_dpi=BARCODE_MIN_DPI,
                         max_pixels=BARCODE_MAX_PIXELS, formats=list(BARCODE_FORMATS))
@@ -137,7 +138,7 @@ def dark_fraction(via: PdfReaders | Child, path: Path, index: int) -> float:
 def is_blank(via: PdfReaders | Child, path: Path, index: int) -> bool:
     """Whether page `index` (from 0) looks blank: less than BLANK_MAX_DARK_FRACTION of its
     pixels dark (see the BLANK_ constants). It says nothing of a text layer: a page with text
-    is not blank, whatever it looks like, and the caller checks that. Time limit: PAGE_SECONDS;
+    is not blank, whatever it looks like, and the caller checks that. Time limit: `times.page`;
     a page too large for BLANK_MAX_PIXELS at BLANK_MIN_DPI is refused (UnreadablePdf)."""
     return dark_fraction(via, path, index) < BLANK_MAX_DARK_FRACTION
 
@@ -148,8 +149,8 @@ def _page_call(via: PdfReaders | Child, op: str, path: Path, index: int, **args)
     args.update(path=str(path), index=index)
     try:
         if isinstance(via, PdfReaders):
-            return via.call(op, PAGE_SECONDS, **args)[0]
-        return via.call(op, args, PAGE_SECONDS)[0]
+            return via.call(op, via.times.page, **args)[0]
+        return via.call(op, args, via.times.page)[0]
     except ReaderFailed as failure:
         whole = failure.code in (CORRUPT, ENCRYPTED)  # the file is at fault, not the page
         raise sentence(failure, "The PDF" if whole else f"Page {index + 1}", "render") from None

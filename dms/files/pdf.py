@@ -22,16 +22,15 @@ from dms.files.pdfprocess import Child, PdfReaders, ReaderFailed
 log = logging.getLogger("dms.pdf")
 
 # Parsing every page of an upload may take INSPECT_BASE_SECONDS plus INSPECT_SECONDS_PER_MIB for
-# each MiB of the file, at most INSPECT_SECONDS: ordinary PDFs parse at ~100 MiB of content per
-# second and compress it at most ~10:1, so this is 20 times what they need, while a small file
-# that inflates to gigabytes of content (a "content bomb") is stopped within seconds.
+# each MiB of the file, at most the readers' `times.inspect` (DMS_PDF_INSPECT_SECONDS): ordinary
+# PDFs parse at ~100 MiB of content per second and compress it at most ~10:1, so this is 20 times
+# what they need, while a small file that inflates to gigabytes of content (a "content bomb") is
+# stopped within seconds. Reading or rendering one page may take `times.page`
+# (DMS_PDF_PAGE_SECONDS), rendering a preview `times.preview` (DMS_PDF_PREVIEW_SECONDS).
 INSPECT_BASE_SECONDS = 5
 INSPECT_SECONDS_PER_MIB = 2
-INSPECT_SECONDS = 60
-PAGE_SECONDS = 120  # reading or rendering one page
-PREVIEW_SECONDS = 15  # rendering one page's preview (a request waits for it) ...
-PREVIEW_WAIT_SECONDS = 5  # ... and for a free reader first (else 503: readers are all busy)
-WRITE_SECONDS_PER_PAGE = 1  # ... plus PAGE_SECONDS, writing a searchable PDF
+PREVIEW_WAIT_SECONDS = 5  # a preview waits this long for a free reader (else 503: all busy)
+WRITE_SECONDS_PER_PAGE = 1  # ... plus `times.page`, writing a searchable PDF
 MARGIN_SECONDS = 10  # the parent's limit above a child's own deadline
 
 
@@ -88,7 +87,7 @@ def sentence(failure: ReaderFailed, what: str = "The PDF", verb: str = "read") -
 def page_count(readers: PdfReaders, path: Path, max_pages: int) -> int:
     """The number of pages that really exist, at most `max_pages`, each parsed once within the
     limits (else UnreadablePdf)."""
-    seconds = min(INSPECT_SECONDS, INSPECT_BASE_SECONDS
+    seconds = min(readers.times.inspect, INSPECT_BASE_SECONDS
                   + INSPECT_SECONDS_PER_MIB * path.stat().st_size / 2**20)
     try:
         result, _ = readers.call("inspect", seconds + MARGIN_SECONDS, path=str(path),
@@ -101,7 +100,8 @@ def page_count(readers: PdfReaders, path: Path, max_pages: int) -> int:
 def text_layer(child: Child, path: Path, index: int) -> str:
     """The text of a page's text layer (empty for a scan)."""
     try:
-        return child.call("text", {"path": str(path), "index": index}, PAGE_SECONDS)[0]["text"]
+        return child.call("text", {"path": str(path), "index": index},
+                          child.times.page)[0]["text"]
     except ReaderFailed as failure:
         raise sentence(failure, f"Page {index + 1}") from None
 
@@ -113,7 +113,7 @@ def render_pnm(child: Child, path: Path, index: int, dpi: int, max_pixels: int,
     try:
         result, image = child.call("render", {
             "path": str(path), "index": index, "dpi": dpi, "max_pixels": max_pixels,
-            "max_side": max_side, "grayscale": True, "image_format": "pnm"}, PAGE_SECONDS)
+            "max_side": max_side, "grayscale": True, "image_format": "pnm"}, child.times.page)
     except ReaderFailed as failure:
         raise sentence(failure, f"Page {index + 1}") from None
     return image, result["dpi"]
@@ -123,7 +123,7 @@ def preview_jpeg(readers: PdfReaders, path: Path, index: int, width: int, max_si
                  quality: int) -> bytes:
     """A page as a JPEG `width` pixels wide, no side past `max_side`."""
     try:
-        return readers.call("render", PREVIEW_SECONDS, wait=PREVIEW_WAIT_SECONDS,
+        return readers.call("render", readers.times.preview, wait=PREVIEW_WAIT_SECONDS,
                             path=str(path), index=index,
                             width=width, max_pixels=width * max_side, max_side=max_side,
                             grayscale=False, image_format="jpeg", quality=quality)[1]
@@ -135,7 +135,7 @@ def overlay_text_pages(readers: PdfReaders, original: Path, text_pages: dict[int
                        out: Path) -> None:
     """Write `out`: the PDF `original` with, on each page index of `text_pages`, the invisible
     text of that one-page PDF laid over it (dms.processing.searchable)."""
-    seconds = PAGE_SECONDS + WRITE_SECONDS_PER_PAGE * len(text_pages)
+    seconds = readers.times.page + WRITE_SECONDS_PER_PAGE * len(text_pages)
     try:
         readers.call("overlay", seconds, original=str(original), out=str(out),
                      text_pages={str(index): str(page) for index, page in text_pages.items()})
@@ -145,7 +145,7 @@ def overlay_text_pages(readers: PdfReaders, original: Path, text_pages: dict[int
 
 def join_pages(readers: PdfReaders, pages: list[Path], out: Path) -> None:
     """Write `out`: the first page of each of these PDFs, in order."""
-    seconds = PAGE_SECONDS + WRITE_SECONDS_PER_PAGE * len(pages)
+    seconds = readers.times.page + WRITE_SECONDS_PER_PAGE * len(pages)
     try:
         readers.call("join", seconds, pages=[str(page) for page in pages], out=str(out))
     except ReaderFailed as failure:

@@ -12,6 +12,7 @@ free child at most WAIT_SECONDS (then Unavailable). Nothing here touches the dat
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import select
@@ -22,6 +23,7 @@ import threading
 import time
 from typing import Iterator
 
+from dms.config import Config
 from dms.errors import Unavailable
 from dms.files.pdfprotocol import HEADER, MAX_FRAME, MEMORY, write_frame
 
@@ -30,6 +32,17 @@ log = logging.getLogger("dms.pdf")
 IDLE_SECONDS = 120.0  # a child unused this long is stopped
 WAIT_SECONDS = 60.0  # the longest a caller waits for a free child, unless it says otherwise
 CHILD_COMMAND = "_pdf-reader"  # the hidden subcommand of `dms` that runs dms.files.pdfchild
+
+
+@dataclasses.dataclass(frozen=True)
+class ReaderTimes:
+    """The time limits of calls, in seconds (DMS_PDF_PAGE_SECONDS, DMS_PDF_PREVIEW_SECONDS,
+    DMS_PDF_INSPECT_SECONDS; dms.files.pdf and dms.files.pages use them): reading or rendering one
+    page, rendering a preview, parsing every page of an upload (at most). The defaults are the
+    settings'."""
+    page: float = Config.pdf_page_seconds
+    preview: float = Config.pdf_preview_seconds
+    inspect: float = Config.pdf_inspect_seconds
 
 
 class ReaderFailed(Exception):
@@ -46,7 +59,8 @@ class Child:
 
     interrupted = False  # killed by PdfReaders.interrupt(): the call fails as "interrupted"
 
-    def __init__(self, memory_mb: int):
+    def __init__(self, memory_mb: int, times: ReaderTimes):
+        self.times = times
         frozen = getattr(sys, "frozen", False)
         command = [sys.executable] + ([] if frozen else ["-m", "dms"]) + [CHILD_COMMAND,
                                                                           str(memory_mb)]
@@ -128,10 +142,11 @@ class Child:
 
 
 class PdfReaders:
-    """Up to `size` reader processes, each limited to `memory_mb` of address space."""
+    """Up to `size` reader processes, each limited to `memory_mb` of address space; `times` the
+    limits the callers give their calls."""
 
-    def __init__(self, size: int, memory_mb: int):
-        self.size, self.memory_mb = size, memory_mb
+    def __init__(self, size: int, memory_mb: int, times: ReaderTimes = ReaderTimes()):
+        self.size, self.memory_mb, self.times = size, memory_mb, times
         self._idle: list[Child] = []
         self._busy = 0
         self._lent: set[Child] = set()
@@ -176,7 +191,7 @@ class PdfReaders:
                                       "moment.")
                 self._condition.wait(left)
         try:
-            child = Child(self.memory_mb)
+            child = Child(self.memory_mb, self.times)
         except BaseException:
             with self._condition:
                 self._busy -= 1

@@ -22,10 +22,11 @@ own, and each file: one broken tree or file never stops the others.
 
 Runs in a thread of `dms serve` and of `dms worker`; several nodes on one shared consume folder
 may both take a file: the duplicate check (in the transaction that adds) keeps one document.
-Bounded: at most MAX_FILES_PER_LOOK files are imported per look, MAX_ENTRIES entries of the root
-and of each user's tree are read, directories are walked without recursion at most max_depth()
-deep, and at most MAX_REPORTS_PER_LOOK new problems are logged one by one per look (thousands of
-planted links make one line, not thousands at every look).
+Bounded: at most MAX_FILES_PER_LOOK files are imported per look, DMS_CONSUME_MAX_ENTRIES entries of
+the root and of each user's tree are read, directories are walked without recursion at most
+max_depth() deep (DMS_CONSUME_MAX_DEPTH, or DMS_MAX_TREE_DEPTH if lower), and at most
+MAX_REPORTS_PER_LOOK new problems are logged one by one per look (thousands of planted links make
+one line, not thousands at every look).
 """
 
 from __future__ import annotations
@@ -51,8 +52,6 @@ log = logging.getLogger("dms.consume")
 
 DONE, FAILED = ".done", ".failed"
 MAX_FILES_PER_LOOK = 1000
-MAX_ENTRIES = 100_000  # read from the root, and from each user's tree, in one look
-MAX_CONSUME_DEPTH = 100  # levels below a user's folder (each level of a walk holds a descriptor)
 MAX_REPORTS_PER_LOOK = 100  # new problems logged one by one; one line counts the rest
 NAME_MAX = 255  # bytes in a file name (Linux file systems)
 
@@ -102,7 +101,7 @@ class ConsumeFolder:
             self._stop.wait(wait)
 
     def max_depth(self) -> int:
-        return min(self.config.max_tree_depth, MAX_CONSUME_DEPTH)
+        return min(self.config.max_tree_depth, self.config.consume_max_depth)
 
     def look(self) -> int:
         """One pass: import every file that has been stable long enough; returns how many were
@@ -113,7 +112,8 @@ class ConsumeFolder:
         self._standing, self._listed, self._unlisted = set(), 0, 0
         root = safedir.open_directory(None, str(self.root))
         try:
-            for entry in self._listing(root, MAX_ENTRIES, "the consume folder", ""):
+            for entry in self._listing(root, self.config.consume_max_entries, "the consume folder",
+                                       ""):
                 username = entry.name
                 if username.startswith(".") or self._stop.is_set():
                     continue
@@ -177,9 +177,9 @@ class ConsumeFolder:
                                                                      tuple[int, int]]]:
         """(path below the user's folder, (size, mtime)) of every regular file, in name order;
         an explicit stack of open directories, at most max_depth() of them, and at most
-        MAX_ENTRIES entries read in all."""
+        DMS_CONSUME_MAX_ENTRIES entries read in all."""
         stack = [(os.dup(user_fd), (), None)]
-        budget = MAX_ENTRIES
+        budget = self.config.consume_max_entries
         try:
             while stack:
                 fd, parts, entries = stack[-1]
@@ -227,7 +227,8 @@ class ConsumeFolder:
             entries = list(itertools.islice(listing, limit + 1))
         if len(entries) > limit:
             self._report(f"entries:{username}", "consume folder: %s holds more than %s entries; "
-                         "only the first are looked at", where, f"{MAX_ENTRIES:,}")
+                         "only the first are looked at", where,
+                         f"{self.config.consume_max_entries:,}")
             entries = entries[:limit]
         return sorted(entries, key=lambda entry: entry.name)
 

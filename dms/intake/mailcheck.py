@@ -16,9 +16,10 @@ failed check (wrong password, no IMAP server there, certificate, mailbox) leaves
 untouched and writes its reason to `last_error`; refused attachments and messages are named there
 too. The server decides nothing about the work (dms.intake.mailclient): messages larger than
 DMS_MAIL_MAX_MESSAGE_MB are left in the mailbox, a check reads at most CHECK_BYTES_PER_MESSAGE
-times that in all and ends after DMS_MAIL_CHECK_SECONDS, MAX_MESSAGES_PER_CHECK messages are
-fetched (the rest wait for the next check). `last_error` never quotes what a server said, and does
-not tell apart why a connection failed: an account must not be a probe of other hosts' ports.
+times that in all, holds at most one message's worth of the server's answer to one command, and
+ends after DMS_MAIL_CHECK_SECONDS; MAX_MESSAGES_PER_CHECK messages are fetched (the rest wait for
+the next check). `last_error` never quotes what a server said, and does not tell apart why a
+connection failed: an account must not be a probe of other hosts' ports.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ from dms.domain import refusals, tree, uploads
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
-from dms.intake.mailclient import BoundedClient, Budget, LiteralTooLarge, SessionTooLarge
-from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageRefused, Origin, attachments,
-                                    clean, file_name, origin_of, parse, sender_folder)
+from dms.intake.mailclient import (AnswerTooLarge, BoundedClient, Budget, LiteralTooLarge,
+                                   SessionTooLarge)
+from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageLimits, MessageRefused,
+                                    Origin, attachments, clean, file_name, origin_of, parse,
+                                    sender_folder)
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -231,6 +234,17 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
                           f"more than {config.mail_max_message_mb} MiB "
                           "(DMS_MAIL_MAX_MESSAGE_MB); the check was stopped and that message "
                           "is left in the mailbox.") from None
+    except AnswerTooLarge:
+        # More in answer to one command than the message it asked for (literals of other
+        # messages, endless untagged lines): imaplib would hold all of it until the command ends.
+        if key is not None:
+            _remember_handled(user.id, key)
+        raise CheckFailed(f"The mail server sent more than {budget.answer_limit / 2**20:.0f} MiB "
+                          "in answer to one request, more than a message of "
+                          f"{config.mail_max_message_mb} MiB (DMS_MAIL_MAX_MESSAGE_MB) needs; "
+                          "the check was stopped"
+                          + (" and that message is left in the mailbox." if key is not None
+                             else ".")) from None
     except SessionTooLarge:
         raise CheckFailed(f"The mail server sent more than {budget.session_limit / 2**20:.0f} MiB "
                           "in one check; the check was stopped and goes on at the next "
@@ -279,8 +293,9 @@ def _message_keys(client, account: MailAccount, uidvalidity, uids: list[int]):
 def _import_message(services: Services, account: MailAccount, user: User, raw: bytes,
                     key: str, problems: list[str]) -> bool:
     """Import the message's attachments; False when it has none to take or is refused."""
+    config = services.config
     try:
-        message = parse(raw)
+        message = parse(raw, MessageLimits(config.mail_max_header_kb, config.mail_max_multiparts))
         parts, cut = attachments(message)
         origin = origin_of(message, key)
     except MessageRefused as refused:
@@ -298,7 +313,7 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
     folder_id = tree.special_folder(user, Node.INBOX).id
     if account.folder_per_sender:
         folder_id = tree.child_folder(user, folder_id, sender_folder(origin.sender),
-                                      services.config.max_tree_depth, source="mail")[0].id
+                                      config.max_tree_depth, source="mail")[0].id
     rule = FromMessage(account, origin)
     for index, part in enumerate(parts, 1):
         name = file_name(part, index)

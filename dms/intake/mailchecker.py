@@ -1,10 +1,11 @@
 """Mail checks in the background (issue 22): no request thread ever waits on a mail server.
 
-`POST /mail-accounts/{id}/check/` and the periodic job only queue checks here; PARALLEL_CHECKS
-threads of this node run them (dms.intake.mailcheck), each ended by its own deadline and byte budget
-(dms.intake.mailclient). Bounded: a user has at most PER_USER_CHECKS checks queued or running (past
-it, 429), the node at most PER_NODE_CHECKS (503); a check of an account already queued is not queued
-again. Stopping the node ends the running checks at once (their sessions expire).
+`POST /mail-accounts/{id}/check/` and the periodic job only queue checks here;
+DMS_MAIL_CHECKS_PARALLEL threads of this node run them (dms.intake.mailcheck), each ended by its own
+deadline and byte budget (dms.intake.mailclient). Bounded: a user has at most
+DMS_MAIL_CHECKS_PER_USER checks queued or running (past it, 429), the node at most
+DMS_MAIL_CHECKS_PER_NODE (503); a check of an account already queued is not queued again. Stopping
+the node ends the running checks at once (their sessions expire).
 """
 
 from __future__ import annotations
@@ -26,16 +27,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("dms.mail")
 
-PARALLEL_CHECKS = 4
-PER_USER_CHECKS = 2
-PER_NODE_CHECKS = 100
 RETRY_AFTER_SECONDS = 10
 
 
 class MailChecker:
     def __init__(self, services: Services):
         self.services = services
-        self._pool = concurrent.futures.ThreadPoolExecutor(PARALLEL_CHECKS, "dms-mail")
+        config = services.config
+        self.per_user, self.per_node = config.mail_checks_per_user, config.mail_checks_per_node
+        self._pool = concurrent.futures.ThreadPoolExecutor(config.mail_checks_parallel,
+                                                           "dms-mail")
         self._queued: dict[str, str] = {}  # account id -> owner id, queued or running here
         self._running: set[Budget] = set()
         self._lock = threading.Lock()
@@ -48,9 +49,10 @@ class MailChecker:
         with self._lock:
             if account.id in self._queued:
                 return account
-            if sum(owner == user.id for owner in self._queued.values()) >= PER_USER_CHECKS:
-                raise Throttled(f"You have {PER_USER_CHECKS} checks of mail accounts under way; "
-                                f"try again when they are done.", RETRY_AFTER_SECONDS)
+            if sum(owner == user.id for owner in self._queued.values()) >= self.per_user:
+                checks = f"{self.per_user} check{'s' if self.per_user != 1 else ''}"
+                raise Throttled(f"You have {checks} of mail accounts under way; try again when "
+                                "they are done.", RETRY_AFTER_SECONDS)
             self._submit(account)
         return account
 
@@ -79,7 +81,7 @@ class MailChecker:
         """Under the lock."""
         if self._stopped:
             raise Unavailable("The server is stopping; try again in a moment.")
-        if len(self._queued) >= PER_NODE_CHECKS:
+        if len(self._queued) >= self.per_node:
             raise Unavailable("This server is checking many mail accounts right now; try again "
                               "in a moment.")
         self._queued[account.id] = account.owner_id

@@ -5,6 +5,11 @@ server announces: `{10000000000}` got the server killed by the kernel. Here ever
 connection goes through a Budget, from the greeting on:
 - a literal larger than `literal_limit` (the largest message dms takes) is refused before a
   byte of it is read (LiteralTooLarge: the session cannot go on, its bytes are still on the wire);
+- what the server sends in answer to one command is held in memory until the command ends
+  (imaplib keeps every untagged response): it counts against `answer_limit`, the largest message
+  and a little more (AnswerTooLarge past it, before a literal that would pass it is read), and
+  what earlier commands left unclaimed is dropped when the next one starts. One `UID FETCH`
+  answered with 15 literals of 24 MiB each (each under the message limit) held 1.2 GB before;
 - every byte of the session counts against `session_limit` (SessionTooLarge past it);
 - the whole session has a deadline: a watchdog shuts the socket down when it passes, which ends
   a read that a server trickling one byte every 20 s would otherwise keep alive forever (per-read
@@ -23,12 +28,19 @@ import imapclient
 from imapclient import imap4, tls
 
 CONNECT_TIMEOUT, READ_TIMEOUT = 15, 60
+# What one answer may hold beyond the largest message: its lines (imaplib refuses a line over
+# 1 MB) around the message's literal, and the tagged status line.
+ANSWER_SLACK = 2**20
 
 
 class LiteralTooLarge(Exception):
     def __init__(self, size: int):
         super().__init__(size)
         self.size = size
+
+
+class AnswerTooLarge(Exception):
+    """The server sent more in answer to one command than any answer dms asks for needs."""
 
 
 class SessionTooLarge(Exception):
@@ -41,9 +53,11 @@ class Budget:
 
     def __init__(self, literal_limit: int, session_limit: int, seconds: float):
         self.literal_limit, self.session_limit = literal_limit, session_limit
+        self.answer_limit = literal_limit + ANSWER_SLACK
         self.deadline = time.monotonic() + seconds
         self.seconds = seconds
         self.used = 0
+        self.answer = 0  # bytes of the current command's answer
         self.expired = False
         self._on_expire = lambda: None
         self._lock = threading.Lock()
@@ -60,13 +74,22 @@ class Budget:
             self._on_expire()
 
     def literal(self, size: int) -> None:
+        """Before a literal of `size` bytes is read."""
         if size > self.literal_limit:
             raise LiteralTooLarge(size)
+        if self.answer + size > self.answer_limit:
+            raise AnswerTooLarge()
 
     def take(self, size: int) -> None:
         self.used += size
+        self.answer += size
         if self.used > self.session_limit:
             raise SessionTooLarge()
+        if self.answer > self.answer_limit:
+            raise AnswerTooLarge()
+
+    def next_command(self) -> None:
+        self.answer = 0
 
 
 class _Bounded:
@@ -87,6 +110,14 @@ class _Bounded:
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def _new_tag(self):
+        """Every command, imaplib's and imapclient's own (`_raw_command`), starts with a new tag:
+        its answer counts from nothing, and what earlier answers left that nobody asked for is
+        dropped (imapclient reads what it needs of an answer before it sends the next command)."""
+        self.untagged_responses.clear()
+        self.budget.next_command()
+        return super()._new_tag()
 
     def read(self, size):
         self.budget.literal(size)
@@ -124,6 +155,10 @@ class BoundedClient(imapclient.IMAPClient):
         except BaseException:
             self._watchdog.cancel()
             raise
+        # imapclient sets imaplib's debug level to 5: imaplib then formats the repr of every
+        # literal it reads for its debug log, logged or not (a message of 23 MB became strings
+        # of 100 MB), and would log messages' contents.
+        self._imap.debug = 0
 
     def _create_IMAP4(self):
         connect_timeout = getattr(self._timeout, "connect", None)

@@ -4,10 +4,17 @@ Origin a document keeps (subject, sender, date, Message-ID), and names made safe
 A message is hostile input from anyone who can send mail, so its parsing is bounded (issue 22):
 - it is parsed with `compat32`, which keeps header values as they came: `policy.default`'s
   structured header parser is quadratic in the encoded words of one header (a 381 KB Subject of
-  encoded words took 3 GB). A header longer than MAX_HEADER_BYTES refuses the message.
+  encoded words took 3 GB). A header longer than DMS_MAIL_MAX_HEADER_KB refuses the message.
+- before parsing, the message's own header section is measured: more than
+  MAX_HEADER_SECTION_BYTES, or more than MAX_HEADER_FIELDS fields, refuses it (a 9.5 MB message
+  of 2,000,000 tiny headers took 18.6 s and 328 MiB to parse); its lines are counted, more than
+  MAX_LINES refuses it (the parser keeps an object of some 60 bytes per line: 23 MB of empty
+  lines took 1 GB); while parsing, the fields of all its MIME parts together are counted, more
+  than MAX_FIELDS_IN_ALL refuses it.
 - MIME nesting is counted before parsing (the parser recurses once per level: 5,000 levels raised
-  RecursionError and failed every check of the account); more than MAX_MULTIPARTS multipart
-  containers refuse the message.
+  RecursionError and failed every check of the account); more than DMS_MAIL_MAX_MULTIPARTS
+  multipart containers refuse the message (a nesting the count misses still ends in
+  RecursionError, which refuses it too).
 - the few headers dms shows are decoded from at most MAX_DECODED characters of their value;
 - at most MAX_PARTS MIME parts are walked and MAX_ATTACHMENTS attachments taken.
 A refused message is named in the account's last_error and remembered, never fetched again.
@@ -18,39 +25,59 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import email.utils
+import itertools
 import re
 from email.header import decode_header, make_header
 from email.message import Message
 from email.parser import BytesParser
 from email.policy import Compat32
 
+from dms.config import Config
 from dms.domain import tree, uploads
 from dms.text import is_refused_character
 
 MAX_PARTS = 500
 MAX_ATTACHMENTS = 100
 MAX_HEADER_LENGTH = 500  # characters of a subject, sender or name that are kept
-MAX_HEADER_BYTES = 8 * 1024  # one header, folded lines together
-MAX_MULTIPARTS = 50
+MAX_HEADER_SECTION_BYTES = 256 * 1024  # the message's own header section, before parsing
+MAX_HEADER_FIELDS = 1000  # fields of the message's own header section, before parsing
+MAX_FIELDS_IN_ALL = 10_000  # header fields of the message and its MIME parts, while parsing
+MAX_LINES = 1_000_000  # lines of the whole message (a 25 MiB message of base64 has 340,000)
 MAX_DECODED = 4 * 1024  # characters of a header value decoded for display
 MULTIPART = re.compile(rb"(?im)^content-type:[ \t]*(?:\r?\n[ \t]+)*multipart/")
+HEADER_END = re.compile(rb"\r?\n\r?\n")  # the blank line after the header section
+FIELD_START = re.compile(rb"(?m)^[^ \t\r\n]")  # a line that is not a folded continuation
 
 
 class MessageRefused(Exception):
     """The message cannot be taken safely; the message says why, for last_error."""
 
 
+@dataclasses.dataclass(frozen=True)
+class MessageLimits:
+    """The bounds a setting changes: one header's length, folded lines together
+    (DMS_MAIL_MAX_HEADER_KB), and multipart containers (DMS_MAIL_MAX_MULTIPARTS); the defaults are
+    the settings'."""
+    max_header_kb: int = Config.mail_max_header_kb
+    max_multiparts: int = Config.mail_max_multiparts
+
+
 class _BoundedPolicy(Compat32):
-    """compat32, refusing a header longer than MAX_HEADER_BYTES as it is read."""
+    """compat32, refusing a header longer than `max_header_kb`, and more than MAX_FIELDS_IN_ALL
+    headers in all, as they are read. One for each parse (`fields` counts that parse's
+    headers)."""
+
+    fields = None  # an itertools.count, given to each parse's own policy
+    max_header_kb = MessageLimits.max_header_kb
 
     def header_source_parse(self, sourcelines):
-        if sum(len(line) for line in sourcelines) > MAX_HEADER_BYTES:
-            raise MessageRefused(f"one of its headers is longer than {MAX_HEADER_BYTES // 1024} "
-                                 "KiB")
+        if next(self.fields) > MAX_FIELDS_IN_ALL:
+            raise MessageRefused(f"it has more than {MAX_FIELDS_IN_ALL:,} header fields in all "
+                                 "its parts")
+        if sum(len(line) for line in sourcelines) > self.max_header_kb * 1024:
+            raise MessageRefused(f"one of its headers is longer than {self.max_header_kb} KiB "
+                                 "(DMS_MAIL_MAX_HEADER_KB)")
         return super().header_source_parse(sourcelines)
-
-
-BOUNDED = _BoundedPolicy()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,14 +89,30 @@ class Origin:
     sent_at: str | None
 
 
-def parse(raw: bytes) -> Message:
+def parse(raw: bytes, limits: MessageLimits = MessageLimits()) -> Message:
     """The message, parsed with bounded work, or MessageRefused."""
-    if len(MULTIPART.findall(raw, 0, len(raw))) > MAX_MULTIPARTS:
-        raise MessageRefused(f"it has more than {MAX_MULTIPARTS} nested MIME parts")
+    _check_shape(raw)
+    if len(MULTIPART.findall(raw, 0, len(raw))) > limits.max_multiparts:
+        raise MessageRefused(f"it has more than {limits.max_multiparts} nested MIME parts "
+                             "(DMS_MAIL_MAX_MULTIPARTS)")
+    policy = _BoundedPolicy(fields=itertools.count(1), max_header_kb=limits.max_header_kb)
     try:
-        return BytesParser(policy=BOUNDED).parsebytes(raw)
+        return BytesParser(policy=policy).parsebytes(raw)
     except RecursionError:  # a nesting that the count above did not see: still refused
         raise MessageRefused("its MIME parts are nested too deeply") from None
+
+
+def _check_shape(raw: bytes) -> None:
+    """Refuse, before the parser sees it, a message whose header section or number of lines
+    would make its parsing costly. Lines end as the parser splits them: at CR, LF or CRLF."""
+    end = HEADER_END.search(raw, 0, MAX_HEADER_SECTION_BYTES + 4)
+    if end is None and len(raw) > MAX_HEADER_SECTION_BYTES:
+        raise MessageRefused(f"its header is larger than {MAX_HEADER_SECTION_BYTES // 1024} KiB")
+    section = raw[:end.start()] if end else raw
+    if len(FIELD_START.findall(section)) > MAX_HEADER_FIELDS:
+        raise MessageRefused(f"it has more than {MAX_HEADER_FIELDS:,} header fields")
+    if raw.count(b"\n") + raw.count(b"\r") - raw.count(b"\r\n") > MAX_LINES:
+        raise MessageRefused(f"it has more than {MAX_LINES:,} lines")
 
 
 def attachments(message: Message) -> tuple[list[Message], bool]:

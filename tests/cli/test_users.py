@@ -32,6 +32,12 @@ def test_ordinary_users_from_the_command_line(config):
         (0, "Staff user 'bob' created.\n", "")
     assert dms("createuser", "ALICE", "--password-stdin", stdin="other-password\n") == \
         (1, "", "dms: A user with that username already exists.\n")
+    mixed = ("dms: A username may not mix letters of different scripts (such as Latin and "
+             "Cyrillic, whose letters can look alike).\n")  # a Cyrillic "а" and "о" below
+    assert dms("createuser", "\u0430lice2", "--password-stdin", stdin="other-password\n") == \
+        (1, "", mixed)
+    assert dms("createsuperuser", "r\u043e\u043et", "--password-stdin",
+               stdin="other-password\n") == (1, "", mixed)
     today = time.strftime("%Y-%m-%d", time.gmtime())
     assert dms("users") == (0, "USERNAME  ROLE       ACTIVE  JOINED\n"
                                f"alice     user       yes     {today}\n"

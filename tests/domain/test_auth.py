@@ -186,3 +186,22 @@ def test_many_addresses_guessing_one_account_meet_a_higher_ceiling(anon, alice, 
     response = login_from(anon, "192.0.2.200", "alice", USER_PASSWORD)
     assert response.status_code == 429, response.text
     assert snapshot(config) == before
+
+
+@pytest.mark.config(**FROM_PROXY, login_failures_per_address_user=2,
+                    login_failures_per_address=4, login_failures_per_user=6)
+@pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
+def test_the_throttles_numbers_are_settings(anon, alice, config):
+    for _ in range(2):
+        assert login_from(anon, "203.0.113.7", "alice", "wrong-password").status_code == 400
+    assert login_from(anon, "203.0.113.7", "alice", USER_PASSWORD).status_code == 429
+    for number in range(4):
+        assert login_from(anon, "203.0.113.8", f"someone{number}", "guess").status_code == 400
+    assert login_from(anon, "203.0.113.8", "admin", ADMIN_PASSWORD).status_code == 429
+    for address in ("198.18.0.1", "198.18.0.2"):  # 6 failures for alice: 3 addresses
+        for _ in range(2):
+            assert login_from(anon, address, "alice", "wrong-password").status_code == 400
+    before = snapshot(config)
+    assert login_from(anon, "192.0.2.200", "alice", USER_PASSWORD).status_code == 429
+    assert snapshot(config) == before
+    assert login_from(anon, "192.0.2.200", "admin", ADMIN_PASSWORD).status_code == 200

@@ -10,9 +10,9 @@ import time
 import pytest
 from PIL import Image
 
-from dms.files import pdf
+from dms.files.store import DirectoryStore
 from tests.harness import samples
-from tests.harness.client import assert_error
+from tests.harness.client import JSON, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import (new_document, stored_files, temporary_files, upload,
                                      TOO_MANY_PIXELS)
@@ -127,6 +127,42 @@ def test_a_page_whose_content_inflates_to_a_gibibyte_is_refused_at_upload(alice,
     assert stored_files(config) == [] and temporary_files(config) == []
 
 
+@pytest.mark.config(pdf_memory_mb=512)
+def test_a_content_bomb_already_stored_fails_its_reading_and_its_preview(alice, config):
+    """A bomb stored before the upload check existed (or brought back by a restore): its
+    version's file is replaced behind the server's back after a harmless upload of one page."""
+    document_id = new_document(alice)
+    response = upload(alice, document_id, "harmless.pdf", samples.pdf(["harmless"]))
+    assert response.status_code == 201, response.text
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
+    version = response.json()["data"]["attributes"]["versions"][0]
+    page_id = version["pages"][0]["id"]
+    store = DirectoryStore(config.files_path, config.data_dir)
+    store.path(version["id"]).write_bytes(samples.pdf_content_bomb(1024))
+    outcome = {}
+
+    def read_and_preview():
+        rerun = alice.post("/api/ocr/", {"doc_id": document_id}, media=JSON)
+        assert rerun.status_code == 200, rerun.text
+        outcome["statuses"] = wait_processed(alice, document_id, timeout=120)
+        outcome["previews"] = [alice.get(f"/api/pages/{page_id}/",
+                                         headers={"Accept": "image/jpeg"}) for _ in range(2)]
+
+    growth = peak_growth_mib(read_and_preview)
+    assert outcome["statuses"][-1] == "failed"
+    assert document(alice, document_id)["ocr_error"] == (
+        "Page 1 needs more memory to read than dms allows for one file (DMS_PDF_MEMORY_MB): its "
+        "content is too large, or the file is damaged.")
+    rendering = ("This page needs more memory to render than dms allows for one file "
+                 "(DMS_PDF_MEMORY_MB): its content is too large, or the file is damaged.")
+    for answer in outcome["previews"]:  # the second from the remembered failure
+        assert_error(answer, 503, "unavailable", rendering)
+    marker = store.preview_path(version["id"], 1).with_suffix(".failed")
+    assert marker.read_text(encoding="utf-8") == rendering
+    assert not store.preview_path(version["id"], 1).exists()
+    assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"  # the readers are children
+
+
 def test_pages_sharing_a_huge_content_stream_are_refused_within_seconds(alice, config):
     bomb = samples.pdf_content_bomb(300, pages=200)
     document_id = new_document(alice)
@@ -141,10 +177,9 @@ def test_pages_sharing_a_huge_content_stream_are_refused_within_seconds(alice, c
     assert stored_files(config) == [] and temporary_files(config) == []
 
 
+@pytest.mark.config(pdf_preview_seconds=2)
 @pytest.mark.socket  # waitress' threads busy, another client served
-def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice, bob,
-                                                                          monkeypatch):
-    monkeypatch.setattr(pdf, "PREVIEW_SECONDS", 2)
+def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice, bob):
     document_id = new_document(alice)
     alice.patch(f"/api/documents/{document_id}/", {"data": {
         "type": "documents", "id": document_id, "attributes": {"ocr": False}}})
@@ -172,8 +207,8 @@ def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice
     assert max(slowest) < 1.5, slowest  # never behind a lock that a preview holds
 
 
-def test_a_page_that_renders_forever_fails_its_reading_with_the_reason(alice, monkeypatch):
-    monkeypatch.setattr(pdf, "PAGE_SECONDS", 2)
+@pytest.mark.config(pdf_page_seconds=2)
+def test_a_page_that_renders_forever_fails_its_reading_with_the_reason(alice):
     document_id = new_document(alice)
     assert upload(alice, document_id, "slow.pdf", samples.pdf_slow_to_render()).status_code == 201
     assert wait_processed(alice, document_id, timeout=120)[-1] == "failed"

@@ -15,7 +15,7 @@ import pytest
 from tests.harness import samples
 from dms.files import pages
 from dms.files.pdf import UnreadablePdf
-from dms.files.pdfprocess import ReaderFailed
+from dms.files.pdfprocess import ReaderFailed, ReaderTimes
 from tests.harness.pdfops import layout, leftovers, write
 
 
@@ -141,9 +141,10 @@ def test_the_time_limit_grows_with_the_pages_and_a_late_write_leaves_nothing(rea
                         lambda op, timeout, **args: seen.append((timeout, args["seconds"]))
                         or real_call(op, timeout, **args))
     pages.assemble(readers, [(source, 0, 0), (source, 1, 0)] * 3, out, 10)
-    assert seen == [(pages.PAGE_SECONDS + 6 + pages.MARGIN_SECONDS, pages.PAGE_SECONDS + 6)]
+    page = readers.times.page  # DMS_PDF_PAGE_SECONDS
+    assert seen == [(page + 6 + pages.MARGIN_SECONDS, page + 6)]
     assert leftovers(tmp_path) == [] and texts(out) == ["alpha", "beta"] * 3
-    monkeypatch.setattr(pages, "PAGE_SECONDS", 0)
+    monkeypatch.setattr(readers, "times", ReaderTimes(page=0))
     monkeypatch.setattr(pages, "WRITE_SECONDS_PER_PAGE", 0)
     with pytest.raises(UnreadablePdf) as refused:
         pages.assemble(readers, [(source, 0, 0), (source, 1, 0)], tmp_path / "late.pdf", 10)

@@ -1,10 +1,12 @@
 """A hostile IMAP server for the tests (issue 22): a real TCP server on loopback that speaks just
 enough IMAP for dms's mail check (greeting, CAPABILITY, LOGIN, LIST, SELECT, UID SEARCH, UID FETCH,
 UID STORE, LOGOUT), serving scripted messages, and misbehaving on purpose where a test says so:
-announcing a literal of 10 GB, trickling bytes, sending more than it said.
+announcing a literal of 10 GB, answering one fetch with many large literals, trickling bytes,
+sending more than it said.
 
 Each message is a `Message`: its bytes, the RFC822.SIZE the server claims, and how its body is
-sent (`send_body`). The server counts the body fetches of each message."""
+sent (`send_body`). The server counts the body fetches of each message, and keeps when each
+session began and ended (`sessions`, `most_at_once`)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ class HostileImap:
     name: str = "hostile"  # in the messages' Message-IDs: <m1@NAME.example>
     fetches: Counter = field(default_factory=Counter)  # uid -> body fetches
     seen: set = field(default_factory=set)  # uids marked \Seen (UNSEEN leaves them out)
+    # (accepted, closed) of every connection, in time.monotonic(); closed None while it is open
+    sessions: list = field(default_factory=list)
 
     def start(self) -> "HostileImap":
         self.listener = socket.create_server(("127.0.0.1", 0))
@@ -48,9 +52,21 @@ class HostileImap:
                 connection, _ = self.listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+            self.sessions.append((time.monotonic(), None))  # here, in the one accepting thread
+            threading.Thread(target=self._serve, args=(connection, len(self.sessions) - 1),
+                             daemon=True).start()
 
-    def _serve(self, connection: socket.socket) -> None:
+    def most_at_once(self, tolerance: float = 0.5) -> int:
+        """The most sessions open at one moment, each counted until `tolerance` seconds before it
+        was seen to close: one that a client closes ends here a moment later, while the client
+        may already open its next one."""
+        now = time.monotonic()
+        spans = [(start, (end if end is not None else now) - tolerance)
+                 for start, end in list(self.sessions)]
+        return max((sum(start <= moment < end for start, end in spans)
+                    for moment, _ in spans), default=0)
+
+    def _serve(self, connection: socket.socket, index: int) -> None:
         reader = connection.makefile("rb")
         send = connection.sendall
         try:
@@ -80,6 +96,7 @@ class HostileImap:
         except OSError:
             return
         finally:
+            self.sessions[index] = (self.sessions[index][0], time.monotonic())
             connection.close()
 
     def _uid(self, connection: socket.socket, tag: bytes, command: bytes) -> None:
@@ -121,8 +138,11 @@ def _uids(wanted: bytes, count: int) -> list[int]:
 
 
 def honest(connection: socket.socket, uid: int, raw: bytes) -> None:
-    connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)) + raw
-                       + b")\r\n")
+    """The message as it is (sent in three pieces: a copy of a large message would count in the
+    memory that the tests measure, this process')."""
+    connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)))
+    connection.sendall(raw)
+    connection.sendall(b")\r\n")
 
 
 def huge_literal(connection: socket.socket, uid: int, raw: bytes) -> None:
@@ -132,6 +152,31 @@ def huge_literal(connection: socket.socket, uid: int, raw: bytes) -> None:
     try:
         for _ in range(100_000):
             connection.sendall(chunk)
+    except OSError:
+        return
+
+
+def many_literals(connection: socket.socket, uid: int, raw: bytes, count: int = 15,
+                  mib: int = 24) -> None:
+    """Answer one body fetch with `count` messages of `mib` MiB each, every one of them under the
+    default message limit of 25 MiB (imaplib keeps them all until the command's tagged OK)."""
+    chunk = b"x" * 2**20
+    try:
+        for _ in range(count):
+            connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, mib * 2**20))
+            for _ in range(mib):
+                connection.sendall(chunk)
+            connection.sendall(b")\r\n")
+    except OSError:
+        return
+
+
+def stall(connection: socket.socket, uid: int, raw: bytes) -> None:
+    """Announce the message, send none of it, and return as soon as the client hangs up."""
+    connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)))
+    try:
+        while connection.recv(4096):
+            pass
     except OSError:
         return
 
@@ -160,3 +205,19 @@ def nested_mime(levels: int = 5000) -> bytes:
     return ("Subject: nested\r\nFrom: someone@example.org\r\nMIME-Version: 1.0\r\n" + parts
             + "Content-Type: text/plain\r\n\r\nhello\r\n").encode()
 
+
+
+def many_headers(fields: int, in_part: bool = False) -> bytes:
+    """A message of `fields` tiny header fields (2,000,000 are 9.5 MB), in its own header or in
+    that of its one MIME part."""
+    headers = b"X: y\r\n" * fields
+    if not in_part:
+        return b"Subject: headers\r\nFrom: someone@example.org\r\n" + headers + b"\r\nhello\r\n"
+    return (b"Subject: part headers\r\nFrom: someone@example.org\r\nMIME-Version: 1.0\r\n"
+            b'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\n' + headers
+            + b"\r\nhello\r\n--b--\r\n")
+
+
+def many_lines(lines: int) -> bytes:
+    """A message whose body is `lines` empty lines."""
+    return b"Subject: lines\r\nFrom: someone@example.org\r\n\r\n" + b"\r\n" * lines

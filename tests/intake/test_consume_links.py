@@ -13,7 +13,8 @@ import os
 import pytest
 
 from tests.harness import samples
-from tests.harness.consume import CONSUME, EXE, REASON, inbox_titles, looks
+from tests.harness.consume import (CONSUME, EXE, REASON, deep_chain, inbox_titles, looks,
+                                   remove_chain)
 from tests.harness.waiting import wait_for
 
 
@@ -153,19 +154,9 @@ def test_a_file_swapped_for_a_link_is_not_opened_through_it(tmp_path):
 
 def test_a_990_level_tree_of_one_user_does_not_stop_the_others(alice, bob, consume_dir, caplog):
     caplog.set_level(logging.WARNING, logger="dms.consume")
-    consume_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(consume_dir, os.O_RDONLY | os.O_DIRECTORY)
-    os.mkdir(alice.username, dir_fd=fd)
-    level = os.open(alice.username, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-    os.close(fd)
-    for _ in range(990):  # deeper than any path the file system takes whole
-        os.mkdir("d", dir_fd=level)
-        deeper = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=level)
-        os.close(level)
-        level = deeper
-    with open(os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=level), "wb") as out:
-        out.write(samples.text("deep down\n"))
-    os.close(level)
+    (consume_dir / alice.username).mkdir(parents=True)
+    # deeper than any path the file system takes whole
+    deep_chain(consume_dir / alice.username, 990, "deep.txt", samples.text("deep down\n"))
     (consume_dir / alice.username / "top.txt").write_bytes(samples.text("on top\n"))
     (consume_dir / bob.username).mkdir()
     (consume_dir / bob.username / "note.txt").write_bytes(samples.text("Bob's note\n"))
@@ -178,35 +169,31 @@ def test_a_990_level_tree_of_one_user_does_not_stop_the_others(alice, bob, consu
     remove_chain(consume_dir / alice.username / "d")  # pytest's own clean-up would recurse
 
 
-def remove_chain(top) -> None:
-    """Remove a chain of nested `d` folders without recursing: the level below moves up."""
-    while top.exists():
-        spare = top.with_name(top.name + "~")
-        if (top / "d").is_dir():
-            os.rename(top / "d", spare)
-        for entry in top.iterdir():
-            entry.unlink()
-        top.rmdir()
-        if spare.exists():
-            os.rename(spare, top)
-
-def test_thousands_of_planted_links_are_not_logged_at_every_look(alice, consume_dir, caplog):
-    """Each standing problem is logged once; past 100 new ones in a look, one line counts the
-    rest (10,050 links were logged again at every look, 10,050 lines every 0.2 s here)."""
+@pytest.mark.config(consume_max_depth=2, consume_max_entries=5)
+def test_the_depth_and_the_entries_a_look_reads_are_settings(alice, bob, consume_dir, caplog):
     caplog.set_level(logging.WARNING, logger="dms.consume")
-    staging = consume_dir / ".staging"  # hidden, then renamed: one look sees all the links
-    staging.mkdir(parents=True)
-    for number in range(10_050):
-        os.symlink("/etc/passwd", staging / f"link{number:05}")
-    (staging / "real.txt").write_bytes(samples.text("among the links\n"))
-    staging.rename(consume_dir / alice.username)
-    wait_for(lambda: inbox_titles(alice).get("real.txt"))
+    deep = consume_dir / alice.username / "a" / "b" / "c"
+    deep.mkdir(parents=True)
+    (deep / "deep.txt").write_bytes(samples.text("three folders down\n"))
+    (deep.parent / "two.txt").write_bytes(samples.text("two folders down\n"))
+    (consume_dir / bob.username).mkdir()
+    for number in range(8):
+        (consume_dir / bob.username / f"note{number}.txt").write_bytes(
+            samples.text(f"note {number}\n"))
+    def in_b():
+        a = inbox_titles(alice).get("a")
+        b = a and inbox_titles(alice, a).get("b")
+        return b and inbox_titles(alice, b)
+
+    wait_for(lambda: in_b() and len(inbox_titles(bob)) == 8)  # 5 in one look, then the rest
     looks()
-    lines = [r.getMessage() for r in caplog.records if r.name == "dms.consume"]
-    assert lines[:100] == [f"consume folder: 'link{number:05}' of '{alice.username}' is a "
-                           "symbolic link; it is not followed" for number in range(100)]
-    assert lines[100:] == ["consume folder: 9,950 more problems like those above are not listed "
-                           "one by one"]
+    assert list(in_b()) == ["two.txt"]  # a/b/c is not looked into
+    assert warnings_about(caplog, "folders deep") == [
+        f"consume folder: 'a/b/c' of '{alice.username}' is more than 2 folders deep; what lies "
+        "below is not imported"]
+    assert warnings_about(caplog, "entries") == [
+        f"consume folder: the folder of '{bob.username}' holds more than 5 entries; only the first "
+        "are looked at"]
 
 
 def open_paths() -> set[str]:

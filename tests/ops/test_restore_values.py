@@ -1,6 +1,7 @@
 """A restore refuses rows the API would refuse (issue 22), checked by the API's own rules in both
 formats: a title with a slash, a NUL or a right-to-left override, a time that is not one, a
-username that differs only by case from another or that the API would refuse, a value of the
+username that differs only by case from another or that the API would refuse (also for mixing
+scripts), a value of the
 wrong type in a table file. Nothing lands in the target, and the folder is left exactly as it
 was. The backups and the refusal's checks: tests/ops/conftest.py, tests/harness/backups.py."""
 
@@ -43,6 +44,10 @@ def value_cases(outer: str, alice: str, version: str) -> list[tuple]:
          "has a source_sha256 that is not 64 hexadecimal digits"),
         ("document_version", {"id": version}, {"short_description": "x" * 1001}, version,
          "has a short_description that is not text of at most 1000 characters"),
+        # A Cyrillic "а" in "alice": the rule against mixed scripts holds in a restore too.
+        ("user", {"id": alice}, {"username": "\u0430lice", "username_key": "\u0430lice"}, alice,
+         "has a username the API would refuse (A username may not mix letters of different "
+         "scripts (such as Latin and Cyrillic, whose letters can look alike))"),
     ]
 
 
@@ -82,9 +87,10 @@ def lines_change(match, values):
     return change
 
 
-@pytest.mark.parametrize("case", range(8), ids=["slash", "NUL", "RLO", "garbage time",
+@pytest.mark.parametrize("case", range(9), ids=["slash", "NUL", "RLO", "garbage time",
                                                 "ALICE beside alice", "refused username",
-                                                "source_sha256", "short_description"])
+                                                "source_sha256", "short_description",
+                                                "mixed scripts"])
 def test_rows_the_api_would_refuse_are_refused_in_both_formats(filled_dir, base, logical, work,
                                                                case):
     data_dir, ids = filled_dir
