@@ -25,6 +25,7 @@ from dms.db import database, owner_scope, with_space_reserve, write_transaction
 from dms.db import events
 from dms.db.models import Node, OcrStatus, TrashEntry, User, utcnow
 from dms.domain import listings, tree
+from dms.domain.rules import store as rules
 from dms.errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
@@ -42,7 +43,10 @@ def delete(services: Services, user: User, node_id: str, kind: str | None = None
     if services.config.trash_days == 0:
         def delete_rows() -> list[str]:
             with write_transaction(owner_scope(user.id)):
-                return tree.delete_subtree_rows(_deletable(user, node_id, kind).id)
+                node = _deletable(user, node_id, kind)
+                rules.disable_for_deleted(user.id, f"{tree.SUBTREE} SELECT id FROM below",
+                                          (node.id,))
+                return tree.delete_subtree_rows(node.id)
         _remove_files(services, with_space_reserve(delete_rows))
         return
 
@@ -52,6 +56,9 @@ def delete(services: Services, user: User, node_id: str, kind: str | None = None
             node = _deletable(user, node_id, kind)
             parent = Node.get_by_id(node.parent_id)
             tree.trash_subtree(node.id)
+            # Rules that move into a folder now in the trash stop, saying why (api.md §13).
+            rules.disable_for_deleted(user.id, "SELECT id FROM node WHERE trash_id = ?",
+                                      (node.id,))
             TrashEntry.insert(node=node.id, owner=user.id, deleted_at=now,
                               purge_at=now + dt.timedelta(days=services.config.trash_days),
                               original_parent_id=parent.id,

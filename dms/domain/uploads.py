@@ -28,6 +28,7 @@ from dms.db.models import (DocumentVersion, Node, OcrStatus, User, new_id,
                            utcnow)
 from dms.domain import tree
 from dms.domain.preferences import ocr_language
+from dms.domain.rules import filing
 from dms.errors import Invalid, StorageFull, TooLarge, UnsupportedType
 from dms.files import filetypes
 from dms.files.filetypes import FileType, UnacceptableFile
@@ -129,6 +130,8 @@ def upload_version(services: Services, user: User, document_id: str, stream: Bin
             number = _record_version(document, upload, name, version_id)
             events.record(user.id, document.id, events.UPLOADED, user.id, version=number,
                           file_name=name, size=upload.received.size)
+            if number == 1:  # its first file makes a document new: its rules will run
+                filing.mark_new(document.id, "api")
     except BaseException:
         services.store.remove([version_id])
         raise
@@ -152,6 +155,7 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
                                         lang=ocr_language(user, services.config.ocr_lang))
             _record_version(document, upload, name, version_id)
             _record_imported(document, inbox, "api", user.id, name, upload)
+            filing.mark_new(document.id, "api")
     except BaseException:
         services.store.remove([version_id])
         raise
@@ -205,6 +209,7 @@ def import_into_folder(services: Services, user: User, folder_id: str, stream: B
                 _record_version(document, upload, name, version_id)
                 _record_imported(document, folder, source, None, name, upload)
                 rule.added(user, document, upload.received.sha256)
+                filing.mark_new(document.id, source)
     except BaseException:
         services.store.remove([version_id])
         raise
