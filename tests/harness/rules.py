@@ -48,3 +48,21 @@ def finished_run(client, run_id: str, timeout: float = 120) -> dict:
         attributes = client.get(f"/api/rule-runs/{run_id}/").json()["data"]["attributes"]
         return attributes if attributes["state"] in ("succeeded", "failed") else None
     return wait_for(ended, timeout=timeout, interval=0.2, message="the run did not finish")
+
+
+def many_documents(client, texts: list[str]) -> list[str]:
+    """A processed text document in the inbox for each of `texts` (legacy uploads: no Tesseract,
+    no second request), titled doc-0000.txt, doc-0001.txt, ...; their ids in that order."""
+    ids = []
+    for index, text in enumerate(texts):
+        response = client.put(f"/api/document/upload/doc-{index:04d}.txt",
+                              data=text.encode("utf-8"), headers={"Content-Type": "text/plain"})
+        assert response.status_code == 201, response.text
+        ids.append(response.json()["id"])
+
+    def all_read():
+        return all(item["ocr_status"] in ("succeeded", "failed")
+                   for item in client.get("/api/documents").json())
+    wait_for(all_read, timeout=60 + len(texts) / 5, interval=0.5,
+             message="the documents were not all read")
+    return ids
