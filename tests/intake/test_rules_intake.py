@@ -68,9 +68,9 @@ def test_dms_import_runs_the_rules_of_its_source(alice, config, tmp_path):
     add_rule(alice, "Imported", "stadtwerke", sources=["import"],
              actions={"add_tags": ["imported"], "set_title": "Bill {file_name}"})
     add_rule(alice, "From the API", "stadtwerke", sources=["api"], actions={"add_tags": ["api"]})
-    (tmp_path / "scans").mkdir()
-    (tmp_path / "scans" / "old bill.pdf").write_bytes(BILL)
-    result = subprocess.run([sys.executable, "-m", "dms", "import", str(tmp_path / "scans" / "old bill.pdf"),
+    scan = tmp_path / "old bill.pdf"
+    scan.write_bytes(BILL)
+    result = subprocess.run([sys.executable, "-m", "dms", "import", str(scan),
                              "--user", alice.username, *config_args(config)],
                             env=environment(), capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
