@@ -14,7 +14,9 @@ all of them, and the matched text (`{match}` of a title template).
   characters OCR confuses most (0/o, 1/l/i, m/rn, w/vv) count as the same. Always case-blind.
 
 Each algorithm costs time linear in the field's length (fuzzy: times the pattern's words); a
-document's fields are split into words once (`Fields`), whatever the number of rules.
+document's fields are split into words once (`Words`), whatever the number of rules. RE2 and
+rapidfuzz are imported when first needed (6 MiB a process that has no such rule does not carry;
+packaging/pyinstaller.spec names them).
 """
 
 from __future__ import annotations
@@ -23,9 +25,6 @@ import functools
 import re
 from dataclasses import dataclass
 from typing import Callable
-
-import re2
-from rapidfuzz import fuzz, process
 
 from dms.errors import Invalid
 
@@ -74,7 +73,9 @@ def check_pattern(algorithm: str, pattern: str, case_sensitive: bool, pointer: s
                       "or digits).", pointer)
 
 
-def regex_options(case_sensitive: bool) -> re2.Options:
+def regex_options(case_sensitive: bool):
+    import re2
+
     options = re2.Options()
     options.case_sensitive = case_sensitive
     options.max_mem = REGEX_MEMORY
@@ -84,6 +85,8 @@ def regex_options(case_sensitive: bool) -> re2.Options:
 
 @functools.lru_cache(maxsize=1024)
 def _compile(pattern: str, case_sensitive: bool):
+    import re2
+
     try:
         return re2.compile(pattern, regex_options(case_sensitive)), None
     except re2.error as error:
@@ -213,6 +216,8 @@ def _regex(pattern: Pattern, words: Words) -> str | None:
 
 
 def _fuzzy(pattern: Pattern, words: Words) -> str | None:
+    from rapidfuzz import fuzz, process
+
     keys = WORD.findall(fold(pattern.pattern))
     wanted = " ".join(keys)
     best = None
