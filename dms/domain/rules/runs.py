@@ -2,13 +2,14 @@
 background, one node at a time, resumable after a crash, never applying anything twice.
 
 A run is a `rule_run` row: queued, then running, then succeeded or failed. A worker of some node
-claims it with a lease in the database (`worker_id`, `lease_until`, as the processing leases of
-dms.processing.leases) and goes through the owner's live documents whose reading has ended, by
-id, a batch at a time: the batch is matched outside any write transaction, then one transaction
-checks the lease is still this worker's, applies the batch's changes and commits the cursor
-(`after_id`), the counts and a renewed lease with them. So a run killed half-way (kill -9, a lost
-machine) has committed exactly the batches whose changes it committed; whoever resumes it starts
-after the last of them. A stalled worker that lost its lease writes nothing.
+claims it with a lease in the database (`worker_id`, `lease_until`, for DMS_LEASE_SECONDS, as the
+processing leases of dms.processing.leases) and goes through the owner's live documents whose
+reading has ended, by id, a batch at a time: the batch is matched outside any write transaction,
+then one transaction checks the lease is still this worker's, applies the batch's changes and
+commits the cursor (`after_id`), the counts and a renewed lease with them. So a run killed
+half-way (kill -9, a lost machine) has committed exactly the batches whose changes it committed;
+whoever resumes it starts after the last of them. A stalled worker that lost its lease writes
+nothing.
 
 Resuming: at every start (and, with the embedded queue, after releasing what the last run of this
 installation held) and periodically (dms.runtime's table), each node takes up the runs whose
@@ -41,8 +42,9 @@ log = logging.getLogger("dms.rules")
 QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
 UNFINISHED = (QUEUED, RUNNING)
 BATCH_DOCUMENTS = 50
-BATCH_SECONDS = 10  # a batch stops matching after this long and commits what it has
-LEASE_SECONDS = 60  # renewed by every batch; well above BATCH_SECONDS plus one document's rules
+# A batch stops matching after this long (or a third of the lease, DMS_LEASE_SECONDS, if that
+# is shorter) and commits what it has; each commit renews the lease.
+BATCH_SECONDS = 10
 MAX_ACTIVE_RUNS_PER_USER = 2  # queued or running; past it, 429
 KEEP_RUNS_PER_USER = 100  # finished runs kept; older ones are deleted as new ones start
 PARALLEL_RUNS = 2  # threads of one node running runs
@@ -98,7 +100,7 @@ def release_leases() -> None:
 
 def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], bool]) -> None:
     """Run (or resume) a run until it ends, or until `stopping()`; then give its lease back."""
-    if not _claim(run_id, worker_id):
+    if not _claim(run_id, worker_id, config.lease_seconds):
         return
     while not stopping():
         if not _batch(config, run_id, worker_id):
@@ -108,14 +110,14 @@ def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], 
                              "WHERE id = ? AND worker_id = ?", (run_id, worker_id))
 
 
-def _claim(run_id: str, worker_id: str) -> bool:
+def _claim(run_id: str, worker_id: str, lease_seconds: float) -> bool:
     now = time.time()
     with write_transaction():
         return database.execute_sql(
             "UPDATE rule_run SET worker_id = ?, lease_until = ?, state = ?, "
             "started_at = COALESCE(started_at, ?) WHERE id = ? AND state IN (?, ?) "
             "AND (lease_until IS NULL OR lease_until < ? OR worker_id = ?)",
-            (worker_id, now + LEASE_SECONDS, RUNNING, RuleRun.started_at.db_value(utcnow()),
+            (worker_id, now + lease_seconds, RUNNING, RuleRun.started_at.db_value(utcnow()),
              run_id, *UNFINISHED, now, worker_id)).rowcount == 1
 
 
@@ -158,7 +160,7 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
         _finish(run_id, worker_id, SUCCEEDED)
         return False
     loaded = facts.load(ids, config.rules_max_text_chars)
-    deadline = time.monotonic() + BATCH_SECONDS
+    deadline = time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3)
     plans, last = {}, None
     for document_id in ids:
         document = loaded.get(document_id)
@@ -178,7 +180,8 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
         database.execute_sql(
             "UPDATE rule_run SET after_id = ?, examined = examined + ?, matched = matched + ?, "
             "changed = changed + ?, lease_until = ? WHERE id = ?",
-            (last, ids.index(last) + 1, matched, changed, time.time() + LEASE_SECONDS, run_id))
+            (last, ids.index(last) + 1, matched, changed, time.time() + config.lease_seconds,
+             run_id))
     return True
 
 
