@@ -1,7 +1,8 @@
-"""kill -9 during a rule run (issue 27, api.md §13): `dms serve` killed while a run goes through
-1,000 documents, then started again on the same data dir (and database): the run resumes where
-its last committed batch ended and finishes with exact counts, without applying anything twice
-(its title template would show it: `X-X-...`)."""
+"""kill -9 and rules (issue 27, api.md §13): `dms serve` killed while a run goes through 1,000
+documents, then started again on the same data dir (and database): the run resumes where its last
+committed batch ended and finishes with exact counts, without applying anything twice (its title
+template would show it: `X-X-...`); killed while it reads a new document, whose rules then run
+once after the restart."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import signal
 
 import pytest
 
+from tests.harness import samples
 from tests.harness.client import Client
 from tests.harness.database import query_sql
+from tests.harness.documents import new_document, upload
 from tests.harness.processes import Running
-from tests.harness.rules import add_rule, finished_run, many_documents
-from tests.harness.waiting import wait_for
+from tests.harness.rules import add_rule, applied, filed, finished_run, many_documents
+from tests.harness.waiting import wait_for, wait_processed
 
 ADMIN_PASSWORD = "crash-test-pw"
 
@@ -60,5 +63,41 @@ def test_a_run_killed_half_way_resumes_and_applies_nothing_twice(tmp_path, datab
             f"X-doc-{n:04d}.txt" if n % 4 else f"doc-{n:04d}.txt" for n in range(1000))
         assert query_sql(config, "SELECT count(*), count(DISTINCT node_id) FROM event "
                                  "WHERE action = 'rule_applied'") == [(750, 750)]
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_a_server_killed_while_reading_a_new_document_runs_its_rules_once(tmp_path,
+                                                                          database_url, config):
+    """The rules are applied in the transaction that ends a document's reading: killed before
+    it, the reading resumes after the restart and the rules run then; killed after, they have
+    run. Either way once."""
+    data_dir = tmp_path / "data"
+    server = started(data_dir, database_url)
+    try:
+        admin = Client(server.url).login("admin", ADMIN_PASSWORD)
+        add_rule(admin, "Scans", "meter", actions={"set_title": "X-{title}",
+                                                    "add_tags": ["meter"]})
+        scan = samples.tiff([f"Meter reading {n} of the water supply" for n in range(4)])
+        document = new_document(admin, "scan", admin.inbox_id)
+        assert upload(admin, document, "scan.tiff", scan).status_code == 201
+
+        def reading():
+            attributes = admin.get(f"/api/documents/{document}/").json()["data"]["attributes"]
+            return attributes["ocr_status"] == "started"
+        wait_for(reading, timeout=60, interval=0.02, message="the reading never started")
+        server.stop(signal.SIGKILL)
+    finally:
+        if server.process.poll() is None:
+            server.stop(signal.SIGKILL)
+
+    server = started(data_dir, database_url)
+    try:
+        admin = Client(server.url).login("admin", ADMIN_PASSWORD)
+        assert wait_processed(admin, document, timeout=180)[-1] == "succeeded"
+        assert filed(admin, document) == ("X-scan", admin.inbox_id, ["meter"])
+        assert [details["rule"]["name"] for details in applied(admin, document)] == ["Scans"]
+        assert query_sql(config, "SELECT count(*) FROM rule_pending") == [(0,)]
     finally:
         server.stop()

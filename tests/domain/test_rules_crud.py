@@ -101,7 +101,7 @@ REFUSED = [
      "too): case_sensitive must be false with the fuzzy algorithm.", "match/case_sensitive"),
     ({"name": "n", "match": {"pattern": "x"}, "sources": ["api", "fax"],
       "actions": {"stop": True}}, 400, "invalid",
-     "`1` must be one of api, import, consume, mail.", "sources/1"),
+     "Each source must be one of api, import, consume, mail.", "sources/1"),
     ({"name": "n", "match": {"pattern": "x"}, "sources": [], "actions": {"stop": True}}, 400,
      "invalid", "`sources` must be a list of one or more of api, import, consume, mail.",
      "sources"),
@@ -127,6 +127,11 @@ REFUSED = [
      "invalid", "`enabled` must be true or false.", "enabled"),
     ({"name": "n", "match": {"pattern": "x"}, "actions": {"move_to": 7}}, 400, "invalid",
      "`move_to` must be a folder id or null.", "actions/move_to"),
+    ({"name": "n", "match": {"pattern": "x"}, "actions": {"stop": True, "a/b": 1}}, 400,
+     "invalid", '`actions` has no key "a/b"; its keys are add_tags, move_to, set_title, stop.',
+     "actions/a~1b"),
+    ({"name": "n", "match": "x", "actions": {"stop": True}}, 400, "invalid",
+     "`match` must be an object with field, algorithm, pattern, case_sensitive.", "match"),
 ]
 
 

@@ -91,9 +91,11 @@ def test_a_huge_page_is_read_within_the_pixel_budget(alice):
         upload(alice, document_id, "huge.pdf", samples.pdf_with_page_size(14_400, 14_400))
         outcome["statuses"] = wait_processed(alice, document_id, timeout=120)
 
-    peak = peak_rss_mib(process)
+    # What the page adds to the server's process (pdfium and Tesseract run in children): the
+    # suite's earlier servers leave this process large, and its whole size says nothing here.
+    growth = peak_growth_mib(process)
     assert outcome["statuses"][-1] == "succeeded"
-    assert peak < 500, f"peak RSS {peak:.0f} MiB"
+    assert growth < 500, f"peak RSS growth {growth:.0f} MiB"
     page_id = document(alice, document_id)["versions"][0]["pages"][0]["id"]
     page = alice.get(f"/api/pages/{page_id}/").json()["data"]["attributes"]
     assert (page["number"], page["text"]) == (1, "")

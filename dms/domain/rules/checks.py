@@ -130,14 +130,16 @@ def _object(value: object, pointer: str, keys: tuple[str, ...]) -> dict:
         raise Invalid(f"`{pointer}` must be an object with {', '.join(keys)}.", pointer)
     for key in value:
         if key not in keys:
-            raise Invalid(f"`{pointer}` has no key {json.dumps(key)[:60]}; its keys are "
-                          f"{', '.join(keys)}.", f"{pointer}/{key}")
+            escaped = key[:100].replace("~", "~0").replace("/", "~1")  # RFC 6901
+            raise Invalid(f"`{pointer}` has no key {json.dumps(key[:60])}; its keys are "
+                          f"{', '.join(keys)}.", f"{pointer}/{escaped}")
     return value
 
 
-def _choice(value: object, allowed: tuple[str, ...], pointer: str) -> str:
+def _choice(value: object, allowed: tuple[str, ...], pointer: str, noun: str = "") -> str:
     if value not in allowed:
-        raise Invalid(f"`{pointer.split('/')[-1]}` must be one of {', '.join(allowed)}.", pointer)
+        noun = noun or f"`{pointer.split('/')[-1]}`"
+        raise Invalid(f"{noun} must be one of {', '.join(allowed)}.", pointer)
     return value
 
 
@@ -171,7 +173,7 @@ def _sources(value: object) -> tuple[str, ...]:
         raise Invalid(f"`sources` must be a list of one or more of {', '.join(SOURCES)}.",
                       "sources")
     for index, source in enumerate(value):
-        _choice(source, SOURCES, f"sources/{index}")
+        _choice(source, SOURCES, f"sources/{index}", "Each source")
     return tuple(s for s in SOURCES if s in value)
 
 

@@ -107,13 +107,14 @@ def with_live_folders(owner_id: str, rules: list[tuple[RuleRow, RuleSpec]]):
     if gone:
         with write_transaction(owner_scope(owner_id)):
             for rule in gone:
-                disable(rule.id, folder_gone(_title_of(rule.move_to)))
+                disable(rule.id, folder_gone(title_of(rule.move_to)))
                 log.warning("rule %s disabled: its folder %s is gone", rule.id, rule.move_to)
     gone_ids = {rule.id for rule in gone}
     return [(rule, spec) for rule, spec in rules if rule.id not in gone_ids]
 
 
-def _title_of(node_id: str) -> str:
+def title_of(node_id: str) -> str:
+    """A node's title, for the reason a rule was disabled (its folder may be gone for good)."""
     row = database.execute_sql("SELECT title FROM node WHERE id = ?", (node_id,)).fetchone()
     return row[0] if row else "(deleted for good)"
 
@@ -216,19 +217,20 @@ def apply_steps(owner_id: str, document_id: str, steps: list[Step], max_depth: i
         return False
     kept = hand_changes(document_id) if by_hand else set()
     folders = live_folders(owner_id, {step.move_to for step in steps if step.move_to})
-    parent_title = _title_of(node.parent_id)
+    parent_title = title_of(node.parent_id)
     owner = User(id=owner_id)
     changed = False
     for step in steps:
+        if step.move_to and step.move_to not in folders:  # deleted since it was matched
+            disable(step.rule_id, folder_gone(title_of(step.move_to)))
+            continue
         details: dict = {}
         if step.add_tags:
             added = _add_tags(owner, node.id, step.add_tags)
             if added:
                 details["tags"] = added
         if step.move_to and events.MOVED not in kept and step.move_to != node.parent_id:
-            if step.move_to not in folders:
-                disable(step.rule_id, folder_gone(_title_of(step.move_to)))
-            elif tree.depth(step.move_to) + 1 <= max_depth:
+            if tree.depth(step.move_to) + 1 <= max_depth:
                 Node.update(parent=step.move_to).where(Node.id == node.id).execute()
                 details["moved"] = {"from": {"id": node.parent_id, "title": parent_title},
                                     "to": {"id": step.move_to, "title": folders[step.move_to]}}

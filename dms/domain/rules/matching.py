@@ -37,7 +37,10 @@ ALGORITHMS = ("any", "all", "exact", "regex", "fuzzy")
 # Krankenhaus for Krankenkasse, invoke for invoice do not.
 FUZZY_THRESHOLD = 85
 MAX_MATCH_LENGTH = 100  # characters of the matched text kept for {match} and the dry run
-REGEX_MEMORY = 8 << 20  # RE2's memory for one pattern (its default): larger ones are refused
+# RE2's memory for one pattern, its program and its cache of matching states (a quarter of RE2's
+# default): a pattern needing more is refused; with the programs kept (_compile's cache), at
+# most 256 x 2 MiB, in practice a few KiB each.
+REGEX_MEMORY = 2 << 20
 
 WORD = re.compile(r"\w+")  # a fixed pattern of dms's own, linear: no user input reaches `re`
 # OCR's usual confusions, folded to one spelling on both sides of a fuzzy comparison.
@@ -83,7 +86,7 @@ def regex_options(case_sensitive: bool):
     return options
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _compile(pattern: str, case_sensitive: bool):
     import re2
 
@@ -149,8 +152,11 @@ class Words:
         return self._once(("windows", size), make)
 
     def spelled(self, start: int, count: int) -> str:
-        """Words `start` to `start + count` as the document spells them."""
-        return " ".join(self.words[start:start + count])
+        """Words `start` to `start + count` as the document has them, with what stands between
+        them (`billing@stadtwerke.example`), runs of white space made one space."""
+        spans = self._once("spans", lambda: [m.span() for m in WORD.finditer(self.text)])
+        first, last = spans[start][0], spans[start + count - 1][1]
+        return " ".join(self.text[first:last].split())
 
 
 def _folded(text: str, words: list[str], how: Callable[[str], str]) -> list[str]:

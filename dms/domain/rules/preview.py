@@ -53,7 +53,7 @@ def preview(config: Config, user: User, rule_id: str) -> Preview:
         f"SELECT id {CANDIDATES} ORDER BY updated_at DESC, id DESC LIMIT ?",
         (*params, config.rules_preview_documents))]
     deadline = time.monotonic() + config.rules_preview_seconds
-    hits: list[Hit] = []
+    matched: list[tuple[str, tuple[str, str], Step]] = []
     examined = 0
     for start in range(0, len(ids), BATCH):
         if time.monotonic() > deadline:
@@ -71,20 +71,24 @@ def preview(config: Config, user: User, rule_id: str) -> Preview:
             steps = evaluate(rules, document, time.monotonic() + config.rules_max_seconds,
                              stop=False)
             if steps:
-                hits.append(_hit(user, document_id, before, steps[0]))
-    return Preview(hits, examined, documents, examined == documents)
+                matched.append((document_id, before, steps[0]))
+    return Preview(_hits(user, matched), examined, documents, examined == documents)
 
 
-def _hit(user: User, document_id: str, before: tuple[str, str], step: Step) -> Hit:
-    parent_id, title = before
-    present = {tags.name_key(tag["name"]) for tag in tags.tags_of([document_id])[document_id]}
-    changes: dict = {"add_tags": [name for name in step.add_tags
-                                  if tags.name_key(name) not in present],
-                     "move_to": None, "set_title": None}
-    if step.move_to and step.move_to != parent_id:
-        folders = live_folders(user.id, {step.move_to})
-        if step.move_to in folders:
+def _hits(user: User, matched: list[tuple[str, tuple[str, str], Step]]) -> list[Hit]:
+    """What the rule would change in each matched document (their tags and the rule's folder
+    read once for all)."""
+    labels = tags.tags_of([document_id for document_id, _, _ in matched])
+    folders = live_folders(user.id, {step.move_to for _, _, step in matched if step.move_to})
+    hits = []
+    for document_id, (parent_id, title), step in matched:
+        present = {tags.name_key(tag["name"]) for tag in labels[document_id]}
+        changes: dict = {"add_tags": [name for name in step.add_tags
+                                      if tags.name_key(name) not in present],
+                         "move_to": None, "set_title": None}
+        if step.move_to in folders and step.move_to != parent_id:
             changes["move_to"] = {"id": step.move_to, "title": folders[step.move_to]}
-    if step.title and step.title != title:
-        changes["set_title"] = step.title
-    return Hit(document_id, step.match.field, step.match.text, changes)
+        if step.title and step.title != title:
+            changes["set_title"] = step.title
+        hits.append(Hit(document_id, step.match.field, step.match.text, changes))
+    return hits

@@ -33,7 +33,7 @@ from dms.db import database, owner_scope, release_connection, write_transaction
 from dms.db.models import Node, OcrStatus, Rule, RuleRun, User, new_id, utcnow
 from dms.domain.rules import facts
 from dms.domain.rules.checks import spec_of
-from dms.domain.rules.filing import apply_steps, evaluate, live_folders
+from dms.domain.rules.filing import apply_steps, evaluate, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
 from dms.errors import NotFound, Throttled
 
@@ -149,7 +149,7 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
     folder = spec.actions.move_to
     if folder and not live_folders(run.owner_id, {folder}):
         with write_transaction(owner_scope(run.owner_id)):
-            disable(rule.id, folder_gone(_title(folder)))
+            disable(rule.id, folder_gone(title_of(folder)))
         _finish(run_id, worker_id, FAILED, "The rule's folder was deleted; the rule is "
                                            "disabled.")
         return False
@@ -183,11 +183,6 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
             (last, ids.index(last) + 1, matched, changed, time.time() + config.lease_seconds,
              run_id))
     return True
-
-
-def _title(node_id: str) -> str:
-    row = database.execute_sql("SELECT title FROM node WHERE id = ?", (node_id,)).fetchone()
-    return row[0] if row else "(deleted for good)"
 
 
 class RunPool:
