@@ -11,7 +11,8 @@ meanwhile: 404, and the stored file is removed again). The version's page rows a
 that commit in small batches, so a 10,000-page upload never holds the write lock for long; if the
 process dies in between, processing writes the missing rows (it upserts every page). Processing
 is queued after the commit; if the process dies first, the document's `received` status makes
-reconcile() queue it at the next start.
+reconcile() queue it at the next start. A document's first file marks it new, with its source, in
+the same transaction: its rules run once its text is known (dms.domain.rules.filing).
 """
 
 from __future__ import annotations

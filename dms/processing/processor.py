@@ -23,6 +23,8 @@ uploads do not hold back another user's one-page letter. A document whose proces
 
 Status (api.md §7): `received` -> `started` -> `succeeded`, or `failed` with `ocr_error` after
 MAX_ATTEMPTS attempts (or at once when over budget). A failure never blocks other documents.
+What the composition root hooks in as `when_read` (a new document's rules, issue 27) is worked out
+once the text is known and applied in the transaction that marks the reading ended.
 """
 
 from __future__ import annotations

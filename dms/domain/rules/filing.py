@@ -92,7 +92,11 @@ def active_rules(owner_id: str, source: str | None = None) -> list[tuple[RuleRow
     for row in rows:
         key = (row.id, row.updated_at)
         if key not in _specs:
-            _specs[key] = spec_of(row)
+            try:
+                _specs[key] = spec_of(row)
+            except (DomainError, ValueError) as error:  # saved by a version with other rules
+                log.warning("rule %s cannot be read and is left out: %s", row.id, error)
+                continue
         rules.append((row, _specs[key]))
     return [(rule, spec) for rule, spec in rules if source is None or source in spec.sources]
 
