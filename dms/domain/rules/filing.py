@@ -13,8 +13,9 @@ naming the rule and what it did (never the document's text).
 
 What a person did wins: a document renamed by hand (a `renamed` event with an actor, at any
 time before its rules ran) keeps its title; one moved by hand stays where it was put; tags are
-added all the same (adding one undoes nothing a person chose). A document in the trash is left
-alone. A rule whose folder is gone is disabled with `last_error` and does nothing.
+added all the same (adding one undoes nothing a person chose). A document put in the trash stops
+being read, so its rules wait until it is restored and read to the end. A rule whose folder is
+gone is disabled with `last_error` and does nothing.
 """
 
 from __future__ import annotations
