@@ -188,3 +188,16 @@ def test_the_catastrophic_regex_finishes_at_once_on_a_long_text(alice):
     assert upload(alice, document, "a.txt", samples.text("a" * 500_000 + "b")).status_code == 201
     assert wait_processed(alice, document, timeout=60)[-1] == "succeeded"
     assert filed(alice, document)[2] == ["after"]
+
+
+def test_a_document_deleted_while_read_gets_its_rules_once_restored(alice):
+    add_rule(alice, "Meters", "meter", actions={"add_tags": ["meter"]})
+    scan = samples.tiff(["Meter reading 4711", "Water supply", "Thank you"])
+    document = new_document(alice, "Scan", alice.inbox_id)
+    assert upload(alice, document, "scan.tiff", scan).status_code == 201
+    assert alice.delete(f"/api/documents/{document}/").status_code == 204
+    response = alice.post(f"/api/trash/{document}/restore/")
+    assert response.status_code == 200, response.text
+    assert wait_processed(alice, document)[-1] == "succeeded"
+    assert filed(alice, document) == ("Scan", alice.inbox_id, ["meter"])
+    assert [step["rule"]["name"] for step in applied(alice, document)] == ["Meters"]
