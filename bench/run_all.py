@@ -37,7 +37,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
-              "scaleout.py", "import.py", "idle.py", "trash.py", "pageops.py"]
+              "scaleout.py", "import.py", "idle.py", "trash.py", "pageops.py", "rules.py"]
 
 # --quick: small sizes per script. A flag the script does not define (found in its source as
 # "--flag") is left out, so that a script whose options change still runs.
@@ -55,6 +55,7 @@ QUICK = {
     "idle.py": {"--rounds": ["1"]},
     "trash.py": {"--documents": ["10000"], "--trashed": ["1000"], "--rounds": ["50"]},
     "pageops.py": {"--pages": ["30"], "--batch": ["20"], "--rounds": ["2"]},
+    "rules.py": {"--pages": ["1,10,40"], "--documents": ["5"]},
 }
 
 

@@ -112,6 +112,17 @@ class Config:
     # purged by a periodic job this often (once for the whole cluster).
     trash_days: int = 30
     trash_purge_minutes: float = 60
+    # Rules (api.md §13): the characters of a document's text they look at (its first ones) and
+    # the time all of a user's rules may take matching one document (the rest are skipped).
+    rules_max_text_chars: int = 100_000
+    rules_max_seconds: float = 2.0
+    # The dry run (GET /rules/{id}/matches/) examines at most this many documents, for at most
+    # this long, per request.
+    rules_preview_documents: int = 1000
+    rules_preview_seconds: float = 5.0
+    # Runs of rules over existing documents whose node stopped are taken up this often (and at
+    # every start), once for the whole cluster.
+    rule_runs_minutes: float = 5
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
     # Failed logins within 5 minutes past which logins are refused (429): from one address for one
@@ -275,6 +286,11 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "sweep_minutes": (0.01, 100_000),
     "trash_days": (0, 36_500),
     "trash_purge_minutes": (0.01, 100_000),
+    "rules_max_text_chars": (1000, 100_000_000),
+    "rules_max_seconds": (0.01, 3600),
+    "rules_preview_documents": (1, 1_000_000),
+    "rules_preview_seconds": (0.1, 600),
+    "rule_runs_minutes": (0.01, 100_000),
     "consume_interval": (0.1, 86400),
     "consume_stable_seconds": (0, 3600),
     "connection_limit": (20, 1_000_000),

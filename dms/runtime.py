@@ -29,6 +29,8 @@ from dms.db.schema import open_migrated
 from dms.domain import trash
 from dms.domain.credentials import LoginThrottle, max_failures
 from dms.domain.documents import referenced_version_ids
+from dms.domain.rules import filing as rule_filing
+from dms.domain.rules import runs as rule_runs
 from dms.domain.services import Services
 from dms.errors import DomainError
 from dms.files import modes
@@ -81,6 +83,10 @@ PERIODIC_JOBS = (
     # Deletions older than DMS_TRASH_DAYS, gone for good with their files.
     PeriodicJob("trash", "trash_purge_minutes", MINUTE,
                 lambda runtime: trash.purge_expired(runtime.services)),
+    # Runs of rules over existing documents whose node stopped (also at every start).
+    PeriodicJob("rule-runs", "rule_runs_minutes", MINUTE,
+                lambda runtime: runtime.rule_runs.resume(),
+                clean_up=lambda runtime: rule_runs.release_leases()),
 )
 
 
@@ -136,6 +142,9 @@ class Runtime:
         store = store or DirectoryStore(config.files_path, config.data_dir)
         self.pdf = PdfReaders(pdf_readers(config), config.pdf_memory_mb, reader_times(config))
         self.processor = Processor(config, store, self.pdf)
+        # A new document's rules run in the job that read it (api.md §13).
+        self.processor.when_read = functools.partial(rule_filing.prepare, config)
+        self.rule_runs = rule_runs.RunPool(config)
         self.search = search.engine(config.data_dir)
         self.services = Services(config, store, self.processor, self.search, self.pdf,
                                  LoginThrottle(max_failures=max_failures(config)))
@@ -156,18 +165,20 @@ class Runtime:
             self._unregister = on_commit(self.search.notify)
             self.search.start()
         self.processor.start(consume=read_pages)
+        self.rule_runs.resume()  # what a stopped node left (after the clean-ups of its start)
         if self.consume is not None:
             self.consume.start()
             self._consuming = True
 
     def stop(self, close_database: bool = True) -> None:
-        """Whatever runs, in the one safe order: the consume folder, mail checks, the workers
-        (the pages being read may finish), the PDF readers, the indexer; then the database. Also
-        right for a command that only queued work (dms import)."""
+        """Whatever runs, in the one safe order: the consume folder, mail checks, rule runs, the
+        workers (the pages being read may finish), the PDF readers, the indexer; then the
+        database. Also right for a command that only queued work (dms import)."""
         if self._consuming:
             self.consume.stop()
             self._consuming = False
         self.mail.stop()
+        self.rule_runs.stop()
         self.processor.stop()
         self.pdf.stop()
         if self._unregister is not None:

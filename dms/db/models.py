@@ -271,3 +271,51 @@ class Event(BaseModel):
     action = TextField()
     details = TextField()  # JSON
     at = UTCDateTimeField(default=utcnow)
+
+
+class Rule(BaseModel):
+    """A user's matching rule (api.md §13, dms.domain.rules); `position` is the API's `order`."""
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="rules", on_delete="CASCADE")
+    name = TextField()
+    name_key = TextField()  # unique per owner regardless of case and width, as tags' names
+    enabled = BooleanField(default=True)
+    position = IntegerField(default=0)
+    match_field = TextField()
+    match_algorithm = TextField()
+    match_pattern = TextField()
+    case_sensitive = BooleanField(default=False)
+    sources = TextField()  # comma-separated: api, import, consume, mail
+    add_tags = TextField()  # JSON list of tag names
+    move_to = TextField(null=True)  # a folder id; no foreign key (see migration 0015)
+    set_title = TextField(null=True)
+    stop = BooleanField(default=False)
+    last_error = TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    updated_at = UTCDateTimeField(default=utcnow)
+
+
+class RulePending(BaseModel):
+    """A new document whose rules have not run yet, and where it came from."""
+    document = ForeignKeyField(Node, primary_key=True, on_delete="CASCADE")
+    source = TextField()
+    created_at = UTCDateTimeField(default=utcnow)
+
+
+class RuleRun(BaseModel):
+    """POST /rules/{id}/apply/: one rule run over the owner's documents in the background."""
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="rule_runs", on_delete="CASCADE")
+    rule_id = TextField()
+    rule_name = TextField()
+    state = TextField()  # queued, running, succeeded, failed
+    examined = IntegerField(default=0)
+    matched = IntegerField(default=0)
+    changed = IntegerField(default=0)
+    after_id = TextField(null=True)  # the last document done (documents go by id)
+    error = TextField(null=True)
+    worker_id = TextField(null=True)
+    lease_until = FloatField(null=True)  # epoch seconds
+    created_at = UTCDateTimeField(default=utcnow)
+    started_at = UTCDateTimeField(null=True)
+    finished_at = UTCDateTimeField(null=True)

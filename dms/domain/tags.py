@@ -140,8 +140,9 @@ def check_names(value: object) -> list[str]:
     return list(names.values())
 
 
-def _ensure_tags(user: User, names: list[str]) -> list[str]:
-    """The ids of the caller's tags with these names, creating the missing ones."""
+def ensure_tags(user: User, names: list[str]) -> list[str]:
+    """The ids of the caller's tags with these names, creating the missing ones (inside the
+    caller's write transaction, in the owner's scope; also dms.domain.rules')."""
     keys = {name_key(name): name for name in names}
     existing = {tag.name_key: tag.id for tag in
                 Tag.select(Tag.id, Tag.name_key).where(Tag.owner == user.id,
@@ -172,7 +173,7 @@ def change_node_tags(user: User, node_id: str, names_value: object, how: str) ->
                     f"WHERE owner_id = ? AND name_key IN ({','.join('?' * len(keys))}))",
                     (node.id, user.id, *keys))
         else:
-            tag_ids = _ensure_tags(user, names)
+            tag_ids = ensure_tags(user, names)
             if how == "replace":
                 database.execute_sql("DELETE FROM node_tag WHERE node_id = ?", (node.id,))
             for tag_id in tag_ids:

@@ -25,6 +25,7 @@ from dms.db import database, owner_scope, with_space_reserve, write_transaction
 from dms.db import events
 from dms.db.models import Node, OcrStatus, TrashEntry, User, utcnow
 from dms.domain import listings, tree
+from dms.domain.rules import store as rules
 from dms.errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
@@ -63,11 +64,14 @@ def remove_in_transaction(services: Services, user: User, node: Node) -> Removed
     transaction (in the owner's scope). Also for the documents a page operation empties or
     replaces (dms.domain.pagecommit)."""
     if services.config.trash_days == 0:
+        rules.disable_for_deleted(user.id, f"{tree.SUBTREE} SELECT id FROM below", (node.id,))
         gone = tree.delete_subtree_rows(node.id)
         return Removed(gone, gone)
     now = utcnow()
     parent = Node.get_by_id(node.parent_id)
     tree.trash_subtree(node.id)
+    # Rules that move into a folder now in the trash stop, saying why (api.md §13).
+    rules.disable_for_deleted(user.id, "SELECT id FROM node WHERE trash_id = ?", (node.id,))
     TrashEntry.insert(node=node.id, owner=user.id, deleted_at=now,
                       purge_at=now + dt.timedelta(days=services.config.trash_days),
                       original_parent_id=parent.id, original_parent_title=parent.title).execute()

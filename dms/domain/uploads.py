@@ -11,7 +11,8 @@ meanwhile: 404, and the stored file is removed again). The version's page rows a
 that commit in small batches, so a 10,000-page upload never holds the write lock for long; if the
 process dies in between, processing writes the missing rows (it upserts every page). Processing
 is queued after the commit; if the process dies first, the document's `received` status makes
-reconcile() queue it at the next start.
+reconcile() queue it at the next start. A document's first file marks it new, with its source, in
+the same transaction: its rules run once its text is known (dms.domain.rules.filing).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dms.db.models import (DocumentVersion, Node, OcrStatus, User, new_id,
                            utcnow)
 from dms.domain import batches, pagecommit, tree
 from dms.domain.preferences import ocr_language
+from dms.domain.rules import filing
 from dms.errors import Invalid, StorageFull, TooLarge, UnsupportedType
 from dms.files import filetypes
 from dms.files.filetypes import FileType, UnacceptableFile
@@ -130,6 +132,8 @@ def upload_version(services: Services, user: User, document_id: str, stream: Bin
             number = _record_version(document, upload, name, version_id)
             events.record(user.id, document.id, events.UPLOADED, user.id, version=number,
                           file_name=name, size=upload.received.size)
+            if number == 1:  # its first file makes a document new: its rules will run
+                filing.mark_new(document.id, "api")
     except BaseException:
         services.store.remove([version_id])
         raise
@@ -153,6 +157,7 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
                                         lang=ocr_language(user, services.config.ocr_lang))
             _record_version(document, upload, name, version_id)
             _record_imported(document, inbox, "api", user.id, name, upload.received.size)
+            filing.mark_new(document.id, "api")
     except BaseException:
         services.store.remove([version_id])
         raise
@@ -220,6 +225,7 @@ def _import_whole(services: Services, user: User, folder_id: str, upload: Upload
                 _record_version(document, upload, name, version_id)
                 _record_imported(document, folder, source, None, name, upload.received.size)
                 rule.added(user, document, upload.received.sha256)
+                filing.mark_new(document.id, source)
     except BaseException:
         services.store.remove([version_id])
         raise
@@ -254,6 +260,7 @@ def _import_parts(services: Services, user: User, folder_id: str, upload: Upload
                                               file_name=title, source_sha256=sha256)
                     _record_imported(document, folder, source, None, title, built.file.size)
                     rule.added(user, document, sha256)
+                    filing.mark_new(document.id, source)  # each part is a new document
                     documents.append(document)
     except BaseException:
         services.store.remove(version_ids)

@@ -19,6 +19,8 @@ from dms.db.models import Node, OcrStatus
 from dms.domain.accounts import check_username
 from dms.domain.uploads import check_file_name
 from dms.db import events
+from dms.domain.rules import checks as rule_checks
+from dms.domain.rules.runs import QUEUED, RUNNING, SUCCEEDED, FAILED
 from dms.domain.tags import check_name
 from dms.domain.tree import check_title
 from dms.errors import DomainError
@@ -42,6 +44,7 @@ def check_values(execute: Callable) -> None:
     _tokens(execute)
     _trash(execute)
     _events(execute)
+    _rules(execute)
 
 
 def _rows(execute: Callable, sql: str) -> Iterator[tuple]:
@@ -178,3 +181,39 @@ def _tokens(execute: Callable) -> None:
     for key, created, expiry in _rows(execute, "SELECT token_key, created, expiry FROM token"):
         _moment("token", key, "created", created)
         _moment("token", key, "expiry", expiry, nullable=True)
+
+
+def _rules(execute: Callable) -> None:
+    """Rules as the API would take them (a pattern RE2 refuses, a template with an unknown
+    field, ...), pending markers and runs with values dms knows."""
+    for (rule_id, name, position, field, algorithm, pattern, case_sensitive, sources, add_tags,
+         move_to, set_title, stop, created, updated) in _rows(
+            execute, "SELECT id, name, position, match_field, match_algorithm, match_pattern, "
+                     "case_sensitive, sources, add_tags, move_to, set_title, stop, created_at, "
+                     "updated_at FROM rule"):
+        try:
+            names = json.loads(add_tags) if isinstance(add_tags, str) else None
+        except (ValueError, RecursionError):
+            names = None
+        if not isinstance(names, list) or not isinstance(sources, str):
+            raise _refuse("rule", rule_id, "has add_tags or sources dms did not write")
+        attributes = {"name": name, "order": position, "sources": sources.split(","),
+                      "match": {"field": field, "algorithm": algorithm, "pattern": pattern,
+                                "case_sensitive": bool(case_sensitive)},
+                      "actions": {"add_tags": names, "move_to": move_to, "set_title": set_title,
+                                  "stop": bool(stop)}}
+        try:
+            rule_checks.check(attributes, None)
+        except DomainError as error:
+            raise _refuse("rule", rule_id, f"is a rule the API would refuse "
+                                           f"({error.message.rstrip('.')})") from None
+        _moment("rule", rule_id, "created_at", created)
+        _moment("rule", rule_id, "updated_at", updated)
+    for document_id, source in _rows(execute, "SELECT document_id, source FROM rule_pending"):
+        if source not in rule_checks.SOURCES:
+            raise _refuse("rule_pending", document_id, f"has an unknown source ({source!r:.40})")
+    for run_id, state, *counts in _rows(
+            execute, "SELECT id, state, examined, matched, changed FROM rule_run"):
+        if state not in (QUEUED, RUNNING, SUCCEEDED, FAILED) or not all(
+                isinstance(count, int) and count >= 0 for count in counts):
+            raise _refuse("rule_run", run_id, "has a state or counts dms did not write")

@@ -23,6 +23,8 @@ uploads do not hold back another user's one-page letter. A document whose proces
 
 Status (api.md §7): `received` -> `started` -> `succeeded`, or `failed` with `ocr_error` after
 MAX_ATTEMPTS attempts (or at once when over budget). A failure never blocks other documents.
+What the composition root hooks in as `when_read` (a new document's rules, issue 27) is worked out
+once the text is known and applied in the transaction that marks the reading ended.
 """
 
 from __future__ import annotations
@@ -76,6 +78,12 @@ class Processor:
         self._heartbeat: threading.Thread | None = None
         self._jobs: dict[str, tuple[float, Callable[[], None]]] = {}  # the periodic jobs
         self._start_jobs: list[Callable[[], None]] = []  # ... and what they leave at a crash
+        # Called with a document's id once its text is known, outside any transaction, before
+        # its reading is marked ended; what it returns runs inside the transaction that marks it,
+        # so that what it does happens exactly once with the end of the reading. The composition
+        # root wires the domain's rules here (dms.domain.rules.filing.prepare); processing never
+        # imports the domain.
+        self.when_read: Callable[[str], Callable[[], None] | None] | None = None
 
     def add_periodic(self, name: str, seconds: float, job: Callable[[], None],
                      clean_up: Callable[[], None] | None = None) -> None:
@@ -325,8 +333,9 @@ class Processor:
                 shutil.rmtree(pdfs.scratch, ignore_errors=True)
             if done:  # one line per slice: the pages a worker read and saved
                 log.info("version %s: read page(s) %s", version_id, ranges(done))
+        after = self._when_read(work)
         made = self._searchable_pdf(work)
-        if progress.finish(work, made):
+        if progress.finish(work, made, after):
             log.info("processed version %s: %d page(s)", version_id, work.page_count)
         elif made is not None:
             searchable.discard(self.store, version_id)
@@ -347,7 +356,9 @@ class Processor:
                         final: bool = False) -> float | None:
         """Count the failed attempt; returns the delay of the next one, None after the last
         (at once if `final`: another attempt would fail the same way)."""
-        attempts = progress.record_failure(work, reason, MAX_ATTEMPTS, final)
+        ends = final or work.attempts + 1 >= MAX_ATTEMPTS
+        attempts = progress.record_failure(work, reason, MAX_ATTEMPTS, final,
+                                           self._when_read(work) if ends else None)
         if attempts is None:
             return None
         if attempts >= MAX_ATTEMPTS or final:
@@ -361,6 +372,11 @@ class Processor:
         reason = (f"Processing took longer than {self.config.ocr_budget_minutes:g} minutes, the "
                   "most one document may take (DMS_OCR_BUDGET_MINUTES); the text read so far "
                   "is kept.")
-        progress.record_failure(work, reason, MAX_ATTEMPTS, final=True)
+        progress.record_failure(work, reason, MAX_ATTEMPTS, final=True,
+                                inside=self._when_read(work))
         log.warning("version %s: %s", work.version_id, reason)
+
+    def _when_read(self, work: progress.Work) -> Callable[[], None] | None:
+        """What runs when the reading of `work` ends (the rules of a new document), if any."""
+        return self.when_read(work.document_id) if self.when_read is not None else None
 

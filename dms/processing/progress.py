@@ -12,9 +12,9 @@ latest, its status is still `started`): a deleted or replaced document's text is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
-from dms.db import database, document_scope, events, write_transaction
+from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, new_id
 from dms.processing import leases
 from dms.processing.ocr import PageText
@@ -104,12 +104,21 @@ def read_by_tesseract(work: Work) -> list[int]:
         (work.version_id,))]
 
 
-def finish(work: Work, searchable: tuple[int, str] | None = None) -> bool:
+def _scopes(work: Work, inside: Callable[[], None] | None) -> tuple[str, ...]:
+    """The write scopes of the transaction that ends a reading; with work `inside` it (the
+    rules: tags, moves), also the owner's."""
+    if inside is None:
+        return (document_scope(work.document_id),)
+    return document_scope(work.document_id), owner_scope(work.owner_id)
+
+
+def finish(work: Work, searchable: tuple[int, str] | None = None,
+           inside: Callable[[], None] | None = None) -> bool:
     """Every page is read: record the searchable PDF's (size, SHA-256), if one was made, and mark
     the document `succeeded` (the status change puts it in the search outbox, migration 0006, so
-    the index takes up its text)."""
+    the index takes up its text); `inside` runs in the same transaction (Processor.when_read)."""
     size, sha256 = searchable or (None, None)
-    with write_transaction(document_scope(work.document_id)):
+    with write_transaction(*_scopes(work, inside)):
         if not _is_current(work):
             return False
         DocumentVersion.update(lang=work.lang, searchable_size=size, searchable_sha256=sha256) \
@@ -118,14 +127,18 @@ def finish(work: Work, searchable: tuple[int, str] | None = None) -> bool:
             .where(Node.id == work.document_id).execute()
         events.record(work.owner_id, work.document_id, events.PROCESSED,
                       status=OcrStatus.SUCCEEDED, version=work.version_id, pages=work.page_count)
+        if inside is not None:
+            inside()
     return True
 
 
-def record_failure(work: Work, reason: str, max_attempts: int, final: bool = False) -> int | None:
+def record_failure(work: Work, reason: str, max_attempts: int, final: bool = False,
+                   inside: Callable[[], None] | None = None) -> int | None:
     """Count a failed attempt; after `max_attempts` (or at once if `final`) the document is
-    `failed` with `reason`. Returns the attempts so far, None if the work is no longer wanted."""
+    `failed` with `reason`, and `inside` runs in that transaction. Returns the attempts so far,
+    None if the work is no longer wanted."""
     attempts = work.attempts + 1
-    with write_transaction(document_scope(work.document_id)):
+    with write_transaction(*_scopes(work, inside)):
         if not _is_current(work):
             return None
         if final or attempts >= max_attempts:
@@ -134,6 +147,8 @@ def record_failure(work: Work, reason: str, max_attempts: int, final: bool = Fal
             events.record(work.owner_id, work.document_id, events.PROCESSED,
                           status=OcrStatus.FAILED, version=work.version_id,
                           pages=work.page_count, reason=reason[:300])
+            if inside is not None:
+                inside()
         else:
             Node.update(ocr_attempts=attempts).where(Node.id == work.document_id).execute()
     return attempts

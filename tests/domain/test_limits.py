@@ -17,6 +17,7 @@ from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import (new_document, stored_files, temporary_files, upload,
                                      TOO_MANY_PIXELS, make_folder)
+from tests.harness.rules import add_rule, filed
 from tests.harness.waiting import wait_indexed, wait_processed
 
 
@@ -94,6 +95,13 @@ def test_a_zip_bomb_is_not_accepted(alice, config):
 
 @pytest.mark.slow
 def test_a_pdf_with_10000_pages(alice, config):
+    """... is read whole and found by search; its rules (issue 27) look at its first
+    DMS_RULES_MAX_TEXT_CHARS characters (about 2,900 of its pages here), and it finishes."""
+    for name, algorithm, pattern in (("early", "exact", "Page 2 of the"),
+                                     ("late", "exact", "Page 9999 of the"),
+                                     ("fuzzy", "fuzzy", "very lonq repcrt"),
+                                     ("number", "regex", r"Page \d{5} of")):
+        add_rule(alice, name, pattern, algorithm=algorithm, actions={"add_tags": [name]})
     pages = [f"Page {n} of the very long report" for n in range(1, 10_001)]
     document_id = new_document(alice)
     response = upload(alice, document_id, "long.pdf", samples.pdf(pages))
@@ -108,6 +116,7 @@ def test_a_pdf_with_10000_pages(alice, config):
     found = alice.get("/api/search/", params={"q": "report 10000"}).json()
     assert [r["id"] for r in found] == [document_id]
     assert found[0]["highlight"].startswith("…of the very long <em>report</em>\n\nPage 2 of")
+    assert filed(alice, document_id)[2] == ["early", "fuzzy"]
 
 
 @pytest.mark.socket  # waitress' header limit

@@ -32,13 +32,15 @@ from tests.harness.documents import new_document, upload
 from tests.harness.nodes import DmsNode, NodeGroup
 from tests.harness.processes import dms_command, environment, free_port
 from tests.harness.redisserver import RedisServer
+from tests.harness.rules import add_rule, finished_run, many_documents
+from tests.harness.users import add_user
 from tests.harness.waiting import wait_for
 
 pytestmark = [pytest.mark.postgresql_only, pytest.mark.slow]
 
 PASSWORD = "cluster-admin-pw"
 TIMING = {"DMS_LEASE_SECONDS": "3", "DMS_RECONCILE_MINUTES": "0.05", "DMS_VERIFY_HOURS": "0.002",
-          "DMS_OCR_WORKERS": "1", "DMS_OCR_SLICE_SECONDS": "60"}
+          "DMS_RULE_RUNS_MINUTES": "0.05", "DMS_OCR_WORKERS": "1", "DMS_OCR_SLICE_SECONDS": "60"}
 
 
 class Cluster(NodeGroup):
@@ -288,12 +290,42 @@ def test_periodic_jobs_run_once_per_period_for_the_whole_cluster(cluster, client
     a, _ = clients
     time.sleep(8)  # at least two reconcile periods and one verify period more
     logs = cluster.worker_logs()
-    for job, least in (("reconcile", 4), ("verify", 1)):
+    for job, least in (("reconcile", 4), ("verify", 1), ("rule-runs", 4)):
         periods = [int(p) for p in re.findall(rf"periodic job {job}, period (\d+)", logs)]
         assert len(periods) == len(set(periods)), f"{job} ran twice in a period: {periods}"
         assert len(periods) >= least, logs
     health = a.get("/health").json()
     assert health["verify"]["checked_at"] and health["verify"]["ok"] in (True, False)
+
+
+def test_a_rule_run_whose_web_node_was_killed_is_finished_by_another_node(cluster, clients):
+    """Issue 27: a run is claimed with a lease in the database; killed with its node, it is
+    taken up by another node's periodic job once the lease expired, after its last committed
+    batch, and nothing is applied twice (its template would show it: X-X-...)."""
+    a = add_user(clients[0], "ruler")  # documents of their own: exact counts
+    texts = [f"Invoice {n}" if n % 3 else f"Note {n}" for n in range(600)]
+    many_documents(a, texts)
+    rule = add_rule(a, "Cluster invoices", "invoice",
+                    actions={"set_title": "X-{title}", "add_tags": ["cluster"]})
+    node = cluster.start_web("c")
+    c = Client(node.url, a.token)
+    run = c.post(f"/api/rules/{rule['id']}/apply/").json()["data"]
+
+    def half_way():
+        attributes = c.get(f"/api/rule-runs/{run['id']}/").json()["data"]["attributes"]
+        return 0 < attributes["examined"] < 600
+    wait_for(half_way, timeout=60, interval=0.01, message="the run never got going")
+    cluster.retire(node, signal.SIGKILL)
+    del cluster.web["c"]
+    done = finished_run(a, run["id"], timeout=120)
+    assert (done["state"], done["examined"], done["matched"], done["changed"]) == \
+        ("succeeded", 600, 400, 400)
+    titles = [row[0] for row in cluster.sql(
+        "SELECT n.title FROM node AS n JOIN node_tag AS nt ON nt.node_id = n.id "
+        "JOIN tag AS t ON t.id = nt.tag_id WHERE t.name = 'cluster'")]
+    assert len(titles) == 400 and all(re.fullmatch(r"X-doc-\d{4}\.txt", t) for t in titles)
+    assert cluster.sql("SELECT count(*) FROM event WHERE action = 'rule_applied' AND "
+                       "details LIKE '%Cluster invoices%'") == [(400,)]
 
 
 def test_health_is_503_with_the_reason_when_redis_or_postgresql_is_unreachable(tmp_path,

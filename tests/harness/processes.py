@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 
 from tests.harness.waiting import WaitTimeout, wait_for
 
@@ -73,8 +74,21 @@ class Running:
     def output(self) -> str:
         return "".join(self.lines)
 
+    def drain(self) -> "Running":
+        """Keep reading the output in a thread from now on: a server that logs much (a line per
+        document read) would otherwise stall on a full pipe."""
+        self._drainer = threading.Thread(target=self.lines.extend, args=(self.process.stdout,),
+                                         daemon=True)
+        self._drainer.start()
+        return self
+
     def stop(self, signum=signal.SIGTERM) -> int:
         self.process.send_signal(signum)
+        drainer = getattr(self, "_drainer", None)
+        if drainer is not None:
+            self.process.wait(timeout=20)
+            drainer.join(timeout=20)
+            return self.process.returncode
         rest, _ = self.process.communicate(timeout=20)
         self.lines.append(rest)
         return self.process.returncode

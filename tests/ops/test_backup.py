@@ -68,8 +68,8 @@ def state(client, admin, documents) -> dict:
 
 
 TABLES = ["document_mail", "document_version", "event", "mail_account", "mail_import", "node",
-          "node_tag", "page", "preference", "schema_migrations", "tag", "token", "trash_entry",
-          "user"]
+          "node_tag", "page", "preference", "rule", "rule_pending", "rule_run",
+          "schema_migrations", "tag", "token", "trash_entry", "user"]
 
 
 @pytest.mark.slow

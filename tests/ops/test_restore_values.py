@@ -29,6 +29,12 @@ def value_cases(outer: str, alice: str, version: str) -> list[tuple]:
                 "first_name": "", "last_name": "", "email": "", "is_active": 1, "is_staff": 0,
                 "is_superuser": 0, "date_joined": "2026-01-02 03:04:05.000000",
                 "password_hash": None}
+    rule = {"id": "r-hostile", "owner_id": alice, "name": "Hostile", "name_key": "hostile",
+            "enabled": 1, "position": 0, "match_field": "text", "match_algorithm": "any",
+            "match_pattern": "x", "case_sensitive": 0, "sources": "api", "add_tags": "[]",
+            "move_to": None, "set_title": "{title.__class__}", "stop": 0, "last_error": None,
+            "created_at": "2026-01-02 03:04:05.000000",
+            "updated_at": "2026-01-02 03:04:05.000000"}
     return [
         ("node", {"id": outer}, {"title": "a/b"}, outer, title),
         ("node", {"id": outer}, {"title": "nul\x00"}, outer, title),
@@ -48,6 +54,9 @@ def value_cases(outer: str, alice: str, version: str) -> list[tuple]:
         ("user", {"id": alice}, {"username": "\u0430lice", "username_key": "\u0430lice"}, alice,
          "has a username the API would refuse (A username may not mix letters of different "
          "scripts (such as Latin and Cyrillic, whose letters can look alike))"),
+        ("rule", None, rule, "r-hostile", "is a rule the API would refuse (A title template may "
+         "use {title}, {file_name}, {created}, {mail_from}, {mail_subject}, {match} (and "
+         "{created:%d.%m.%Y} for another date format); {title.__class__} is none of them)"),
     ]
 
 
@@ -87,10 +96,10 @@ def lines_change(match, values):
     return change
 
 
-@pytest.mark.parametrize("case", range(9), ids=["slash", "NUL", "RLO", "garbage time",
-                                                "ALICE beside alice", "refused username",
-                                                "source_sha256", "short_description",
-                                                "mixed scripts"])
+@pytest.mark.parametrize("case", range(10), ids=["slash", "NUL", "RLO", "garbage time",
+                                                 "ALICE beside alice", "refused username",
+                                                 "source_sha256", "short_description",
+                                                 "mixed scripts", "a rule's template"])
 def test_rows_the_api_would_refuse_are_refused_in_both_formats(filled_dir, base, logical, work,
                                                                case):
     data_dir, ids = filled_dir

@@ -2,11 +2,11 @@
 in the order Bottle should try them (fixed paths like /users/me/ before /users/{id}/)."""
 
 from dms.web.api import (auth, documents, history, intake, legacy, mail, nodes, pageops, pages,
-                         preferences, search, system, tags, tokens, trash, ui, users)
+                         preferences, rules, search, system, tags, tokens, trash, ui, users)
 
 # legacy first: its exact `GET /api/documents` must win over the tolerant `/api/documents/`.
 ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, legacy.routes,
                 tags.routes, preferences.routes, nodes.routes, pageops.routes, documents.routes,
                 pages.routes,
                 search.routes, mail.routes, intake.routes, trash.routes, history.routes,
-                ui.routes]
+                rules.routes, ui.routes]

@@ -1,0 +1,14 @@
+"""Rules: documents that file themselves (issue 27, api.md §13). A user's rules look at each new
+document once its text is known and tag it, move it or retitle it.
+
+- `checks`: a rule's attributes checked (limits, pointers into the body);
+- `store`: a user's rules kept (create, change, delete; disabled when their folder goes);
+- `matching`: the five algorithms (RE2 for regular expressions, rapidfuzz for fuzzy);
+- `templates`: the title templates of `set_title`, without str.format;
+- `facts`: what rules look at in a document, read bounded;
+- `filing`: rules at work on new documents, in the job that read them, and applying changes;
+- `preview`: the dry run; `runs`: runs over existing documents in the background.
+
+Dependencies go down this list's reverse: nothing here imports dms.domain.trash (which imports
+`store` to disable the rules of a deleted folder) or dms.domain.uploads (which marks new
+documents through `filing.mark_new`)."""

@@ -1,0 +1,231 @@
+"""Runs of a rule over existing documents, `POST /rules/{id}/apply/` (api.md §13): in the
+background, one node at a time, resumable after a crash, never applying anything twice.
+
+A run is a `rule_run` row: queued, then running, then succeeded or failed. A worker of some node
+claims it with a lease in the database (`worker_id`, `lease_until`, for DMS_LEASE_SECONDS, as the
+processing leases of dms.processing.leases) and goes through the owner's live documents whose
+reading has ended, by id, a batch at a time: the batch is matched outside any write transaction,
+then one transaction checks the lease is still this worker's, applies the batch's changes and
+commits the cursor (`after_id`), the counts and a renewed lease with them. So a run killed
+half-way (kill -9, a lost machine) has committed exactly the batches whose changes it committed;
+whoever resumes it starts after the last of them. A stalled worker that lost its lease writes
+nothing.
+
+Resuming: at every start (and, with the embedded queue, after releasing what the last run of this
+installation held) and periodically (dms.runtime's table), each node takes up the runs whose
+lease expired. Stopping a node gives its leases back after the batch at hand.
+
+Like the dry run, a run ignores `enabled`, `sources` and `stop`, and what a person changed by
+hand: the owner asked for it. A run's rule deleted meanwhile, or its folder gone, fails the run
+with the reason.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from typing import Callable
+
+from dms.config import Config
+from dms.db import database, owner_scope, release_connection, write_transaction
+from dms.db.models import Node, OcrStatus, Rule, RuleRun, User, new_id, utcnow
+from dms.domain.rules import facts
+from dms.domain.rules.checks import spec_of
+from dms.domain.rules.filing import apply_steps, evaluate, live_folders, title_of
+from dms.domain.rules.store import disable, folder_gone, owned_rule
+from dms.errors import NotFound, Throttled
+
+log = logging.getLogger("dms.rules")
+
+QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
+UNFINISHED = (QUEUED, RUNNING)
+BATCH_DOCUMENTS = 50
+# A batch stops matching after this long (or a third of the lease, DMS_LEASE_SECONDS, if that
+# is shorter) and commits what it has; each commit renews the lease.
+BATCH_SECONDS = 10
+MAX_ACTIVE_RUNS_PER_USER = 2  # queued or running; past it, 429
+KEEP_RUNS_PER_USER = 100  # finished runs kept; older ones are deleted as new ones start
+PARALLEL_RUNS = 2  # threads of one node running runs
+RETRY_AFTER_SECONDS = 10
+RESUME_LIMIT = 100  # runs one resume takes up (the rest at the next)
+DOCUMENTS = ("SELECT id FROM node WHERE owner_id = ? AND kind = ? AND trash_id IS NULL "
+             "AND ocr_status IN (?, ?) AND id > ? ORDER BY id LIMIT ?")
+
+
+def start_run(user: User, rule_id: str) -> RuleRun:
+    """A new queued run of the caller's rule (the caller's runs under way: at most
+    MAX_ACTIVE_RUNS_PER_USER)."""
+    run_id = new_id()
+    with write_transaction(owner_scope(user.id)):
+        rule = owned_rule(user, rule_id)
+        active = RuleRun.select().where(RuleRun.owner == user.id,
+                                        RuleRun.state.in_(UNFINISHED)).count()
+        if active >= MAX_ACTIVE_RUNS_PER_USER:
+            raise Throttled(f"You have {MAX_ACTIVE_RUNS_PER_USER} rule runs under way; try again "
+                            "when one has finished.", RETRY_AFTER_SECONDS)
+        RuleRun.insert(id=run_id, owner=user.id, rule_id=rule.id, rule_name=rule.name,
+                       state=QUEUED, created_at=utcnow()).execute()
+        old = [row.id for row in RuleRun.select(RuleRun.id)
+               .where(RuleRun.owner == user.id, RuleRun.state.not_in(UNFINISHED))
+               .order_by(RuleRun.created_at.desc(), RuleRun.id).offset(KEEP_RUNS_PER_USER)]
+        if old:
+            RuleRun.delete().where(RuleRun.id.in_(old)).execute()
+    return RuleRun.get_by_id(run_id)
+
+
+def owned_run(user: User, run_id: str) -> RuleRun:
+    run = RuleRun.get_or_none(RuleRun.id == run_id, RuleRun.owner == user.id)
+    if run is None:
+        raise NotFound()
+    return run
+
+
+def resumable() -> list[str]:
+    """Runs nobody holds: queued and never claimed, or their worker's lease expired."""
+    return [row[0] for row in database.execute_sql(
+        "SELECT id FROM rule_run WHERE state IN (?, ?) AND (lease_until IS NULL OR "
+        "lease_until < ?) ORDER BY created_at LIMIT ?",
+        (*UNFINISHED, time.time(), RESUME_LIMIT))]
+
+
+def release_leases() -> None:
+    """At the start of a process that is the only one (the embedded queue): the leases left are
+    its own last run's, cut short by a crash."""
+    with write_transaction():
+        database.execute_sql("UPDATE rule_run SET worker_id = NULL, lease_until = NULL "
+                             "WHERE state IN (?, ?)", UNFINISHED)
+
+
+def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], bool]) -> None:
+    """Run (or resume) a run until it ends, or until `stopping()`; then give its lease back."""
+    if not _claim(run_id, worker_id, config.lease_seconds):
+        return
+    while not stopping():
+        if not _batch(config, run_id, worker_id):
+            return
+    with write_transaction():
+        database.execute_sql("UPDATE rule_run SET worker_id = NULL, lease_until = NULL "
+                             "WHERE id = ? AND worker_id = ?", (run_id, worker_id))
+
+
+def _claim(run_id: str, worker_id: str, lease_seconds: float) -> bool:
+    now = time.time()
+    with write_transaction():
+        return database.execute_sql(
+            "UPDATE rule_run SET worker_id = ?, lease_until = ?, state = ?, "
+            "started_at = COALESCE(started_at, ?) WHERE id = ? AND state IN (?, ?) "
+            "AND (lease_until IS NULL OR lease_until < ? OR worker_id = ?)",
+            (worker_id, now + lease_seconds, RUNNING, RuleRun.started_at.db_value(utcnow()),
+             run_id, *UNFINISHED, now, worker_id)).rowcount == 1
+
+
+def _holds(run_id: str, worker_id: str) -> bool:
+    return database.execute_sql(
+        "SELECT 1 FROM rule_run WHERE id = ? AND worker_id = ? AND state = ?",
+        (run_id, worker_id, RUNNING)).fetchone() is not None
+
+
+def _finish(run_id: str, worker_id: str, state: str, error: str | None = None) -> None:
+    with write_transaction():
+        database.execute_sql(
+            "UPDATE rule_run SET state = ?, error = ?, finished_at = ?, worker_id = NULL, "
+            "lease_until = NULL WHERE id = ? AND worker_id = ?",
+            (state, error, RuleRun.finished_at.db_value(utcnow()), run_id, worker_id))
+    log.info("rule run %s %s%s", run_id, state, f": {error}" if error else "")
+
+
+def _batch(config: Config, run_id: str, worker_id: str) -> bool:
+    """One batch; False when the run has ended (or is no longer this worker's)."""
+    run = RuleRun.get_or_none(RuleRun.id == run_id)
+    if run is None or run.worker_id != worker_id or run.state != RUNNING:
+        return False
+    rule = Rule.get_or_none(Rule.id == run.rule_id, Rule.owner == run.owner_id)
+    if rule is None:
+        _finish(run_id, worker_id, FAILED, "The rule was deleted while it ran.")
+        return False
+    spec = spec_of(rule)
+    folder = spec.actions.move_to
+    if folder and not live_folders(run.owner_id, {folder}):
+        with write_transaction(owner_scope(run.owner_id)):
+            disable(rule.id, folder_gone(title_of(folder)))
+        _finish(run_id, worker_id, FAILED, "The rule's folder was deleted; the rule is "
+                                           "disabled.")
+        return False
+    ids = [row[0] for row in database.execute_sql(DOCUMENTS, (
+        run.owner_id, Node.DOCUMENT, OcrStatus.SUCCEEDED, OcrStatus.FAILED, run.after_id or "",
+        BATCH_DOCUMENTS))]
+    if not ids:
+        _finish(run_id, worker_id, SUCCEEDED)
+        return False
+    loaded = facts.load(ids, config.rules_max_text_chars)
+    deadline = time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3)
+    plans, last = {}, None
+    for document_id in ids:
+        document = loaded.get(document_id)
+        if document is not None:
+            plans[document_id] = evaluate(
+                [(rule, spec)], document, time.monotonic() + config.rules_max_seconds, stop=False)
+        last = document_id
+        if time.monotonic() > deadline:
+            break
+    matched = sum(1 for steps in plans.values() if steps)
+    with write_transaction(owner_scope(run.owner_id)):
+        if not _holds(run_id, worker_id):
+            return False  # the lease was lost (this worker stalled): its successor goes on
+        changed = sum(apply_steps(run.owner_id, document_id, steps, config.max_tree_depth,
+                                  by_hand=False)
+                      for document_id, steps in plans.items() if steps)
+        database.execute_sql(
+            "UPDATE rule_run SET after_id = ?, examined = examined + ?, matched = matched + ?, "
+            "changed = changed + ?, lease_until = ? WHERE id = ?",
+            (last, ids.index(last) + 1, matched, changed, time.time() + config.lease_seconds,
+             run_id))
+    return True
+
+
+class RunPool:
+    """The threads of one node that run runs: those it was asked for and those it resumes."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.worker_id = new_id()
+        self._pool = concurrent.futures.ThreadPoolExecutor(PARALLEL_RUNS, "dms-rules")
+        self._queued: set[str] = set()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+
+    def apply(self, user: User, rule_id: str) -> RuleRun:
+        """POST /rules/{id}/apply/: a new run, started in the background."""
+        run = start_run(user, rule_id)
+        self._submit(run.id)
+        return run
+
+    def resume(self) -> None:
+        """Take up the runs nobody holds (at start, and periodically)."""
+        for run_id in resumable():
+            self._submit(run_id)
+
+    def _submit(self, run_id: str) -> None:
+        with self._lock:
+            if self._stopping.is_set() or run_id in self._queued:
+                return
+            self._queued.add(run_id)
+        self._pool.submit(self._run, run_id)
+
+    def _run(self, run_id: str) -> None:
+        try:
+            execute(self.config, run_id, self.worker_id, self._stopping.is_set)
+        except Exception:  # the run stays unfinished; its lease expires and it is resumed
+            log.exception("rule run %s stopped", run_id)
+        finally:
+            with self._lock:
+                self._queued.discard(run_id)
+            release_connection()
+
+    def stop(self) -> None:
+        """Runs give their lease back after the batch at hand; queued ones are dropped (they
+        are resumed from the database)."""
+        self._stopping.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,113 @@
+"""Rules (api.md §13): the caller's own rules, their dry run over existing documents, runs of a
+rule over them in the background, and those runs followed."""
+
+from __future__ import annotations
+
+from dms.db.models import Node, Rule, RuleRun
+from dms.domain import tags, tree
+from dms.domain.mailaccounts import mail_of
+from dms.domain.rules import preview, runs, store
+from dms.domain.rules.checks import spec_of
+from dms.web.api.nodes import node_resource
+from dms.web.endpoints import Context
+from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
+
+routes = RouteTable()
+
+
+def rule_resource(rule: Rule) -> dict:
+    spec = spec_of(rule)
+    match = spec.match
+    return {"type": "rules", "id": rule.id, "attributes": {
+        "name": rule.name, "enabled": spec.enabled, "order": spec.order,
+        "match": {"field": match.field, "algorithm": match.algorithm, "pattern": match.pattern,
+                  "case_sensitive": match.case_sensitive},
+        "sources": list(spec.sources), "actions": spec.actions.as_dict(),
+        "last_error": rule.last_error, "created_at": format_datetime(rule.created_at),
+        "updated_at": format_datetime(rule.updated_at)}}
+
+
+def run_resource(run: RuleRun) -> dict:
+    return {"type": "rule-runs", "id": run.id, "attributes": {
+        "state": run.state, "matched": run.matched, "changed": run.changed,
+        "examined": run.examined, "rule_name": run.rule_name, "error": run.error,
+        "created_at": format_datetime(run.created_at),
+        "started_at": format_datetime(run.started_at),
+        "finished_at": format_datetime(run.finished_at)},
+        "relationships": {"rule": {"data": {"type": "rules", "id": run.rule_id}}}}
+
+
+@routes.get("/rules/")
+def list_rules(ctx: Context):
+    return ctx.paginate(store.rules_of(ctx.user), lambda rows: [rule_resource(r) for r in rows])
+
+
+@routes.post("/rules/")
+def create_rule(ctx: Context):
+    _, attributes = ctx.resource("rules")
+    return created({"data": rule_resource(store.create_rule(ctx.user, attributes))})
+
+
+@routes.get("/rules/{rule_id}/")
+def get_rule(ctx: Context, rule_id: str):
+    return {"data": rule_resource(store.owned_rule(ctx.user, rule_id))}
+
+
+@routes.patch("/rules/{rule_id}/")
+def update_rule(ctx: Context, rule_id: str):
+    _, attributes = ctx.resource("rules")
+    return {"data": rule_resource(store.update_rule(ctx.user, rule_id, attributes))}
+
+
+@routes.delete("/rules/{rule_id}/")
+def delete_rule(ctx: Context, rule_id: str):
+    store.delete_rule(ctx.user, rule_id)
+    return no_content()
+
+
+class HitListing:
+    """The dry run's matches as a listing (they are all in memory: the run is bounded)."""
+
+    def __init__(self, hits: list[preview.Hit]):
+        self.hits = hits
+
+    def count(self) -> int:
+        return len(self.hits)
+
+    def fetch(self, offset: int, limit: int) -> list[preview.Hit]:
+        return self.hits[offset:offset + limit]
+
+
+def hit_resources(hits: list[preview.Hit]) -> list[dict]:
+    """Each matched document as a node resource, with `rule_match`: the field, the matched text
+    and what the rule would change."""
+    ids = [hit.document_id for hit in hits]
+    nodes = {node.id: node for node in Node.select().where(Node.id.in_(ids))}
+    crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
+    return [node_resource(nodes[hit.document_id], crumbs[hit.document_id],
+                          labels[hit.document_id], mail.get(hit.document_id),
+                          rule_match={"field": hit.field, "text": hit.text,
+                                      "changes": hit.changes})
+            for hit in hits if hit.document_id in nodes]
+
+
+@routes.get("/rules/{rule_id}/matches/")
+def rule_matches(ctx: Context, rule_id: str):
+    """A dry run: changes nothing. meta says how many documents were examined of how many."""
+    result = preview.preview(ctx.config, ctx.user, rule_id)
+    body = ctx.paginate(HitListing(result.hits), hit_resources)
+    body["meta"].update(examined=result.examined, documents=result.documents,
+                        complete=result.complete)
+    return body
+
+
+@routes.post("/rules/{rule_id}/apply/")
+def apply_rule(ctx: Context, rule_id: str):
+    """202 at once: the run goes on in the background; GET /rule-runs/{id}/ follows it."""
+    return Reply({"data": run_resource(ctx.runtime.rule_runs.apply(ctx.user, rule_id))},
+                 status=202)
+
+
+@routes.get("/rule-runs/{run_id}/")
+def get_rule_run(ctx: Context, run_id: str):
+    return {"data": run_resource(runs.owned_run(ctx.user, run_id))}

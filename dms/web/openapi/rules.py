@@ -1,0 +1,70 @@
+"""The OpenAPI document's part for rules (api.md §13): the rules, their dry run, runs."""
+
+from __future__ import annotations
+
+from dms.domain.rules.checks import SOURCES
+from dms.domain.rules.matching import ALGORITHMS, FIELDS
+from dms.web.jsonapi import VND
+from dms.web.openapi.core import FOLDER_REF, NODE_ATTRIBUTES, PAGE_QUERY
+from dms.web.openapi.shapes import (BOOLEAN, DATETIME, INTEGER, NULLABLE_STRING, STRING, UUID,
+                                    data_of, list_of, obj, ref)
+
+MATCH = obj({"field": {"enum": list(FIELDS)}, "algorithm": {"enum": list(ALGORITHMS)},
+             "pattern": {"type": "string", "maxLength": 1000}, "case_sensitive": BOOLEAN},
+            extra=False)
+ACTIONS = obj({"add_tags": {"type": "array", "items": STRING, "maxItems": 20},
+               "move_to": {"oneOf": [UUID, {"type": "null"}]},
+               "set_title": NULLABLE_STRING, "stop": BOOLEAN}, extra=False)
+RULE_SETTINGS = {
+    "name": {"type": "string", "minLength": 1, "maxLength": 100}, "enabled": BOOLEAN,
+    "order": INTEGER, "match": MATCH,
+    "sources": {"type": "array", "items": {"enum": list(SOURCES)}, "minItems": 1},
+    "actions": ACTIONS}
+RUN_STATES = ["queued", "running", "succeeded", "failed"]
+NAMED_FOLDER = {"oneOf": [obj({"id": UUID, "title": STRING}, ["id", "title"]),
+                          {"type": "null"}]}
+
+SCHEMAS = {
+    "Rule": obj({"type": {"const": "rules"}, "id": UUID, "attributes": obj({
+        **RULE_SETTINGS, "last_error": NULLABLE_STRING, "created_at": DATETIME,
+        "updated_at": DATETIME}, extra=False)}, ["type", "id", "attributes"], extra=False),
+    "RuleInput": data_of(obj({"type": {"const": "rules"}, "id": UUID,
+                              "attributes": obj(RULE_SETTINGS)}, ["type"])),
+    "RuleMatch": obj({
+        "type": {"const": "documents"}, "id": UUID,
+        "attributes": obj({**NODE_ATTRIBUTES, "rule_match": obj({
+            "field": {"enum": [f for f in FIELDS if f != "any"]}, "text": STRING,
+            "changes": obj({"add_tags": {"type": "array", "items": STRING},
+                            "move_to": NAMED_FOLDER, "set_title": NULLABLE_STRING})})}),
+        "relationships": obj({"parent": FOLDER_REF})},
+        ["type", "id", "attributes", "relationships"], extra=False),
+    "RuleRun": obj({"type": {"const": "rule-runs"}, "id": UUID, "attributes": obj({
+        "state": {"enum": RUN_STATES}, "matched": INTEGER, "changed": INTEGER,
+        "examined": INTEGER, "rule_name": STRING, "error": NULLABLE_STRING,
+        "created_at": DATETIME, "started_at": {"type": ["string", "null"]},
+        "finished_at": {"type": ["string", "null"]}}, extra=False),
+        "relationships": obj({"rule": obj({"data": obj({"type": {"const": "rules"},
+                                                        "id": UUID})})})},
+        ["type", "id", "attributes"], extra=False),
+}
+
+MATCHES = list_of(ref("RuleMatch"))
+MATCHES["properties"]["meta"]["properties"].update(
+    examined=INTEGER, documents=INTEGER, complete=BOOLEAN)
+
+OPERATIONS = {
+    "list_rules": (None, 200, {VND: list_of(ref("Rule"))}, PAGE_QUERY, [],
+                   "The caller's rules, in the order they run"),
+    "create_rule": (([VND], ref("RuleInput")), 201, {VND: data_of(ref("Rule"))}, [], [409],
+                    "Add a rule that files new documents"),
+    "get_rule": (None, 200, {VND: data_of(ref("Rule"))}, [], [], "One rule"),
+    "update_rule": (([VND], ref("RuleInput")), 200, {VND: data_of(ref("Rule"))}, [], [409],
+                    "Change a rule (match and actions: only the keys given)"),
+    "delete_rule": (None, 204, {}, [], [], "Delete a rule (what it did stays)"),
+    "rule_matches": (None, 200, {VND: MATCHES}, PAGE_QUERY, [],
+                     "Dry run: the caller's documents the rule would match, and what it would "
+                     "change; changes nothing"),
+    "apply_rule": (None, 202, {VND: data_of(ref("RuleRun"))}, [], [429],
+                   "Run the rule over the caller's existing documents in the background"),
+    "get_rule_run": (None, 200, {VND: data_of(ref("RuleRun"))}, [], [], "One run of a rule"),
+}
