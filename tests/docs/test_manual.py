@@ -37,7 +37,7 @@ DOCS = ROOT / "docs"
 CONFIGURATION = DOCS / "configuration.md"
 DEVELOPMENT = DOCS / "development.md"
 # A row of development.md's table of periodic jobs: | name | `DMS_SETTING`, default | what |
-JOB_ROW = re.compile(r"^\|\s*([a-z_]+)\s*\|\s*`(DMS_[A-Z_]+)`,\s*([0-9.]+)\s*\|")
+JOB_ROW = re.compile(r"^\|\s*([a-z_-]+)\s*\|\s*`(DMS_[A-Z_]+)`,\s*([0-9.]+)\s*\|")
 README_MAX_LINES = 250
 SETUP_COMMANDS = ("./scripts/run", "./scripts/test")
 # Environment variables of the test suite itself, not settings of dms.

@@ -157,7 +157,8 @@ def test_an_idle_keep_alive_connection_closes_after_channel_timeout(server):
         assert read_response(sock)[0] == "HTTP/1.1 200 OK"
         started = time.monotonic()
         assert closed_by_server(sock, 4.0)
-        assert 1.0 <= time.monotonic() - started < 4.0
+        # The server counts from when it sent the answer, a moment before this test read it.
+        assert 0.9 <= time.monotonic() - started < 4.0
 
 
 def test_the_settings_reach_waitress(server):
