@@ -309,6 +309,16 @@ def test_a_turned_scan_is_read_again_and_its_status_shown(session, server, alice
     assert session.errors == []
 
 
+def open_with_page_2_selected(session, document: str, title: str):
+    """The document view of a 3-page document, page 2 selected, every preview drawn."""
+    page = log_in_home(session, path=f"/#/doc/{document}")
+    open_document(page, title, 3)
+    page.get_by_role("checkbox", name="Select page 2").check()
+    for preview in page.get_by_role("img").all():
+        expect(preview).to_have_attribute("aria-busy", "false")
+    return page
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_page_tools_pass_axe_and_name_every_control(browser, server, alice, scheme):
     document = pdf_document(alice, "Electricity bill", TEXTS, alice.home_id)
@@ -316,11 +326,7 @@ def test_page_tools_pass_axe_and_name_every_control(browser, server, alice, sche
     # bypass_csp only here: axe is injected into the page, which its CSP would refuse.
     session = Session(browser, server.url, bypass_csp=True, color_scheme=scheme)
     try:
-        page = log_in_home(session, path=f"/#/doc/{document}")
-        open_document(page, "Electricity bill", 3)
-        page.get_by_role("checkbox", name="Select page 2").check()
-        for preview in page.get_by_role("img").all():
-            expect(preview).to_have_attribute("aria-busy", "false")
+        page = open_with_page_2_selected(session, document, "Electricity bill")
         found = {"view": axe_violations(page)}
         assert unnamed_controls(page) == []
         for button, dialog_name in (("Extract to folder", "Extract 1 page"),
@@ -346,11 +352,8 @@ def test_page_tools_on_a_desktop_and_on_a_phone(browser, server, alice):
     for device, options in (("desktop", {}), ("phone", PHONE)):
         session = Session(browser, server.url, **options)
         try:
-            page = log_in_home(session, path=f"/#/doc/{document}")
-            open_document(page, "Electricity bill with a long name, November", 3)
-            page.get_by_role("checkbox", name="Select page 2").check()
-            for preview in page.get_by_role("img").all():
-                expect(preview).to_have_attribute("aria-busy", "false")
+            page = open_with_page_2_selected(session, document,
+                                             "Electricity bill with a long name, November")
             # A focus ring where a keyboard user would see it.
             page.get_by_role("checkbox", name="Select page 3").focus()
             page.keyboard.press("Tab")

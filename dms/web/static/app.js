@@ -22,7 +22,9 @@ import * as trashView from "./view-trash.js";
 /** Typing in the search box waits this long for the next key before it searches. */
 const SEARCH_DEBOUNCE_MS = 250;
 
-const state = { me: null, view: null, viewName: null, navigation: 0, keepMessages: false, focusNext: true, focusKeys: [] };
+const state = {
+  me: null, view: null, viewName: null, navigation: 0, keepMessages: false, focusNext: true, focusKeys: [],
+};
 
 const VIEWS = {
   folder: (ctx, arg, params) => folderView.render(ctx, arg || homeId(), params),
