@@ -30,7 +30,7 @@ export function pageTools(ctx, document, version, figures, folderId) {
 }
 
 /** "Page 2", "Pages 1 and 3", "Pages 1, 2 and 5", "7 pages". */
-export function describePages(numbers) {
+function describePages(numbers) {
   if (numbers.length === 1) return `Page ${numbers[0]}`;
   if (numbers.length > NAMED_PAGES) return `${numbers.length} pages`;
   return `Pages ${numbers.slice(0, -1).join(", ")} and ${numbers.at(-1)}`;
