@@ -142,6 +142,8 @@ async function enter() {
 /** Forgets everything of the session (the next person must not see it) and shows the login. */
 function endSession(message = null, isError = false) {
   forgetToken();
+  // A dialog left open would cover the login form.
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   stopAll();
   clearUploads();
   tree.forget();
@@ -222,6 +224,7 @@ function bind() {
     tokens: () => ctx.navigate("#/settings/tokens"),
     profile: () => ctx.navigate("#/settings/profile"),
     mail: () => ctx.navigate("#/settings/mail"),
+    rules: () => ctx.navigate("#/settings/rules"),
     help: showHelp,
     logout,
   });
