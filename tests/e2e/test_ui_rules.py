@@ -57,6 +57,7 @@ def test_create_try_and_apply_a_rule(session, server, alice):
     other = processed_document(alice, "Shopping list", alice.inbox_id, "Milk bread cheese")
     page = open_rules(session)
     expect(page.get_by_text("You have no rules yet.")).to_be_visible()
+    expect(page.get_by_role("link", name="Inbox 2 waiting")).to_be_visible()
 
     page.get_by_role("button", name="New rule").click()
     dialog = page.get_by_role("dialog", name="New rule")
@@ -115,6 +116,10 @@ def test_create_try_and_apply_a_rule(session, server, alice):
         "“Electricity” applied: 1 matched, 1 changed.", timeout=RUN_MS)
     expect(card.get_by_text(re.compile("^Applied to existing"))).to_have_text(
         "Applied to existing documents: 2 documents looked at, 1 matched, 1 changed.")
+    # The tree shows the document gone from the inbox.
+    tree = page.get_by_role("navigation", name="Folders")
+    expect(tree.get_by_role("link", name="Inbox 1 waiting")).to_be_visible()
+    session.screenshot("50-desktop-rule-applied.png")
     assert filed(alice, scan) == ("Scan 0815", bills, ["energy"])
     assert filed(alice, other) == ("Shopping list", alice.inbox_id, [])
     assert session.errors == [] and session.foreign == []

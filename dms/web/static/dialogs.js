@@ -4,7 +4,7 @@
 // when closed; focus goes back where it was.
 
 import { listAll } from "./api.js";
-import { el, folderName } from "./dom.js";
+import { el, folderPath } from "./dom.js";
 
 let counter = 0;
 
@@ -104,7 +104,7 @@ async function loadFolderChoices(list, note, exclude, selected) {
     const { items, truncated } = await listAll("/folders/", 10);
     const choices = items
       .filter((folder) => !folder.attributes.breadcrumb.some(([, id]) => exclude.has(id)))
-      .map((folder) => ({ id: folder.id, path: folder.attributes.breadcrumb.map(([t]) => folderName(t)).join(" / ") }))
+      .map((folder) => ({ id: folder.id, path: folderPath(folder) }))
       .sort((a, b) => a.path.localeCompare(b.path));
     const chosen = choices.some((choice) => choice.id === selected) ? selected : choices[0]?.id;
     list.replaceChildren(...choices.map((choice) => el("label", { class: "folder-choice", "data-path": choice.path },

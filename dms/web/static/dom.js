@@ -74,6 +74,9 @@ export function formatSize(bytes) {
 /** The special folders' names as a person reads them. */
 export const folderName = (title) => ({ ".home": "Home", ".inbox": "Inbox" }[title] ?? title);
 
+/** "Home / Invoices": where a folder resource is. */
+export const folderPath = (folder) => folder.attributes.breadcrumb.map(([title]) => folderName(title)).join(" / ");
+
 /** ocr_status (api.md §7) in words, with the class of its badge. */
 export const STATUS = {
   received: { text: "Waiting", badge: "badge-muted" },

@@ -6,12 +6,12 @@
 
 import { api, id as encoded } from "./api.js";
 import { actions, folderDialog, modal } from "./dialogs.js";
-import { busy, el, folderName } from "./dom.js";
+import { busy, el, folderPath } from "./dom.js";
 import { tagList, tagSuggestions } from "./parts.js";
 
 export const FIELDS = [["text", "Text"], ["title", "Title"], ["file_name", "File name"], ["mail_from", "Mail sender"],
   ["mail_subject", "Mail subject"], ["any", "Any field"]];
-export const ALGORITHMS = [["any", "Any of the words"], ["all", "All the words"], ["exact", "The exact words, in order"],
+const ALGORITHMS = [["any", "Any of the words"], ["all", "All the words"], ["exact", "The exact words, in order"],
   ["regex", "Regular expression (RE2)"], ["fuzzy", "Fuzzy (misspellings, OCR errors)"]];
 export const SOURCES = [["api", "Uploads"], ["import", "dms import"], ["consume", "The consume folder"],
   ["mail", "Mail attachments"]];
@@ -28,9 +28,6 @@ const MAX_PATTERN = 1000;
 const MAX_TEMPLATE = 500;
 const MAX_ORDER = 1_000_000;
 const ATTRIBUTES = "/data/attributes/";
-
-/** "Home / Invoices" for a folder resource. */
-export const folderPath = (folder) => folder.attributes.breadcrumb.map(([title]) => folderName(title)).join(" / ");
 
 /** Creates (`rule` null) or edits a rule; `folders`: a Map of folder ids to their paths.
  *  Resolves with the saved rule resource, or null. */

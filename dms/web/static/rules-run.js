@@ -19,8 +19,9 @@ const POLL_GROWTH = 1.5;
 const MAX_POLLS = 800;
 const ENDED = new Set(["succeeded", "failed"]);
 
-/** The latest state of each run this page started, by rule id. */
+/** The latest state of each run this page started, by rule id; the rules followed now. */
 const runs = new Map();
+const following = new Set();
 
 const plural = (count, one, many = `${one}s`) => `${count.toLocaleString()} ${count === 1 ? one : many}`;
 const fieldName = (code) => (FIELDS.find(([value]) => value === code)?.[1] ?? code).toLowerCase();
@@ -101,10 +102,23 @@ function show(ruleId) {
   if (line) fill(line, runs.get(ruleId));
 }
 
-/** Starts a run of `rule` over the existing documents and follows it to its end; `ended` is
- *  called then (the list reads the rules again: a failed run may have disabled the rule). */
+/** Starts a run of `rule` over the existing documents and follows it to its end; `ended(run)`
+ *  is called then. */
 export async function applyRule(rule, ended) {
   const name = rule.attributes.name;
+  if (following.has(rule.id)) {
+    showStatus(`“${name}” is being applied already.`);
+    return;
+  }
+  following.add(rule.id);
+  try {
+    await follow(rule, name, ended);
+  } finally {
+    following.delete(rule.id);
+  }
+}
+
+async function follow(rule, name, ended) {
   const started = await attempt(() => api("POST", `/rules/${encoded(rule.id)}/apply/`));
   if (!started) return;
   runs.set(rule.id, started.data.attributes);
@@ -116,7 +130,7 @@ export async function applyRule(rule, ended) {
     delay = Math.min(delay * POLL_GROWTH, MAX_POLL_MS);
     if (!hasToken()) return; // logged out meanwhile
     const now = await attempt(() => api("GET", `/rule-runs/${encoded(started.data.id)}/`));
-    if (!now) return;
+    if (!now) break; // the alert says why
     const run = now.data.attributes;
     runs.set(rule.id, run);
     show(rule.id);
@@ -128,4 +142,7 @@ export async function applyRule(rule, ended) {
       return;
     }
   }
+  // No longer followed (the server could not be read, or past the bound): no stale progress.
+  runs.delete(rule.id);
+  show(rule.id);
 }

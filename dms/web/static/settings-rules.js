@@ -5,8 +5,8 @@
 
 import { api, id as encoded, listAll } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
-import { attempt, el, showStatus } from "./dom.js";
-import { ALGORITHMS, folderPath, ruleDialog, SOURCES } from "./rules-form.js";
+import { attempt, el, folderPath, showStatus } from "./dom.js";
+import { ruleDialog, SOURCES } from "./rules-form.js";
 import { applyRule, runLine, tryDialog } from "./rules-run.js";
 
 /** A user has at most 200 rules (api.md §11a): two pages of 100. */
@@ -57,9 +57,9 @@ function ruleCard(ctx, rule, index, folders, saved) {
     if (ask && !(await confirmDialog({ title: `Apply “${a.name}”?`, ok: "Apply",
       text: "It goes through all your documents whose text is read and tags, moves and retitles those it matches, "
         + "as Try it shows. Each change is in the document’s history." }))) return;
-    await applyRule(rule, () => {
-      // A failed run may have disabled the rule: read the list again if it is still shown.
-      if (document.querySelector(".settings-rules")) ctx.refresh();
+    await applyRule(rule, (run) => {
+      // Documents moved (the tree's counts), or a failed run disabled the rule: read them again.
+      if (run.changed > 0 || run.state === "failed") ctx.changed();
     });
   };
   const trial = async () => {
@@ -101,8 +101,7 @@ async function folderPaths(rules) {
 }
 
 function describeMatch(match) {
-  const how = ALGORITHMS.some(([code]) => code === match.algorithm) ? VERBS[match.algorithm] : match.algorithm;
-  return [`${SUBJECTS[match.field] ?? match.field} ${how} `, el("code", { class: "rule-pattern" }, match.pattern),
+  return [`${SUBJECTS[match.field] ?? match.field} ${VERBS[match.algorithm] ?? match.algorithm} `, el("code", { class: "rule-pattern" }, match.pattern),
     match.case_sensitive ? " (case-sensitive)" : null];
 }
 
