@@ -3,7 +3,8 @@ would (issue 29 over api.md §11a): a rule made in the dialog (a word of a proce
 a tag, a folder from the folder picker), its dry run listing that document with what it would
 get, applied and its counts followed, the document then filed (checked through the API); a
 refusal shown next to the field its pointer names, with nothing created; a rule edited, applied
-from its card, deleted; Escape; axe-core on the list and the dialogs in light and dark colours,
+from its card, deleted; a rule dms disabled saying why, enabled again with another folder;
+Escape; axe-core on the list and the dialogs in light and dark colours,
 nothing unnamed, nothing sideways on a phone, and screenshots for a human to look at. The
 browser and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
 
@@ -272,6 +273,42 @@ def furnish(alice) -> None:
     add_rule(alice, "Letters", "INV-(\\d{4})", algorithm="regex", case_sensitive=True,
              sources=["mail"], actions={"move_to": gone, "stop": True})
     assert alice.delete(f"/api/nodes/{gone}/").status_code == 204
+
+
+def test_a_rule_dms_disabled_says_why_and_is_enabled_with_another_folder(session, server, alice):
+    furnish(alice)
+    [letters, _] = rules_of(alice)
+    reason = letters["attributes"]["last_error"]
+    assert reason == ("Disabled: the folder 'Old letters' this rule moved documents to was "
+                      "deleted. Choose another folder (or restore it) and enable the rule again.")
+    page = open_rules(session)
+    card = page.get_by_role("article", name="Letters")
+    expect(card).to_contain_text(f"Disabled{reason}Order0")
+    expect(card).to_contain_text("Move to: a deleted folder")
+    card.get_by_role("button", name="Edit: Letters").click()
+    dialog = page.get_by_role("dialog", name="Edit rule “Letters”")
+    expect(dialog.get_by_text(reason)).to_be_visible()
+    expect(dialog.get_by_role("status", name="Move to a folder")).to_have_text("A deleted folder")
+    dialog.get_by_role("checkbox", name="Enabled: files new documents").check()
+    dialog.get_by_role("button", name="Save rule").click()
+    # The folder's refusal beside the folder's buttons.
+    choose = dialog.get_by_role("button", name="Choose folder…")
+    expect(choose).to_be_focused()
+    expect(choose).to_have_accessible_description(re.compile(
+        r"^Invalid folder '[0-9a-f-]{36}': the folder does not exist\. A deleted folder$"))
+    assert rules_of(alice)[0]["attributes"] == letters["attributes"]
+    choose.click()
+    picker = page.get_by_role("dialog", name="Move matched documents to")
+    picker.get_by_role("radio", name="Home / Bills and other papers with a long name").check()
+    picker.get_by_role("button", name="Choose").click()
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Letters” saved.")
+    card = page.get_by_role("article", name="Letters")
+    expect(card).to_contain_text("LettersEnabledOrder0")
+    expect(card).to_contain_text("Move to: Home / Bills and other papers with a long name")
+    attributes = rules_of(alice)[0]["attributes"]
+    assert (attributes["enabled"], attributes["last_error"]) == (True, None)
+    assert session.errors == [REFUSED]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -94,8 +94,9 @@ class RuleForm {
         this.addTags();
       }
     });
-    this.folderName = el("output", { id: "rule-folder", "aria-labelledby": "rule-folder-label" });
-    this.chooseFolder = el("button", { type: "button", class: "button", "aria-describedby": "rule-folder",
+    // The button is described by the path itself (the output's own name is its label).
+    this.folderName = el("span", { id: "rule-folder-path" });
+    this.chooseFolder = el("button", { type: "button", class: "button", "aria-describedby": "rule-folder-path",
       onclick: () => this.pickFolder() }, "Choose folder…");
     this.noFolder = el("button", { type: "button", class: "button", onclick: () => {
       this.setFolder(null);
@@ -125,7 +126,8 @@ class RuleForm {
         el("small", { class: "hint", id: "rule-tag-hint" }, "One of your tags, or a new name (it is created)."),
         tagSuggestions("rule-tag-names"), this.slot("actions/add_tags", this.tagInput)),
       el("div", { class: "field" }, el("span", { class: "field-label", id: "rule-folder-label" }, "Move to a folder"),
-        this.folderName, el("div", { class: "actions" }, this.chooseFolder, this.noFolder),
+        el("output", { "aria-labelledby": "rule-folder-label" }, this.folderName),
+        el("div", { class: "actions" }, this.chooseFolder, this.noFolder),
         this.slot("actions/move_to", this.chooseFolder)),
       field("actions/set_title", "New title", this.title, el("small", { class: "hint", id: "rule-title-hint" },
         "Empty: the title stays. Takes {title}, {file_name}, {created} or {created:%Y}, {mail_from}, {mail_subject} and {match}.")),
@@ -135,7 +137,8 @@ class RuleForm {
       el("div", { class: "field-row" },
         el("div", { class: "field-grow" }, field("name", "Name", this.name)),
         field("order", "Order", this.order, el("small", { class: "hint", id: "rule-order-hint" }, "Lower runs first."))),
-      enabled, this.slot("enabled", this.enabled), matchSet, sourceSet, actionSet, this.general,
+      enabled, this.slot("enabled", this.enabled),
+      a.last_error ? el("p", { class: "message message-error" }, a.last_error) : null, matchSet, sourceSet, actionSet, this.general,
       actions(this.cancel, el("button", { type: "submit", class: "button button-primary" }, "Save rule")));
     this.name.setAttribute("autofocus", "");
 
@@ -196,7 +199,8 @@ class RuleForm {
     const order = this.order.value.trim();
     return {
       name: this.name.value.trim(), enabled: this.enabled.checked,
-      order: order === "" ? 0 : Number(order),
+      // Something the browser cannot read as a number goes as it is, for the server to refuse.
+      order: this.order.validity.badInput ? "" : (order === "" ? 0 : Number(order)),
       match: { field: this.field.value, algorithm: this.algorithm.value, pattern: this.pattern.value,
         case_sensitive: this.caseSensitive.checked },
       sources: this.sources.filter((box) => box.checked).map((box) => box.value),
