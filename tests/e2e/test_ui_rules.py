@@ -4,9 +4,9 @@ a tag, a folder from the folder picker), its dry run listing that document with 
 get, applied and its counts followed, the document then filed (checked through the API); a
 refusal shown next to the field its pointer names, with nothing created; a rule edited, applied
 from its card, deleted; a rule dms disabled saying why, enabled again with another folder;
-Escape; axe-core on the list and the dialogs in light and dark colours,
-nothing unnamed, nothing sideways on a phone, and screenshots for a human to look at. The
-browser and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
+Escape; a session that ends under the dialog; axe-core on the list and the dialogs in light and
+dark colours, nothing unnamed, nothing sideways on a phone, and screenshots for a human to look
+at. The browser and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tests.harness.documents import make_folder, new_document, upload_accepted
 from tests.harness.rules import add_rule, filed, rule_body
 from tests.harness.waiting import wait_processed
 from tests.harness.webpage import (PHONE, Session, axe_violations, log_in_home, sideways_scroll,
-                                   unnamed_controls)
+                                   token_id_of, unnamed_controls)
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
@@ -259,6 +259,24 @@ def test_edit_apply_and_delete_a_rule_and_escape_closes_the_dialog(session, serv
     expect(page.get_by_text("You have no rules yet.")).to_be_visible()
     assert rules_of(alice) == []
     assert session.errors == []
+
+
+def test_a_session_ended_while_the_dialog_is_open_shows_the_login(session, server, alice):
+    page = open_rules(session)
+    page.get_by_role("button", name="New rule").click()
+    dialog = page.get_by_role("dialog", name="New rule")
+    dialog.get_by_label("Name", exact=True).fill("Too late")
+    dialog.get_by_label("Pattern").fill("invoice")
+    dialog.get_by_label("Add tags").fill("invoice")
+    secret = session.session_storage()["dms.token"]
+    assert alice.delete(f"/api/tokens/{token_id_of(secret)}/").status_code == 204
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_text(
+        "Your session has ended: Invalid token. Please log in again.")
+    assert rules_of(alice) == []
+    assert len(session.errors) == 1 and "401" in session.errors[0]
 
 
 def furnish(alice) -> None:

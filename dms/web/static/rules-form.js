@@ -48,8 +48,7 @@ export function ruleDialog({ rule = null, folders = new Map() }) {
           : api("POST", "/rules/", { data: { type: "rules", attributes } })));
         close(saved.data);
       } catch (error) {
-        if (error.status === 401) close(null); // the login form is back behind the dialog
-        else form.showError(error);
+        form.showError(error); // (a 401 closed the dialog already: app.js endSession)
       }
     });
     form.cancel.addEventListener("click", () => close(null));

@@ -40,8 +40,7 @@ export function tryDialog(rule) {
     api("GET", withQuery(`/rules/${encoded(rule.id)}/matches/`, { "page[size]": TRIAL_SIZE })).then((found) => {
       body.replaceChildren(...trialResult(found, () => close(null)));
     }).catch((error) => {
-      if (error.status === 401) close(null);
-      else body.replaceChildren(el("p", { class: "message message-error" }, error.message));
+      body.replaceChildren(el("p", { class: "message message-error" }, error.message));
     }).finally(() => body.setAttribute("aria-busy", "false"));
   });
 }
