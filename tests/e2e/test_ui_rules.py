@@ -51,6 +51,11 @@ def open_rules(session: Session):
     return page
 
 
+def new_rule_dialog(page):
+    page.get_by_role("button", name="New rule").click()
+    return page.get_by_role("dialog", name="New rule")
+
+
 def test_create_try_and_apply_a_rule(session, server, alice):
     bills = make_folder(alice, "Bills", alice.home_id)
     scan = processed_document(alice, "Scan 0815", alice.inbox_id,
@@ -60,8 +65,7 @@ def test_create_try_and_apply_a_rule(session, server, alice):
     expect(page.get_by_text("You have no rules yet.")).to_be_visible()
     expect(page.get_by_role("link", name="Inbox 2 waiting")).to_be_visible()
 
-    page.get_by_role("button", name="New rule").click()
-    dialog = page.get_by_role("dialog", name="New rule")
+    dialog = new_rule_dialog(page)
     expect(dialog.get_by_label("Name", exact=True)).to_be_focused()
     dialog.get_by_label("Name", exact=True).fill("Electricity")
     dialog.get_by_label("Look in").select_option(label="Any field")
@@ -135,8 +139,7 @@ def test_a_refusal_is_shown_next_to_its_field_and_creates_nothing(session, serve
     assert error["source"] == {"pointer": "/data/attributes/match/pattern"}
     assert error["detail"].startswith("The regular expression is not valid for RE2: ")
     page = open_rules(session)
-    page.get_by_role("button", name="New rule").click()
-    dialog = page.get_by_role("dialog", name="New rule")
+    dialog = new_rule_dialog(page)
     dialog.get_by_label("Name", exact=True).fill("Broken")
     dialog.get_by_label("How").select_option("regex")
     dialog.get_by_label("Add tags").fill("invoice")
@@ -263,8 +266,7 @@ def test_edit_apply_and_delete_a_rule_and_escape_closes_the_dialog(session, serv
 
 def test_a_session_ended_while_the_dialog_is_open_shows_the_login(session, server, alice):
     page = open_rules(session)
-    page.get_by_role("button", name="New rule").click()
-    dialog = page.get_by_role("dialog", name="New rule")
+    dialog = new_rule_dialog(page)
     dialog.get_by_label("Name", exact=True).fill("Too late")
     dialog.get_by_label("Pattern").fill("invoice")
     dialog.get_by_label("Add tags").fill("invoice")
