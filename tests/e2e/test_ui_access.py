@@ -53,6 +53,7 @@ def furnish(alice, config) -> dict[str, tuple[str, str]]:
         "tokens": ("/#/settings/tokens", "API Tokens"),
         "profile": ("/#/settings/profile", "Profile"),
         "mail": ("/#/settings/mail", "Mail accounts"),
+        "rules": ("/#/settings/rules", "Rules"),
     }
 
 

@@ -53,9 +53,11 @@ class Session:
         self.page.goto(self.base_url + path)
         return self.page
 
-    def screenshot(self, name: str) -> None:
+    def screenshot(self, name: str, full_page: bool = True) -> None:
+        """The whole page; `full_page=False`: what the window shows (a dialog's backdrop covers
+        only that much, and a sticky top bar would sit in the middle of a scrolled whole page)."""
         SCREENSHOTS.mkdir(exist_ok=True)
-        self.page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+        self.page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)
 
     def session_storage(self) -> dict:
         return self.page.evaluate("() => Object.fromEntries(Object.entries(sessionStorage))")

@@ -22,7 +22,9 @@ import * as trashView from "./view-trash.js";
 /** Typing in the search box waits this long for the next key before it searches. */
 const SEARCH_DEBOUNCE_MS = 250;
 
-const state = { me: null, view: null, viewName: null, navigation: 0, keepMessages: false, focusNext: true };
+const state = {
+  me: null, view: null, viewName: null, navigation: 0, keepMessages: false, focusNext: true, focusKeys: [],
+};
 
 const VIEWS = {
   folder: (ctx, arg, params) => folderView.render(ctx, arg || homeId(), params),
@@ -45,10 +47,13 @@ const ctx = {
     if (replace || location.hash === hash) route();
     else location.hash = hash;
   },
-  /** Reads the open view again, leaving the focus where it is. */
-  refresh() {
+  /** Reads the open view again. The focus goes back to the control with the same `data-focus`
+   *  key in the new view (the first of `focusKeys` found that can take it, else the one that has
+   *  it now), so that a keyboard user stays where they were. */
+  refresh(focusKeys = null) {
     state.keepMessages = true;
     state.focusNext = false;
+    state.focusKeys = [focusKeys ?? document.activeElement?.dataset?.focus].flat().filter(Boolean);
     return route();
   },
   /** Something in the tree changed: the tree, the inbox count and the open view are read again. */
@@ -71,9 +76,11 @@ function parse(hash) {
 async function route() {
   closeMenu();
   const focus = state.focusNext;
+  const focusKeys = state.focusKeys;
   if (!state.keepMessages) clearMessages();
   state.keepMessages = false;
   state.focusNext = true;
+  state.focusKeys = [];
   if (!hasToken() || !state.me) {
     showLogin();
     return;
@@ -98,10 +105,21 @@ async function route() {
     // The moment a view is on the screen and usable: the UI test reads it (first-view time).
     performance.mark(`dms:view:${name}`);
     if (focus) focusHeading(view.node);
+    else refocus(view.node, focusKeys);
   } catch (error) {
     if (navigation === state.navigation && error.status !== 401) showError(error.message);
   } finally {
     if (navigation === state.navigation) $("main").removeAttribute("aria-busy");
+  }
+}
+
+function refocus(root, keys) {
+  for (const key of keys) {
+    const target = root.querySelector(`[data-focus="${CSS.escape(key)}"]`);
+    if (target && !target.disabled) {
+      target.focus();
+      return;
+    }
   }
 }
 
@@ -124,6 +142,8 @@ async function enter() {
 /** Forgets everything of the session (the next person must not see it) and shows the login. */
 function endSession(message = null, isError = false) {
   forgetToken();
+  // A dialog left open would cover the login form.
+  for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   stopAll();
   clearUploads();
   tree.forget();
@@ -204,6 +224,7 @@ function bind() {
     tokens: () => ctx.navigate("#/settings/tokens"),
     profile: () => ctx.navigate("#/settings/profile"),
     mail: () => ctx.navigate("#/settings/mail"),
+    rules: () => ctx.navigate("#/settings/rules"),
     help: showHelp,
     logout,
   });

@@ -1,15 +1,16 @@
 // Modal dialogs (<dialog> with showModal: the browser traps focus, Escape cancels): a
-// confirmation, a one-field prompt, the folder picker that moves nodes, and the keyboard help.
-// Each is built when asked and removed when closed; focus goes back where it was.
+// confirmation, a one-field prompt, the folder picker that moves nodes (and extracts pages), and
+// the keyboard help; modal() builds others (doc-pickers.js). Each is built when asked and removed
+// when closed; focus goes back where it was.
 
 import { listAll } from "./api.js";
-import { el, folderName } from "./dom.js";
+import { el, folderPath } from "./dom.js";
 
 let counter = 0;
 
 /** Shows a dialog built by `build(dialog, close)`; resolves with what `close(value)` got, or
  *  with `cancelled` on Escape. */
-function modal(title, build, cancelled = null) {
+export function modal(title, build, cancelled = null) {
   counter += 1;
   const titleId = `dialog-title-${counter}`;
   const dialog = el("dialog", { class: "dialog", "aria-labelledby": titleId }, el("h2", { id: titleId }, title));
@@ -33,7 +34,7 @@ function modal(title, build, cancelled = null) {
   });
 }
 
-const actions = (...buttons) => el("div", { class: "actions actions-end" }, ...buttons);
+export const actions = (...buttons) => el("div", { class: "actions actions-end" }, ...buttons);
 
 /** Resolves true only for the confirming button; Cancel has the focus (the safe choice). */
 export function confirmDialog({ title, text, ok = "OK", danger = false }) {
@@ -66,8 +67,10 @@ export function promptDialog({ title, label, value = "", ok = "Save", hint = nul
 }
 
 /** Picks a folder to move nodes into. `exclude`: ids of the moved nodes, whose folders (and
- *  what is below them) can't be targets. Resolves with the folder's id, or null. */
-export function folderDialog({ title, ok = "Move here", exclude = new Set() }) {
+ *  what is below them) can't be targets; `selected`: the folder chosen at first (else the first
+ *  one); `fields`: more form fields, shown below the folders (the caller reads them). Resolves
+ *  with the folder's id, or null. */
+export function folderDialog({ title, ok = "Move here", exclude = new Set(), selected = null, fields = [] }) {
   return modal(title, (dialog, close) => {
     const filter = el("input", { type: "search", id: `folder-filter-${counter}`, autocomplete: "off" });
     const list = el("div", { class: "folder-choices", role: "radiogroup", "aria-label": "Folders" },
@@ -75,7 +78,7 @@ export function folderDialog({ title, ok = "Move here", exclude = new Set() }) {
     const note = el("p", { class: "hint", hidden: true });
     const form = el("form", { novalidate: true },
       el("div", { class: "field" }, el("label", { for: filter.id }, "Filter folders"), filter),
-      list, note,
+      list, note, fields,
       actions(el("button", { type: "button", class: "button", onclick: () => close(null) }, "Cancel"),
         el("button", { type: "submit", class: "button button-primary" }, ok)));
     form.addEventListener("submit", (event) => {
@@ -91,20 +94,22 @@ export function folderDialog({ title, ok = "Move here", exclude = new Set() }) {
       }
     });
     dialog.append(form);
-    loadFolderChoices(list, note, exclude);
+    loadFolderChoices(list, note, exclude, selected);
   });
 }
 
-async function loadFolderChoices(list, note, exclude) {
+async function loadFolderChoices(list, note, exclude, selected) {
   try {
     // A bound: 1,000 folders; the filter finds one among them.
     const { items, truncated } = await listAll("/folders/", 10);
     const choices = items
       .filter((folder) => !folder.attributes.breadcrumb.some(([, id]) => exclude.has(id)))
-      .map((folder) => ({ id: folder.id, path: folder.attributes.breadcrumb.map(([t]) => folderName(t)).join(" / ") }))
+      .map((folder) => ({ id: folder.id, path: folderPath(folder) }))
       .sort((a, b) => a.path.localeCompare(b.path));
-    list.replaceChildren(...choices.map((choice, index) => el("label", { class: "folder-choice", "data-path": choice.path },
-      el("input", { type: "radio", name: "folder", value: choice.id, checked: index === 0 }), choice.path)));
+    const chosen = choices.some((choice) => choice.id === selected) ? selected : choices[0]?.id;
+    list.replaceChildren(...choices.map((choice) => el("label", { class: "folder-choice", "data-path": choice.path },
+      el("input", { type: "radio", name: "folder", value: choice.id, checked: choice.id === chosen }), choice.path)));
+    list.querySelector("input:checked")?.closest("label").scrollIntoView({ block: "nearest" });
     note.hidden = !truncated;
     note.textContent = truncated ? `Showing the first ${items.length} folders.` : "";
   } catch (error) {

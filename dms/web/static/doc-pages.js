@@ -4,23 +4,19 @@
 // when they come near the screen (IntersectionObserver), PARALLEL_PREVIEWS at a time, and stop
 // loading when the view is left.
 //
-// EXTENSION POINT (issue 26, api.md §11, page operations): each page is a <figure
-// data-page-id data-page-number> in the list `.pages`; a module doc-pageops.js adds, per page,
-// buttons (rotate left/right, delete) and a checkbox to select pages, a toolbar above the list
-// (split after the selected page, extract the selected pages to a folder, move them to another
-// document), and reordering by drag and drop of the figures with the keyboard alternative of
-// "Move page up/down" buttons; it calls the §11 routes with the page ids of the latest version
-// (version.pages) and reads the document again (ctx.refresh) after each call. Its entry point
-// goes where pagesSection() builds the list, below.
+// The page tools (doc-pageops.js) add to each figure its checkbox and buttons, and a toolbar
+// above the list.
 
 import { fetchBlob, id as encoded } from "./api.js";
+import { pageTools } from "./doc-pageops.js";
 import { el } from "./dom.js";
 
 const PARALLEL_PREVIEWS = 2;
 /** Start loading a little before a page scrolls into view. */
 const LOOK_AHEAD = "400px";
 
-export function pagesSection(document, version) {
+/** `folderId`: the document's folder (where the page tools put new documents first). */
+export function pagesSection(ctx, document, version, folderId) {
   const pages = version?.pages ?? [];
   const controller = new AbortController();
   const waiting = [];
@@ -56,6 +52,7 @@ export function pagesSection(document, version) {
   });
   const node = el("section", { class: "doc-pages", "aria-labelledby": "pages-title" },
     el("h2", { id: "pages-title" }, pages.length === 1 ? "1 page" : `${pages.length} pages`),
+    pages.length ? pageTools(ctx, document, version, figures, folderId) : null,
     pages.length ? el("div", { class: "pages" }, figures)
       : el("p", { class: "muted" }, document.attributes.file_name ? "No pages yet." : "This document has no file yet."));
   return {

@@ -4,7 +4,7 @@
 import { api, download, id as encoded, JSON_MEDIA, withQuery } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
 import { attempt, busy, el, folderName, formatSize, showStatus, timeElement } from "./dom.js";
-import { tagList } from "./parts.js";
+import { tagList, tagSuggestions } from "./parts.js";
 
 /** History events shown: the newest ones. */
 const HISTORY_SIZE = 50;
@@ -39,16 +39,12 @@ export async function tagsPanel(ctx, document) {
     el("label", { for: "tag-name" }, "Add a tag"),
     el("div", { class: "copy-row" }, input, el("button", { type: "submit", class: "button" }, "Add tag")),
     el("small", { class: "hint", id: "tag-hint" }, "Pick one of your tags, or type a new name to create it."),
-    el("datalist", { id: "tag-names" }));
+    tagSuggestions("tag-names"));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const name = input.value.trim();
     if (name) busy(form, () => change("PATCH", name, `Tag “${name}” added.`));
   });
-  // The first 100 of the caller's tags as suggestions (a bound: the field takes any name).
-  api("GET", "/tags/?page[size]=100").then((list) => {
-    form.querySelector("datalist").replaceChildren(...list.data.map((tag) => el("option", { value: tag.attributes.name })));
-  }).catch(() => {});
   const chips = tagList(document.attributes.tags, (name) => change("DELETE", name, `Tag “${name}” removed.`))
     ?? el("p", { class: "muted" }, "No tags.");
   return section("tags-title", "Tags", chips, form);

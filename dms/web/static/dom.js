@@ -29,6 +29,10 @@ const ICONS = {
   chevron: "M9 6l6 6-6 6",
   upload: "M12 16V4M7 9l5-5 5 5M4 16v3.5h16V16",
   menu: "M4 6.5h16M4 12h16M4 17.5h16",
+  "rotate-cw": "M20.5 4.5v5h-5M19.4 14.5a7.5 7.5 0 1 1-1.7-7.4l2.8 2.4",
+  "rotate-ccw": "M3.5 4.5v5h5M4.6 14.5a7.5 7.5 0 1 0 1.7-7.4L3.5 9.5",
+  earlier: "M19 12H5M11 6l-6 6 6 6",
+  later: "M5 12h14M13 6l6 6-6 6",
 };
 
 export function icon(name, className = "icon") {
@@ -69,6 +73,9 @@ export function formatSize(bytes) {
 
 /** The special folders' names as a person reads them. */
 export const folderName = (title) => ({ ".home": "Home", ".inbox": "Inbox" }[title] ?? title);
+
+/** "Home / Invoices": where a folder resource is. */
+export const folderPath = (folder) => folder.attributes.breadcrumb.map(([title]) => folderName(title)).join(" / ");
 
 /** ocr_status (api.md §7) in words, with the class of its badge. */
 export const STATUS = {

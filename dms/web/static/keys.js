@@ -16,8 +16,12 @@ export const SHORTCUTS = [
   [["Escape"], "Clear the selection; close a dialog or menu"],
   [["F2"], "Rename the selected item, or the open document"],
   [["m"], "Move the selected items, or the open document"],
-  [["Delete"], "Delete the selected items, or the open document"],
+  [["Delete"], "Delete the selected items, the open document, or the page that has the focus"],
   [["d"], "Download the open document"],
+  [["Shift", "←"], "Move the page that has the focus one place earlier (also Shift+↑)"],
+  [["Shift", "→"], "Move the page that has the focus one place later (also Shift+↓)"],
+  [["r"], "Turn the page that has the focus clockwise"],
+  [["Shift", "R"], "Turn the page that has the focus counter-clockwise"],
 ];
 
 const TEXT_INPUTS = new Set(["checkbox", "radio", "button", "submit", "reset", "range", "color", "file"]);

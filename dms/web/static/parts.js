@@ -1,7 +1,7 @@
-// Pieces several views show: breadcrumbs (each folder in them a link and a drop target) and a
-// node's tags.
+// Pieces several views show: breadcrumbs (each folder in them a link and a drop target), a
+// node's tags, and the caller's tag names as suggestions for a text field.
 
-import { id as encoded } from "./api.js";
+import { api, id as encoded } from "./api.js";
 import { dropTarget } from "./dnd.js";
 import { el, folderName } from "./dom.js";
 
@@ -29,4 +29,17 @@ export function tagList(tags, removable = null) {
       removable ? el("button", { type: "button", class: "tag-remove", "aria-label": `Remove tag ${name}`,
         onclick: () => removable(name) }, "×") : null);
   }));
+}
+
+/** Tags offered as suggestions: the API's largest page (a bound: the fields take any name). */
+const SUGGESTED_TAGS = 100;
+
+/** A <datalist id=`id`> of the caller's tag names (filled when they arrive; a field's list="id"
+ *  offers them); the document view's tag field and the rule dialog's use it. */
+export function tagSuggestions(id) {
+  const list = el("datalist", { id });
+  api("GET", `/tags/?page[size]=${SUGGESTED_TAGS}`).then((tags) => {
+    list.replaceChildren(...tags.data.map((tag) => el("option", { value: tag.attributes.name })));
+  }).catch(() => {});
+  return list;
 }

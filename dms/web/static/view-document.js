@@ -1,6 +1,7 @@
 // The document view: where it is (breadcrumbs), its status (followed live until final), its
 // downloads (the original, the searchable PDF), rename, move, delete, its pages as previews
-// (doc-pages.js), and the panels of doc-panels.js: text, tags, versions, history.
+// with their tools (doc-pages.js, doc-pageops.js), and the panels of doc-panels.js: text, tags,
+// versions, history.
 
 import { api, download, id as encoded } from "./api.js";
 import { deleteNodes, moveNodesByDialog, renameNode } from "./actions.js";
@@ -15,9 +16,9 @@ export async function render(ctx, documentId) {
   const [text, tags, history] = await Promise.all([
     textPanel(document), tagsPanel(ctx, document), historyPanel(document)]);
   const latest = document.attributes.versions?.at(-1) ?? null;
-  const pages = pagesSection(document, latest);
   const { title, breadcrumb } = document.attributes;
   const parentId = breadcrumb.at(-2)?.[1];
+  const pages = pagesSection(ctx, document, latest, parentId);
 
   const badge = el("span", { class: "doc-status" }, statusBadge(document));
   let stopWatching = () => {};

@@ -2,11 +2,6 @@
 //
 // EXTENSION POINTS: a section is a row of SECTIONS and a module whose render(ctx) returns its
 // content (an element with an h1). Still to come:
-// - Rules with their dry run (issue 27, api.md §13): settings-rules.js — the list of
-//   GET /rules/, a form for name, match (field, algorithm, pattern, case), sources and actions
-//   (add tags, move to a folder chosen with dialogs.folderDialog, set title, stop), "Dry run"
-//   showing GET /rules/{id}/matches/ as a list of documents, and "Apply to existing documents"
-//   (POST /rules/{id}/apply/, then following GET /rule-runs/{id}/).
 // - Webhooks (issue 28, api.md §14): settings-webhooks.js — GET/POST/PATCH/DELETE /webhooks/,
 //   the events to send, the secret (write-only), the last delivery's status and error, and
 //   "Send a test" (POST /webhooks/{id}/test/).
@@ -14,12 +9,14 @@
 import { el } from "./dom.js";
 import * as account from "./settings-account.js";
 import * as mail from "./settings-mail.js";
+import * as rules from "./settings-rules.js";
 import * as tokens from "./settings-tokens.js";
 
 const SECTIONS = [
   { id: "tokens", title: "API Tokens", module: tokens },
   { id: "profile", title: "Profile", module: account },
   { id: "mail", title: "Mail accounts", module: mail },
+  { id: "rules", title: "Rules", module: rules },
 ];
 
 export async function render(ctx, sectionId) {

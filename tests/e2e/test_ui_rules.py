@@ -1,0 +1,411 @@
+"""Settings › Rules end to end, in Debian's headless Chromium, by accessible names as a new user
+would (issue 29 over api.md §11a): a rule made in the dialog (a word of a processed document,
+a tag, a folder from the folder picker), its dry run listing that document with what it would
+get, applied and its counts followed, the document then filed (checked through the API); a
+refusal shown next to the field its pointer names, with nothing created; a rule edited, applied
+from its card, deleted; a rule dms disabled saying why, enabled again with another folder;
+Escape; a session that ends under the dialog; axe-core on the list and the dialogs in light and
+dark colours, nothing unnamed, nothing sideways on a phone, and screenshots for a human to look
+at. The browser and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.harness import samples
+from tests.harness.documents import make_folder, new_document, upload_accepted
+from tests.harness.rules import add_rule, filed, rule_body
+from tests.harness.waiting import wait_processed
+from tests.harness.webpage import (PHONE, Session, axe_violations, log_in_home, sideways_scroll,
+                                   token_id_of, unnamed_controls)
+
+pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
+
+# A run goes through the documents in the background; on a busy machine it may take a while.
+RUN_MS = 60_000
+# What the browser's console says of each refused request (the page shows the API's sentence).
+ELECTRICITY = "Electricity bills from the municipal utility"  # a rule's name that wraps
+REFUSED = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
+
+
+def rules_of(client) -> list[dict]:
+    response = client.get("/api/rules/")
+    assert response.status_code == 200, response.text
+    return response.json()["data"]
+
+
+def processed_document(client, title: str, parent: str, text: str) -> str:
+    document = new_document(client, title, parent)
+    upload_accepted(client, document, f"{title}.pdf", samples.pdf([text]))
+    assert wait_processed(client, document)[-1] == "succeeded"
+    return document
+
+
+def open_rules(session: Session):
+    page = log_in_home(session)
+    session.menu("Rules")
+    expect(page.get_by_role("heading", name="Rules", level=1)).to_be_visible()
+    return page
+
+
+def new_rule_dialog(page):
+    page.get_by_role("button", name="New rule").click()
+    return page.get_by_role("dialog", name="New rule")
+
+
+def test_create_try_and_apply_a_rule(session, server, alice):
+    bills = make_folder(alice, "Bills", alice.home_id)
+    scan = processed_document(alice, "Scan 0815", alice.inbox_id,
+                              "Stadtwerke electricity invoice 4711")
+    other = processed_document(alice, "Shopping list", alice.inbox_id, "Milk bread cheese")
+    page = open_rules(session)
+    expect(page.get_by_text("You have no rules yet.")).to_be_visible()
+    expect(page.get_by_role("link", name="Inbox 2 waiting")).to_be_visible()
+
+    dialog = new_rule_dialog(page)
+    expect(dialog.get_by_label("Name", exact=True)).to_be_focused()
+    dialog.get_by_label("Name", exact=True).fill("Electricity")
+    dialog.get_by_label("Look in").select_option(label="Any field")
+    expect(dialog.get_by_label("How")).to_have_value("any")
+    dialog.get_by_label("Pattern").fill("electricity")
+    dialog.get_by_label("Add tags").fill("energy")
+    dialog.get_by_role("button", name="Add tag").click()
+    expect(dialog.get_by_role("button", name="Remove tag energy")).to_be_visible()
+    expect(dialog.get_by_role("status", name="Move to a folder")).to_have_text(
+        "It stays where it is.")
+    dialog.get_by_role("button", name="Choose folder…").click()
+    picker = page.get_by_role("dialog", name="Move matched documents to")
+    picker.get_by_role("radio", name="Home / Bills").check()
+    picker.get_by_role("button", name="Choose").click()
+    expect(picker).to_have_count(0)
+    expect(dialog.get_by_role("status", name="Move to a folder")).to_have_text("Home / Bills")
+    expect(dialog.get_by_role("button", name="Choose folder…")).to_be_focused()
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Electricity” created.")
+    expect(dialog).to_have_count(0)
+
+    [rule] = rules_of(alice)
+    attributes = rule["attributes"]
+    assert {key: attributes[key] for key in ("name", "enabled", "order", "match", "sources",
+                                             "actions", "last_error")} == {
+        "name": "Electricity", "enabled": True, "order": 0,
+        "match": {"field": "any", "algorithm": "any", "pattern": "electricity",
+                  "case_sensitive": False},
+        "sources": ["api", "import", "consume", "mail"],
+        "actions": {"add_tags": ["energy"], "move_to": bills, "set_title": None, "stop": False},
+        "last_error": None}
+    card = page.get_by_role("article", name="Electricity")
+    expect(card).to_contain_text(
+        "EnabledOrder0MatchesAny field has one of the words electricity"
+        "Looks atAll new documentsDoesAdd tags: energyMove to: Home / Bills")
+
+    # The dry run: the scan, with the tag and the folder it would get; nothing changes.
+    card.get_by_role("button", name="Try it: Electricity").click()
+    trial = page.get_by_role("dialog", name="Try “Electricity”")
+    expect(trial).to_contain_text("It matches 1 document. All 2 documents whose reading has ended "
+                                  "were looked at.")
+    matched = trial.get_by_role("list", name="Matched documents")
+    expect(matched.get_by_role("link")).to_have_text(["Scan 0815"])
+    expect(trial.get_by_role("list", name="Changes to Scan 0815").get_by_role("listitem")) \
+        .to_have_text(["Tags to add: energy", "Move to: Bills"])
+    expect(trial).to_contain_text("Found in the text: “electricity”")
+    assert filed(alice, scan) == ("Scan 0815", alice.inbox_id, [])
+
+    # Applied: the counts are followed to the end, and the document is filed.
+    trial.get_by_role("button", name="Apply to existing documents").click()
+    expect(trial).to_have_count(0)
+    expect(page.get_by_role("status").first).to_have_text(
+        "“Electricity” applied: 1 matched, 1 changed.", timeout=RUN_MS)
+    expect(card.get_by_text(re.compile("^Applied to existing"))).to_have_text(
+        "Applied to existing documents: 2 documents looked at, 1 matched, 1 changed.")
+    # The tree shows the document gone from the inbox.
+    tree = page.get_by_role("navigation", name="Folders")
+    expect(tree.get_by_role("link", name="Inbox 1 waiting")).to_be_visible()
+    session.screenshot("50-desktop-rule-applied.png")
+    assert filed(alice, scan) == ("Scan 0815", bills, ["energy"])
+    assert filed(alice, other) == ("Shopping list", alice.inbox_id, [])
+    assert session.errors == [] and session.foreign == []
+
+
+def test_a_refusal_is_shown_next_to_its_field_and_creates_nothing(session, server, alice):
+    # The sentence the API gives for this pattern, and its pointer.
+    refused = alice.post("/api/rules/", rule_body("Broken", "INV-(\\d+", algorithm="regex",
+                                                  actions={"add_tags": ["invoice"]}))
+    assert refused.status_code == 400, refused.text
+    [error] = refused.json()["errors"]
+    assert error["source"] == {"pointer": "/data/attributes/match/pattern"}
+    assert error["detail"].startswith("The regular expression is not valid for RE2: ")
+    page = open_rules(session)
+    dialog = new_rule_dialog(page)
+    dialog.get_by_label("Name", exact=True).fill("Broken")
+    dialog.get_by_label("How").select_option("regex")
+    dialog.get_by_label("Add tags").fill("invoice")
+    pattern = dialog.get_by_label("Pattern")
+    pattern.fill("INV-(\\d+")
+    pattern.press("Enter")  # Enter in a field saves the rule
+    expect(pattern).to_have_attribute("aria-invalid", "true")
+    expect(pattern).to_be_focused()
+    expect(pattern).to_have_accessible_description(re.compile("^" + re.escape(error["detail"])))
+    expect(dialog.get_by_text(error["detail"])).to_be_visible()
+    assert rules_of(alice) == []
+
+    # A title template the API refuses: beside the title field; the pattern's error is gone.
+    pattern.fill("INV-(\\d+)")
+    title = dialog.get_by_label("New title")
+    title.fill("Invoice {number}")
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(title).to_have_attribute("aria-invalid", "true")
+    expect(title).to_be_focused()
+    expect(pattern).not_to_have_attribute("aria-invalid", "true")
+    template_error = alice.post("/api/rules/", rule_body(
+        "Broken", "INV-(\\d+)", algorithm="regex",
+        actions={"add_tags": ["invoice"], "set_title": "Invoice {number}"})).json()["errors"][0]
+    assert template_error["source"] == {"pointer": "/data/attributes/actions/set_title"}
+    expect(title).to_have_accessible_description(
+        re.compile("^" + re.escape(template_error["detail"])))
+    assert rules_of(alice) == []
+
+    # No source at all: the sentence is beside the sources.
+    title.fill("Invoice {match}")
+    for source in ("Uploads", "dms import", "The consume folder", "Mail attachments"):
+        dialog.get_by_role("checkbox", name=source).uncheck()
+    dialog.get_by_role("button", name="Save rule").click()
+    uploads = dialog.get_by_role("checkbox", name="Uploads")
+    expect(uploads).to_be_focused()
+    expect(uploads).to_have_accessible_description(
+        "`sources` must be a list of one or more of api, import, consume, mail.")
+    assert rules_of(alice) == []
+
+    dialog.get_by_role("checkbox", name="Mail attachments").check()
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Broken” created.")
+    [rule] = rules_of(alice)
+    assert (rule["attributes"]["match"], rule["attributes"]["sources"],
+            rule["attributes"]["actions"]) == (
+        {"field": "text", "algorithm": "regex", "pattern": "INV-(\\d+)", "case_sensitive": False},
+        ["mail"],
+        {"add_tags": ["invoice"], "move_to": None, "set_title": "Invoice {match}", "stop": False})
+    assert session.errors == [REFUSED] * 3
+
+
+def test_edit_apply_and_delete_a_rule_and_escape_closes_the_dialog(session, server, alice):
+    letters = make_folder(alice, "Letters", alice.home_id)
+    add_rule(alice, "Insurance", "Allianz Versicherung", algorithm="fuzzy", order=5,
+             sources=["api", "mail"], actions={"add_tags": ["insurance", "paper"],
+                                               "move_to": letters, "stop": True})
+    page = open_rules(session)
+    card = page.get_by_role("article", name="Insurance")
+    expect(card).to_contain_text("Order5MatchesThe text has words close to Allianz Versicherung"
+                                 "Looks atUploads, Mail attachmentsDoesAdd tags: insurance, paper"
+                                 "Move to: Home / LettersStop: later rules leave it alone")
+
+    # Escape closes the dialog, nothing is saved, the focus is back on the button.
+    new = page.get_by_role("button", name="New rule")
+    new.click()
+    expect(page.get_by_role("dialog", name="New rule")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(new).to_be_focused()
+    assert [rule["attributes"]["name"] for rule in rules_of(alice)] == ["Insurance"]
+
+    # Applied from the card, after a confirmation: nothing to file.
+    card.get_by_role("button", name="Apply to existing documents: Insurance").click()
+    page.get_by_role("dialog", name="Apply “Insurance”?").get_by_role("button",
+                                                                      name="Apply").click()
+    expect(card.get_by_text(re.compile("^Applied to existing"))).to_have_text(
+        "Applied to existing documents: 0 documents looked at, 0 matched, 0 changed.",
+        timeout=RUN_MS)
+
+    card.get_by_role("button", name="Edit: Insurance").click()
+    dialog = page.get_by_role("dialog", name="Edit rule “Insurance”")
+    expect(dialog.get_by_label("Name", exact=True)).to_have_value("Insurance")
+    expect(dialog.get_by_label("Order")).to_have_value("5")
+    expect(dialog.get_by_label("How")).to_have_value("fuzzy")
+    expect(dialog.get_by_role("checkbox", name="Case-sensitive")).to_be_disabled()
+    expect(dialog.get_by_label("Pattern")).to_have_value("Allianz Versicherung")
+    expect(dialog.get_by_role("checkbox", name="Uploads")).to_be_checked()
+    expect(dialog.get_by_role("checkbox", name="dms import")).not_to_be_checked()
+    expect(dialog.get_by_role("status", name="Move to a folder")).to_have_text("Home / Letters")
+    expect(dialog.get_by_role("checkbox", name=re.compile("^Stop: later rules"))).to_be_checked()
+    dialog.get_by_label("Name", exact=True).fill("Insurance letters")
+    dialog.get_by_role("checkbox", name="Enabled: files new documents").uncheck()
+    dialog.get_by_label("How").select_option("exact")
+    dialog.get_by_role("checkbox", name="Case-sensitive").check()
+    dialog.get_by_role("button", name="Remove tag paper").click()
+    expect(dialog.get_by_label("Add tags")).to_be_focused()
+    dialog.get_by_role("button", name="Don’t move").click()
+    expect(dialog.get_by_role("status", name="Move to a folder")).to_have_text(
+        "It stays where it is.")
+    dialog.get_by_label("New title").fill("{created:%Y} {title}")
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Insurance letters” saved.")
+    [rule] = rules_of(alice)
+    attributes = rule["attributes"]
+    assert {key: attributes[key] for key in ("name", "enabled", "order", "match", "sources",
+                                             "actions")} == {
+        "name": "Insurance letters", "enabled": False, "order": 5,
+        "match": {"field": "text", "algorithm": "exact", "pattern": "Allianz Versicherung",
+                  "case_sensitive": True},
+        "sources": ["api", "mail"],
+        "actions": {"add_tags": ["insurance"], "move_to": None,
+                    "set_title": "{created:%Y} {title}", "stop": True}}
+    card = page.get_by_role("article", name="Insurance letters")
+    expect(card).to_contain_text("Disabled")
+    expect(page.get_by_role("button", name="Edit: Insurance letters")).to_be_focused()
+
+    card.get_by_role("button", name="Delete: Insurance letters").click()
+    page.get_by_role("dialog", name="Delete rule?").get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Insurance letters” deleted.")
+    expect(page.get_by_text("You have no rules yet.")).to_be_visible()
+    assert rules_of(alice) == []
+    assert session.errors == []
+
+
+def test_a_session_ended_while_the_dialog_is_open_shows_the_login(session, server, alice):
+    page = open_rules(session)
+    dialog = new_rule_dialog(page)
+    dialog.get_by_label("Name", exact=True).fill("Too late")
+    dialog.get_by_label("Pattern").fill("invoice")
+    dialog.get_by_label("Add tags").fill("invoice")
+    secret = session.session_storage()["dms.token"]
+    assert alice.delete(f"/api/tokens/{token_id_of(secret)}/").status_code == 204
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    expect(page.get_by_role("alert")).to_have_text(
+        "Your session has ended: Invalid token. Please log in again.")
+    assert rules_of(alice) == []
+    assert len(session.errors) == 1 and "401" in session.errors[0]
+
+
+def furnish(alice) -> None:
+    """Rules as a person has them: one filing into a folder, one dms disabled (its folder was
+    deleted), and a document for the dry run."""
+    bills = make_folder(alice, "Bills and other papers with a long name", alice.home_id)
+    gone = make_folder(alice, "Old letters", alice.home_id)
+    processed_document(alice, "Scan 0815", alice.inbox_id, "Stadtwerke electricity invoice 4711")
+    add_rule(alice, ELECTRICITY, "electricity invoice",
+             field="any", order=10, actions={"add_tags": ["energy", "to pay"], "move_to": bills,
+                                             "set_title": "{created:%Y-%m} {title}"})
+    add_rule(alice, "Letters", "INV-(\\d{4})", algorithm="regex", case_sensitive=True,
+             sources=["mail"], actions={"move_to": gone, "stop": True})
+    assert alice.delete(f"/api/nodes/{gone}/").status_code == 204
+
+
+def test_a_rule_dms_disabled_says_why_and_is_enabled_with_another_folder(session, server, alice):
+    furnish(alice)
+    [letters, _] = rules_of(alice)
+    reason = letters["attributes"]["last_error"]
+    assert reason == ("Disabled: the folder 'Old letters' this rule moved documents to was "
+                      "deleted. Choose another folder (or restore it) and enable the rule again.")
+    page = open_rules(session)
+    card = page.get_by_role("article", name="Letters")
+    expect(card).to_contain_text(f"Disabled{reason}Order0")
+    expect(card).to_contain_text("Move to: a deleted folder")
+    card.get_by_role("button", name="Edit: Letters").click()
+    dialog = page.get_by_role("dialog", name="Edit rule “Letters”")
+    expect(dialog.get_by_text(reason)).to_be_visible()
+    expect(dialog.get_by_role("status", name="Move to a folder")).to_have_text("A deleted folder")
+    dialog.get_by_role("checkbox", name="Enabled: files new documents").check()
+    dialog.get_by_role("button", name="Save rule").click()
+    # The folder's refusal beside the folder's buttons.
+    choose = dialog.get_by_role("button", name="Choose folder…")
+    expect(choose).to_be_focused()
+    expect(choose).to_have_accessible_description(re.compile(
+        r"^Invalid folder '[0-9a-f-]{36}': the folder does not exist\. A deleted folder$"))
+    assert rules_of(alice)[0]["attributes"] == letters["attributes"]
+    choose.click()
+    picker = page.get_by_role("dialog", name="Move matched documents to")
+    picker.get_by_role("radio", name="Home / Bills and other papers with a long name").check()
+    picker.get_by_role("button", name="Choose").click()
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Letters” saved.")
+    card = page.get_by_role("article", name="Letters")
+    expect(card).to_contain_text("LettersEnabledOrder0")
+    expect(card).to_contain_text("Move to: Home / Bills and other papers with a long name")
+    attributes = rules_of(alice)[0]["attributes"]
+    assert (attributes["enabled"], attributes["last_error"]) == (True, None)
+    assert session.errors == [REFUSED]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_rules_pass_axe_and_name_every_control(browser, server, alice, scheme):
+    furnish(alice)
+    # bypass_csp only here: axe is injected into the page, which its CSP would refuse.
+    session = Session(browser, server.url, bypass_csp=True, color_scheme=scheme)
+    try:
+        page = open_rules(session)
+        [disabled, _] = rules_of(alice)  # by order: Letters (0) runs before Electricity (10)
+        assert disabled["attributes"]["last_error"].startswith("Disabled: ")
+        expect(page.get_by_role("article", name="Letters")).to_contain_text(
+            disabled["attributes"]["last_error"])
+        found = {"list": axe_violations(page)}
+        assert unnamed_controls(page) == []
+        page.get_by_role("button", name=f"Edit: {ELECTRICITY}").click()
+        dialog = page.get_by_role("dialog", name=f"Edit rule “{ELECTRICITY}”")
+        expect(dialog.get_by_role("status", name="Move to a folder")).to_have_text(
+            "Home / Bills and other papers with a long name")
+        found["dialog"] = axe_violations(page)
+        assert unnamed_controls(page) == []
+        dialog.get_by_label("Pattern").fill("")
+        dialog.get_by_role("button", name="Save rule").click()
+        expect(dialog.get_by_label("Pattern")).to_have_attribute("aria-invalid", "true")
+        found["refusal"] = axe_violations(page)
+        page.keyboard.press("Escape")
+        page.get_by_role("button", name=f"Try it: {ELECTRICITY}").click()
+        trial = page.get_by_role("dialog", name=f"Try “{ELECTRICITY}”")
+        expect(trial.get_by_role("link", name="Scan 0815")).to_be_visible()
+        found["trial"] = axe_violations(page)
+        assert unnamed_controls(page) == []
+        assert {name: violations for name, violations in found.items() if violations} == {}
+        assert session.errors == [REFUSED] and session.foreign == []
+    finally:
+        session.close()
+
+
+def test_rules_on_a_desktop_and_on_a_phone(browser, server, alice):
+    """Screenshots for a human to look at; at 390 × 844 nothing scrolls sideways; the dialog is
+    reached and left with the keyboard."""
+    furnish(alice)
+    for device, options in (("desktop", {}), ("phone", PHONE)):
+        session = Session(browser, server.url, **options)
+        try:
+            page = open_rules(session)
+            expect(page.get_by_role("article")).to_have_count(2)
+            session.screenshot(f"50-{device}-rules.png")
+            assert sideways_scroll(page) == 0, device
+            new = page.get_by_role("button", name="New rule")
+            new.focus()
+            page.keyboard.press("Enter")
+            dialog = page.get_by_role("dialog", name="New rule")
+            expect(dialog.get_by_label("Name", exact=True)).to_be_focused()
+            page.keyboard.press("Tab")
+            expect(dialog.get_by_label("Order")).to_be_focused()
+            session.screenshot(f"50-{device}-rule-new.png", full_page=False)
+            assert sideways_scroll(page) == 0, device
+            page.keyboard.press("Escape")
+            expect(new).to_be_focused()
+            page.get_by_role("button", name=f"Edit: {ELECTRICITY}").click()
+            dialog = page.get_by_role("dialog", name=re.compile("^Edit rule"))
+            dialog.get_by_role("button", name="Save rule").scroll_into_view_if_needed()
+            session.screenshot(f"50-{device}-rule-actions.png", full_page=False)
+            dialog.get_by_label("Pattern").fill("(")
+            dialog.get_by_label("How").select_option("regex")
+            dialog.get_by_role("button", name="Save rule").click()
+            expect(dialog.get_by_label("Pattern")).to_have_attribute("aria-invalid", "true")
+            session.screenshot(f"50-{device}-rule-refused.png", full_page=False)
+            assert sideways_scroll(page) == 0, device
+            page.keyboard.press("Escape")
+            page.get_by_role("button", name=f"Try it: {ELECTRICITY}").click()
+            trial = page.get_by_role("dialog", name=re.compile("^Try"))
+            expect(trial.get_by_role("link", name="Scan 0815")).to_be_visible()
+            session.screenshot(f"50-{device}-rule-try.png", full_page=False)
+            assert sideways_scroll(page) == 0, device
+            page.keyboard.press("Escape")
+            expect(trial).to_have_count(0)
+            assert session.errors == [REFUSED] and session.foreign == []
+        finally:
+            session.close()
