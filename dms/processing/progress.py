@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from dms.db import database, document_scope, events, write_transaction
+from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, new_id
 from dms.processing import leases
 from dms.processing.ocr import PageText
@@ -109,7 +109,8 @@ def finish(work: Work, searchable: tuple[int, str] | None = None) -> bool:
     the document `succeeded` (the status change puts it in the search outbox, migration 0006, so
     the index takes up its text)."""
     size, sha256 = searchable or (None, None)
-    with write_transaction(document_scope(work.document_id)):
+    # The owner's scope too: the `processed` event is one of the owner's (dms.db.events).
+    with write_transaction(document_scope(work.document_id), owner_scope(work.owner_id)):
         if not _is_current(work):
             return False
         DocumentVersion.update(lang=work.lang, searchable_size=size, searchable_sha256=sha256) \
@@ -125,7 +126,7 @@ def record_failure(work: Work, reason: str, max_attempts: int, final: bool = Fal
     """Count a failed attempt; after `max_attempts` (or at once if `final`) the document is
     `failed` with `reason`. Returns the attempts so far, None if the work is no longer wanted."""
     attempts = work.attempts + 1
-    with write_transaction(document_scope(work.document_id)):
+    with write_transaction(document_scope(work.document_id), owner_scope(work.owner_id)):
         if not _is_current(work):
             return None
         if final or attempts >= max_attempts:
