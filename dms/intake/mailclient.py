@@ -85,7 +85,7 @@ class _Bounded:
         budget.when_expired(self._end_reads)  # from the greeting on, which __init__ reads
         super().__init__(*args, **kwargs)
 
-    def _connect(self, timeout: float | None) -> socket.socket:
+    def _checked_socket(self, timeout: float | None) -> socket.socket:
         return self.policy.connect(self.host, self.port, timeout or CONNECT_TIMEOUT)
 
     def _end_reads(self) -> None:
@@ -113,12 +113,12 @@ class _Bounded:
 
 class _BoundedPlain(_Bounded, imap4.IMAP4WithTimeout):
     def _create_socket(self, timeout=None):
-        return self._connect(timeout if timeout is not None else self._timeout)
+        return self._checked_socket(timeout if timeout is not None else self._timeout)
 
 
 class _BoundedTLS(_Bounded, tls.IMAP4_TLS):
     def _create_socket(self, timeout=None):
-        return tls.wrap_socket(self._connect(timeout), self.ssl_context, self.host)
+        return tls.wrap_socket(self._checked_socket(timeout), self.ssl_context, self.host)
 
 
 class BoundedClient(imapclient.IMAPClient):

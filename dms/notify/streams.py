@@ -47,7 +47,8 @@ POLL_SECONDS = 1.0  # an event of another process reaches a stream this much lat
 MIN_POLL_GAP = 0.02  # seconds between two looks of the watch, however busy the writers
 RENEW_SECONDS = 15.0
 EXPIRE_SECONDS = 3 * RENEW_SECONDS  # a dead process' streams stop counting after this long
-RETRY_AFTER_SECONDS = 30  # the Retry-After of a 429: streams end, or their rows expire
+CLIENT_CHECK_SECONDS = 1.0  # a waiting stream notices this soon that its client left
+RETRY_AFTER_SECONDS = 5  # the Retry-After of a 429: a stream whose client left ends within 1 s
 RECONNECT_MILLISECONDS = 3000  # the stream's `retry:` field, for clients that reconnect
 OWNERS_PER_QUERY = 200
 
@@ -77,17 +78,23 @@ class Stream:
                 for event in batch:
                     yield b"id: %d\ndata: %s\n\n" % (event.id, event.body)
                     self.cursor = event.id
-                now = time.monotonic()
-                if now >= end or self.hub.stopping.is_set() or client_gone():
+                if time.monotonic() >= end or self.hub.stopping.is_set() or client_gone():
                     return
                 if len(batch) == feed.BATCH:
                     continue  # more are waiting
-                if now >= beat:
-                    if not self._allowed():
+                # Until woken: the heartbeat, the end, the server's stop, or the client gone
+                # (looked at every CLIENT_CHECK_SECONDS, so that its place under the caps is
+                # free again soon after it left).
+                while not self.wake.is_set():
+                    now = time.monotonic()
+                    if now >= end or self.hub.stopping.is_set() or client_gone():
                         return
-                    yield b": keep-alive\n\n"
-                    beat = now + config.events_heartbeat_seconds
-                self.wake.wait(min(end, beat) - now)
+                    if now >= beat:
+                        if not self._allowed():
+                            return
+                        yield b": keep-alive\n\n"
+                        beat = now + config.events_heartbeat_seconds
+                    self.wake.wait(min(end, beat, now + CLIENT_CHECK_SECONDS) - now)
         finally:
             self.hub.close(self)
 

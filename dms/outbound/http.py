@@ -85,7 +85,7 @@ def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
         return answer(None, f"The host name {normal_host(host)} could not be resolved.")
     except ssl.SSLCertVerificationError as error:
         return answer(None, f"The certificate of {normal_host(host)} could not be verified: "
-                            f"{error.verify_message}.")
+                            f"{str(error.verify_message).rstrip('.')}.")
     except (OSError, http.client.HTTPException):
         return answer(None, f"No HTTP answer from {where} within {timeout:g} s: the connection "
                             f"was refused, cut or not answered, or what answered was not an "

@@ -1,8 +1,9 @@
-"""Webhooks' deliveries (api.md §14) to a real HTTP receiver on loopback (tests/harness/webhooks.py),
-allowed by the test server's DMS_OUTBOUND_ALLOW: every event type a real action makes, signed byte
-for byte, the same bytes as the event stream's; retries after 500s and timeouts with the same
-event, delivery and signature; given up after the retry window; disabled after failures in a row
-and started afresh when enabled again; redirects not followed; the ping of POST .../test/."""
+"""Webhooks' deliveries (api.md §14) to a real HTTP receiver on loopback
+(tests/harness/webhooks.py), allowed by the test server's DMS_OUTBOUND_ALLOW: every event type a
+real action makes, signed byte for byte, the same bytes as the event stream's; retries after 500s
+and timeouts with the same event, delivery and signature; given up after the retry window;
+disabled after failures in a row and started afresh when enabled again; redirects not followed;
+the ping of POST .../test/; a name resolving to loopback refused for a user, not a superuser."""
 
 from __future__ import annotations
 
@@ -75,7 +76,8 @@ def test_every_event_type_is_delivered_signed_as_the_stream_sends_it(alice, bob,
     create_node(bob, "folders", "Bob's", bob.home_id)
 
     expected = [
-        ("node.created", "created", "Bills", folder), ("node.created", "created", "letter", document),
+        ("node.created", "created", "Bills", folder),
+        ("node.created", "created", "letter", document),
         ("document.uploaded", "uploaded", "letter", document),
         ("document.processed", "processed", "letter", document),
         ("node.renamed", "renamed", "letter 2026", document),
