@@ -52,14 +52,23 @@ def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
     def answer(status: int | None, error: str | None) -> Answer:
         return Answer(status, error, time.monotonic() - started)
 
-    if parts.scheme == "https":
-        connection = http.client.HTTPSConnection(host, port, timeout=timeout,
-                                                 context=ssl.create_default_context())
-    else:
-        connection = http.client.HTTPConnection(host, port, timeout=timeout)
-    # The one place the socket is made: to an address the policy checked, within the time left.
-    connection._create_connection = lambda address, wait, source=None: policy.connect(
-        host, port, max(0.001, timeout - (time.monotonic() - started)))
+    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    tls = ssl.create_default_context() if parts.scheme == "https" else None
+
+    def checked_socket(address, wait, source=None) -> socket.socket:
+        """The one place the socket is made: to an address the policy checked, within the time
+        left; TLS here too (http.client's HTTPSConnection is missing in `dms serve`, which
+        imports http.client without ssl: dms.cli), verifying the certificate for `host`."""
+        sock = policy.connect(host, port, max(0.001, timeout - (time.monotonic() - started)))
+        if tls is None:
+            return sock
+        try:
+            return tls.wrap_socket(sock, server_hostname=host)
+        except BaseException:
+            sock.close()
+            raise
+
+    connection._create_connection = checked_socket
     def expire() -> None:
         sock = connection.sock
         if sock is not None:
@@ -72,7 +81,11 @@ def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
     watchdog.daemon = True
     watchdog.start()
     try:
-        connection.request("POST", target, body=body, headers=headers)
+        # Host as the URL names it: HTTPConnection alone would add :443 to an https one.
+        shown = f"[{host}]" if ":" in host else host
+        if port != DEFAULT_PORTS.get(parts.scheme):
+            shown += f":{port}"
+        connection.request("POST", target, body=body, headers={"Host": shown, **headers})
         response = connection.getresponse()
         status = response.status
         try:

@@ -40,10 +40,12 @@ def signed(body: bytes, secret: str = SECRET) -> str:
 
 @dataclass
 class Receiver:
-    """An HTTP server on 127.0.0.1 that records POSTs. `answer(delivery)` says what to do: a
-    status, or (seconds to wait first, status). Default 200."""
+    """An HTTP server on 127.0.0.1 (on `bind_port`, default any free one) that records POSTs.
+    `answer(delivery)` says what to do: a status, or (seconds to wait first, status). Default
+    200."""
     answer: Callable[[Delivery], int | tuple[float, int]] = lambda delivery: 200
     deliveries: list[Delivery] = field(default_factory=list)
+    bind_port: int = 0
 
     def __post_init__(self):
         receiver = self
@@ -71,7 +73,7 @@ class Receiver:
                 pass
 
         self.lock = threading.Lock()
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.bind_port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

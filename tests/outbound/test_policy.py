@@ -7,6 +7,7 @@ a rebinding or a dead DNS server would."""
 
 from __future__ import annotations
 
+import http.client
 import http.server
 import ipaddress
 import socket
@@ -156,6 +157,8 @@ def tls_receiver(tmp_path):
 
 def test_tls_checks_the_certificate_for_the_host_name(tls_receiver, monkeypatch):
     port, cert, seen = tls_receiver
+    # As in `dms serve`, whose http.client was imported without ssl (dms.cli).
+    monkeypatch.delattr(http.client, "HTTPSConnection")
     policy = Policy(exempt=True)
     untrusted = post(policy, f"https://localhost:{port}/hook", b"{}", {}, 5)
     assert (untrusted.status, untrusted.error) == (
@@ -163,7 +166,7 @@ def test_tls_checks_the_certificate_for_the_host_name(tls_receiver, monkeypatch)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # now trusted
     answer = post(policy, f"https://localhost:{port}/hook", b'{"a":1}', {}, 5)
     assert (answer.status, answer.error) == (204, None)
-    assert seen == [(f"localhost:{port}", b'{"a":1}')]
+    assert seen == [(f"localhost:{port}", b'{"a":1}')]  # Host as the URL names it
     wrong_name = post(policy, f"https://127.0.0.1:{port}/hook", b"{}", {}, 5)
     assert wrong_name.error == ("The certificate of 127.0.0.1 could not be verified: IP address "
                                 "mismatch, certificate is not valid for '127.0.0.1'.")
