@@ -14,7 +14,7 @@ threads:
   at least every POLL_SECONDS (changes of other nodes and processes), and claims each with a lease
   in the database (`lease_holder`, `lease_until`): one deliverer of the cluster at a time.
 - SENDERS sender threads deliver a claimed webhook's events in order, one POST at a time, at most
-  EVENTS_PER_TURN per turn, renewing the lease with each; a webhook's events are never sent
+  STEPS_PER_TURN per turn, renewing the lease with each; a webhook's events are never sent
   concurrently, and a slow receiver holds one sender, not the others.
 - Any 2xx is success. Anything else (a 3xx too: redirects are not followed), a refused address or
   no answer within DMS_WEBHOOK_TIMEOUT_SECONDS is a failure: the event is tried again after
@@ -29,6 +29,7 @@ threads:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -39,7 +40,6 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import dataclass
 
 from dms import __version__
 from dms.config import Config
@@ -56,8 +56,11 @@ from dms.outbound.http import Answer, post
 log = logging.getLogger("dms.webhooks")
 
 POLL_SECONDS = 1.0  # a change made by another process is delivered this much later at most
+MIN_SCAN_GAP = 0.02  # seconds between two looks for due webhooks, however busy the writers
 SENDERS = 4  # webhooks delivered at once by one process
-EVENTS_PER_TURN = 100  # then the sender lets other webhooks go first (claimed again if due)
+# Events delivered, or batches of unwanted ones passed over, in one turn; then the sender lets
+# other webhooks go first (this one is claimed again at once if it is still due).
+STEPS_PER_TURN = 100
 MAX_RETRY_GAP = 3600.0  # seconds between two tries of one event, at most
 LEASE_SLACK = 30.0  # a lease outlasts the longest POST by this much
 MAX_TESTS_PER_USER = 2  # POST /webhooks/{id}/test/ of one user at once, per process
@@ -77,7 +80,7 @@ def delivery_headers(secret: str, event_type: str, delivery: str, body: bytes) -
             "X-DMS-Signature": signature(secret, body)}
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Hook:
     """What a turn needs of a webhook row and its owner."""
     id: str
@@ -172,6 +175,7 @@ class Deliverer:
                 self._stopping.wait(POLL_SECONDS)
             finally:
                 release_connection()
+            self._stopping.wait(MIN_SCAN_GAP)
 
     def _claim_due(self, limit: int) -> list[str]:
         now = time.time()
@@ -211,8 +215,9 @@ class Deliverer:
 
     # -- one webhook's turn ---------------------------------------------------------------------
     def _turn(self, webhook_id: str) -> None:
-        delivered = 0
-        while delivered < EVENTS_PER_TURN and not self._stopping.is_set():
+        for _ in range(STEPS_PER_TURN):
+            if self._stopping.is_set():
+                return
             hook = self._hook(webhook_id)
             if hook is None or hook.next_attempt_at > time.time():
                 return
@@ -234,9 +239,8 @@ class Deliverer:
             if not answer.ok:
                 self._failed(hook, wanted, answer)
                 return
-            if self._succeeded(hook, wanted, answer) is None:
+            if not self._succeeded(hook, wanted, answer):
                 return
-            delivered += 1
 
     def _hook(self, webhook_id: str) -> Hook | None:
         row = database.execute_sql(HOOK, (webhook_id, True, True, self.holder)).fetchone()
@@ -275,14 +279,14 @@ class Deliverer:
                 (*columns.values(), hook.id, self.holder, hook.last_event_id)).rowcount == 1
 
     def _advance(self, hook: Hook, event_id: int) -> Hook | None:
+        """Past events the webhook does not want; None when it is no longer this one's."""
         if not self._update(hook, last_event_id=event_id):
             return None
-        return Hook(**{**hook.__dict__, "last_event_id": event_id})
+        return dataclasses.replace(hook, last_event_id=event_id)
 
-    def _succeeded(self, hook: Hook, event: feed.FeedEvent, answer: Answer) -> bool | None:
-        done = self._update(hook, last_event_id=event.id, last_status=answer.status,
+    def _succeeded(self, hook: Hook, event: feed.FeedEvent, answer: Answer) -> bool:
+        return self._update(hook, last_event_id=event.id, last_status=answer.status,
                             last_delivery_at=_stamp(), **webhooks.RETRY_CLEARED)
-        return done or None
 
     def _failed(self, hook: Hook, event: feed.FeedEvent, answer: Answer) -> None:
         now = time.time()

@@ -218,7 +218,7 @@ class StreamHub:
                 return
             try:
                 self._look()
-                if time.monotonic() >= renew_at:
+                if time.monotonic() >= renew_at and self.count():
                     renew_at = time.monotonic() + RENEW_SECONDS
                     with write_transaction():
                         database.execute_sql(

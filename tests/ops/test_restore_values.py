@@ -1,8 +1,9 @@
 """A restore refuses rows the API would refuse (issue 22), checked by the API's own rules in both
 formats: a title with a slash, a NUL or a right-to-left override, a time that is not one, a
-username that differs only by case from another or that the API would refuse, a value of the
-wrong type in a table file. Nothing lands in the target, and the folder is left exactly as it
-was. The backups and the refusal's checks: tests/ops/conftest.py, tests/harness/backups.py."""
+username that differs only by case from another or that the API would refuse, a webhook's URL or
+event types the API would refuse, a value of the wrong type in a table file. Nothing lands in
+the target, and the folder is left exactly as it was. The backups and the refusal's checks:
+tests/ops/conftest.py, tests/harness/backups.py."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def value_cases(outer: str, alice: str) -> list[tuple]:
                 "first_name": "", "last_name": "", "email": "", "is_active": 1, "is_staff": 0,
                 "is_superuser": 0, "date_joined": "2026-01-02 03:04:05.000000",
                 "password_hash": None}
+    webhook = {"id": "w-hostile", "owner_id": alice, "url": "https://hooks.example.org/",
+               "events": '["node.exploded"]', "secret": "aesgcm1:x", "enabled": 1,
+               "created_at": "2026-01-02 03:04:05.000000", "last_event_id": 0, "attempts": 0,
+               "next_attempt_at": 0, "failures_in_a_row": 0}
     return [
         ("node", {"id": outer}, {"title": "a/b"}, outer, title),
         ("node", {"id": outer}, {"title": "nul\x00"}, outer, title),
@@ -39,6 +44,10 @@ def value_cases(outer: str, alice: str) -> list[tuple]:
         ("user", {"id": alice}, {"username": "not allowed!", "username_key": "not allowed!"},
          alice, "has a username the API would refuse (A username may contain only letters, "
                 "digits and @ . + - _ characters)"),
+        ("webhook", None, webhook, "w-hostile", "has events that are not a list of event types"),
+        ("webhook", None, {**webhook, "events": '["node.created"]', "url": "file:///etc/passwd"},
+         "w-hostile", "has a url the API would refuse (url must be an http or https URL, such as "
+                      "https://example.org/dms-hook)"),
     ]
 
 
@@ -78,8 +87,9 @@ def lines_change(match, values):
     return change
 
 
-@pytest.mark.parametrize("case", range(6), ids=["slash", "NUL", "RLO", "garbage time",
-                                                "ALICE beside alice", "refused username"])
+@pytest.mark.parametrize("case", range(8), ids=["slash", "NUL", "RLO", "garbage time",
+                                                "ALICE beside alice", "refused username",
+                                                "webhook events", "webhook url"])
 def test_rows_the_api_would_refuse_are_refused_in_both_formats(filled_dir, base, logical, work,
                                                                case):
     data_dir, ids = filled_dir
