@@ -37,7 +37,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
-              "scaleout.py", "import.py", "idle.py", "trash.py"]
+              "scaleout.py", "import.py", "idle.py", "trash.py", "events.py"]
 
 # --quick: small sizes per script. A flag the script does not define (found in its source as
 # "--flag") is left out, so that a script whose options change still runs.
@@ -54,6 +54,7 @@ QUICK = {
     "import.py": {"--small-files": ["200"], "--scan-mib": ["20"], "--consume-files": ["2"]},
     "idle.py": {"--rounds": ["1"]},
     "trash.py": {"--documents": ["10000"], "--trashed": ["1000"], "--rounds": ["50"]},
+    "events.py": {"--changes": ["50"], "--streams": ["100"]},
 }
 
 
