@@ -75,6 +75,10 @@ def test_a_bad_resume_point_and_no_token_are_refused(server, alice, anon):
                      f"{name} must be the id of an event (a whole number such as 1234).")
     assert_error(requests.get(f"{server.url}/events/", timeout=30), 401, "not_authenticated",
                  "Authentication credentials were not provided.")
+    head = requests.head(f"{server.url}/api/events/", timeout=30, headers={
+        "Authorization": f"Token {alice.token}"})  # the headers only: no stream is opened
+    assert (head.status_code, head.headers["Content-Type"], head.content) == (
+        200, "text/event-stream", b"")
     assert_error(requests.get(f"{server.url}/events/", timeout=30, headers={
         "Authorization": "Token nope"}), 401, "authentication_failed", "Invalid token.")
 

@@ -30,11 +30,15 @@ def resume_after(ctx: Context) -> int | None:
     return None
 
 
+HEADERS = {"Content-Type": EVENT_STREAM, "Cache-Control": "no-store",
+           # nginx would otherwise hold the events back in its buffer.
+           "X-Accel-Buffering": "no"}
+
+
 @routes.get("/events/")
 def event_stream(ctx: Context):
     after = resume_after(ctx)
+    if ctx.environ.get("REQUEST_METHOD") == "HEAD":  # no stream: it would run its hour unseen
+        return bottle.HTTPResponse(b"", 200, HEADERS)
     stream = ctx.runtime.streams.open(ctx.user, ctx.token.digest, after)
-    return bottle.HTTPResponse(stream.chunks(ctx.client_gone), 200, {
-        "Content-Type": EVENT_STREAM, "Cache-Control": "no-store",
-        # nginx would otherwise hold the events back in its buffer.
-        "X-Accel-Buffering": "no"})
+    return bottle.HTTPResponse(stream.chunks(ctx.client_gone), 200, dict(HEADERS))
