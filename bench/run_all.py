@@ -37,7 +37,8 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
-              "scaleout.py", "import.py", "idle.py", "trash.py", "pageops.py", "rules.py"]
+              "scaleout.py", "import.py", "idle.py", "trash.py", "pageops.py", "rules.py",
+              "events.py"]
 
 # --quick: small sizes per script. A flag the script does not define (found in its source as
 # "--flag") is left out, so that a script whose options change still runs.
@@ -56,6 +57,7 @@ QUICK = {
     "trash.py": {"--documents": ["10000"], "--trashed": ["1000"], "--rounds": ["50"]},
     "pageops.py": {"--pages": ["30"], "--batch": ["20"], "--rounds": ["2"]},
     "rules.py": {"--pages": ["1,10,40"], "--documents": ["5"]},
+    "events.py": {"--changes": ["50"], "--streams": ["100"]},
 }
 
 

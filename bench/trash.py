@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dms.db import database, events, open_database
+from dms.db import database, events, open_database, owner_scope, write_transaction
 from dms.db.models import Node, new_id, utcnow
 from dms.db.schema import migrate_schema
 from dms.domain import accounts, listings, tree
@@ -177,7 +177,7 @@ def history(owner_id: str, documents: int) -> None:
     ids = [row[0] for row in database.execute_sql(
         "SELECT id FROM node WHERE kind = 'document' LIMIT ?", (documents,))]
     before = _used_bytes()
-    with database.atomic():
+    with write_transaction(owner_scope(owner_id)):  # events are written in their owner's scope
         for start in range(0, len(ids), 1000):
             events.record_many([
                 (owner_id, node_id, action, owner_id if action != events.PROCESSED else None,

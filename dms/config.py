@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from dms.outbound.policy import Policy, parse_allowed
+
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
@@ -149,6 +151,24 @@ class Config:
     header_timeout: int = 15
     # Seconds an idle keep-alive connection (no request in progress) stays open.
     channel_timeout: int = 60
+    # Where dms connects for users who are not superusers (webhooks, mail accounts): internal
+    # addresses (loopback, private, link-local, cloud metadata) only if listed here, as host
+    # names, addresses or networks (dms.outbound).
+    outbound_allow: tuple[str, ...] = ()
+    # The event stream (GET /events/, dms.notify): a stream ends after events_max_seconds (its
+    # client resumes with Last-Event-ID), sends a comment every events_heartbeat_seconds, and one
+    # server process serves at most events_max_streams at once, each on a waitress thread of its
+    # own beyond `threads` (so streams never take the threads of ordinary requests).
+    events_max_seconds: int = 3600
+    events_heartbeat_seconds: float = 15
+    events_max_streams: int = 50
+    # Webhooks' deliveries: each POST ends after webhook_timeout_seconds; a failed one is tried
+    # again after webhook_retry_seconds, then twice as long each time, for webhook_retry_hours;
+    # a webhook failing webhook_max_failures times in a row is disabled.
+    webhook_timeout_seconds: float = 10
+    webhook_retry_seconds: float = 10
+    webhook_retry_hours: float = 24
+    webhook_max_failures: int = 100
 
     @property
     def db_path(self) -> Path:
@@ -175,6 +195,11 @@ class Config:
     @property
     def max_json_bytes(self) -> int:
         return self.max_json_kb * 1024
+
+    @property
+    def outbound_policy(self) -> Policy:
+        """The outbound rule for users who are not superusers (Policy.for_user exempts one)."""
+        return Policy(parse_allowed(self.outbound_allow))
 
     @classmethod
     def load(cls, flags: Mapping[str, Any] | None = None,
@@ -235,6 +260,14 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         if isinstance(raw, (list, tuple)):
             return tuple(raw)
         return tuple(o.strip() for o in str(raw).split(",") if o.strip())
+    if name == "outbound_allow":
+        entries = tuple(raw) if isinstance(raw, (list, tuple)) else \
+            tuple(e.strip() for e in str(raw).split(",") if e.strip())
+        try:
+            parse_allowed(entries)
+        except ValueError as error:
+            raise ConfigError(f"{source}: {error}.") from None
+        return entries
     return str(raw)
 
 
@@ -296,4 +329,11 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "connection_limit": (20, 1_000_000),
     "header_timeout": (1, 3600),
     "channel_timeout": (1, 86400),
+    "events_max_seconds": (1, 86400),
+    "events_heartbeat_seconds": (0.1, 3600),
+    "events_max_streams": (1, 10_000),
+    "webhook_timeout_seconds": (0.1, 60),
+    "webhook_retry_seconds": (0.01, 30),  # api.md §14: the first retry within 30 s
+    "webhook_retry_hours": (0.0001, 720),
+    "webhook_max_failures": (1, 1_000_000),
 }

@@ -38,6 +38,8 @@ from dms.files.pdfprocess import PdfReaders, ReaderTimes
 from dms.files.store import DirectoryStore
 from dms.intake.consume import ConsumeFolder
 from dms.intake.mailchecker import MailChecker, release_claims
+from dms.notify.deliverer import Deliverer
+from dms.notify.streams import StreamHub
 from dms.ops import verify
 from dms.processing.processor import Processor
 
@@ -150,6 +152,10 @@ class Runtime:
                                  LoginThrottle(max_failures=max_failures(config)))
         self.mail = MailChecker(self.services)
         self.consume = ConsumeFolder(self.services) if config.consume_dir else None
+        # Webhooks' deliveries and the event streams (dms.notify): run by `dms serve` only.
+        self.webhooks = Deliverer(config)
+        self.streams = StreamHub(config)
+        self._notifying: list[Callable[[], None]] = []  # their on_commit hooks, while they run
         for job in PERIODIC_JOBS:
             clean_up = functools.partial(job.clean_up, self) if job.clean_up else None
             self.processor.add_periodic(job.name, job.seconds(config),
@@ -157,13 +163,18 @@ class Runtime:
         self._unregister: Callable[[], None] | None = None  # the indexer, while it runs
         self._consuming = False
 
-    def start(self, index: bool = True, read_pages: bool = True) -> None:
+    def start(self, index: bool = True, read_pages: bool = True, notify: bool = False) -> None:
         """The background work: the search indexer (`index`: the web server keeps it), the
-        workers that read pages (`read_pages`; without, this process only queues) and the
-        consume folder."""
+        workers that read pages (`read_pages`; without, this process only queues), the consume
+        folder, and (`notify`: every `dms serve`) the webhooks' deliverer and the event streams'
+        watch."""
         if index:
             self._unregister = on_commit(self.search.notify)
             self.search.start()
+        if notify:
+            self.streams.start()
+            self.webhooks.start(alone=self.config.embedded_queue)
+            self._notifying = [on_commit(self.streams.notify), on_commit(self.webhooks.notify)]
         self.processor.start(consume=read_pages)
         self.rule_runs.resume()  # what a stopped node left (after the clean-ups of its start)
         if self.consume is not None:
@@ -171,12 +182,19 @@ class Runtime:
             self._consuming = True
 
     def stop(self, close_database: bool = True) -> None:
-        """Whatever runs, in the one safe order: the consume folder, mail checks, rule runs, the
+        """Whatever runs, in the one safe order: the consume folder, the event streams and the
+        webhooks' deliveries (a POST in flight ends within its timeout), mail checks, rule runs, the
         workers (the pages being read may finish), the PDF readers, the indexer; then the
         database. Also right for a command that only queued work (dms import)."""
         if self._consuming:
             self.consume.stop()
             self._consuming = False
+        if self._notifying:
+            self.streams.stop()
+            self.webhooks.stop()
+            for unregister in self._notifying:
+                unregister()
+            self._notifying = []
         self.mail.stop()
         self.rule_runs.stop()
         self.processor.stop()

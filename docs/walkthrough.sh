@@ -92,8 +92,11 @@ jq -r '.data.attributes | "uploaded \(.file_name): \(.size) bytes, \(.page_count
   <<<"$uploaded"
 
 # 6. Wait until its text is read. Processing runs in the background: ocr_status goes received ->
-#    started -> succeeded, or failed with the reason in ocr_error (after 3 attempts). Polling is
-#    how to wait today: ask once a second, for at most 10 minutes (a long scan takes a while).
+#    started -> succeeded, or failed with the reason in ocr_error (after 3 attempts). Here the
+#    script asks once a second, for at most 10 minutes (a long scan takes a while); a script that
+#    waits for many documents can instead listen for their "document.processed" on the event
+#    stream (curl -N .../api/events/) or have dms call it (a webhook: guide, "Webhooks and the
+#    event stream").
 status=""
 for _ in $(seq 600); do
   document="$(call -H "$auth" "$DMS_URL/api/documents/$doc_id/")"

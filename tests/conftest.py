@@ -78,9 +78,11 @@ def config(tmp_path, request, database_url) -> Config:
     setting."""
     marker = request.node.get_closest_marker("config")
     overrides = marker.kwargs if marker else {}
+    # threads and events_max_streams: fewer waitress threads than a real server's (4 + 8, not
+    # 8 + 50), as the suite starts hundreds of servers in one process.
     settings = dict(host="127.0.0.1", port=0, data_dir=tmp_path / "data", threads=4,
-                    admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1,
-                    database_url=database_url)
+                    events_max_streams=8, admin_username="admin",
+                    admin_password=ADMIN_PASSWORD, ocr_workers=1, database_url=database_url)
     return Config(**{**settings, **overrides})
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from peewee import (AutoField, BooleanField, FloatField, ForeignKeyField, IntegerField, Model,
-                    TextField)
+from peewee import (AutoField, BigIntegerField, BooleanField, FloatField, ForeignKeyField,
+                    IntegerField, Model, TextField)
 
 from dms.db import database
 
@@ -271,6 +271,10 @@ class Event(BaseModel):
     action = TextField()
     details = TextField()  # JSON
     at = UTCDateTimeField(default=utcnow)
+    # The node as the change left it (NULL for events recorded before migration 0016).
+    node_kind = TextField(null=True)
+    node_title = TextField(null=True)
+    parent_id = TextField(null=True)
 
 
 class Rule(BaseModel):
@@ -319,3 +323,33 @@ class RuleRun(BaseModel):
     created_at = UTCDateTimeField(default=utcnow)
     started_at = UTCDateTimeField(null=True)
     finished_at = UTCDateTimeField(null=True)
+
+
+class Webhook(BaseModel):
+    """A user's webhook (api.md §14, dms.domain.webhooks) and where its delivery stands
+    (dms.notify.deliverer)."""
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="webhooks", on_delete="CASCADE")
+    url = TextField()
+    events = TextField()  # JSON list of event types
+    secret = TextField()  # sealed (dms.files.sealing), never in clear
+    enabled = BooleanField(default=True)
+    created_at = UTCDateTimeField(default=utcnow)
+    last_event_id = BigIntegerField()  # the owner's events up to it are delivered or given up
+    attempts = IntegerField(default=0)  # failed attempts at the event after last_event_id
+    retry_since = FloatField(null=True)  # epoch seconds of that event's first failure
+    next_attempt_at = FloatField(default=0)  # epoch seconds
+    lease_holder = TextField(null=True)  # the deliverer that holds the webhook ...
+    lease_until = FloatField(null=True)  # ... until then (epoch seconds)
+    last_delivery_at = UTCDateTimeField(null=True)
+    last_status = IntegerField(null=True)
+    last_error = TextField(null=True)
+    failures_in_a_row = IntegerField(default=0)
+
+
+class EventStream(BaseModel):
+    """An open event stream (GET /events/), counted against the cap per user on every node."""
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="event_streams", on_delete="CASCADE")
+    server_id = TextField()  # the server process serving it, which renews expires_at
+    expires_at = FloatField()  # epoch seconds

@@ -15,6 +15,11 @@ Concurrency rules (every module that writes follows them):
   check, unique names, the last superuser) hold.
 - A write changes only the columns it means to: `UPDATE ... SET col = ?`, never `save()` of a row
   read earlier, which would write back stale values over a concurrent change.
+- A write that records events of a user's nodes holds that user's scope (`owner_scope`;
+  dms.db.events checks it): on PostgreSQL an event's id is handed out at its INSERT, before the
+  commit, so two writers of one owner's events at once could commit their ids out of order, and a
+  reader of "that owner's events after id N" (webhooks, the event stream) would skip one. Under
+  the scope, each owner's events commit in the order of their ids (issue 28).
 """
 
 from __future__ import annotations
@@ -51,8 +56,26 @@ def document_scope(document_id: str) -> str:
     return f"document:{document_id}"
 
 
-
 WRITE_LOCK = FifoLock()
+_held = threading.local()  # the scopes this thread's write transaction holds
+
+
+def holds_scope(scope: str) -> bool:
+    """Does this thread's write transaction hold `scope`? (Always False outside one.)"""
+    return scope in getattr(_held, "scopes", ())
+
+
+@contextlib.contextmanager
+def _holding(scopes: tuple[str, ...]) -> Iterator[None]:
+    held = getattr(_held, "scopes", None)
+    if held is None:
+        held = _held.scopes = set()
+    added = set(scopes) - held
+    held |= added
+    try:
+        yield
+    finally:
+        held -= added
 
 
 def is_disk_full(error: BaseException | None) -> bool:
@@ -75,11 +98,11 @@ def write_transaction(*scopes: str) -> Iterator[None]:
     (as a savepoint), so domain functions can be combined. Raises StorageFull when the disk is
     full and Unavailable when the write lock cannot be had in time; either way nothing changed."""
     if is_postgresql():
-        with _postgresql_transaction(scopes):
+        with _postgresql_transaction(scopes), _holding(scopes):
             yield
         return
     if WRITE_LOCK.held_by_me():
-        with database.atomic():
+        with database.atomic(), _holding(scopes):
             yield
         return
     started = time.monotonic()
@@ -90,7 +113,7 @@ def write_transaction(*scopes: str) -> Iterator[None]:
         waited = time.monotonic() - started
         if waited > 1.0:
             log.info("a write waited %.1f s for its turn", waited)
-        with database.atomic("IMMEDIATE"):
+        with database.atomic("IMMEDIATE"), _holding(scopes):
             yield
         committed = True
     except (sqlite3.OperationalError, OperationalError) as error:

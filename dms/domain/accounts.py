@@ -22,9 +22,11 @@ from dms.domain.credentials import (ADDRESS, ADDRESS_AND_USER, DEFAULT_MAX_TOKEN
                                     USER, LoginThrottle, hash_password, issue_token,
                                     verify_password)
 from dms.errors import Forbidden, Invalid, NotFound, Throttled
+from dms.outbound import Policy
 from dms.text import required_text, username_key
 
 if TYPE_CHECKING:
+    from dms.config import Config
     from dms.domain.services import Services
 
 log = logging.getLogger("dms.accounts")
@@ -35,6 +37,12 @@ TEXT_ATTRIBUTES = {"first_name": 150, "last_name": 150, "email": 254}
 FLAG_ATTRIBUTES = ("is_active", "is_staff", "is_superuser")
 ADMIN_FLAGS = ("is_staff", "is_superuser")
 USERNAME_TAKEN = "A user with that username already exists."
+
+
+def outbound_policy(config: Config, user: User) -> Policy:
+    """Where dms may connect for this user (webhooks, mail accounts; dms.outbound): a superuser
+    anywhere, anyone else to public addresses and what DMS_OUTBOUND_ALLOW lists."""
+    return config.outbound_policy.for_user(bool(user.is_superuser))
 
 
 def check_username(username: object, field: str = "username") -> str:

@@ -179,6 +179,15 @@ def find_token(secret: str, now: dt.datetime) -> Token | None:
     return token
 
 
+def token_is_live(digest: str, now: dt.datetime) -> bool:
+    """Is the token with this digest still there, unexpired, of an active user? (A long-lived
+    response, the event stream, asks again now and then: a revoked token's stream ends.)"""
+    return database.execute_sql(
+        'SELECT 1 FROM token AS t JOIN "user" AS u ON u.id = t.user_id WHERE t.digest = ? '
+        "AND u.is_active = ? AND (t.expiry IS NULL OR t.expiry > ?)",
+        (digest, True, Token.expiry.db_value(now))).fetchone() is not None
+
+
 # The keys failed logins are counted by, and how many a key may have within the window. A key
 # (ADDRESS_AND_USER, address, username) stops one client guessing one account's password; the
 # username alone was once the key, and then anyone could keep any account, the admin's too, locked

@@ -4,19 +4,24 @@ user's account is, as everything of theirs, "not found".
 
 The password is sealed with the data dir's key (dms.files.sealing) before it is stored and is never
 returned. `security: none` (plain IMAP, the password readable on the wire) is accepted only for a
-loopback host: a mail server on the same machine."""
+loopback host: a mail server on the same machine. The host is under the outbound rule
+(dms.outbound, api.md §14): for a user who is not a superuser, a host written as an internal
+address (loopback included) is refused here unless DMS_OUTBOUND_ALLOW lists it, and a name is
+checked on the addresses it resolves to at each check (dms.intake.mailclient)."""
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from pathlib import Path
 
+from dms.config import Config
 from dms.db import database, owner_scope, write_transaction
 from dms.db.models import MailAccount, User, new_id, utcnow
+from dms.domain.accounts import outbound_policy
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import Invalid, NotFound
 from dms.files import sealing
+from dms.outbound import Policy, Refused
 from dms.text import has_refused_characters
 
 SECURITIES = ("ssl", "starttls", "none")
@@ -57,9 +62,10 @@ def _boolean(attributes: dict, field: str) -> bool:
     return attributes[field]
 
 
-def check_attributes(attributes: dict, current: MailAccount | None) -> dict:
-    """The columns a POST (current None) or PATCH sets, checked alone and together. Unknown and
-    read-only attributes are ignored (api.md §1)."""
+def check_attributes(attributes: dict, current: MailAccount | None, policy: Policy) -> dict:
+    """The columns a POST (current None) or PATCH sets, checked alone and together, the host
+    against the owner's outbound `policy`. Unknown and read-only attributes are ignored (api.md
+    §1)."""
     values: dict = {}
     for field in ("host", "username", "mailbox"):
         if field in attributes or (current is None and field != "mailbox"):
@@ -67,6 +73,11 @@ def check_attributes(attributes: dict, current: MailAccount | None) -> dict:
     if "host" in values and not HOST.match(values["host"]):
         raise Invalid("host must be a host name or an IP address, such as imap.example.org.",
                       "host")
+    if "host" in values:
+        try:
+            policy.check_literal(values["host"])
+        except Refused as refused:
+            raise Invalid(f"host: {refused}", "host") from None
     if "password" in attributes or current is None:
         password = attributes.get("password")
         if not isinstance(password, str) or not password:
@@ -142,10 +153,11 @@ def owned_account(user: User, account_id: str) -> MailAccount:
     return account
 
 
-def create_account(user: User, attributes: dict, data_dir: Path) -> MailAccount:
-    values = check_attributes(attributes, None)
+def create_account(user: User, attributes: dict, config: Config) -> MailAccount:
+    values = check_attributes(attributes, None, outbound_policy(config, user))
     account_id = new_id()
-    values["password"] = sealing.seal(sealing.load_key(data_dir), values["password"], account_id)
+    values["password"] = sealing.seal(sealing.load_key(config.data_dir), values["password"],
+                                      account_id)
     with write_transaction(owner_scope(user.id)):
         if accounts_of(user).count() >= MAX_ACCOUNTS_PER_USER:
             raise Invalid(f"One user may have at most {MAX_ACCOUNTS_PER_USER} mail accounts.")
@@ -153,13 +165,13 @@ def create_account(user: User, attributes: dict, data_dir: Path) -> MailAccount:
     return MailAccount.get_by_id(account_id)
 
 
-def update_account(user: User, account_id: str, attributes: dict, data_dir: Path) -> MailAccount:
+def update_account(user: User, account_id: str, attributes: dict, config: Config) -> MailAccount:
     with write_transaction(owner_scope(user.id)):
         account = owned_account(user, account_id)
-        values = check_attributes(attributes, account)
+        values = check_attributes(attributes, account, outbound_policy(config, user))
         if "password" in values:
-            values["password"] = sealing.seal(sealing.load_key(data_dir), values["password"],
-                                              account.id)
+            values["password"] = sealing.seal(sealing.load_key(config.data_dir),
+                                              values["password"], account.id)
         if {"host", "port", "security", "username", "password", "mailbox"} & set(values):
             values["last_error"] = None  # the next check says whether the change helped
         if values:

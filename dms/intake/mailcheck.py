@@ -39,6 +39,7 @@ from imapclient.exceptions import IMAPClientError, LoginError
 from dms.db import database, write_transaction
 from dms.db.models import MailAccount, Node, User, utcnow
 from dms.domain import refusals, tree, uploads
+from dms.domain.accounts import outbound_policy
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
@@ -47,6 +48,8 @@ from dms.intake.mailclient import (AnswerTooLarge, BoundedClient, Budget, Litera
 from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageLimits, MessageRefused,
                                     Origin, attachments, clean, file_name, origin_of, parse,
                                     sender_folder)
+from dms.outbound import Refused
+from dms.outbound.policy import ResolveTimeout
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -168,7 +171,9 @@ def _describe(failure: Exception, account: MailAccount) -> str:
     where = f"{account.host}:{account.port}"
     if isinstance(failure, LoginError):
         return "The mail server refused the username or password."
-    if isinstance(failure, socket.gaierror):
+    if isinstance(failure, Refused):  # decided before any connection: tells nothing of ports
+        return f"The mail server was not contacted: {failure}"
+    if isinstance(failure, (socket.gaierror, ResolveTimeout)):
         return f"The mail server {account.host} was not found (no such host name)."
     if isinstance(failure, ssl.SSLCertVerificationError):
         return f"The mail server's certificate could not be verified: {failure.verify_message}."
@@ -192,7 +197,8 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
     key, logged_in = None, False
     client = None
     try:
-        client = BoundedClient(account.host, account.port, account.security == "ssl", budget)
+        client = BoundedClient(account.host, account.port, account.security == "ssl", budget,
+                               outbound_policy(config, user))
         if account.security == "starttls":
             client.starttls(ssl.create_default_context())
         client.login(account.username, password)

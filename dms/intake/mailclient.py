@@ -15,6 +15,11 @@ connection goes through a Budget, from the greeting on:
   a read that a server trickling one byte every 20 s would otherwise keep alive forever (per-read
   timeouts never fire then).
 imaplib already refuses a line longer than 1 MB.
+
+The connection goes through the outbound rule (dms.outbound, api.md §14): the host is resolved with
+a time limit, an address the account's owner may not reach is refused before anything is sent,
+and the socket is connected to exactly a checked address (TLS still checks the certificate for
+the host name).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import time
 
 import imapclient
 from imapclient import imap4, tls
+
+from dms.outbound import Policy
 
 CONNECT_TIMEOUT, READ_TIMEOUT = 15, 60
 # What one answer may hold beyond the largest message: its lines (imaplib refuses a line over
@@ -95,10 +102,14 @@ class Budget:
 class _Bounded:
     """imaplib.IMAP4's reads, each through the connection's Budget."""
 
-    def __init__(self, *args, budget: Budget, **kwargs):
+    def __init__(self, *args, budget: Budget, policy: Policy, **kwargs):
         self.budget = budget
+        self.policy = policy
         budget.when_expired(self._end_reads)  # from the greeting on, which __init__ reads
         super().__init__(*args, **kwargs)
+
+    def _checked_socket(self, timeout: float | None) -> socket.socket:
+        return self.policy.connect(self.host, self.port, timeout or CONNECT_TIMEOUT)
 
     def _end_reads(self) -> None:
         """End whatever read is waiting: the plain socket's shutdown (not the TLS layer's, which
@@ -132,18 +143,21 @@ class _Bounded:
 
 
 class _BoundedPlain(_Bounded, imap4.IMAP4WithTimeout):
-    pass
+    def _create_socket(self, timeout=None):
+        return self._checked_socket(timeout if timeout is not None else self._timeout)
 
 
 class _BoundedTLS(_Bounded, tls.IMAP4_TLS):
-    pass
+    def _create_socket(self, timeout=None):
+        return tls.wrap_socket(self._checked_socket(timeout), self.ssl_context, self.host)
 
 
 class BoundedClient(imapclient.IMAPClient):
     """imapclient's client on the bounded imaplib classes, with the session's watchdog."""
 
-    def __init__(self, host: str, port: int, use_ssl: bool, budget: Budget):
+    def __init__(self, host: str, port: int, use_ssl: bool, budget: Budget, policy: Policy):
         self.budget = budget
+        self.policy = policy
         self._watchdog = threading.Timer(max(0.0, budget.deadline - time.monotonic()),
                                          budget.expire)
         self._watchdog.daemon = True
@@ -164,8 +178,9 @@ class BoundedClient(imapclient.IMAPClient):
         connect_timeout = getattr(self._timeout, "connect", None)
         if self.ssl:
             return _BoundedTLS(self.host, self.port, self.ssl_context, connect_timeout,
-                               budget=self.budget)
-        return _BoundedPlain(self.host, self.port, connect_timeout, budget=self.budget)
+                               budget=self.budget, policy=self.policy)
+        return _BoundedPlain(self.host, self.port, connect_timeout, budget=self.budget,
+                             policy=self.policy)
 
     def close_session(self) -> None:
         """Log out if the session still works, else just close it; stop the watchdog."""

@@ -23,8 +23,10 @@ from dms.domain.rules import checks as rule_checks
 from dms.domain.rules.runs import QUEUED, RUNNING, SUCCEEDED, FAILED
 from dms.domain.tags import check_name
 from dms.domain.tree import check_title
+from dms.domain.webhooks import check_events, check_url
 from dms.errors import DomainError
 from dms.ops.backup import BackupError
+from dms.outbound import Policy
 from dms.text import username_key
 
 BATCH = 1000
@@ -45,6 +47,7 @@ def check_values(execute: Callable) -> None:
     _trash(execute)
     _events(execute)
     _rules(execute)
+    _webhooks(execute)
 
 
 def _rows(execute: Callable, sql: str) -> Iterator[tuple]:
@@ -175,6 +178,21 @@ def _events(execute: Callable) -> None:
         if not isinstance(parsed, dict) or len(details.encode("utf-8")) > events.DETAIL_LIMIT:
             raise _refuse("event", str(event_id), "has details that are not a small JSON object")
         _moment("event", str(event_id), "at", at)
+
+
+def _webhooks(execute: Callable) -> None:
+    """What the API shows of a webhook and its deliverer reads: a URL and event types the API
+    would take (whether its owner may reach the URL's address is checked at each delivery)."""
+    anywhere = Policy(exempt=True)
+    for webhook_id, url, kinds, created in _rows(
+            execute, "SELECT id, url, events, created_at FROM webhook"):
+        _rule("webhook", webhook_id, "url", url, lambda value: check_url(value, anywhere))
+        try:
+            check_events(json.loads(kinds) if isinstance(kinds, str) else None)
+        except (ValueError, RecursionError, DomainError):
+            raise _refuse("webhook", webhook_id, "has events that are not a list of event "
+                                                 "types") from None
+        _moment("webhook", webhook_id, "created_at", created)
 
 
 def _tokens(execute: Callable) -> None:

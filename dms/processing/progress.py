@@ -104,21 +104,14 @@ def read_by_tesseract(work: Work) -> list[int]:
         (work.version_id,))]
 
 
-def _scopes(work: Work, inside: Callable[[], None] | None) -> tuple[str, ...]:
-    """The write scopes of the transaction that ends a reading; with work `inside` it (the
-    rules: tags, moves), also the owner's."""
-    if inside is None:
-        return (document_scope(work.document_id),)
-    return document_scope(work.document_id), owner_scope(work.owner_id)
-
-
 def finish(work: Work, searchable: tuple[int, str] | None = None,
            inside: Callable[[], None] | None = None) -> bool:
     """Every page is read: record the searchable PDF's (size, SHA-256), if one was made, and mark
     the document `succeeded` (the status change puts it in the search outbox, migration 0006, so
     the index takes up its text); `inside` runs in the same transaction (Processor.when_read)."""
     size, sha256 = searchable or (None, None)
-    with write_transaction(*_scopes(work, inside)):
+    # The owner's scope too: the `processed` event is one of the owner's (dms.db.events).
+    with write_transaction(document_scope(work.document_id), owner_scope(work.owner_id)):
         if not _is_current(work):
             return False
         DocumentVersion.update(lang=work.lang, searchable_size=size, searchable_sha256=sha256) \
@@ -138,7 +131,7 @@ def record_failure(work: Work, reason: str, max_attempts: int, final: bool = Fal
     `failed` with `reason`, and `inside` runs in that transaction. Returns the attempts so far,
     None if the work is no longer wanted."""
     attempts = work.attempts + 1
-    with write_transaction(*_scopes(work, inside)):
+    with write_transaction(document_scope(work.document_id), owner_scope(work.owner_id)):
         if not _is_current(work):
             return None
         if final or attempts >= max_attempts:

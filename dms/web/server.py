@@ -3,11 +3,12 @@
 Start-up order: open and migrate the database and sweep the file store (create_app), create the
 first superuser on an empty data dir, bind the socket, start the background work (dms.runtime:
 the search indexer, which opens or rebuilds the index in its own thread, then unfinished work
-queued and the processing workers), then serve. Shut-down order (SIGTERM, Ctrl-C or stop()):
-stop accepting, let the worker threads finish the requests they are on while the event loop
-still sends their answers, stop the threads, close the connections, stop the background work
-(the pages being read may finish), then close the database. We drive waitress' event loop
-ourselves (instead of `server.run()`) to get that order.
+queued and the processing workers, the webhooks' deliverer and the event streams' watch), then
+serve. Shut-down order (SIGTERM, Ctrl-C or stop()): stop accepting, end the event streams, let
+the worker threads finish the requests they are on while the event loop still sends their
+answers, stop the threads, close the connections, stop the background work (the pages being read
+may finish), then close the database. We drive waitress' event loop ourselves (instead of
+`server.run()`) to get that order.
 """
 
 from __future__ import annotations
@@ -78,10 +79,13 @@ class Server:
         self.processor = self.runtime.processor
         wsgi_app = with_cors(self.app, config.cors_origins) if config.cors_origins else self.app
         workers = 0 if config.no_worker else config.ocr_workers
-        reserve = FILES_RESERVE + FILES_PER_THREAD * (config.threads + workers)
+        # Each event stream holds a waitress thread for its life (dms.notify.streams): they get
+        # threads of their own beyond `threads`, and at most that many streams are served.
+        threads = config.threads + config.events_max_streams
+        reserve = FILES_RESERVE + FILES_PER_THREAD * (threads + workers)
         try:
             self._wsgi = create_server(
-                with_nosniff(wsgi_app), host=config.host, port=config.port, threads=config.threads,
+                with_nosniff(wsgi_app), host=config.host, port=config.port, threads=threads,
                 ident="dms", max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
                 recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
                 url_prefix=config.url_prefix,
@@ -120,7 +124,7 @@ class Server:
     def run(self) -> None:
         # The queue's workers and the search indexer start before the first request and stop
         # after the last one.
-        self.runtime.start(index=True, read_pages=not self.config.no_worker)
+        self.runtime.start(index=True, read_pages=not self.config.no_worker, notify=True)
         release_connection()  # this thread now only drives the event loop
         where = f"data dir {self.config.data_dir.resolve()}"
         if self.config.database_url:
@@ -134,9 +138,11 @@ class Server:
         try:
             while not self._stopping.is_set():
                 wasyncore.loop(timeout=LOOP_TIMEOUT, use_poll=True, map=channels, count=1)
-            # Stop accepting, but keep pumping the loop so requests in flight can finish and
-            # their answers reach the client.
+            # Stop accepting, end the event streams (they would hold their threads for up to
+            # an hour), but keep pumping the loop so requests in flight can finish and their
+            # answers reach the client.
             wasyncore.dispatcher.close(wsgi)
+            self.runtime.streams.stop()
             deadline = time.monotonic() + GRACE_SECONDS
             while (wsgi.task_dispatcher.active_count or wsgi.task_dispatcher.queue) \
                     and time.monotonic() < deadline:

@@ -28,8 +28,10 @@ SKIPPED = {("POST", "/auth/logout/"), ("POST", "/auth/logoutall/"),
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory):
+    # Event streams end after a second: each example of GET /events/ is one.
     config = Config(host="127.0.0.1", port=0, data_dir=tmp_path_factory.mktemp("fuzz") / "data",
-                    threads=4, admin_password=ADMIN_PASSWORD, ocr_workers=1)
+                    threads=4, admin_password=ADMIN_PASSWORD, ocr_workers=1,
+                    events_max_seconds=1)
     server = Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

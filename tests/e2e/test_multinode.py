@@ -28,19 +28,22 @@ import requests
 from tests.harness import samples
 from tests.harness.client import Client
 from tests.harness.database import query_sql
-from tests.harness.documents import new_document, upload
+from tests.harness.documents import create_node, new_document, upload
 from tests.harness.nodes import DmsNode, NodeGroup
 from tests.harness.processes import dms_command, environment, free_port
 from tests.harness.redisserver import RedisServer
 from tests.harness.rules import add_rule, finished_run, many_documents
 from tests.harness.users import add_user
 from tests.harness.waiting import wait_for
+from tests.harness.webhooks import Receiver, add_webhook
 
 pytestmark = [pytest.mark.postgresql_only, pytest.mark.slow]
 
 PASSWORD = "cluster-admin-pw"
 TIMING = {"DMS_LEASE_SECONDS": "3", "DMS_RECONCILE_MINUTES": "0.05", "DMS_VERIFY_HOURS": "0.002",
-          "DMS_RULE_RUNS_MINUTES": "0.05", "DMS_OCR_WORKERS": "1", "DMS_OCR_SLICE_SECONDS": "60"}
+          "DMS_RULE_RUNS_MINUTES": "0.05", "DMS_OCR_WORKERS": "1", "DMS_OCR_SLICE_SECONDS": "60",
+          # The webhooks' receiver of the tests is on loopback.
+          "DMS_OUTBOUND_ALLOW": "127.0.0.1"}
 
 
 class Cluster(NodeGroup):
@@ -326,6 +329,33 @@ def test_a_rule_run_whose_web_node_was_killed_is_finished_by_another_node(cluste
     assert len(titles) == 400 and all(re.fullmatch(r"X-doc-\d{4}\.txt", t) for t in titles)
     assert cluster.sql("SELECT count(*) FROM event WHERE action = 'rule_applied' AND "
                        "details LIKE '%Cluster invoices%'") == [(400,)]
+
+
+def test_each_event_is_delivered_once_by_one_of_the_web_nodes(cluster, clients):
+    """Both web nodes run a deliverer; the webhook's lease in the database lets one at a time
+    deliver it, so each event arrives once, in order, whichever node made it."""
+    a, b = clients
+    user = add_user(a, "hooked")
+    on_b = Client(b.base_url, user.token)
+    receiver = Receiver()
+    try:
+        add_webhook(user, receiver.url(), ["node.created", "node.renamed"])
+        titles = [f"folder {index}" for index in range(20)]
+        for index, title in enumerate(titles):
+            folder = create_node((user, on_b)[index % 2], "folders", title, user.home_id)
+            if index % 5 == 0:
+                assert (on_b, user)[index % 2].patch(f"/api/folders/{folder}/", {"data": {
+                    "type": "folders", "id": folder, "attributes": {"title": title + "!"}}}
+                ).status_code == 200
+        expected = cluster.sql("SELECT id FROM event WHERE owner_id = ? ORDER BY id",
+                               user.user_id)
+        deliveries = receiver.wait_for_count(len(expected), timeout=60)
+        time.sleep(2)  # two polls of both deliverers more: nothing comes twice
+        assert [int(d.event["id"]) for d in receiver.deliveries] == [row[0] for row in expected]
+        assert [d.event["node"]["title"] for d in deliveries if
+                d.event["type"] == "node.created"] == titles
+    finally:
+        receiver.stop()
 
 
 def test_health_is_503_with_the_reason_when_redis_or_postgresql_is_unreachable(tmp_path,

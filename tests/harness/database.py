@@ -11,8 +11,10 @@ from dms.db.models import DocumentVersion, Node, Page, new_id, utcnow
 
 # Work queues the server empties in the background (whatever a request changes shows in the
 # tables they point at), and the rows of running processes: workers' heartbeats, leases, periodic
-# job claims, failed logins (a refused login counts one: tests/domain/test_auth.py checks those).
-NOT_STATE = ("search_outbox", "worker", "lease", "periodic_job", "login_failure")
+# job claims, failed logins (a refused login counts one: tests/domain/test_auth.py checks those),
+# open event streams.
+NOT_STATE = ("search_outbox", "worker", "lease", "periodic_job", "login_failure",
+             "event_stream")
 
 
 def _connect(target):

@@ -1,13 +1,20 @@
 """Mail accounts (issue 16, api.md §8c) against a real IMAP server: Debian's dovecot on loopback
 (tests/harness/imapserver.py, started once for the module by tests/intake/conftest.py). Another
 user's account is not found, the password is never shown and is stored sealed, a user's accounts
-go with them, and refused settings change nothing."""
+go with them, refused settings change nothing, and internal hosts are refused for users who are not
+superusers unless DMS_OUTBOUND_ALLOW lists them (the other tests of this folder run with
+127.0.0.1 allowed: tests/intake/conftest.py)."""
 
 from __future__ import annotations
 
+import socket
+
+import pytest
+
 from tests.harness.client import assert_error
-from tests.harness.database import query_sql
-from tests.harness.mail import MAIL_PASSWORD, account_body, add_account
+from tests.harness.database import query_sql, snapshot
+from tests.harness.mail import MAIL_PASSWORD, account_body, add_account, check
+from tests.harness.processes import free_port
 
 
 def test_accounts_are_private_and_passwords_never_shown(alice, bob, anon, admin, mailbox, imap,
@@ -78,3 +85,40 @@ def test_refused_settings_change_nothing(alice, mailbox, imap, config):
         cases[0][3], "/data/attributes/security")
     after = alice.get(f"/api/mail-accounts/{account['id']}/").json()["data"]["attributes"]
     assert (after["security"], after["host"]) == ("ssl", "imap.example.org")
+
+
+def internal(host: str, resolved: str | None = None) -> str:
+    shown = "" if resolved is None else f" resolves to {resolved}, which"
+    return (f"{host}{shown} is an internal address (loopback, private, link-local or a cloud's "
+            "metadata service): dms connects there only for a superuser or when the "
+            "administrator allows it (DMS_OUTBOUND_ALLOW).")
+
+
+@pytest.mark.config(outbound_allow=())  # no DMS_OUTBOUND_ALLOW
+def test_internal_hosts_are_refused_for_users_but_not_for_superusers(alice, admin, mailbox, imap,
+                                                                    config):
+    before = snapshot(config)
+    for host in ("127.0.0.1", "10.0.0.1", "169.254.169.254", "[::1]", "[fd00:ec2::254]"):
+        response = alice.post("/api/mail-accounts/", account_body(mailbox, imap, host=host,
+                                                                  security="ssl"))
+        assert_error(response, 400, "invalid", f"host: {internal(host.strip('[]'))}",
+                     "/data/attributes/host")
+    assert snapshot(config) == before
+    # A name is checked on what it resolves to, at the check, before anything is sent: the
+    # sentence is the same whether a server listens there or not.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        silent.setblocking(False)
+        account = add_account(alice, mailbox, imap, host="localhost",
+                              port=silent.getsockname()[1])
+        result = check(alice, account["id"])["attributes"]
+        assert result["last_error"] == ("The mail server was not contacted: "
+                                        f"{internal('localhost', '127.0.0.1')}")
+        with pytest.raises(BlockingIOError):
+            silent.accept()  # nobody came
+    closed = add_account(alice, mailbox, imap, host="localhost", port=free_port())
+    assert check(alice, closed["id"])["attributes"]["last_error"] == result["last_error"]
+    # The superuser may reach the mail server on this machine.
+    own = add_account(admin, mailbox, imap)
+    assert check(admin, own["id"])["attributes"]["last_error"] is None

@@ -26,7 +26,11 @@ from tests.harness.waiting import wait_for, wait_indexed, wait_processed, wait_s
 
 
 LISTINGS = ["/api/folders/?page[size]=100", "/api/documents/?page[size]=100",
-            "/api/tokens/?page[size]=100"]
+            "/api/tokens/?page[size]=100", "/api/webhooks/?page[size]=100"]
+# A webhook whose host resolves nowhere (RFC 2606), disabled: nothing is tried behind the tests.
+WEBHOOK = {"data": {"type": "webhooks", "attributes": {
+    "url": "https://dms-webhook.invalid/hook", "events": ["node.created"],
+    "secret": "the webhook's secret, sealed", "enabled": False}}}
 
 
 def folder(client, title, parent):
@@ -37,8 +41,9 @@ def folder(client, title, parent):
 
 @pytest.fixture
 def filled(admin, alice, config):
-    """Users, nested folders, several versions, OCR text and tokens."""
+    """Users, nested folders, several versions, OCR text, tokens and a webhook."""
     alice.post("/api/tokens/", {"expiry_hours": 10, "name": "scanner"}, media=JSON)
+    assert alice.post("/api/webhooks/", WEBHOOK).status_code == 201
     outer = folder(alice, "Outer", alice.home_id)
     inner = folder(alice, "Inner", outer)
     documents = []
@@ -69,7 +74,7 @@ def state(client, admin, documents) -> dict:
 
 TABLES = ["document_mail", "document_version", "event", "mail_account", "mail_import", "node",
           "node_tag", "page", "preference", "rule", "rule_pending", "rule_run",
-          "schema_migrations", "tag", "token", "trash_entry", "user"]
+          "schema_migrations", "tag", "token", "trash_entry", "user", "webhook"]
 
 
 @pytest.mark.slow
@@ -86,9 +91,10 @@ def test_round_trip_restores_everything(alice, admin, filled, config, tmp_path, 
         f"Backup written to {archive}: 2 users, 6 folders, 3 documents, 6 files.\n"
     with zipfile.ZipFile(archive) as zipped:
         names = sorted(zipped.namelist())
+        # mail.key: the key of the webhook's secret (and of mail passwords), made with it.
         assert [n for n in names if not n.startswith("files/")] == \
-            ["manifest.json", *(f"tables/{table}.jsonl" for table in TABLES)]
-        assert len(names) == 1 + len(TABLES) + 6
+            ["mail.key", "manifest.json", *(f"tables/{table}.jsonl" for table in TABLES)]
+        assert len(names) == 2 + len(TABLES) + 6
         assert bool(zipped.getinfo("tables/page.jsonl").flag_bits & 0x1) == bool(password)
         manifest = json.loads(zipped.read("manifest.json")) if not password else None
     if manifest:
@@ -100,7 +106,7 @@ def test_round_trip_restores_everything(alice, admin, filled, config, tmp_path, 
     result = dms("restore", archive, *config_args(target), *options, stdin=stdin)
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in target.data_dir.iterdir()) == \
-        (["files"] if config.database_url else ["dms.db", "files"])
+        (["files", "mail.key"] if config.database_url else ["dms.db", "files", "mail.key"])
     assert_same_state(target, alice, admin, filled, original)
     assert dms("verify", *config_args(target)).returncode == 0
 
@@ -118,6 +124,11 @@ def assert_same_state(config, alice, admin, documents, original) -> None:
         client = Client(server.url, alice.token)
         found = wait_served(lambda: client.get("/api/search/", params={"q": "second"}), timeout=60)
         assert sorted(r["id"] for r in found.json()) == sorted(documents)
+        # The webhook's secret opens with the restored key (mail.key came with the backup): its
+        # ping fails for its host, not for its secret.
+        [webhook] = client.get("/api/webhooks/").json()["data"]
+        ping = client.post(f"/api/webhooks/{webhook['id']}/test/").json()["data"]["attributes"]
+        assert ping["error"] == "The host name dms-webhook.invalid could not be resolved."
     finally:
         server.stop()
         thread.join(10)

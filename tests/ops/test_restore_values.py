@@ -1,9 +1,9 @@
 """A restore refuses rows the API would refuse (issue 22), checked by the API's own rules in both
 formats: a title with a slash, a NUL or a right-to-left override, a time that is not one, a
 username that differs only by case from another or that the API would refuse (also for mixing
-scripts), a value of the
-wrong type in a table file. Nothing lands in the target, and the folder is left exactly as it
-was. The backups and the refusal's checks: tests/ops/conftest.py, tests/harness/backups.py."""
+scripts), a rule or a webhook the API would refuse, a value of the wrong type in a table file.
+Nothing lands in the target, and the folder is left exactly as it was. The backups and the
+refusal's checks: tests/ops/conftest.py, tests/harness/backups.py."""
 
 from __future__ import annotations
 
@@ -35,6 +35,10 @@ def value_cases(outer: str, alice: str, version: str) -> list[tuple]:
             "move_to": None, "set_title": "{title.__class__}", "stop": 0, "last_error": None,
             "created_at": "2026-01-02 03:04:05.000000",
             "updated_at": "2026-01-02 03:04:05.000000"}
+    webhook = {"id": "w-hostile", "owner_id": alice, "url": "https://hooks.example.org/",
+               "events": '["node.exploded"]', "secret": "aesgcm1:x", "enabled": 1,
+               "created_at": "2026-01-02 03:04:05.000000", "last_event_id": 0, "attempts": 0,
+               "next_attempt_at": 0, "failures_in_a_row": 0}
     return [
         ("node", {"id": outer}, {"title": "a/b"}, outer, title),
         ("node", {"id": outer}, {"title": "nul\x00"}, outer, title),
@@ -57,6 +61,10 @@ def value_cases(outer: str, alice: str, version: str) -> list[tuple]:
         ("rule", None, rule, "r-hostile", "is a rule the API would refuse (A title template may "
          "use {title}, {file_name}, {created}, {mail_from}, {mail_subject}, {match} (and "
          "{created:%d.%m.%Y} for another date format); {title.__class__} is none of them)"),
+        ("webhook", None, webhook, "w-hostile", "has events that are not a list of event types"),
+        ("webhook", None, {**webhook, "events": '["node.created"]', "url": "file:///etc/passwd"},
+         "w-hostile", "has a url the API would refuse (url must be an http or https URL, such as "
+                      "https://example.org/dms-hook)"),
     ]
 
 
@@ -96,10 +104,11 @@ def lines_change(match, values):
     return change
 
 
-@pytest.mark.parametrize("case", range(10), ids=["slash", "NUL", "RLO", "garbage time",
+@pytest.mark.parametrize("case", range(12), ids=["slash", "NUL", "RLO", "garbage time",
                                                  "ALICE beside alice", "refused username",
                                                  "source_sha256", "short_description",
-                                                 "mixed scripts", "a rule's template"])
+                                                 "mixed scripts", "a rule's template",
+                                                 "webhook events", "webhook url"])
 def test_rows_the_api_would_refuse_are_refused_in_both_formats(filled_dir, base, logical, work,
                                                                case):
     data_dir, ids = filled_dir

@@ -47,3 +47,17 @@ def test_in_process_answers_are_the_sockets(server, alice, prefix):
     streamed = twin.get(download, stream=True)
     assert b"".join(streamed.iter_content(1000)) == data
 
+
+
+@pytest.mark.socket  # alice goes over the socket; her twin calls the app in-process
+@pytest.mark.config(events_max_seconds=1, events_heartbeat_seconds=5)
+def test_an_event_stream_reads_the_same_in_process(server, alice):
+    """A stream ends by itself after DMS_EVENTS_MAX_SECONDS: read whole, both transports give
+    the same bytes. (A stream that does not end would block an in-process client, which reads
+    the app's iterable in the test's thread: the stream tests use the socket.)"""
+    twin = Client(server.url, alice.token, WsgiAdapter(server.wsgi_app, server.config.url_prefix))
+    make_folder(alice, "Letters", alice.home_id)
+    over_socket = alice.get("/api/events/?since=0")
+    in_process = twin.get("/api/events/?since=0")
+    assert answer(in_process) == answer(over_socket)
+    assert over_socket.content.startswith(b"retry: 3000\n: dms events\n\nid: ")

@@ -30,7 +30,7 @@ def list_mail_accounts(ctx: Context):
 @routes.post("/mail-accounts/")
 def create_mail_account(ctx: Context):
     _, attributes = ctx.resource("mail-accounts")
-    account = mailaccounts.create_account(ctx.user, attributes, ctx.config.data_dir)
+    account = mailaccounts.create_account(ctx.user, attributes, ctx.config)
     return created({"data": account_resource(ctx, account)})
 
 
@@ -42,7 +42,7 @@ def get_mail_account(ctx: Context, account_id: str):
 @routes.patch("/mail-accounts/{account_id}/")
 def update_mail_account(ctx: Context, account_id: str):
     _, attributes = ctx.resource("mail-accounts")
-    account = mailaccounts.update_account(ctx.user, account_id, attributes, ctx.config.data_dir)
+    account = mailaccounts.update_account(ctx.user, account_id, attributes, ctx.config)
     return {"data": account_resource(ctx, account)}
 
 

@@ -9,10 +9,10 @@ import re
 
 from dms import __version__
 from dms.web.jsonapi import JSON, VND, Route
-from dms.web.openapi import core, pageops, rules
+from dms.web.openapi import core, pageops, rules, webhooks
 from dms.web.openapi.shapes import STRING, ref
 
-PARTS = (core, pageops, rules)
+PARTS = (core, pageops, rules, webhooks)
 SCHEMAS = {name: schema for part in PARTS for name, schema in part.SCHEMAS.items()}
 OPERATIONS = {name: entry for part in PARTS for name, entry in part.OPERATIONS.items()}
 

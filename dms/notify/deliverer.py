@@ -1,0 +1,346 @@
+"""Delivering the event log to webhooks (api.md §14): durable, at-least-once, once per cluster.
+
+What happened is the event log (dms.db.events), written in each change's own transaction; where a
+webhook's delivery stands is its row (`last_event_id`: every event of its owner up to that id is
+delivered or given up). So a killed or restarted server loses nothing: the next deliverer takes
+the webhook and POSTs the event after `last_event_id` again (at-least-once; the event's `id` in
+the body and X-DMS-Delivery, the same for every try, let a receiver drop a duplicate). One
+owner's events commit in the order of their ids, so moving past an id never skips one.
+
+How it runs, in every `dms serve` process (web-only nodes too, not `dms worker`), outside request
+threads:
+- A scanner thread looks for due webhooks (enabled, of an active user, not waiting for a retry,
+  with events after `last_event_id`) when a write of this process commits (dms.db.on_commit) and
+  at least every POLL_SECONDS (changes of other nodes and processes), and claims each with a lease
+  in the database (`lease_holder`, `lease_until`): one deliverer of the cluster at a time.
+- SENDERS sender threads deliver a claimed webhook's events in order, one POST at a time, at most
+  STEPS_PER_TURN per turn, renewing the lease with each; a webhook's events are never sent
+  concurrently, and a slow receiver holds one sender, not the others.
+- Any 2xx is success. Anything else (a 3xx too: redirects are not followed), a refused address or
+  no answer within DMS_WEBHOOK_TIMEOUT_SECONDS is a failure: the event is tried again after
+  DMS_WEBHOOK_RETRY_SECONDS, then twice as long each time (at most MAX_RETRY_GAP apart), while
+  the later events wait; after DMS_WEBHOOK_RETRY_HOURS of failures it is given up (named in
+  `last_error`) and the next one is tried. DMS_WEBHOOK_MAX_FAILURES failures in a row disable
+  the webhook.
+- A lease whose deliverer died expires after lease_seconds(); the process that runs alone on its
+  data dir (the embedded queue) removes all leases at its start, as a restart after kill -9 must
+  not wait for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+import logging
+import os
+import queue
+import socket
+import threading
+import time
+import uuid
+
+from dms import __version__
+from dms.config import Config
+from dms.db import database, release_connection, write_transaction
+from dms.db.models import User, Webhook, utcnow
+from dms.domain import webhooks
+from dms.domain.accounts import outbound_policy
+from dms.errors import Throttled
+from dms.files import sealing
+from dms.notify import feed
+from dms.outbound import Policy
+from dms.outbound.http import Answer, post
+
+log = logging.getLogger("dms.webhooks")
+
+POLL_SECONDS = 1.0  # a change made by another process is delivered this much later at most
+MIN_SCAN_GAP = 0.02  # seconds between two looks for due webhooks, however busy the writers
+SENDERS = 4  # webhooks delivered at once by one process
+# Events delivered, or batches of unwanted ones passed over, in one turn; then the sender lets
+# other webhooks go first (this one is claimed again at once if it is still due).
+STEPS_PER_TURN = 100
+MAX_RETRY_GAP = 3600.0  # seconds between two tries of one event, at most
+LEASE_SLACK = 30.0  # a lease outlasts the longest POST by this much
+MAX_TESTS_PER_USER = 2  # POST /webhooks/{id}/test/ of one user at once, per process
+USER_AGENT = f"dms/{__version__} (webhook)"
+UNSEALABLE = Answer(None, "The secret cannot be read with this server's key (mail.key in its data "
+                          "dir); set the secret again.", 0.0)
+
+
+def signature(secret: str, body: bytes) -> str:
+    """X-DMS-Signature: the hex HMAC-SHA256 of the exact body bytes with the webhook's secret."""
+    return "sha256=" + hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+def delivery_headers(secret: str, event_type: str, delivery: str, body: bytes) -> dict:
+    return {"Content-Type": "application/json", "User-Agent": USER_AGENT,
+            "X-DMS-Event": event_type, "X-DMS-Delivery": delivery,
+            "X-DMS-Signature": signature(secret, body)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Hook:
+    """What a turn needs of a webhook row and its owner."""
+    id: str
+    owner_id: str
+    url: str
+    events: frozenset[str]
+    secret: str  # sealed
+    last_event_id: int
+    attempts: int
+    retry_since: float | None
+    next_attempt_at: float
+    failures_in_a_row: int
+    superuser: bool
+
+
+HOOK = ('SELECT w.id, w.owner_id, w.url, w.events, w.secret, w.last_event_id, w.attempts, '
+        'w.retry_since, w.next_attempt_at, w.failures_in_a_row, u.is_superuser FROM webhook AS w '
+        'JOIN "user" AS u ON u.id = w.owner_id '
+        'WHERE w.id = ? AND w.enabled = ? AND u.is_active = ? AND w.lease_holder = ?')
+DUE = ('SELECT w.id FROM webhook AS w JOIN "user" AS u ON u.id = w.owner_id '
+       'WHERE w.enabled = ? AND u.is_active = ? AND w.next_attempt_at <= ? '
+       'AND (w.lease_until IS NULL OR w.lease_until < ?) AND EXISTS (SELECT 1 FROM event AS e '
+       'WHERE e.owner_id = w.owner_id AND e.id > w.last_event_id) '
+       'ORDER BY w.next_attempt_at LIMIT ?')
+
+
+class Deliverer:
+    """The webhooks' deliverer of one server process (see the module docstring)."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._claimed: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._busy = 0  # webhooks claimed and not yet finished
+        self._tests: dict[str, int] = {}  # user id: tests running
+        self._threads: list[threading.Thread] = []
+        self._key: bytes | None = None
+
+    # -- running --------------------------------------------------------------------------------
+    def start(self, alone: bool) -> None:
+        """Start the scanner and the senders; `alone`: no other process delivers from this
+        database (the embedded queue), so every lease is a dead process' and goes."""
+        if alone:
+            with write_transaction():
+                database.execute_sql("UPDATE webhook SET lease_holder = NULL, lease_until = NULL "
+                                     "WHERE lease_holder IS NOT NULL")
+            release_connection()
+        self._stopping.clear()
+        self._threads = [threading.Thread(target=self._scan, name="dms-webhooks", daemon=True)]
+        self._threads += [threading.Thread(target=self._send, name=f"dms-webhook-{n}", daemon=True)
+                          for n in range(SENDERS)]
+        for thread in self._threads:
+            thread.start()
+
+    def notify(self) -> None:
+        """A write committed (dms.db.on_commit): look for due webhooks now."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Stop; a POST in flight ends within the timeout, and its lease is given back."""
+        self._stopping.set()
+        self._wake.set()
+        for _ in range(SENDERS):
+            self._claimed.put(None)
+        for thread in self._threads:
+            thread.join(timeout=self.config.webhook_timeout_seconds + 5)
+        self._threads = []
+
+    def lease_seconds(self) -> float:
+        return 2 * self.config.webhook_timeout_seconds + LEASE_SLACK
+
+    def _scan(self) -> None:
+        while not self._stopping.is_set():
+            self._wake.wait(POLL_SECONDS)
+            self._wake.clear()
+            if self._stopping.is_set():
+                return
+            with self._lock:
+                free = SENDERS - self._busy
+            if free <= 0:
+                continue
+            try:
+                for webhook_id in self._claim_due(free):
+                    with self._lock:
+                        self._busy += 1
+                    self._claimed.put(webhook_id)
+            except Exception:  # the database away for a moment: the next look tries again
+                log.exception("looking for webhooks to deliver failed")
+                self._stopping.wait(POLL_SECONDS)
+            finally:
+                release_connection()
+            self._stopping.wait(MIN_SCAN_GAP)
+
+    def _claim_due(self, limit: int) -> list[str]:
+        now = time.time()
+        due = [row[0] for row in database.execute_sql(DUE, (True, True, now, now, limit))]
+        claimed = []
+        for webhook_id in due:
+            with write_transaction():
+                taken = database.execute_sql(
+                    "UPDATE webhook SET lease_holder = ?, lease_until = ? WHERE id = ? "
+                    "AND (lease_until IS NULL OR lease_until < ?)",
+                    (self.holder, now + self.lease_seconds(), webhook_id, now)).rowcount == 1
+            if taken:
+                claimed.append(webhook_id)
+        return claimed
+
+    def _send(self) -> None:
+        while True:
+            webhook_id = self._claimed.get()
+            if webhook_id is None:
+                return
+            try:
+                self._turn(webhook_id)
+            except Exception:
+                log.exception("delivering webhook %s failed", webhook_id)
+            finally:
+                try:
+                    with write_transaction():
+                        database.execute_sql(
+                            "UPDATE webhook SET lease_holder = NULL, lease_until = NULL "
+                            "WHERE id = ? AND lease_holder = ?", (webhook_id, self.holder))
+                except Exception:  # it expires by itself
+                    log.exception("giving back the lease of webhook %s failed", webhook_id)
+                release_connection()
+                with self._lock:
+                    self._busy -= 1
+                self._wake.set()  # it may have more; others may be waiting for a sender
+
+    # -- one webhook's turn ---------------------------------------------------------------------
+    def _turn(self, webhook_id: str) -> None:
+        for _ in range(STEPS_PER_TURN):
+            if self._stopping.is_set():
+                return
+            hook = self._hook(webhook_id)
+            if hook is None or hook.next_attempt_at > time.time():
+                return
+            batch = feed.events_after(hook.owner_id, hook.last_event_id)
+            if not batch:
+                return
+            index = next((i for i, event in enumerate(batch) if event.type in hook.events),
+                         None)
+            if index is None:  # none of these is wanted: past them at once
+                self._advance(hook, batch[-1].id)
+                continue
+            wanted = batch[index]
+            if index:
+                hook = self._advance(hook, batch[index - 1].id)
+                if hook is None:
+                    return
+            release_connection()  # no pooled connection while the receiver takes its time
+            answer = self._post(hook, wanted)
+            if not answer.ok:
+                self._failed(hook, wanted, answer)
+                return
+            if not self._succeeded(hook, wanted, answer):
+                return
+
+    def _hook(self, webhook_id: str) -> Hook | None:
+        row = database.execute_sql(HOOK, (webhook_id, True, True, self.holder)).fetchone()
+        if row is None:
+            return None
+        return Hook(row[0], row[1], row[2], frozenset(json.loads(row[3])), *row[4:10],
+                    bool(row[10]))
+
+    def _post(self, hook: Hook, event: feed.FeedEvent) -> Answer:
+        secret = self._secret(hook.id, hook.secret)
+        if secret is None:
+            return UNSEALABLE
+        headers = delivery_headers(secret, event.type, feed.delivery_id(hook.id, event.id),
+                                   event.body)
+        policy = self.config.outbound_policy.for_user(hook.superuser)
+        return post(policy, hook.url, event.body, headers, self.config.webhook_timeout_seconds)
+
+    def _secret(self, webhook_id: str, sealed: str) -> str | None:
+        """The webhook's secret in clear, or None when this server's key cannot open it."""
+        if self._key is None:
+            self._key = sealing.load_key(self.config.data_dir)
+        try:
+            return sealing.unseal(self._key, sealed, webhook_id)
+        except sealing.Unsealable:
+            return None
+
+    def _update(self, hook: Hook, **columns) -> bool:
+        """Write `columns` if this deliverer still holds the webhook and it still waits at the
+        same event (its owner may have re-enabled it meanwhile); the lease is renewed."""
+        columns["lease_until"] = time.time() + self.lease_seconds()
+        sets = ", ".join(f"{name} = ?" for name in columns)
+        with write_transaction():
+            return database.execute_sql(
+                f"UPDATE webhook SET {sets} WHERE id = ? AND lease_holder = ? "
+                "AND last_event_id = ?",
+                (*columns.values(), hook.id, self.holder, hook.last_event_id)).rowcount == 1
+
+    def _advance(self, hook: Hook, event_id: int) -> Hook | None:
+        """Past events the webhook does not want; None when it is no longer this one's."""
+        if not self._update(hook, last_event_id=event_id):
+            return None
+        return dataclasses.replace(hook, last_event_id=event_id)
+
+    def _succeeded(self, hook: Hook, event: feed.FeedEvent, answer: Answer) -> bool:
+        return self._update(hook, last_event_id=event.id, last_status=answer.status,
+                            last_delivery_at=_stamp(), **webhooks.RETRY_CLEARED)
+
+    def _failed(self, hook: Hook, event: feed.FeedEvent, answer: Answer) -> None:
+        now = time.time()
+        attempts, failures = hook.attempts + 1, hook.failures_in_a_row + 1
+        since = hook.retry_since if hook.retry_since is not None else now
+        columns = dict(attempts=attempts, retry_since=since, failures_in_a_row=failures,
+                       last_status=answer.status, last_delivery_at=_stamp(),
+                       last_error=answer.error)
+        config = self.config
+        if failures >= config.webhook_max_failures:
+            columns.update(enabled=False, last_error=(
+                f"Disabled after {failures} failed deliveries in a row; the last: {answer.error}"))
+            log.warning("webhook %s disabled after %d failed deliveries in a row", hook.id,
+                        failures)
+        elif now - since >= config.webhook_retry_hours * 3600:
+            columns.update(last_event_id=event.id, attempts=0, retry_since=None,
+                           next_attempt_at=0.0, last_error=(
+                               f"Event {event.id} ({event.type}) was given up after "
+                               f"{config.webhook_retry_hours:g} hours of failed deliveries; "
+                               f"the last: {answer.error}"))
+        else:
+            columns["next_attempt_at"] = now + min(
+                config.webhook_retry_seconds * 2 ** (attempts - 1), MAX_RETRY_GAP)
+        self._update(hook, **columns)
+
+    # -- POST /webhooks/{id}/test/ --------------------------------------------------------------
+    def test(self, user: User, webhook_id: str) -> tuple[str, Answer]:
+        """Send a `ping` to the caller's webhook now, within the timeout; (its delivery id, the
+        answer). Changes nothing of the webhook. At most MAX_TESTS_PER_USER at once."""
+        webhook = webhooks.owned_webhook(user, webhook_id)
+        with self._lock:
+            if self._tests.get(user.id, 0) >= MAX_TESTS_PER_USER:
+                raise Throttled(f"At most {MAX_TESTS_PER_USER} tests of webhooks run at once; "
+                                "try again when one has ended.",
+                                retry_after=int(self.config.webhook_timeout_seconds) + 1)
+            self._tests[user.id] = self._tests.get(user.id, 0) + 1
+        try:
+            return self._ping(webhook, outbound_policy(self.config, user))
+        finally:
+            with self._lock:
+                self._tests[user.id] -= 1
+                if not self._tests[user.id]:
+                    del self._tests[user.id]
+
+    def _ping(self, webhook: Webhook, policy: Policy) -> tuple[str, Answer]:
+        ping_id, body = feed.ping(webhook.id, webhook.owner_id)
+        secret = self._secret(webhook.id, webhook.secret)
+        if secret is None:
+            return ping_id, UNSEALABLE
+        release_connection()  # none held while the receiver takes its time
+        headers = delivery_headers(secret, feed.PING, ping_id, body)
+        return ping_id, post(policy, webhook.url, body, headers,
+                             self.config.webhook_timeout_seconds)
+
+
+def _stamp() -> str:
+    return Webhook.last_delivery_at.db_value(utcnow())

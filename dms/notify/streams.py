@@ -1,0 +1,252 @@
+"""The event stream (GET /events/, api.md §14): the caller's events as Server-Sent Events, as they
+happen, each an `id:` line (the event's id) and a `data:` line (the webhook body's JSON,
+dms.notify.feed); resumable after an id (Last-Event-ID or ?since=); a comment every
+DMS_EVENTS_HEARTBEAT_SECONDS; ended after DMS_EVENTS_MAX_SECONDS (the client reconnects with
+Last-Event-ID and misses nothing).
+
+How a stream is served: waitress answers each request on one of its worker threads and holds that
+thread until the answer ends, so a stream holds a thread for its whole life. dms gives waitress
+DMS_EVENTS_MAX_STREAMS threads beyond DMS_THREADS (dms.web.server) and serves at most that many
+streams per process (503 past it): streams never take the threads of ordinary requests. Each
+stream is also a connection, counted against DMS_CONNECTION_LIMIT like any other. A waiting
+stream holds no database connection; it reads when woken.
+
+Waking: one watch thread per process asks the database for the newest event id of each user with
+an open stream, when a write of this process commits (dms.db.on_commit) and at least every
+POLL_SECONDS (writes of other nodes and processes), and wakes that user's streams when it grew.
+One owner's events commit in the order of their ids (dms.db.events), so a stream that reads
+"after the last id I sent" never skips one and never sends one twice.
+
+The cap per user (MAX_STREAMS_PER_USER, 429 with Retry-After past it) holds across every node:
+open streams are rows of `event_stream`, counted in the owner's write scope; each process renews
+its rows' expiry every RENEW_SECONDS, so the rows of a process that died expire on their own.
+The stream also ends when its token is revoked or expires, or its user deactivated (checked at
+each heartbeat), and at once when the server stops.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from typing import Callable, Iterator
+
+from dms.config import Config
+from dms.db import database, owner_scope, release_connection, write_transaction
+from dms.db.models import User, new_id, utcnow
+from dms.domain.credentials import token_is_live
+from dms.domain.webhooks import latest_event_id
+from dms.errors import Throttled, Unavailable
+from dms.notify import feed
+
+log = logging.getLogger("dms.events")
+
+MAX_STREAMS_PER_USER = 5  # api.md §14
+POLL_SECONDS = 1.0  # an event of another process reaches a stream this much later at most
+MIN_POLL_GAP = 0.02  # seconds between two looks of the watch, however busy the writers
+RENEW_SECONDS = 15.0
+EXPIRE_SECONDS = 3 * RENEW_SECONDS  # a dead process' streams stop counting after this long
+CLIENT_CHECK_SECONDS = 1.0  # a waiting stream notices this soon that its client left
+RETRY_AFTER_SECONDS = 5  # the Retry-After of a 429: a stream whose client left ends within 1 s
+RECONNECT_MILLISECONDS = 3000  # the stream's `retry:` field, for clients that reconnect
+OWNERS_PER_QUERY = 200
+
+
+class Stream:
+    """One open stream: its owner, the token it was opened with, the last event id sent."""
+
+    def __init__(self, hub: StreamHub, owner_id: str, token_digest: str, stream_id: str,
+                 cursor: int):
+        self.hub, self.owner_id, self.token_digest = hub, owner_id, token_digest
+        self.id, self.cursor = stream_id, cursor
+        self.wake = threading.Event()
+
+    def chunks(self, client_gone: Callable[[], bool]) -> Iterator[bytes]:
+        """The stream's bytes, until its time is up, the client leaves, the token goes or the
+        server stops; closing it (waitress does when the client leaves) ends it too."""
+        config = self.hub.config
+        try:
+            yield f"retry: {RECONNECT_MILLISECONDS}\n: dms events\n\n".encode()
+            now = time.monotonic()
+            end, beat = now + config.events_max_seconds, now + config.events_heartbeat_seconds
+            while True:
+                self.wake.clear()  # before reading: a wake during the read is kept
+                batch = self._read()
+                if batch is None:
+                    return
+                for event in batch:
+                    yield b"id: %d\ndata: %s\n\n" % (event.id, event.body)
+                    self.cursor = event.id
+                if time.monotonic() >= end or self.hub.stopping.is_set() or client_gone():
+                    return
+                if len(batch) == feed.BATCH:
+                    continue  # more are waiting
+                # Until woken: the heartbeat, the end, the server's stop, or the client gone
+                # (looked at every CLIENT_CHECK_SECONDS, so that its place under the caps is
+                # free again soon after it left).
+                while not self.wake.is_set():
+                    now = time.monotonic()
+                    if now >= end or self.hub.stopping.is_set() or client_gone():
+                        return
+                    if now >= beat:
+                        if not self._allowed():
+                            return
+                        yield b": keep-alive\n\n"
+                        beat = now + config.events_heartbeat_seconds
+                    self.wake.wait(min(end, beat, now + CLIENT_CHECK_SECONDS) - now)
+        finally:
+            self.hub.close(self)
+
+    def _read(self) -> list[feed.FeedEvent] | None:
+        """The next events, or None when the database cannot be read (the stream ends; its
+        client resumes later with Last-Event-ID)."""
+        try:
+            return feed.events_after(self.owner_id, self.cursor)
+        except Exception as error:
+            log.info("an event stream of user %s ended: %s", self.owner_id, error)
+            return None
+        finally:
+            release_connection()
+
+    def _allowed(self) -> bool:
+        try:
+            return token_is_live(self.token_digest, utcnow())
+        except Exception:
+            return False
+        finally:
+            release_connection()
+
+
+class StreamHub:
+    """The event streams of one server process, and the watch thread that wakes them."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.server_id = uuid.uuid4().hex
+        self.stopping = threading.Event()
+        self._slots = threading.BoundedSemaphore(config.events_max_streams)
+        self._streams: dict[str, set[Stream]] = {}  # owner id: open streams
+        self._latest: dict[str, int] = {}  # owner id: newest event id seen by the watch
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.stopping.clear()
+        self._thread = threading.Thread(target=self._watch, name="dms-events", daemon=True)
+        self._thread.start()
+
+    def notify(self) -> None:
+        """A write of this process committed (dms.db.on_commit)."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        """End every stream now (the server is stopping) and the watch."""
+        self.stopping.set()
+        self._wake.set()
+        with self._lock:
+            for streams in self._streams.values():
+                for stream in streams:
+                    stream.wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+
+    def count(self) -> int:
+        with self._lock:
+            return sum(len(streams) for streams in self._streams.values())
+
+    def open(self, user: User, token_digest: str, after: int | None) -> Stream:
+        """A new stream of the user's events after `after` (None: from now on). Unavailable
+        (503) when this process serves its most streams, Throttled (429) when the user has
+        MAX_STREAMS_PER_USER open."""
+        if self.stopping.is_set():
+            raise Unavailable("The server is stopping; connect again in a moment.")
+        if not self._slots.acquire(blocking=False):
+            raise Unavailable(f"This server serves {self.config.events_max_streams} event "
+                              "streams at once (DMS_EVENTS_MAX_STREAMS), all open; try again in "
+                              "a moment.")
+        try:
+            stream_id, now = new_id(), time.time()
+            with write_transaction(owner_scope(user.id)):
+                database.execute_sql("DELETE FROM event_stream WHERE owner_id = ? "
+                                     "AND expires_at < ?", (user.id, now))
+                open_now = database.execute_sql(
+                    "SELECT count(*) FROM event_stream WHERE owner_id = ?",
+                    (user.id,)).fetchone()[0]
+                if open_now >= MAX_STREAMS_PER_USER:
+                    raise Throttled(f"At most {MAX_STREAMS_PER_USER} event streams of one user "
+                                    "are open at once; close one first.",
+                                    retry_after=RETRY_AFTER_SECONDS)
+                database.execute_sql(
+                    "INSERT INTO event_stream (id, owner_id, server_id, expires_at) "
+                    "VALUES (?, ?, ?, ?)", (stream_id, user.id, self.server_id,
+                                            now + EXPIRE_SECONDS))
+                # In the owner's scope: every event of theirs still to commit comes after it.
+                cursor = latest_event_id(user.id) if after is None else after
+        except BaseException:
+            self._slots.release()
+            raise
+        stream = Stream(self, user.id, token_digest, stream_id, cursor)
+        with self._lock:
+            self._streams.setdefault(user.id, set()).add(stream)
+        return stream
+
+    def close(self, stream: Stream) -> None:
+        with self._lock:
+            streams = self._streams.get(stream.owner_id, set())
+            streams.discard(stream)
+            if not streams:
+                self._streams.pop(stream.owner_id, None)
+                self._latest.pop(stream.owner_id, None)
+        self._slots.release()
+        try:
+            with write_transaction():
+                database.execute_sql("DELETE FROM event_stream WHERE id = ?", (stream.id,))
+        except Exception:  # its row expires by itself
+            log.exception("forgetting an event stream failed")
+        finally:
+            release_connection()
+
+    def _watch(self) -> None:
+        renew_at = time.monotonic() + RENEW_SECONDS
+        while not self.stopping.is_set():
+            self._wake.wait(POLL_SECONDS)
+            self._wake.clear()
+            if self.stopping.is_set():
+                return
+            try:
+                self._look()
+                if time.monotonic() >= renew_at and self.count():
+                    renew_at = time.monotonic() + RENEW_SECONDS
+                    with write_transaction():
+                        database.execute_sql(
+                            "UPDATE event_stream SET expires_at = ? WHERE server_id = ?",
+                            (time.time() + EXPIRE_SECONDS, self.server_id))
+            except Exception:  # the database away for a moment: the next look tries again
+                log.exception("watching for events failed")
+            finally:
+                release_connection()
+            self.stopping.wait(MIN_POLL_GAP)
+
+    def _look(self) -> None:
+        """Wake the streams of the users whose newest event is newer than the watch saw."""
+        with self._lock:
+            owners = list(self._streams)
+        grown = []
+        for start in range(0, len(owners), OWNERS_PER_QUERY):
+            part = owners[start:start + OWNERS_PER_QUERY]
+            # One max() per owner: each is a step down the (owner_id, id) index on both engines,
+            # where a GROUP BY would read every event of those owners.
+            for owner_id, newest in database.execute_sql(" UNION ALL ".join(
+                    ["SELECT CAST(? AS TEXT), (SELECT max(id) FROM event WHERE owner_id = ?)"]
+                    * len(part)), [value for owner_id in part for value in (owner_id, owner_id)]):
+                if newest != self._latest.get(owner_id):
+                    grown.append((owner_id, newest))
+        with self._lock:
+            for owner_id, newest in grown:
+                if owner_id in self._streams:
+                    self._latest[owner_id] = newest
+                    for stream in self._streams[owner_id]:
+                        stream.wake.set()

@@ -1,0 +1,237 @@
+"""Where dms may connect for a user, and connecting exactly there (api.md §14, DMS_OUTBOUND_ALLOW).
+
+dms connects out for its users: webhooks' URLs (dms.notify) and mail accounts' IMAP servers
+(dms.intake). Without a rule, a user could make the server reach what only the server can reach
+(its own loopback services, the office network, a cloud's metadata service that hands out
+credentials) and read the answers or the failures. So, for a user who is not a superuser:
+
+- An address is refused when it is not a public one: loopback, private (RFC 1918, IPv6 ULA),
+  link-local, shared (CGNAT, 100.64.0.0/10), multicast, unspecified, reserved or documentation
+  ranges, IPv6 site-local, the cloud metadata services (METADATA), and IPv6 addresses that carry
+  such an IPv4 address (mapped, 6to4, Teredo, NAT64) — unless the administrator allows it:
+  `DMS_OUTBOUND_ALLOW` lists host names (the name as the user wrote it, any address it resolves
+  to), addresses and networks (CIDR).
+- The check is made on the addresses the name resolves to at connection time, and the connection
+  goes to exactly such a checked address (no second lookup a rebinding DNS server could answer
+  differently). TLS still verifies the certificate for the host name and sends it as SNI: the
+  callers wrap the socket with `server_hostname=host`.
+- Name resolution has a time limit (RESOLVE_SECONDS): getaddrinfo runs in one of a few daemon
+  threads, and a caller stops waiting for it.
+
+A superuser is exempt (the administrator may point a webhook at a service on the same machine).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import queue
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Iterable
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+RESOLVE_SECONDS = 5.0  # a name that takes longer to resolve is taken as not found
+RESOLVER_THREADS = 4  # lookups at once; more callers wait their turn (within their time limit)
+MAX_ADDRESSES = 8  # addresses of one name tried, in the resolver's order
+# Cloud metadata services, refused even where a rule would let their range through: AWS, GCP and
+# others (169.254.169.254, link-local anyway), AWS over IPv6 (a ULA), Azure's wire server (a
+# public address) and Alibaba's (CGNAT).
+METADATA = frozenset(ipaddress.ip_address(a) for a in (
+    "169.254.169.254", "fd00:ec2::254", "168.63.129.16", "100.100.100.200"))
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+HOST_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
+
+
+class Refused(Exception):
+    """dms does not connect there for this user; the message is a sentence for people."""
+
+
+class ResolveTimeout(OSError):
+    """The name did not resolve within the time limit."""
+
+
+def normal_host(host: str) -> str:
+    """A host as rules compare it: lower case, no trailing dot, no brackets around IPv6."""
+    return host.strip().strip("[]").rstrip(".").lower()
+
+
+def literal_address(host: str) -> Address | None:
+    """The address `host` is written as (`127.0.0.1`, `[::1]`), or None for a name."""
+    try:
+        return _plain(ipaddress.ip_address(normal_host(host)))
+    except ValueError:
+        return None
+
+
+def _plain(address: Address) -> Address:
+    """An IPv4-mapped IPv6 address (::ffff:10.0.0.1) as the IPv4 address it is."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def is_internal(address: Address) -> bool:
+    """Not a public unicast address, or one that leads to a non-public one (see the module
+    docstring)."""
+    address = _plain(address)
+    if address in METADATA or address.is_multicast or not address.is_global:
+        return True
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.is_site_local:
+            return True
+        carried = [address.sixtofour, *(address.teredo or ())]
+        if address in NAT64:
+            carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+        return any(inner is not None and is_internal(inner) for inner in carried)
+    return False
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """DMS_OUTBOUND_ALLOW, parsed: host names and networks (an address is a network of one)."""
+    names: frozenset[str] = frozenset()
+    networks: tuple[Network, ...] = ()
+
+    def admits(self, host: str, address: Address) -> bool:
+        address = _plain(address)
+        return normal_host(host) in self.names or any(
+            address.version == network.version and address in network
+            for network in self.networks)
+
+
+def parse_allowed(entries: Iterable[str]) -> Allowed:
+    """The allow-list from its entries; ValueError naming the first entry that is none of a host
+    name, an address or a network."""
+    names, networks = set(), []
+    for entry in entries:
+        text = normal_host(entry)
+        try:
+            networks.append(ipaddress.ip_network(text, strict=False))
+            continue
+        except ValueError:
+            pass
+        if not text or len(text) > 253 or not set(text) <= HOST_NAME_CHARACTERS \
+                or text.startswith(("-", ".")) or ".." in text:
+            raise ValueError(f"{entry!r} is neither a host name, an address nor a network "
+                             f"such as 10.0.0.0/8")
+        names.add(text)
+    return Allowed(frozenset(names), tuple(networks))
+
+
+def refusal(host: str, address: Address) -> str:
+    shown = "" if literal_address(host) == _plain(address) else f" resolves to {address}, which"
+    return (f"{normal_host(host)}{shown} is an internal address (loopback, private, link-local or "
+            f"a cloud's metadata service): dms connects there only for a superuser or when the "
+            f"administrator allows it (DMS_OUTBOUND_ALLOW).")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The rule for one user: `exempt` for a superuser."""
+    allowed: Allowed = Allowed()
+    exempt: bool = False
+
+    def for_user(self, exempt: bool) -> Policy:
+        return Policy(self.allowed, exempt)
+
+    def permits(self, host: str, address: Address) -> bool:
+        return self.exempt or not is_internal(address) or self.allowed.admits(host, address)
+
+    def check_literal(self, host: str) -> None:
+        """Refused when `host` is written as an address this user may not reach (names are
+        checked when they are resolved, at each connection)."""
+        address = literal_address(host)
+        if address is not None and not self.permits(host, address):
+            raise Refused(refusal(host, address))
+
+    def resolve(self, host: str, port: int, timeout: float = RESOLVE_SECONDS) -> list[tuple]:
+        """The (family, sockaddr) this user may connect to for `host`, in the resolver's order.
+        Raises Refused when it resolves only to refused addresses, socket.gaierror when it does
+        not resolve, ResolveTimeout past `timeout`."""
+        results = lookup(normal_host(host), port, min(timeout, RESOLVE_SECONDS))
+        permitted, refused = [], None
+        for family, _, _, _, sockaddr in results:
+            if family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            address = ipaddress.ip_address(sockaddr[0].split("%", 1)[0])
+            if self.permits(host, address):
+                if (family, sockaddr) not in permitted:
+                    permitted.append((family, sockaddr))
+            elif refused is None:
+                refused = address
+        if not permitted:
+            if refused is not None:
+                raise Refused(refusal(host, refused))
+            raise socket.gaierror(socket.EAI_NONAME, "no address")
+        return permitted[:MAX_ADDRESSES]
+
+    def connect(self, host: str, port: int, timeout: float) -> socket.socket:
+        """A TCP connection to a checked address of `host` (all within `timeout` seconds, the
+        lookup included); the socket's timeout is then `timeout` for each operation."""
+        deadline = time.monotonic() + timeout
+        error: OSError = socket.timeout("timed out")
+        for family, sockaddr in self.resolve(host, port, timeout):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock.settimeout(remaining)
+                sock.connect(sockaddr)
+                sock.settimeout(timeout)
+                return sock
+            except OSError as failure:
+                sock.close()
+                error = failure
+        raise error
+
+
+class _Resolver:
+    """getaddrinfo in a few daemon threads, so that a caller can stop waiting (the lookup itself
+    cannot be interrupted). A lookup whose caller gave up before it started is skipped."""
+
+    def __init__(self, threads: int):
+        self._jobs: queue.Queue = queue.Queue()
+        self._threads = threads
+        self._started = 0
+        self._lock = threading.Lock()
+
+    def lookup(self, host: str, port: int, timeout: float) -> list:
+        job = {"done": threading.Event(), "abandoned": False}
+        with self._lock:
+            if self._started < self._threads:
+                self._started += 1
+                threading.Thread(target=self._run, name="dms-resolver", daemon=True).start()
+        self._jobs.put((host, port, job))
+        if not job["done"].wait(timeout):
+            job["abandoned"] = True
+            raise ResolveTimeout(f"{host} did not resolve within {timeout:g} s")
+        if "error" in job:
+            raise job["error"]
+        return job["result"]
+
+    def _run(self) -> None:
+        while True:
+            host, port, job = self._jobs.get()
+            if job["abandoned"]:
+                continue
+            try:
+                job["result"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+            except OSError as error:
+                job["error"] = error
+            job["done"].set()
+
+
+_resolver = _Resolver(RESOLVER_THREADS)
+
+
+def lookup(host: str, port: int, timeout: float) -> list:
+    """socket.getaddrinfo(host, port) for TCP within `timeout` seconds; an address is not looked
+    up."""
+    if literal_address(host) is not None:
+        return socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM, 0, socket.AI_NUMERICHOST)
+    return _resolver.lookup(host, port, timeout)

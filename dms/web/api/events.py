@@ -1,0 +1,44 @@
+"""The event stream (api.md §14): GET /events/, the caller's events as Server-Sent Events
+(dms.notify.streams serves it)."""
+
+from __future__ import annotations
+
+import re
+
+import bottle
+
+from dms.web.endpoints import Context
+from dms.web.jsonapi import ApiError, RouteTable
+
+routes = RouteTable()
+
+EVENT_STREAM = "text/event-stream"
+EVENT_ID = re.compile(r"[0-9]{1,18}\Z")  # an event's id: a whole number (a BIGINT)
+
+
+def resume_after(ctx: Context) -> int | None:
+    """Last-Event-ID (what an EventSource sends when it reconnects) or ?since=: resume after that
+    event; None: from now on."""
+    for given, name in ((ctx.header("Last-Event-ID"), "Last-Event-ID"),
+                        (ctx.query.get("since"), "since")):
+        if given is None or given.strip() == "":
+            continue
+        if not EVENT_ID.match(given.strip()):
+            raise ApiError(400, "invalid", f"{name} must be the id of an event (a whole number "
+                                           "such as 1234).")
+        return int(given.strip())
+    return None
+
+
+HEADERS = {"Content-Type": EVENT_STREAM, "Cache-Control": "no-store",
+           # nginx would otherwise hold the events back in its buffer.
+           "X-Accel-Buffering": "no"}
+
+
+@routes.get("/events/")
+def event_stream(ctx: Context):
+    after = resume_after(ctx)
+    if ctx.environ.get("REQUEST_METHOD") == "HEAD":  # no stream: it would run its hour unseen
+        return bottle.HTTPResponse(b"", 200, HEADERS)
+    stream = ctx.runtime.streams.open(ctx.user, ctx.token.digest, after)
+    return bottle.HTTPResponse(stream.chunks(ctx.client_gone), 200, dict(HEADERS))
