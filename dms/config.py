@@ -4,12 +4,12 @@ the defaults. Read once, at start-up; nothing else in dms reads the environment.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
-from dms.outbound.policy import Policy, parse_allowed
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -153,7 +153,7 @@ class Config:
     channel_timeout: int = 60
     # Where dms connects for users who are not superusers (webhooks, mail accounts): internal
     # addresses (loopback, private, link-local, cloud metadata) only if listed here, as host
-    # names, addresses or networks (dms.outbound).
+    # names, addresses or networks (dms.files.outbound).
     outbound_allow: tuple[str, ...] = ()
     # The event stream (GET /events/, dms.notify): a stream ends after events_max_seconds (its
     # client resumes with Last-Event-ID), sends a comment every events_heartbeat_seconds, and one
@@ -197,9 +197,9 @@ class Config:
         return self.max_json_kb * 1024
 
     @property
-    def outbound_policy(self) -> Policy:
-        """The outbound rule for users who are not superusers (Policy.for_user exempts one)."""
-        return Policy(parse_allowed(self.outbound_allow))
+    def outbound_allowed(self) -> Allowed:
+        """DMS_OUTBOUND_ALLOW, parsed (dms.files.outbound applies it)."""
+        return parse_allowed(self.outbound_allow)
 
     @classmethod
     def load(cls, flags: Mapping[str, Any] | None = None,
@@ -337,3 +337,55 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "webhook_retry_hours": (0.0001, 720),
     "webhook_max_failures": (1, 1_000_000),
 }
+
+
+# -- DMS_OUTBOUND_ALLOW: the allow-list of the outbound rule (dms.files.outbound), parsed here so
+# that a wrong entry stops the start with the setting's name.
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+HOST_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
+
+
+def normal_host(host: str) -> str:
+    """A host as rules compare it: lower case, no trailing dot, no brackets around IPv6."""
+    return host.strip().strip("[]").rstrip(".").lower()
+
+
+def plain_address(address: Address) -> Address:
+    """An IPv4-mapped IPv6 address (::ffff:10.0.0.1) as the IPv4 address it is."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """DMS_OUTBOUND_ALLOW, parsed: host names and networks (an address is a network of one)."""
+    names: frozenset[str] = frozenset()
+    networks: tuple[Network, ...] = ()
+
+    def admits(self, host: str, address: Address) -> bool:
+        address = plain_address(address)
+        return normal_host(host) in self.names or any(
+            address.version == network.version and address in network
+            for network in self.networks)
+
+
+def parse_allowed(entries: Iterable[str]) -> Allowed:
+    """The allow-list from its entries; ValueError naming the first entry that is none of a host
+    name, an address or a network."""
+    names, networks = set(), []
+    for entry in entries:
+        text = normal_host(entry)
+        try:
+            networks.append(ipaddress.ip_network(text, strict=False))
+            continue
+        except ValueError:
+            pass
+        if not text or len(text) > 253 or not set(text) <= HOST_NAME_CHARACTERS \
+                or text.startswith(("-", ".")) or ".." in text:
+            raise ValueError(f"{entry!r} is neither a host name, an address nor a network "
+                             f"such as 10.0.0.0/8")
+        names.add(text)
+    return Allowed(frozenset(names), tuple(networks))

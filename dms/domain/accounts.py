@@ -22,7 +22,7 @@ from dms.domain.credentials import (ADDRESS, ADDRESS_AND_USER, DEFAULT_MAX_TOKEN
                                     USER, LoginThrottle, hash_password, issue_token,
                                     verify_password)
 from dms.errors import Forbidden, Invalid, NotFound, Throttled
-from dms.outbound import Policy
+from dms.files.outbound import Policy
 from dms.text import required_text, username_key
 
 if TYPE_CHECKING:
@@ -40,9 +40,9 @@ USERNAME_TAKEN = "A user with that username already exists."
 
 
 def outbound_policy(config: Config, user: User) -> Policy:
-    """Where dms may connect for this user (webhooks, mail accounts; dms.outbound): a superuser
-    anywhere, anyone else to public addresses and what DMS_OUTBOUND_ALLOW lists."""
-    return config.outbound_policy.for_user(bool(user.is_superuser))
+    """Where dms may connect for this user (webhooks, mail accounts; dms.files.outbound): a
+    superuser anywhere, anyone else to public addresses and what DMS_OUTBOUND_ALLOW lists."""
+    return Policy(config.outbound_allowed).for_user(bool(user.is_superuser))
 
 
 def check_username(username: object, field: str = "username") -> str:

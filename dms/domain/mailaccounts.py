@@ -5,7 +5,7 @@ user's account is, as everything of theirs, "not found".
 The password is sealed with the data dir's key (dms.files.sealing) before it is stored and is never
 returned. `security: none` (plain IMAP, the password readable on the wire) is accepted only for a
 loopback host: a mail server on the same machine. The host is under the outbound rule
-(dms.outbound, api.md §14): for a user who is not a superuser, a host written as an internal
+(dms.files.outbound, api.md §14): for a user who is not a superuser, a host written as an internal
 address (loopback included) is refused here unless DMS_OUTBOUND_ALLOW lists it, and a name is
 checked on the addresses it resolves to at each check (dms.intake.mailclient)."""
 
@@ -21,7 +21,7 @@ from dms.domain.accounts import outbound_policy
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import Invalid, NotFound
 from dms.files import sealing
-from dms.outbound import Policy, Refused
+from dms.files.outbound import Policy, Refused
 from dms.text import has_refused_characters
 
 SECURITIES = ("ssl", "starttls", "none")

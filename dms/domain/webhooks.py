@@ -9,7 +9,7 @@
 - A webhook that was disabled (by its owner, or after too many failures in a row) and is enabled
   again starts afresh from that moment: what happened meanwhile is not sent.
 - The URL: http or https, without user:password; for a user who is not a superuser an address
-  written in the URL must be one dms may connect to for them (dms.outbound). Names are checked
+  written in the URL must be one dms may connect to for them (dms.files.outbound). Names are checked
   when they are resolved, at each delivery.
 """
 
@@ -25,7 +25,7 @@ from dms.db.models import User, Webhook, new_id, utcnow
 from dms.domain.accounts import outbound_policy
 from dms.errors import Invalid, NotFound
 from dms.files import sealing
-from dms.outbound import Policy, Refused
+from dms.files.outbound import Policy, Refused
 from dms.text import has_refused_characters
 
 MAX_WEBHOOKS_PER_USER = 20

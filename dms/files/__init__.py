@@ -1,3 +1,5 @@
-"""Files on disk: the file store of uploads and derived files, what a file is (file-type
-sniffing), PDFs read only in pdfium child processes, images, sealing of secrets and link-safe
-file operations. Knows nothing of users or documents: callers pass version ids and paths."""
+"""What dms reads and writes outside its database: the file store of uploads and derived files,
+what a file is (file-type sniffing), PDFs read only in pdfium child processes, images, sealing of
+secrets, link-safe file operations, and the connections dms opens for its users under the
+outbound rule (dms.files.outbound). Knows nothing of users or documents: callers pass version
+ids, paths and addresses."""

@@ -48,8 +48,8 @@ from dms.intake.mailclient import (AnswerTooLarge, BoundedClient, Budget, Litera
 from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageLimits, MessageRefused,
                                     Origin, attachments, clean, file_name, origin_of, parse,
                                     sender_folder)
-from dms.outbound import Refused
-from dms.outbound.policy import ResolveTimeout
+from dms.files.outbound import Refused
+from dms.files.outbound.policy import ResolveTimeout
 
 if TYPE_CHECKING:
     from dms.domain.services import Services

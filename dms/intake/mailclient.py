@@ -16,8 +16,9 @@ connection goes through a Budget, from the greeting on:
   timeouts never fire then).
 imaplib already refuses a line longer than 1 MB.
 
-The connection goes through the outbound rule (dms.outbound, api.md §14): the host is resolved with
-a time limit, an address the account's owner may not reach is refused before anything is sent,
+The connection goes through the outbound rule (dms.files.outbound, api.md §14): the host is
+resolved with a time limit, an address the account's owner may not reach is refused before
+anything is sent,
 and the socket is connected to exactly a checked address (TLS still checks the certificate for
 the host name).
 """
@@ -32,7 +33,7 @@ import time
 import imapclient
 from imapclient import imap4, tls
 
-from dms.outbound import Policy
+from dms.files.outbound import Policy
 
 CONNECT_TIMEOUT, READ_TIMEOUT = 15, 60
 # What one answer may hold beyond the largest message: its lines (imaplib refuses a line over

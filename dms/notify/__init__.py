@@ -2,4 +2,4 @@
 (dms.db.events) as webhook bodies and stream events (dms.notify.feed), its delivery to users'
 webhooks, durable and once per cluster (dms.notify.deliverer), and the live event stream
 (dms.notify.streams). What leaves dms, as dms.intake is what comes in; the connections go through
-the outbound rule (dms.outbound)."""
+the outbound rule (dms.files.outbound)."""

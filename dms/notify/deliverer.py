@@ -50,8 +50,8 @@ from dms.domain.accounts import outbound_policy
 from dms.errors import Throttled
 from dms.files import sealing
 from dms.notify import feed
-from dms.outbound import Policy
-from dms.outbound.http import Answer, post
+from dms.files.outbound import Policy
+from dms.files.outbound.http import Answer, post
 
 log = logging.getLogger("dms.webhooks")
 
@@ -255,7 +255,7 @@ class Deliverer:
             return UNSEALABLE
         headers = delivery_headers(secret, event.type, feed.delivery_id(hook.id, event.id),
                                    event.body)
-        policy = self.config.outbound_policy.for_user(hook.superuser)
+        policy = Policy(self.config.outbound_allowed).for_user(hook.superuser)
         return post(policy, hook.url, event.body, headers, self.config.webhook_timeout_seconds)
 
     def _secret(self, webhook_id: str, sealed: str) -> str | None:

@@ -26,7 +26,7 @@ from dms.domain.tree import check_title
 from dms.domain.webhooks import check_events, check_url
 from dms.errors import DomainError
 from dms.ops.backup import BackupError
-from dms.outbound import Policy
+from dms.files.outbound import Policy
 from dms.text import username_key
 
 BATCH = 1000

@@ -29,10 +29,9 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Iterable
 
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+from dms.config import Address, Allowed, normal_host, plain_address
+
 
 RESOLVE_SECONDS = 5.0  # a name that takes longer to resolve is taken as not found
 RESOLVER_THREADS = 4  # lookups at once; more callers wait their turn (within their time limit)
@@ -43,7 +42,6 @@ MAX_ADDRESSES = 8  # addresses of one name tried, in the resolver's order
 METADATA = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "fd00:ec2::254", "168.63.129.16", "100.100.100.200"))
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
-HOST_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-._")
 
 
 class Refused(Exception):
@@ -54,30 +52,18 @@ class ResolveTimeout(OSError):
     """The name did not resolve within the time limit."""
 
 
-def normal_host(host: str) -> str:
-    """A host as rules compare it: lower case, no trailing dot, no brackets around IPv6."""
-    return host.strip().strip("[]").rstrip(".").lower()
-
-
 def literal_address(host: str) -> Address | None:
     """The address `host` is written as (`127.0.0.1`, `[::1]`), or None for a name."""
     try:
-        return _plain(ipaddress.ip_address(normal_host(host)))
+        return plain_address(ipaddress.ip_address(normal_host(host)))
     except ValueError:
         return None
-
-
-def _plain(address: Address) -> Address:
-    """An IPv4-mapped IPv6 address (::ffff:10.0.0.1) as the IPv4 address it is."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
 
 
 def is_internal(address: Address) -> bool:
     """Not a public unicast address, or one that leads to a non-public one (see the module
     docstring)."""
-    address = _plain(address)
+    address = plain_address(address)
     if address in METADATA or address.is_multicast or not address.is_global:
         return True
     if isinstance(address, ipaddress.IPv6Address):
@@ -90,40 +76,9 @@ def is_internal(address: Address) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Allowed:
-    """DMS_OUTBOUND_ALLOW, parsed: host names and networks (an address is a network of one)."""
-    names: frozenset[str] = frozenset()
-    networks: tuple[Network, ...] = ()
-
-    def admits(self, host: str, address: Address) -> bool:
-        address = _plain(address)
-        return normal_host(host) in self.names or any(
-            address.version == network.version and address in network
-            for network in self.networks)
-
-
-def parse_allowed(entries: Iterable[str]) -> Allowed:
-    """The allow-list from its entries; ValueError naming the first entry that is none of a host
-    name, an address or a network."""
-    names, networks = set(), []
-    for entry in entries:
-        text = normal_host(entry)
-        try:
-            networks.append(ipaddress.ip_network(text, strict=False))
-            continue
-        except ValueError:
-            pass
-        if not text or len(text) > 253 or not set(text) <= HOST_NAME_CHARACTERS \
-                or text.startswith(("-", ".")) or ".." in text:
-            raise ValueError(f"{entry!r} is neither a host name, an address nor a network "
-                             f"such as 10.0.0.0/8")
-        names.add(text)
-    return Allowed(frozenset(names), tuple(networks))
-
-
 def refusal(host: str, address: Address) -> str:
-    shown = "" if literal_address(host) == _plain(address) else f" resolves to {address}, which"
+    same = literal_address(host) == plain_address(address)
+    shown = "" if same else f" resolves to {address}, which"
     return (f"{normal_host(host)}{shown} is an internal address (loopback, private, link-local or "
             f"a cloud's metadata service): dms connects there only for a superuser or when the "
             f"administrator allows it (DMS_OUTBOUND_ALLOW).")

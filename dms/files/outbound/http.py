@@ -1,5 +1,5 @@
 """One HTTP POST to a user's URL (a webhook's delivery) under the outbound rule
-(dms.outbound.policy): the standard library's http.client on a socket connected by
+(dms.files.outbound.policy): the standard library's http.client on a socket connected by
 Policy.connect, so the checked address is the one used; TLS verifies the certificate for the
 URL's host name. Redirects are never followed (a 3xx is an answer like any other that is not
 2xx). The whole exchange, from the lookup to the status line, ends after `timeout` seconds: a
@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from dms.outbound.policy import Policy, Refused, ResolveTimeout, normal_host
+from dms.files.outbound.policy import Policy, Refused, ResolveTimeout, normal_host
 
 ANSWER_BYTES = 64 * 1024
 DEFAULT_PORTS = {"http": 80, "https": 443}

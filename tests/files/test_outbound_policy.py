@@ -1,4 +1,4 @@
-"""The outbound rule (dms.outbound, api.md §14) on its own: which addresses are internal, the
+"""The outbound rule (dms.files.outbound, api.md §14) on its own: which addresses are internal, the
 allow-list, a name checked on what it resolves to and connected to exactly that address (a second
 answer of the resolver is never asked for), name resolution with a time limit, and a POST over
 TLS that checks the certificate for the URL's host name while connecting to the checked address.
@@ -19,9 +19,9 @@ import time
 import pytest
 
 from dms.config import Config, ConfigError
-from dms.outbound import Policy, Refused, parse_allowed
-from dms.outbound.http import post
-from dms.outbound.policy import ResolveTimeout, is_internal
+from dms.files.outbound import Policy, Refused, parse_allowed
+from dms.files.outbound.http import post
+from dms.files.outbound.policy import ResolveTimeout, is_internal
 
 pytestmark = pytest.mark.sqlite_only  # no database: once is enough
 
