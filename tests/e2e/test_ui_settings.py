@@ -11,7 +11,9 @@ from playwright.sync_api import expect
 from tests.harness.processes import free_port
 from tests.harness.webpage import log_in_home
 
-pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
+# The browser talks to the socket, the API calls beside it too; their mail accounts point at a
+# server on loopback, which the outbound rule allows only when listed (DMS_OUTBOUND_ALLOW).
+pytestmark = [pytest.mark.socket, pytest.mark.config(outbound_allow=("127.0.0.1",))]
 
 
 def accounts(client) -> list[dict]:
