@@ -6,7 +6,10 @@ bodies change nothing; another user's pages are unknown, an anonymous caller is 
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from PIL import Image
 
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, assert_error
@@ -109,6 +112,11 @@ def test_rotating_pages_turns_them_and_keeps_their_text(alice, letter):
     assert alice.post("/api/pages/rotate/", body, media=JSON).status_code == 204
     layout = bytes_layout(latest_pdf(alice, document_id))
     assert layout == [(90, LETTER[::-1]), (0, LETTER), (0, LETTER), (270, LETTER[::-1])]
+    # The previews are drawn as the pages are shown: the turned ones wide, the others tall.
+    sizes = [Image.open(io.BytesIO(alice.get(f"/api/pages/{page}/",
+                                             headers={"Accept": "image/jpeg"}).content)).size
+             for page in page_ids(alice, document_id)]
+    assert [width > height for width, height in sizes] == [True, False, False, True]
     assert words(alice, document_id) == WORDS
     attributes = document(alice, document_id)
     assert (attributes["ocr_status"], attributes["versions"][-1]["short_description"]) == \
