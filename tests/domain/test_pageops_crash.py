@@ -14,29 +14,16 @@ import requests
 
 from tests.harness import samples
 from tests.harness.pdfops import page_texts
-from tests.harness.processes import Running, config_args, dms
+from tests.harness.processes import Running, admin_session, config_args, config_env, dms, make_node
 
 pytestmark = pytest.mark.slow
 
-ADMIN = ("admin", "crash-test-pw")
+ADMIN_PASSWORD = "crash-test-pw"
 PAGES = 60  # a merge of 120 pages writes for a while: the kill lands before, during or after
 
 
-def session(url: str) -> tuple[requests.Session, str]:
-    client = requests.Session()
-    token = client.post(url + "/api/auth/login/", json=dict(zip(("username", "password"),
-                                                                ADMIN))).json()["token"]
-    client.headers["Authorization"] = f"Token {token}"
-    me = client.get(url + "/api/users/me/").json()["data"]
-    return client, me["relationships"]["home_folder"]["data"]["id"]
-
-
 def document(client, url, home, title, data) -> str:
-    body = {"data": {"type": "documents", "attributes": {"title": title},
-                     "relationships": {"parent": {"data": {"type": "folders", "id": home}}}}}
-    response = client.post(url + "/api/nodes/", json=body,
-                           headers={"Content-Type": "application/vnd.api+json"})
-    document_id = response.json()["data"]["id"]
+    document_id = make_node(client, url, "documents", title, home)
     response = client.put(f"{url}/api/documents/{document_id}/upload/{title}", data=data,
                           headers={"Content-Disposition": "attachment"})
     assert response.status_code == 201, response.text
@@ -44,10 +31,7 @@ def document(client, url, home, title, data) -> str:
 
 
 def serve(config) -> Running:
-    env = {"DMS_ADMIN_PASSWORD": ADMIN[1]}
-    if config.database_url:
-        env["DMS_DATABASE_URL"] = config.database_url
-    return Running(config.data_dir, **env)
+    return Running(config.data_dir, DMS_ADMIN_PASSWORD=ADMIN_PASSWORD, **config_env(config))
 
 
 def killed_during(server: Running, call, delay: float) -> None:
@@ -71,7 +55,7 @@ def test_a_merge_killed_at_any_moment_leaves_one_consistent_state(config):
     source_pdf = samples.pdf([f"Source page {n}" for n in range(1, PAGES + 1)])
     server = serve(config)
     try:
-        client, home = session(server.url)
+        client, home = admin_session(server.url, ADMIN_PASSWORD)
         target = document(client, server.url, home, "target.pdf", target_pdf)
         source = document(client, server.url, home, "source.pdf", source_pdf)
     finally:
@@ -79,7 +63,7 @@ def test_a_merge_killed_at_any_moment_leaves_one_consistent_state(config):
     for delay in (0.05, 0.2, 0.5, 1.5):
         server = serve(config)
         try:
-            client, _ = session(server.url)
+            client, _ = admin_session(server.url, ADMIN_PASSWORD)
             merge = lambda: client.post(  # noqa: E731
                 f"{server.url}/api/documents/merge/", json={"src": source, "dst": target},
                 timeout=30)
@@ -91,7 +75,7 @@ def test_a_merge_killed_at_any_moment_leaves_one_consistent_state(config):
         assert checked.returncode == 0, checked.stdout + checked.stderr
         server = serve(config)
         try:
-            client, _ = session(server.url)
+            client, _ = admin_session(server.url, ADMIN_PASSWORD)
             merged = client.get(f"{server.url}/api/documents/{source}/").status_code == 404
             versions = client.get(f"{server.url}/api/documents/{target}/").json()["data"][
                 "attributes"]["versions"]

@@ -17,28 +17,18 @@ import requests
 
 from tests.harness import samples
 from tests.harness.database import execute_sql, query_sql
-from tests.harness.processes import Running, config_args, config_env, environment
+from tests.harness.processes import (Running, admin_session, config_args, config_env,
+                                     environment, make_node)
 from tests.harness.waiting import wait_for
 
 ADMIN = ("admin", "crash-test-pw")
 
 
 def session(url: str) -> tuple[requests.Session, str]:
-    client = requests.Session()
-    token = client.post(url + "/api/auth/login/", json=dict(zip(("username", "password"),
-                                                                ADMIN))).json()["token"]
-    client.headers["Authorization"] = f"Token {token}"
-    me = client.get(url + "/api/users/me/").json()["data"]
-    return client, me["relationships"]["home_folder"]["data"]["id"]
+    return admin_session(url, ADMIN[1])
 
 
-def make(client, url, kind, title, parent) -> str:
-    body = {"data": {"type": kind, "attributes": {"title": title},
-                     "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
-    response = client.post(url + "/api/nodes/", json=body,
-                           headers={"Content-Type": "application/vnd.api+json"})
-    assert response.status_code == 201, response.text
-    return response.json()["data"]["id"]
+make = make_node
 
 
 def serve(config, **env: str) -> Running:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import threading
 
+import requests
+
 from tests.harness.waiting import WaitTimeout, wait_for
 
 LISTENING = re.compile(r"dms listening on (http://\S+)")
@@ -109,3 +111,23 @@ def config_args(config) -> list[str]:
     """The command-line options of a `dms` command on the data dir and database of `config`."""
     url = ["--database-url", config.database_url] if config.database_url else []
     return ["--data-dir", str(config.data_dir), *url]
+
+
+def admin_session(url: str, password: str) -> tuple[requests.Session, str]:
+    """A requests session logged in as `admin` on a `dms serve` subprocess, and admin's .home."""
+    client = requests.Session()
+    token = client.post(url + "/api/auth/login/",
+                        json={"username": "admin", "password": password}).json()["token"]
+    client.headers["Authorization"] = f"Token {token}"
+    me = client.get(url + "/api/users/me/").json()["data"]
+    return client, me["relationships"]["home_folder"]["data"]["id"]
+
+
+def make_node(client: requests.Session, url: str, kind: str, title: str, parent: str) -> str:
+    """A folder or document (`kind`: folders, documents) made through such a session; its id."""
+    body = {"data": {"type": kind, "attributes": {"title": title},
+                     "relationships": {"parent": {"data": {"type": "folders", "id": parent}}}}}
+    response = client.post(url + "/api/nodes/", json=body,
+                           headers={"Content-Type": "application/vnd.api+json"})
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
