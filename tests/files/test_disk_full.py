@@ -18,7 +18,7 @@ from tests.harness.client import NOT_FOUND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, stored_files, temporary_files, upload
 from tests.harness.users import ADMIN_PASSWORD
-from tests.harness.waiting import wait_processed
+from tests.harness.waiting import wait_indexed, wait_processed
 
 pytestmark = pytest.mark.sqlite_only  # a full disk under the SQLite file
 
@@ -98,6 +98,7 @@ def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config
     response = upload(again, kept, "v2.txt", samples.text("plums\n"))
     assert response.status_code == 201, response.text
     assert wait_processed(again, kept)[-1] == "succeeded"
+    wait_indexed(config)  # the index is written after the text, by the indexer thread
     assert [r["title"] for r in again.get("/api/search/", params={"q": "plums"}).json()] == ["kept"]
     assert len(stored_files(config)) == 2  # kept's two versions; doomed's file is gone
     new_upload = again.put("/api/document/upload/after.txt", data=samples.text("after\n"))
