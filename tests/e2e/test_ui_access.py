@@ -45,6 +45,9 @@ def furnish(alice, config) -> dict[str, tuple[str, str]]:
                "password": "mail-secret"}
     assert alice.post("/api/mail-accounts/", {"data": {"type": "mail-accounts",
                                                        "attributes": account}}).ok
+    assert alice.post("/api/webhooks/", {"data": {"type": "webhooks", "attributes": {
+        "url": "https://hooks.example.org/dms", "events": ["document.processed", "node.moved"],
+        "secret": "a-secret-of-the-access-test"}}}).status_code == 201
     wait_indexed(config)
     return {
         "home": ("/#/", "Home"),
@@ -56,6 +59,7 @@ def furnish(alice, config) -> dict[str, tuple[str, str]]:
         "profile": ("/#/settings/profile", "Profile"),
         "mail": ("/#/settings/mail", "Mail accounts"),
         "rules": ("/#/settings/rules", "Rules"),
+        "webhooks": ("/#/settings/webhooks", "Webhooks"),
     }
 
 
@@ -92,6 +96,12 @@ def test_every_view_passes_axe_and_names_every_control(browser, server, config, 
         page.get_by_role("button", name="Move").click()
         expect(page.get_by_role("dialog").get_by_role("radio").first).to_be_visible()
         found["move"] = axe_violations(page)
+        assert unnamed_controls(page) == []
+        page.keyboard.press("Escape")
+        open_view(page, server.url, *views["webhooks"])
+        page.get_by_role("button", name="Add webhook").click()
+        expect(page.get_by_role("form", name="New webhook")).to_be_visible()
+        found["webhook form"] = axe_violations(page)
         assert unnamed_controls(page) == []
         assert {name: violations for name, violations in found.items() if violations} == {}
         assert session.errors == [] and session.foreign == []

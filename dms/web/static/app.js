@@ -7,8 +7,9 @@
 import { api, forgetToken, hasToken, JSON_MEDIA, setToken, whenUnauthorized } from "./api.js";
 import { moveNodes } from "./actions.js";
 import { setUp as setUpDragAndDrop } from "./dnd.js";
-import { stopAll } from "./docstatus.js";
+import { nudge, setLive, stopAll } from "./docstatus.js";
 import { $, clearMessages, focusHeading, showError, showStatus } from "./dom.js";
+import * as events from "./events.js";
 import { setUp as setUpKeys, showHelp } from "./keys.js";
 import { closeMenu, setUp as setUpMenu } from "./menu.js";
 import * as tree from "./tree.js";
@@ -21,9 +22,14 @@ import * as trashView from "./view-trash.js";
 
 /** Typing in the search box waits this long for the next key before it searches. */
 const SEARCH_DEBOUNCE_MS = 250;
+/** Events that arrive together (an upload, a rule's moves) are looked at once, this much later. */
+const LIVE_SETTLE_MS = 400;
+/** The events that can change a folder's rows, the tree or the inbox count. */
+const TREE_EVENTS = new Set(["node.created", "node.moved", "node.deleted", "node.restored", "node.renamed"]);
 
 const state = {
   me: null, view: null, viewName: null, navigation: 0, keepMessages: false, focusNext: true, focusKeys: [],
+  events: [], eventsTimer: null,
 };
 
 const VIEWS = {
@@ -136,6 +142,7 @@ async function enter() {
   $("usermenu-name").textContent = state.me.attributes.username;
   $("view-login").hidden = true;
   document.body.classList.add("signed-in");
+  events.start();
   await Promise.all([tree.refresh(), route()]);
 }
 
@@ -144,6 +151,9 @@ function endSession(message = null, isError = false) {
   forgetToken();
   // A dialog left open would cover the login form.
   for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
+  events.stop();
+  clearTimeout(state.eventsTimer);
+  state.events = [];
   stopAll();
   clearUploads();
   tree.forget();
@@ -191,6 +201,33 @@ async function logout() {
   $("login-username").focus();
 }
 
+// ---- live events (events.js) ----
+
+function setUpLive() {
+  events.onLiveChange((isLive) => {
+    setLive(isLive);
+    document.body.dataset.events = isLive ? "live" : "polling";
+  });
+  events.onEvent((event) => {
+    if (event.node?.id) nudge(event.node.id); // a status shown somewhere is read at once
+    if (!TREE_EVENTS.has(event.type)) return;
+    state.events.push(event);
+    clearTimeout(state.eventsTimer);
+    state.eventsTimer = setTimeout(applyEvents, LIVE_SETTLE_MS);
+  });
+}
+
+/** Changes made elsewhere (another tab, a script, the consume folder, a rule) show in the tree,
+ *  the inbox count and the open folder; a view is not read again under an open dialog. */
+function applyEvents() {
+  const batch = state.events.splice(0);
+  if (!state.me) return;
+  const update = batch.some((event) => event.node?.type === "folders") ? tree.refresh() : tree.refreshInboxCount();
+  update.catch(() => {});
+  if (document.querySelector("dialog[open]")) return;
+  if (batch.some((event) => state.view?.isStale?.(event))) ctx.refresh();
+}
+
 // ---- search box ----
 
 function setUpSearch() {
@@ -225,11 +262,13 @@ function bind() {
     profile: () => ctx.navigate("#/settings/profile"),
     mail: () => ctx.navigate("#/settings/mail"),
     rules: () => ctx.navigate("#/settings/rules"),
+    webhooks: () => ctx.navigate("#/settings/webhooks"),
     help: showHelp,
     logout,
   });
   $("help-button").addEventListener("click", showHelp);
   setUpSearch();
+  setUpLive();
   setUpUploads({ onChanged: () => ctx.changed() });
   setUpDragAndDrop({
     onMove: async (ids, folderId) => { if (await moveNodes(ids, folderId)) ctx.changed(); },

@@ -2,24 +2,23 @@
 // status (the upload list, a folder's rows, the document view) calls watch(id, callback) and
 // gets the document each time it is read, until its status is final or it stops watching.
 //
-// Source today: polling GET /documents/{id}/ with back-off, one timer per watched document.
-// EXTENSION POINT (issue 28, api.md §14 `GET /events/`): a live source reads the event stream
-// and calls nudge(id) on `document.processed` / `document.uploaded` for a watched document; the
-// watcher then reads it at once. Polling stays as the fallback (a live source that is connected
-// may lengthen MAX_POLL_MS: polling is then only a safety net). EventSource cannot send the Authorization
-// header, so that source reads the stream with fetch() and a ReadableStream, in a module of its
-// own (e.g. events.js) started by app.js after login.
+// Each watched document is read with GET /documents/{id}/, again and again with back-off. The
+// live source (events.js) makes that fast: app.js calls nudge(id) when an event about a watched
+// document arrives, and the watcher reads it at once. While a stream is open (setLive(true))
+// polling is only a safety net and slows to LIVE_MAX_POLL_MS; when it closes, polling takes over.
 
 import { api, id as encoded } from "./api.js";
 
 const FIRST_POLL_MS = 500;
 const BACK_OFF = 1.6;
 const MAX_POLL_MS = 5000;
+const LIVE_MAX_POLL_MS = 30_000;
 const FINAL = new Set(["succeeded", "failed"]);
 
 export const isFinal = (document) => !document.attributes.file_name || FINAL.has(document.attributes.ocr_status);
 
 const watchers = new Map(); // document id -> {callbacks, delay, timer}
+let maxPollMs = MAX_POLL_MS;
 
 /** Calls `callback(document)` each time the document is read, and `callback(null)` if it is
  *  gone; returns the function that stops watching. */
@@ -46,7 +45,7 @@ function stop(documentId) {
 function schedule(documentId, watcher) {
   clearTimeout(watcher.timer);
   watcher.timer = setTimeout(() => read(documentId), watcher.delay);
-  watcher.delay = Math.min(MAX_POLL_MS, watcher.delay * BACK_OFF);
+  watcher.delay = Math.min(maxPollMs, watcher.delay * BACK_OFF);
 }
 
 async function read(documentId) {
@@ -79,4 +78,14 @@ export function nudge(documentId) {
 /** Stops every watcher (at logout). */
 export function stopAll() {
   for (const documentId of [...watchers.keys()]) stop(documentId);
+}
+
+/** A live source opened (true) or closed (false): polling slows down, or takes over at once. */
+export function setLive(isLive) {
+  maxPollMs = isLive ? LIVE_MAX_POLL_MS : MAX_POLL_MS;
+  if (isLive) return;
+  for (const [documentId, watcher] of watchers) {
+    watcher.delay = Math.min(watcher.delay, MAX_POLL_MS);
+    schedule(documentId, watcher);
+  }
 }

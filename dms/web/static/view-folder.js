@@ -54,12 +54,28 @@ class FolderView {
     return {
       node, title, folderId: this.folder.id, breadcrumb: this.folder.attributes.breadcrumb,
       dispose: () => this.stops.forEach((stop) => stop()),
+      isStale: (event) => this.isStale(event),
       keys: {
         n: () => this.create(), u: () => pickFiles(this.folder.id), F2: () => this.rename(),
         m: () => this.move(), Delete: () => this.remove(), a: () => this.selectAll(true),
         Escape: () => this.selectAll(false),
       },
     };
+  }
+
+  /** Whether an event (events.js) changed what the rows show; not while rows are selected. */
+  isStale(event) {
+    if (this.selected.size > 0 || !event.node) return false;
+    const { id, parent_id: parentId, title } = event.node;
+    const row = this.rows.find((candidate) => candidate.id === id);
+    const here = parentId === this.folder.id;
+    switch (event.type) {
+      case "node.created": case "node.restored": return here && !row;
+      case "node.moved": return here !== Boolean(row);
+      case "node.deleted": return Boolean(row);
+      case "node.renamed": return Boolean(row) && row.attributes.title !== title;
+      default: return false;
+    }
   }
 
   buildToolbar() {

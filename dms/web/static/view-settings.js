@@ -1,22 +1,20 @@
 // Settings: a list of sections, one module each, and the open one (#/settings/<section>).
-//
-// EXTENSION POINTS: a section is a row of SECTIONS and a module whose render(ctx) returns its
-// content (an element with an h1). Still to come:
-// - Webhooks (issue 28, api.md §14): settings-webhooks.js — GET/POST/PATCH/DELETE /webhooks/,
-//   the events to send, the secret (write-only), the last delivery's status and error, and
-//   "Send a test" (POST /webhooks/{id}/test/).
+// A section is a row of SECTIONS and a module whose render(ctx) returns its content (an element
+// with an h1).
 
 import { el } from "./dom.js";
 import * as account from "./settings-account.js";
 import * as mail from "./settings-mail.js";
 import * as rules from "./settings-rules.js";
 import * as tokens from "./settings-tokens.js";
+import * as webhooks from "./settings-webhooks.js";
 
 const SECTIONS = [
   { id: "tokens", title: "API Tokens", module: tokens },
   { id: "profile", title: "Profile", module: account },
   { id: "mail", title: "Mail accounts", module: mail },
   { id: "rules", title: "Rules", module: rules },
+  { id: "webhooks", title: "Webhooks", module: webhooks },
 ];
 
 export async function render(ctx, sectionId) {
