@@ -1,6 +1,6 @@
 """Page operations (issue 26): the request time of rotating, deleting and reordering pages of a
 100-page PDF, and of splitting a 50-page scanned batch (after given pages, and at QR separator
-sheets, which reads every page), each against a real `dms serve`.
+sheets), each against a real `dms serve`.
 
 Two 100-page documents: a born-digital PDF (a text layer on every page, as an office program
 writes it) and a scan (a 300-dpi grayscale image per page, as a sheet feeder's PDF; uploaded with
@@ -8,6 +8,10 @@ writes it) and a scan (a 300-dpi grayscale image per page, as a sheet feeder's P
 times on the document's latest version, one request after the other; printed: median and worst
 request time in ms. Target (../shared/docs/targets.md): each under a second of request time;
 what follows (reading a turned page again) runs in the background and is not counted.
+
+The split at QR separator sheets is timed twice: on a batch that was processed (Tesseract read
+it, and processing read each page's barcodes from the same render: the request renders nothing)
+and on one uploaded with `ocr: false` (no barcode known: the request renders every page).
 
     .venv/bin/python -m bench.pageops [--pages 100] [--batch 50] [--rounds 5]
 """
@@ -27,8 +31,9 @@ from tests.harness import samples
 from tests.harness.pdfops import batch_pdf, letter_page, separator_sheet
 
 
-def document(session: requests.Session, url: str, home: str, title: str, data: bytes) -> str:
-    body = {"data": {"type": "documents", "attributes": {"title": title, "ocr": False},
+def document(session: requests.Session, url: str, home: str, title: str, data: bytes,
+             ocr: bool = False) -> str:
+    body = {"data": {"type": "documents", "attributes": {"title": title, "ocr": ocr},
                      "relationships": {"parent": {"data": {"type": "folders", "id": home}}}}}
     response = session.post(url + "/api/nodes/", json=body,
                             headers={"Content-Type": "application/vnd.api+json"})
@@ -81,7 +86,7 @@ def operations(session, url, document_id, rounds) -> dict[str, list[float]]:
 
 def report(label: str, times: dict[str, list[float]]) -> None:
     for name, values in times.items():
-        print(f"  {label:<28} {name:<32} median {statistics.median(values):7.1f} ms   "
+        print(f"  {label:<28} {name:<58} median {statistics.median(values):7.1f} ms   "
               f"worst {max(values):7.1f} ms   ({len(values)} runs)")
 
 
@@ -117,15 +122,20 @@ def main() -> None:
                                 (f"scanned, {args.pages} pages", scanned)):
                 document_id = document(session, url, home, "doc.pdf", data)
                 report(label, operations(session, url, document_id, args.rounds))
-            splits: dict[str, list[float]] = {"split after every 10th page": [],
-                                              "split at QR separator sheets": []}
+            processed, unread = ("split at QR separator sheets, batch processed",
+                                 "split at QR separator sheets, batch not read (ocr: false)")
+            splits: dict[str, list[float]] = {"split after every 10th page": [], processed: [],
+                                              unread: []}
             for _ in range(args.rounds):
                 document_id = document(session, url, home, "batch.pdf", batch)
                 cuts = list(range(10, args.batch, 10))
                 splits["split after every 10th page"].append(timed(lambda: session.post(
                     f"{url}/api/documents/{document_id}/split/", json={"after_pages": cuts})))
                 document_id = document(session, url, home, "batch.pdf", batch)
-                splits["split at QR separator sheets"].append(timed(lambda: session.post(
+                splits[unread].append(timed(lambda: session.post(
+                    f"{url}/api/documents/{document_id}/split/", json={"separator": "barcode"})))
+                document_id = document(session, url, home, "batch.pdf", batch, ocr=True)
+                splits[processed].append(timed(lambda: session.post(
                     f"{url}/api/documents/{document_id}/split/", json={"separator": "barcode"})))
             report(f"scanned batch, {args.batch} pages", splits)
         finally:

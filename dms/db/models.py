@@ -203,6 +203,8 @@ class Page(BaseModel):
     text = TextField(default="")
     # How the text was read: None (not yet), "text", "layer", "ocr" or "skipped" (migration 0004).
     method = TextField(null=True)
+    # The texts of its barcodes as a JSON list, where processing looked (migration 0017).
+    barcodes = TextField(null=True)
 
 
 class Tag(BaseModel):

@@ -154,15 +154,15 @@ def _copy_version(document: Node, old: DocumentVersion, version_id: str) -> int:
         lang=old.lang, created_at=now, searchable_size=old.searchable_size,
         searchable_sha256=old.searchable_sha256).execute()
     pages = database.execute_sql(
-        "SELECT number, text, method FROM page WHERE version_id = ? ORDER BY number",
+        "SELECT number, text, method, barcodes FROM page WHERE version_id = ? ORDER BY number",
         (old.id,)).fetchall()
     for start in range(0, len(pages), 300):  # under SQLite's limit of bound values
         rows = pages[start:start + 300]
         database.execute_sql(
-            "INSERT INTO page (id, version_id, number, text, method) VALUES "
-            + ", ".join("(?, ?, ?, ?, ?)" for _ in rows),
+            "INSERT INTO page (id, version_id, number, text, method, barcodes) VALUES "
+            + ", ".join("(?, ?, ?, ?, ?, ?)" for _ in rows),
             [value for row in rows for value in (new_id(), version_id, *row)])
-    read = len(pages) == old.page_count and all(method is not None for _, _, method in pages)
+    read = len(pages) == old.page_count and all(method is not None for _, _, method, _ in pages)
     columns = dict(file_name=old.file_name, size=old.size, page_count=old.page_count,
                    lang=old.lang, ocr_status=OcrStatus.SUCCEEDED if read else OcrStatus.RECEIVED,
                    ocr_error=None, ocr_attempts=0, ocr_seconds=0.0, updated_at=now)

@@ -47,6 +47,7 @@ class SourcePage:
     method: str | None
     version: DocumentVersion
     document: Node
+    barcodes: str | None = None  # page.barcodes: a JSON list, or None where no one looked
 
 
 @dataclass
@@ -70,6 +71,7 @@ class Built:
     """A new PDF in tmp/, waiting to become a version, with its pages' text."""
     file: ReceivedFile
     texts: list[tuple[str, str | None]]  # (text, method) of each page; method None: to read
+    barcodes: list[str | None] = field(default_factory=list)  # each page's page.barcodes
     searchable: Path | None = None  # searchable PDF (or its base) in tmp/, if pages keep OCR text
     covered: list[int] = field(default_factory=list)  # numbers of the pages whose text it carries
 
@@ -117,7 +119,10 @@ class Builder:
         references = [(self.pdf_of(p.page.version), p.page.number - 1, p.turn) for p in placed]
         self._write(references, target)
         texts = [("", None) if p.read_again else (p.page.text, p.page.method) for p in placed]
-        built = Built(ReceivedFile.of(target), texts)
+        # A barcode reads the same turned (zxing-cpp tries each way); a page read again is
+        # looked at again.
+        barcodes = [None if p.read_again else p.page.barcodes for p in placed]
+        built = Built(ReceivedFile.of(target), texts, barcodes)
         kept = [number for number, p in enumerate(placed, 1) if p.keeps_ocr_text]
         sources = {p.page.version.id: p.page.version for p in placed if p.keeps_ocr_text}
         if kept and config.searchable_pdf and all(

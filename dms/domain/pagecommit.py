@@ -167,13 +167,14 @@ def insert_version(document: Node, version_id: str, built: Built, description: s
         size=built.file.size, page_count=built.page_count, sha256=built.file.sha256,
         lang=document.lang, created_at=now, searchable_size=size, searchable_sha256=sha256,
         short_description=description, source_sha256=source_sha256).execute()
-    rows = [(new_id(), version_id, n, text, method)
-            for n, (text, method) in enumerate(built.texts, 1)]
+    barcodes = built.barcodes or [None] * len(built.texts)
+    rows = [(new_id(), version_id, n, text, method, codes)
+            for n, ((text, method), codes) in enumerate(zip(built.texts, barcodes), 1)]
     for start in range(0, len(rows), PAGE_ROWS_PER_STATEMENT):
         part = rows[start:start + PAGE_ROWS_PER_STATEMENT]
         database.execute_sql(
-            "INSERT INTO page (id, version_id, number, text, method) VALUES "
-            + ", ".join("(?, ?, ?, ?, ?)" for _ in part), [v for row in part for v in row])
+            "INSERT INTO page (id, version_id, number, text, method, barcodes) VALUES "
+            + ", ".join("(?, ?, ?, ?, ?, ?)" for _ in part), [v for row in part for v in row])
     columns = dict(file_name=name, size=built.file.size, page_count=built.page_count,
                    ocr_status=OcrStatus.SUCCEEDED if built.read else OcrStatus.RECEIVED,
                    ocr_error=None, ocr_attempts=0, ocr_seconds=0.0, updated_at=now)

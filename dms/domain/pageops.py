@@ -190,7 +190,8 @@ def split_document(services: Services, user: User, document_id: str, body: dict)
                 raise Invalid("separator is \"barcode\" or \"blank\".", "separator")
             try:
                 cut = separators.find(services, builder.pdf_of(version), len(pages), kind,
-                                      [(page.text, page.method) for page in pages])
+                                      [(page.text, page.method) for page in pages],
+                                      [page.barcodes for page in pages])
             except UnreadablePdf as error:
                 raise refusal(error) from None
             if not cut:
@@ -261,7 +262,7 @@ def _find(user: User, page_ids: list[str], field: str) -> list[SourcePage]:
         for page in query:
             version = page.version
             found[page.id] = SourcePage(page.id, page.number, page.text, page.method, version,
-                                        version.document)
+                                        version.document, page.barcodes)
     if len(found) != len(page_ids):
         raise NotFound()
     latest = _latest_ids({page.document.id for page in found.values()})
@@ -292,13 +293,14 @@ def _one_document(found: list[SourcePage]) -> list[SourcePage]:
 def _all_pages(version: DocumentVersion, document: Node) -> list[SourcePage]:
     """Every page of the version in order (a page whose row processing has not written yet has
     no id and no text)."""
-    rows = {number: (page_id, text, method) for page_id, number, text, method in
-            database.execute_sql("SELECT id, number, text, method FROM page WHERE version_id = ?",
-                                 (version.id,)).fetchall()}
+    rows = {number: (page_id, text, method, barcodes)
+            for page_id, number, text, method, barcodes in database.execute_sql(
+                "SELECT id, number, text, method, barcodes FROM page WHERE version_id = ?",
+                (version.id,)).fetchall()}
     pages = []
     for number in range(1, version.page_count + 1):
-        page_id, text, method = rows.get(number, ("", "", None))
-        pages.append(SourcePage(page_id, number, text, method, version, document))
+        page_id, text, method, barcodes = rows.get(number, ("", "", None, None))
+        pages.append(SourcePage(page_id, number, text, method, version, document, barcodes))
     return pages
 
 

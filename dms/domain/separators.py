@@ -4,13 +4,18 @@ read by zxing-cpp: dms.files.pages.barcodes), or at a blank page. Used by
 `POST /documents/{id}/split/` and by the intake when DMS_SPLIT_ON_BARCODE is on (the consume
 folder and mail, barcodes only: a duplex scan's blank back sides must not cut a letter in two).
 
-Every page is rendered to be looked at, in one PDF reader process lent for the whole batch, each
-within the reader's time limit; a batch of more than DMS_SPLIT_MAX_PAGES pages is refused before
-any page is read, so a call's work is bounded.
+Barcodes: processing reads them on each page it renders for Tesseract (page.barcodes, migration
+0017), so a scanned batch that was processed is cut without rendering a page in the request; the
+pages whose barcodes are not known (a text layer, an image's frame, not processed yet) are
+rendered here. Blank pages: every page without text from the file is rendered (at 50 dpi). The
+rendering happens in one PDF reader process lent for the whole batch, each page within the
+reader's time limit; a batch of more than DMS_SPLIT_MAX_PAGES pages is refused before any page is
+read, so a call's work is bounded.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -34,25 +39,46 @@ def is_separator_text(text: str) -> bool:
 
 
 def find(services: Services, pdf: Path, page_count: int, kind: str,
-         known_text: Sequence[tuple[str, str | None]] = ()) -> list[int]:
+         known_text: Sequence[tuple[str, str | None]] = (),
+         known_barcodes: Sequence[str | None] = ()) -> list[int]:
     """The numbers (from 1) of the separator pages of the PDF `pdf`. `known_text`: each page's
-    (text, method) where already read; a page with text from the file is never blank."""
+    (text, method) where already read; a page with text from the file is never blank.
+    `known_barcodes`: each page's page.barcodes (None: not known, the page is rendered)."""
     limit = services.config.split_max_pages
     if page_count > limit:
         raise Invalid(f"Splitting at separator sheets reads every page: at most {limit} pages "
                       "(DMS_SPLIT_MAX_PAGES); split it after given page numbers instead.")
     found = []
+    if kind == BARCODE:
+        known = [_stored(known_barcodes[index] if index < len(known_barcodes) else None)
+                 for index in range(page_count)]
+        found = [index + 1 for index, texts in enumerate(known)
+                 if texts is not None and any(is_separator_text(text) for text in texts)]
+        unknown = [index for index, texts in enumerate(known) if texts is None]
+        if unknown:  # a reader only where a page must be rendered: it may wait for one
+            with services.pdf.session() as child:
+                found += [index + 1 for index in unknown if any(
+                    is_separator_text(text) for text in pages.barcodes(child, pdf, index))]
+        return sorted(found)
     with services.pdf.session() as child:
         for index in range(page_count):
-            if kind == BARCODE:
-                hit = any(is_separator_text(text) for text in pages.barcodes(child, pdf, index))
-            else:
-                text, method = known_text[index] if index < len(known_text) else ("", None)
-                hit = not _has_text(child, pdf, index, text, method) and \
-                    pages.is_blank(child, pdf, index)
-            if hit:
+            text, method = known_text[index] if index < len(known_text) else ("", None)
+            if not _has_text(child, pdf, index, text, method) and pages.is_blank(child, pdf, index):
                 found.append(index + 1)
     return found
+
+
+def _stored(barcodes: str | None) -> list[str] | None:
+    """page.barcodes as a list of texts; None where unknown (or not what dms writes)."""
+    if barcodes is None:
+        return None
+    try:
+        texts = json.loads(barcodes)
+    except ValueError:
+        return None
+    if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+        return None
+    return texts
 
 
 def _has_text(child, pdf: Path, index: int, text: str, method: str | None) -> bool:

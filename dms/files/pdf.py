@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Sequence
 
 from dms.errors import Unavailable
 from dms.files.pdfprotocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
@@ -106,17 +107,18 @@ def text_layer(child: Child, path: Path, index: int) -> str:
         raise sentence(failure, f"Page {index + 1}") from None
 
 
-def render_pnm(child: Child, path: Path, index: int, dpi: int, max_pixels: int,
-               max_side: int) -> tuple[bytes, int]:
-    """A page as a grayscale PGM at `dpi` (less where the budget requires), and the resolution
-    it got."""
+def render_pnm(child: Child, path: Path, index: int, dpi: int, max_pixels: int, max_side: int,
+               barcode_formats: Sequence[str] = ()) -> tuple[bytes, int, list[str] | None]:
+    """A page as a grayscale PGM at `dpi` (less where the budget requires), the resolution it
+    got, and the texts of the barcodes of `barcode_formats` on it (None when none were asked)."""
     try:
         result, image = child.call("render", {
             "path": str(path), "index": index, "dpi": dpi, "max_pixels": max_pixels,
-            "max_side": max_side, "grayscale": True, "image_format": "pnm"}, child.times.page)
+            "max_side": max_side, "grayscale": True, "image_format": "pnm",
+            "barcodes": list(barcode_formats)}, child.times.page)
     except ReaderFailed as failure:
         raise sentence(failure, f"Page {index + 1}") from None
-    return image, result["dpi"]
+    return image, result["dpi"], result.get("barcodes")
 
 
 def preview_jpeg(readers: PdfReaders, path: Path, index: int, width: int, max_side: int,

@@ -102,10 +102,12 @@ class Reader(PageOperations):
 
     def render(self, path: str, index: int, max_pixels: int, max_side: int, grayscale: bool,
                image_format: str, dpi: float | None = None, width: int | None = None,
-               quality: int = 80):
+               quality: int = 80, barcodes: list[str] | None = None):
         """The page at `dpi` (or `width` pixels wide), scaled down to fit `max_pixels` and
         `max_side`; as an uncompressed PGM/PPM (what Tesseract reads fastest through a pipe) or a
-        JPEG (a preview)."""
+        JPEG (a preview). With `barcodes` (zxing-cpp's format names), also the texts of the
+        barcodes of those formats read from the same image (`"barcodes"`): processing renders a
+        scan for Tesseract anyway, and reading its barcodes there costs a few ms."""
         import io
 
         page = self.page(self.document(path), index)
@@ -116,12 +118,24 @@ class Reader(PageOperations):
             image = page.render(scale=scale, grayscale=grayscale).to_pil()
         finally:
             page.close()
+        result = {"dpi": max(1, round(scale * 72)), "size": list(image.size)}
         out = io.BytesIO()
         if image_format == "jpeg":
             image.convert("RGB").save(out, "JPEG", quality=quality)
         else:
-            image.convert("L" if grayscale else "RGB").save(out, "PPM")
-        return {"dpi": max(1, round(scale * 72)), "size": list(image.size)}, out.getvalue()
+            image = image.convert("L" if grayscale else "RGB")
+            image.save(out, "PPM")
+        if barcodes:
+            import zxingcpp
+
+            wanted = [getattr(zxingcpp.BarcodeFormat, name) for name in barcodes]
+            try:
+                found = zxingcpp.read_barcodes(image, formats=wanted)
+            except (RuntimeError, ValueError):  # not known, then: a split renders the page itself
+                found = None
+            if found is not None:
+                result["barcodes"] = [code.text for code in found]
+        return result, out.getvalue()
 
     def overlay(self, original: str, text_pages: dict, out: str):
         """Write `out`: `original` with, on each page index of `text_pages`, the invisible text

@@ -35,6 +35,7 @@ from typing import Iterable, Iterator
 
 from dms.files import pdf
 from dms.files.imaging import decoding, shrink
+from dms.files.pages import BARCODE_FORMATS
 from dms.files.pdfprocess import PdfReaders
 from dms.files.store import move_file
 
@@ -55,6 +56,9 @@ class PageText:
     number: int
     text: str
     method: str  # "text", "layer", "ocr" or "skipped" (see the page table, migration 0004)
+    # The texts of the page's barcodes, read from the render Tesseract got; None: not looked at
+    # (separator sheets, dms.domain.separators; migration 0017).
+    barcodes: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -160,13 +164,14 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
                 elif not use_ocr:
                     yield PageText(number, layer, "skipped")
                 else:
-                    image, dpi = pdf.render_pnm(child, path, number - 1, RENDER_DPI, max_pixels,
-                                                MAX_RENDER_SIDE)
+                    image, dpi, barcodes = pdf.render_pnm(child, path, number - 1, RENDER_DPI,
+                                                          max_pixels, MAX_RENDER_SIDE,
+                                                          BARCODE_FORMATS)
                     text = tesseract(image, lang, dpi, token,
                                      pdf_to=pdfs.page(number) if pdfs else None,
                                      scratch=pdfs.scratch if pdfs else None, text_only=True)
                     del image
-                    yield PageText(number, text, "ocr")
+                    yield PageText(number, text, "ocr", barcodes)
     except pdf.UnreadablePdf as error:
         raise PageFailed(str(error), final=error.final) from None
     except pdf.Interrupted:

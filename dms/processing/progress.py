@@ -11,6 +11,7 @@ latest, its status is still `started`): a deleted or replaced document's text is
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -20,6 +21,8 @@ from dms.processing import leases
 from dms.processing.ocr import PageText
 
 PENDING = tuple(OcrStatus.PENDING)
+# A page's barcodes as stored (page.barcodes): enough for separator sheets and labels, bounded.
+MAX_BARCODES, MAX_BARCODE_CHARS = 20, 200
 LATEST_VERSION = ("(SELECT v2.id FROM document_version AS v2 WHERE v2.document_id = n.id "
                   "ORDER BY v2.number DESC LIMIT 1)")
 
@@ -86,11 +89,13 @@ def save_pages(work: Work, pages: Iterable[PageText], seconds: float) -> bool:
         if not _is_current(work):
             return False
         for page in pages:
+            barcodes = None if page.barcodes is None else json.dumps(
+                [text[:MAX_BARCODE_CHARS] for text in page.barcodes[:MAX_BARCODES]])
             database.execute_sql(
-                "INSERT INTO page (id, version_id, number, text, method) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (version_id, number) DO UPDATE SET text = excluded.text, "
-                "method = excluded.method",
-                (new_id(), work.version_id, page.number, page.text, page.method))
+                "INSERT INTO page (id, version_id, number, text, method, barcodes) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (version_id, number) DO UPDATE SET "
+                "text = excluded.text, method = excluded.method, barcodes = excluded.barcodes",
+                (new_id(), work.version_id, page.number, page.text, page.method, barcodes))
         database.execute_sql("UPDATE node SET ocr_seconds = ocr_seconds + ? WHERE id = ?",
                              (seconds, work.document_id))
     work.seconds += seconds

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, assert_error
-from tests.harness.database import snapshot
+from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.documents import make_folder, new_document, upload
 from tests.harness.pdfops import (batch_pdf, letter_page, noisy_scan, page_texts, separator_sheet,
                                   six_page_batch)
@@ -63,6 +63,34 @@ def test_a_batch_with_two_qr_separator_sheets_becomes_three_documents(alice, con
     wait_indexed(config)
     hits = alice.get("/api/search/", params={"q": "bravo"}).json()
     assert [hit["title"] for hit in hits] == ["batch-2.pdf"]
+
+
+def test_processing_reads_the_barcodes_so_that_a_split_renders_no_page(alice, config):
+    """The scans' barcodes are read while Tesseract's render is at hand (page.barcodes); the
+    split trusts what is stored and renders only the pages whose barcodes are unknown."""
+    source = uploaded(alice, "batch.pdf", six_page_batch())
+    version = alice.get(f"/api/documents/{source}/").json()["data"]["attributes"]["versions"][-1]
+
+    def stored():
+        return query_sql(config, "SELECT number, barcodes FROM page WHERE version_id = ? "
+                                 "ORDER BY number", version["id"])
+
+    assert stored() == [(1, "[]"), (2, '["DMS-SPLIT"]'), (3, "[]"), (4, "[]"),
+                        (5, '["DMS-SPLIT"]'), (6, "[]")]
+    # What is stored decides: the second sheet said to carry nothing is not a separator...
+    execute_sql(config, "UPDATE page SET barcodes = '[]' WHERE version_id = ? AND number = 5",
+                version["id"])
+    assert alice.post(f"/api/documents/{source}/split/", {"separator": "barcode"},
+                      media=JSON).status_code == 201
+    parts = [node for node in alice.get(f"/api/nodes/{alice.home_id}/").json()["data"]
+             if node["attributes"]["title"].startswith("batch-")]
+    assert sorted(p["attributes"]["page_count"] for p in parts) == [1, 4]
+    # ... and a page whose barcodes are unknown (NULL) is rendered and read in the request.
+    again = uploaded(alice, "again.pdf", six_page_batch())
+    version = alice.get(f"/api/documents/{again}/").json()["data"]["attributes"]["versions"][-1]
+    execute_sql(config, "UPDATE page SET barcodes = NULL WHERE version_id = ?", version["id"])
+    assert [p["attributes"]["page_count"] for p in split(alice, again, {"separator": "barcode"})] \
+        == [1, 2, 1]
 
 
 def test_one_dimensional_barcodes_split_too(alice):

@@ -54,7 +54,8 @@ def test_a_dangling_row_in_the_rows_is_refused(logical, work):
     def dangling(lines):
         header, rows = row_lines(lines)
         extra = [{"id": "p", "version_id": "no such version", "number": 1, "text": "",
-                  "method": None}[column] for column in header]
+                  "method": None, "barcodes": None}[column]
+                 for column in header]
         return lines + [json.dumps(extra) + "\n"]
 
     refused(rebuild(archive, work / "dangling.zip", rows={"page": dangling},
