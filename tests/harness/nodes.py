@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import threading
 import uuid
 from pathlib import Path
 
+from dms.files.sealing import KEY_BYTES, KEY_FILE
 from tests.harness.processes import LISTENING, dms_command, environment
 from tests.harness.waiting import WaitTimeout, wait_for
 
@@ -97,7 +99,10 @@ class DmsNode:
 
 class NodeGroup:
     """The nodes of one cluster under `root`: web nodes by name, workers, and the retired ones
-    (stopped or killed, kept for their logs). `worker_args` are given to every `dms worker`."""
+    (stopped or killed, kept for their logs). `worker_args` are given to every `dms worker`.
+    Every node's data dir gets the cluster's one sealing key (mail.key), as the README's "Several
+    machines" asks: a secret sealed by one node (a mail password, a webhook's secret) opens on
+    every other."""
 
     def __init__(self, root: Path, env: dict, *, worker_args: tuple[str, ...] = (),
                  start_timeout: float = 60, stop_timeout: float = 60):
@@ -110,18 +115,29 @@ class NodeGroup:
         self.retired: list[DmsNode] = []
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()
+        self._key = secrets.token_bytes(KEY_BYTES)
+
+    def _data_dir(self, name: str) -> Path:
+        data_dir = self.root / name
+        data_dir.mkdir(parents=True, exist_ok=True)
+        key = data_dir / KEY_FILE
+        if not key.exists():
+            key.write_bytes(self._key)
+            key.chmod(0o600)
+        return data_dir
 
     def web_nodes(self) -> list[DmsNode]:
         return list(self.web.values())
 
     def start_web(self, name: str) -> DmsNode:
-        self.web[name] = DmsNode("serve", self.root / name, self.env, **self.timeouts)
+        self.web[name] = DmsNode("serve", self._data_dir(name), self.env, **self.timeouts)
         return self.web[name]
 
     def start_worker(self) -> DmsNode:
         with self._lock:
             name = f"worker{next(self._numbers)}"
-        node = DmsNode("worker", self.root / name, self.env, *self.worker_args, **self.timeouts)
+        node = DmsNode("worker", self._data_dir(name), self.env, *self.worker_args,
+                       **self.timeouts)
         with self._lock:
             self.workers.append(node)
         return node
