@@ -222,7 +222,9 @@ function setUpLive() {
 function applyEvents() {
   const batch = state.events.splice(0);
   if (!state.me) return;
-  const update = batch.some((event) => event.node?.type === "folders") ? tree.refresh() : tree.refreshInboxCount();
+  // The tree is drawn again only where no one is moving through it with the keyboard.
+  const folders = batch.some((event) => event.node?.type === "folders") && !$("tree").contains(document.activeElement);
+  const update = folders ? tree.refresh() : tree.refreshInboxCount();
   update.catch(() => {});
   if (document.querySelector("dialog[open]")) return;
   if (batch.some((event) => state.view?.isStale?.(event))) ctx.refresh();

@@ -1,9 +1,10 @@
 // Pieces several views show: breadcrumbs (each folder in them a link and a drop target), a
-// node's tags, and the caller's tag names as suggestions for a text field.
+// node's tags, the caller's tag names as suggestions for a text field, and the form slot of a
+// settings section whose resources are added and edited in one form above their list.
 
 import { api, id as encoded } from "./api.js";
 import { dropTarget } from "./dnd.js";
-import { el, folderName } from "./dom.js";
+import { el, folderName, showStatus } from "./dom.js";
 
 /** `crumbs`: [title, id] pairs from .home or .inbox down to the parent of what the view shows;
  *  null when there are none. */
@@ -42,4 +43,27 @@ export function tagSuggestions(id) {
     list.replaceChildren(...tags.data.map((tag) => el("option", { value: tag.attributes.name })));
   }).catch(() => {});
   return list;
+}
+
+/** A settings section's resources of JSON:API `type` at `path` (e.g. "/webhooks/"), added and
+ *  edited in one form above their list: the "Add" button (labelled `addLabel`), the slot the form
+ *  shows in, and edit(resource) (null: a new one). `form(resource, save, cancel)` builds the form;
+ *  its save(attributes) POSTs or PATCHes, says so (`noun` added / saved) and reads the section
+ *  again; cancel() empties the slot and gives the focus back to the button. */
+export function formSlot(ctx, { type, path, noun, addLabel, form }) {
+  const slot = el("div", {});
+  const add = el("button", { type: "button", class: "button button-primary", onclick: () => edit(null) }, addLabel);
+  const edit = (resource) => {
+    slot.replaceChildren(form(resource, async (attributes) => {
+      if (resource) await api("PATCH", `${path}${encoded(resource.id)}/`, { data: { type, id: resource.id, attributes } });
+      else await api("POST", path, { data: { type, attributes } });
+      showStatus(resource ? `${noun} saved.` : `${noun} added.`);
+      ctx.refresh();
+    }, () => {
+      slot.replaceChildren();
+      add.focus();
+    }));
+    slot.querySelector("input").focus();
+  };
+  return { add, slot, edit };
 }

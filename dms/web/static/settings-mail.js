@@ -5,6 +5,7 @@
 import { api, id as encoded } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
 import { attempt, busy, clearMessages, el, showError, showStatus, timeElement } from "./dom.js";
+import { formSlot } from "./parts.js";
 
 /** How often, and how many times, a running check is read again (2 minutes in all). */
 const CHECK_POLL_MS = 1000;
@@ -14,26 +15,13 @@ const AFTER_IMPORT = [["mark_seen", "Mark as read"], ["flag", "Flag"], ["move", 
 
 export async function render(ctx) {
   const list = await api("GET", "/mail-accounts/?page[size]=100");
-  const holder = el("div", {});
-  const add = el("button", { type: "button", class: "button button-primary", onclick: () => edit(null) }, "Add mail account");
-  const edit = (account) => {
-    holder.replaceChildren(accountForm(account, async (attributes) => {
-      const body = { data: { type: "mail-accounts", attributes } };
-      if (account) await api("PATCH", `/mail-accounts/${encoded(account.id)}/`, { data: { ...body.data, id: account.id } });
-      else await api("POST", "/mail-accounts/", body);
-      showStatus(account ? "Mail account saved." : "Mail account added.");
-      ctx.refresh();
-    }, () => {
-      holder.replaceChildren();
-      add.focus();
-    }));
-    holder.querySelector("input").focus();
-  };
+  const { add, slot, edit } = formSlot(ctx, { type: "mail-accounts", path: "/mail-accounts/", noun: "Mail account",
+    addLabel: "Add mail account", form: accountForm });
   const rows = list.data.map((account) => accountRow(ctx, account, edit));
   return el("div", {},
     el("div", { class: "view-head" }, el("h1", {}, "Mail accounts"), add),
     el("p", { class: "muted" }, "Attachments of new messages in these mailboxes become documents in your Inbox."),
-    holder,
+    slot,
     rows.length ? el("div", { class: "table-wrap" }, el("table", { class: "table" },
       el("caption", { class: "visually-hidden" }, "Your mail accounts"),
       el("thead", {}, el("tr", {}, ["Account", "Last checked", "Result", "Imported"].map((name) => el("th", { scope: "col" }, name)),

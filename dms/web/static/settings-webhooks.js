@@ -6,6 +6,7 @@
 import { api, id as encoded } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
 import { attempt, busy, clearMessages, el, showError, showStatus, timeElement } from "./dom.js";
+import { formSlot } from "./parts.js";
 
 const EVENTS = [
   ["document.processed", "A document was read (its text is known)"],
@@ -19,26 +20,14 @@ const SECRET_BYTES = 24;
 
 export async function render(ctx) {
   const list = await api("GET", "/webhooks/?page[size]=100");
-  const holder = el("div", {});
-  const add = el("button", { type: "button", class: "button button-primary", onclick: () => edit(null) }, "Add webhook");
-  const edit = (webhook) => {
-    holder.replaceChildren(webhookForm(webhook, async (attributes) => {
-      if (webhook) await api("PATCH", `/webhooks/${encoded(webhook.id)}/`, { data: { type: "webhooks", id: webhook.id, attributes } });
-      else await api("POST", "/webhooks/", { data: { type: "webhooks", attributes } });
-      showStatus(webhook ? "Webhook saved." : "Webhook added.");
-      ctx.refresh();
-    }, () => {
-      holder.replaceChildren();
-      add.focus();
-    }));
-    holder.querySelector("input").focus();
-  };
+  const { add, slot, edit } = formSlot(ctx, { type: "webhooks", path: "/webhooks/", noun: "Webhook",
+    addLabel: "Add webhook", form: webhookForm });
   const rows = list.data.map((webhook) => webhookRow(ctx, webhook, edit));
   return el("div", {},
     el("div", { class: "view-head" }, el("h1", {}, "Webhooks"), add),
     el("p", { class: "muted" }, "dms sends your events to these addresses as they happen, signed with the webhook's secret ",
       "(the X-DMS-Signature header). A failed delivery is tried again for a day."),
-    holder,
+    slot,
     rows.length ? el("div", { class: "table-wrap" }, el("table", { class: "table" },
       el("caption", { class: "visually-hidden" }, "Your webhooks"),
       el("thead", {}, el("tr", {}, ["Address and events", "Last delivery"].map((name) => el("th", { scope: "col" }, name)),
