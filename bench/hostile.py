@@ -112,7 +112,10 @@ def main() -> None:
         server = ServerProcess(Path(tmp) / "data", DMS_OCR_WORKERS="1",
                                DMS_CONSUME_DIR=str(consume_dir), DMS_CONSUME_INTERVAL="1",
                                DMS_CONSUME_STABLE_SECONDS="1", DMS_MAIL_CHECK_SECONDS="10",
-                               DMS_TRUSTED_PROXY="127.0.0.1")
+                               DMS_TRUSTED_PROXY="127.0.0.1",
+                               # The hostile mail servers listen on loopback, which the outbound
+                               # rule refuses to users unless the administrator allows it.
+                               DMS_OUTBOUND_ALLOW="127.0.0.1")
         output = OutputDrain(server.process.stdout)
         try:
             admin_token = server.login()

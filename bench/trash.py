@@ -5,13 +5,18 @@ One SQLite data dir, written directly (bulk inserts through dms's own schema): o
 live documents with a line of text each — 10,000 of them in one folder, the rest in folders of
 100 — then timed in-process (no HTTP: what the trash changes is the database's work):
 1. a page of 100 of the 10,000-children folder, and a one-word search with the tantivy index;
-2. the same after 10,000 more documents were put in the trash, all in that same folder (the
-   worst case for its listing: every page skips over trashed siblings);
-each ROUNDS times, interleaved, p50 and p95 in ms, and their ratio. Then the history: three events
+2. the same with 10,000 more documents in the trash, all in that same folder (the worst case for
+   its listing: every page skips over trashed siblings); between the blocks with the trash they
+   belong to another user (restored there), so that the blocks without it have the same live
+   documents and no trash at all;
+each ROUNDS times in all, in BLOCKS alternating blocks (the trash filled, then emptied by a
+restore, again and again: a machine whose speed drifts weighs on both alike), p50 and p95 in ms,
+and their ratio. Then the history: three events
 per document (created, uploaded, processed) for each of the live documents, and the database's
 growth: bytes per event (the row and both indexes) and MiB per 100,000 documents.
 
     .venv/bin/python -m bench.trash [--documents 100000] [--trashed 10000] [--rounds 200]
+                                    [--blocks 4]
 """
 
 from __future__ import annotations
@@ -118,6 +123,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--trashed", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--blocks", type=int, default=4)
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
           f"{platform.python_version()}")
@@ -131,25 +137,38 @@ def main() -> None:
               f"{time.monotonic() - started:.0f} s; indexing ...", flush=True)
         search_engine.rebuild_now()
         search_engine.start()
+        other = accounts.create_user("other", "bench-password")
+        elsewhere = tree.special_folder(other, Node.HOME).id
+        with_trash: tuple[list[float], list[float]] = ([], [])
+        without: tuple[list[float], list[float]] = ([], [])
+        per_block = max(1, args.rounds // args.blocks)
         try:
-            with database.atomic():  # put `trashed` of the big folder's documents in the trash
-                for node_id in doomed:
-                    tree.trash_subtree(node_id)
-                    database.execute_sql(
-                        "INSERT INTO trash_entry (node_id, owner_id, deleted_at, purge_at, "
-                        "original_parent_id, original_parent_title) VALUES (?, ?, ?, ?, ?, ?)",
-                        (node_id, user.id, "2026-11-25 00:00:00.000000",
-                         "2026-12-25 00:00:00.000000", big, "big"))
-            _wait_indexed(search_engine)
-            with_trash = timings(user, big, search_engine, args.rounds)
-            with database.atomic():  # restored: the marks cleared, as a restore clears them
-                database.execute_sql("UPDATE node SET trash_id = NULL WHERE trash_id IS NOT NULL")
-                database.execute_sql("DELETE FROM trash_entry")
-            _wait_indexed(search_engine)
-            without = timings(user, big, search_engine, args.rounds)
+            for _ in range(args.blocks):
+                with database.atomic():  # `trashed` of the big folder's documents in the trash
+                    database.execute_sql("UPDATE node SET owner_id = ?, parent_id = ? "
+                                         "WHERE parent_id = ?", (user.id, big, elsewhere))
+                    for node_id in doomed:
+                        tree.trash_subtree(node_id)
+                        database.execute_sql(
+                            "INSERT INTO trash_entry (node_id, owner_id, deleted_at, purge_at, "
+                            "original_parent_id, original_parent_title) VALUES (?, ?, ?, ?, ?, ?)",
+                            (node_id, user.id, "2026-11-25 00:00:00.000000",
+                             "2026-12-25 00:00:00.000000", big, "big"))
+                _wait_indexed(search_engine)
+                for mine, theirs in zip(with_trash, timings(user, big, search_engine, per_block)):
+                    mine.extend(theirs)
+                with database.atomic():  # restored (the marks cleared), to the other user
+                    database.execute_sql("UPDATE node SET trash_id = NULL, owner_id = ?, "
+                                         "parent_id = ? WHERE trash_id IS NOT NULL",
+                                         (other.id, elsewhere))
+                    database.execute_sql("DELETE FROM trash_entry")
+                _wait_indexed(search_engine)
+                for mine, theirs in zip(without, timings(user, big, search_engine, per_block)):
+                    mine.extend(theirs)
         finally:
             search_engine.stop()
-        print(f"\npage of 100 from a folder of 10,000 live documents ({args.rounds} rounds)")
+        print(f"\npage of 100 from a folder of 10,000 live documents ({per_block * args.blocks} "
+              f"rounds in {args.blocks} blocks each way)")
         print(f"  without trashed siblings: {percentiles(without[0])}")
         print(f"  with {args.trashed:,} trashed siblings: {percentiles(with_trash[0])}  "
               f"(p50 ratio {statistics.median(with_trash[0]) / statistics.median(without[0]):.2f})")
