@@ -170,12 +170,8 @@ class PageOperations:
                  formats: list[str]):
         """The texts of the barcodes of these `formats` (zxing-cpp's names) on the page, read
         from a grayscale render at `dpi` (less, down to `min_dpi`, to fit `max_pixels`)."""
-        import zxingcpp
-
         image, used = self._gray(path, index, dpi, min_dpi, max_pixels)
-        wanted = [getattr(zxingcpp.BarcodeFormat, name) for name in formats]
-        found = zxingcpp.read_barcodes(image, formats=wanted)
-        return {"texts": [barcode.text for barcode in found], "dpi": used}, b""
+        return {"texts": barcode_texts(image, formats), "dpi": used}, b""
 
     def blankness(self, path: str, index: int, dpi: float, min_dpi: float, max_pixels: int,
                   margin: float, dark_level: int):
@@ -238,3 +234,11 @@ def _flattened(frame):
         flat.paste(colours.convert("L" if gray else "RGB"), mask=colours.getchannel("A"))
         return flat
     return frame.convert("RGB")
+
+
+def barcode_texts(image, formats: list[str]) -> list[str]:
+    """The texts of the barcodes of these `formats` (zxing-cpp's names) in a Pillow image."""
+    import zxingcpp
+
+    wanted = [getattr(zxingcpp.BarcodeFormat, name) for name in formats]
+    return [barcode.text for barcode in zxingcpp.read_barcodes(image, formats=wanted)]

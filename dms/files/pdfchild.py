@@ -22,7 +22,7 @@ import time
 from typing import BinaryIO
 
 from dms.files.imaging import fit_scale
-from dms.files.pagechild import PageOperations
+from dms.files.pagechild import PageOperations, barcode_texts
 from dms.files.pdfprotocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
                                    TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
 
@@ -126,15 +126,10 @@ class Reader(PageOperations):
             image = image.convert("L" if grayscale else "RGB")
             image.save(out, "PPM")
         if barcodes:
-            import zxingcpp
-
-            wanted = [getattr(zxingcpp.BarcodeFormat, name) for name in barcodes]
             try:
-                found = zxingcpp.read_barcodes(image, formats=wanted)
+                result["barcodes"] = barcode_texts(image, barcodes)
             except (RuntimeError, ValueError):  # not known, then: a split renders the page itself
-                found = None
-            if found is not None:
-                result["barcodes"] = [code.text for code in found]
+                pass
         return result, out.getvalue()
 
     def overlay(self, original: str, text_pages: dict, out: str):

@@ -22,8 +22,12 @@ export function modal(title, build, cancelled = null) {
       dialog.close();
     };
     dialog.addEventListener("close", () => {
+      // The close event comes a moment after the dialog closed: a key pressed meanwhile may
+      // have put the focus somewhere else on purpose ("/" in the search box), and keeps it.
+      const active = document.activeElement;
+      const lost = !active || active === document.body || dialog.contains(active);
       dialog.remove();
-      if (opener && opener.isConnected) opener.focus();
+      if (lost && opener && opener.isConnected) opener.focus();
       resolve(result);
     });
     build(dialog, close);
