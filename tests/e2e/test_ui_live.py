@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from tests.harness import samples
 from tests.harness.documents import new_document, upload_accepted
 from tests.harness.webhooks import Receiver, signed
-from tests.harness.webpage import log_in_home, sideways_scroll
+from tests.harness.webpage import log_in_home, sideways_scroll, upload_by_picker
 
 # The browser talks to the socket; the webhooks point at a receiver on loopback, which the
 # outbound rule allows only when listed (DMS_OUTBOUND_ALLOW).
@@ -70,12 +70,7 @@ def test_without_the_stream_the_status_is_polled(session, server, alice, tmp_pat
     page = log_in_home(session)
     expect(page.locator("body")).to_have_attribute("data-events", "polling")
     open_inbox(page)
-    with page.expect_file_chooser() as chooser:
-        page.get_by_role("button", name="Upload").click()
-    chooser.value.set_files(str(scan))
-    item = page.get_by_role("complementary", name="Uploads").get_by_role("listitem").filter(
-        has_text="receipt.png")
-    expect(item).to_contain_text("Done", timeout=PROCESSING_MS)
+    upload_by_picker(page, scan, PROCESSING_MS)
     row = page.get_by_role("row", name=re.compile("receipt.png"))
     expect(row.get_by_text("Done")).to_be_visible()
     assert refused and set(refused) == {f"{server.url}/api/events/"}

@@ -20,7 +20,7 @@ from tests.harness.documents import make_folder, new_document, upload_accepted
 from tests.harness.pdfops import bytes_layout, page_texts
 from tests.harness.waiting import wait_indexed, wait_processed
 from tests.harness.webpage import (PHONE, Session, axe_violations, log_in_home, sideways_scroll,
-                                   unnamed_controls)
+                                   unnamed_controls, upload_by_picker)
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
@@ -89,12 +89,7 @@ def test_rotate_delete_and_reorder_pages(session, server, alice, tmp_path):
     scan = tmp_path / "letters.pdf"
     scan.write_bytes(samples.pdf(TEXTS))
     page = log_in_home(session)
-    with page.expect_file_chooser() as chooser:
-        page.get_by_role("button", name="Upload").click()
-    chooser.value.set_files(str(scan))
-    item = page.get_by_role("complementary", name="Uploads").get_by_role("listitem").filter(
-        has_text="letters.pdf")
-    expect(item).to_contain_text("Done", timeout=PROCESSING_MS)
+    item = upload_by_picker(page, scan, PROCESSING_MS)
     item.get_by_role("link", name="Open letters.pdf").click()
     open_document(page, "letters.pdf", 3)
     document = child_id(alice, alice.home_id, "letters.pdf")

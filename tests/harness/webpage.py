@@ -114,6 +114,18 @@ def log_in_and_open_tokens(session: Session, username: str = "alice",
     return page
 
 
+def upload_by_picker(page: Page, path: Path, timeout_ms: float):
+    """Uploads `path` through the open folder's Upload button and the file picker, and waits
+    until the Uploads panel says its text was read (Done); its item in that panel."""
+    with page.expect_file_chooser() as chooser:
+        page.get_by_role("button", name="Upload").click()
+    chooser.value.set_files(str(path))
+    item = page.get_by_role("complementary", name="Uploads").get_by_role("listitem").filter(
+        has_text=path.name)
+    expect(item).to_contain_text("Done", timeout=timeout_ms)
+    return item
+
+
 def sideways_scroll(page: Page) -> int:
     """How far the page scrolls sideways (0: not at all)."""
     return page.evaluate("() => document.documentElement.scrollWidth"
