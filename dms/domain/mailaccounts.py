@@ -18,8 +18,9 @@ from dms.config import Config
 from dms.db import database, owner_scope, write_transaction
 from dms.db.models import MailAccount, User, new_id, utcnow
 from dms.domain.accounts import outbound_policy
+from dms.domain.ownership import owned
 from dms.domain.tags import IDS_PER_QUERY
-from dms.errors import Invalid, NotFound
+from dms.errors import Invalid
 from dms.files import sealing
 from dms.files.outbound import Policy, Refused
 from dms.text import has_refused_characters
@@ -147,10 +148,7 @@ def accounts_of(user: User):
 
 
 def owned_account(user: User, account_id: str) -> MailAccount:
-    account = MailAccount.get_or_none(MailAccount.id == account_id, MailAccount.owner == user.id)
-    if account is None:
-        raise NotFound()
-    return account
+    return owned(MailAccount, user, account_id)
 
 
 def create_account(user: User, attributes: dict, config: Config) -> MailAccount:

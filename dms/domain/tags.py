@@ -14,8 +14,9 @@ import re
 from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import Tag, User, new_id, utcnow
 from dms.domain import tree
+from dms.domain.ownership import owned
 from dms.domain.tagfilter import name_key
-from dms.errors import Invalid, NotFound
+from dms.errors import Invalid
 from dms.text import has_refused_characters, required_text
 
 DEFAULT_BG_COLOR = "#c41fff"
@@ -72,10 +73,7 @@ def tags_of_user(user: User):
 
 
 def owned_tag(user: User, tag_id: str) -> Tag:
-    tag = Tag.get_or_none(Tag.id == tag_id, Tag.owner == user.id)
-    if tag is None:
-        raise NotFound()
-    return tag
+    return owned(Tag, user, tag_id)
 
 
 def _name_taken(user: User, key: str, except_id: str | None = None) -> bool:

@@ -23,7 +23,8 @@ from dms.db import database, owner_scope, write_transaction
 from dms.db.events import EVENT_TYPES
 from dms.db.models import User, Webhook, new_id, utcnow
 from dms.domain.accounts import outbound_policy
-from dms.errors import Invalid, NotFound
+from dms.domain.ownership import owned
+from dms.errors import Invalid
 from dms.files import sealing
 from dms.files.outbound import Policy, Refused
 from dms.text import has_refused_characters
@@ -109,10 +110,7 @@ def webhooks_of(user: User):
 
 
 def owned_webhook(user: User, webhook_id: str) -> Webhook:
-    webhook = Webhook.get_or_none(Webhook.id == webhook_id, Webhook.owner == user.id)
-    if webhook is None:
-        raise NotFound()
-    return webhook
+    return owned(Webhook, user, webhook_id)
 
 
 def latest_event_id(owner_id: str) -> int:

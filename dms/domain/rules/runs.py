@@ -31,11 +31,12 @@ from typing import Callable
 from dms.config import Config
 from dms.db import database, owner_scope, release_connection, write_transaction
 from dms.db.models import Node, OcrStatus, Rule, RuleRun, User, new_id, utcnow
+from dms.domain.ownership import owned
 from dms.domain.rules import facts
 from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import apply_steps, evaluate, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
-from dms.errors import NotFound, Throttled
+from dms.errors import Throttled
 
 log = logging.getLogger("dms.rules")
 
@@ -76,10 +77,7 @@ def start_run(user: User, rule_id: str) -> RuleRun:
 
 
 def owned_run(user: User, run_id: str) -> RuleRun:
-    run = RuleRun.get_or_none(RuleRun.id == run_id, RuleRun.owner == user.id)
-    if run is None:
-        raise NotFound()
-    return run
+    return owned(RuleRun, user, run_id)
 
 
 def resumable() -> list[str]:

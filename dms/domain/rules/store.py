@@ -11,8 +11,9 @@ from __future__ import annotations
 from dms.db import database, owner_scope, write_transaction
 from dms.db.models import Node, Rule, User, new_id, utcnow
 from dms.domain import tags, tree
+from dms.domain.ownership import owned
 from dms.domain.rules.checks import MAX_RULES_PER_USER, RuleSpec, check, spec_of
-from dms.errors import Invalid, NotFound
+from dms.errors import Invalid
 
 DUPLICATE = "You already have a rule with this name."
 MOVE_TO = "actions/move_to"
@@ -25,10 +26,7 @@ def rules_of(user: User):
 
 
 def owned_rule(user: User, rule_id: str) -> Rule:
-    rule = Rule.get_or_none(Rule.id == rule_id, Rule.owner == user.id)
-    if rule is None:
-        raise NotFound()
-    return rule
+    return owned(Rule, user, rule_id)
 
 
 def create_rule(user: User, attributes: dict) -> Rule:
