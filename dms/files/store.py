@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterable, Protocol
 
+from dms.files.spool import SpooledInput
+
 log = logging.getLogger("dms.storage")
 
 CHUNK_SIZE = 1024 * 1024  # bytes copied at a time: memory stays flat whatever the file size
@@ -123,9 +125,19 @@ class DirectoryStore:
         return Path(tempfile.mkdtemp(dir=self.tmp_dir, prefix="work-"))
 
     def receive(self, stream: BinaryIO, length: int | None, limit: int) -> ReceivedFile:
-        """Copy a request body into `tmp/` in chunks while hashing it; fsync before returning.
+        """A request body, whole and fsynced in `tmp/`, with its size and SHA-256: the file the
+        server spooled it to when it can be adopted (dms.files.spool: one write of each byte),
+        else copied into `tmp/` in chunks while hashing it.
 
         Raises UploadTooLarge past `limit` bytes (nothing is left behind)."""
+        if isinstance(stream, SpooledInput) and stream.body.path is not None \
+                and stream.body.path.parent == self.tmp_dir:
+            spooled = stream.adopt()
+            received = ReceivedFile(spooled.path, spooled.size, spooled.sha256, spooled.head)
+            if received.size > limit:
+                received.discard()
+                raise UploadTooLarge()
+            return received
         descriptor, name = tempfile.mkstemp(dir=self.tmp_dir, prefix="upload-")
         path = Path(name)
         digest, size, head = hashlib.sha256(), 0, b""

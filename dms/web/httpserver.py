@@ -13,6 +13,9 @@ second is never "inactive", so `channel_timeout` never closes it. Here:
 - Idle keep-alive connections close after waitress' `channel_timeout`.
 - waitress' own error answers (malformed request → 400, headers too large → 431, body too large
   → 413, a crash before the first byte → 500) are the JSON:API error envelope, not plain text.
+- A request body past waitress' `inbuf_overflow` is spooled once, into the data dir's tmp/, hashed
+  on the way, for the store to adopt without a second copy (dms.files.spool); waitress would
+  write it to a temporary file elsewhere, for dms to copy again.
 - `with_nosniff` adds `X-Content-Type-Options: nosniff` to every answer of the application.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Callable
 
 from waitress.adjustments import Adjustments
@@ -29,6 +33,7 @@ from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
 from waitress.utilities import BadRequest, RequestEntityTooLarge
 
+from dms.files.spool import SpooledBody
 from dms.web.jsonapi import VND, ApiError, encode
 
 log = logging.getLogger("dms.httpserver")
@@ -139,6 +144,9 @@ class DmsRequestParser(HTTPRequestParser):
         super().parse_header(header_plus)
         if self.chunked and "CONTENT_LENGTH" in self.headers:
             raise ParsingError("Content-Length and Transfer-Encoding must not be sent together")
+        spool_dir = getattr(self.adj, "spool_dir", None)
+        if self.body_rcv is not None and spool_dir is not None:
+            self.body_rcv.buf = SpooledBody(spool_dir, self.adj.inbuf_overflow)
 
     def received(self, data):
         consumed = super().received(data)
@@ -161,6 +169,12 @@ class DmsChannel(HTTPChannel):
     # time.time() of the first byte of the request whose headers are still incomplete, or None
     headers_started: float | None = None
     _pending = None  # the parser (waitress' HTTPRequestParser) headers_started belongs to
+
+    def handle_close(self):
+        pending = self.request  # a request whose body was still arriving: its spool goes too
+        if pending is not None:
+            pending.close()
+        super().handle_close()
 
     def received(self, data):
         result = super().received(data)
@@ -241,10 +255,12 @@ class DmsServer(TcpWSGIServer):
 
 
 def create_server(application, *, header_timeout: float, upload_limit_mb: int | None = None,
-                  **adjustments) -> DmsServer:
+                  spool_dir: Path | None = None, **adjustments) -> DmsServer:
     """What waitress.create_server does for one listen address, with dms' server and channel
-    classes; `adjustments` are waitress' settings (host, port, threads, connection_limit, ...)."""
+    classes; `adjustments` are waitress' settings (host, port, threads, connection_limit, ...).
+    Large request bodies are spooled into `spool_dir` (the store's tmp/) when it is given."""
     adj = Adjustments(**adjustments)
+    adj.spool_dir = spool_dir  # read by DmsRequestParser, which waitress builds with `adj` only
     if len(adj.listen) > 1:
         log.warning("%s has several addresses; listening on the first only",
                     adjustments.get("host"))

@@ -92,6 +92,7 @@ class Server:
                 connection_limit=fit_connection_limit(config.connection_limit, reserve),
                 header_timeout=config.header_timeout, channel_timeout=config.channel_timeout,
                 cleanup_interval=CLEANUP_INTERVAL, upload_limit_mb=config.max_upload_mb,
+                spool_dir=self.runtime.services.store.tmp_dir,
                 # Keep reading a connection while its request is served (one request ahead), so that
                 # waitress notices a client that left: only then does the callable
                 # environ["waitress.client_disconnected"], which long searches poll to stop early,
