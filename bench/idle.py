@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "idle-bench-password"
+SETTLE_SECONDS = 8
 LISTENING = re.compile(r"dms listening on (http://\S+)")
 # `dms serve` as scripts/run starts it, or with the ssl trick of dms.cli switched off.
 SERVE = "import sys; from dms.cli import main; sys.exit(main())"
@@ -70,7 +71,9 @@ def one_run(python: Path, code: str, data_dir: Path) -> tuple[float, float]:
                 break
         if url is None:
             raise RuntimeError("dms serve did not start")
-        time.sleep(2)  # the search index opened, the workers idle
+        # Idle: the search index built and its writer let go (dms.search.indexer closes it
+        # after IDLE_CLOSE_SECONDS without changes), the workers waiting.
+        time.sleep(SETTLE_SECONDS)
         started = rss_mib(process.pid)
         login = urllib.request.Request(
             url + "/api/auth/login/", headers={"Content-Type": "application/json"},

@@ -12,7 +12,9 @@ Measures, over loopback, each time from the first upload until every document is
      searchable PDFs cost;
   3. bare Tesseract on the same PNG files (`tesseract page.png stdout -l eng --dpi 300`,
      OMP_THREAD_LIMIT=1), 1 at a time and --workers at a time: pages/min, and dms's overhead per
-     page against it at the same parallelism.
+     page against it at the same parallelism;
+  4. and 5. one document's latency against bare Tesseract on its pages (bench/lib/ocr_latency.py):
+     a 4-page scanned PDF upload → succeeded, and a one-page scan upload → found by search.
 
 Parts 2 and 3 are measured in --rounds interleaved rounds (dms, then bare Tesseract) and
 reported as means: a single page's Tesseract time varies by several per cent from run to run.
@@ -23,7 +25,7 @@ asserts.
 
     .venv/bin/python -m bench.ocr [--pdfs 20] [--pdf-pages 50] [--pdf-lines 45] [--short-pdfs 40]
                                   [--short-pdf-pages 50] [--scans 12] [--scan-lines 16]
-                                  [--workers 1 2] [--rounds 2]
+                                  [--workers 1 2] [--rounds 2] [--latency-rounds 5]
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw, ImageFont
 
 from bench.common import KeepAlive, ServerProcess, machine
+from bench.lib import ocr_latency
 from tests.harness.samples import pdf, png  # the tests' tiny PDF writer and scans
 
 POLL_SECONDS = 0.1
@@ -52,6 +55,7 @@ FONT_PX = 40  # about 10 pt at 300 dpi
 LINE_PX = 72
 LINE_CHARS = 90
 TESSERACT_ENV = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+UNIQUE_WORD = "Marmalade"  # on part 5's page only: searched for until it is found
 
 SENTENCES = [
     "Thank you for your order of the third of March, which we have shipped today.",
@@ -207,6 +211,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
                         help="DMS_OCR_WORKERS values, and Tesseract processes run at once")
     parser.add_argument("--rounds", type=int, default=2, help="scan measurements, interleaved")
+    parser.add_argument("--latency-rounds", type=int, default=5,
+                        help="parts 4 and 5 (one document's latency), interleaved; 0 skips them")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"load average before the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -286,6 +292,13 @@ def main() -> None:
         overhead = (seconds / without_pdf[0]["pages"]) / (statistics.mean(bare[1]) / args.scans) - 1
         print(f"  DMS_OCR_WORKERS=1, no searchable PDF vs 1 tesseract at a time: "
               f"{overhead * 100:+.1f} %")
+
+        if args.latency_rounds:
+            pages = [scanned_page(rng, args.scan_lines, font) for _ in range(4)]
+            single = scanned_page(rng, args.scan_lines, font)
+            ImageDraw.Draw(single).text((MARGIN, MARGIN), f"Reference {UNIQUE_WORD}", fill=0,
+                                        font=font)
+            ocr_latency.run(work, pages, single, UNIQUE_WORD, args.latency_rounds, TESSERACT_ENV)
 
 if __name__ == "__main__":
     main()

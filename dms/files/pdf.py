@@ -107,18 +107,20 @@ def text_layer(child: Child, path: Path, index: int) -> str:
         raise sentence(failure, f"Page {index + 1}") from None
 
 
-def render_pnm(child: Child, path: Path, index: int, dpi: int, max_pixels: int, max_side: int,
-               barcode_formats: Sequence[str] = ()) -> tuple[bytes, int, list[str] | None]:
-    """A page as a grayscale PGM at `dpi` (less where the budget requires), the resolution it
-    got, and the texts of the barcodes of `barcode_formats` on it (None when none were asked)."""
+def render_for_ocr(child: Child, path: Path, index: int, dpi: int, max_pixels: int,
+                   max_side: int, out: Path,
+                   barcode_formats: Sequence[str] = ()) -> tuple[int, list[str] | None]:
+    """Write a page as a grayscale BMP file `out` at `dpi` (less where the budget requires);
+    returns the resolution it got and the texts of the barcodes of `barcode_formats` on it (None
+    when none were asked)."""
     try:
-        result, image = child.call("render", {
+        result, _ = child.call("render", {
             "path": str(path), "index": index, "dpi": dpi, "max_pixels": max_pixels,
-            "max_side": max_side, "grayscale": True, "image_format": "pnm",
+            "max_side": max_side, "grayscale": True, "image_format": "bmp", "out": str(out),
             "barcodes": list(barcode_formats)}, child.times.page)
     except ReaderFailed as failure:
         raise sentence(failure, f"Page {index + 1}") from None
-    return image, result["dpi"], result.get("barcodes")
+    return result["dpi"], result.get("barcodes")
 
 
 def preview_jpeg(readers: PdfReaders, path: Path, index: int, width: int, max_side: int,

@@ -102,12 +102,14 @@ class Reader(PageOperations):
 
     def render(self, path: str, index: int, max_pixels: int, max_side: int, grayscale: bool,
                image_format: str, dpi: float | None = None, width: int | None = None,
-               quality: int = 80, barcodes: list[str] | None = None):
+               quality: int = 80, barcodes: list[str] | None = None, out: str | None = None):
         """The page at `dpi` (or `width` pixels wide), scaled down to fit `max_pixels` and
-        `max_side`; as an uncompressed PGM/PPM (what Tesseract reads fastest through a pipe) or a
-        JPEG (a preview). With `barcodes` (zxing-cpp's format names), also the texts of the
-        barcodes of those formats read from the same image (`"barcodes"`): processing renders a
-        scan for Tesseract anyway, and reading its barcodes there costs a few ms."""
+        `max_side`; as an uncompressed BMP written to the file `out` (for Tesseract: it reads an
+        uncompressed BMP or TIFF file faster than a PNM, and any file faster than a pipe, by
+        0.3-0.4 s a 300-dpi page, bench/ocr.py) or a JPEG returned (a preview). With `barcodes`
+        (zxing-cpp's format names), also the texts of the barcodes of those formats read from
+        the same image (`"barcodes"`): processing renders a scan for Tesseract anyway, and
+        reading its barcodes there costs a few ms."""
         import io
 
         page = self.page(self.document(path), index)
@@ -119,18 +121,18 @@ class Reader(PageOperations):
         finally:
             page.close()
         result = {"dpi": max(1, round(scale * 72)), "size": list(image.size)}
-        out = io.BytesIO()
+        encoded = io.BytesIO()
         if image_format == "jpeg":
-            image.convert("RGB").save(out, "JPEG", quality=quality)
+            image.convert("RGB").save(encoded, "JPEG", quality=quality)
         else:
             image = image.convert("L" if grayscale else "RGB")
-            image.save(out, "PPM")
+            image.save(out, "BMP")
         if barcodes:
             try:
                 result["barcodes"] = barcode_texts(image, barcodes)
             except (RuntimeError, ValueError):  # not known, then: a split renders the page itself
                 pass
-        return result, out.getvalue()
+        return result, encoded.getvalue()
 
     def overlay(self, original: str, text_pages: dict, out: str):
         """Write `out`: `original` with, on each page index of `text_pages`, the invisible text

@@ -13,8 +13,6 @@ import os
 import secrets
 from pathlib import Path
 
-from Cryptodome.Cipher import AES
-
 from dms.files.store import fsync_dir
 
 KEY_FILE = "mail.key"
@@ -57,9 +55,17 @@ def load_key(data_dir: Path) -> bytes:
     return key
 
 
+def _gcm(key: bytes, nonce: bytes):
+    """An AES-GCM cipher; pycryptodomex is imported by the first process that seals or opens a
+    value, not by every server at start (issue 30: idle memory)."""
+    from Cryptodome.Cipher import AES
+
+    return AES.new(key, AES.MODE_GCM, nonce=nonce)
+
+
 def seal(key: bytes, plain: str, bound_to: str) -> str:
     nonce = secrets.token_bytes(NONCE_BYTES)
-    cipher = AES.new(key, AES.MODE_GCM, nonce=nonce)
+    cipher = _gcm(key, nonce)
     cipher.update(bound_to.encode())
     sealed, tag = cipher.encrypt_and_digest(plain.encode())
     return PREFIX + base64.b64encode(nonce + tag + sealed).decode()
@@ -72,7 +78,7 @@ def unseal(key: bytes, value: str, bound_to: str) -> str:
         raw = base64.b64decode(value[len(PREFIX):], validate=True)
         nonce, tag = raw[:NONCE_BYTES], raw[NONCE_BYTES:NONCE_BYTES + 16]
         sealed = raw[NONCE_BYTES + 16:]
-        cipher = AES.new(key, AES.MODE_GCM, nonce=nonce)
+        cipher = _gcm(key, nonce)
         cipher.update(bound_to.encode())
         return cipher.decrypt_and_verify(sealed, tag).decode()
     except (ValueError, UnicodeDecodeError):

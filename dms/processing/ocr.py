@@ -15,20 +15,22 @@ Concurrency rules: this runs only in the queue's worker threads, never in a requ
 pdfium only in a reader process (dms.files.pdf); large frames only under
 dms.files.imaging.decoding(). Tesseract is a child process we start ourselves (not pytesseract,
 which cannot be cancelled from another thread and leaves its temporary files in /tmp when killed):
-the page goes in through stdin as an uncompressed PGM and the text comes back on stdout, so no file
-is ever written; it runs with OMP_THREAD_LIMIT=1 (several jobs in parallel use the cores better than
-one job with several threads).
+it reads the stored image itself, or a page rendered as an uncompressed BMP into the slice's
+scratch folder in the data dir's tmp/ (issue 30: Tesseract read a 300-dpi page 0.3-0.4 s slower as
+a PGM through stdin — Leptonica's PNM reader and Tesseract's stdin are both slow; a file it reads in
+~10 ms); it runs with OMP_THREAD_LIMIT=1 (several jobs in parallel use the cores better than one job
+with several threads).
 """
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import shutil
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -49,6 +51,7 @@ RENDER_DPI = 300
 MAX_RENDER_SIDE = 30_000  # pixels; Tesseract (Leptonica) refuses larger images
 PAGE_TIMEOUT_SECONDS = 180
 TESSERACT_ENV = {"OMP_THREAD_LIMIT": "1"}
+PAGE_IMAGE = "page.bmp"  # a shrunk image frame, in the slice's scratch folder
 
 
 @dataclass
@@ -63,11 +66,10 @@ class PageText:
 
 @dataclass(frozen=True)
 class PagePdfs:
-    """Where Tesseract writes, beside each page's text, that page as a PDF for the searchable PDF
-    (dms.processing.searchable): `scratch` for its output files, `folder/<number>.pdf` for the
-    result. For a PDF's pages the page PDF holds only the invisible text (laid over the original
-    page later); for an image's, the image with its text."""
-    scratch: Path
+    """Where Tesseract's run on a page also puts that page as a PDF, for the searchable PDF
+    (dms.processing.searchable): `folder/<number>.pdf`. For a PDF's pages the page PDF holds only
+    the invisible text (laid over the original page later); for an image's, the image with its
+    text."""
     folder: Path
 
     def page(self, number: int) -> Path:
@@ -123,10 +125,11 @@ def page_needs_ocr(text: str) -> bool:
 
 
 def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool, numbers: Iterable[int],
-               max_pixels: int, token: CancelToken, readers: PdfReaders,
+               max_pixels: int, token: CancelToken, readers: PdfReaders, scratch: Path,
                pdfs: PagePdfs | None = None) -> Iterator[PageText]:
     """The text of the pages `numbers` (1-based, ascending) of a stored file, in order; with
-    `pdfs`, each page Tesseract reads is also written as a PDF there."""
+    `pdfs`, each page Tesseract reads is also written as a PDF there. `scratch`: an empty folder
+    of the caller's for the page images and Tesseract's output files."""
     numbers = list(numbers)
     if not numbers:
         return
@@ -134,9 +137,10 @@ def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool, numbers: It
         with open(path, "rb") as file:
             yield PageText(1, decode_text(file.read(MAX_TEXT_BYTES)), "text")
     elif mime_type == "application/pdf":
-        yield from _pdf_pages(path, lang, use_ocr, numbers, max_pixels, token, pdfs, readers)
+        yield from _pdf_pages(path, lang, use_ocr, numbers, max_pixels, token, scratch, pdfs,
+                              readers)
     else:
-        yield from _image_pages(path, lang, use_ocr, numbers, max_pixels, token, pdfs)
+        yield from _image_pages(path, lang, use_ocr, numbers, max_pixels, token, scratch, pdfs)
 
 
 def decode_text(raw: bytes) -> str:
@@ -148,30 +152,52 @@ def decode_text(raw: bytes) -> str:
         return raw.decode("cp1252", errors="replace")
 
 
+@dataclass
+class _Prepared:
+    """A PDF page ready for its reading: its text layer, and for a scan its render."""
+    number: int
+    layer: str
+    image: Path | None = None
+    dpi: int = RENDER_DPI
+    barcodes: list[str] | None = None
+
+
 def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
-               token: CancelToken, pdfs: PagePdfs | None,
+               token: CancelToken, scratch: Path, pdfs: PagePdfs | None,
                readers: PdfReaders) -> Iterator[PageText]:
     """Text layers are read with pdfium (pdfplumber's pure-Python extraction read dense pages ~45x
     slower, bench/ocr.py), in a reader process lent to this document's reading (it keeps the
-    file open between pages)."""
+    file open between pages). The next page is prepared (its layer read, a scan rendered) by a
+    helper thread while Tesseract reads this one: the reader process works on the other core
+    instead of Tesseract waiting for it (issue 30: ~0.2 s a 300-dpi page). Only that thread
+    talks to the reader process, one call at a time."""
+
+    def prepare(child, number: int) -> _Prepared:
+        page = _Prepared(number, pdf.text_layer(child, path, number - 1))
+        if page_needs_ocr(page.layer) and use_ocr:
+            page.image = scratch / f"page-{number}.bmp"
+            page.dpi, page.barcodes = pdf.render_for_ocr(
+                child, path, number - 1, RENDER_DPI, max_pixels, MAX_RENDER_SIDE, page.image,
+                BARCODE_FORMATS)
+        return page
+
     try:
-        with readers.session() as child:
-            for number in numbers:
+        with readers.session() as child, ThreadPoolExecutor(1, "dms-render") as helper:
+            ahead = helper.submit(prepare, child, numbers[0])
+            for index, number in enumerate(numbers):
                 token.check()
-                layer = pdf.text_layer(child, path, number - 1)
-                if not page_needs_ocr(layer):
-                    yield PageText(number, layer, "layer")
+                page = ahead.result()
+                if index + 1 < len(numbers):
+                    ahead = helper.submit(prepare, child, numbers[index + 1])
+                if not page_needs_ocr(page.layer):
+                    yield PageText(number, page.layer, "layer")
                 elif not use_ocr:
-                    yield PageText(number, layer, "skipped")
+                    yield PageText(number, page.layer, "skipped")
                 else:
-                    image, dpi, barcodes = pdf.render_pnm(child, path, number - 1, RENDER_DPI,
-                                                          max_pixels, MAX_RENDER_SIDE,
-                                                          BARCODE_FORMATS)
-                    text = tesseract(image, lang, dpi, token,
-                                     pdf_to=pdfs.page(number) if pdfs else None,
-                                     scratch=pdfs.scratch if pdfs else None, text_only=True)
-                    del image
-                    yield PageText(number, text, "ocr", barcodes)
+                    text = tesseract(page.image, lang, page.dpi, token, scratch,
+                                     pdf_to=pdfs.page(number) if pdfs else None, text_only=True)
+                    page.image.unlink()
+                    yield PageText(number, text, "ocr", page.barcodes)
     except pdf.UnreadablePdf as error:
         raise PageFailed(str(error), final=error.final) from None
     except pdf.Interrupted:
@@ -179,7 +205,7 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
 
 
 def _image_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
-                 token: CancelToken, pdfs: PagePdfs | None) -> Iterator[PageText]:
+                 token: CancelToken, scratch: Path, pdfs: PagePdfs | None) -> Iterator[PageText]:
     from PIL import Image
 
     if not use_ocr:
@@ -196,57 +222,51 @@ def _image_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_p
                 with decoding(pixels):
                     image.load()  # decoding the whole frame here: broken files fail with a reason
                     if single and pixels <= max_pixels:
-                        # Tesseract reads the stored file itself: cheaper than piping it (~15 %).
-                        source, dpi = path, RENDER_DPI
+                        source, dpi = path, RENDER_DPI  # Tesseract reads the stored file itself
                     else:
                         frame, scale = shrink(image, max_pixels)
-                        source, dpi = _pnm(frame), max(1, round(RENDER_DPI * scale))
+                        source, dpi = scratch / PAGE_IMAGE, max(1, round(RENDER_DPI * scale))
+                        _save_bmp(frame, source)
                         del frame
-                text = tesseract(source, lang, dpi, token,
-                                 pdf_to=pdfs.page(number) if pdfs else None,
-                                 scratch=pdfs.scratch if pdfs else None)
+                text = tesseract(source, lang, dpi, token, scratch,
+                                 pdf_to=pdfs.page(number) if pdfs else None)
+                if source != path:
+                    source.unlink()
                 yield PageText(number, text, "ocr")
     except (OSError, ValueError, EOFError) as error:
         raise PageFailed(f"The image cannot be read: {error}") from None
 
 
-def _pnm(image) -> bytes:
-    """The image uncompressed, what Tesseract reads fastest from a pipe: grayscale PGM, or a
-    colour PPM for colour images (kept in colour in the searchable PDF)."""
+def _save_bmp(image, target: Path) -> None:
+    """A frame as an uncompressed BMP, what Tesseract reads fastest: grayscale, or colour for
+    colour images (kept in colour in the searchable PDF)."""
     if image.mode not in ("L", "RGB"):
         image = image.convert("RGB" if image.mode in ("RGBA", "P", "CMYK", "YCbCr", "LAB", "HSV")
                               else "L")
-    out = io.BytesIO()
-    image.save(out, "PPM")
-    return out.getvalue()
+    image.save(target, "BMP")
 
 
-def tesseract(source: Path | bytes | bytearray, lang: str, dpi: int = RENDER_DPI,
-              token: CancelToken | None = None, pdf_to: Path | None = None,
-              scratch: Path | None = None, text_only: bool = False) -> str:
-    """Run Tesseract on one page: an image file's path, or PNM bytes sent through stdin. The text
-    comes back on stdout; with `pdf_to`, the same run also renders the page as a PDF (only its
-    invisible text with `text_only`), written into `scratch` and then moved to `pdf_to`."""
+def tesseract(source: Path, lang: str, dpi: int, token: CancelToken | None, scratch: Path,
+              pdf_to: Path | None = None, text_only: bool = False) -> str:
+    """Run Tesseract on one page, an image file. The text comes back on stdout; with `pdf_to`,
+    the same run also renders the page as a PDF (only its invisible text with `text_only`),
+    written into `scratch` and then moved to `pdf_to`."""
     output = "stdout"
     if pdf_to is not None:
         output = str(scratch / f"page-{pdf_to.stem}")
-    piped = isinstance(source, (bytes, bytearray))
-    command = [tesseract_command(), "stdin" if piped else str(source),
-               output, "-l", lang, "--dpi", str(dpi)]
+    command = [tesseract_command(), str(source), output, "-l", lang, "--dpi", str(dpi)]
     if pdf_to is not None:
         command += (["-c", "textonly_pdf=1"] if text_only else []) + ["txt", "pdf"]
     token = token or CancelToken()
     token.check()
     try:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE if piped
-                                   else subprocess.DEVNULL, stdout=subprocess.PIPE,
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, env=tesseract_environment())
     except OSError as error:
         raise PageFailed(f"Tesseract could not be started: {error}") from None
     token.attach(process)
     try:
-        out, err = process.communicate(source if piped else None,
-                                       timeout=PAGE_TIMEOUT_SECONDS)
+        out, err = process.communicate(timeout=PAGE_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()

@@ -292,12 +292,13 @@ class Processor:
         slice_end = started + self.config.ocr_slice_seconds
         read: list = []
         done: list[int] = []
+        scratch = self.store.temporary_dir()
         pdfs = None
         if self.config.searchable_pdf:
-            pdfs = PagePdfs(self.store.temporary_dir(), self.store.work_dir(version_id))
+            pdfs = PagePdfs(self.store.work_dir(version_id))
         pages = read_pages(self.store.path(version_id), work.mime_type, work.lang, work.use_ocr,
                            numbers, self.config.ocr_max_megapixels * 1_000_000, token,
-                           self.readers, pdfs)
+                           self.readers, scratch, pdfs)
         try:
             for page in pages:
                 read.append(page)
@@ -329,8 +330,7 @@ class Processor:
             return self._attempt_failed(work, f"Processing failed: {error}")
         finally:
             pages.close()
-            if pdfs is not None:
-                shutil.rmtree(pdfs.scratch, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
             if done:  # one line per slice: the pages a worker read and saved
                 log.info("version %s: read page(s) %s", version_id, ranges(done))
         after = self._when_read(work)

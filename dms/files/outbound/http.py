@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import http.client
 import socket
-import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -39,6 +38,14 @@ class Answer:
         return self.error is None
 
 
+def tls_context():
+    """Certificate-checking TLS, imported only by a process that posts to an https address:
+    the ssl module and OpenSSL's TLS state cost an idle server about 1 MiB (issue 30)."""
+    import ssl
+
+    return ssl.create_default_context()
+
+
 def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
          timeout: float) -> Answer:
     """POST `body` to `url` with `headers`; never raises for what the network or the receiver
@@ -53,7 +60,7 @@ def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
         return Answer(status, error, time.monotonic() - started)
 
     connection = http.client.HTTPConnection(host, port, timeout=timeout)
-    tls = ssl.create_default_context() if parts.scheme == "https" else None
+    tls = tls_context() if parts.scheme == "https" else None
 
     def checked_socket(address, wait, source=None) -> socket.socket:
         """The one place the socket is made: to an address the policy checked, within the time
@@ -96,10 +103,11 @@ def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
         return answer(None, str(refused))
     except (socket.gaierror, ResolveTimeout):
         return answer(None, f"The host name {normal_host(host)} could not be resolved.")
-    except ssl.SSLCertVerificationError as error:
-        return answer(None, f"The certificate of {normal_host(host)} could not be verified: "
-                            f"{str(error.verify_message).rstrip('.')}.")
-    except (OSError, http.client.HTTPException):
+    except (OSError, http.client.HTTPException) as error:
+        verify_message = getattr(error, "verify_message", None)  # ssl.SSLCertVerificationError
+        if verify_message is not None:
+            return answer(None, f"The certificate of {normal_host(host)} could not be verified: "
+                                f"{str(verify_message).rstrip('.')}.")
         return answer(None, f"No HTTP answer from {where} within {timeout:g} s: the connection "
                             f"was refused, cut or not answered, or what answered was not an "
                             f"HTTP server.")
