@@ -24,13 +24,14 @@ with several threads).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import subprocess
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -169,8 +170,10 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
     slower, bench/ocr.py), in a reader process lent to this document's reading (it keeps the
     file open between pages). The next page is prepared (its layer read, a scan rendered) by a
     helper thread while Tesseract reads this one: the reader process works on the other core
-    instead of Tesseract waiting for it (issue 30: ~0.2 s a 300-dpi page). Only that thread
-    talks to the reader process, one call at a time."""
+    instead of Tesseract waiting for it (issue 30: ~0.2 s a 300-dpi page). One call at a time
+    goes to the reader process: the helper's while a page is being prepared, else this
+    thread's. Born-digital pages never start the helper (a hand-over costs more than reading a
+    short page's text)."""
 
     def prepare(child, number: int) -> _Prepared:
         page = _Prepared(number, pdf.text_layer(child, path, number - 1))
@@ -182,22 +185,26 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
         return page
 
     try:
-        with readers.session() as child, ThreadPoolExecutor(1, "dms-render") as helper:
-            ahead = helper.submit(prepare, child, numbers[0])
+        with readers.session() as child, contextlib.ExitStack() as stack:
+            helper: ThreadPoolExecutor | None = None  # made by the first scanned page
+            ahead: Future | None = None  # the next page, being prepared while Tesseract runs
             for index, number in enumerate(numbers):
                 token.check()
-                page = ahead.result()
+                # The reader process is called here only when no preparation is in flight.
+                page = ahead.result() if ahead is not None else prepare(child, number)
+                ahead = None
+                if page.image is None:
+                    yield PageText(number, page.layer,
+                                   "layer" if not page_needs_ocr(page.layer) else "skipped")
+                    continue
                 if index + 1 < len(numbers):
+                    if helper is None:
+                        helper = stack.enter_context(ThreadPoolExecutor(1, "dms-render"))
                     ahead = helper.submit(prepare, child, numbers[index + 1])
-                if not page_needs_ocr(page.layer):
-                    yield PageText(number, page.layer, "layer")
-                elif not use_ocr:
-                    yield PageText(number, page.layer, "skipped")
-                else:
-                    text = tesseract(page.image, lang, page.dpi, token, scratch,
-                                     pdf_to=pdfs.page(number) if pdfs else None, text_only=True)
-                    page.image.unlink()
-                    yield PageText(number, text, "ocr", page.barcodes)
+                text = tesseract(page.image, lang, page.dpi, token, scratch,
+                                 pdf_to=pdfs.page(number) if pdfs else None, text_only=True)
+                page.image.unlink()
+                yield PageText(number, text, "ocr", page.barcodes)
     except pdf.UnreadablePdf as error:
         raise PageFailed(str(error), final=error.final) from None
     except pdf.Interrupted:
