@@ -4,13 +4,32 @@ running here: dms.web.server starts the background work."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+
+import bottle
 
 from dms.config import Config
 from dms.runtime import Runtime, open_installation
 from dms.web.api import ROUTE_TABLES
 from dms.web.endpoints import DmsBottle, bottle_rule, endpoint
 from dms.web.openapi import build as build_openapi
+
+
+@contextlib.contextmanager
+def compiled_once(router: bottle.Router):
+    """Bottle's router compiles a method's combined pattern again after each route added: for
+    dms' ~190 routes that was a quarter of a second of every start-up (issue 30). Within this
+    block each method's pattern is compiled once, when the last route is in (an attribute of
+    the instance shadows Router._compile meanwhile)."""
+    pending: set[str] = set()
+    router._compile = pending.add
+    try:
+        yield
+    finally:
+        del router._compile
+        for method in pending:
+            router._compile(method)
 
 
 class App(DmsBottle):
@@ -22,10 +41,11 @@ class App(DmsBottle):
         self.runtime = runtime
         self.services = runtime.services
         self.api_routes = tuple(route for table in ROUTE_TABLES for route in table.routes)
-        for route in self.api_routes:
-            callback = endpoint(runtime, route)
-            for prefix in route.prefixes:
-                self.route(bottle_rule(route, prefix), route.method, callback)
+        with compiled_once(self.router):
+            for route in self.api_routes:
+                callback = endpoint(runtime, route)
+                for prefix in route.prefixes:
+                    self.route(bottle_rule(route, prefix), route.method, callback)
 
     @functools.cached_property
     def openapi_document(self) -> dict:
