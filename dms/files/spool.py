@@ -141,6 +141,14 @@ class SpooledBody:
         self.memory = bytearray()
 
 
+def release(stream) -> None:
+    """Remove a spooled body now unless it was adopted: the endpoint calls it when its handler
+    is done, so that an answer (a refusal above all) leaves nothing in tmp/ behind it; waitress
+    closes the body again when the request ends, which is then a no-op."""
+    if isinstance(stream, SpooledInput):
+        stream.body.close()
+
+
 class SpooledInput(io.RawIOBase):
     """`wsgi.input` for a body spooled to a file: reads it like any file, or hands the file over
     (`adopt()`) so the store can keep it without copying."""

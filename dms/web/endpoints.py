@@ -16,6 +16,7 @@ from dms import errors
 from dms.db import is_disk_full, release_connection
 from dms.db.models import Token, User, utcnow
 from dms.domain.credentials import find_token
+from dms.files import spool
 from dms.runtime import Runtime
 from dms.web.jsonapi import (JSON, VND, ApiError, Reply, Route, attributes_of, choose_page, encode,
                              list_body, media_type, parse_json, resource_data)
@@ -240,6 +241,7 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
                                   route.media_type)
         finally:
             release_connection()
+            spool.release(ctx.environ.get("wsgi.input"))
 
     callback.__name__ = route.handler.__name__
     return callback

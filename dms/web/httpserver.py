@@ -22,6 +22,7 @@ second is never "inactive", so `channel_timeout` never closes it. Here:
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -111,6 +112,27 @@ def error_envelope(error, adj: Adjustments, upload_limit_mb: int | None) -> ApiE
     if status == 500:
         return ApiError(500, "server_error", "A server error occurred.")
     return ApiError(status, "invalid", f"{error.reason}.")
+
+
+class LifoCondition(threading.Condition):
+    """waitress' request threads wait on one condition, and Python's notify() wakes the one that
+    has waited longest: every request went to another of the 58 threads (8, plus 50 kept for
+    event streams), each with its own SQLite connection and page cache, so under load all of
+    them grew one (server RSS 300 MiB under bench/load.py) and each request ran on cold caches.
+    This notify() wakes the thread that waited last: the threads a load needs stay warm and the
+    others stay idle. (CPython's Condition keeps its waiters in `_waiters`, oldest first.)"""
+
+    def notify(self, n: int = 1) -> None:
+        if not self._is_owned():
+            raise RuntimeError("cannot notify on un-acquired lock")
+        waiters = self._waiters
+        while waiters and n > 0:
+            waiter = waiters.pop()
+            try:
+                waiter.release()
+            except RuntimeError:  # already released: a waiter that timed out
+                continue
+            n -= 1
 
 
 class JsonErrorTask(ErrorTask):
@@ -265,6 +287,7 @@ def create_server(application, *, header_timeout: float, upload_limit_mb: int | 
         log.warning("%s has several addresses; listening on the first only",
                     adjustments.get("host"))
     dispatcher = ThreadedTaskDispatcher()
+    dispatcher.queue_cv = LifoCondition(dispatcher.lock)  # before any thread waits on it
     dispatcher.set_thread_count(adj.threads)
     try:
         return DmsServer(application, adj=adj, dispatcher=dispatcher,

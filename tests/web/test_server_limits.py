@@ -206,8 +206,8 @@ def tiny():
     started = []
 
     def start(app, **settings):
-        server = create_server(app, host="127.0.0.1", port=0, threads=2, header_timeout=60,
-                               cleanup_interval=1, **settings)
+        server = create_server(app, host="127.0.0.1", port=0, header_timeout=60,
+                               cleanup_interval=1, **{"threads": 2, **settings})
         stop = threading.Event()
 
         def run():

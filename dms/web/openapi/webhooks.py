@@ -28,6 +28,12 @@ SCHEMAS = {
                            ["type", "id", "attributes"], extra=False),
 }
 
+# Each event of the stream, as an event-stream parser reads it (the schema applies to every event:
+# OpenAPI 3.2's itemSchema, which validators also take from `schema`); `data` is the event's JSON.
+SSE_EVENT = {"type": "object", "required": ["data"], "properties": {
+    "id": STRING, "event": STRING, "retry": INTEGER,
+    "data": {"type": "string", "contentMediaType": "application/json"}}}
+
 OPERATIONS = {
     "list_webhooks": (None, 200, {VND: list_of(ref("Webhook"))}, PAGE_QUERY, [],
                       "The caller's webhooks"),
@@ -41,7 +47,7 @@ OPERATIONS = {
     "delete_webhook": (None, 204, {}, [], [], "Delete a webhook"),
     "test_webhook": (None, 200, {VND: data_of(ref("WebhookDelivery"))}, [], [429],
                      "Send a ping to a webhook now; what the receiver answered"),
-    "event_stream": (None, 200, {"text/event-stream": STRING}, ["since"], [400, 429, 503],
+    "event_stream": (None, 200, {"text/event-stream": SSE_EVENT}, ["since"], [400, 429, 503],
                      "The caller's events as they happen (Server-Sent Events; resumes after "
                      "Last-Event-ID or ?since=)"),
 }

@@ -1,0 +1,54 @@
+"""`dms serve` and `dms worker` limit glibc's malloc arenas (dms.cli._limit_malloc_arenas, issue
+30): eight threads allocating at once share two arenas instead of getting one each, which under
+load each grew to ~16 MiB and kept it. Counted in a fresh interpreter from /proc/self/maps: an
+arena of a thread is an anonymous read-write mapping aligned to glibc's 64 MiB heap size."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+PROBE = """
+import sys, threading
+if sys.argv[1] == "limit":
+    from dms.cli import _limit_malloc_arenas
+    _limit_malloc_arenas()
+held, barrier = [], threading.Barrier(8)
+def work():
+    barrier.wait()
+    held.append([bytearray(2000) for _ in range(2000)])  # malloc'd, not pymalloc's small blocks
+    barrier.wait()  # every thread alive until all have allocated
+threads = [threading.Thread(target=work) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+arenas = 0
+for line in open("/proc/self/maps"):
+    fields = line.split()
+    start = int(fields[0].split("-")[0], 16)
+    arenas += fields[1] == "rw-p" and len(fields) == 5 and start % (64 << 20) == 0
+print(arenas)
+"""
+
+
+def thread_arenas(mode: str, arena_max: str | None) -> int:
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    if arena_max is not None:
+        env["MALLOC_ARENA_MAX"] = arena_max
+    result = subprocess.run([sys.executable, "-c", PROBE, mode], env=env, capture_output=True,
+                            text=True, timeout=60, check=True)
+    return int(result.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas, on Linux")
+@pytest.mark.parametrize("mode, arena_max, expected", [
+    ("none", None, 8),  # glibc's default: an arena for each thread that allocates at once
+    ("limit", None, 1),  # dms' limit: two in all, the main one and one shared by the threads
+    ("limit", "4", 3),  # an administrator's MALLOC_ARENA_MAX wins
+])
+def test_threads_share_two_malloc_arenas(mode, arena_max, expected):
+    assert thread_arenas(mode, arena_max) == expected

@@ -1,0 +1,65 @@
+"""The request threads (dms/web/httpserver.py, LifoCondition): the thread that finished last
+serves the next request, so a server with many threads (dms keeps 50 for event streams) uses
+only as many as its load needs, each with its own warm SQLite connection."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from dms.web.httpserver import LifoCondition
+from tests.web.test_server_limits import connect, read_response, tiny  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.socket
+
+
+def test_sequential_requests_are_served_by_one_thread_of_eight(tiny):  # noqa: F811
+    names = []
+
+    def app(environ, start_response):
+        names.append(threading.current_thread().name)
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+        return [b"ok"]
+
+    server = tiny(app, threads=8)
+    with connect(server.effective_port) as sock:
+        for _ in range(40):
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+            assert read_response(sock)[0] == "HTTP/1.1 200 OK"
+    # Round robin (Python's Condition) would have used all 8; the last waiter is woken first.
+    assert len(names) == 40
+    assert len(set(names)) <= 2, sorted(set(names))
+
+
+def test_notify_wakes_the_thread_that_waited_last():
+    condition = LifoCondition()
+    woken, waiting = [], []
+
+    def wait(name):
+        with condition:
+            waiting.append(name)
+            condition.wait(10)
+            woken.append(name)
+
+    threads = []
+    for name in ("first", "second", "third"):
+        thread = threading.Thread(target=wait, args=(name,))
+        thread.start()
+        threads.append(thread)
+        while True:  # each waits before the next starts: the order of the waiters is known
+            with condition:
+                if waiting[-1:] == [name]:
+                    break
+    for count in range(1, 4):
+        with condition:
+            condition.notify()
+        while True:  # one woken at a time
+            with condition:
+                if len(woken) == count:
+                    break
+    for thread in threads:
+        thread.join(5)
+    assert woken == ["third", "second", "first"]
+    with pytest.raises(RuntimeError):
+        condition.notify()  # the lock not held: as threading.Condition
