@@ -8,7 +8,9 @@ through a buffer of CHUNK bytes, and from then on its SHA-256, size and first by
 grows. The application reads it as `wsgi.input` (a SpooledInput); DirectoryStore.receive() asks
 that input to give up its file (`adopt()`): flushed, fsynced and no longer removed when the
 request ends. A body nobody adopts is removed when the request is closed (or its connection
-drops mid-body); after a crash, by the store's start-up sweep of tmp/.
+drops mid-body); after a crash, by the store's start-up sweep of tmp/. A body that cannot be
+written (a full disk) is dropped as it arrives and its error raised to whoever reads or adopts
+it, so that the answer is the application's (507), not a cut connection.
 
 Threads: pieces are appended by the server's event loop until the body is complete; only then is
 the body handed to one request thread, which reads or adopts it. The hashing (SHA-256 runs at
@@ -70,6 +72,7 @@ class SpooledBody:
         self.pending: deque[Future] = deque()
         self.head = b""
         self.reader: SpooledInput | None = None
+        self.failure: OSError | None = None  # why the body could not be written
 
     def __len__(self) -> int:
         return self.size
@@ -79,12 +82,18 @@ class SpooledBody:
 
     def append(self, data: bytes) -> None:
         self.size += len(data)
+        if self.failure is not None:
+            return  # the rest of a body that cannot be kept is read and dropped
         self.memory += data
-        if self.file is None:
-            if len(self.memory) > self.memory_limit:
-                self._to_file()
-        elif len(self.memory) >= CHUNK:
-            self._write_chunk()
+        try:
+            if self.file is None:
+                if len(self.memory) > self.memory_limit:
+                    self._to_file()
+            elif len(self.memory) >= CHUNK:
+                self._write_chunk()
+        except OSError as error:
+            self.close()
+            self.failure = error
 
     def _to_file(self) -> None:
         descriptor, name = tempfile.mkstemp(dir=self.directory, prefix="upload-")
@@ -111,10 +120,17 @@ class SpooledBody:
 
     def getfile(self):
         """The body to read, from its first byte (called once it is complete)."""
+        if self.failure is not None:
+            return SpooledInput(self, None)
         if self.file is None:
             return io.BytesIO(bytes(self.memory))
         if self.reader is None:
-            self._written()
+            try:
+                self._written()
+            except OSError as error:
+                self.close()
+                self.failure = error
+                return SpooledInput(self, None)
             self.reader = SpooledInput(self, open(self.path, "rb"))
         return self.reader
 
@@ -162,25 +178,31 @@ class SpooledInput(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        return self.file.readinto(buffer)
+        return self._file().readinto(buffer)
 
     def read(self, size: int = -1) -> bytes:
-        return self.file.read(size)
+        return self._file().read(size)
 
     def readline(self, size: int = -1) -> bytes:
-        return self.file.readline(size)
+        return self._file().readline(size)
+
+    def _file(self):
+        if self.file is None:  # the body could not be written: say why to whoever reads it
+            raise self.body.failure
+        return self.file
 
     def seekable(self) -> bool:
         return True
 
     def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        return self.file.seek(offset, whence)
+        return self._file().seek(offset, whence)
 
     def tell(self) -> int:
-        return self.file.tell()
+        return self._file().tell()
 
     def close(self) -> None:
-        self.file.close()
+        if self.file is not None:
+            self.file.close()
         super().close()
 
     def adopt(self) -> SpooledFile:

@@ -104,3 +104,21 @@ def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config
     new_upload = again.put("/api/document/upload/after.txt", data=samples.text("after\n"))
     assert new_upload.status_code == 201
     assert (config.data_dir / ".space-reserve").stat().st_size == RESERVE_BYTES
+
+
+@pytest.mark.socket  # through waitress: a body past 512 KiB is spooled into tmp/ as it arrives
+def test_a_large_upload_on_a_full_disk_is_507_and_leaves_nothing(alice, small_disk, config,
+                                                                   caplog):
+    document_id = new_document(alice, "big")
+    fill(small_disk)
+    caplog.clear()
+    before = snapshot(config)
+    body = samples.text("a line of a large text file\n" * 80_000)  # 2.2 MiB
+    assert_error(upload(alice, document_id, "big.txt", body), 507, "insufficient_storage",
+                 DISK_FULL)
+    assert snapshot(config) == before
+    assert temporary_files(config) == []
+    assert not [r for r in caplog.records if r.exc_info], "no tracebacks while the disk is full"
+    (small_disk / "filler").unlink()
+    assert upload(alice, document_id, "big.txt", body).status_code == 201
+    assert temporary_files(config) == []
