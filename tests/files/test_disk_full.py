@@ -110,6 +110,7 @@ def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config
 def test_a_large_upload_on_a_full_disk_is_507_and_leaves_nothing(alice, small_disk, config,
                                                                    caplog):
     document_id = new_document(alice, "big")
+    wait_indexed(config)  # the indexer writes the new title; not onto the full disk
     fill(small_disk)
     caplog.clear()
     before = snapshot(config)
