@@ -92,8 +92,7 @@ class SpooledBody:
             elif len(self.memory) >= CHUNK:
                 self._write_chunk()
         except OSError as error:
-            self.close()
-            self.failure = error
+            self._fail(error)
 
     def _to_file(self) -> None:
         descriptor, name = tempfile.mkstemp(dir=self.directory, prefix="upload-")
@@ -110,6 +109,11 @@ class SpooledBody:
         self.pending.append(hashing_thread().submit(self.digest.update, chunk))
         while len(self.pending) > MAX_PENDING:
             self.pending.popleft().result()
+
+    def _fail(self, error: OSError) -> None:
+        """The body cannot be kept (a full disk): drop what was written, remember why."""
+        self.close()
+        self.failure = error
 
     def _written(self) -> None:
         """Every byte in the file and hashed."""
@@ -128,8 +132,7 @@ class SpooledBody:
             try:
                 self._written()
             except OSError as error:
-                self.close()
-                self.failure = error
+                self._fail(error)
                 return SpooledInput(self, None)
             self.reader = SpooledInput(self, open(self.path, "rb"))
         return self.reader
