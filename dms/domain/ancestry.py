@@ -2,8 +2,8 @@
 uses them for listings, moves' cycle and depth checks, and creation).
 
 Every walk terminates even on a corrupt tree (a loop that only a bug or a hand-edited database
-could make): walks collect ids with UNION, which stops at the first repetition, and the one walk
-that counts levels is cut at a bound.
+could make): walks collect ids with UNION, which stops at the first repetition, breadcrumbs never
+read an id twice, and the one walk that counts levels is cut at a bound.
 """
 
 from __future__ import annotations
@@ -11,31 +11,37 @@ from __future__ import annotations
 from dms.db import database
 
 
-def breadcrumbs(node_ids: list[str]) -> dict[str, list[list[str]]]:
-    """{id: [[title, id], ...] from the root down to the node itself} in one recursive query.
+def breadcrumbs(node_ids: list[str], known: dict[str, tuple[str | None, str]] | None = None
+                ) -> dict[str, list[list[str]]]:
+    """{id: [[title, id], ...] from the root down to the node itself}. `known`: {id: (parent id,
+    title)} of nodes the caller has read already (search's hits), not read again.
 
-    UNION (not UNION ALL) stops at a repeated row, so a corrupt loop cannot run forever; the path
-    is put in order here by following the parent links, which also stops at a repetition."""
+    One query per level, each reading the not yet known parents of the level below with
+    `id IN (...)`: ancestors that several nodes share (siblings in a listing) are read once, and
+    SQLite reads a sorted list of ids faster than a recursive query that walks up from each node
+    (at a million nodes, 100 random documents: 1.6 ms against 3.1; 100 siblings 0.5 against 1.8).
+    An id is never read twice, so the walk ends even on a corrupt tree (a loop), after at most
+    as many queries as the tree has levels. The path is put in order here by following the
+    parent links, which also stops at a repetition."""
     if not node_ids:
         return {}
-    marks = ",".join("?" * len(node_ids))
-    rows = database.execute_sql(f"""
-        WITH RECURSIVE up(start, id, parent_id, title) AS (
-            SELECT id, id, parent_id, title FROM node WHERE id IN ({marks})
-            UNION
-            SELECT up.start, n.id, n.parent_id, n.title
-            FROM node AS n JOIN up ON n.id = up.parent_id
-        )
-        SELECT start, id, parent_id, title FROM up""", node_ids).fetchall()
-    nodes: dict[str, dict[str, tuple[str | None, str]]] = {node_id: {} for node_id in node_ids}
-    for start, node_id, parent_id, title in rows:
-        nodes[start][node_id] = (parent_id, title)
+    nodes = dict(known or {})
+    wanted = {node_id for node_id in node_ids if node_id not in nodes}
+    wanted |= {parent for parent, _ in nodes.values() if parent is not None and parent not in nodes}
+    while wanted:
+        marks = ",".join("?" * len(wanted))
+        rows = database.execute_sql(
+            f"SELECT id, parent_id, title FROM node WHERE id IN ({marks})", list(wanted)).fetchall()
+        for node_id, parent_id, title in rows:
+            nodes[node_id] = (parent_id, title)
+        wanted = {parent_id for _, parent_id, _ in rows
+                  if parent_id is not None and parent_id not in nodes}
     result: dict[str, list[list[str]]] = {}
-    for start, known in nodes.items():
+    for start in node_ids:
         path, current, seen = [], start, set()
-        while current in known and current not in seen:
+        while current in nodes and current not in seen:
             seen.add(current)
-            parent_id, title = known[current]
+            parent_id, title = nodes[current]
             path.append([title, current])
             current = parent_id
         path.reverse()

@@ -77,7 +77,7 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
         nodes = _owned(user, [node_id for node_id, _ in hits], only)
         results = []
         for rank, node_id in enumerate(node_id for node_id, _ in hits if node_id in nodes):
-            kind, title = nodes[node_id]
+            kind, title, _ = nodes[node_id]
             text_snippet = None
             if rank < SNIPPET_RESULTS and kind == "document":
                 text_snippet = highlight.snippet(_text_start(node_id), words, should_stop)
@@ -86,13 +86,16 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
     except highlight.Stopped:
         raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
                           "for longer or more words.") from None
-    return _results(results)
+    return _results(results, {node_id: (parent_id, title)
+                              for node_id, (_, title, parent_id) in nodes.items()})
 
 
-def _results(rows: list[tuple[str, str, str, str | None]]) -> list[dict]:
-    """(id, kind, title, highlight) rows in the shape of api.md §8."""
+def _results(rows: list[tuple[str, str, str, str | None]],
+             known: dict[str, tuple[str | None, str]] | None = None) -> list[dict]:
+    """(id, kind, title, highlight) rows in the shape of api.md §8; `known`: {id: (parent id,
+    title)} already read, for the breadcrumbs."""
     ids = [row[0] for row in rows]
-    crumbs, labels = tree.breadcrumbs(ids), tags_of(ids)
+    crumbs, labels = tree.breadcrumbs(ids, known), tags_of(ids)
     return [{
         "id": node_id,
         "title": title,
@@ -126,9 +129,10 @@ def not_ready(indexer: Indexer) -> str:
     return "The search index is being opened; search again in a moment."
 
 
-def _owned(user: User, node_ids: list[str], only: TagFilter | None) -> dict[str, tuple[str, str]]:
-    """{id: (kind, title)} of those hits that are still the caller's nodes (and still carry the
-    filter's tags)."""
+def _owned(user: User, node_ids: list[str],
+           only: TagFilter | None) -> dict[str, tuple[str, str, str | None]]:
+    """{id: (kind, title, parent id)} of those hits that are still the caller's nodes (and
+    still carry the filter's tags)."""
     if not node_ids:
         return {}
     marks = ",".join("?" * len(node_ids))
@@ -137,10 +141,10 @@ def _owned(user: User, node_ids: list[str], only: TagFilter | None) -> dict[str,
     # index and read all of the owner's nodes (8.8 ms at 20,000 documents, 500 ms at a million)
     # instead of looking up these few ids.
     rows = database.execute_sql(
-        f"SELECT id, owner_id, kind, title FROM node WHERE id IN ({marks}) AND {condition} "
-        "AND trash_id IS NULL",
+        f"SELECT id, owner_id, kind, title, parent_id FROM node WHERE id IN ({marks}) "
+        f"AND {condition} AND trash_id IS NULL",
         (*node_ids, *extra)).fetchall()
-    return {node_id: (kind, title) for node_id, owner_id, kind, title in rows
+    return {node_id: (kind, title, parent_id) for node_id, owner_id, kind, title, parent_id in rows
             if owner_id == user.id}
 
 
