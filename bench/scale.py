@@ -10,6 +10,8 @@ documents, then the owners take turns; that owner also has:
 - `Level 01` ... `Level 20`, folders nested 20 deep (the breadcrumb of the deepest is timed);
 - `Movable`, a folder of 10 folders of 1,000 of their documents, moved back and forth between
   .home and `Elsewhere`.
+It prints the time the load took and the database's size (dms.db; on PostgreSQL
+pg_database_size and its eight largest tables, indexes and TOAST tables).
 Then `dms serve` (one process, DMS_OCR_WORKERS=1) answers, over one keep-alive connection as the
 queried owner, 20 warm-up then --runs timed requests of each kind: GET /api/users/me/; a page of
 100 from `Big` (pages 1..100 in turn); the 20-level breadcrumb (GET /api/folders/{id}/); the move
@@ -249,6 +251,10 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
         print(f"loaded in {time.perf_counter() - started:.0f} s; "
               + (f"dms.db {target.stat().st_size / 2**30:.2f} GiB" if engine == "sqlite" else
                  f"database {database_size(url) / 2**30:.2f} GiB"), flush=True)
+        if engine == "postgresql":
+            print("  largest parts: " + "; ".join(
+                f"{name} {size / 2**30:.2f} GiB" for name, size in database_parts(url)),
+                flush=True)
         started = time.perf_counter()
         server = ServerProcess(data_dir, **env)
         drain = OutputDrain(server.process.stdout)
@@ -332,6 +338,25 @@ def database_size(url: str) -> int:
     import psycopg
     with psycopg.connect(url) as connection:
         return connection.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+
+
+PARTS = """
+    SELECT c.relname || CASE c.relkind WHEN 'i' THEN ' (index)' ELSE ' (table)' END,
+           pg_relation_size(c.oid) FROM pg_class AS c
+    JOIN pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i')
+    UNION ALL
+    SELECT t.relname || ' (its TOAST: long values)', pg_total_relation_size(t.reltoastrelid)
+    FROM pg_class AS t JOIN pg_namespace AS n ON n.oid = t.relnamespace
+    WHERE n.nspname = 'public' AND t.relkind = 'r' AND t.reltoastrelid <> 0
+    ORDER BY 2 DESC LIMIT 8"""
+
+
+def database_parts(url: str) -> list[tuple[str, int]]:
+    """The largest tables, indexes and TOAST tables: what the database's size is made of."""
+    import psycopg
+    with psycopg.connect(url) as connection:
+        return connection.execute(PARTS).fetchall()
 
 
 def main() -> None:

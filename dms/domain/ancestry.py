@@ -11,31 +11,50 @@ from __future__ import annotations
 from dms.db import database
 
 
+LEVEL_QUERIES = 2  # levels of breadcrumbs read one query each; the rest in one recursive query
+
+
+def _marks(ids) -> str:
+    return ",".join("?" * len(ids))
+
+
 def breadcrumbs(node_ids: list[str], known: dict[str, tuple[str | None, str]] | None = None
                 ) -> dict[str, list[list[str]]]:
     """{id: [[title, id], ...] from the root down to the node itself}. `known`: {id: (parent id,
     title)} of nodes the caller has read already (search's hits), not read again.
 
-    One query per level, each reading the not yet known parents of the level below with
-    `id IN (...)`: ancestors that several nodes share (siblings in a listing) are read once, and
-    SQLite reads a sorted list of ids faster than a recursive query that walks up from each node
-    (at a million nodes, 100 random documents: 1.6 ms against 3.1; 100 siblings 0.5 against 1.8).
-    An id is never read twice, so the walk ends even on a corrupt tree (a loop), after at most
-    as many queries as the tree has levels. The path is put in order here by following the
-    parent links, which also stops at a repetition."""
+    The first LEVEL_QUERIES levels one query each, reading the not yet known parents of the
+    level below with `id IN (...)`: ancestors that several nodes share (siblings in a listing) are
+    read once, and SQLite reads a sorted list of ids faster than a recursive query that walks up
+    from each node (at a million nodes, 100 random documents: 2.4 ms against 3.5; 100 siblings
+    1.0 against 2.7). Anything higher up, in one recursive query (one round trip to PostgreSQL
+    however deep the tree). An id is never read twice and the recursive query stops at a repeated
+    row (UNION), so the walk ends even on a corrupt tree (a loop). The path is put in order here
+    by following the parent links, which also stops at a repetition."""
     if not node_ids:
         return {}
     nodes = dict(known or {})
     wanted = {node_id for node_id in node_ids if node_id not in nodes}
     wanted |= {parent for parent, _ in nodes.values() if parent is not None and parent not in nodes}
-    while wanted:
-        marks = ",".join("?" * len(wanted))
+    for _ in range(LEVEL_QUERIES):
+        if not wanted:
+            break
         rows = database.execute_sql(
-            f"SELECT id, parent_id, title FROM node WHERE id IN ({marks})", list(wanted)).fetchall()
+            f"SELECT id, parent_id, title FROM node WHERE id IN ({_marks(wanted)})",
+            list(wanted)).fetchall()
         for node_id, parent_id, title in rows:
             nodes[node_id] = (parent_id, title)
         wanted = {parent_id for _, parent_id, _ in rows
                   if parent_id is not None and parent_id not in nodes}
+    if wanted:
+        for node_id, parent_id, title in database.execute_sql(f"""
+                WITH RECURSIVE up(id, parent_id, title) AS (
+                    SELECT id, parent_id, title FROM node WHERE id IN ({_marks(wanted)})
+                    UNION
+                    SELECT n.id, n.parent_id, n.title FROM node AS n JOIN up ON n.id = up.parent_id
+                )
+                SELECT id, parent_id, title FROM up""", list(wanted)):
+            nodes.setdefault(node_id, (parent_id, title))
     result: dict[str, list[list[str]]] = {}
     for start in node_ids:
         path, current, seen = [], start, set()
