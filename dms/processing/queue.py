@@ -8,7 +8,9 @@ enqueueing logs and moves on, and the consumer backs off (Huey's own back-off fo
 PatientSqliteStorage's for the SQLite file, e.g. on a full disk).
 
 Huey's Consumer.start() would install signal handlers, which belong to the server or the worker
-command: EmbeddedConsumer leaves them alone.
+command: EmbeddedConsumer leaves them alone. Its idle workers poll the SQLite queue every second at
+most, and a task queued by this same process (an upload to `dms serve`) wakes them at once
+(WakingWorker).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import threading
 import time
 
 from huey import Huey, PriorityRedisHuey
-from huey.consumer import Consumer
+from huey.consumer import Consumer, Worker
 from huey.storage import SqliteStorage
 
 from dms.config import Config
@@ -73,13 +75,42 @@ def pending(huey: Huey) -> int | None:
         return None
 
 
+class WakingWorker(Worker):
+    """Huey's worker, woken as soon as this process queues a task instead of at its next poll:
+    an idle worker polls every `max_delay` (1 s), which a document uploaded after a quiet moment
+    waited for, half a second on average. Tasks that other processes queue are still found by
+    the poll. After a wake-up the worker reads the queue until it is empty before it sleeps
+    again, so a wake-up that comes while it is awake loses nothing."""
+
+    def sleep(self):
+        queued = getattr(self.huey.storage, "queued", None)
+        if queued is None:  # Redis: its reads block until a task comes
+            return super().sleep()
+        self.delay = min(self.delay, self.max_delay)
+        if queued.wait(self.delay):
+            queued.clear()
+            self.delay = self.default_delay
+        else:
+            self.delay *= self.backoff
+
+
 class EmbeddedConsumer(Consumer):
     """Huey's consumer without its signal handlers: SIGINT and SIGTERM stop the whole server
-    (dms.web.server), which then stops this consumer gracefully.
-    tests/processing/test_processing.py guards this override against changes in Huey."""
+    (dms.web.server), which then stops this consumer gracefully; its workers wake when this
+    process queues a task (WakingWorker).
+    tests/processing/test_processing.py guards these overrides against changes in Huey."""
+
+    worker_class = WakingWorker
 
     def _set_signal_handlers(self):
         pass
+
+    def stop(self, graceful=False):
+        self.stop_flag.set()
+        queued = getattr(self.huey.storage, "queued", None)
+        if queued is not None:  # sleeping workers see the stop flag now, not at their next poll
+            queued.set()
+        super().stop(graceful)
 
 
 class PatientSqliteStorage(SqliteStorage):
@@ -92,6 +123,7 @@ class PatientSqliteStorage(SqliteStorage):
         self._retry_at = 0.0
         self._delay = 0.0
         self._guard_lock = threading.Lock()
+        self.queued = threading.Event()  # set by each enqueue: wakes this process' workers
 
     def _guarded(self, call, default):
         if time.monotonic() < self._retry_at:
@@ -119,8 +151,10 @@ class PatientSqliteStorage(SqliteStorage):
     def enqueue(self, data, priority=None):
         # A task that cannot be queued is not lost: its document stays `received` and the next
         # reconcile() queues it again.
-        return self._guarded(lambda: super(PatientSqliteStorage, self).enqueue(data, priority),
-                             None)
+        result = self._guarded(
+            lambda: super(PatientSqliteStorage, self).enqueue(data, priority), None)
+        self.queued.set()
+        return result
 
     def read_schedule(self, ts):
         return self._guarded(lambda: super(PatientSqliteStorage, self).read_schedule(ts), [])
