@@ -98,7 +98,8 @@ class EmbeddedConsumer(Consumer):
     """Huey's consumer without its signal handlers: SIGINT and SIGTERM stop the whole server
     (dms.web.server), which then stops this consumer gracefully; its workers wake when this
     process queues a task (WakingWorker).
-    tests/processing/test_processing.py guards these overrides against changes in Huey."""
+    tests/processing/test_processing.py and test_queue_wake.py guard these overrides against
+    changes in Huey."""
 
     worker_class = WakingWorker
 
