@@ -122,4 +122,5 @@ def test_a_large_upload_on_a_full_disk_is_507_and_leaves_nothing(alice, small_di
     assert not [r for r in caplog.records if r.exc_info], "no tracebacks while the disk is full"
     (small_disk / "filler").unlink()
     assert upload(alice, document_id, "big.txt", body).status_code == 201
+    wait_processed(alice, document_id)  # the worker reads the upload in a scratch folder of tmp/
     assert temporary_files(config) == []

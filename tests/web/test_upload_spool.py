@@ -14,7 +14,7 @@ import pytest
 
 from tests.harness.client import error
 from tests.harness.documents import new_document, stored_files, temporary_files, upload
-from tests.harness.waiting import wait_for
+from tests.harness.waiting import wait_for, wait_processed
 from tests.web.test_server_limits import connect, read_response
 
 pytestmark = pytest.mark.socket
@@ -114,4 +114,5 @@ def test_a_small_body_and_a_large_json_body_are_read_as_before(server, alice, co
     assert b"title" in raw
     assert alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["title"] \
         == "small"
+    wait_processed(alice, document_id)  # the worker reads the upload in a scratch folder of tmp/
     assert temporary_files(config) == []
