@@ -8,8 +8,8 @@ enqueueing logs and moves on, and the consumer backs off (Huey's own back-off fo
 PatientSqliteStorage's for the SQLite file, e.g. on a full disk).
 
 Huey's Consumer.start() would install signal handlers, which belong to the server or the worker
-command: EmbeddedConsumer leaves them alone. Its idle workers poll the SQLite queue every second at
-most, and a task queued by this same process (an upload to `dms serve`) wakes them at once
+command: EmbeddedConsumer leaves them alone. Its idle workers poll the SQLite queue at most a second
+apart, and a task queued by this same process (an upload to `dms serve`) wakes them at once
 (WakingWorker).
 """
 
