@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -57,6 +58,9 @@ def document_scope(document_id: str) -> str:
 
 
 WRITE_LOCK = FifoLock()
+# How an ENOSPC or EDQUOT of Rust's std::io (tantivy) reads once turned into a Python error:
+# "(os error 28)" as displayed, "code: 28, kind: StorageFull" as debug-printed.
+RUST_DISK_FULL = re.compile(r"os error (?:28|122)\b|\bcode: (?:28|122)\b")
 _held = threading.local()  # the scopes this thread's write transaction holds
 
 
@@ -88,6 +92,8 @@ def is_disk_full(error: BaseException | None) -> bool:
         if isinstance(error, (sqlite3.OperationalError, OperationalError)) and \
                 "database or disk is full" in str(error):
             return True
+        if isinstance(error, ValueError) and RUST_DISK_FULL.search(str(error)):
+            return True  # tantivy's (Rust's std::io) ENOSPC or EDQUOT, as text in a ValueError
         error, seen = error.__cause__ or error.__context__, seen + 1
     return False
 

@@ -163,11 +163,16 @@ class SearchIndex:
                 raise ValueError(f"{', '.join(missing)} missing")
 
     def create_empty(self) -> None:
-        """Start from nothing: remove whatever is in the directory, make an empty index."""
+        """Start from nothing: remove whatever is in the directory (not the directory itself,
+        which may be a disk of its own mounted there), make an empty index."""
         import tantivy
 
-        shutil.rmtree(self.directory, ignore_errors=True)
-        self.directory.mkdir(parents=True)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for child in self.directory.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
         index = tantivy.Index(self.schema, path=str(self.directory))
         index.register_tokenizer(ANALYZER, analyzer())
         self._index = index

@@ -26,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+from dms.db import is_disk_full
 from dms.search import outbox
 from dms.search.index import IndexUnusable, SearchIndex, Snapshot
 
@@ -133,13 +134,21 @@ class Indexer:
 
     # -- the thread ----------------------------------------------------------------------------
     def _run(self) -> None:
-        delay = 1.0
+        delay, disk_full = 1.0, False
         while not self._stopping.is_set():
             try:
                 self._step()
                 delay = 1.0
-            except Exception:
-                log.exception("the search indexer failed; retrying in %.0f s", delay)
+                if disk_full:
+                    log.info("the search index is written again: the disk has space")
+                    disk_full = False
+            except Exception as error:
+                if not is_disk_full(error):
+                    log.exception("the search indexer failed; retrying in %.0f s", delay)
+                elif not disk_full:  # said once, not at every retry; searches still answer
+                    log.warning("the disk is full, so the search index holds the changes made "
+                                "until now and takes the rest when there is space again")
+                    disk_full = True
                 self._close()
                 self._wake.wait(delay)
                 delay = min(delay * 2, RETRY_SECONDS_MAX)

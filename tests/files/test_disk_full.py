@@ -5,8 +5,6 @@ The data dir lives on a small tmpfs mounted for the test (root only)."""
 from __future__ import annotations
 
 import logging
-import os
-import subprocess
 import time
 
 import pytest
@@ -16,6 +14,7 @@ from dms.files.store import RESERVE_BYTES
 from tests.harness import samples
 from tests.harness.client import NOT_FOUND, assert_error
 from tests.harness.database import snapshot
+from tests.harness.disk import fill, small_tmpfs
 from tests.harness.documents import new_document, stored_files, temporary_files, upload
 from tests.harness.users import ADMIN_PASSWORD
 from tests.harness.waiting import wait_indexed, wait_processed
@@ -28,37 +27,14 @@ DISK_FULL = ("The server's disk is full, so nothing was saved; "
 
 @pytest.fixture
 def small_disk(tmp_path):
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount_point)],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        pytest.skip("a tmpfs cannot be mounted here (this test needs root): "
-                    f"{result.stderr.strip()}")
-    yield mount_point
-    subprocess.run(["umount", "-l", str(mount_point)], check=True)
+    with small_tmpfs(tmp_path / "disk", "48m") as mount_point:
+        yield mount_point
 
 
 @pytest.fixture
 def config(small_disk) -> Config:
     return Config(host="127.0.0.1", port=0, data_dir=small_disk / "data", threads=4,
                   admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
-
-
-def fill(disk) -> int:
-    """Write a file until the disk has no byte left; returns its size."""
-    size, chunk = 0, b"\0" * 65536
-    descriptor = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while True:
-            try:
-                size += os.write(descriptor, chunk)
-            except OSError:
-                if len(chunk) == 1:
-                    return size
-                chunk = chunk[:len(chunk) // 2]
-    finally:
-        os.close(descriptor)
 
 
 def test_a_full_disk_refuses_uploads_and_still_deletes(alice, small_disk, config, caplog):

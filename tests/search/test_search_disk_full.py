@@ -1,0 +1,72 @@
+"""A full disk under the search index: the indexer says so once, without a traceback, searches
+keep answering from the index's last commit, and the changes made meanwhile reach the index when
+there is space again. The index lives on a small tmpfs of its own (root only), so the database
+keeps writing."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+from dms.config import Config
+from tests.harness.disk import fill, small_tmpfs
+from tests.harness.documents import new_document
+from tests.harness.users import ADMIN_PASSWORD
+from tests.harness.waiting import wait_indexed
+
+pytestmark = pytest.mark.sqlite_only  # the tantivy index of the SQLite mode
+
+WAITING = ("the disk is full, so the search index holds the changes made until now and takes "
+           "the rest when there is space again")
+
+
+@pytest.fixture
+def index_disk(tmp_path):
+    with small_tmpfs(tmp_path / "data" / "search", "4m") as mount_point:
+        yield mount_point
+
+
+@pytest.fixture
+def config(index_disk, tmp_path) -> Config:
+    return Config(host="127.0.0.1", port=0, data_dir=tmp_path / "data", threads=4,
+                  admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
+
+
+def titles(client, q: str) -> list[str]:
+    response = client.get("/api/search/", params={"q": q})
+    assert response.status_code == 200, response.text
+    return [result["title"] for result in response.json()]
+
+
+def rename(client, node_id: str, title: str) -> None:
+    body = {"data": {"type": "documents", "id": node_id, "attributes": {"title": title}}}
+    response = client.patch(f"/api/documents/{node_id}/", body)
+    assert response.status_code == 200, response.text
+
+
+def test_a_full_index_disk_is_said_once_and_the_index_catches_up(alice, index_disk, config,
+                                                                   caplog):
+    caplog.set_level(logging.INFO)
+    document_id = new_document(alice, "Quarterly invoice")
+    wait_indexed(config)
+    fill(index_disk)
+    caplog.clear()
+
+    rename(alice, document_id, "Annual statement")  # the database has room: 200
+    time.sleep(4)  # the indexer tries at once, then again after 1 and 2 s
+    # The index's last commit: the old words still find it, shown as it is now.
+    assert titles(alice, "quarterly") == ["Annual statement"]
+    assert titles(alice, "annual") == []
+    search_log = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "dms.search"]
+    assert search_log == [("WARNING", WAITING)]
+    assert not [r for r in caplog.records if r.exc_info], "no tracebacks while the disk is full"
+
+    (index_disk / "filler").unlink()
+    wait_indexed(config, timeout=90)  # the next retry is at most a minute away
+    assert titles(alice, "annual") == ["Annual statement"]
+    assert titles(alice, "quarterly") == []
+    search_log = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "dms.search"]
+    assert search_log == [("WARNING", WAITING),
+                          ("INFO", "the search index is written again: the disk has space")]
