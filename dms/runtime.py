@@ -31,6 +31,7 @@ from dms.domain.credentials import LoginThrottle, max_failures
 from dms.domain.documents import referenced_version_ids
 from dms.domain.rules import filing as rule_filing
 from dms.domain.rules import runs as rule_runs
+from dms.domain.secretkey import key_problem
 from dms.domain.services import Services
 from dms.errors import DomainError
 from dms.files import modes
@@ -168,6 +169,9 @@ class Runtime:
         workers that read pages (`read_pages`; without, this process only queues), the consume
         folder, and (`notify`: every `dms serve`) the webhooks' deliverer and the event streams'
         watch."""
+        problem = key_problem(self.config.data_dir)
+        if problem:
+            log.error("%s", problem)
         if index:
             self._unregister = on_commit(self.search.notify)
             self.search.start()
