@@ -1,0 +1,252 @@
+"""Fair shares of the pools that users fill (issue 38): one user may not slow everyone.
+
+Every pool a user's work can fill — the PDF readers of requests, rule dry runs, mail checks, rule
+runs, webhook senders — is shared by turns, not first come, first served:
+
+- **A share per user.** A user holds at most `per_owner` of a pool's `size` places at once, so a
+  user whose work is slow or hostile (a Flate bomb, a tarpit IMAP server, a receiver that never
+  answers) leaves the other places to the others.
+- **The others go first.** When a place frees, it goes to the waiting user who holds the fewest
+  places now; among equals, to the one who came first.
+- **Bounded waiting.** A user has at most `waiting_per_owner` calls waiting for a place
+  (`FairSlots`: a request thread waits); past it, the call is refused at once with a 429, so one
+  user cannot pin the request threads either.
+
+Who a piece of work is for is the *acting owner*: the web layer sets it for each request once the
+caller is known, a worker for the document, account or run it works on (`acting_for`). A call
+made for nobody in particular (the server's own work) counts as the owner None, one more user.
+
+No database, no I/O: in-process bookkeeping under one lock per pool. Several processes each share
+their own pools (a cluster's nodes are separate machines).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import itertools
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Callable, Hashable, Iterator
+
+from dms.errors import Throttled, Unavailable
+
+_acting: contextvars.ContextVar[Hashable] = contextvars.ContextVar("dms_acting_owner",
+                                                                   default=None)
+
+
+def current_owner() -> Hashable:
+    """Whom the work of this thread is for now (None: the server itself)."""
+    return _acting.get()
+
+
+@contextlib.contextmanager
+def acting_for(owner: Hashable) -> Iterator[None]:
+    """Work done inside counts against `owner`'s shares."""
+    token = _acting.set(owner)
+    try:
+        yield
+    finally:
+        _acting.reset(token)
+
+
+def share_of(size: int) -> int:
+    """The usual share of one user in a pool of `size` places: half of it (at least one), so a
+    single user's slow work leaves the other half to everyone else."""
+    return max(1, size // 2)
+
+
+@dataclass
+class Refusals:
+    """The sentences a pool answers with; `{limit}` is filled in."""
+    waiting: str = "Too many of your requests wait for the same work; try again in a moment."
+    busy: str = "The server is busy with other users' work; try again in a moment."
+    retry_after: int = 5
+
+
+class FairSlots:
+    """`size` places taken by calling threads for the time of a `with slot():` block, shared by
+    turns (see the module docstring)."""
+
+    def __init__(self, size: int, per_owner: int | None = None, waiting_per_owner: int = 2,
+                 refusals: Refusals = Refusals()):
+        self.size = size
+        self.per_owner = per_owner if per_owner is not None else share_of(size)
+        self.waiting_per_owner = waiting_per_owner
+        self.refusals = refusals
+        self._condition = threading.Condition()
+        self._held: dict[Hashable, int] = {}
+        self._waiting: deque[tuple[int, Hashable]] = deque()  # (ticket, owner), in arrival order
+        self._tickets = itertools.count()
+
+    @contextlib.contextmanager
+    def slot(self, wait: float, owner: Hashable = ...) -> Iterator[None]:
+        """Hold one place for the block; waits at most `wait` seconds for one (then
+        Unavailable). `owner` defaults to the acting owner."""
+        owner = current_owner() if owner is ... else owner
+        self.acquire(owner, wait)
+        try:
+            yield
+        finally:
+            self.release(owner)
+
+    def acquire(self, owner: Hashable, wait: float) -> None:
+        deadline = time.monotonic() + wait
+        with self._condition:
+            if self._may_take(owner, None):
+                self._take(owner)
+                return
+            if sum(1 for _, o in self._waiting if o == owner) >= self.waiting_per_owner:
+                raise Throttled(self.refusals.waiting, self.refusals.retry_after)
+            ticket = next(self._tickets)
+            self._waiting.append((ticket, owner))
+            try:
+                while not self._may_take(owner, ticket):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise Unavailable(self.refusals.busy)
+                    self._condition.wait(left)
+            finally:
+                self._waiting.remove((ticket, owner))
+                self._condition.notify_all()  # the next in turn may be someone else now
+            self._take(owner)
+
+    def release(self, owner: Hashable) -> None:
+        with self._condition:
+            left = self._held[owner] - 1
+            if left:
+                self._held[owner] = left
+            else:
+                del self._held[owner]
+            self._condition.notify_all()
+
+    def held(self) -> dict[Hashable, int]:
+        with self._condition:
+            return dict(self._held)
+
+    # -- under the lock ---------------------------------------------------------------------------
+    def _may_take(self, owner: Hashable, ticket: int | None) -> bool:
+        """A place is free, `owner` is under its share, and no waiter of an owner under its share
+        goes before this one (fewer places held, then earlier)."""
+        if sum(self._held.values()) >= self.size or self._held.get(owner, 0) >= self.per_owner:
+            return False
+        # A newcomer queues behind the waiters of its rank (a place freed for a waiter is not
+        # taken by whoever arrives before the waiter wakes).
+        mine = (self._held.get(owner, 0), ticket if ticket is not None else float("inf"))
+        for other_ticket, other in self._waiting:
+            if other_ticket == ticket or self._held.get(other, 0) >= self.per_owner:
+                continue
+            if (self._held.get(other, 0), other_ticket) < mine:
+                return False
+        return True
+
+    def _take(self, owner: Hashable) -> None:
+        self._held[owner] = self._held.get(owner, 0) + 1
+
+
+@dataclass(order=True)
+class _Task:
+    ticket: int
+    owner: Hashable = field(compare=False)
+    run: Callable[[], object] = field(compare=False)
+    future: Future = field(compare=False)
+
+
+class FairExecutor:
+    """`threads` threads running submitted work by turns: a user runs at most `per_owner` tasks
+    at once, and a freed thread takes the task of the user running the fewest now (then the
+    oldest task). `submit` never blocks; the callers bound what they queue."""
+
+    def __init__(self, threads: int, name: str, per_owner: int | None = None):
+        self.threads = threads
+        self.per_owner = per_owner if per_owner is not None else share_of(threads)
+        self.name = name
+        self._condition = threading.Condition()
+        self._queued: list[_Task] = []
+        self._running: dict[Hashable, int] = {}
+        self._tickets = itertools.count()
+        self._workers: list[threading.Thread] = []
+        self._shutdown = False
+
+    def submit(self, owner: Hashable, run: Callable[..., object], *args) -> Future:
+        """Run `run(*args)` on a thread of the pool, in `owner`'s turn and acting for them."""
+        future: Future = Future()
+        with self._condition:
+            if self._shutdown:
+                raise RuntimeError(f"{self.name} is shut down")
+            self._queued.append(_Task(next(self._tickets), owner,
+                                      lambda: run(*args), future))
+            if len(self._workers) < self.threads:
+                worker = threading.Thread(target=self._work, daemon=True,
+                                          name=f"{self.name}-{len(self._workers)}")
+                self._workers.append(worker)
+                worker.start()
+            self._condition.notify_all()
+        return future
+
+    def running(self) -> dict[Hashable, int]:
+        with self._condition:
+            return dict(self._running)
+
+    def queued(self) -> int:
+        with self._condition:
+            return len(self._queued)
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        """No new work; queued work is dropped when `cancel_futures`, else it still runs."""
+        with self._condition:
+            self._shutdown = True
+            if cancel_futures:
+                for task in self._queued:
+                    task.future.cancel()
+                self._queued.clear()
+            self._condition.notify_all()
+            workers = list(self._workers)
+        if wait:
+            for worker in workers:
+                if worker is not threading.current_thread():
+                    worker.join()
+
+    def _next(self) -> _Task | None:
+        """Under the lock: the task whose turn it is, or None."""
+        best: _Task | None = None
+        best_key: tuple[int, int] | None = None
+        for task in self._queued:
+            running = self._running.get(task.owner, 0)
+            if running >= self.per_owner:
+                continue
+            key = (running, task.ticket)
+            if best_key is None or key < best_key:
+                best, best_key = task, key
+        return best
+
+    def _work(self) -> None:
+        while True:
+            with self._condition:
+                while True:
+                    task = self._next()
+                    if task is not None:
+                        break
+                    if self._shutdown and not self._queued:
+                        return
+                    self._condition.wait()
+                self._queued.remove(task)
+                self._running[task.owner] = self._running.get(task.owner, 0) + 1
+            try:
+                if task.future.set_running_or_notify_cancel():
+                    with acting_for(task.owner):
+                        try:
+                            task.future.set_result(task.run())
+                        except BaseException as error:  # the caller's future carries it
+                            task.future.set_exception(error)
+            finally:
+                with self._condition:
+                    left = self._running[task.owner] - 1
+                    if left:
+                        self._running[task.owner] = left
+                    else:
+                        del self._running[task.owner]
+                    self._condition.notify_all()
