@@ -126,10 +126,10 @@ def open_installation(config: Config) -> DirectoryStore:
     return store
 
 
-def pdf_readers(config: Config) -> int:
-    """Reader processes: one per OCR worker of this process, and two more for uploads and
-    previews (a web-only node needs only those)."""
-    return (0 if config.no_worker else config.ocr_workers) + 2
+# Reader processes for everything but OCR (uploads, previews, page operations, the intake),
+# shared by users' turns (issue 38); the OCR workers have one each of their own, so a user's
+# upload never waits for a document being read, theirs or anyone's.
+SHARED_PDF_READERS = 2
 
 
 def reader_times(config: Config) -> ReaderTimes:
@@ -143,8 +143,11 @@ class Runtime:
     def __init__(self, config: Config, store: DirectoryStore | None = None):
         self.config = config
         store = store or DirectoryStore(config.files_path, config.data_dir)
-        self.pdf = PdfReaders(pdf_readers(config), config.pdf_memory_mb, reader_times(config))
-        self.processor = Processor(config, store, self.pdf)
+        self.pdf = PdfReaders(SHARED_PDF_READERS, config.pdf_memory_mb, reader_times(config),
+                              fair=True)
+        # A web-only node reads nothing for OCR: its pool stays empty (children start on demand).
+        self.ocr_pdf = PdfReaders(config.ocr_workers, config.pdf_memory_mb, reader_times(config))
+        self.processor = Processor(config, store, self.ocr_pdf)
         # A new document's rules run in the job that read it (api.md §13).
         self.processor.when_read = functools.partial(rule_filing.prepare, config)
         self.rule_runs = rule_runs.RunPool(config)
@@ -203,6 +206,7 @@ class Runtime:
         self.rule_runs.stop()
         self.processor.stop()
         self.pdf.stop()
+        self.ocr_pdf.stop()
         if self._unregister is not None:
             self.search.stop()
             self._unregister()

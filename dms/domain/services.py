@@ -12,6 +12,7 @@ from typing import Protocol
 
 from dms.config import Config
 from dms.domain.credentials import LoginThrottle
+from dms.files.fairness import FairSlots, Refusals
 from dms.files.pdfprocess import PdfReaders
 from dms.files.store import FileStore
 
@@ -45,3 +46,18 @@ class Services:
     search: SearchEngine
     pdf: PdfReaders
     throttle: LoginThrottle = field(default_factory=LoginThrottle)
+    dry_runs: FairSlots = field(default_factory=lambda: dry_run_slots())
+
+
+# Rules' dry runs (GET /rules/{id}/matches/) at once in one process, and of one user (issue 38):
+# each holds a request thread and a core for up to DMS_RULES_PREVIEW_SECONDS, so sixteen of one
+# user's at once took the request threads from everyone; past these, 429 at once.
+DRY_RUNS_AT_ONCE, DRY_RUNS_PER_USER = 2, 1
+DRY_RUN_REFUSALS = Refusals(
+    waiting="Your other dry run of a rule is still running; try again when it has answered.",
+    busy="Other users' dry runs of rules are running; try again in a moment.", retry_after=5)
+
+
+def dry_run_slots() -> FairSlots:
+    return FairSlots(DRY_RUNS_AT_ONCE, per_owner=DRY_RUNS_PER_USER, waiting_per_owner=0,
+                     refusals=DRY_RUN_REFUSALS)

@@ -10,7 +10,8 @@ runs, webhook senders — is shared by turns, not first come, first served:
   places now; among equals, to the one who came first.
 - **Bounded waiting.** A user has at most `waiting_per_owner` calls waiting for a place
   (`FairSlots`: a request thread waits); past it, the call is refused at once with a 429, so one
-  user cannot pin the request threads either.
+  user cannot pin the request threads either. A pool nobody waits for (`waiting_per_owner=0`)
+  answers 429 at once when it has no place for the caller.
 
 Who a piece of work is for is the *acting owner*: the web layer sets it for each request once the
 caller is known, a worker for the document, account or run it works on (`acting_for`). A call
@@ -99,8 +100,12 @@ class FairSlots:
             if self._may_take(owner, None):
                 self._take(owner)
                 return
-            if sum(1 for _, o in self._waiting if o == owner) >= self.waiting_per_owner:
-                raise Throttled(self.refusals.waiting, self.refusals.retry_after)
+            waiting = sum(1 for _, o in self._waiting if o == owner)
+            if waiting >= self.waiting_per_owner:
+                # Their own calls fill their turn, or (a pool nobody waits for) other users'.
+                mine = waiting or self._held.get(owner, 0)
+                raise Throttled(self.refusals.waiting if mine else self.refusals.busy,
+                                self.refusals.retry_after)
             ticket = next(self._tickets)
             self._waiting.append((ticket, owner))
             try:
@@ -250,3 +255,59 @@ class FairExecutor:
                     else:
                         del self._running[task.owner]
                     self._condition.notify_all()
+
+
+class Penalties:
+    """Owners whose work keeps failing at a pool's limits wait before they may start more (a user
+    uploading Flate bombs, each refused only after seconds of a reader's time).
+
+    `free` such failures within `window` seconds cost nothing (a damaged scan happens); each one
+    past them closes the door for `first` seconds, twice as long for every further one, at most
+    `longest`. The owner None (the server's own work) is never held back."""
+
+    def __init__(self, message: str, free: int = 3, window: float = 600.0, first: float = 30.0,
+                 longest: float = 600.0, clock: Callable[[], float] = time.monotonic):
+        self.message = message
+        self.free, self.window, self.first, self.longest = free, window, first, longest
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._strikes: dict[Hashable, deque[float]] = {}
+        self._closed_until: dict[Hashable, float] = {}
+
+    def strike(self, owner: Hashable) -> None:
+        if owner is None:
+            return
+        now = self._clock()
+        with self._lock:
+            self._forget(now)
+            strikes = self._strikes.setdefault(owner, deque())
+            strikes.append(now)
+            past = len(strikes) - self.free
+            if past > 0:
+                self._closed_until[owner] = now + min(self.longest,
+                                                      self.first * 2 ** (past - 1))
+
+    def check(self, owner: Hashable) -> None:
+        """Throttled while `owner`'s door is closed."""
+        if owner is None:
+            return
+        with self._lock:
+            until = self._closed_until.get(owner)
+        if until is not None:
+            wait = until - self._clock()
+            if wait > 0:
+                seconds = max(1, int(wait + 0.999))
+                raise Throttled(self.message.format(seconds=seconds), seconds)
+
+    def _forget(self, now: float) -> None:
+        """Under the lock: strikes older than the window, and doors open again (bounded by the
+        owners who struck within the window)."""
+        for owner in list(self._strikes):
+            strikes = self._strikes[owner]
+            while strikes and strikes[0] <= now - self.window:
+                strikes.popleft()
+            if not strikes:
+                del self._strikes[owner]
+        for owner, until in list(self._closed_until.items()):
+            if until <= now:
+                del self._closed_until[owner]

@@ -7,6 +7,13 @@ server holds none (and none of pdfium's memory).
 Concurrency rules: a child serves one call at a time; `session()` lends one child to a thread for
 several calls (reading a document page by page keeps it open in that child). A caller waits for a
 free child at most WAIT_SECONDS (then Unavailable). Nothing here touches the database.
+
+Shared fairly (issue 38, `fair=True`: the readers of requests, uploads and intake, apart from
+the OCR workers' own): each user holds at most a share of the children and has at most
+WAITING_PER_USER calls waiting (past it, 429), the user holding fewest goes first
+(dms.files.fairness), and a user whose files keep failing at the readers' limits (memory, time:
+COSTLY_FAILURES) waits before they may start more, so parallel Flate bombs of one user cannot
+keep the readers from everyone else.
 """
 
 from __future__ import annotations
@@ -25,13 +32,24 @@ from typing import Iterator
 
 from dms.config import Config
 from dms.errors import Unavailable
-from dms.files.pdfprotocol import HEADER, MAX_FRAME, MEMORY, write_frame
+from dms.files.fairness import FairSlots, Penalties, Refusals, current_owner
+from dms.files.pdfprotocol import HEADER, MAX_FRAME, MEMORY, TOO_SLOW, write_frame
 
 log = logging.getLogger("dms.pdf")
 
 IDLE_SECONDS = 120.0  # a child unused this long is stopped
 WAIT_SECONDS = 60.0  # the longest a caller waits for a free child, unless it says otherwise
 CHILD_COMMAND = "_pdf-reader"  # the hidden subcommand of `dms` that runs dms.files.pdfchild
+# A fair pool: one user's calls waiting for a child beside the ones they hold (each holds a
+# request thread); past it, 429 at once.
+WAITING_PER_USER = 1
+# Failures that cost a child seconds or its whole memory: they count against their user.
+COSTLY_FAILURES = frozenset({MEMORY, TOO_SLOW, "timeout"})
+FAIR_REFUSALS = Refusals(
+    waiting="Your other files are still being read; try again when they are done.",
+    busy="Every PDF reader of this server is busy; try again in a moment.", retry_after=5)
+PENALTY_MESSAGE = ("Several of your recent files needed more memory or time than this server "
+                   "allows for one file; it reads your next files in {seconds} seconds.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +76,7 @@ class Child:
     """One reader process, used by one thread at a time."""
 
     interrupted = False  # killed by PdfReaders.interrupt(): the call fails as "interrupted"
+    costly_failures = 0  # calls that failed at a limit since it was lent (COSTLY_FAILURES)
 
     def __init__(self, memory_mb: int, times: ReaderTimes):
         self.times = times
@@ -89,8 +108,13 @@ class Child:
         if not answer.get("ok"):
             if answer.get("code") == MEMORY:
                 self.kill()  # its heap may be fragmented past use; the next call gets a new one
-            raise ReaderFailed(answer.get("code", "error"), answer.get("details"))
+            raise self._failed(ReaderFailed(answer.get("code", "error"), answer.get("details")))
         return answer.get("result") or {}, blob
+
+    def _failed(self, failure: ReaderFailed) -> ReaderFailed:
+        if failure.code in COSTLY_FAILURES:
+            self.costly_failures += 1
+        return failure
 
     def _read(self, size: int, deadline: float) -> bytearray:
         """`size` bytes, read straight into one buffer (a rendered page is tens of MB)."""
@@ -101,10 +125,10 @@ class Child:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([stdout], [], [], left)[0]:
                 self.kill()
-                raise ReaderFailed("interrupted" if self.interrupted else "timeout")
+                raise self._failed(ReaderFailed("interrupted" if self.interrupted else "timeout"))
             count = stdout.readinto(view[done:])
             if not count:
-                raise self._ended()
+                raise self._failed(self._ended())
             done += count
         return buffer
 
@@ -143,10 +167,15 @@ class Child:
 
 class PdfReaders:
     """Up to `size` reader processes, each limited to `memory_mb` of address space; `times` the
-    limits the callers give their calls."""
+    limits the callers give their calls; `fair`: shared by users' turns (see the module
+    docstring)."""
 
-    def __init__(self, size: int, memory_mb: int, times: ReaderTimes = ReaderTimes()):
+    def __init__(self, size: int, memory_mb: int, times: ReaderTimes = ReaderTimes(),
+                 fair: bool = False):
         self.size, self.memory_mb, self.times = size, memory_mb, times
+        self._shares = FairSlots(size, waiting_per_owner=WAITING_PER_USER,
+                                 refusals=FAIR_REFUSALS) if fair else None
+        self._penalties = Penalties(PENALTY_MESSAGE) if fair else None
         self._idle: list[Child] = []
         self._busy = 0
         self._lent: set[Child] = set()
@@ -161,13 +190,25 @@ class PdfReaders:
 
     @contextlib.contextmanager
     def session(self, wait: float = WAIT_SECONDS) -> Iterator[Child]:
-        """A child for this thread's calls, waiting at most `wait` seconds for a free one; a dead
-        child is not given back."""
-        child = self._acquire(wait)
-        try:
-            yield child
-        finally:
-            self._release(child)
+        """A child for this thread's calls, waiting at most `wait` seconds for a free one (in the
+        acting user's turn, in a fair pool); a dead child is not given back."""
+        if self._shares is None:
+            child = self._acquire(wait)
+            try:
+                yield child
+            finally:
+                self._release(child)
+            return
+        owner = current_owner()
+        self._penalties.check(owner)
+        with self._shares.slot(wait, owner):
+            child = self._acquire(wait)
+            try:
+                yield child
+            finally:
+                for _ in range(child.costly_failures):
+                    self._penalties.strike(owner)
+                self._release(child)
 
     def _acquire(self, wait: float) -> Child:
         deadline = time.monotonic() + wait
@@ -203,6 +244,7 @@ class PdfReaders:
         return child
 
     def _release(self, child: Child) -> None:
+        child.costly_failures = 0
         with self._condition:
             self._busy -= 1
             self._lent.discard(child)

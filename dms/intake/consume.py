@@ -42,8 +42,9 @@ from typing import TYPE_CHECKING, Iterator
 from dms.db import database
 from dms.db.models import Node, User
 from dms.domain import refusals, tree, uploads
-from dms.errors import DomainError, StorageFull, Unavailable
+from dms.errors import DomainError, StorageFull, Throttled, Unavailable
 from dms.files import safedir
+from dms.files.fairness import acting_for
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -254,12 +255,13 @@ class ConsumeFolder:
                 with os.fdopen(fd, "rb") as stream:
                     try:
                         folder_id = self._folder(user, parts[:-1])
-                        documents = uploads.import_into_folder(
-                            self.services, user, folder_id, stream,
-                            os.fstat(stream.fileno()).st_size, parts[-1], source="consume",
-                            split=self.services.config.split_on_barcode)
+                        with acting_for(user.id):  # the readers' shares (issue 38)
+                            documents = uploads.import_into_folder(
+                                self.services, user, folder_id, stream,
+                                os.fstat(stream.fileno()).st_size, parts[-1], source="consume",
+                                split=self.services.config.split_on_barcode)
                     except DomainError as error:
-                        if isinstance(error, (StorageFull, Unavailable)):
+                        if isinstance(error, (StorageFull, Unavailable, Throttled)):
                             raise
                         self._fail(root, folder_fd, username, parts, state, error.message)
                         refusals.record(user.id, "consume", shown, error.message)
@@ -270,7 +272,7 @@ class ConsumeFolder:
                 else:
                     log.info("consume folder: imported %r for %s", shown, username)
                 self._finish(root, folder_fd, username, parts, state)
-        except (StorageFull, Unavailable) as error:
+        except (StorageFull, Unavailable, Throttled) as error:
             log.warning("consume folder: %r of %s waits for the next look: %s", shown, username,
                         error.message)
             return 0

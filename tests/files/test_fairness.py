@@ -5,11 +5,13 @@ events, never with sleeps or clocks."""
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 import pytest
 
 from dms.errors import Throttled, Unavailable
-from dms.files.fairness import FairExecutor, FairSlots, acting_for, current_owner, share_of
+from dms.files.fairness import (FairExecutor, FairSlots, Penalties, Refusals, acting_for,
+                                 current_owner, share_of)
 
 
 def test_share_of_a_pool_is_half_and_at_least_one():
@@ -169,3 +171,56 @@ def test_the_executor_hands_errors_to_the_future_and_drops_queued_work_on_cancel
     assert later.cancelled()
     with pytest.raises(RuntimeError):
         pool.submit("alice", lambda: None)
+
+
+def test_penalties_close_the_door_after_the_free_strikes_twice_as_long_each_time():
+    now = [1000.0]
+    penalties = Penalties("Wait {seconds} s.", free=2, window=100, first=10, longest=25,
+                          clock=lambda: now[0])
+    penalties.strike("alice")
+    penalties.strike("alice")
+    penalties.check("alice")  # two are free
+    penalties.strike("alice")
+    with pytest.raises(Throttled) as refused:
+        penalties.check("alice")
+    assert (refused.value.message, refused.value.retry_after) == ("Wait 10 s.", 10)
+    penalties.check("bob")
+    penalties.strike(None)
+    penalties.check(None)  # the server's own work is never held back
+    now[0] += 10
+    penalties.check("alice")
+    penalties.strike("alice")  # the fourth in the window: 20 s
+    with pytest.raises(Throttled) as refused:
+        penalties.check("alice")
+    assert refused.value.retry_after == 20
+    penalties.strike("alice")  # the fifth: 40 s, at most 25
+    with pytest.raises(Throttled) as refused:
+        penalties.check("alice")
+    assert refused.value.retry_after == 25
+    now[0] += 200  # every strike has left the window
+    penalties.check("alice")
+    penalties.strike("alice")
+    penalties.check("alice")
+    assert penalties._strikes == {"alice": deque([1210.0])} and penalties._closed_until == {}
+
+
+def test_a_pool_nobody_waits_for_refuses_at_once_saying_whose_work_fills_it():
+    refusals = Refusals(waiting="yours", busy="others'", retry_after=7)
+    slots = FairSlots(size=2, per_owner=1, waiting_per_owner=0, refusals=refusals)
+    a1, _, a1_release, _ = hold(slots, "alice")
+    wait_until(lambda: slots.held() == {"alice": 1}, "alice did not take a place")
+    with pytest.raises(Throttled) as refused:
+        with slots.slot(5, "alice"):
+            pass
+    assert (refused.value.message, refused.value.retry_after) == ("yours", 7)
+    b1, _, b1_release, _ = hold(slots, "bob")
+    wait_until(lambda: slots.held() == {"alice": 1, "bob": 1}, "bob did not take a place")
+    with pytest.raises(Throttled) as refused:
+        with slots.slot(5, "carol"):
+            pass
+    assert refused.value.message == "others'"
+    assert slots.held() == {"alice": 1, "bob": 1} and not slots._waiting
+    a1_release.set()
+    b1_release.set()
+    a1.join(5)
+    b1.join(5)

@@ -3,7 +3,9 @@ rule would match and what it would change in each, changing nothing.
 
 Bounded per request: the most recently changed documents whose reading has ended are examined,
 at most `rules_preview_documents` of them and for at most `rules_preview_seconds`; the answer
-says how many were examined of how many there are (`complete` false when it stopped early). As
+says how many were examined of how many there are (`complete` false when it stopped early).
+Bounded per user and process: a user's dry runs run one at a time, and a process runs a few at
+once (dms.domain.services.DRY_RUNS_AT_ONCE); past either, 429 at once (issue 38). As
 `POST /rules/{id}/apply/` does, the dry run ignores `enabled`, `sources` and `stop` (they are
 about new documents) and what a person changed by hand (applying is a person's choice)."""
 
@@ -11,15 +13,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dms.config import Config
 from dms.db import database
-from dms.db.models import Node, OcrStatus, User
+from dms.db.models import Node, OcrStatus, Rule, User
 from dms.domain import tags
 from dms.domain.rules import facts
 from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import Step, evaluate, live_folders
 from dms.domain.rules.store import owned_rule
+
+if TYPE_CHECKING:
+    from dms.domain.services import Services
 
 BATCH = 50  # documents read at once
 ENDED = (OcrStatus.SUCCEEDED, OcrStatus.FAILED)
@@ -44,8 +50,14 @@ class Preview:
     complete: bool
 
 
-def preview(config: Config, user: User, rule_id: str) -> Preview:
+def preview(services: Services, user: User, rule_id: str) -> Preview:
+    """One at a time per user and a few at once per process (services.dry_runs, issue 38)."""
     rule = owned_rule(user, rule_id)
+    with services.dry_runs.slot(0, user.id):
+        return _preview(services.config, user, rule)
+
+
+def _preview(config: Config, user: User, rule: Rule) -> Preview:
     rules = [(rule, spec_of(rule))]
     params = (user.id, Node.DOCUMENT, *ENDED)
     documents = database.execute_sql(f"SELECT count(*) {CANDIDATES}", params).fetchone()[0]

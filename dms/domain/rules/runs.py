@@ -22,7 +22,6 @@ with the reason.
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import threading
 import time
@@ -37,6 +36,7 @@ from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import apply_steps, evaluate, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
 from dms.errors import Throttled
+from dms.files.fairness import FairExecutor
 
 log = logging.getLogger("dms.rules")
 
@@ -49,6 +49,11 @@ BATCH_SECONDS = 10
 MAX_ACTIVE_RUNS_PER_USER = 2  # queued or running; past it, 429
 KEEP_RUNS_PER_USER = 100  # finished runs kept; older ones are deleted as new ones start
 PARALLEL_RUNS = 2  # threads of one node running runs
+# Fair turns (issue 38): a user's runs take one of those threads at a time, and a run gives its
+# thread back after a slice this long (whole batches), behind the runs of users waiting, so one
+# user's hour-long runs never hold both threads or keep another user's run waiting for the hour.
+RUNS_PER_USER = 1
+SLICE_SECONDS = 30.0
 RETRY_AFTER_SECONDS = 10
 RESUME_LIMIT = 100  # runs one resume takes up (the rest at the next)
 DOCUMENTS = ("SELECT id FROM node WHERE owner_id = ? AND kind = ? AND trash_id IS NULL "
@@ -80,12 +85,13 @@ def owned_run(user: User, run_id: str) -> RuleRun:
     return owned(RuleRun, user, run_id)
 
 
-def resumable() -> list[str]:
-    """Runs nobody holds: queued and never claimed, or their worker's lease expired."""
-    return [row[0] for row in database.execute_sql(
-        "SELECT id FROM rule_run WHERE state IN (?, ?) AND (lease_until IS NULL OR "
+def resumable() -> list[tuple[str, str]]:
+    """Runs nobody holds, with their owners: queued and never claimed, or their worker's lease
+    expired."""
+    return database.execute_sql(
+        "SELECT id, owner_id FROM rule_run WHERE state IN (?, ?) AND (lease_until IS NULL OR "
         "lease_until < ?) ORDER BY created_at LIMIT ?",
-        (*UNFINISHED, time.time(), RESUME_LIMIT))]
+        (*UNFINISHED, time.time(), RESUME_LIMIT)).fetchall()
 
 
 def release_leases() -> None:
@@ -96,16 +102,23 @@ def release_leases() -> None:
                              "WHERE state IN (?, ?)", UNFINISHED)
 
 
-def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], bool]) -> None:
-    """Run (or resume) a run until it ends, or until `stopping()`; then give its lease back."""
+def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], bool],
+            slice_seconds: float = SLICE_SECONDS) -> bool:
+    """Run (or resume) a run for a slice of about `slice_seconds` (whole batches): True when it
+    has more to do and keeps its lease (its next slice goes behind other users' runs), False
+    when it ended, is no longer this worker's, or `stopping()` (then its lease is given back)."""
     if not _claim(run_id, worker_id, config.lease_seconds):
-        return
+        return False
+    slice_end = time.monotonic() + slice_seconds
     while not stopping():
         if not _batch(config, run_id, worker_id):
-            return
+            return False
+        if time.monotonic() >= slice_end:
+            return True
     with write_transaction():
         database.execute_sql("UPDATE rule_run SET worker_id = NULL, lease_until = NULL "
                              "WHERE id = ? AND worker_id = ?", (run_id, worker_id))
+    return False
 
 
 def _claim(run_id: str, worker_id: str, lease_seconds: float) -> bool:
@@ -184,12 +197,13 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
 
 
 class RunPool:
-    """The threads of one node that run runs: those it was asked for and those it resumes."""
+    """The threads of one node that run runs: those it was asked for and those it resumes, in
+    users' turns (RUNS_PER_USER, SLICE_SECONDS)."""
 
     def __init__(self, config: Config):
         self.config = config
         self.worker_id = new_id()
-        self._pool = concurrent.futures.ThreadPoolExecutor(PARALLEL_RUNS, "dms-rules")
+        self._pool = FairExecutor(PARALLEL_RUNS, "dms-rules", per_owner=RUNS_PER_USER)
         self._queued: set[str] = set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -197,30 +211,37 @@ class RunPool:
     def apply(self, user: User, rule_id: str) -> RuleRun:
         """POST /rules/{id}/apply/: a new run, started in the background."""
         run = start_run(user, rule_id)
-        self._submit(run.id)
+        self._submit(run.id, user.id)
         return run
 
     def resume(self) -> None:
         """Take up the runs nobody holds (at start, and periodically)."""
-        for run_id in resumable():
-            self._submit(run_id)
+        for run_id, owner_id in resumable():
+            self._submit(run_id, owner_id)
 
-    def _submit(self, run_id: str) -> None:
+    def _submit(self, run_id: str, owner_id: str) -> None:
         with self._lock:
             if self._stopping.is_set() or run_id in self._queued:
                 return
             self._queued.add(run_id)
-        self._pool.submit(self._run, run_id)
-
-    def _run(self, run_id: str) -> None:
         try:
-            execute(self.config, run_id, self.worker_id, self._stopping.is_set)
+            self._pool.submit(owner_id, self._run, run_id, owner_id)
+        except RuntimeError:  # stopped meanwhile: resumed from the database at the next start
+            with self._lock:
+                self._queued.discard(run_id)
+
+    def _run(self, run_id: str, owner_id: str) -> None:
+        more = False
+        try:
+            more = execute(self.config, run_id, self.worker_id, self._stopping.is_set)
         except Exception:  # the run stays unfinished; its lease expires and it is resumed
             log.exception("rule run %s stopped", run_id)
         finally:
             with self._lock:
                 self._queued.discard(run_id)
             release_connection()
+        if more:
+            self._submit(run_id, owner_id)  # its next slice, in its owner's next turn
 
     def stop(self) -> None:
         """Runs give their lease back after the batch at hand; queued ones are dropped (they

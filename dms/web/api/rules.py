@@ -94,7 +94,7 @@ def hit_resources(hits: list[preview.Hit]) -> list[dict]:
 @routes.get("/rules/{rule_id}/matches/")
 def rule_matches(ctx: Context, rule_id: str):
     """A dry run: changes nothing. meta says how many documents were examined of how many."""
-    result = preview.preview(ctx.config, ctx.user, rule_id)
+    result = preview.preview(ctx.services, ctx.user, rule_id)
     body = ctx.paginate(HitListing(result.hits), hit_resources)
     body["meta"].update(examined=result.examined, documents=result.documents,
                         complete=result.complete)
