@@ -8,9 +8,11 @@
   written (dms.db.events), so none is missed or sent from before.
 - A webhook that was disabled (by its owner, or after too many failures in a row) and is enabled
   again starts afresh from that moment: what happened meanwhile is not sent.
-- The URL: http or https, without user:password; for a user who is not a superuser an address
-  written in the URL must be one dms may connect to for them (dms.files.outbound). Names are checked
-  when they are resolved, at each delivery.
+- The URL: http or https, without user:password, stored in ASCII (a host name in another
+  script in its IDNA form, other characters percent-encoded: dms.files.outbound.urls); for a
+  user who is not a superuser an address written in the URL, as that form reads it, must be one
+  dms may connect to for them (dms.files.outbound). Names are checked when they are resolved, at
+  each delivery.
 """
 
 from __future__ import annotations
@@ -26,35 +28,46 @@ from dms.domain.accounts import outbound_policy
 from dms.domain.ownership import owned
 from dms.errors import Invalid
 from dms.files import sealing
-from dms.files.outbound import Policy, Refused
+from dms.files.outbound import BadUrl, Policy, Refused, ascii_url
 from dms.text import has_refused_characters
 
 MAX_WEBHOOKS_PER_USER = 20
 MAX_URL_LENGTH = 2000
 MIN_SECRET_LENGTH, MAX_SECRET_LENGTH = 16, 256
 SCHEMES = ("http", "https")
+TOO_LONG = (f"url must be at most {MAX_URL_LENGTH} characters without spaces or control "
+            "characters.")
+NOT_HTTP = "url must be an http or https URL, such as https://example.org/dms-hook."
 
 
 def check_url(value: object, policy: Policy) -> str:
+    """The URL as it is stored: in ASCII (dms.files.outbound.urls), checked on that form."""
     if not isinstance(value, str) or not value.strip():
         raise Invalid("url is required.", "url", code="required" if value is None else "invalid")
     url = value.strip()
     if len(url) > MAX_URL_LENGTH or has_refused_characters(url) or " " in url:
-        raise Invalid(f"url must be at most {MAX_URL_LENGTH} characters without spaces or control "
-                      "characters.", "url")
-    parts = urlsplit(url)
+        raise Invalid(TOO_LONG, "url")
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an IPv6 literal that is none, a host that NFKC would change into a URL
+        raise Invalid(NOT_HTTP, "url") from None
     try:
         parts.port  # noqa: B018 -- raises for a port that is not a number from 0 to 65535
     except ValueError:
         raise Invalid("url has a port that is not a number from 1 to 65535.", "url") from None
     if parts.scheme.lower() not in SCHEMES or not parts.hostname:
-        raise Invalid("url must be an http or https URL, such as https://example.org/dms-hook.",
-                      "url")
+        raise Invalid(NOT_HTTP, "url")
     if "@" in parts.netloc:
         raise Invalid("url must not hold a user name or password; put a token in its path or "
                       "query, or check the signature instead.", "url")
     try:
-        policy.check_literal(parts.hostname)
+        url = ascii_url(url)
+    except BadUrl as error:
+        raise Invalid(f"url: {error}.", "url") from None
+    if len(url) > MAX_URL_LENGTH:  # percent-encoding made it longer
+        raise Invalid(TOO_LONG, "url")
+    try:
+        policy.check_literal(urlsplit(url).hostname)
     except Refused as refused:
         raise Invalid(f"url: {refused}", "url") from None
     return url

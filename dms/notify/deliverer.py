@@ -16,12 +16,18 @@ threads:
 - SENDERS sender threads deliver a claimed webhook's events in order, one POST at a time, at most
   STEPS_PER_TURN per turn, renewing the lease with each; a webhook's events are never sent
   concurrently, and a slow receiver holds one sender, not the others.
-- Any 2xx is success. Anything else (a 3xx too: redirects are not followed), a refused address or
-  no answer within DMS_WEBHOOK_TIMEOUT_SECONDS is a failure: the event is tried again after
-  DMS_WEBHOOK_RETRY_SECONDS, then twice as long each time (at most MAX_RETRY_GAP apart), while
-  the later events wait; after DMS_WEBHOOK_RETRY_HOURS of failures it is given up (named in
-  `last_error`) and the next one is tried. DMS_WEBHOOK_MAX_FAILURES failures in a row disable
-  the webhook.
+- The senders are shared by turns (dms.files.fairness): one owner's webhooks hold at most SHARE
+  of them at once, and the scanner claims only what a free sender starts now, the webhooks of
+  owners with the fewest being delivered first. One user's receivers that never answer leave
+  the other senders to everyone else (issue 38).
+- Any 2xx is success. Anything else (a 3xx too: redirects are not followed), a refused address,
+  a URL that cannot be sent or no answer within DMS_WEBHOOK_TIMEOUT_SECONDS is a failure: the
+  event is tried again after DMS_WEBHOOK_RETRY_SECONDS, then twice as long each time (at most
+  MAX_RETRY_GAP apart), while the later events wait; after DMS_WEBHOOK_RETRY_HOURS of failures
+  it is given up (named in `last_error`) and the next one is tried. DMS_WEBHOOK_MAX_FAILURES
+  failures in a row disable the webhook. An error of dms itself in a turn is logged and counts
+  as a failure too (never an immediate retry, which would repeat it in a loop); an expected
+  failure logs no traceback.
 - A lease whose deliverer died expires after lease_seconds(); the process that runs alone on its
   data dir (the embedded queue) removes all leases at its start, as a restart after kill -9 must
   not wait for them.
@@ -49,6 +55,7 @@ from dms.domain import webhooks
 from dms.domain.accounts import outbound_policy
 from dms.errors import Throttled
 from dms.files import sealing
+from dms.files.fairness import share_of
 from dms.notify import feed
 from dms.files.outbound import Policy
 from dms.files.outbound.http import Answer, post
@@ -58,6 +65,7 @@ log = logging.getLogger("dms.webhooks")
 POLL_SECONDS = 1.0  # a change made by another process is delivered this much later at most
 MIN_SCAN_GAP = 0.02  # seconds between two looks for due webhooks, however busy the writers
 SENDERS = 4  # webhooks delivered at once by one process
+SHARE = share_of(SENDERS)  # of them, one owner's at once
 # Events delivered, or batches of unwanted ones passed over, in one turn; then the sender lets
 # other webhooks go first (this one is claimed again at once if it is still due).
 STEPS_PER_TURN = 100
@@ -67,6 +75,8 @@ MAX_TESTS_PER_USER = 2  # POST /webhooks/{id}/test/ of one user at once, per pro
 USER_AGENT = f"dms/{__version__} (webhook)"
 UNSEALABLE = Answer(None, "The secret cannot be read with this server's key (mail.key in its data "
                           "dir); set the secret again.", 0.0)
+UNEXPECTED = Answer(None, "An error of dms stopped the delivery; the server's log has the "
+                          "details.", 0.0)
 
 
 def signature(secret: str, body: bytes) -> str:
@@ -100,11 +110,18 @@ HOOK = ('SELECT w.id, w.owner_id, w.url, w.events, w.secret, w.last_event_id, w.
         'w.retry_since, w.next_attempt_at, w.failures_in_a_row, u.is_superuser FROM webhook AS w '
         'JOIN "user" AS u ON u.id = w.owner_id '
         'WHERE w.id = ? AND w.enabled = ? AND u.is_active = ? AND w.lease_holder = ?')
-DUE = ('SELECT w.id FROM webhook AS w JOIN "user" AS u ON u.id = w.owner_id '
+# Due webhooks with their owners and their places among their owner's (the longest due first):
+# each owner's first SHARE at most, every owner's first before anyone's second.
+DUE = ('SELECT id, owner_id, place FROM (SELECT w.id, w.owner_id, w.next_attempt_at, '
+       'row_number() OVER (PARTITION BY w.owner_id ORDER BY w.next_attempt_at, w.id) AS place '
+       'FROM webhook AS w JOIN "user" AS u ON u.id = w.owner_id '
        'WHERE w.enabled = ? AND u.is_active = ? AND w.next_attempt_at <= ? '
        'AND (w.lease_until IS NULL OR w.lease_until < ?) AND EXISTS (SELECT 1 FROM event AS e '
-       'WHERE e.owner_id = w.owner_id AND e.id > w.last_event_id) '
-       'ORDER BY w.next_attempt_at LIMIT ?')
+       'WHERE e.owner_id = w.owner_id AND e.id > w.last_event_id)) AS due '
+       'WHERE place <= ? ORDER BY place, next_attempt_at LIMIT ?')
+# Rows of DUE a scan reads: those it cannot take (of owners at their share: at most one per busy
+# sender) and those for the free senders, with room for leases another process takes first.
+DUE_ROWS = 2 * SENDERS
 
 
 class Deliverer:
@@ -118,6 +135,7 @@ class Deliverer:
         self._claimed: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
         self._busy = 0  # webhooks claimed and not yet finished
+        self._owners: dict[str, int] = {}  # of them, each owner's
         self._tests: dict[str, int] = {}  # user id: tests running
         self._threads: list[threading.Thread] = []
         self._key: bytes | None = None
@@ -166,10 +184,7 @@ class Deliverer:
             if free <= 0:
                 continue
             try:
-                for webhook_id in self._claim_due(free):
-                    with self._lock:
-                        self._busy += 1
-                    self._claimed.put(webhook_id)
+                self._claim_due(free)
             except Exception:  # the database away for a moment: the next look tries again
                 log.exception("looking for webhooks to deliver failed")
                 self._stopping.wait(POLL_SECONDS)
@@ -177,41 +192,77 @@ class Deliverer:
                 release_connection()
             self._stopping.wait(MIN_SCAN_GAP)
 
-    def _claim_due(self, limit: int) -> list[str]:
+    def _claim_due(self, free: int) -> None:
+        """Claim due webhooks for `free` senders and hand them over: an owner's at most SHARE
+        at once, the owners with the fewest claimed first. Nothing is claimed that no sender
+        starts now (its lease would keep it from the other processes)."""
         now = time.time()
-        due = [row[0] for row in database.execute_sql(DUE, (True, True, now, now, limit))]
-        claimed = []
-        for webhook_id in due:
+        rows = database.execute_sql(DUE, (True, True, now, now, SHARE, DUE_ROWS)).fetchall()
+        with self._lock:
+            busy = dict(self._owners)  # senders only lower it meanwhile
+        rows.sort(key=lambda row: busy.get(row[1], 0) + row[2])  # stable: longest due first
+        for webhook_id, owner_id, _ in rows:
+            if free <= 0:
+                return
+            if busy.get(owner_id, 0) >= SHARE:
+                continue
             with write_transaction():
                 taken = database.execute_sql(
                     "UPDATE webhook SET lease_holder = ?, lease_until = ? WHERE id = ? "
                     "AND (lease_until IS NULL OR lease_until < ?)",
                     (self.holder, now + self.lease_seconds(), webhook_id, now)).rowcount == 1
             if taken:
-                claimed.append(webhook_id)
-        return claimed
+                with self._lock:
+                    self._busy += 1
+                    self._owners[owner_id] = self._owners.get(owner_id, 0) + 1
+                self._claimed.put((webhook_id, owner_id))
+                busy[owner_id] = busy.get(owner_id, 0) + 1
+                free -= 1
 
     def _send(self) -> None:
         while True:
-            webhook_id = self._claimed.get()
-            if webhook_id is None:
+            claimed = self._claimed.get()
+            if claimed is None:
                 return
+            webhook_id, owner_id = claimed
+            keep_lease = False
             try:
                 self._turn(webhook_id)
             except Exception:
                 log.exception("delivering webhook %s failed", webhook_id)
+                keep_lease = not self._rest(webhook_id)
             finally:
-                try:
-                    with write_transaction():
-                        database.execute_sql(
-                            "UPDATE webhook SET lease_holder = NULL, lease_until = NULL "
-                            "WHERE id = ? AND lease_holder = ?", (webhook_id, self.holder))
-                except Exception:  # it expires by itself
-                    log.exception("giving back the lease of webhook %s failed", webhook_id)
+                if not keep_lease:
+                    try:
+                        with write_transaction():
+                            database.execute_sql(
+                                "UPDATE webhook SET lease_holder = NULL, lease_until = NULL "
+                                "WHERE id = ? AND lease_holder = ?", (webhook_id, self.holder))
+                    except Exception:  # it expires by itself
+                        log.exception("giving back the lease of webhook %s failed", webhook_id)
                 release_connection()
                 with self._lock:
                     self._busy -= 1
+                    left = self._owners[owner_id] - 1
+                    if left:
+                        self._owners[owner_id] = left
+                    else:
+                        del self._owners[owner_id]
                 self._wake.set()  # it may have more; others may be waiting for a sender
+
+    def _rest(self, webhook_id: str) -> bool:
+        """After an error of dms in a turn (logged): the webhook waits as after a failed delivery
+        (counted, tried again later, disabled after too many), as at once it would fail again, in
+        a loop. False when even that fails: then its lease, kept until it expires, is the wait."""
+        try:
+            hook = self._hook(webhook_id)
+            if hook is not None:
+                self._failed(hook, None, UNEXPECTED)
+            return True
+        except Exception:
+            log.warning("webhook %s waits for its lease to expire (%g s)", webhook_id,
+                        self.lease_seconds())
+            return False
 
     # -- one webhook's turn ---------------------------------------------------------------------
     def _turn(self, webhook_id: str) -> None:
@@ -288,7 +339,8 @@ class Deliverer:
         return self._update(hook, last_event_id=event.id, last_status=answer.status,
                             last_delivery_at=_stamp(), **webhooks.RETRY_CLEARED)
 
-    def _failed(self, hook: Hook, event: feed.FeedEvent, answer: Answer) -> None:
+    def _failed(self, hook: Hook, event: feed.FeedEvent | None, answer: Answer) -> None:
+        """A failed try of `event` (None: of the turn, by an error of dms)."""
         now = time.time()
         attempts, failures = hook.attempts + 1, hook.failures_in_a_row + 1
         since = hook.retry_since if hook.retry_since is not None else now
@@ -301,7 +353,7 @@ class Deliverer:
                 f"Disabled after {failures} failed deliveries in a row; the last: {answer.error}"))
             log.warning("webhook %s disabled after %d failed deliveries in a row", hook.id,
                         failures)
-        elif now - since >= config.webhook_retry_hours * 3600:
+        elif event is not None and now - since >= config.webhook_retry_hours * 3600:
             columns.update(last_event_id=event.id, attempts=0, retry_since=None,
                            next_attempt_at=0.0, last_error=(
                                f"Event {event.id} ({event.type}) was given up after "

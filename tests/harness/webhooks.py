@@ -1,7 +1,8 @@
 """Webhooks and the event stream in tests and benchmarks: a real HTTP receiver on loopback that
-records every POST (headers, exact body bytes, when it came) and answers as told, the signature
-check a receiver makes, a webhook made through the API, and a reader of a Server-Sent Events
-stream over a real socket."""
+records every POST (headers, exact body bytes, when it came) and answers as told, or holds it
+open until released (counting how many it holds at once), the signature check a receiver makes,
+a webhook made through the API, and a reader of a Server-Sent Events stream over a real
+socket."""
 
 from __future__ import annotations
 
@@ -38,14 +39,20 @@ def signed(body: bytes, secret: str = SECRET) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
+HOLD_SECONDS = 60  # a held POST is answered after this at the latest (a test that forgot it)
+
+
 @dataclass
 class Receiver:
     """An HTTP server on 127.0.0.1 (on `bind_port`, default any free one) that records POSTs.
     `answer(delivery)` says what to do: a status, or (seconds to wait first, status). Default
-    200."""
+    200. After `hold()`, every POST is recorded and then left unanswered until `release()`;
+    `held` is how many wait now, `most_held` the most that waited at once."""
     answer: Callable[[Delivery], int | tuple[float, int]] = lambda delivery: 200
     deliveries: list[Delivery] = field(default_factory=list)
     bind_port: int = 0
+    held: int = 0
+    most_held: int = 0
 
     def __post_init__(self):
         receiver = self
@@ -58,6 +65,14 @@ class Receiver:
                 delivery = Delivery(dict(self.headers), body, self.path, time.monotonic())
                 with receiver.lock:
                     receiver.deliveries.append(delivery)
+                    holding = not receiver.released.is_set()
+                    if holding:
+                        receiver.held += 1
+                        receiver.most_held = max(receiver.most_held, receiver.held)
+                if holding:
+                    receiver.released.wait(HOLD_SECONDS)
+                    with receiver.lock:
+                        receiver.held -= 1
                 what = receiver.answer(delivery)
                 wait, status = what if isinstance(what, tuple) else (0, what)
                 if wait:
@@ -73,6 +88,8 @@ class Receiver:
                 pass
 
         self.lock = threading.Lock()
+        self.released = threading.Event()
+        self.released.set()
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.bind_port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -96,7 +113,15 @@ class Receiver:
         with self.lock:
             return list(self.deliveries)
 
+    def hold(self) -> None:
+        """Leave the POSTs from now on unanswered until release()."""
+        self.released.clear()
+
+    def release(self) -> None:
+        self.released.set()
+
     def stop(self) -> None:
+        self.release()
         self.server.shutdown()
         self.server.server_close()
 

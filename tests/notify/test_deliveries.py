@@ -3,7 +3,8 @@
 real action makes, signed byte for byte, the same bytes as the event stream's; retries after 500s
 and timeouts with the same event, delivery and signature; given up after the retry window;
 disabled after failures in a row and started afresh when enabled again; redirects not followed;
-the ping of POST .../test/; a name resolving to loopback refused for a user, not a superuser."""
+the ping of POST .../test/; a URL in other scripts sent in ASCII; a name resolving to loopback
+refused for a user, not a superuser."""
 
 from __future__ import annotations
 
@@ -251,6 +252,25 @@ def test_a_ping_is_sent_now_and_changes_nothing(alice, receiver):
     attributes = webhook(alice, webhook_id)
     assert (attributes["last_delivery_at"], attributes["last_status"], attributes["last_error"],
             attributes["failures_in_a_row"]) == (None, None, None, 0)
+
+
+@pytest.mark.config(**FAST)
+def test_a_url_in_other_scripts_is_delivered_in_ascii(alice, receiver):
+    """Issue 38: such a URL made every delivery raise in the client, retried at once in a loop,
+    and the ping answer 500."""
+    webhook_id = add_webhook(alice, f"http://127。0。0。1:{receiver.port}/dokumente/über"
+                                    f"?name=Bücher", ["node.created"])
+    path = "/dokumente/%C3%BCber?name=B%C3%BCcher"
+    assert webhook(alice, webhook_id)["url"] == f"http://127.0.0.1:{receiver.port}{path}"
+    ping = alice.post(f"/api/webhooks/{webhook_id}/test/")
+    assert ping.status_code == 200, ping.text
+    assert ping.json()["data"]["attributes"]["ok"] is True
+    create_node(alice, "folders", "Bücher", alice.home_id)
+    deliveries = receiver.wait_for_count(2)
+    assert [(d.path, d.headers["Host"], d.event["type"]) for d in deliveries] == [
+        (path, f"127.0.0.1:{receiver.port}", "ping"),
+        (path, f"127.0.0.1:{receiver.port}", "node.created")]
+    assert deliveries[1].event["node"]["title"] == "Bücher"
 
 
 @pytest.mark.config(outbound_allow=("127.0.0.1",))

@@ -86,6 +86,16 @@ REFUSED = [
      "url has a port that is not a number from 1 to 65535."),
     ({"url": "https://example.org/" + "a" * 2000}, "url", "invalid",
      "url must be at most 2000 characters without spaces or control characters."),
+    # 400 characters, 2,420 as stored (each ü is %C3%BC)
+    ({"url": "https://example.org/" + "ü" * 400}, "url", "invalid",
+     "url must be at most 2000 characters without spaces or control characters."),
+    ({"url": "http://[::1/hook"}, "url", "invalid",
+     "url must be an http or https URL, such as https://example.org/dms-hook."),
+    ({"url": "https://☃.example/hook"}, "url", "invalid",
+     "url: the host name ☃.example is not a valid domain name (IDNA, UTS #46)."),
+    ({"url": "https://a..b/hook"}, "url", "invalid",
+     "url: the host name a..b is not a valid domain name (empty labels, or longer than DNS "
+     "allows)."),
     ({"events": None}, "events", "required",
      'events is required: a list of event types, such as ["document.processed"].'),
     ({"events": []}, "events", "invalid", "events must be a non-empty list of event types."),
@@ -127,7 +137,8 @@ def internal(host: str, resolved: str | None = None) -> str:
 # Written as addresses, internal targets are refused at once for a user who is not a superuser
 # (names are checked at each delivery: test_deliveries.py).
 INTERNAL = ["127.0.0.1", "10.1.2.3", "169.254.169.254", "[::1]", "[fd00:ec2::254]",
-            "100.64.0.1", "192.168.1.10", "0.0.0.0", "[::ffff:10.0.0.1]"]
+            "100.64.0.1", "192.168.1.10", "0.0.0.0", "[::ffff:10.0.0.1]", "[::127.0.0.1]",
+            "[::7f00:1]"]
 
 
 def test_internal_addresses_are_refused_for_users_but_not_for_superusers(alice, admin, config):
@@ -140,6 +151,37 @@ def test_internal_addresses_are_refused_for_users_but_not_for_superusers(alice, 
     assert snapshot(config) == before
     for host in ("127.0.0.1", "[::1]", "10.1.2.3"):
         add_webhook(admin, f"http://{host}:8080/hook", ["node.created"])
+
+
+def test_urls_are_stored_in_ascii(alice, admin, config):
+    """Host names in other scripts in their IDNA form, other characters percent-encoded (issue
+    38); an address written in other digits or full stops is the address it is."""
+    for url, stored in (
+            ("https://Bücher.Example/dokumente/über?name=Bücher#teil-ü",
+             "https://xn--bcher-kva.example/dokumente/%C3%BCber?name=B%C3%BCcher#teil-%C3%BC"),
+            ("https://hooks.example.org/a%20b/€", "https://hooks.example.org/a%20b/%E2%82%AC")):
+        created = alice.post("/api/webhooks/", body(url=url, events=["node.created"],
+                                                    secret=SECRET))
+        assert created.status_code == 201, created.text
+        assert created.json()["data"]["attributes"]["url"] == stored
+        path = f"/api/webhooks/{created.json()['data']['id']}/"
+        assert alice.get(path).json()["data"]["attributes"]["url"] == stored
+        patched = alice.patch(path, body(url=url.replace("https:", "http:")))
+        assert patched.json()["data"]["attributes"]["url"] == stored.replace("https:", "http:")
+    assert sorted(row[0] for row in query_sql(config, "SELECT url FROM webhook")) == [
+        "http://hooks.example.org/a%20b/%E2%82%AC",
+        "http://xn--bcher-kva.example/dokumente/%C3%BCber?name=B%C3%BCcher#teil-%C3%BC"]
+
+    before = snapshot(config)
+    for host in ("127。0。0。1", "１２７.０.０.１", "127．0．0．1"):
+        response = alice.post("/api/webhooks/", body(url=f"http://{host}:8080/hook",
+                                                     events=["node.created"], secret=SECRET))
+        assert_error(response, 400, "invalid", f"url: {internal('127.0.0.1')}",
+                     "/data/attributes/url")
+    assert snapshot(config) == before
+    webhook_id = add_webhook(admin, "http://127。0。0。1:8080/hook", ["node.created"])
+    assert admin.get(f"/api/webhooks/{webhook_id}/").json()["data"]["attributes"]["url"] == (
+        "http://127.0.0.1:8080/hook")
 
 
 @pytest.mark.config(outbound_allow=("10.0.0.0/8", "127.0.0.1"))

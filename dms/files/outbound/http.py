@@ -5,11 +5,13 @@ URL's host name. Redirects are never followed (a 3xx is an answer like any other
 2xx). The whole exchange, from the lookup to the status line, ends after `timeout` seconds: a
 watchdog shuts the socket down then, which ends a read that a server trickling bytes would
 otherwise keep alive. Of the answer only its status is used; at most ANSWER_BYTES of its body are
-read.
+read. The URL is written in ASCII first (dms.files.outbound.urls), as one stored before dms did
+that (issue 38) may not be.
 
-Failures are sentences for `last_error`. Before a status line arrives, every failure to reach the
-receiver reads the same (refused, silent, reset, not HTTP): which one it was would tell a user
-which ports of which hosts are open."""
+Failures are sentences for `last_error`, whatever the URL, the network or the receiver did.
+Before a status line arrives, every failure to reach the receiver reads the same (refused,
+silent, reset, not HTTP): which one it was would tell a user which ports of which hosts are
+open."""
 
 from __future__ import annotations
 
@@ -21,9 +23,12 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from dms.files.outbound.policy import Policy, Refused, ResolveTimeout, normal_host
+from dms.files.outbound.urls import BadUrl, ascii_url
 
 ANSWER_BYTES = 64 * 1024
 DEFAULT_PORTS = {"http": 80, "https": 443}
+UNSENDABLE = ("The URL cannot be sent in an HTTP request; set it again, and dms says what is "
+              "wrong with it.")
 
 
 @dataclass(frozen=True)
@@ -48,18 +53,24 @@ def tls_context():
 
 def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
          timeout: float) -> Answer:
-    """POST `body` to `url` with `headers`; never raises for what the network or the receiver
-    does."""
+    """POST `body` to `url` with `headers`; never raises for what the URL, the network or the
+    receiver is or does: each failure is an Answer with its sentence."""
     started = time.monotonic()
-    parts = urlsplit(url)
-    host, port = parts.hostname or "", parts.port or DEFAULT_PORTS.get(parts.scheme, 80)
-    where = f"{normal_host(host)}:{port}"
-    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
     def answer(status: int | None, error: str | None) -> Answer:
         return Answer(status, error, time.monotonic() - started)
 
-    connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        # A URL stored before dms wrote URLs in ASCII (issue 38) is written so here.
+        parts = urlsplit(ascii_url(url))
+        host, port = parts.hostname or "", parts.port or DEFAULT_PORTS.get(parts.scheme, 80)
+        connection = http.client.HTTPConnection(host, port, timeout=timeout)
+    except BadUrl as error:
+        return answer(None, f"The URL cannot be used: {error}.")
+    except (ValueError, http.client.HTTPException):
+        return answer(None, UNSENDABLE)
+    where = f"{normal_host(host)}:{port}"
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     tls = tls_context() if parts.scheme == "https" else None
 
     def checked_socket(address, wait, source=None) -> socket.socket:
@@ -111,6 +122,8 @@ def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
         return answer(None, f"No HTTP answer from {where} within {timeout:g} s: the connection "
                             f"was refused, cut or not answered, or what answered was not an "
                             f"HTTP server.")
+    except ValueError:  # a UnicodeError too: what http.client cannot write in a request
+        return answer(None, UNSENDABLE)
     finally:
         watchdog.cancel()
         connection.close()

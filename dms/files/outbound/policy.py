@@ -8,9 +8,9 @@ credentials) and read the answers or the failures. So, for a user who is not a s
 - An address is refused when it is not a public one: loopback, private (RFC 1918, IPv6 ULA),
   link-local, shared (CGNAT, 100.64.0.0/10), multicast, unspecified, reserved or documentation
   ranges, IPv6 site-local, the cloud metadata services (METADATA), and IPv6 addresses that carry
-  such an IPv4 address (mapped, 6to4, Teredo, NAT64) — unless the administrator allows it:
-  `DMS_OUTBOUND_ALLOW` lists host names (the name as the user wrote it, any address it resolves
-  to), addresses and networks (CIDR).
+  such an IPv4 address (mapped, IPv4-compatible, translated, 6to4, Teredo, NAT64) — unless the
+  administrator allows it: `DMS_OUTBOUND_ALLOW` lists host names (the name as the user wrote it,
+  any address it resolves to), addresses and networks (CIDR).
 - The check is made on the addresses the name resolves to at connection time, and the connection
   goes to exactly such a checked address (no second lookup a rebinding DNS server could answer
   differently). TLS still verifies the certificate for the host name and sends it as SNI: the
@@ -41,7 +41,12 @@ MAX_ADDRESSES = 8  # addresses of one name tried, in the resolver's order
 # public address) and Alibaba's (CGNAT).
 METADATA = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "fd00:ec2::254", "168.63.129.16", "100.100.100.200"))
-NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# IPv6 addresses whose last 32 bits are an IPv4 address that a host, a tunnel or a translator
+# on the way may take them to: IPv4-compatible (::a.b.c.d, deprecated; :: and ::1 are refused
+# already), IPv4-translated (SIIT), NAT64's well-known prefix and its local-use one. (Mapped,
+# 6to4 and Teredo have ipaddress' own properties.)
+CARRY_IPV4 = tuple(ipaddress.ip_network(n) for n in (
+    "::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48"))
 
 
 class Refused(Exception):
@@ -70,7 +75,7 @@ def is_internal(address: Address) -> bool:
         if address.is_site_local:
             return True
         carried = [address.sixtofour, *(address.teredo or ())]
-        if address in NAT64:
+        if any(address in network for network in CARRY_IPV4):
             carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
         return any(inner is not None and is_internal(inner) for inner in carried)
     return False
@@ -147,7 +152,9 @@ class Policy:
 
 class _Resolver:
     """getaddrinfo in a few daemon threads, so that a caller can stop waiting (the lookup itself
-    cannot be interrupted). A lookup whose caller gave up before it started is skipped."""
+    cannot be interrupted). A lookup whose caller gave up before it started is skipped. Every
+    failure of a lookup goes to its caller and never ends a thread (with all of them ended, no
+    name would resolve again: issue 38)."""
 
     def __init__(self, threads: int):
         self._jobs: queue.Queue = queue.Queue()
@@ -178,6 +185,8 @@ class _Resolver:
                 job["result"] = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
             except OSError as error:
                 job["error"] = error
+            except Exception:  # the idna codec's UnicodeError (`a..b`): no such name
+                job["error"] = socket.gaierror(socket.EAI_NONAME, "not a host name")
             job["done"].set()
 
 
