@@ -1,6 +1,7 @@
 """Full-text search over titles and document text (api.md §8), behind one narrow interface:
 
-- the engine (`engine(data_dir)`): `ready`, `status()`, `searchable()` (something with
+- the engine (`engine(data_dir)`): `ready`, `status()`, `catch_up(owner_id, seconds)` (wait
+  until the engine holds the owner's changes committed so far), `searchable()` (something with
   `search(owner_id, words, limit, tag_ids, tags_op)`), `start()`/`stop()`/`notify()`;
 - `query(engine, user, text, ...)` (dms.search.service): what GET /search/ answers.
 

@@ -11,6 +11,13 @@ step with the database through the outbox (dms.search.outbox).
   POLL_SECONDS (for writes of other processes, such as `dms verify --repair`).
 - Memory: the index is opened when first needed (a search, a change) and let go after
   IDLE_CLOSE_SECONDS without either, so an idle appliance does not keep it mapped.
+- "Done" means findable (issue 38). A search first asks `catch_up(owner)`: if the outbox holds
+  a row of one of the caller's nodes that the index lacks, committed before the search began (a
+  document whose status just turned `succeeded`), the search wakes this thread and waits until
+  the index holds it (dms.search.freshness: the marks of what the index holds, moved here after
+  each commit and reload). This thread applies the rows of owners with waiting searches first,
+  in batches of their own, then one batch of the oldest rows, and looks again: another user's
+  backlog (a bulk import) delays a waiting search by one batch at most.
 
 A rebuild reads the database while the server keeps writing: it notes the newest outbox row
 first, indexes every node, then deletes the rows up to that mark; changes made meanwhile have
@@ -28,6 +35,7 @@ from pathlib import Path
 
 from dms.db import is_disk_full
 from dms.search import outbox
+from dms.search.freshness import Freshness
 from dms.search.index import IndexUnusable, SearchIndex, Snapshot
 
 log = logging.getLogger("dms.search")
@@ -82,6 +90,8 @@ class Indexer:
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._waiting_for_lock = False
+        self.fresh = Freshness()  # what the index holds of the outbox; searches waiting
+        self._failing = False  # the last step failed: the thread waits out its back-off
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -98,6 +108,7 @@ class Indexer:
         self._close()  # uncommitted work is simply done again from the outbox
         self.lock.release()
         self.state = STOPPED
+        self.fresh.moved()
 
     def notify(self) -> None:
         """Something was committed: look at the outbox now."""
@@ -106,6 +117,22 @@ class Indexer:
     @property
     def ready(self) -> bool:
         return self.state == READY
+
+    def catch_up(self, owner_id: str, seconds: float) -> bool:
+        """Wait until the index holds every change to `owner_id`'s nodes committed before this
+        call, at most `seconds` (dms.search.freshness); True if it does. False at once while
+        the index is not ready (the search answers 503) or the writer is failing (it retries
+        on its own time)."""
+        if not self._going():
+            return False
+        target = self.fresh.missing(owner_id)
+        if target is None:
+            return True
+        # The wake-up: the row may be another process's (a worker's), not yet looked for.
+        return self.fresh.wait(owner_id, target, seconds, self._going, self._wake.set)
+
+    def _going(self) -> bool:
+        return self.state == READY and not self._failing
 
     def status(self) -> dict:
         status = {"state": self.state, "pending_changes": outbox.pending_count()}
@@ -138,7 +165,7 @@ class Indexer:
         while not self._stopping.is_set():
             try:
                 self._step()
-                delay = 1.0
+                delay, self._failing = 1.0, False
                 if disk_full:
                     log.info("the search index is written again: the disk has space")
                     disk_full = False
@@ -150,6 +177,8 @@ class Indexer:
                                 "until now and takes the rest when there is space again")
                     disk_full = True
                 self._close()
+                self._failing = True
+                self.fresh.moved()  # waiting searches answer from the index as it is
                 self._wake.wait(delay)
                 delay = min(delay * 2, RETRY_SECONDS_MAX)
                 continue
@@ -195,6 +224,7 @@ class Indexer:
 
     def _rebuild(self) -> None:
         self.state = REBUILDING
+        self.fresh.moved()  # waiting searches answer 503 now
         self._close()
         started = time.monotonic()
         mark = outbox.high_water_mark()
@@ -217,6 +247,7 @@ class Indexer:
         self._writer, self._last_used = writer, time.monotonic()
         self.progress = (done, done)
         self._rebuild_wanted = False
+        self.fresh.moved(mark)
         self.state = READY
         outbox.applied(mark)  # after READY: an empty outbox means searches see everything
         log.info("search index built: %d folders and documents in %.1f s", done,
@@ -224,6 +255,9 @@ class Indexer:
 
     def _apply_outbox(self) -> None:
         while not self._stopping.is_set():
+            for owner_id in self.fresh.waiting_owners():
+                if not self._apply_first(owner_id):
+                    return
             rows = outbox.pending(BATCH_ROWS)
             if not rows:
                 return
@@ -231,13 +265,40 @@ class Indexer:
             if outbox.REBUILD in node_ids:
                 self._rebuild()
                 continue
-            if not self._open_writer():
-                return  # the index turned out broken: rebuilt on the next step
-            for node_id, entry in outbox.entries(node_ids):
-                self.index.put(self._writer, node_id, entry)
-            self._writer.commit()
-            self.index.reload()
+            if not self._apply(node_ids):
+                return
+            self.fresh.moved(rows[-1][0])
             outbox.applied(rows[-1][0])
+
+    def _apply_first(self, owner_id: str) -> bool:
+        """Apply the rows of `owner_id`'s nodes ahead of the others (a search of theirs waits),
+        up to the newest row now, a batch or a window of rows looked through at a time; False
+        if the index turned out broken."""
+        top = outbox.high_water_mark()
+        while not self._stopping.is_set():
+            after = self.fresh.holds(owner_id)
+            if after >= top:
+                break
+            rows, up_to = outbox.pending_of(owner_id, after, BATCH_ROWS)
+            if up_to <= after:
+                break  # nothing left after `after` (already applied by the others' turns)
+            if rows and not self._apply(list(dict.fromkeys(node_id for _, node_id in rows))):
+                return False
+            self.fresh.moved(up_to, owner_id)
+            if rows:
+                outbox.applied_rows([seq for seq, _ in rows])
+        return True
+
+    def _apply(self, node_ids: list[str]) -> bool:
+        """Put these nodes' current state in the index, commit and reload; False if the index
+        turned out broken (rebuilt on the next step)."""
+        if not self._open_writer():
+            return False
+        for node_id, entry in outbox.entries(node_ids):
+            self.index.put(self._writer, node_id, entry)
+        self._writer.commit()
+        self.index.reload()
+        return True
 
     # -- without a server ----------------------------------------------------------------------
     def rebuild_now(self) -> int:

@@ -5,6 +5,12 @@ Rows are read in order and deleted only after the index committed them (dms.sear
 a crash in between makes the indexer apply them again, which is harmless because applying a row
 means "make the index hold what the database holds now". A row whose node_id is REBUILD asks for
 the whole index to be rebuilt (`dms reindex` while a server runs).
+
+"Done" means findable (issue 38; dms.search.freshness): before it runs, a search looks for the
+newest pending row of the caller's nodes (`newest_of`) and waits for the index to hold it; the
+indexer applies the rows of owners whose searches wait ahead of the rest (`pending_of`). The
+outbox has no owner column: its rows are joined to their nodes, outbox first (each row looked
+at costs one lookup, ~0.4 µs), at most LOOK_ROWS rows a look.
 """
 
 from __future__ import annotations
@@ -32,6 +38,42 @@ def pending(limit: int) -> list[tuple[int, str]]:
                                 (limit,)).fetchall()
 
 
+# The pending rows one look goes through for an owner's: at most ~4 ms however long another
+# user's backlog is (a bulk import's). A search looks at the newest ones written since its
+# owner's last look (a change it waits for was just committed); the indexer goes through the
+# oldest, window after window.
+LOOK_ROWS = 10_000
+# The outbox is joined first (CROSS JOIN: SQLite keeps that order), each row's node by its key;
+# the other way round would read every node of the owner. Rows of nodes deleted or in the trash
+# are left out: search checks every hit against the database, so their entries never show.
+OF_OWNER = """
+    FROM (SELECT seq, node_id FROM search_outbox WHERE seq > ? AND seq <= ?
+          ORDER BY seq {order} LIMIT ?) AS o
+    CROSS JOIN node AS n ON n.id = o.node_id
+    WHERE n.owner_id = ? AND n.trash_id IS NULL"""
+
+
+def newest_of(owner_id: str, after: int, up_to: int) -> int | None:
+    """The seq of the newest row from `after` (excluded) to `up_to` that changes one of
+    `owner_id`'s nodes, among the newest LOOK_ROWS of them (None if none)."""
+    return database.execute_sql("SELECT max(o.seq) " + OF_OWNER.format(order="DESC"),
+                                (after, up_to, LOOK_ROWS, owner_id)).fetchone()[0]
+
+
+def pending_of(owner_id: str, after: int, limit: int) -> tuple[list[tuple[int, str]], int]:
+    """`owner_id`'s oldest rows after `after` (at most `limit`), and the seq up to which they
+    are all of the owner's rows: the last one's if there may be more, else the end of the
+    LOOK_ROWS rows looked through (rows are committed in the order of their seq, so none can
+    appear below it later)."""
+    end = database.execute_sql(
+        "SELECT max(seq) FROM (SELECT seq FROM search_outbox WHERE seq > ? ORDER BY seq "
+        "LIMIT ?) AS window", (after, LOOK_ROWS)).fetchone()[0] or after
+    rows = database.execute_sql(
+        "SELECT o.seq, o.node_id " + OF_OWNER.format(order="") + " ORDER BY o.seq LIMIT ?",
+        (after, end, LOOK_ROWS, owner_id, limit)).fetchall()
+    return rows, (rows[-1][0] if len(rows) == limit else end)
+
+
 def pending_count() -> int:
     return database.execute_sql("SELECT count(*) FROM search_outbox").fetchone()[0]
 
@@ -45,6 +87,13 @@ def applied(up_to_seq: int) -> None:
     """The index committed every row up to `up_to_seq`: they can go."""
     with write_transaction():
         database.execute_sql("DELETE FROM search_outbox WHERE seq <= ?", (up_to_seq,))
+
+
+def applied_rows(seqs: list[int]) -> None:
+    """The index committed these rows (one owner's, applied ahead of the others): they can go."""
+    marks = ",".join("?" * len(seqs))
+    with write_transaction():
+        database.execute_sql(f"DELETE FROM search_outbox WHERE seq IN ({marks})", seqs)
 
 
 def request_rebuild() -> None:
