@@ -9,8 +9,8 @@ several calls (reading a document page by page keeps it open in that child). A c
 free child at most WAIT_SECONDS (then Unavailable). Nothing here touches the database.
 
 Shared fairly (issue 38, `fair=True`: the readers of requests, uploads and intake, apart from
-the OCR workers' own): each user holds at most a share of the children and has at most
-WAITING_PER_USER calls waiting (past it, 429), the user holding fewest goes first
+the OCR workers' own): each user holds at most a share of the children and has at most a few
+calls waiting (past them, 429), the user holding fewest goes first
 (dms.files.fairness), and a user whose files keep failing at the readers' limits (memory, time:
 COSTLY_FAILURES) waits before they may start more, so parallel Flate bombs of one user cannot
 keep the readers from everyone else.
@@ -41,7 +41,7 @@ IDLE_SECONDS = 120.0  # a child unused this long is stopped
 WAIT_SECONDS = 60.0  # the longest a caller waits for a free child, unless it says otherwise
 CHILD_COMMAND = "_pdf-reader"  # the hidden subcommand of `dms` that runs dms.files.pdfchild
 # A fair pool: one user's calls waiting for a child beside the ones they hold (each holds a
-# request thread); past it, 429 at once.
+# request thread; the composition root sets it from the request threads); past it, 429 at once.
 WAITING_PER_USER = 1
 # Failures that cost a child seconds or its whole memory: they count against their user.
 COSTLY_FAILURES = frozenset({MEMORY, TOO_SLOW, "timeout"})
@@ -168,12 +168,12 @@ class Child:
 class PdfReaders:
     """Up to `size` reader processes, each limited to `memory_mb` of address space; `times` the
     limits the callers give their calls; `fair`: shared by users' turns (see the module
-    docstring)."""
+    docstring), a user having at most `waiting_per_user` calls waiting."""
 
     def __init__(self, size: int, memory_mb: int, times: ReaderTimes = ReaderTimes(),
-                 fair: bool = False):
+                 fair: bool = False, waiting_per_user: int = WAITING_PER_USER):
         self.size, self.memory_mb, self.times = size, memory_mb, times
-        self._shares = FairSlots(size, waiting_per_owner=WAITING_PER_USER,
+        self._shares = FairSlots(size, waiting_per_owner=waiting_per_user,
                                  refusals=FAIR_REFUSALS) if fair else None
         self._penalties = Penalties(PENALTY_MESSAGE) if fair else None
         self._idle: list[Child] = []
