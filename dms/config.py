@@ -70,7 +70,8 @@ class Config:
     ocr_max_megapixels: int = 25  # a page is scaled down to this before Tesseract reads it
     ocr_slice_seconds: int = 20  # a worker moves on to other documents after this long
     ocr_budget_minutes: float = 360  # processing time per document before it fails
-    # Splitting at separator sheets looks at every page: at most this many per document.
+    # A split (after given pages, at separator sheets, the intake's) takes documents of at most
+    # this many pages: it looks at every page and may make one document per page (issue 38).
     split_max_pages: int = 1000
     # The consume folder and mail split incoming PDFs at barcode separator sheets (issue 26).
     split_on_barcode: bool = False
@@ -94,7 +95,8 @@ class Config:
     mail_check_minutes: float = 5
     # A check of one account ends after this long (the rest waits for the next check) ...
     mail_check_seconds: float = 300
-    # ... and leaves messages larger than this in the mailbox (they are parsed in memory).
+    # ... and leaves messages larger than this in the mailbox (fetched into a file, but their
+    # parsed parts are held in memory).
     mail_max_message_mb: int = 25
     # A message with a longer header, or with more multipart containers (nested MIME parts), is
     # refused (dms.intake.mailmessage).
@@ -105,6 +107,9 @@ class Config:
     mail_checks_per_user: int = 2
     mail_checks_per_node: int = 100
     mail_checks_parallel: int = 4
+    # A mail server that sends nothing for this long, or less than 16 KiB in this long while it
+    # answers, is left (dms.intake.mailclient): a tarpit otherwise holds a check to its deadline.
+    mail_stall_seconds: float = 30
     # The start-up sweep removes a file no row names only when it is older than this: another
     # node may be about to commit the row of a file it has just stored.
     sweep_grace_minutes: float = 60
@@ -125,6 +130,9 @@ class Config:
     # Runs of rules over existing documents whose node stopped are taken up this often (and at
     # every start), once for the whole cluster.
     rule_runs_minutes: float = 5
+    # Large splits run in the background (dms.domain.splitruns); runs whose node stopped are taken
+    # up this often (and at every start), once for the whole cluster.
+    split_runs_minutes: float = 5
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
     # Failed logins within 5 minutes past which logins are refused (429): from one address for one
@@ -311,6 +319,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "mail_max_header_kb": (1, 256),  # the header section is refused past 256 KiB anyway
     "mail_max_multiparts": (1, 1000),
     "mail_checks_parallel": (1, 100),  # a thread each
+    "mail_stall_seconds": (1, 3600),
     "consume_max_depth": (1, 1000),  # a file descriptor per level
     "pdf_page_seconds": (1, 86400),
     "pdf_preview_seconds": (1, 600),  # a request thread waits
@@ -324,6 +333,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "rules_preview_documents": (1, 1_000_000),
     "rules_preview_seconds": (0.1, 600),
     "rule_runs_minutes": (0.01, 100_000),
+    "split_runs_minutes": (0.01, 100_000),
     "consume_interval": (0.1, 86400),
     "consume_stable_seconds": (0, 3600),
     "connection_limit": (20, 1_000_000),

@@ -16,37 +16,41 @@ failed check (wrong password, no IMAP server there, certificate, mailbox) leaves
 untouched and writes its reason to `last_error`; refused attachments and messages are named there
 too. The server decides nothing about the work (dms.intake.mailclient): messages larger than
 DMS_MAIL_MAX_MESSAGE_MB are left in the mailbox, a check reads at most CHECK_BYTES_PER_MESSAGE
-times that in all, holds at most one message's worth of the server's answer to one command, and
-ends after DMS_MAIL_CHECK_SECONDS; MAX_MESSAGES_PER_CHECK messages are fetched (the rest wait for
-the next check). `last_error` never quotes what a server said, and does not tell apart why a
-connection failed: an account must not be a probe of other hosts' ports.
+times that in all, holds at most one message's worth of the server's answer to one command, ends
+when the server stalls (DMS_MAIL_STALL_SECONDS) and after DMS_MAIL_CHECK_SECONDS;
+MAX_MESSAGES_PER_CHECK messages are fetched (the rest wait for the next check). A message is
+fetched into a file in the data dir's tmp/, parsed from there, its attachments decoded into files
+of their own (dms.intake.mailmessage), and the files removed once it is handled (issue 38).
+`last_error` never quotes what a server said, and does not tell apart why a connection failed: an
+account must not be a probe of other hosts' ports.
 """
 
 from __future__ import annotations
 
-import io
 import logging
+import shutil
 import socket
 import ssl
 import time
 from email import policy
 from email.parser import BytesHeaderParser
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import imapclient
 from imapclient.exceptions import IMAPClientError, LoginError
 
-from dms.db import database, write_transaction
+from dms.db import database, is_disk_full, write_transaction
 from dms.db.models import MailAccount, Node, User, utcnow
 from dms.domain import refusals, tree, uploads
 from dms.domain.accounts import outbound_policy
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
-from dms.intake.mailclient import (AnswerTooLarge, BoundedClient, Budget, LiteralTooLarge,
-                                   SessionTooLarge)
-from dms.intake.mailmessage import (MAX_ATTACHMENTS, MAX_PARTS, MessageLimits, MessageRefused,
-                                    Origin, attachments, clean, file_name, origin_of, parse,
+from dms.intake.mailclient import (STALL_FLOOR, AnswerTooLarge, BoundedClient, Budget,
+                                   LiteralTooLarge, SessionTooLarge, Spool, Stalled, Unsendable)
+from dms.intake.mailmessage import (MAX_ATTACHMENTS, MessageLimits, MessageRefused, Origin,
+                                    attachments, clean, file_name, origin_of, parse, save_payload,
                                     sender_folder)
 from dms.files.outbound import Refused
 from dms.files.outbound.policy import ResolveTimeout
@@ -124,7 +128,7 @@ def budget_of(config) -> Budget:
     """What one check may read, and for how long."""
     return Budget(config.mail_max_message_bytes,
                   config.mail_max_message_bytes * CHECK_BYTES_PER_MESSAGE,
-                  config.mail_check_seconds)
+                  config.mail_check_seconds, config.mail_stall_seconds)
 
 
 def check(services: Services, account: MailAccount, budget: Budget) -> bool:
@@ -171,6 +175,9 @@ def _describe(failure: Exception, account: MailAccount) -> str:
     where = f"{account.host}:{account.port}"
     if isinstance(failure, LoginError):
         return "The mail server refused the username or password."
+    if isinstance(failure, Unsendable):
+        return ("The username or password holds a character that cannot be sent to a mail "
+                "server; set it again.")
     if isinstance(failure, Refused):  # decided before any connection: tells nothing of ports
         return f"The mail server was not contacted: {failure}"
     if isinstance(failure, (socket.gaierror, ResolveTimeout)):
@@ -195,13 +202,14 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
     user = User.get_by_id(account.owner_id)
     config = services.config
     key, logged_in = None, False
-    client = None
+    client = spool = None
     try:
+        spool = Spool(services.store.temporary_dir())  # the data dir's tmp/: swept after a crash
         client = BoundedClient(account.host, account.port, account.security == "ssl", budget,
                                outbound_policy(config, user))
         if account.security == "starttls":
             client.starttls(ssl.create_default_context())
-        client.login(account.username, password)
+        client.log_in(account.username, password)
         logged_in = True
         _check_folders(client, account)
         selected = client.select_folder(account.mailbox)
@@ -223,13 +231,16 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
                 break  # the rest at the next check
             fetched += 1
             _claim(account.id, renew=True)
-            raw = client.fetch([uid], ["BODY.PEEK[]"]).get(uid, {}).get(b"BODY[]")
-            if raw is None:  # deleted meanwhile
-                continue
-            if _import_message(services, account, user, raw, key, problems):
-                _tell_mailbox(client, account, uid)
-            else:
-                _remember_handled(user.id, key)
+            try:
+                path = client.fetch_message(uid, spool)
+                if path is None:  # deleted meanwhile
+                    continue
+                if _import_message(services, account, user, path, key, problems, spool.folder):
+                    _tell_mailbox(client, account, uid)
+                else:
+                    _remember_handled(user.id, key)
+            finally:
+                spool.clear()
             key = None
     except LiteralTooLarge as too_large:
         # The server announced more than any message may have: the session cannot go on (those
@@ -255,17 +266,33 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
         raise CheckFailed(f"The mail server sent more than {budget.session_limit / 2**20:.0f} MiB "
                           "in one check; the check was stopped and goes on at the next "
                           "one.") from None
-    except Exception:
-        if budget.expired and logged_in:
-            raise CheckFailed(f"The check took longer than {budget.seconds:g} s "
-                              "(DMS_MAIL_CHECK_SECONDS) and was stopped; it goes on at the next "
-                              "one.") from None
-        if budget.expired:  # a silent port reads as any other unreachable one
-            raise ConnectionError("the session expired before the server answered") from None
+    except Exception as failure:
+        if is_disk_full(failure):
+            raise StorageFull() from None
+        if logged_in and (budget.expired or isinstance(failure, (Stalled, TimeoutError))):
+            raise CheckFailed(_stopped(failure, budget)) from None
+        if budget.expired or isinstance(failure, Stalled):
+            # a silent or trickling port reads as any other unreachable one
+            raise ConnectionError("the session ended before the server answered") from None
         raise
     finally:
         if client is not None:
             client.close_session()
+        if spool is not None:
+            shutil.rmtree(spool.folder, ignore_errors=True)
+
+
+def _stopped(failure: Exception, budget: Budget) -> str:
+    """Why a session that had logged in was ended by its time bounds."""
+    if isinstance(failure, Stalled):
+        return (f"The mail server sent less than {STALL_FLOOR // 1024} KiB in "
+                f"{budget.stall_seconds:g} s (DMS_MAIL_STALL_SECONDS); the check was stopped "
+                "and goes on at the next one.")
+    if isinstance(failure, TimeoutError):
+        return (f"The mail server sent nothing for {budget.stall_seconds:g} s "
+                "(DMS_MAIL_STALL_SECONDS); the check was stopped and goes on at the next one.")
+    return (f"The check took longer than {budget.seconds:g} s (DMS_MAIL_CHECK_SECONDS) and was "
+            "stopped; it goes on at the next one.")
 
 
 def _check_folders(client, account: MailAccount) -> None:
@@ -296,14 +323,17 @@ def _message_keys(client, account: MailAccount, uidvalidity, uids: list[int]):
     return keys, sizes
 
 
-def _import_message(services: Services, account: MailAccount, user: User, raw: bytes,
-                    key: str, problems: list[str]) -> bool:
-    """Import the message's attachments; False when it has none to take or is refused."""
+def _import_message(services: Services, account: MailAccount, user: User, path: Path,
+                    key: str, problems: list[str], folder: Path) -> bool:
+    """Import the attachments of the message in the file `path`, each decoded into a file of
+    `folder` first; False when it has none to take or is refused."""
     config = services.config
     try:
-        message = parse(raw, MessageLimits(config.mail_max_header_kb, config.mail_max_multiparts))
+        message = parse(path, MessageLimits(config.mail_max_header_kb, config.mail_max_multiparts))
         parts, cut = attachments(message)
         origin = origin_of(message, key)
+        files = [(file_name(part, index), _saved(part, folder / f"attachment-{index}"))
+                 for index, part in enumerate(parts, 1)]
     except MessageRefused as refused:
         log.warning("mail account %s: the message %r was refused: %s", account.id, key, refused)
         problems.append(f"The message {clean(key)[:100]!r} was refused: {refused}; it is left "
@@ -311,26 +341,24 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
         refusals.record(user.id, "mail", clean(key)[:100],
                         f"The message was refused: {refused}; it is left in the mailbox.")
         return False
-    if not parts:
+    del message, parts  # the parsed message is let go before its attachments are read
+    if not files:
         return False
     if cut:
         problems.append(f"The message {origin.subject!r} has more than {MAX_ATTACHMENTS} "
-                        f"attachments (or {MAX_PARTS} parts); only the first were imported.")
+                        f"attachments; only the first {MAX_ATTACHMENTS} were imported.")
     folder_id = tree.special_folder(user, Node.INBOX).id
     if account.folder_per_sender:
         folder_id = tree.child_folder(user, folder_id, sender_folder(origin.sender),
                                       config.max_tree_depth, source="mail")[0].id
     rule = FromMessage(account, origin)
-    for index, part in enumerate(parts, 1):
-        name = file_name(part, index)
-        payload = part.get_payload(decode=True) or b""
-        if not isinstance(payload, bytes):
-            payload = b""
+    for name, saved in files:
         try:
-            documents = uploads.import_into_folder(services, user, folder_id,
-                                                     io.BytesIO(payload), len(payload), name, rule,
-                                                     source="mail",
-                                                     split=services.config.split_on_barcode)
+            with open(saved, "rb") as stream:
+                documents = uploads.import_into_folder(services, user, folder_id, stream,
+                                                         saved.stat().st_size, name, rule,
+                                                         source="mail",
+                                                         split=config.split_on_barcode)
         except (StorageFull, Unavailable):
             raise
         except DomainError as refused:
@@ -344,6 +372,13 @@ def _import_message(services: Services, account: MailAccount, user: User, raw: b
             log.info("mail account %s: imported %r from the message %r", account.id, name,
                      origin.subject)
     return True
+
+
+def _saved(part, path: Path) -> Path:
+    """`path`, holding the part's decoded content."""
+    with open(path, "wb") as target:
+        save_payload(part, target)
+    return path
 
 
 def _tell_mailbox(client, account: MailAccount, uid: int) -> None:

@@ -1,6 +1,10 @@
 """What dms takes from one e-mail message (dms.intake.mailcheck reads them): its attachments, the
 Origin a document keeps (subject, sender, date, Message-ID), and names made safe to show.
 
+A message is read from the file it was fetched into (dms.intake.mailclient's Spool), never from
+memory, and each attachment is decoded into a file of its own in pieces (`save_payload`), for
+the upload path to take from there (issue 38).
+
 A message is hostile input from anyone who can send mail, so its parsing is bounded (issue 22):
 - it is parsed with `compat32`, which keeps header values as they came: `policy.default`'s
   structured header parser is quadratic in the encoded words of one header (a 381 KB Subject of
@@ -11,17 +15,20 @@ A message is hostile input from anyone who can send mail, so its parsing is boun
   MAX_LINES refuses it (the parser keeps an object of some 60 bytes per line: 23 MB of empty
   lines took 1 GB); while parsing, the fields of all its MIME parts together are counted, more
   than MAX_FIELDS_IN_ALL refuses it.
-- MIME nesting is counted before parsing (the parser recurses once per level: 5,000 levels raised
-  RecursionError and failed every check of the account); more than DMS_MAIL_MAX_MULTIPARTS
-  multipart containers refuse the message (a nesting the count misses still ends in
-  RecursionError, which refuses it too).
+- multipart containers are counted as the parser reads their headers, before it descends into
+  them (it recurses once per level: 5,000 levels raised RecursionError and failed every check of
+  the account); more than DMS_MAIL_MAX_MULTIPARTS refuse the message (a nesting the count misses
+  still ends in RecursionError, which refuses it too).
 - the few headers dms shows are decoded from at most MAX_DECODED characters of their value;
-- at most MAX_PARTS MIME parts are walked and MAX_ATTACHMENTS attachments taken.
+- a message of more than MAX_PARTS MIME parts is refused whole (before issue 38 the parts past
+  it were skipped, and an attachment among them was lost without a word); of the rest, at most
+  MAX_ATTACHMENTS attachments are taken and the message is named when it has more.
 A refused message is named in the account's last_error and remembered, never fetched again.
 """
 
 from __future__ import annotations
 
+import binascii
 import dataclasses
 import datetime as dt
 import email.utils
@@ -31,6 +38,8 @@ from email.header import decode_header, make_header
 from email.message import Message
 from email.parser import BytesParser
 from email.policy import Compat32
+from pathlib import Path
+from typing import BinaryIO
 
 from dms.config import Config
 from dms.domain import tree, uploads
@@ -44,9 +53,11 @@ MAX_HEADER_FIELDS = 1000  # fields of the message's own header section, before p
 MAX_FIELDS_IN_ALL = 10_000  # header fields of the message and its MIME parts, while parsing
 MAX_LINES = 1_000_000  # lines of the whole message (a 25 MiB message of base64 has 340,000)
 MAX_DECODED = 4 * 1024  # characters of a header value decoded for display
-MULTIPART = re.compile(rb"(?im)^content-type:[ \t]*(?:\r?\n[ \t]+)*multipart/")
 HEADER_END = re.compile(rb"\r?\n\r?\n")  # the blank line after the header section
 FIELD_START = re.compile(rb"(?m)^[^ \t\r\n]")  # a line that is not a folded continuation
+NOT_BASE64 = re.compile(r"[^A-Za-z0-9+/=]")  # what a base64 decoder skips
+PIECE = 2**20  # the characters of a payload decoded at a time, and the bytes of a file read
+UUENCODE = ("x-uuencode", "uuencode", "uue", "x-uue")  # the email package's names for it
 
 
 class MessageRefused(Exception):
@@ -63,12 +74,13 @@ class MessageLimits:
 
 
 class _BoundedPolicy(Compat32):
-    """compat32, refusing a header longer than `max_header_kb`, and more than MAX_FIELDS_IN_ALL
-    headers in all, as they are read. One for each parse (`fields` counts that parse's
-    headers)."""
+    """compat32, refusing a header longer than `max_header_kb`, more than MAX_FIELDS_IN_ALL
+    headers in all, and more than `max_multiparts` multipart containers, as they are read. One
+    for each parse (`fields` and `multiparts` count that parse's)."""
 
-    fields = None  # an itertools.count, given to each parse's own policy
+    fields = multiparts = None  # itertools.count, given to each parse's own policy
     max_header_kb = MessageLimits.max_header_kb
+    max_multiparts = MessageLimits.max_multiparts
 
     def header_source_parse(self, sourcelines):
         if next(self.fields) > MAX_FIELDS_IN_ALL:
@@ -77,7 +89,19 @@ class _BoundedPolicy(Compat32):
         if sum(len(line) for line in sourcelines) > self.max_header_kb * 1024:
             raise MessageRefused(f"one of its headers is longer than {self.max_header_kb} KiB "
                                  "(DMS_MAIL_MAX_HEADER_KB)")
-        return super().header_source_parse(sourcelines)
+        name, value = super().header_source_parse(sourcelines)
+        if name.lower() == "content-type" and _is_multipart(value) \
+                and next(self.multiparts) > self.max_multiparts:
+            raise MessageRefused(f"it has more than {self.max_multiparts} nested MIME parts "
+                                 "(DMS_MAIL_MAX_MULTIPARTS)")
+        return name, value
+
+
+def _is_multipart(content_type: str) -> bool:
+    """Whether the parser takes a part of this Content-Type for a container (as
+    Message.get_content_maintype reads it)."""
+    ctype = content_type.partition(";")[0].strip().lower()
+    return ctype.count("/") == 1 and ctype.split("/")[0] == "multipart"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,48 +113,114 @@ class Origin:
     sent_at: str | None
 
 
-def parse(raw: bytes, limits: MessageLimits = MessageLimits()) -> Message:
-    """The message, parsed with bounded work, or MessageRefused."""
-    _check_shape(raw)
-    if len(MULTIPART.findall(raw, 0, len(raw))) > limits.max_multiparts:
-        raise MessageRefused(f"it has more than {limits.max_multiparts} nested MIME parts "
-                             "(DMS_MAIL_MAX_MULTIPARTS)")
-    policy = _BoundedPolicy(fields=itertools.count(1), max_header_kb=limits.max_header_kb)
-    try:
-        return BytesParser(policy=policy).parsebytes(raw)
-    except RecursionError:  # a nesting that the count above did not see: still refused
-        raise MessageRefused("its MIME parts are nested too deeply") from None
+def parse(path: Path, limits: MessageLimits = MessageLimits()) -> Message:
+    """The message in the file `path`, parsed with bounded work, or MessageRefused."""
+    policy = _BoundedPolicy(fields=itertools.count(1), multiparts=itertools.count(1),
+                            max_header_kb=limits.max_header_kb,
+                            max_multiparts=limits.max_multiparts)
+    with open(path, "rb") as stream:
+        _check_shape(stream)
+        stream.seek(0)
+        try:
+            return BytesParser(policy=policy).parse(stream)
+        except RecursionError:  # a nesting that the count did not see: still refused
+            raise MessageRefused("its MIME parts are nested too deeply") from None
 
 
-def _check_shape(raw: bytes) -> None:
+def _check_shape(stream: BinaryIO) -> None:
     """Refuse, before the parser sees it, a message whose header section or number of lines
-    would make its parsing costly. Lines end as the parser splits them: at CR, LF or CRLF."""
-    end = HEADER_END.search(raw, 0, MAX_HEADER_SECTION_BYTES + 4)
-    if end is None and len(raw) > MAX_HEADER_SECTION_BYTES:
+    would make its parsing costly. Lines end as the parser splits them: at CR, LF or CRLF (a
+    CRLF cut between two pieces of the file is one line end)."""
+    head = stream.read(MAX_HEADER_SECTION_BYTES + 4)
+    end = HEADER_END.search(head)
+    if end is None and len(head) > MAX_HEADER_SECTION_BYTES:
         raise MessageRefused(f"its header is larger than {MAX_HEADER_SECTION_BYTES // 1024} KiB")
-    section = raw[:end.start()] if end else raw
+    section = head[:end.start()] if end else head
     if len(FIELD_START.findall(section)) > MAX_HEADER_FIELDS:
         raise MessageRefused(f"it has more than {MAX_HEADER_FIELDS:,} header fields")
-    if raw.count(b"\n") + raw.count(b"\r") - raw.count(b"\r\n") > MAX_LINES:
-        raise MessageRefused(f"it has more than {MAX_LINES:,} lines")
+    lines, after_cr, piece = 0, False, head
+    while piece:
+        lines += piece.count(b"\n") + piece.count(b"\r") - piece.count(b"\r\n")
+        if after_cr and piece.startswith(b"\n"):
+            lines -= 1
+        after_cr = piece.endswith(b"\r")
+        if lines > MAX_LINES:
+            raise MessageRefused(f"it has more than {MAX_LINES:,} lines")
+        piece = stream.read(PIECE)
 
 
 def attachments(message: Message) -> tuple[list[Message], bool]:
     """The parts a person would call attachments: those marked so, and named parts that are not
-    pictures inside an HTML body (those carry a Content-ID and are shown inline); and whether
-    the message held more than the bounds let through."""
+    pictures inside an HTML body (those carry a Content-ID and are shown inline), at most
+    MAX_ATTACHMENTS; and whether the message held more. MessageRefused for more than MAX_PARTS
+    parts: an attachment past them would be lost unseen."""
     found = []
-    for count, part in enumerate(message.walk()):
-        if count >= MAX_PARTS or len(found) >= MAX_ATTACHMENTS:
-            return found, True
-        if part.is_multipart():
+    for count, part in enumerate(message.walk(), 1):
+        if count > MAX_PARTS:
+            raise MessageRefused(f"it has more than {MAX_PARTS} MIME parts")
+        if part.is_multipart() or len(found) > MAX_ATTACHMENTS:
             continue
         disposition = part.get_content_disposition()
         if disposition == "attachment":
             found.append(part)
         elif part.get_filename() and part.get("Content-ID") is None:
             found.append(part)
-    return found, False
+    return found[:MAX_ATTACHMENTS], len(found) > MAX_ATTACHMENTS
+
+
+def save_payload(part: Message, target: BinaryIO) -> None:
+    """Write the part's content, decoded, to `target`: what `part.get_payload(decode=True)`
+    returns, decoded a piece at a time (that call holds the payload three times over: its bytes,
+    their lines, the result). Base64 and quoted-printable are decoded here; any other transfer
+    encoding but uuencode (7bit, 8bit, binary, unknown names) is the content as it is."""
+    # The text as the parser kept it (its bytes as surrogate escapes): get_payload() would
+    # replace those by its charset's reading.
+    payload = part._payload
+    if not isinstance(payload, str):
+        return
+    encoding = str(part.get("content-transfer-encoding", "")).lower()
+    if encoding in UUENCODE:  # rare, and decoded by the email package alone
+        decoded = part.get_payload(decode=True)
+        target.write(decoded if isinstance(decoded, bytes) else b"")
+        return
+    if encoding == "base64":
+        _save_base64(payload, target)
+        return
+    for piece in _line_pieces(payload):
+        try:
+            raw = piece.encode("ascii", "surrogateescape")  # the bytes the parser read
+        except UnicodeEncodeError:  # never from the parser's own reading: as get_payload does
+            raw = piece.encode("raw-unicode-escape")
+        target.write(binascii.a2b_qp(raw) if encoding == "quoted-printable" else raw)
+
+
+def _save_base64(payload: str, target: BinaryIO) -> None:
+    """Whole groups of four base64 characters a piece at a time, skipping what is not base64,
+    up to the first padding `=` (the end of the data, as Python's decoder reads it); missing
+    padding is added at the end, a last lone character (no whole byte) dropped."""
+    rest = ""
+    for start in range(0, len(payload), PIECE):
+        characters = rest + NOT_BASE64.sub("", payload[start:start + PIECE])
+        padding = characters.find("=")
+        if padding >= 0:
+            characters = characters[:padding]
+        whole = len(characters) - len(characters) % 4
+        target.write(binascii.a2b_base64(characters[:whole]))
+        rest = characters[whole:]
+        if padding >= 0:
+            break
+    if len(rest) > 1:
+        target.write(binascii.a2b_base64(rest + "=" * (4 - len(rest))))
+
+
+def _line_pieces(text: str):
+    """`text` in pieces of about PIECE characters, each ending at a line end (quoted-printable
+    decodes line by line)."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start + PIECE) + 1 or len(text)
+        yield text[start:end]
+        start = end
 
 
 def origin_of(message: Message, key: str) -> Origin:

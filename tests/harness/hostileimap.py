@@ -2,7 +2,7 @@
 enough IMAP for dms's mail check (greeting, CAPABILITY, LOGIN, LIST, SELECT, UID SEARCH, UID FETCH,
 UID STORE, LOGOUT), serving scripted messages, and misbehaving on purpose where a test says so:
 announcing a literal of 10 GB, answering one fetch with many large literals, trickling bytes,
-sending more than it said.
+sending more than it said, holding a fetch until the test lets it go (`Gate`).
 
 Each message is a `Message`: its bytes, the RFC822.SIZE the server claims, and how its body is
 sent (`send_body`). The server counts the body fetches of each message, and keeps when each
@@ -181,15 +181,37 @@ def stall(connection: socket.socket, uid: int, raw: bytes) -> None:
         return
 
 
-def trickle(connection: socket.socket, uid: int, raw: bytes) -> None:
-    """Announce the message and send it one byte every second."""
+def trickle(connection: socket.socket, uid: int, raw: bytes, every: float = 1) -> None:
+    """Announce the message and send it one byte `every` seconds."""
     connection.sendall(b"* %d FETCH (UID %d BODY[] {%d}\r\n" % (uid, uid, len(raw)))
     try:
         for byte in raw:
             connection.sendall(bytes([byte]))
-            time.sleep(1)
+            time.sleep(every)
     except OSError:
         return
+
+
+class Gate:
+    """A body fetch that waits until the test opens the gate, then answers honestly; it counts
+    the fetches waiting or sending at once (`most`), and `entered` is set once one came."""
+
+    def __init__(self):
+        self.entered, self.opened = threading.Event(), threading.Event()
+        self.inside = self.most = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, connection: socket.socket, uid: int, raw: bytes) -> None:
+        with self._lock:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        self.entered.set()
+        try:
+            self.opened.wait(120)  # a test that failed before opening it still ends
+            honest(connection, uid, raw)
+        finally:
+            with self._lock:
+                self.inside -= 1
 
 
 def encoded_word_subject(words: int = 28_000) -> bytes:

@@ -65,6 +65,9 @@ ssl = yes
 ssl_cert = <{self.dir}/cert.pem
 ssl_key = <{self.dir}/key.pem
 disable_plaintext_auth = no
+# Any character in a username (the default allows ASCII letters, digits and .-_@ only): the
+# tests log in users with non-ASCII names, over AUTHENTICATE PLAIN.
+auth_username_chars =
 default_login_user = {login_user}
 default_internal_user = {internal_user}
 default_internal_group = {internal_group}
@@ -146,7 +149,10 @@ service imap-login {{
         """A logged-in imapclient.IMAPClient, logged out afterwards."""
         client = IMAPClient("127.0.0.1", port=self.port, ssl=False, timeout=10)
         try:
-            client.login(user, password)
+            if (user + password).isascii():
+                client.login(user, password)
+            else:  # LOGIN sends ASCII only; PLAIN sends UTF-8
+                client.plain_login(user, password)
             yield client
         finally:
             with contextlib.suppress(Exception):

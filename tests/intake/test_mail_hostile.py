@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from email.message import EmailMessage
 from types import SimpleNamespace
 
 import pytest
@@ -264,6 +265,35 @@ def test_messages_costly_to_parse_are_refused_before_parsing(alice, hostile):
     again = check(alice, account["id"])
     assert (again["last_error"], again["imported_count"]) == (None, 1)
     assert hostile.fetches == {1: 1, 2: 1, 3: 1, 4: 1, 5: 1}
+
+
+def test_a_message_of_more_than_five_hundred_parts_is_refused_whole(alice, hostile):
+    """An attachment after the 500th MIME part was skipped without a word, and the message
+    remembered as one without attachments: it was never looked at again."""
+    mail = EmailMessage()
+    mail["Subject"], mail["From"] = "Many parts", "someone@example.org"
+    mail.set_content("The invoice is at the end.\n")
+    for n in range(499):  # with the container and the body: 501 parts
+        mail.add_attachment(f"note {n}\n", disposition="inline")
+    mail.add_attachment(samples.pdf(["Invoice 501"]), maintype="application", subtype="pdf",
+                        filename="invoice.pdf")
+    assert len(list(mail.walk())) == 502
+    hostile.messages = [Message(bytes(mail)), Message(with_pdf("Receipt"))]
+    account = account_on(alice, hostile)
+    first = check(alice, account["id"])
+    assert (first["last_error"], first["imported_count"]) == (
+        "The message '<m1@hostile.example>' was refused: it has more than 500 MIME parts; it is "
+        "left in the mailbox.", 1)
+    assert [r["attributes"] | {"refused_at": None}
+            for r in alice.get("/api/intake/refusals/").json()["data"]] == [
+        {"source": "mail", "name": "<m1@hostile.example>", "origin": None,
+         "reason": "The message was refused: it has more than 500 MIME parts; it is left in the "
+                   "mailbox.", "refused_at": None}]
+    assert list(inbox(alice)) == ["Receipt.pdf"]
+    assert hostile.seen == {2}  # the refused one is left as it was
+    again = check(alice, account["id"])
+    assert (again["last_error"], again["imported_count"]) == (None, 1)
+    assert hostile.fetches == {1: 1, 2: 1}
 
 
 def serve_forever(listener: socket.socket, answer: bytes | None) -> None:

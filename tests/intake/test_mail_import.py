@@ -186,6 +186,6 @@ def test_a_message_with_too_many_attachments_says_what_it_left(alice, mailbox, i
     account = add_account(alice, mailbox, imap)
     checked = check(alice, account["id"])["attributes"]
     assert (checked["imported_count"], checked["last_error"]) == (
-        100, "The message 'Many notes' has more than 100 attachments (or 500 parts); only the "
-             "first were imported.")
+        100, "The message 'Many notes' has more than 100 attachments; only the first 100 were "
+             "imported.")
     assert sorted(inbox(alice)) == [f"note-{n:03}.txt" for n in range(100)]
