@@ -35,14 +35,29 @@ Against one fresh server (a new temporary data dir; default settings except DMS_
          with a file beside it and one in the victim's folder (after the phase: how long until
          each was imported), and 5 wrong passwords for the victim's username from each of 19
          addresses (X-Forwarded-For, the server trusting 127.0.0.1 as its proxy), the owner's
-         login from its own address (expected 200), the same from 20 more addresses, the
-         owner's login again (expected 429: 100 failures for one username lock it).
+         login from its own address (expected 200), the same from 20 more addresses, then the
+         owner's login from a new address (expected 429: 100 failures for one username lock
+         it) and from its own again (expected 200: an address that logged in before is let in,
+         issue 38).
      Every document of the attacker is created first with POST /api/nodes/ under its .home.
 
   3. a pool of two: another `dms serve` on a throwaway PostgreSQL cluster (tests/harness/
      pgcluster.py; skipped when PostgreSQL cannot be started) with DMS_DB_POOL_SIZE=2, the
      documented minimum, and a scan being read: --pool-clients victims (default 16) loop for
      --seconds; then one more request a few seconds later (the node did not wedge).
+  4. round 4 (issue 38; bench/hostile4.py, which also runs on its own): one more fresh server,
+     the victim's --victims probe threads (these requests plus a page's JPEG preview; one thread
+     also uploads a one-page PDF into a new document) beside one attack per phase of --seconds:
+     4.0 baseline; 4.1 20 webhooks with non-ASCII URLs and events; 4.2 8 threads of Flate-bomb
+     uploads; 4.3 16 parallel rule dry runs of a long fuzzy pattern over --long-documents
+     (default 200) long texts; 4.4 a mail bomb (24 MiB messages announced as 1,000 bytes, 4
+     checks again and again); 4.5 a split of a --split-pages (default 2,000) page PDF after
+     every page; 4.6 shared pools: (a) tarpit IMAP servers holding the mail checks while the
+     victim's check is timed, (b) 20 webhooks to a receiver that never answers while the
+     victim's delivery is timed, (c) two rule runs over the long texts while the victim's run
+     is timed; 4.7 a 5,000-byte chunk extension, bare-LF chunked framing, resume points with a
+     space, http://[::127.0.0.1]/ as a webhook URL. Each phase ends with `probe p99 X ms
+     (target <= 100), server RSS peak Y MiB (target <= 600)`.
 
 Each phase prints per victim operation: count, p50/p95/p99/max latency in ms and errors (a status
 >= 400 or an exception is an error); the peak RSS of the server process (and its RSS at the end
@@ -55,10 +70,12 @@ GET /api/documents/?page[size]=100, page after page). The one OCR worker reads o
 in the order they came, so in a short run the later ones (the TIFF scan first among them) may still
 be waiting. At the end: a summary of the server's output (lines, tracebacks, warnings and errors).
 The target for comparison (../shared/docs/targets.md): any request while a hostile file is processed
-p99 <= 100 ms, server RSS <= 500 MiB. It prints numbers and never asserts.
+p99 <= 100 ms, server RSS <= 500 MiB; round 4's (issue 38): another user's p99 <= 100 ms and the
+server's RSS <= 600 MiB under each attack. It prints numbers and never asserts.
 
     .venv/bin/python -m bench.hostile [--seconds 20] [--victims 4] [--tiff-frames 40]
                                       [--idle-connections 200] [--pool-clients 16]
+                                      [--long-documents 200] [--split-pages 2000]
 """
 
 from __future__ import annotations
@@ -69,6 +86,7 @@ from pathlib import Path
 
 from bench.common import ServerProcess, machine
 from bench.hostile3 import pool_of_two
+from bench.hostile4 import LONG_DOCUMENTS, SPLIT_PAGES, run_round4
 from bench.lib.hostile_attacker import Attacker
 from bench.lib.hostile_http import Victim, create_user, print_latencies, run_phase
 from bench.lib.hostile_watch import OutputDrain
@@ -93,7 +111,8 @@ def report_ocr_states(attacker: Attacker) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--seconds", type=float, default=20, help="length of each phase")
     parser.add_argument("--victims", type=int, default=4, help="ordinary client threads")
     parser.add_argument("--tiff-frames", type=int, default=40, help="frames of the TIFF scan")
@@ -101,6 +120,10 @@ def main() -> None:
                         help="raw TCP connections the attacker opens and holds")
     parser.add_argument("--pool-clients", type=int, default=16,
                         help="clients of the server with a pool of two PostgreSQL connections")
+    parser.add_argument("--long-documents", type=int, default=LONG_DOCUMENTS,
+                        help="round 4: the dry-run attacker's text documents")
+    parser.add_argument("--split-pages", type=int, default=SPLIT_PAGES,
+                        help="round 4: pages of the PDF split after every page")
     args = parser.parse_args()
     print(f"machine: {machine()}")
 
@@ -151,6 +174,10 @@ def main() -> None:
     print(f"\n3. a pool of two: {args.pool_clients} clients, {args.seconds:g} s, of a server on "
           "PostgreSQL with DMS_DB_POOL_SIZE=2 while it reads a scan")
     pool_of_two(args.seconds, args.pool_clients)
+
+    print(f"\n4. round 4 (issue 38, bench/hostile4.py): {args.victims} probe threads of another "
+          f"user, {args.seconds:g} s per phase")
+    run_round4(args.seconds, args.victims, args.long_documents, args.split_pages, prefix="4.")
 
 
 if __name__ == "__main__":

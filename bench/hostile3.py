@@ -2,8 +2,9 @@
 a page that renders forever, hostile mail servers and messages, request smuggling and bad chunk
 sizes on raw sockets, symbolic links planted in the consume folder, a 990-level folder tree in the
 attacker's consume folder (how long until the victim's file dropped beside it is imported), and
-an attempt to lock the victim out of password login from many addresses (the owner still logs in
-from its own address until the documented ceiling). Each step records its answers and latencies
+an attempt to lock the victim out of password login from many addresses (past the documented
+ceiling a new address is refused, while the owner still logs in from the address it logged in
+from before: issue 38). Each step records its answers and latencies
 in the attacker's tally; `report()` prints what each case left behind. `pool_of_two()` is a phase
 of its own: a server on PostgreSQL with DMS_DB_POOL_SIZE=2 under 16 clients."""
 
@@ -36,7 +37,8 @@ DEEP_LEVELS = 990  # deeper than any path the file system takes whole
 # one address fewer than locking the account takes, then from as many as it takes
 # (DMS_LOGIN_FAILURES_PER_USER / DMS_LOGIN_FAILURES_PER_ADDRESS_USER).
 TRIES_PER_ADDRESS, LOCKING_ADDRESSES = 5, 20
-OWNER_ADDRESS = "192.0.2.10"
+OWNER_ADDRESS = "192.0.2.10"  # where the owner logged in before: known to the throttle
+NEW_ADDRESS = "192.0.2.11"  # where the owner never logged in
 
 
 class Round3:
@@ -55,7 +57,8 @@ class Round3:
         self._plant_links()
         self._once: dict[str, threading.Thread] = {}
         self.imported_after: dict[str, float | None] = {}  # file: seconds until imported
-        self.lockout: list[tuple[str, int, str]] = []  # (what was tried, owner's status, detail)
+        # (what was tried, the owner's address, status, detail, the status expected)
+        self.lockout: list[tuple[str, str, int, str, int]] = []
 
     # -- steps -----------------------------------------------------------------------------------
     def steps(self) -> tuple[list, list]:
@@ -69,8 +72,9 @@ class Round3:
         self._start_once("deep tree", self._deep_tree)
 
     def login_lockout(self) -> None:
-        """Once: wrong passwords for the victim from 19 addresses, the owner's own login; then
-        from 20 more, and the owner's login again."""
+        """Once: wrong passwords for the victim from 19 addresses, the owner's login from its
+        address; then from 20 more, and the owner's login from a new address and from its own
+        (known) one."""
         self._start_once("lockout", self._lockout)
 
     def content_bombs(self) -> None:
@@ -165,11 +169,16 @@ class Round3:
                 for _ in range(TRIES_PER_ADDRESS):
                     login(f"login as the victim, wrong password ({addresses} addresses)",
                           f"198.18.{round_}.{number + 1}", "wrong-password")
-            status, body = login(f"the owner's login after {addresses} addresses",
-                                 OWNER_ADDRESS, USER_PASSWORD)
-            detail = "" if status == 200 else json.loads(body)["errors"][0]["detail"]
-            self.lockout.append((f"{addresses * TRIES_PER_ADDRESS} wrong passwords from "
-                                 f"{addresses} addresses", status, detail))
+            tried = f"{addresses * TRIES_PER_ADDRESS} wrong passwords from {addresses} addresses"
+            # Past the ceiling, the new address first: the known one's success must not be what
+            # lets the new one in.
+            owners = [("its own address", OWNER_ADDRESS, 200)] if round_ == 1 else [
+                ("a new address", NEW_ADDRESS, 429), ("its own, known address", OWNER_ADDRESS, 200)]
+            for where, address, expected in owners:
+                status, body = login(f"the owner's login from {where} after {addresses} "
+                                     "addresses", address, USER_PASSWORD)
+                detail = "" if status == 200 else self._detail(body)
+                self.lockout.append((tried, where, status, detail, expected))
 
     def smuggling(self) -> None:
         for op, request in (
@@ -206,9 +215,9 @@ class Round3:
             print(f"  beside a {DEEP_LEVELS}-level tree in the attacker's consume folder: {name} "
                   f"{shown} (a look every 1 s, a file taken once stable for 1 s)")
         remove_chain(self.consume_dir / self.attacker.user["name"] / "deep" / "d")
-        for tried, status, detail in self.lockout:
-            print(f"  login lockout: {tried}, then the owner from its own address: {status} "
-                  f"{detail}".rstrip())
+        for tried, where, status, detail, expected in self.lockout:
+            print(f"  login lockout: {tried}, then the owner from {where}: {status} {detail} "
+                  f"(expected {expected})")
         unchanged = self.victim_file.read_bytes() == self.victim_bytes
         outside = sorted(p.name for p in self.victim_file.parent.iterdir())
         print(f"  consume folder links: the victim file outside is "
@@ -217,6 +226,13 @@ class Round3:
             server.stop()
 
     # -- helpers -----------------------------------------------------------------------------------
+    @staticmethod
+    def _detail(body: bytes) -> str:
+        try:
+            return json.loads(body)["errors"][0]["detail"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            return repr(body[:160])
+
     def _start_once(self, name: str, work) -> None:
         if name not in self._once:
             self._once[name] = threading.Thread(target=work, daemon=True)

@@ -9,17 +9,20 @@ from collections import Counter
 
 SAMPLE_SECONDS = 0.1
 MAX_MESSAGES = 8
+MAX_NOTABLE = 100_000  # WARNING/ERROR/CRITICAL lines kept for report_since() (200 bytes each)
 
 
 # -- the server's process: output and memory ------------------------------------------------------
 class OutputDrain:
     """Reads the server's stdout+stderr to the end in a thread (so that the pipe never fills);
-    counts lines, tracebacks and WARNING/ERROR/CRITICAL lines, keeping the first few."""
+    counts lines, tracebacks and WARNING/ERROR/CRITICAL lines, keeping the first few (and, for
+    report_since(), the text of the first MAX_NOTABLE)."""
 
     def __init__(self, stream):
         self.lines = self.tracebacks = 0
         self.levels: Counter = Counter()
         self.examples: list[str] = []
+        self.notable: list[str] = []
         self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self._thread.start()
 
@@ -33,6 +36,25 @@ class OutputDrain:
                 self.levels[level] += 1
                 if len(self.examples) < MAX_MESSAGES:
                     self.examples.append(line.rstrip()[:200])
+                if len(self.notable) < MAX_NOTABLE:
+                    # Without its date and time: the same message counts once in report_since().
+                    self.notable.append(line.rstrip().split(" ", 2)[-1][:200])
+
+    def snapshot(self) -> tuple[int, int, Counter, int]:
+        """The counts so far, for report_since()."""
+        return self.lines, self.tracebacks, Counter(self.levels), len(self.notable)
+
+    def report_since(self, mark: tuple[int, int, Counter, int]) -> None:
+        """What the server wrote since snapshot() gave `mark`: counts and the commonest
+        messages."""
+        lines, tracebacks, levels, notable = mark
+        since = Counter(self.levels)
+        since.subtract(levels)
+        print(f"server output meanwhile: {self.lines - lines} lines, 'Traceback' "
+              f"{self.tracebacks - tracebacks}, WARNING {since['WARNING']}, ERROR "
+              f"{since['ERROR']}, CRITICAL {since['CRITICAL']}")
+        for message, count in Counter(self.notable[notable:]).most_common(3):
+            print(f"  {count} x {message}")
 
     def report(self) -> None:
         self._thread.join(10)
