@@ -174,7 +174,7 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
     deadline = time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3)
     plans, last = {}, None
     for document_id in ids:
-        document = loaded.get(document_id)
+        document = loaded.pop(document_id, None)  # its words let go once matched (preview)
         if document is not None:
             plans[document_id] = evaluate(
                 [(rule, spec)], document, time.monotonic() + config.rules_max_seconds, stop=False)
