@@ -26,7 +26,7 @@ from dms import search
 from dms.config import Config
 from dms.db import database, on_commit, register_space_reserve
 from dms.db.schema import open_migrated
-from dms.domain import trash
+from dms.domain import splitruns, trash
 from dms.domain.credentials import LoginThrottle, max_failures
 from dms.domain.documents import referenced_version_ids
 from dms.domain.rules import filing as rule_filing
@@ -90,6 +90,10 @@ PERIODIC_JOBS = (
     PeriodicJob("rule-runs", "rule_runs_minutes", MINUTE,
                 lambda runtime: runtime.rule_runs.resume(),
                 clean_up=lambda runtime: rule_runs.release_leases()),
+    # Splits too large for one request whose node stopped (also at every start).
+    PeriodicJob("split-runs", "split_runs_minutes", MINUTE,
+                lambda runtime: runtime.split_runs.resume(),
+                clean_up=lambda runtime: splitruns.release_leases()),
 )
 
 
@@ -132,6 +136,13 @@ def open_installation(config: Config) -> DirectoryStore:
 SHARED_PDF_READERS = 2
 
 
+def pdf_waiting_per_user(config: Config) -> int:
+    """A user's calls waiting for a shared reader: with the one they hold, at most half of the
+    request threads (a script's parallel uploads wait their turn; a stream of bombs cannot
+    hold more than half the threads)."""
+    return max(1, config.threads // 2 - 1)
+
+
 def reader_times(config: Config) -> ReaderTimes:
     return ReaderTimes(page=config.pdf_page_seconds, preview=config.pdf_preview_seconds,
                        inspect=config.pdf_inspect_seconds)
@@ -144,7 +155,7 @@ class Runtime:
         self.config = config
         store = store or DirectoryStore(config.files_path, config.data_dir)
         self.pdf = PdfReaders(SHARED_PDF_READERS, config.pdf_memory_mb, reader_times(config),
-                              fair=True)
+                              fair=True, waiting_per_user=pdf_waiting_per_user(config))
         # A web-only node reads nothing for OCR: its pool stays empty (children start on demand).
         self.ocr_pdf = PdfReaders(config.ocr_workers, config.pdf_memory_mb, reader_times(config))
         self.processor = Processor(config, store, self.ocr_pdf)
@@ -155,6 +166,7 @@ class Runtime:
         self.services = Services(config, store, self.processor, self.search, self.pdf,
                                  LoginThrottle(max_failures=max_failures(config)))
         self.mail = MailChecker(self.services)
+        self.split_runs = splitruns.SplitPool(self.services)
         self.consume = ConsumeFolder(self.services) if config.consume_dir else None
         # Webhooks' deliveries and the event streams (dms.notify): run by `dms serve` only.
         self.webhooks = Deliverer(config)
@@ -184,15 +196,17 @@ class Runtime:
             self._notifying = [on_commit(self.streams.notify), on_commit(self.webhooks.notify)]
         self.processor.start(consume=read_pages)
         self.rule_runs.resume()  # what a stopped node left (after the clean-ups of its start)
+        self.split_runs.resume()
         if self.consume is not None:
             self.consume.start()
             self._consuming = True
 
     def stop(self, close_database: bool = True) -> None:
         """Whatever runs, in the one safe order: the consume folder, the event streams and the
-        webhooks' deliveries (a POST in flight ends within its timeout), mail checks, rule runs, the
-        workers (the pages being read may finish), the PDF readers, the indexer; then the
-        database. Also right for a command that only queued work (dms import)."""
+        webhooks' deliveries (a POST in flight ends within its timeout), mail checks, rule runs and
+        splits (after the batch at hand), the workers (the pages being read may finish), the PDF
+        readers, the indexer; then the database. Also right for a command that only queued work
+        (dms import)."""
         if self._consuming:
             self.consume.stop()
             self._consuming = False
@@ -204,6 +218,7 @@ class Runtime:
             self._notifying = []
         self.mail.stop()
         self.rule_runs.stop()
+        self.split_runs.stop()
         self.processor.stop()
         self.pdf.stop()
         self.ocr_pdf.stop()

@@ -327,6 +327,28 @@ class RuleRun(BaseModel):
     finished_at = UTCDateTimeField(null=True)
 
 
+class SplitRun(BaseModel):
+    """A split too large for one request (api.md §11, dms.domain.splitruns): its parts are made in
+    the background, a batch per write transaction; `split_part` names the documents made."""
+    id = TextField(primary_key=True, default=new_id)
+    owner = ForeignKeyField(User, backref="split_runs", on_delete="CASCADE")
+    document_id = TextField()  # the source (no foreign key: it goes to the trash, then away)
+    version_id = TextField()  # its latest version when the split was asked for
+    folder_id = TextField()  # where it was then, and where the parts go
+    title = TextField()  # its title then: the parts are <stem>-<n>.pdf
+    kind = TextField()  # after_pages, barcode, blank
+    plan = TextField(null=True)  # JSON [[first, last], ...] of each part; null: to be found
+    parts = IntegerField(null=True)  # len(plan)
+    parts_made = IntegerField(default=0)
+    state = TextField()  # queued, running, succeeded, failed
+    error = TextField(null=True)
+    worker_id = TextField(null=True)
+    lease_until = FloatField(null=True)  # epoch seconds
+    created_at = UTCDateTimeField(default=utcnow)
+    started_at = UTCDateTimeField(null=True)
+    finished_at = UTCDateTimeField(null=True)
+
+
 class Webhook(BaseModel):
     """A user's webhook (api.md §14, dms.domain.webhooks) and where its delivery stands
     (dms.notify.deliverer)."""

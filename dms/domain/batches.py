@@ -6,7 +6,8 @@ Used by the consume folder and mail through the one import function
 page in a duplex scan would).
 
 A file that cannot be looked at page by page (a page too large to render, the readers busy) or
-that has more pages than DMS_SPLIT_MAX_PAGES is imported whole, as it would have been without the
+that has more pages than DMS_SPLIT_MAX_PAGES (the limit of every split,
+dms.domain.separators.too_many_pages) is imported whole, as it would have been without the
 setting: nothing received is lost for a separator that could not be read.
 """
 
@@ -40,9 +41,9 @@ def split_at_barcodes(services: Services, path: Path, file_type: FileType, page_
     if page_count < 2 or file_type not in SPLITTABLE:
         yield []
         return
-    if page_count > config.split_max_pages:
-        log.info("%r has %d pages, more than DMS_SPLIT_MAX_PAGES (%d): imported without looking "
-                 "for separator sheets", name, page_count, config.split_max_pages)
+    too_many = separators.too_many_pages(config, page_count)
+    if too_many:  # the one limit of every split (api.md §11); the batch is not lost for it
+        log.info("%r is imported without looking for separator sheets: %s", name, too_many)
         yield []
         return
     with Builder(services) as builder:

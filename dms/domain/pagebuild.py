@@ -93,6 +93,14 @@ def refusal(error: ValueError) -> Exception:
     return Invalid(str(error))
 
 
+def check_changeable(mime_type: str) -> None:
+    """A version of this type has pages to change (a PDF, an image or TIFF), else 400: checked
+    before any work is queued (a split in the background) or done."""
+    if mime_type != PDF.mime and mime_type not in IMAGE_TYPES:
+        raise Invalid("A plain text document has no pages to change; only PDFs and images "
+                      "can be rotated, reordered, split, merged or have pages moved.")
+
+
 class Builder:
     """Writes the new PDFs of one operation in a temporary folder of its own (removed by
     `close`, by the start-up sweep after a crash)."""
@@ -151,9 +159,7 @@ class Builder:
         per operation)."""
         if mime_type == PDF.mime:
             return path
-        if mime_type not in IMAGE_TYPES:
-            raise Invalid("A plain text document has no pages to change; only PDFs and images "
-                          "can be rotated, reordered, split, merged or have pages moved.")
+        check_changeable(mime_type)
         if path not in self._pdfs:
             converted = self._name()
             config = self.services.config

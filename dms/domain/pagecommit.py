@@ -6,7 +6,8 @@ the store first, durably, with their searchable PDFs; then one write transaction
 document is still live and still has the latest version the pages were taken from (else 409:
 another change came first, and nothing is changed), writes the new versions with their pages'
 text, the new documents, the documents' columns, their history (`pages_changed`, `created`) and
-puts the documents left without pages in the trash. A refusal or a crash before the commit leaves
+puts the documents left without pages in the trash (a split in the background commits each batch
+of its parts so: dms.domain.splitruns). A refusal or a crash before the commit leaves
 only files no row refers to, which are removed at once (or by the sweep after a crash). After the
 commit the replaced versions' reading stops and the new versions that have pages to read are
 queued.
@@ -15,7 +16,7 @@ queued.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
@@ -65,6 +66,16 @@ class Emptied:
     """A document that the operation leaves without pages (or replaces): into the trash."""
     document: Node
     based_on: str
+    folder_id: str | None = None  # given: it must still be there (a split's run)
+
+
+@dataclass
+class Kept:
+    """A document the operation takes pages from and leaves as it is (a batch of a split's parts
+    before the last): it too must still be live and unchanged at the commit."""
+    document: Node
+    based_on: str
+    folder_id: str | None = None
 
 
 @dataclass
@@ -72,10 +83,14 @@ class Operation:
     versions: list[NewVersion] = field(default_factory=list)
     documents: list[NewDocument] = field(default_factory=list)
     emptied: list[Emptied] = field(default_factory=list)
+    kept: list[Kept] = field(default_factory=list)
 
 
-def commit(services: Services, user: User, operation: Operation) -> list[Node]:
-    """Store the operation's files and write it in one write transaction; the new documents."""
+def commit(services: Services, user: User, operation: Operation,
+           then: Callable[[list[Node]], None] | None = None) -> list[Node]:
+    """Store the operation's files and write it in one write transaction; the new documents.
+    `then(new documents)` runs in that transaction after the rows are written (a split's run
+    records its progress with them); what it raises undoes the whole operation."""
     store = services.store
     items = [*operation.versions, *operation.documents]
     stored: list[str] = []
@@ -92,9 +107,11 @@ def commit(services: Services, user: User, operation: Operation) -> list[Node]:
                     searchable.place_base(store, item.version_id, item.built.searchable,
                                           item.built.covered)
         documents = [v.document.id for v in operation.versions] + \
-            [e.document.id for e in operation.emptied]
+            [e.document.id for e in [*operation.emptied, *operation.kept]]
         with write_transaction(owner_scope(user.id), *map(document_scope, documents)):
             removed = _write(services, user, operation)
+            if then is not None:
+                then([d.node for d in operation.documents])
     except BaseException:
         store.remove(stored)
         raise
@@ -108,8 +125,8 @@ def commit(services: Services, user: User, operation: Operation) -> list[Node]:
 
 
 def _write(services: Services, user: User, operation: Operation) -> trash.Removed:
-    for item in [*operation.versions, *operation.emptied]:
-        _check_unchanged(user, item.document.id, item.based_on)
+    for item in [*operation.versions, *operation.emptied, *operation.kept]:
+        _check_unchanged(user, item.document.id, item.based_on, getattr(item, "folder_id", None))
     for version in operation.versions:
         number = insert_version(version.document, version.version_id, version.built,
                                 version.description, version.searchable)
@@ -139,12 +156,15 @@ def _write(services: Services, user: User, operation: Operation) -> trash.Remove
     return trash.Removed(stopped, gone)
 
 
-def _check_unchanged(user: User, document_id: str, based_on: str) -> None:
-    """Inside the transaction: the document is still the caller's, live, and its latest version
-    is still the one the pages were taken from."""
+def _check_unchanged(user: User, document_id: str, based_on: str,
+                     folder_id: str | None = None) -> None:
+    """Inside the transaction: the document is still the caller's, live, (in `folder_id`,) and
+    its latest version is still the one the pages were taken from."""
     found = database.execute_sql(
-        "SELECT 1 FROM node WHERE id = ? AND owner_id = ? AND trash_id IS NULL",
+        "SELECT parent_id FROM node WHERE id = ? AND owner_id = ? AND trash_id IS NULL",
         (document_id, user.id)).fetchone()
+    if found and folder_id is not None and found[0] != folder_id:
+        found = None
     latest = latest_version(document_id) if found else None
     if latest is None or latest.id != based_on:
         raise Conflict(CHANGED_MEANWHILE)

@@ -1,6 +1,6 @@
 """Page operations (issue 26, api.md §11, Papermerge 2.1's routes): delete, reorder and rotate
-pages, move pages to another document or into a folder as new documents, merge two documents,
-and split one after given pages or at separator sheets.
+pages, move pages to another document or into a folder as new documents, merge two documents
+(a split, after given pages or at separator sheets, is dms.domain.splits's, with these helpers).
 
 Each takes pages of documents' LATEST versions and makes a new version of every document it
 changes (dms.domain.pagebuild writes the PDFs, dms.domain.pagecommit writes everything in one
@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 
 from dms.db import database
 from dms.db.models import DocumentVersion, Node, Page, User
-from dms.domain import separators, tree
+from dms.domain import tree
 from dms.domain.documents import latest_version
-from dms.domain.pagebuild import Builder, Placed, SourcePage, refusal
+from dms.domain.pagebuild import Builder, Placed, SourcePage
 from dms.domain.pagecommit import Emptied, NewDocument, NewVersion, Operation, commit
 from dms.errors import Invalid, NotFound
-from dms.files.pdf import UnreadablePdf
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -40,7 +39,7 @@ def delete_pages(services: Services, user: User, page_ids: object) -> None:
     found = _one_document(_find(user, _ids(services, page_ids, "pages"), "pages"))
     gone = {page.page_id for page in found}
     document, version = found[0].document, found[0].version
-    kept = [page for page in _all_pages(version, document) if page.page_id not in gone]
+    kept = [page for page in all_pages(version, document) if page.page_id not in gone]
     if not kept:
         raise Invalid(KEEP_ONE, "pages")
     _change(services, user, document, version, [Placed(page) for page in kept],
@@ -52,7 +51,7 @@ def reorder_pages(services: Services, user: User, items: object) -> None:
     entries = _items(services, items, ("id", "old_number", "new_number"))
     found = _one_document(_find(user, [entry["id"] for entry in entries], "pages"))
     document, version = found[0].document, found[0].version
-    pages = _all_pages(version, document)
+    pages = all_pages(version, document)
     by_id = {page.page_id: page for page in found}
     for index, entry in enumerate(entries):
         page = by_id[entry["id"]]
@@ -87,7 +86,7 @@ def rotate_pages(services: Services, user: User, items: object) -> None:
     turned = sum(1 for turn in turns.values() if turn)
     if turned:
         placed = [Placed(page, turns.get(page.page_id, 0))
-                  for page in _all_pages(version, document)]
+                  for page in all_pages(version, document)]
         _change(services, user, document, version, placed, f"{turned} page(s) rotated")
 
 
@@ -102,11 +101,11 @@ def move_to_document(services: Services, user: User, page_ids: object, dst: obje
     if isinstance(position, bool) or not isinstance(position, int):
         raise Invalid("position is a whole number: where the pages go, from 0 (-1: at the end).",
                       "position")
-    target, target_version = _document_with_file(user, dst, "dst")
+    target, target_version = document_with_file(user, dst, "dst")
     moved = _find(user, ids, "pages")
     if any(page.document.id == target.id for page in moved):
         raise Invalid("Those pages are already in that document; reorder them instead.", "dst")
-    target_pages = _all_pages(target_version, target)
+    target_pages = all_pages(target_version, target)
     if not merge and not -1 <= position <= len(target_pages):
         raise Invalid(f"position is -1 (at the end) or between 0 and {len(target_pages)}.",
                       "position")
@@ -159,58 +158,18 @@ def move_to_folder(services: Services, user: User, page_ids: object, dst: object
 
 def merge_documents(services: Services, user: User, src: object, dst: object) -> None:
     """POST /documents/merge/: `dst` gets `src`'s pages after its own; `src` goes to the trash."""
-    source, source_version = _document_with_file(user, src, "src")
-    target, target_version = _document_with_file(user, dst, "dst")
+    source, source_version = document_with_file(user, src, "src")
+    target, target_version = document_with_file(user, dst, "dst")
     if source.id == target.id:
         raise Invalid("A document cannot be merged into itself.", "dst")
-    source_pages = _all_pages(source_version, source)
+    source_pages = all_pages(source_version, source)
     operation = Operation(emptied=[Emptied(source, source_version.id)])
     with Builder(services) as builder:
-        placed = [Placed(page) for page in _all_pages(target_version, target) + source_pages]
+        placed = [Placed(page) for page in all_pages(target_version, target) + source_pages]
         operation.versions.append(NewVersion(target, target_version.id, builder.build(placed),
                                              f"{len(source_pages)} page(s) merged from "
                                              f"{source.title}"))
         commit(services, user, operation)
-
-
-def split_document(services: Services, user: User, document_id: str, body: dict) -> list[Node]:
-    """POST /documents/{id}/split/: several new documents in the same folder, cut after the
-    given page numbers or at separator sheets (left out); the source goes to the trash."""
-    document, version = _document_with_file(user, document_id, None)
-    pages = _all_pages(version, document)
-    if ("after_pages" in body) == ("separator" in body):
-        raise Invalid("Give either after_pages (page numbers to cut after) or separator "
-                      "(\"barcode\" or \"blank\").", "after_pages", code="required")
-    with Builder(services) as builder:
-        if "after_pages" in body:
-            runs = _runs_after(body["after_pages"], len(pages))
-        else:
-            kind = body["separator"]
-            if kind not in separators.KINDS:
-                raise Invalid("separator is \"barcode\" or \"blank\".", "separator")
-            try:
-                cut = separators.find(services, builder.pdf_of(version), len(pages), kind,
-                                      [(page.text, page.method) for page in pages],
-                                      [page.barcodes for page in pages])
-            except UnreadablePdf as error:
-                raise refusal(error) from None
-            if not cut:
-                raise Invalid("No page of this document is a separator sheet (a barcode "
-                              "reading DMS-SPLIT or PATCH T)" if kind == separators.BARCODE
-                              else "No page of this document is blank.", "separator")
-            runs = separators.parts(len(pages), cut)
-            if not runs:
-                raise Invalid("Every page of this document is a separator sheet.", "separator")
-        stem = _stem(document.title)
-        operation = Operation(emptied=[Emptied(document, version.id)])
-        for number, run in enumerate(runs, 1):
-            first, last = run[0], run[-1]
-            operation.documents.append(NewDocument(
-                document.parent_id, f"{stem}-{number}.pdf",
-                builder.build([Placed(pages[n - 1]) for n in run]),
-                f"split from {document.title}, page(s) {first}-{last}", document,
-                keeps_details=True))
-        return commit(services, user, operation)
 
 
 # -- finding pages and documents -----------------------------------------------------------------
@@ -290,21 +249,23 @@ def _one_document(found: list[SourcePage]) -> list[SourcePage]:
     return found
 
 
-def _all_pages(version: DocumentVersion, document: Node) -> list[SourcePage]:
-    """Every page of the version in order (a page whose row processing has not written yet has
-    no id and no text)."""
+def all_pages(version: DocumentVersion, document: Node, first: int = 1,
+              last: int | None = None) -> list[SourcePage]:
+    """Every page of the version in order, or those numbered `first` to `last` (a page whose row
+    processing has not written yet has no id and no text)."""
+    last = version.page_count if last is None else last
     rows = {number: (page_id, text, method, barcodes)
             for page_id, number, text, method, barcodes in database.execute_sql(
-                "SELECT id, number, text, method, barcodes FROM page WHERE version_id = ?",
-                (version.id,)).fetchall()}
+                "SELECT id, number, text, method, barcodes FROM page WHERE version_id = ? "
+                "AND number BETWEEN ? AND ?", (version.id, first, last)).fetchall()}
     pages = []
-    for number in range(1, version.page_count + 1):
+    for number in range(first, last + 1):
         page_id, text, method, barcodes = rows.get(number, ("", "", None, None))
         pages.append(SourcePage(page_id, number, text, method, version, document, barcodes))
     return pages
 
 
-def _document_with_file(user: User, document_id: object,
+def document_with_file(user: User, document_id: object,
                         field: str | None) -> tuple[Node, DocumentVersion]:
     """The caller's document named in a body's `field` (a folder: 400), or in the URL (`field`
     None: a folder is as unknown as any other id there), with its latest version."""
@@ -350,33 +311,10 @@ def _leave(builder: Builder, operation: Operation, document: Node, version: Docu
     """The document the pages `leaving` leave: a new version without them, or, left without
     pages, into the trash."""
     gone = {page.number for page in leaving}
-    kept = [page for page in _all_pages(version, document) if page.number not in gone]
+    kept = [page for page in all_pages(version, document) if page.number not in gone]
     if kept:
         operation.versions.append(NewVersion(document, version.id,
                                              builder.build([Placed(page) for page in kept]),
                                              description))
     else:
         operation.emptied.append(Emptied(document, version.id))
-
-
-def _runs_after(value: object, page_count: int) -> list[list[int]]:
-    """after_pages: strictly increasing page numbers from 1 to page_count - 1, cut after each."""
-    if not isinstance(value, list) or not value:
-        raise Invalid("after_pages is a list of page numbers to cut after.", "after_pages",
-                      code="required")
-    for index, number in enumerate(value):
-        if isinstance(number, bool) or not isinstance(number, int) or \
-                not 1 <= number < page_count:
-            raise Invalid(f"A page number to cut after is between 1 and {page_count - 1}.",
-                          f"after_pages/{index}")
-    if value != sorted(set(value)):
-        raise Invalid("after_pages are increasing, each once.", "after_pages")
-    bounds = [0, *value, page_count]
-    return [list(range(bounds[i] + 1, bounds[i + 1] + 1)) for i in range(len(bounds) - 1)]
-
-
-def _stem(title: str) -> str:
-    """A title without a .pdf (or other short) extension, for the parts' titles."""
-    stem, dot, extension = title.rpartition(".")
-    stem = stem if dot and stem and 1 <= len(extension) <= 4 else title
-    return stem[:tree.MAX_TITLE_LENGTH - 12]

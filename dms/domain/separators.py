@@ -8,9 +8,11 @@ Barcodes: processing reads them on each page it renders for Tesseract (page.barc
 0017), so a scanned batch that was processed is cut without rendering a page in the request; the
 pages whose barcodes are not known (a text layer, an image's frame, not processed yet) are
 rendered here. Blank pages: every page without text from the file is rendered (at 50 dpi). The
-rendering happens in one PDF reader process lent for the whole batch, each page within the
-reader's time limit; a batch of more than DMS_SPLIT_MAX_PAGES pages is refused before any page is
-read, so a call's work is bounded.
+rendering happens in one PDF reader process lent for the pages of one call, each page within the
+reader's time limit. DMS_SPLIT_MAX_PAGES bounds every split, whatever its form (`too_many_pages`):
+a larger document is refused before any page is read, so a split's work is bounded. A split
+that must look at many pages does so in the background, a share of pages at a time
+(dms.domain.splits, `find_among`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dms.files import pages
 from dms.files.pdf import UnreadablePdf, text_layer
 
 if TYPE_CHECKING:
+    from dms.config import Config
     from dms.domain.services import Services
 
 BARCODE, BLANK = "barcode", "blank"
@@ -38,34 +41,64 @@ def is_separator_text(text: str) -> bool:
     return " ".join(text.split()).upper() in SEPARATOR_TEXTS
 
 
+def too_many_pages(config: Config, page_count: int) -> str | None:
+    """Why a document of `page_count` pages is not split (any form: after given pages, at
+    separator sheets, the intake's batches), or None when it may be: the one limit,
+    DMS_SPLIT_MAX_PAGES."""
+    limit = config.split_max_pages
+    if page_count <= limit:
+        return None
+    return (f"A document is split only if it has at most {limit} pages (DMS_SPLIT_MAX_PAGES); "
+            f"this one has {page_count}.")
+
+
+def needs_a_look(kind: str, text: str, method: str | None, barcodes: str | None) -> bool:
+    """Whether finding out if a page is a separator sheet takes a PDF reader (a render, or its
+    text layer read), rather than what processing stored."""
+    if kind == BARCODE:
+        return _stored(barcodes) is None
+    return not (method in READ_METHODS_WITH_TEXT and (text or "").strip())
+
+
 def find(services: Services, pdf: Path, page_count: int, kind: str,
          known_text: Sequence[tuple[str, str | None]] = (),
          known_barcodes: Sequence[str | None] = ()) -> list[int]:
     """The numbers (from 1) of the separator pages of the PDF `pdf`. `known_text`: each page's
     (text, method) where already read; a page with text from the file is never blank.
     `known_barcodes`: each page's page.barcodes (None: not known, the page is rendered)."""
-    limit = services.config.split_max_pages
-    if page_count > limit:
-        raise Invalid(f"Splitting at separator sheets reads every page: at most {limit} pages "
-                      "(DMS_SPLIT_MAX_PAGES); split it after given page numbers instead.")
-    found = []
-    if kind == BARCODE:
-        known = [_stored(known_barcodes[index] if index < len(known_barcodes) else None)
-                 for index in range(page_count)]
-        found = [index + 1 for index, texts in enumerate(known)
-                 if texts is not None and any(is_separator_text(text) for text in texts)]
-        unknown = [index for index, texts in enumerate(known) if texts is None]
-        if unknown:  # a reader only where a page must be rendered: it may wait for one
-            with services.pdf.session() as child:
-                found += [index + 1 for index in unknown if any(
-                    is_separator_text(text) for text in pages.barcodes(child, pdf, index))]
-        return sorted(found)
-    with services.pdf.session() as child:
-        for index in range(page_count):
-            text, method = known_text[index] if index < len(known_text) else ("", None)
-            if not _has_text(child, pdf, index, text, method) and pages.is_blank(child, pdf, index):
-                found.append(index + 1)
-    return found
+    problem = too_many_pages(services.config, page_count)
+    if problem:
+        raise Invalid(problem)
+    candidates = [(index + 1, *(known_text[index] if index < len(known_text) else ("", None)),
+                   known_barcodes[index] if index < len(known_barcodes) else None)
+                  for index in range(page_count)]
+    return find_among(services, pdf, kind, candidates)
+
+
+def find_among(services: Services, pdf: Path, kind: str,
+               candidates: Sequence[tuple[int, str, str | None, str | None]]) -> list[int]:
+    """The separator pages among `candidates`, pages of the PDF `pdf`, each (number from 1,
+    text, method, page.barcodes) as processing stored them; the pages that need a look are looked
+    at in one PDF reader lent for this call."""
+    found, unknown = [], []
+    for number, text, method, barcodes in candidates:
+        if not needs_a_look(kind, text, method, barcodes):
+            if kind == BARCODE and any(is_separator_text(t) for t in _stored(barcodes)):
+                found.append(number)
+        else:
+            unknown.append((number, text, method))
+    if unknown:  # a reader only where a page must be looked at: it may wait for one
+        with services.pdf.session() as child:
+            for number, text, method in unknown:
+                if kind == BARCODE:
+                    separator = any(is_separator_text(t)
+                                    for t in pages.barcodes(child, pdf, number - 1))
+                else:
+                    separator = not _has_text(child, pdf, number - 1, text, method) and \
+                        pages.is_blank(child, pdf, number - 1)
+                if separator:
+                    found.append(number)
+    return sorted(found)
 
 
 def _stored(barcodes: str | None) -> list[str] | None:

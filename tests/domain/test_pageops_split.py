@@ -2,7 +2,8 @@
 folder: after given pages; at separator sheets with a QR code or 1-D barcodes reading DMS-SPLIT
 or PATCH T (drawn by zxing-cpp, read by zxing-cpp), the sheets left out; at blank pages (noisy
 scans of empty sheets); the parts keep the source's tags and folder, the source goes to the trash.
-(The consume folder's splitting: tests/intake/test_consume_split.py.)"""
+(The consume folder's splitting: tests/intake/test_consume_split.py; the limit of every split and
+splits too large for one request: test_pageops_split_runs.py.)"""
 
 from __future__ import annotations
 
@@ -127,6 +128,8 @@ def test_refused_splits_change_nothing(alice, bob, anon, config):
          "invalid"),
         ({"after_pages": []}, "after_pages is a list of page numbers to cut after.",
          "/after_pages", "required"),
+        ({"after_pages": [1, 2, 3, 3]}, "after_pages names at most 3 page numbers: the document "
+                                        "has 4 pages.", "/after_pages", "invalid"),
         ({}, "Give either after_pages (page numbers to cut after) or separator (\"barcode\" or "
              "\"blank\").", "/after_pages", "required"),
         ({"separator": "qr"}, "separator is \"barcode\" or \"blank\".", "/separator",

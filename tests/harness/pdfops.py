@@ -1,7 +1,8 @@
 """Files of the page operations' tests (tests/files/test_pdfops_*, tests/domain/test_pageops_*): a
 sample written to a folder, an image saved as a file, each page's /Rotate and size in a PDF, its
 pages' text, the .partial files left behind; scans of blank pages, one-line PDFs and separator
-sheets with barcodes written by zxing-cpp."""
+sheets with barcodes written by zxing-cpp; long born-digital batches and a split's run followed
+to its end."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import zxingcpp
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from tests.harness import samples
+from tests.harness.waiting import wait_for
 
 
 def write(folder: Path, name: str, data: bytes) -> Path:
@@ -145,3 +147,23 @@ def six_page_batch() -> bytes:
     qr = separator_sheet([("DMS-SPLIT", "QRCode")])
     return batch_pdf([letter_page("Invoice alpha"), qr, letter_page("Letter bravo one"),
                       letter_page("Letter bravo two"), qr, letter_page("Notice charlie")])
+
+
+def page_line(number: int) -> str:
+    """The text of page `number` of long_batch()."""
+    return f"Page number {number:05d} of the long batch"
+
+
+def long_batch(pages: int) -> bytes:
+    """A born-digital PDF of `pages` pages, each one line long enough (dms.processing.ocr's
+    MIN_TEXT_CHARS) that processing takes its text layer and renders nothing: thousands of pages
+    are written and read in a second or two, and their parts need no reading."""
+    return samples.pdf([page_line(number) for number in range(1, pages + 1)])
+
+
+def finished_split(client, run_id: str, timeout: float = 120) -> dict:
+    """The attributes of a split's run once it succeeded or failed."""
+    def ended():
+        attributes = client.get(f"/api/split-runs/{run_id}/").json()["data"]["attributes"]
+        return attributes if attributes["state"] in ("succeeded", "failed") else None
+    return wait_for(ended, timeout=timeout, interval=0.05, message="the split did not finish")

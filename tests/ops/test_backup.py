@@ -74,7 +74,8 @@ def state(client, admin, documents) -> dict:
 
 TABLES = ["document_mail", "document_version", "event", "mail_account", "mail_import", "node",
           "node_tag", "page", "preference", "rule", "rule_pending", "rule_run",
-          "schema_migrations", "tag", "token", "trash_entry", "user", "webhook"]
+          "schema_migrations", "split_part", "split_run", "tag", "token", "trash_entry", "user",
+          "webhook"]
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ def test_a_rebuilt_logical_backup_restores(logical, work):
     assert names == sorted(["manifest.json", *ids["files"], *(f"tables/{t}.jsonl" for t in (
         "document_mail", "document_version", "event", "mail_account", "mail_import", "node",
         "node_tag", "page", "preference", "rule", "rule_pending", "rule_run", "schema_migrations",
-        "tag", "token", "trash_entry", "user", "webhook"))])
+        "split_part", "split_run", "tag", "token", "trash_entry", "user", "webhook"))])
     result = dms("restore", rebuild(archive, work / "same.zip"), "--data-dir", work / "new")
     assert result.returncode == 0, result.stderr
     assert sorted(str(p.relative_to(work / "new")) for p in (work / "new").rglob("*")

@@ -1,13 +1,16 @@
 """Page operations (api.md §11, Papermerge 2.1's routes and bodies): delete, reorder, rotate and
 move pages, merge documents, split a document. Papermerge answers them 204; a split answers 201
-with the new documents."""
+with the new documents, or, too large for one request, 202 with its run (`split-runs`), which
+GET /split-runs/{id}/ follows."""
 
 from __future__ import annotations
 
-from dms.domain import pageops
+from dms.db.models import SplitRun
+from dms.domain import pageops, splitruns
 from dms.web.api.documents import document_body
+from dms.web.api.nodes import paginated_nodes
 from dms.web.endpoints import Context
-from dms.web.jsonapi import RouteTable, created, no_content
+from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
 
 routes = RouteTable()
 
@@ -59,7 +62,34 @@ def merge_documents(ctx: Context):
     return no_content()
 
 
+def split_run_resource(ctx: Context, run: SplitRun) -> dict:
+    return {"type": "split-runs", "id": run.id, "attributes": {
+        "state": run.state, "kind": run.kind, "parts": run.parts, "parts_made": run.parts_made,
+        "error": run.error, "created_at": format_datetime(run.created_at),
+        "started_at": format_datetime(run.started_at),
+        "finished_at": format_datetime(run.finished_at)},
+        "relationships": {
+            "document": {"data": {"type": "documents", "id": run.document_id}},
+            "documents": {"links": {"related": ctx.absolute_url(
+                f"/api/split-runs/{run.id}/documents/")}}}}
+
+
 @routes.post("/documents/{document_id}/split/")
 def split_document(ctx: Context, document_id: str):
-    parts = pageops.split_document(ctx.services, ctx.user, document_id, ctx.json())
-    return created({"data": [document_body(ctx, part)["data"] for part in parts]})
+    """201 with the new documents; a large split 202 at once with its run (Location)."""
+    result = ctx.runtime.split_runs.split(ctx.user, document_id, ctx.json())
+    if isinstance(result, SplitRun):
+        return Reply({"data": split_run_resource(ctx, result)}, status=202, headers={
+            "Location": ctx.absolute_url(f"/api/split-runs/{result.id}/")})
+    return created({"data": [document_body(ctx, part)["data"] for part in result]})
+
+
+@routes.get("/split-runs/{run_id}/")
+def get_split_run(ctx: Context, run_id: str):
+    return {"data": split_run_resource(ctx, splitruns.owned_run(ctx.user, run_id))}
+
+
+@routes.get("/split-runs/{run_id}/documents/")
+def split_run_documents(ctx: Context, run_id: str):
+    """The documents the run made so far that are not in the trash, by part number."""
+    return paginated_nodes(ctx, splitruns.parts_of(ctx.user, run_id))

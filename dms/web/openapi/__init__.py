@@ -32,7 +32,8 @@ def error_response(status: int) -> dict:
 def build(routes: list[Route]) -> dict:
     paths: dict[str, dict] = {}
     for route in routes:
-        request, status, media, query, errors, summary = OPERATIONS[operation_key(route)]
+        # An entry may end with other successful answers: {status: media} (a split: 201 or 202).
+        request, status, media, query, errors, summary, *more = OPERATIONS[operation_key(route)]
         path_params = re.findall(r"\{(\w+)\}", route.path)
         statuses = {500, *errors}
         if route.auth:
@@ -53,6 +54,9 @@ def build(routes: list[Route]) -> dict:
                 "responses": {str(status): {"description": "Success", **(
                     {"content": {m: {"schema": s} for m, s in media.items()}} if media else {})}},
             }
+            for other, other_media in (more[0] if more else {}).items():
+                operation["responses"][str(other)] = {"description": "Success", "content": {
+                    m: {"schema": schema} for m, schema in other_media.items()}}
             operation["responses"].update({str(s): error_response(s) for s in sorted(statuses)})
             if route.auth:
                 operation["security"] = [{"token": []}]

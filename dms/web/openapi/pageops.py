@@ -1,10 +1,13 @@
 """The OpenAPI document's page operations (api.md §11): Papermerge 2.1's bodies, answered 204; a
-split answers 201 with the new documents."""
+split answers 201 with the new documents, or 202 with its run, which has routes of its own."""
 
 from __future__ import annotations
 
+from dms.domain.splits import FAILED, KINDS, QUEUED, RUNNING, SUCCEEDED
 from dms.web.jsonapi import JSON, VND
-from dms.web.openapi.shapes import BOOLEAN, INTEGER, UUID, obj, ref
+from dms.web.openapi.core import PAGE_QUERY
+from dms.web.openapi.shapes import (BOOLEAN, DATETIME, INTEGER, NULLABLE_STRING, STRING, UUID,
+                                    data_of, list_of, obj, ref)
 
 IDS = {"type": "array", "items": UUID, "minItems": 1}
 BODY = [JSON, VND]
@@ -26,6 +29,15 @@ SCHEMAS = {
         obj({"after_pages": {"type": "array", "minItems": 1, "items": INTEGER}},
             ["after_pages"]),
         obj({"separator": {"enum": ["barcode", "blank"]}}, ["separator"])]},
+    "SplitRun": obj({"type": {"const": "split-runs"}, "id": UUID, "attributes": obj({
+        "state": {"enum": [QUEUED, RUNNING, SUCCEEDED, FAILED]}, "kind": {"enum": list(KINDS)},
+        "parts": {"type": ["integer", "null"]}, "parts_made": INTEGER, "error": NULLABLE_STRING,
+        "created_at": DATETIME, "started_at": {"type": ["string", "null"]},
+        "finished_at": {"type": ["string", "null"]}}, extra=False),
+        "relationships": obj({
+            "document": obj({"data": obj({"type": {"const": "documents"}, "id": UUID})}),
+            "documents": obj({"links": obj({"related": STRING})})})},
+        ["type", "id", "attributes", "relationships"], extra=False),
 }
 
 OPERATIONS = {
@@ -44,6 +56,12 @@ OPERATIONS = {
                         "Append a document's pages to another; the first goes to the trash"),
     "split_document": ((BODY, ref("Split")), 201,
                        {VND: obj({"data": {"type": "array", "items": ref("Node")}}, ["data"])},
-                       [], [404, 409, 503], "Split a document after pages or at separator sheets"),
+                       [], [404, 409, 429, 503],
+                       "Split a document after pages or at separator sheets (a large split: 202 "
+                       "with its run)", {202: {VND: data_of(ref("SplitRun"))}}),
+    "get_split_run": (None, 200, {VND: data_of(ref("SplitRun"))}, [], [],
+                      "A split in the background: how far it got"),
+    "split_run_documents": (None, 200, {VND: list_of(ref("Node"))}, PAGE_QUERY, [],
+                            "The documents a split's run made so far, by part number"),
 }
 

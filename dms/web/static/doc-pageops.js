@@ -10,7 +10,9 @@
 // the view is read again after each one (ctx.refresh), the focus going back to the same control
 // of the page where it now is. A refusal shows the API's sentence; when the document changed
 // meanwhile (409, or pages of an older version) the view is read again too. A turned page that
-// Tesseract had read is read again: the view's status badge follows it (docstatus.js).
+// Tesseract had read is read again: the view's status badge follows it (docstatus.js). A split
+// too large for one request answers 202 and goes on in the background: the folder opens and the
+// status says so.
 
 import { api, id as encoded, JSON_MEDIA } from "./api.js";
 import { documentDialog, extractDialog, splitDialog } from "./doc-pickers.js";
@@ -265,9 +267,17 @@ class PageTools {
     await this.run(() => this.post(`/documents/${encoded(this.document.id)}/split/`, body), {
       pending: body.separator ? "Looking at every page for separator sheets…" : "Splitting…",
       then: (answer) => {
-        const parts = answer.data.map((part) => quoted(part.attributes.title));
+        const title = quoted(this.document.attributes.title);
         this.ctx.navigate(`#/folder/${encoded(this.folderId)}`);
-        showStatus(`Split into ${parts.length} documents: ${parts.join(", ")}. ${quoted(this.document.attributes.title)} is in the Trash.`);
+        if (!Array.isArray(answer.data)) {
+          // 202: a large split goes on in the background (api.md "Splits in the background").
+          const { parts } = answer.data.attributes;
+          const into = parts ? `into ${parts} documents` : "at its separator sheets";
+          showStatus(`Splitting ${title} ${into} in the background: the new documents appear in this folder as they are made, and ${title} goes to the Trash at the end.`);
+          return;
+        }
+        const parts = answer.data.map((part) => quoted(part.attributes.title));
+        showStatus(`Split into ${parts.length} documents: ${parts.join(", ")}. ${title} is in the Trash.`);
       },
     });
   }
