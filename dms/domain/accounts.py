@@ -19,8 +19,8 @@ from dms.db import USERS, database, with_space_reserve, write_transaction
 from dms.db.models import Node, User, new_id, utcnow
 from dms.domain.credentials import (ADDRESS, ADDRESS_AND_USER, DEFAULT_MAX_TOKENS, LOGIN_FAILED,
                                     LOGIN_TOKEN_NAME, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH,
-                                    USER, LoginThrottle, hash_password, issue_token,
-                                    verify_password)
+                                    USER, LoginThrottle, address_key, hash_password,
+                                    issue_token, verify_password)
 from dms.errors import Forbidden, Invalid, NotFound, Throttled
 from dms.files.outbound import Policy
 from dms.text import required_text, username_key
@@ -89,22 +89,29 @@ def login(username: object, password: object, address: str, throttle: LoginThrot
           max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
     """POST /auth/login/: a new token's secret for correct credentials of an active user.
     Failures count per address and username together, per address and per username (see
-    LoginThrottle)."""
+    LoginThrottle), the address by its address_key (IPv6 by /64). From an address the user
+    logged in from before, the username's count does not refuse the login (issue 38): a guesser
+    on many addresses cannot lock the owner out there, and is still stopped everywhere else."""
     username = required_text(username, "username", "username", strip=False)
     password = required_text(password, "password", "password", strip=False)
-    user_key = username_key(username)
-    keys = [(ADDRESS_AND_USER, address, user_key), (ADDRESS, address), (USER, user_key)]
-    wait = throttle.retry_after(keys)
+    user_key, where = username_key(username), address_key(address)
+    keys = [(ADDRESS_AND_USER, where, user_key), (ADDRESS, where), (USER, user_key)]
+    user = User.get_or_none(User.username == username)  # exact, as in Papermerge
+    known = user is not None and throttle.is_known(user.id, where)
+    wait = throttle.retry_after(keys[:2] if known else keys)
     if wait is not None:
         raise Throttled(f"Too many failed logins. Try again in {wait} seconds.", wait)
-    user = User.get_or_none(User.username == username)  # exact, as in Papermerge
     password_ok = verify_password(password, user.password_hash if user else None)
     if user is None or not password_ok or not user.is_active:
         throttle.record_failure(keys)
         raise Invalid(LOGIN_FAILED, code="authentication_failed")
-    throttle.reset([keys[0], keys[2]])  # not the address's: a login of one's own would clear it
+    # Only this address's failures for this user are cleared: the username's count is others'
+    # failures (clearing it at each of the owner's logins would give a guesser a new allowance),
+    # the address's count other usernames'.
+    throttle.reset([keys[0]])
     _, secret = with_space_reserve(lambda: issue_token(
         user, expiry_hours=None, name=LOGIN_TOKEN_NAME, max_tokens=max_tokens, make_room=True))
+    throttle.remember(user.id, where)
     return secret
 
 

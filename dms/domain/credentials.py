@@ -10,6 +10,7 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
+import ipaddress
 import logging
 import secrets
 import time
@@ -193,8 +194,12 @@ def token_is_live(digest: str, now: dt.datetime) -> bool:
 # username alone was once the key, and then anyone could keep any account, the admin's too, locked
 # out of password login with 5 requests every 5 minutes (issue 22): now that lock needs MAX_FAILURES
 # of USER's failures, from several addresses (an address alone stops at ADDRESS's). ADDRESS stops
-# one client spraying many usernames.
+# one client spraying many usernames. USER stops a guesser spread over many addresses, and would
+# lock the owner out with it (issue 38): so a login from an address the user logged in from before
+# (a known address, remembered by LoginThrottle.remember) is not refused for USER's count, only
+# for the other two. An address is counted as address_key() says (IPv6 by its /64).
 ADDRESS_AND_USER, ADDRESS, USER = "addr+user", "addr", "user"
+KNOWN_ADDRESS = "known"  # the kind of a known address's digest (with the user's id)
 MAX_FAILURES = {ADDRESS_AND_USER: Config.login_failures_per_address_user,  # the settings' defaults
                 ADDRESS: Config.login_failures_per_address, USER: Config.login_failures_per_user}
 
@@ -215,10 +220,19 @@ class LoginThrottle:
     Bounded: failures older than the window are deleted as new ones come in, and a refused key
     records nothing more. The clock (seconds since the epoch, the same on every node) is
     injected so tests can move time instead of sleeping.
+
+    It also remembers each user's known addresses (table `login_address`, by digest too): the
+    address keys of their successful password logins, at most KNOWN_ADDRESSES per user (the
+    least recently used dropped), each forgotten KNOWN_ADDRESS_SECONDS after its last login.
     """
 
     MAX_FAILURES = MAX_FAILURES
     WINDOW = 300.0
+    # Enough for a user's home, work, phone networks and a few trips; a bound, so that a stolen
+    # password's logins from everywhere cannot grow the table.
+    KNOWN_ADDRESSES = 20
+    # A network not logged in from for this long is new again (a phone's /64 changes often).
+    KNOWN_ADDRESS_SECONDS = 90 * 86400.0
 
     def __init__(self, clock: Callable[[], float] = time.time,
                  max_failures: dict[str, int] | None = None):
@@ -261,6 +275,51 @@ class LoginThrottle:
                     digests)
         except (StorageFull, Unavailable) as error:
             log.warning("could not clear failed logins: %s", error.message)
+
+
+    def is_known(self, user_id: str, address: str) -> bool:
+        """Did `user_id` log in with a password from `address` (an address_key) within
+        KNOWN_ADDRESS_SECONDS?"""
+        return database.execute_sql(
+            "SELECT 1 FROM login_address WHERE user_id = ? AND key = ? AND last_success_at > ?",
+            (user_id, _throttle_key((KNOWN_ADDRESS, user_id, address)),
+             self._clock() - self.KNOWN_ADDRESS_SECONDS)).fetchone() is not None
+
+    def remember(self, user_id: str, address: str) -> None:
+        """`user_id` logged in with a password from `address` (an address_key) just now: known
+        from now on; the user's addresses past KNOWN_ADDRESSES and the stale ones go."""
+        now = self._clock()
+        try:
+            with write_transaction(owner_scope(user_id)):
+                database.execute_sql(
+                    "INSERT INTO login_address (user_id, key, last_success_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (user_id, key) DO UPDATE SET "
+                    "last_success_at = excluded.last_success_at",
+                    (user_id, _throttle_key((KNOWN_ADDRESS, user_id, address)), now))
+                database.execute_sql(
+                    "DELETE FROM login_address WHERE user_id = ? AND (last_success_at <= ? OR key "
+                    "NOT IN (SELECT key FROM login_address WHERE user_id = ? "
+                    "ORDER BY last_success_at DESC LIMIT ?))",
+                    (user_id, now - self.KNOWN_ADDRESS_SECONDS, user_id, self.KNOWN_ADDRESSES))
+        except (StorageFull, Unavailable) as error:  # the login succeeds all the same
+            log.warning("could not remember a login's address: %s", error.message)
+
+
+def address_key(address: str) -> str:
+    """The part of a client address that failed logins and known addresses are counted by: an
+    IPv4 address as it is; an IPv6 address by its /64, the network one subscriber (one home,
+    one phone) is given, in which it may choose any of the 2^64 addresses; an IPv4-mapped IPv6
+    address (a dual-stack socket's IPv4 client) as its IPv4 address. Anything else (no IP
+    address: a Unix socket's peer) as it is."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if ip.version == 4:
+        return str(ip)
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return f"{ipaddress.IPv6Address(int(ip) >> 64 << 64)}/64"
 
 
 def _throttle_key(key: Hashable) -> str:

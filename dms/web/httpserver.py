@@ -13,6 +13,8 @@ second is never "inactive", so `channel_timeout` never closes it. Here:
 - Idle keep-alive connections close after waitress' `channel_timeout`.
 - waitress' own error answers (malformed request → 400, headers too large → 431, body too large
   → 413, a crash before the first byte → 500) are the JSON:API error envelope, not plain text.
+- A chunked body's framing is checked line by line before waitress reads it: a size line over
+  MAX_CHUNK_LINE, a trailer over the header limit, or a line ended by a bare LF is a prompt 400.
 - A request body past waitress' `inbuf_overflow` is spooled once, into the data dir's tmp/, hashed
   on the way, for the store to adopt without a second copy (dms.files.spool); waitress would
   write it to a temporary file elsewhere, for dms to copy again.
@@ -30,9 +32,10 @@ from typing import Callable
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser, ParsingError
+from waitress.receiver import ChunkedReceiver
 from waitress.server import TcpWSGIServer
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
-from waitress.utilities import BadRequest, RequestEntityTooLarge
+from waitress.utilities import BadRequest, RequestEntityTooLarge, find_double_newline
 
 from dms.files.spool import SpooledBody
 from dms.web.jsonapi import VND, ApiError, encode
@@ -45,7 +48,8 @@ OVERLOAD_QUIET_SECONDS = 30.0
 MIN_CONNECTIONS = 16
 # Longest part of waitress' own reason quoted in a 400 (it may quote the client's header line).
 MAX_REASON_CHARS = 200
-MAX_CHUNK_LINE = 1024  # bytes of a chunk's size line (hex digits and extensions)
+MAX_CHUNK_LINE = 1024  # bytes of a chunk's size line (hex digits and extensions), CRLF not counted
+CRLF = b"\r\n"
 
 
 def with_nosniff(app: Callable) -> Callable:
@@ -151,6 +155,65 @@ class JsonErrorTask(ErrorTask):
         self.write(body)
 
 
+class DmsChunkedReceiver(ChunkedReceiver):
+    """waitress' de-chunker, strict about the framing lines of a chunked body (issue 38).
+
+    waitress looks at a size line only once its CRLF has arrived, so a whole line of any length
+    (a 5,000-byte extension) was served, and an LF without its CR ends no line for it, so a client
+    ending its lines with bare LFs got no answer until channel_timeout. Its trailer grew without
+    bound. Here each framing line is checked before waitress sees it, and waitress is given one
+    step at a time (a chunk's data, the CRLF after it, a size line, the trailer): a size line
+    longer than MAX_CHUNK_LINE, a trailer longer than `max_trailer`, or a bare LF is refused with
+    a 400 at once."""
+
+    def __init__(self, buf, max_trailer: int):
+        super().__init__(buf)
+        self.max_trailer = max_trailer
+
+    def received(self, s):
+        consumed, at = 0, 0  # an offset, not slices of `s`: one recv may hold many chunks
+        while at < len(s) and not self.completed and self.error is None:
+            step = self.next_step(s, at)
+            if self.error is not None:
+                self.all_chunks_received = True
+                return consumed + len(s) - at
+            consumed += super().received(s[at:at + step])
+            at += step
+        return consumed
+
+    def next_step(self, s: bytes, at: int) -> int:
+        """How many bytes of `s` from `at` waitress reads next; sets `error` where the framing
+        is wrong."""
+        if self.chunk_remainder > 0:  # a chunk's data
+            return self.chunk_remainder
+        if self.validate_chunk_end:  # the CRLF after a chunk's data
+            pending = (self.chunk_end + s[at:at + 2])[:2]
+            if b"\n" in pending and pending != CRLF:
+                self.error = BadRequest("Chunked body line not ended by CRLF")
+            elif not CRLF.startswith(pending):
+                self.error = BadRequest("Chunk not properly terminated")
+            return 2 - len(self.chunk_end)
+        if not self.all_chunks_received:  # a size line: looked for within its longest
+            room = MAX_CHUNK_LINE + 2 - len(self.control_line)
+            end = s.find(b"\n", at, at + room)
+            if end < 0:
+                if len(s) - at >= room:
+                    self.error = BadRequest(f"Chunk size line longer than {MAX_CHUNK_LINE} bytes")
+                return len(s) - at
+            before = s[end - 1:end] if end > at else self.control_line[-1:]
+            if before != b"\r":
+                self.error = BadRequest("Chunked body line not ended by CRLF")
+            return end + 1 - at
+        trailer = self.trailer + s[at:]  # header lines, then an empty line
+        end = 2 if trailer.startswith(CRLF) else find_double_newline(trailer)
+        framing = trailer if end < 0 else trailer[:end]  # what follows is the next request
+        if framing.count(b"\n") != framing.count(CRLF):
+            self.error = BadRequest("Chunked body line not ended by CRLF")
+        elif len(framing) > self.max_trailer:
+            self.error = BadRequest(f"Chunked trailer longer than {self.max_trailer} bytes")
+        return len(s) - at
+
+
 class DmsRequestParser(HTTPRequestParser):
     """waitress' request parser, stricter where a request could be read two ways (issue 22):
     - `Content-Length` and `Transfer-Encoding: chunked` together are refused with 400 (the
@@ -159,13 +222,15 @@ class DmsRequestParser(HTTPRequestParser):
       the body by the other header (request smuggling);
     - a chunk larger than the body may be is refused once its size line arrives (413), instead
       of waiting for bytes that may never come;
-    - a chunk's size line longer than MAX_CHUNK_LINE is refused (400): waitress would collect it
-      without bound."""
+    - a chunked body's framing lines are checked by DmsChunkedReceiver (400)."""
 
     def parse_header(self, header_plus):
         super().parse_header(header_plus)
         if self.chunked and "CONTENT_LENGTH" in self.headers:
             raise ParsingError("Content-Length and Transfer-Encoding must not be sent together")
+        if self.chunked:
+            self.body_rcv = DmsChunkedReceiver(self.body_rcv.buf,
+                                               max_trailer=self.adj.max_request_header_size)
         spool_dir = getattr(self.adj, "spool_dir", None)
         if self.body_rcv is not None and spool_dir is not None:
             self.body_rcv.buf = SpooledBody(spool_dir, self.adj.inbuf_overflow)
@@ -173,13 +238,11 @@ class DmsRequestParser(HTTPRequestParser):
     def received(self, data):
         consumed = super().received(data)
         body = self.body_rcv
-        if self.chunked and body is not None and not self.completed:
-            if self.body_bytes_received + body.chunk_remainder >= self.adj.max_request_body_size:
-                self.error = RequestEntityTooLarge("chunk larger than the body may be")
-                self.completed = True
-            elif len(body.control_line) > MAX_CHUNK_LINE:
-                self.error = BadRequest("Invalid chunk size")
-                self.completed = True
+        if self.chunked and body is not None and not self.completed \
+                and self.body_bytes_received + body.chunk_remainder \
+                >= self.adj.max_request_body_size:
+            self.error = RequestEntityTooLarge("chunk larger than the body may be")
+            self.completed = True
         return consumed
 
 

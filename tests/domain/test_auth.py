@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from dms.domain.credentials import LoginThrottle
+from dms.domain.credentials import LoginThrottle, address_key
 from tests.harness.client import JSON, VND, assert_error
-from tests.harness.database import execute_sql, snapshot
+from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.users import ADMIN_PASSWORD, USER_PASSWORD
 
 LOGIN_FAILED = ("authentication_failed", "Unable to log in with provided credentials.")
@@ -205,3 +205,101 @@ def test_the_throttles_numbers_are_settings(anon, alice, config):
     assert login_from(anon, "192.0.2.200", "alice", USER_PASSWORD).status_code == 429
     assert snapshot(config) == before
     assert login_from(anon, "192.0.2.200", "admin", ADMIN_PASSWORD).status_code == 200
+
+
+# -- the owner against a guesser on many addresses (issue 38) ---------------------------------
+
+@pytest.mark.parametrize("address, key", [
+    ("198.51.100.7", "198.51.100.7"),
+    ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),
+    ("2001:DB8:1:2::ffff", "2001:db8:1:2::/64"),
+    ("::ffff:198.51.100.7", "198.51.100.7"),  # a dual-stack socket's IPv4 client
+    ("::1", "::/64"),
+    ("fe80::1%eth0", "fe80::/64"),
+    ("", ""),
+    ("not an address", "not an address"),
+])
+def test_addresses_are_counted_by_their_v4_address_or_v6_64(address, key):
+    assert address_key(address) == key
+
+
+def known_address_rows(config, user_id: str) -> list[tuple]:
+    return query_sql(config, "SELECT key FROM login_address WHERE user_id = ? ORDER BY key",
+                     user_id)
+
+
+@pytest.mark.config(**FROM_PROXY)
+@pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
+def test_the_owner_logs_in_from_a_known_address_while_many_addresses_lock_the_username(
+        anon, alice, config):
+    """100 failures from 20 addresses locked the owner out everywhere, the right password
+    refused (issue 38); from where they logged in before, they are let in."""
+    assert login_from(anon, "192.0.2.10", "alice", USER_PASSWORD).status_code == 200
+    assert login_from(anon, "2001:db8:aaaa:1::10", "alice", USER_PASSWORD).status_code == 200
+    for number in range(100):
+        address = f"198.18.{number // 5}.{number % 5 + 1}"  # 5 tries from each of 20 addresses
+        assert login_from(anon, address, "alice", "wrong-password").status_code == 400
+    before = snapshot(config)
+    refused = login_from(anon, "192.0.2.200", "alice", USER_PASSWORD)  # a new address
+    assert (refused.status_code, refused.json()["errors"][0]["code"]) == (429, "throttled")
+    assert login_from(anon, "2001:db8:aaaa:2::10", "alice", USER_PASSWORD).status_code == 429
+    assert snapshot(config) == before
+    assert login_from(anon, "192.0.2.10", "alice", USER_PASSWORD).status_code == 200
+    # The known network is the /64: another address in it is let in too.
+    assert login_from(anon, "2001:db8:aaaa:1::beef", "alice", USER_PASSWORD).status_code == 200
+    # Someone else guessing from the owner's network is still stopped by that address's count.
+    for _ in range(5):
+        assert login_from(anon, "192.0.2.10", "alice", "wrong-password").status_code == 400
+    assert login_from(anon, "192.0.2.10", "alice", USER_PASSWORD).status_code == 429
+    # The owner's logins did not clear the username's count: new addresses stay refused.
+    assert login_from(anon, "192.0.2.201", "alice", USER_PASSWORD).status_code == 429
+    # Other users are not touched; the fixture's login (127.0.0.1) made a third known address.
+    assert login_from(anon, "192.0.2.200", "admin", ADMIN_PASSWORD).status_code == 200
+    keys = [key for (key,) in known_address_rows(config, alice.user_id)]
+    assert len(keys) == 3 and all(re.fullmatch(r"[0-9a-f]{64}", key) for key in keys)
+    stored = repr(query_sql(config, "SELECT * FROM login_address"))
+    assert not any(part in stored for part in ("192.0.2", "2001:db8", "127.0.0.1"))
+
+
+@pytest.mark.config(**FROM_PROXY)
+@pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
+def test_an_ipv6_guesser_cycling_addresses_in_one_64_is_stopped(anon, alice):
+    """An IPv6 client has 2^64 addresses in its /64; each was a new address (issue 38)."""
+    for host in range(1, 6):
+        assert login_from(anon, f"2001:db8:bad:1::{host}", "alice",
+                          "wrong-password").status_code == 400
+    assert login_from(anon, "2001:db8:bad:1::6", "alice", USER_PASSWORD).status_code == 429
+    assert login_from(anon, "2001:db8:bad:2::1", "alice", USER_PASSWORD).status_code == 200
+    for number in range(50):  # spraying usernames, a new address for each
+        assert login_from(anon, f"2001:db8:bad:3::{number + 1:x}", f"someone{number}",
+                          "guess").status_code == 400
+    assert login_from(anon, "2001:db8:bad:3::ffff", "admin", ADMIN_PASSWORD).status_code == 429
+    # An IPv4 client seen through a dual-stack socket is its IPv4 address.
+    for _ in range(5):
+        assert login_from(anon, "[::ffff:203.0.113.50]", "alice",
+                          "wrong-password").status_code == 400
+    assert login_from(anon, "203.0.113.50", "alice", USER_PASSWORD).status_code == 429
+
+
+def test_known_addresses_are_bounded_and_forgotten(server, config, admin, alice, bob):
+    execute_sql(config, "DELETE FROM login_address")  # the fixtures' logins
+    now = [1000.0]
+    throttle = LoginThrottle(clock=lambda: now[0])
+    for number in range(LoginThrottle.KNOWN_ADDRESSES + 1):
+        throttle.remember(alice.user_id, f"10.0.0.{number}")
+        now[0] += 1
+    # The least recently used one went.
+    assert [throttle.is_known(alice.user_id, f"10.0.0.{number}")
+            for number in range(LoginThrottle.KNOWN_ADDRESSES + 1)] == \
+        [False] + [True] * LoginThrottle.KNOWN_ADDRESSES
+    assert len(known_address_rows(config, alice.user_id)) == LoginThrottle.KNOWN_ADDRESSES
+    assert not throttle.is_known(bob.user_id, "10.0.0.1")  # known to alice, not to bob
+    throttle.remember(alice.user_id, "10.0.0.1")  # used again: its time starts over
+    now[0] += LoginThrottle.KNOWN_ADDRESS_SECONDS - 0.5
+    assert throttle.is_known(alice.user_id, "10.0.0.1")
+    assert not throttle.is_known(alice.user_id, "10.0.0.2")  # stale: forgotten
+    throttle.remember(alice.user_id, "10.0.0.99")  # and the stale rows go
+    assert len(known_address_rows(config, alice.user_id)) == 2
+    # A deleted user's addresses go with them.
+    assert admin.delete(f"/api/users/{alice.user_id}/").status_code == 204
+    assert known_address_rows(config, alice.user_id) == []

@@ -6,13 +6,15 @@ the threads of ordinary requests nor, while they wait, a database connection."""
 
 from __future__ import annotations
 
+import http.client
+import json
 import threading
 import time
 
 import pytest
 import requests
 
-from tests.harness.client import assert_error
+from tests.harness.client import VND, assert_error
 from tests.harness.documents import create_node
 from tests.harness.waiting import wait_for
 from tests.harness.webhooks import EventStream
@@ -81,6 +83,34 @@ def test_a_bad_resume_point_and_no_token_are_refused(server, alice, anon):
         200, "text/event-stream", b"")
     assert_error(requests.get(f"{server.url}/events/", timeout=30, headers={
         "Authorization": "Token nope"}), 401, "authentication_failed", "Invalid token.")
+
+
+@pytest.mark.parametrize("header, query", [
+    ("\xa01", ""), ("1\xa0", ""), ("\xa0", ""),          # a non-breaking space around the id
+    (None, "?since=%201"), (None, "?since=1%20"), (None, "?since=+1"),  # "+": a space too
+    (None, "?since=%20"), (None, "?since=%C2%A01"), (None, "?since=%EF%BC%91"),  # fullwidth 1
+])
+def test_a_resume_point_is_ascii_digits_and_nothing_around_them(server, alice, header, query):
+    """A leading space in Last-Event-ID was trimmed and accepted (issue 38): one rule for the
+    header and ?since=, whatever reaches the application. (HTTP's own spaces around a header's
+    value are not part of it; waitress drops them before anyone sees them.) Over http.client:
+    requests refuses to send a header value that starts with a space."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        connection.putrequest("GET", f"/api/events/{query}")
+        connection.putheader("Authorization", f"Token {alice.token}")
+        if header is not None:
+            connection.putheader("Last-Event-ID", header)  # sent as latin-1: 0xA0 as it is
+        connection.endheaders()
+        answer = connection.getresponse()
+        assert answer.status == 400  # before reading: a stream's body would not end
+        assert (answer.getheader("Content-Type"), json.loads(answer.read())) == (
+            VND, {"errors": [{
+                "detail": f"{'since' if header is None else 'Last-Event-ID'} must be the id of "
+                          "an event (a whole number such as 1234).",
+                "status": "400", "code": "invalid"}]})
+    finally:
+        connection.close()
 
 
 def test_at_most_five_streams_of_one_user(server, alice, bob):

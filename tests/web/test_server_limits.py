@@ -17,10 +17,10 @@ from waitress import wasyncore
 
 from dms import __version__
 from dms.config import Config
-from dms.web.httpserver import create_server, fit_connection_limit
+from dms.web.httpserver import MAX_CHUNK_LINE, create_server, fit_connection_limit
 from tests.harness.client import VND, Client, error
 from tests.harness.database import snapshot
-from tests.harness.documents import new_document, upload
+from tests.harness.documents import make_folder, new_document, upload
 from tests.harness.waiting import WaitTimeout, wait_for
 
 pytestmark = pytest.mark.socket  # waitress itself: connections, limits, its own errors
@@ -321,8 +321,8 @@ def test_content_length_beside_chunked_is_refused_and_the_connection_closed(serv
 @pytest.mark.parametrize("size_line, status, detail", [
     (b"zz", "HTTP/1.1 400 Bad Request", "The request could not be understood: Invalid chunk "
                                         "size."),
-    (b"0" * 2000, "HTTP/1.1 400 Bad Request", "The request could not be understood: Invalid "
-                                              "chunk size."),
+    (b"0" * 2000, "HTTP/1.1 400 Bad Request", "The request could not be understood: Chunk "
+                                              "size line longer than 1024 bytes."),
     (b"9" * 20, "HTTP/1.1 413 Request Entity Too Large", "The request body is larger than the "
                                                          "maximum of 1 MiB."),
 ])
@@ -340,6 +340,98 @@ def test_a_malformed_or_huge_chunk_size_is_answered_at_once(server, size_line, s
     assert_json_error(response, status, error(int(status.split()[1]),
                                               "parse_error" if "400" in status else "too_large",
                                               detail))
+
+
+def chunked_folder(token: str, parent: str, title: str, framing: bytes) -> bytes:
+    """A chunked POST /api/nodes/ making folder `title` in `parent`, its body framed by
+    `framing % (size, body)` (the size in hex)."""
+    body = json.dumps({"data": {"type": "folders", "attributes": {"title": title},
+                                "relationships": {"parent": {"data": {
+                                    "type": "folders", "id": parent}}}}}).encode()
+    return (b"POST /api/nodes/ HTTP/1.1\r\nHost: test\r\nAuthorization: Token %s\r\n"
+            b"Content-Type: application/vnd.api+json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            % token.encode() + framing % (b"%x" % len(body), body))
+
+
+def titles(client, folder_id: str) -> list[str]:
+    children = client.get(f"/api/nodes/{folder_id}/").json()["data"]
+    return sorted(child["attributes"]["title"] for child in children)
+
+
+def assert_refused_at_once(server, config, request: bytes, detail: str) -> None:
+    """`request` gets a 400 envelope with `detail` while the client waits for it (within the
+    socket's 10 s, far below channel_timeout), the connection is closed, nothing changed, and
+    the server serves the next client."""
+    before = snapshot(config)
+    with connect(server.port, timeout=10) as sock:
+        sock.sendall(request)
+        response = read_response(sock)
+        assert closed_by_server(sock, 10)
+    assert_json_error(response, "HTTP/1.1 400 Bad Request", error(
+        400, "parse_error", f"The request could not be understood: {detail}."))
+    assert snapshot(config) == before
+    status, _, body = exchange(server.port, GET_VERSION)
+    assert (status, json.loads(body)) == ("HTTP/1.1 200 OK", VERSION)
+
+
+def test_a_chunk_size_line_over_1_kib_is_refused_even_when_it_arrives_whole(server, config,
+                                                                               alice):
+    """A 5,000-byte extension arriving in one read was served: waitress' line bound only held
+    for a line still arriving (issue 38)."""
+    parent = make_folder(alice, "chunked", alice.home_id)
+    longest = b"%s;x=" + b"e" * (MAX_CHUNK_LINE - 5)  # a 2-digit size: 1,024 bytes in all
+    request = chunked_folder(alice.token, parent, "edge", longest + b"\r\n%s\r\n0\r\n\r\n")
+    status, _, body = exchange(server.port, request)
+    assert status == "HTTP/1.1 201 Created", body
+    assert titles(alice, parent) == ["edge"]
+    for extension in (b"e" * (MAX_CHUNK_LINE - 4), b"e" * 5000):  # 1,025 bytes; 5,000 bytes
+        assert_refused_at_once(server, config, chunked_folder(
+            alice.token, parent, "long", b"%s;x=" + extension + b"\r\n%s\r\n0\r\n\r\n"),
+            "Chunk size line longer than 1024 bytes")
+    assert titles(alice, parent) == ["edge"]
+
+
+@pytest.mark.parametrize("framing", [
+    b"%s\n%s\n0\n\n",              # every line with a bare LF
+    b"%s\r\n%s\n",                  # the chunk's end, and nothing after it yet
+    b"%s\r\n%s\r\n0\n",             # the last size line
+    b"%s\r\n%s\r\n0\r\n\n",         # the trailer's end
+    b"%s\r\n%s\r\n0\r\nX-T: 1\n\r\n",  # a trailer field
+], ids=["all", "chunk-end", "last-size", "trailer-end", "trailer-field"])
+def test_bare_lf_line_ends_in_a_chunked_body_are_400_at_once(server, config, alice, framing):
+    """A body chunked with bare LFs got no answer; the connection closed after 62 s (issue 38)."""
+    parent = make_folder(alice, "chunked", alice.home_id)
+    assert_refused_at_once(server, config, chunked_folder(alice.token, parent, "lf",
+                                                          framing),
+                           "Chunked body line not ended by CRLF")
+    assert titles(alice, parent) == []
+
+
+def test_a_trailer_over_the_header_limit_is_refused(server, config, alice):
+    """waitress kept a chunked body's trailer in memory without bound."""
+    parent = make_folder(alice, "chunked", alice.home_id)
+    trailer = b"".join(b"X-Pad-%04d: %s\r\n" % (i, b"a" * 1000) for i in range(70))
+    assert_refused_at_once(server, config, chunked_folder(
+        alice.token, parent, "pad", b"%s\r\n%s\r\n0\r\n" + trailer + b"\r\n"),
+        "Chunked trailer longer than 65536 bytes")
+    request = chunked_folder(alice.token, parent, "trailed",
+                             b"%s;a=1;b=\"q\"\r\n%s\r\n0\r\nX-Checksum: 1\r\n\r\n")
+    status, _, body = exchange(server.port, request)
+    assert status == "HTTP/1.1 201 Created", body
+    assert titles(alice, parent) == ["trailed"]
+
+
+def test_many_small_chunks_in_one_read_are_served(server, alice):
+    """The body in one-byte chunks, all sent at once: each framing line checked in turn."""
+    parent = make_folder(alice, "chunked", alice.home_id)
+    body = json.dumps({"data": {"type": "folders", "attributes": {"title": "bytes"},
+                                "relationships": {"parent": {"data": {
+                                    "type": "folders", "id": parent}}}}}).encode()
+    chunks = b"".join(b"1\r\n%c\r\n" % byte for byte in body)
+    request = chunked_folder(alice.token, parent, "x", b"%.0s%.0s") + chunks + b"0\r\n\r\n"
+    status, _, answer = exchange(server.port, request)
+    assert status == "HTTP/1.1 201 Created", answer
+    assert titles(alice, parent) == ["bytes"]
 
 
 # -- nosniff everywhere -----------------------------------------------------------------------
