@@ -137,10 +137,11 @@ SHARED_PDF_READERS = 2
 
 
 def pdf_waiting_per_user(config: Config) -> int:
-    """A user's calls waiting for a shared reader: with the one they hold, at most half of the
-    request threads (a script's parallel uploads wait their turn; a stream of bombs cannot
-    hold more than half the threads)."""
-    return max(1, config.threads // 2 - 1)
+    """A user's calls waiting for a shared reader: with the one they hold, half of the request
+    threads (a script's parallel uploads wait their turn; a stream of bombs cannot hold more
+    than half the threads), and at least two (the web page renders two previews at once beside
+    a page operation)."""
+    return max(2, config.threads // 2 - 1)
 
 
 def reader_times(config: Config) -> ReaderTimes:

@@ -33,10 +33,12 @@ export function whenUnauthorized(handler) {
 }
 
 export class ApiError extends Error {
-  constructor(message, status, pointer = null) {
+  constructor(message, status, pointer = null, retryAfter = null) {
     super(message);
     this.status = status;
     this.pointer = pointer;
+    /** Seconds a 429 or 503 asks to wait (Retry-After), or null. */
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -53,7 +55,9 @@ async function failure(response) {
     onUnauthorized(`Your session has ended: ${detail} Please log in again.`);
     return new ApiError(`Your session has ended: ${detail} Please log in again.`, 401);
   }
-  return new ApiError(detail, response.status, first?.source?.pointer ?? null);
+  const retryAfter = Number.parseInt(response.headers.get("Retry-After") ?? "", 10);
+  return new ApiError(detail, response.status, first?.source?.pointer ?? null,
+    Number.isFinite(retryAfter) ? retryAfter : null);
 }
 
 async function send(method, path, { body, media = VND_MEDIA, accept, signal } = {}) {

@@ -12,6 +12,10 @@ import { pageTools } from "./doc-pageops.js";
 import { el } from "./dom.js";
 
 const PARALLEL_PREVIEWS = 2;
+/** A preview the server is too busy for (429: the user's share of its PDF readers is taken, by
+ *  a page operation say) is asked for again after its Retry-After, at most this many times. */
+const BUSY_RETRIES = 3;
+const MAX_RETRY_SECONDS = 5;
 /** Start loading a little before a page scrolls into view. */
 const LOOK_AHEAD = "400px";
 
@@ -67,7 +71,7 @@ export function pagesSection(ctx, document, version, folderId) {
 async function draw(figure, signal) {
   const canvas = figure.querySelector("canvas");
   try {
-    const { blob } = await fetchBlob(`/pages/${encoded(figure.dataset.pageId)}/`, "image/jpeg", signal);
+    const blob = await previewBlob(figure.dataset.pageId, signal);
     const bitmap = await createImageBitmap(blob);
     canvas.width = bitmap.width;
     canvas.height = bitmap.height;
@@ -81,5 +85,17 @@ async function draw(figure, signal) {
     figure.append(el("p", { class: "hint" }, `No preview: ${error.message}`));
   } finally {
     canvas.setAttribute("aria-busy", "false");
+  }
+}
+
+async function previewBlob(pageId, signal) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return (await fetchBlob(`/pages/${encoded(pageId)}/`, "image/jpeg", signal)).blob;
+    } catch (error) {
+      if (error.status !== 429 || attempt >= BUSY_RETRIES || signal.aborted) throw error;
+      const seconds = Math.min(error.retryAfter ?? 1, MAX_RETRY_SECONDS);
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    }
   }
 }
