@@ -22,23 +22,23 @@ folder) and the source stays as it is: nothing made is undone behind the owner's
 reader cannot read fails the run the same way, with the reader's sentence. A busy reader pool, a
 busy database or a full disk is waited out (RETRY_SECONDS), the lease kept.
 
-Fair turns: runs go on a FairExecutor of PARALLEL_SPLITS threads, RUNS_PER_USER running run per
-user, and a run gives its thread back after a slice of SLICE_SECONDS (whole batches), behind
-other users' runs. A user has at most MAX_ACTIVE_RUNS_PER_USER runs queued or running (429 past
-it), a document one (409). Resuming: at every start and periodically (dms.runtime's PERIODIC_JOBS,
-DMS_SPLIT_RUNS_MINUTES) each node takes up the runs whose lease expired; stopping a node gives
-its leases back after the batch at hand.
+Fair turns: runs go on a TurnPool (dms.domain.turnpool) of PARALLEL_SPLITS threads,
+RUNS_PER_USER running run per user, and a run gives its thread back after a slice of
+SLICE_SECONDS (whole batches), behind other users' runs. A user has at most
+MAX_ACTIVE_RUNS_PER_USER runs queued or running (429 past it), a document one (409). Resuming: at
+every start and periodically (dms.runtime's PERIODIC_JOBS, DMS_SPLIT_RUNS_MINUTES) each node
+takes up the runs whose lease expired; stopping a node gives its leases back after the batch at
+hand.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from typing import Callable
 
-from dms.db import database, document_scope, owner_scope, release_connection, write_transaction
+from dms.db import database, document_scope, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, SplitRun, User, new_id, utcnow
 from dms.domain import separators, splits
 from dms.domain.listings import ROW_COLUMNS, NodeRow
@@ -48,8 +48,8 @@ from dms.domain.pagecommit import Emptied, Kept, Operation, commit
 from dms.domain.pageops import all_pages
 from dms.domain.services import Services
 from dms.domain.splits import FAILED, QUEUED, RUNNING, SUCCEEDED, UNFINISHED
-from dms.errors import Conflict, DomainError, Invalid, StorageFull, Throttled, Unavailable
-from dms.files.fairness import FairExecutor
+from dms.domain.turnpool import TurnPool
+from dms.errors import Conflict, Invalid, StorageFull, Throttled, Unavailable
 from dms.files.pdf import UnreadablePdf
 
 log = logging.getLogger("dms.splits")
@@ -330,17 +330,16 @@ def _plan(run: SplitRun, page_count: int) -> list[tuple[int, int]]:
     return [(first, last) for first, last in plan]
 
 
-class SplitPool:
+class SplitPool(TurnPool):
     """The threads of one node that make runs' parts: those it was asked for and those it
     resumes, in users' turns (RUNS_PER_USER, SLICE_SECONDS)."""
 
     def __init__(self, services: Services):
+        super().__init__("dms-splits", PARALLEL_SPLITS,
+                         lambda run_id, worker_id, stopping: execute(services, run_id, worker_id,
+                                                                     stopping),
+                         resumable, give_back, per_owner=RUNS_PER_USER)
         self.services = services
-        self.worker_id = new_id()
-        self._pool = FairExecutor(PARALLEL_SPLITS, "dms-splits", per_owner=RUNS_PER_USER)
-        self._queued: set[str] = set()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
 
     def split(self, user: User, document_id: str, body: dict) -> list[Node] | SplitRun:
         """POST /documents/{id}/split/: the new documents of a small split, or a run started in
@@ -348,54 +347,5 @@ class SplitPool:
         result = splits.split(self.services, user, document_id, body,
                               lambda plan: start_run(user, plan))
         if isinstance(result, SplitRun):
-            self._submit(result.id, user.id)
+            self.submit(result.id, user.id)
         return result
-
-    def resume(self) -> None:
-        """Take up the runs nobody holds (at start, and periodically)."""
-        for run_id, owner_id in resumable():
-            self._submit(run_id, owner_id)
-
-    def _submit(self, run_id: str, owner_id: str) -> None:
-        with self._lock:
-            if self._stopping.is_set() or run_id in self._queued:
-                return
-            self._queued.add(run_id)
-        try:
-            self._pool.submit(owner_id, self._run, run_id, owner_id)
-        except RuntimeError:  # stopped meanwhile: resumed from the database at the next start
-            with self._lock:
-                self._queued.discard(run_id)
-
-    def _run(self, run_id: str, owner_id: str) -> None:
-        again = None
-        try:
-            again = execute(self.services, run_id, self.worker_id, self._stopping.is_set)
-        except Exception:  # the run stays unfinished; its lease expires and it is resumed
-            log.exception("split run %s stopped", run_id)
-        finally:
-            with self._lock:
-                self._queued.discard(run_id)
-            release_connection()
-        if again is not None:
-            if again:
-                self._stopping.wait(again)
-            if self._stopping.is_set():
-                give_back(run_id, self.worker_id)
-            else:
-                self._submit(run_id, owner_id)  # its next slice, in its owner's next turn
-
-    def stop(self) -> None:
-        """Runs give their lease back after the batch at hand; queued ones are dropped and give
-        theirs back (they are resumed from the database)."""
-        self._stopping.set()
-        self._pool.shutdown(wait=True, cancel_futures=True)
-        with self._lock:
-            dropped = list(self._queued)
-            self._queued.clear()
-        for run_id in dropped:
-            try:
-                give_back(run_id, self.worker_id)
-            except DomainError as error:  # the database busy or gone: the lease expires instead
-                log.warning("split run %s keeps its lease until it expires: %s", run_id,
-                            error.message)

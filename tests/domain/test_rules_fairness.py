@@ -121,7 +121,7 @@ def test_a_run_gives_its_thread_back_after_a_slice_and_goes_on_where_it_stopped(
     run = runs.start_run(User.get_by_id(alice.user_id), rule["id"])
     worker = "test-worker"
     slices = 0
-    while runs.execute(config, run.id, worker, lambda: False, slice_seconds=0):
+    while runs.execute(config, run.id, worker, lambda: False, slice_seconds=0) is not None:
         slices += 1
         attributes = alice.get(f"/api/rule-runs/{run.id}/").json()["data"]["attributes"]
         # One batch of 50 per slice; between slices the run keeps its lease and state.

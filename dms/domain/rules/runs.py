@@ -23,20 +23,19 @@ with the reason.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import Callable
 
 from dms.config import Config
-from dms.db import database, owner_scope, release_connection, write_transaction
+from dms.db import database, owner_scope, write_transaction
 from dms.db.models import Node, OcrStatus, Rule, RuleRun, User, new_id, utcnow
 from dms.domain.ownership import owned
 from dms.domain.rules import facts
 from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import apply_steps, evaluate, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
+from dms.domain.turnpool import TurnPool
 from dms.errors import Throttled
-from dms.files.fairness import FairExecutor
 
 log = logging.getLogger("dms.rules")
 
@@ -103,22 +102,27 @@ def release_leases() -> None:
 
 
 def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], bool],
-            slice_seconds: float = SLICE_SECONDS) -> bool:
-    """Run (or resume) a run for a slice of about `slice_seconds` (whole batches): True when it
-    has more to do and keeps its lease (its next slice goes behind other users' runs), False
+            slice_seconds: float = SLICE_SECONDS) -> float | None:
+    """Run (or resume) a run for a slice of about `slice_seconds` (whole batches): 0 when it
+    has more to do and keeps its lease (its next slice goes behind other users' runs), None
     when it ended, is no longer this worker's, or `stopping()` (then its lease is given back)."""
     if not _claim(run_id, worker_id, config.lease_seconds):
-        return False
+        return None
     slice_end = time.monotonic() + slice_seconds
     while not stopping():
         if not _batch(config, run_id, worker_id):
-            return False
+            return None
         if time.monotonic() >= slice_end:
-            return True
+            return 0
+    give_back(run_id, worker_id)
+    return None
+
+
+def give_back(run_id: str, worker_id: str) -> None:
+    """The run's lease, released: whoever resumes it next need not wait for it to expire."""
     with write_transaction():
         database.execute_sql("UPDATE rule_run SET worker_id = NULL, lease_until = NULL "
                              "WHERE id = ? AND worker_id = ?", (run_id, worker_id))
-    return False
 
 
 def _claim(run_id: str, worker_id: str, lease_seconds: float) -> bool:
@@ -196,55 +200,19 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
     return True
 
 
-class RunPool:
+class RunPool(TurnPool):
     """The threads of one node that run runs: those it was asked for and those it resumes, in
     users' turns (RUNS_PER_USER, SLICE_SECONDS)."""
 
     def __init__(self, config: Config):
+        super().__init__("dms-rules", PARALLEL_RUNS,
+                         lambda run_id, worker_id, stopping: execute(config, run_id, worker_id,
+                                                                     stopping),
+                         resumable, give_back, per_owner=RUNS_PER_USER)
         self.config = config
-        self.worker_id = new_id()
-        self._pool = FairExecutor(PARALLEL_RUNS, "dms-rules", per_owner=RUNS_PER_USER)
-        self._queued: set[str] = set()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
 
     def apply(self, user: User, rule_id: str) -> RuleRun:
         """POST /rules/{id}/apply/: a new run, started in the background."""
         run = start_run(user, rule_id)
-        self._submit(run.id, user.id)
+        self.submit(run.id, user.id)
         return run
-
-    def resume(self) -> None:
-        """Take up the runs nobody holds (at start, and periodically)."""
-        for run_id, owner_id in resumable():
-            self._submit(run_id, owner_id)
-
-    def _submit(self, run_id: str, owner_id: str) -> None:
-        with self._lock:
-            if self._stopping.is_set() or run_id in self._queued:
-                return
-            self._queued.add(run_id)
-        try:
-            self._pool.submit(owner_id, self._run, run_id, owner_id)
-        except RuntimeError:  # stopped meanwhile: resumed from the database at the next start
-            with self._lock:
-                self._queued.discard(run_id)
-
-    def _run(self, run_id: str, owner_id: str) -> None:
-        more = False
-        try:
-            more = execute(self.config, run_id, self.worker_id, self._stopping.is_set)
-        except Exception:  # the run stays unfinished; its lease expires and it is resumed
-            log.exception("rule run %s stopped", run_id)
-        finally:
-            with self._lock:
-                self._queued.discard(run_id)
-            release_connection()
-        if more:
-            self._submit(run_id, owner_id)  # its next slice, in its owner's next turn
-
-    def stop(self) -> None:
-        """Runs give their lease back after the batch at hand; queued ones are dropped (they
-        are resumed from the database)."""
-        self._stopping.set()
-        self._pool.shutdown(wait=True, cancel_futures=True)
