@@ -89,11 +89,11 @@ PERIODIC_JOBS = (
     # Runs of rules over existing documents whose node stopped (also at every start).
     PeriodicJob("rule-runs", "rule_runs_minutes", MINUTE,
                 lambda runtime: runtime.rule_runs.resume(),
-                clean_up=lambda runtime: rule_runs.release_leases()),
+                clean_up=lambda runtime: rule_runs.LEASES.release_all()),
     # Splits too large for one request whose node stopped (also at every start).
     PeriodicJob("split-runs", "split_runs_minutes", MINUTE,
                 lambda runtime: runtime.split_runs.resume(),
-                clean_up=lambda runtime: splitruns.release_leases()),
+                clean_up=lambda runtime: splitruns.LEASES.release_all()),
 )
 
 

@@ -47,8 +47,8 @@ from dms.domain.pagebuild import Builder, refusal
 from dms.domain.pagecommit import Emptied, Kept, Operation, commit
 from dms.domain.pageops import all_pages
 from dms.domain.services import Services
-from dms.domain.splits import FAILED, QUEUED, RUNNING, SUCCEEDED, UNFINISHED
-from dms.domain.turnpool import TurnPool
+from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, UNFINISHED, RunLeases,
+                                 TurnPool)
 from dms.errors import Conflict, Invalid, StorageFull, Throttled, Unavailable
 from dms.files.pdf import UnreadablePdf
 
@@ -62,11 +62,13 @@ SLICE_SECONDS = 30.0
 SCAN_PAGES = splits.LOOKS_IN_REQUEST  # pages looked at per reader lent: a request's share
 RETRY_SECONDS = 10.0
 RETRY_AFTER_SECONDS = 10
-RESUME_LIMIT = 100  # runs one resume takes up (the rest at the next)
 
 
 class _LeaseLost(Exception):
     """This worker stalled and another took the run over: its batch is undone."""
+
+
+LEASES = RunLeases("split_run")
 
 
 def changed_meanwhile(made: int, parts: int | None) -> str:
@@ -127,30 +129,13 @@ def parts_of(user: User, run_id: str) -> PartListing:
     return PartListing(owned_run(user, run_id).id)
 
 
-def resumable() -> list[tuple[str, str]]:
-    """Runs nobody holds, with their owners: queued and never claimed, or their worker's lease
-    expired."""
-    return database.execute_sql(
-        "SELECT id, owner_id FROM split_run WHERE state IN (?, ?) AND (lease_until IS NULL OR "
-        "lease_until < ?) ORDER BY created_at LIMIT ?",
-        (*UNFINISHED, time.time(), RESUME_LIMIT)).fetchall()
-
-
-def release_leases() -> None:
-    """At the start of a process that is the only one (the embedded queue): the leases left are
-    its own last run's, cut short by a crash."""
-    with write_transaction():
-        database.execute_sql("UPDATE split_run SET worker_id = NULL, lease_until = NULL "
-                             "WHERE state IN (?, ?)", UNFINISHED)
-
-
 def execute(services: Services, run_id: str, worker_id: str, stopping: Callable[[], bool],
             slice_seconds: float = SLICE_SECONDS) -> float | None:
     """Run (or resume) a run for a slice of about `slice_seconds` (whole batches). None when it
     ended, is no longer this worker's, or `stopping()` (then its lease is given back); else when
     to go on, keeping the lease: 0 for its next slice, behind other users' runs, or seconds to
     wait (a busy reader pool or database, a full disk)."""
-    if not _claim(run_id, worker_id, services.config.lease_seconds):
+    if not LEASES.claim(run_id, worker_id, services.config.lease_seconds):
         return None
     slice_end = time.monotonic() + slice_seconds
     with Builder(services) as builder:  # a TIFF or image becomes a PDF once per slice
@@ -163,35 +148,8 @@ def execute(services: Services, run_id: str, worker_id: str, stopping: Callable[
                 return RETRY_SECONDS
             if time.monotonic() >= slice_end:
                 return 0
-    give_back(run_id, worker_id)
+    LEASES.give_back(run_id, worker_id)
     return None
-
-
-def give_back(run_id: str, worker_id: str) -> None:
-    """The run's lease, released: whoever resumes it next need not wait for it to expire."""
-    with write_transaction():
-        database.execute_sql("UPDATE split_run SET worker_id = NULL, lease_until = NULL "
-                             "WHERE id = ? AND worker_id = ?", (run_id, worker_id))
-
-
-def _claim(run_id: str, worker_id: str, lease_seconds: float) -> bool:
-    now = time.time()
-    with write_transaction():
-        return database.execute_sql(
-            "UPDATE split_run SET worker_id = ?, lease_until = ?, state = ?, "
-            "started_at = COALESCE(started_at, ?) WHERE id = ? AND state IN (?, ?) "
-            "AND (lease_until IS NULL OR lease_until < ? OR worker_id = ?)",
-            (worker_id, now + lease_seconds, RUNNING, SplitRun.started_at.db_value(utcnow()),
-             run_id, *UNFINISHED, now, worker_id)).rowcount == 1
-
-
-def _finish(run_id: str, worker_id: str, state: str, error: str | None = None) -> None:
-    with write_transaction():
-        database.execute_sql(
-            "UPDATE split_run SET state = ?, error = ?, finished_at = ?, worker_id = NULL, "
-            "lease_until = NULL WHERE id = ? AND worker_id = ?",
-            (state, error, SplitRun.finished_at.db_value(utcnow()), run_id, worker_id))
-    log.info("split run %s %s%s", run_id, state, f": {error}" if error else "")
 
 
 def _step(services: Services, builder: Builder, run_id: str, worker_id: str,
@@ -205,16 +163,16 @@ def _step(services: Services, builder: Builder, run_id: str, worker_id: str,
     version = DocumentVersion.get_or_none(DocumentVersion.id == run.version_id,
                                           DocumentVersion.document == run.document_id)
     if source is None or version is None:  # deleted for good meanwhile
-        _finish(run_id, worker_id, FAILED, changed_meanwhile(run.parts_made, run.parts))
+        LEASES.finish(run_id, worker_id, FAILED, changed_meanwhile(run.parts_made, run.parts))
         return False
     try:
         if run.plan is None:
             return _look(services, builder, run, worker_id, source, version, stopping)
         return _batch(services, builder, run, worker_id, source, version)
     except Invalid as error:  # the file's fault: a page a reader cannot read or write
-        _finish(run_id, worker_id, FAILED, f"{error.message.rstrip('.')}: {run.parts_made} of "
-                                           f"{run.parts or 'its'} parts were made and stay in "
-                                           "its folder; the document was left as it is.")
+        LEASES.finish(run_id, worker_id, FAILED,
+                      f"{error.message.rstrip('.')}: {run.parts_made} of {run.parts or 'its'} "
+                      "parts were made and stay in its folder; the document was left as it is.")
         return False
 
 
@@ -242,7 +200,7 @@ def _look(services: Services, builder: Builder, run: SplitRun, worker_id: str, s
     try:
         parts = splits.separator_parts(run.kind, version.page_count, cut)
     except Invalid as error:
-        _finish(run.id, worker_id, FAILED, error.message)
+        LEASES.finish(run.id, worker_id, FAILED, error.message)
         return False
     with write_transaction():
         return database.execute_sql(
@@ -283,7 +241,7 @@ def _batch(services: Services, builder: Builder, run: SplitRun, worker_id: str, 
     except _LeaseLost:
         return False
     except Conflict:
-        _finish(run.id, worker_id, FAILED, changed_meanwhile(made, len(plan)))
+        LEASES.finish(run.id, worker_id, FAILED, changed_meanwhile(made, len(plan)))
         return False
     return not last
 
@@ -338,7 +296,7 @@ class SplitPool(TurnPool):
         super().__init__("dms-splits", PARALLEL_SPLITS,
                          lambda run_id, worker_id, stopping: execute(services, run_id, worker_id,
                                                                      stopping),
-                         resumable, give_back, per_owner=RUNS_PER_USER)
+                         LEASES, per_owner=RUNS_PER_USER)
         self.services = services
 
     def split(self, user: User, document_id: str, body: dict) -> list[Node] | SplitRun:

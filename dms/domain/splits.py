@@ -27,6 +27,7 @@ from dms.domain import separators, tree
 from dms.domain.pagebuild import Builder, Placed, SourcePage, check_changeable, refusal
 from dms.domain.pagecommit import Emptied, NewDocument, Operation, commit
 from dms.domain.pageops import all_pages, document_with_file
+from dms.domain.turnpool import UNFINISHED
 from dms.errors import Conflict, Invalid
 from dms.files.pdf import UnreadablePdf
 
@@ -47,8 +48,6 @@ LOOKS_IN_REQUEST = 20
 AFTER_PAGES = "after_pages"
 KINDS = (AFTER_PAGES, *separators.KINDS)
 # A run's states (dms.domain.splitruns).
-QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
-UNFINISHED = (QUEUED, RUNNING)
 
 NO_BARCODE = ("No page of this document is a separator sheet (a barcode reading DMS-SPLIT or "
               "PATCH T)")

@@ -1,5 +1,11 @@
-"""The threads of one node that work on runs in the background — runs of rules
-(dms.domain.rules.runs), splits (dms.domain.splitruns) — in their owners' turns (issue 38).
+"""Runs in the background — runs of rules (dms.domain.rules.runs), splits
+(dms.domain.splitruns): their rows' leases (RunLeases), and the threads of one node that work on
+them in their owners' turns (TurnPool, issue 38).
+
+A run's row is queued, then running, then succeeded or failed. A worker of some node claims it
+with a lease in the database (`worker_id`, `lease_until`, for DMS_LEASE_SECONDS, as the
+processing leases of dms.processing.leases); whoever resumes a run whose worker died takes it
+once the lease has expired.
 
 A run is a row with a lease; what one step of it does is the caller's `execute(run_id,
 worker_id, stopping)`, which works for a slice and answers when to go on: None when the run has
@@ -15,29 +21,83 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Callable
 
-from dms.db import release_connection
-from dms.db.models import new_id
+from dms.db import database, release_connection, write_transaction
+from dms.db.models import STORED_DATETIME, new_id, utcnow
 from dms.errors import DomainError
 from dms.files.fairness import FairExecutor
 
 log = logging.getLogger("dms.runs")
 
 Execute = Callable[[str, str, Callable[[], bool]], "float | None"]
+QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
+UNFINISHED = (QUEUED, RUNNING)
+RESUME_LIMIT = 100  # runs one resume takes up (the rest at the next)
+
+
+class RunLeases:
+    """The leases of one table of runs (its columns: id, owner_id, state, worker_id,
+    lease_until, started_at, finished_at, error, created_at)."""
+
+    def __init__(self, table: str):
+        self.table = table
+
+    def resumable(self) -> list[tuple[str, str]]:
+        """Runs nobody holds, with their owners: queued and never claimed, or their worker's
+        lease expired."""
+        return database.execute_sql(
+            f"SELECT id, owner_id FROM {self.table} WHERE state IN (?, ?) AND (lease_until IS "
+            "NULL OR lease_until < ?) ORDER BY created_at LIMIT ?",
+            (*UNFINISHED, time.time(), RESUME_LIMIT)).fetchall()
+
+    def release_all(self) -> None:
+        """At the start of a process that is the only one (the embedded queue): the leases left
+        are its own last run's, cut short by a crash."""
+        with write_transaction():
+            database.execute_sql(f"UPDATE {self.table} SET worker_id = NULL, lease_until = NULL "
+                                 "WHERE state IN (?, ?)", UNFINISHED)
+
+    def claim(self, run_id: str, worker_id: str, lease_seconds: float) -> bool:
+        """Take (or renew) the run for `worker_id`, unless another worker's lease holds it."""
+        now = time.time()
+        with write_transaction():
+            return database.execute_sql(
+                f"UPDATE {self.table} SET worker_id = ?, lease_until = ?, state = ?, "
+                "started_at = COALESCE(started_at, ?) WHERE id = ? AND state IN (?, ?) "
+                "AND (lease_until IS NULL OR lease_until < ? OR worker_id = ?)",
+                (worker_id, now + lease_seconds, RUNNING, _now(), run_id, *UNFINISHED, now,
+                 worker_id)).rowcount == 1
+
+    def give_back(self, run_id: str, worker_id: str) -> None:
+        """The run's lease, released: whoever resumes it next need not wait for it to expire."""
+        with write_transaction():
+            database.execute_sql(f"UPDATE {self.table} SET worker_id = NULL, lease_until = NULL "
+                                 "WHERE id = ? AND worker_id = ?", (run_id, worker_id))
+
+    def finish(self, run_id: str, worker_id: str, state: str, error: str | None = None) -> None:
+        with write_transaction():
+            database.execute_sql(
+                f"UPDATE {self.table} SET state = ?, error = ?, finished_at = ?, worker_id = NULL, "
+                "lease_until = NULL WHERE id = ? AND worker_id = ?",
+                (state, error, _now(), run_id, worker_id))
+        log.info("%s %s %s%s", self.table, run_id, state, f": {error}" if error else "")
+
+
+def _now() -> str:
+    return utcnow().strftime(STORED_DATETIME)
 
 
 class TurnPool:
-    """`threads` threads running `execute` for runs in users' turns (see the module
-    docstring); `resumable()` lists (run id, owner id) of the runs nobody holds, `give_back(run
-    id, worker id)` releases a run's lease."""
+    """`threads` threads running `execute` for the runs of `leases` in users' turns (see the
+    module docstring)."""
 
-    def __init__(self, name: str, threads: int, execute: Execute,
-                 resumable: Callable[[], list[tuple[str, str]]],
-                 give_back: Callable[[str, str], None], per_owner: int = 1):
+    def __init__(self, name: str, threads: int, execute: Execute, leases: RunLeases,
+                 per_owner: int = 1):
         self.name = name
         self.worker_id = new_id()
-        self._execute, self._resumable, self._give_back = execute, resumable, give_back
+        self._execute, self._leases = execute, leases
         self._pool = FairExecutor(threads, name, per_owner=per_owner)
         self._queued: set[str] = set()
         self._lock = threading.Lock()
@@ -45,7 +105,7 @@ class TurnPool:
 
     def resume(self) -> None:
         """Take up the runs nobody holds (at start, and periodically)."""
-        for run_id, owner_id in self._resumable():
+        for run_id, owner_id in self._leases.resumable():
             self.submit(run_id, owner_id)
 
     def submit(self, run_id: str, owner_id: str) -> None:
@@ -90,7 +150,7 @@ class TurnPool:
 
     def _release(self, run_id: str) -> None:
         try:
-            self._give_back(run_id, self.worker_id)
+            self._leases.give_back(run_id, self.worker_id)
         except DomainError as error:  # the database busy or gone: the lease expires instead
             log.warning("%s: run %s keeps its lease until it expires: %s", self.name, run_id,
                         error.message)

@@ -20,7 +20,7 @@ from dms.domain.accounts import check_username
 from dms.domain.uploads import check_file_name
 from dms.db import events
 from dms.domain.rules import checks as rule_checks
-from dms.domain.rules.runs import QUEUED, RUNNING, SUCCEEDED, FAILED
+from dms.domain.turnpool import QUEUED, RUNNING, SUCCEEDED, FAILED
 from dms.domain.tags import check_name
 from dms.domain.tree import check_title
 from dms.domain.webhooks import check_events, check_url

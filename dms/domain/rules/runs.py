@@ -34,13 +34,12 @@ from dms.domain.rules import facts
 from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import apply_steps, evaluate, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
-from dms.domain.turnpool import TurnPool
+from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, UNFINISHED, RunLeases,
+                                 TurnPool)
 from dms.errors import Throttled
 
 log = logging.getLogger("dms.rules")
 
-QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
-UNFINISHED = (QUEUED, RUNNING)
 BATCH_DOCUMENTS = 50
 # A batch stops matching after this long (or a third of the lease, DMS_LEASE_SECONDS, if that
 # is shorter) and commits what it has; each commit renews the lease.
@@ -54,9 +53,11 @@ PARALLEL_RUNS = 2  # threads of one node running runs
 RUNS_PER_USER = 1
 SLICE_SECONDS = 30.0
 RETRY_AFTER_SECONDS = 10
-RESUME_LIMIT = 100  # runs one resume takes up (the rest at the next)
 DOCUMENTS = ("SELECT id FROM node WHERE owner_id = ? AND kind = ? AND trash_id IS NULL "
              "AND ocr_status IN (?, ?) AND id > ? ORDER BY id LIMIT ?")
+
+
+LEASES = RunLeases("rule_run")
 
 
 def start_run(user: User, rule_id: str) -> RuleRun:
@@ -84,29 +85,12 @@ def owned_run(user: User, run_id: str) -> RuleRun:
     return owned(RuleRun, user, run_id)
 
 
-def resumable() -> list[tuple[str, str]]:
-    """Runs nobody holds, with their owners: queued and never claimed, or their worker's lease
-    expired."""
-    return database.execute_sql(
-        "SELECT id, owner_id FROM rule_run WHERE state IN (?, ?) AND (lease_until IS NULL OR "
-        "lease_until < ?) ORDER BY created_at LIMIT ?",
-        (*UNFINISHED, time.time(), RESUME_LIMIT)).fetchall()
-
-
-def release_leases() -> None:
-    """At the start of a process that is the only one (the embedded queue): the leases left are
-    its own last run's, cut short by a crash."""
-    with write_transaction():
-        database.execute_sql("UPDATE rule_run SET worker_id = NULL, lease_until = NULL "
-                             "WHERE state IN (?, ?)", UNFINISHED)
-
-
 def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], bool],
             slice_seconds: float = SLICE_SECONDS) -> float | None:
     """Run (or resume) a run for a slice of about `slice_seconds` (whole batches): 0 when it
     has more to do and keeps its lease (its next slice goes behind other users' runs), None
     when it ended, is no longer this worker's, or `stopping()` (then its lease is given back)."""
-    if not _claim(run_id, worker_id, config.lease_seconds):
+    if not LEASES.claim(run_id, worker_id, config.lease_seconds):
         return None
     slice_end = time.monotonic() + slice_seconds
     while not stopping():
@@ -114,41 +98,14 @@ def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], 
             return None
         if time.monotonic() >= slice_end:
             return 0
-    give_back(run_id, worker_id)
+    LEASES.give_back(run_id, worker_id)
     return None
-
-
-def give_back(run_id: str, worker_id: str) -> None:
-    """The run's lease, released: whoever resumes it next need not wait for it to expire."""
-    with write_transaction():
-        database.execute_sql("UPDATE rule_run SET worker_id = NULL, lease_until = NULL "
-                             "WHERE id = ? AND worker_id = ?", (run_id, worker_id))
-
-
-def _claim(run_id: str, worker_id: str, lease_seconds: float) -> bool:
-    now = time.time()
-    with write_transaction():
-        return database.execute_sql(
-            "UPDATE rule_run SET worker_id = ?, lease_until = ?, state = ?, "
-            "started_at = COALESCE(started_at, ?) WHERE id = ? AND state IN (?, ?) "
-            "AND (lease_until IS NULL OR lease_until < ? OR worker_id = ?)",
-            (worker_id, now + lease_seconds, RUNNING, RuleRun.started_at.db_value(utcnow()),
-             run_id, *UNFINISHED, now, worker_id)).rowcount == 1
 
 
 def _holds(run_id: str, worker_id: str) -> bool:
     return database.execute_sql(
         "SELECT 1 FROM rule_run WHERE id = ? AND worker_id = ? AND state = ?",
         (run_id, worker_id, RUNNING)).fetchone() is not None
-
-
-def _finish(run_id: str, worker_id: str, state: str, error: str | None = None) -> None:
-    with write_transaction():
-        database.execute_sql(
-            "UPDATE rule_run SET state = ?, error = ?, finished_at = ?, worker_id = NULL, "
-            "lease_until = NULL WHERE id = ? AND worker_id = ?",
-            (state, error, RuleRun.finished_at.db_value(utcnow()), run_id, worker_id))
-    log.info("rule run %s %s%s", run_id, state, f": {error}" if error else "")
 
 
 def _batch(config: Config, run_id: str, worker_id: str) -> bool:
@@ -158,21 +115,21 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
         return False
     rule = Rule.get_or_none(Rule.id == run.rule_id, Rule.owner == run.owner_id)
     if rule is None:
-        _finish(run_id, worker_id, FAILED, "The rule was deleted while it ran.")
+        LEASES.finish(run_id, worker_id, FAILED, "The rule was deleted while it ran.")
         return False
     spec = spec_of(rule)
     folder = spec.actions.move_to
     if folder and not live_folders(run.owner_id, {folder}):
         with write_transaction(owner_scope(run.owner_id)):
             disable(rule.id, folder_gone(title_of(folder)))
-        _finish(run_id, worker_id, FAILED, "The rule's folder was deleted; the rule is "
+        LEASES.finish(run_id, worker_id, FAILED, "The rule's folder was deleted; the rule is "
                                            "disabled.")
         return False
     ids = [row[0] for row in database.execute_sql(DOCUMENTS, (
         run.owner_id, Node.DOCUMENT, OcrStatus.SUCCEEDED, OcrStatus.FAILED, run.after_id or "",
         BATCH_DOCUMENTS))]
     if not ids:
-        _finish(run_id, worker_id, SUCCEEDED)
+        LEASES.finish(run_id, worker_id, SUCCEEDED)
         return False
     loaded = facts.load(ids, config.rules_max_text_chars)
     deadline = time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3)
@@ -208,7 +165,7 @@ class RunPool(TurnPool):
         super().__init__("dms-rules", PARALLEL_RUNS,
                          lambda run_id, worker_id, stopping: execute(config, run_id, worker_id,
                                                                      stopping),
-                         resumable, give_back, per_owner=RUNS_PER_USER)
+                         LEASES, per_owner=RUNS_PER_USER)
         self.config = config
 
     def apply(self, user: User, rule_id: str) -> RuleRun:

@@ -3,7 +3,8 @@ split answers 201 with the new documents, or 202 with its run, which has routes 
 
 from __future__ import annotations
 
-from dms.domain.splits import FAILED, KINDS, QUEUED, RUNNING, SUCCEEDED
+from dms.domain.splits import KINDS
+from dms.domain.turnpool import FAILED, QUEUED, RUNNING, SUCCEEDED
 from dms.web.jsonapi import JSON, VND
 from dms.web.openapi.core import PAGE_QUERY
 from dms.web.openapi.shapes import (BOOLEAN, DATETIME, INTEGER, NULLABLE_STRING, STRING, UUID,
