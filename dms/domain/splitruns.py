@@ -47,7 +47,7 @@ from dms.domain.pagebuild import Builder, refusal
 from dms.domain.pagecommit import Emptied, Kept, Operation, commit
 from dms.domain.pageops import all_pages
 from dms.domain.services import Services
-from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, UNFINISHED, RunLeases,
+from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases,
                                  TurnPool)
 from dms.errors import Conflict, Invalid, StorageFull, Throttled, Unavailable
 from dms.files.pdf import UnreadablePdf
@@ -83,9 +83,7 @@ def start_run(user: User, plan: splits.Plan) -> SplitRun:
     run_id, document = new_id(), plan.document
     with write_transaction(owner_scope(user.id), document_scope(document.id)):
         splits.refuse_while_under_way(document.id)
-        active = SplitRun.select().where(SplitRun.owner == user.id,
-                                         SplitRun.state.in_(UNFINISHED)).count()
-        if active >= MAX_ACTIVE_RUNS_PER_USER:
+        if LEASES.under_way(user.id) >= MAX_ACTIVE_RUNS_PER_USER:
             raise Throttled(f"You have {MAX_ACTIVE_RUNS_PER_USER} splits under way; try again "
                             "when one has finished.", RETRY_AFTER_SECONDS)
         SplitRun.insert(
@@ -94,11 +92,7 @@ def start_run(user: User, plan: splits.Plan) -> SplitRun:
             plan=None if plan.parts is None else json.dumps(plan.parts),
             parts=None if plan.parts is None else len(plan.parts), state=QUEUED,
             created_at=utcnow()).execute()
-        old = [row.id for row in SplitRun.select(SplitRun.id)
-               .where(SplitRun.owner == user.id, SplitRun.state.not_in(UNFINISHED))
-               .order_by(SplitRun.created_at.desc(), SplitRun.id).offset(KEEP_RUNS_PER_USER)]
-        if old:
-            SplitRun.delete().where(SplitRun.id.in_(old)).execute()
+        LEASES.forget_finished(user.id, KEEP_RUNS_PER_USER)
     return SplitRun.get_by_id(run_id)
 
 

@@ -35,6 +35,7 @@ Execute = Callable[[str, str, Callable[[], bool]], "float | None"]
 QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
 UNFINISHED = (QUEUED, RUNNING)
 RESUME_LIMIT = 100  # runs one resume takes up (the rest at the next)
+MAX_FORGOTTEN = 1000  # old runs deleted at once (one more each time a run starts: never more)
 
 
 class RunLeases:
@@ -43,6 +44,19 @@ class RunLeases:
 
     def __init__(self, table: str):
         self.table = table
+
+    def under_way(self, owner_id: str) -> int:
+        """The owner's runs queued or running."""
+        return database.execute_sql(
+            f"SELECT count(*) FROM {self.table} WHERE owner_id = ? AND state IN (?, ?)",
+            (owner_id, *UNFINISHED)).fetchone()[0]
+
+    def forget_finished(self, owner_id: str, keep: int) -> None:
+        """In the owner's write transaction: their finished runs but the `keep` newest, gone."""
+        database.execute_sql(
+            f"DELETE FROM {self.table} WHERE id IN (SELECT id FROM {self.table} WHERE owner_id = ? "
+            "AND state NOT IN (?, ?) ORDER BY created_at DESC, id LIMIT ? OFFSET ?)",
+            (owner_id, *UNFINISHED, MAX_FORGOTTEN, keep))
 
     def resumable(self) -> list[tuple[str, str]]:
         """Runs nobody holds, with their owners: queued and never claimed, or their worker's

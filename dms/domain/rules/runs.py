@@ -34,7 +34,7 @@ from dms.domain.rules import facts
 from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import apply_steps, evaluate, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
-from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, UNFINISHED, RunLeases,
+from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases,
                                  TurnPool)
 from dms.errors import Throttled
 
@@ -66,18 +66,12 @@ def start_run(user: User, rule_id: str) -> RuleRun:
     run_id = new_id()
     with write_transaction(owner_scope(user.id)):
         rule = owned_rule(user, rule_id)
-        active = RuleRun.select().where(RuleRun.owner == user.id,
-                                        RuleRun.state.in_(UNFINISHED)).count()
-        if active >= MAX_ACTIVE_RUNS_PER_USER:
+        if LEASES.under_way(user.id) >= MAX_ACTIVE_RUNS_PER_USER:
             raise Throttled(f"You have {MAX_ACTIVE_RUNS_PER_USER} rule runs under way; try again "
                             "when one has finished.", RETRY_AFTER_SECONDS)
         RuleRun.insert(id=run_id, owner=user.id, rule_id=rule.id, rule_name=rule.name,
                        state=QUEUED, created_at=utcnow()).execute()
-        old = [row.id for row in RuleRun.select(RuleRun.id)
-               .where(RuleRun.owner == user.id, RuleRun.state.not_in(UNFINISHED))
-               .order_by(RuleRun.created_at.desc(), RuleRun.id).offset(KEEP_RUNS_PER_USER)]
-        if old:
-            RuleRun.delete().where(RuleRun.id.in_(old)).execute()
+        LEASES.forget_finished(user.id, KEEP_RUNS_PER_USER)
     return RuleRun.get_by_id(run_id)
 
 
