@@ -122,6 +122,9 @@ def test_a_node_accepts_only_the_languages_every_live_worker_has(alice, server):
 
 
 @pytest.mark.socket  # requests at once on real threads
+# One user's calls waiting for a shared PDF reader are bounded by half the request threads (issue
+# 38): a server of 16 threads lets all eight of alice's previews wait their turn.
+@pytest.mark.config(threads=16)
 def test_one_page_rendered_by_many_requests_at_once_is_one_whole_preview_removed_with_its_version(
         alice, config):
     document_id = new_document(alice)

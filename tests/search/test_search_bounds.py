@@ -29,11 +29,13 @@ def costly_corpus(owner_id: str, parent_id: str) -> None:
     words and their beginnings, holds the needle too."""
     rnd = random.Random(3)
     alphabet = "абвгдеёжзийклмнопрстуфхцчшщыэюя"
-    vocabulary = ["".join(rnd.choice(alphabet) for _ in range(7)) for _ in range(20_000)]
+    # Short words: the more words a snippet's window holds, the longer its scan (a fast machine
+    # scanned 7-letter words in less than the premise below).
+    vocabulary = ["".join(rnd.choice(alphabet) for _ in range(4)) for _ in range(20_000)]
     for number in range(DOCUMENTS):
-        words = rnd.choices(vocabulary, k=35_000)
-        words.insert(33_000, NEEDLE)
-        assert len(" ".join(words[:33_000])) > highlight.SCAN_CHARS
+        words = rnd.choices(vocabulary, k=60_000)
+        words.insert(56_000, NEEDLE)
+        assert len(" ".join(words[:56_000])) > highlight.SCAN_CHARS
         add_document(owner_id, parent_id, f"doc {number}", " ".join(words))
 
 
@@ -48,16 +50,16 @@ def corpus(alice, server, config):
     assert len(results) == DOCUMENTS
     # The needle lies past the first 256 KiB of each text: no snippet, after a full scan.
     assert [r["highlight"] for r in results] == [None] * DOCUMENTS
-    assert took > 0.5, f"the premise: the whole search takes long ({took:.2f} s)"
+    assert took > 0.4, f"the premise: the whole search takes long ({took:.2f} s)"
     return took
 
 
-@pytest.mark.config(search_timeout_seconds=0.2)
+@pytest.mark.config(search_timeout_seconds=0.1)
 def test_a_search_past_its_deadline_is_stopped(alice, corpus):
     started = time.monotonic()
     response = alice.get("/api/search/", params={"q": NEEDLE})
-    assert time.monotonic() - started < min(1.0, corpus / 2)
-    assert_error(response, 503, "unavailable", "The search took longer than 0.2 s and was "
+    assert time.monotonic() - started < min(1.0, corpus * 0.7)
+    assert_error(response, 503, "unavailable", "The search took longer than 0.1 s and was "
                  "stopped; search for longer or more words.", media=JSON)
 
 
@@ -68,13 +70,14 @@ def test_a_search_whose_client_left_stops_and_frees_its_thread(alice, corpus):
     abandoned = socket.create_connection((host, int(port)))
     abandoned.sendall(f"GET /api/search/?q={NEEDLE} HTTP/1.1\r\nHost: x\r\n"
                       f"Authorization: Token {alice.token}\r\n\r\n".encode())
-    time.sleep(0.1)
+    time.sleep(0.05)
     abandoned.close()
     started = time.monotonic()
     response = alice.get("/api/users/me/")  # the server's only thread must be free again
     waited = time.monotonic() - started
     assert response.status_code == 200
-    assert waited < min(1.0, corpus / 2), f"waited {waited:.2f} s for the abandoned search"
+    # Not stopped, the search would hold the thread for the rest of its time (corpus - 0.05 s).
+    assert waited < min(1.0, corpus * 0.6), f"waited {waited:.2f} s for the abandoned search"
 
 
 def test_short_words_are_prefixes_of_titles_then_of_text(alice, config):
