@@ -19,6 +19,14 @@ made for nobody in particular (the server's own work) counts as the owner None, 
 
 No database, no I/O: in-process bookkeeping under one lock per pool. Several processes each share
 their own pools (a cluster's nodes are separate machines).
+
+The processor is shared too. The child processes that do a user's heavy work (the PDF readers,
+Tesseract) run behind the server's own threads (`run_behind`), so a Flate bomb being parsed or a
+scan being read takes the cores only when the requests of everyone else leave them free. And
+work in the server's own background threads that computes in Python (a dry run, a rule run, a
+mail message parsed) gives way to requests (`yield_to_requests`): between its steps it pauses
+while requests are being served, a little at a time, for Python runs one thread at a time and a
+request thread would otherwise wait for the background's slices at each of its own steps.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import itertools
+import os
 import threading
 import time
 from collections import deque
@@ -37,6 +46,68 @@ from dms.errors import Throttled, Unavailable
 
 _acting: contextvars.ContextVar[Hashable] = contextvars.ContextVar("dms_acting_owner",
                                                                    default=None)
+
+
+# How much nicer than the server those children are: they get the cores the server's threads
+# leave (10 steps nicer, a child gets about a tenth of a core the server's threads want; all of
+# an idle one).
+BEHIND_NICENESS = 10
+MOST_NICENESS = 19
+
+
+def run_behind(pid: int) -> None:
+    """Lower a child process' CPU priority to BEHIND_NICENESS steps below the server's own;
+    where that is not allowed, it stays as it is."""
+    try:
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, pid, min(MOST_NICENESS, own + BEHIND_NICENESS))
+    except (OSError, AttributeError):  # the child gone already, or no such call on this system
+        pass
+
+
+# A background step waits at most this long for the requests in flight (then goes on however
+# busy the server is: under a steady stream of requests the background still makes progress).
+YIELD_SECONDS = 0.02
+
+
+class _Serving:
+    """The requests this process is serving now (dms.web counts them)."""
+
+    def __init__(self):
+        self.count = 0
+        self.idle = threading.Condition()
+
+
+_serving = _Serving()
+_in_request: contextvars.ContextVar[bool] = contextvars.ContextVar("dms_in_request",
+                                                                 default=False)
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[None]:
+    """A request is being served (in this thread) for the length of the block."""
+    with _serving.idle:
+        _serving.count += 1
+    token = _in_request.set(True)
+    try:
+        yield
+    finally:
+        _in_request.reset(token)
+        with _serving.idle:
+            _serving.count -= 1
+            if _serving.count <= 1:
+                _serving.idle.notify_all()
+
+
+def yield_to_requests(longest: float = YIELD_SECONDS) -> None:
+    """Between two steps of long work: wait (at most `longest`) while requests are being served
+    — other requests than the caller's own, when the work is a request's (a dry run). Costs
+    nothing when none is."""
+    mine = 1 if _in_request.get() else 0
+    if _serving.count <= mine:
+        return
+    with _serving.idle:
+        _serving.idle.wait_for(lambda: _serving.count <= mine, longest)
 
 
 def current_owner() -> Hashable:

@@ -32,7 +32,7 @@ from typing import Iterator
 
 from dms.config import Config
 from dms.errors import Unavailable
-from dms.files.fairness import FairSlots, Penalties, Refusals, current_owner
+from dms.files.fairness import FairSlots, Penalties, Refusals, current_owner, run_behind
 from dms.files.pdfprotocol import HEADER, MAX_FRAME, MEMORY, TOO_SLOW, write_frame
 
 log = logging.getLogger("dms.pdf")
@@ -85,6 +85,7 @@ class Child:
                                                                           str(memory_mb)]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         bufsize=0, close_fds=True, start_new_session=True)
+        run_behind(self.process.pid)
         self.last_used = time.monotonic()
 
     @property

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from dms.files import pdf
+from dms.files.fairness import run_behind
 from dms.files.imaging import decoding, shrink
 from dms.files.pages import BARCODE_FORMATS
 from dms.files.pdfprocess import PdfReaders
@@ -271,6 +272,7 @@ def tesseract(source: Path, lang: str, dpi: int, token: CancelToken | None, scra
                                    stderr=subprocess.PIPE, env=tesseract_environment())
     except OSError as error:
         raise PageFailed(f"Tesseract could not be started: {error}") from None
+    run_behind(process.pid)
     token.attach(process)
     try:
         out, err = process.communicate(timeout=PAGE_TIMEOUT_SECONDS)

@@ -7,7 +7,8 @@ means "make the index hold what the database holds now". A row whose node_id is 
 the whole index to be rebuilt (`dms reindex` while a server runs).
 
 "Done" means findable (issue 38; dms.search.freshness): before it runs, a search looks for the
-newest pending row of the caller's nodes (`newest_of`) and waits for the index to hold it; the
+newest pending row of the caller's documents whose reading has ended (`newest_of`) and waits for
+the index to hold it; the
 indexer applies the rows of owners whose searches wait ahead of the rest (`pending_of`). The
 outbox has no owner column: its rows are joined to their nodes, outbox first (each row looked
 at costs one lookup, ~0.4 µs), at most LOOK_ROWS rows a look.
@@ -18,7 +19,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from dms.db import database, write_transaction
-from dms.db.models import PAGE_SEPARATOR
+from dms.db.models import PAGE_SEPARATOR, Node, OcrStatus
 from dms.search.index import Entry
 
 REBUILD = "*"
@@ -51,13 +52,19 @@ OF_OWNER = """
           ORDER BY seq {order} LIMIT ?) AS o
     CROSS JOIN node AS n ON n.id = o.node_id
     WHERE n.owner_id = ? AND n.trash_id IS NULL"""
+DONE = " AND n.kind = ? AND n.ocr_status IN (?, ?)"
+ENDED = (OcrStatus.SUCCEEDED, OcrStatus.FAILED)
 
 
 def newest_of(owner_id: str, after: int, up_to: int) -> int | None:
     """The seq of the newest row from `after` (excluded) to `up_to` that changes one of
-    `owner_id`'s nodes, among the newest LOOK_ROWS of them (None if none)."""
-    return database.execute_sql("SELECT max(o.seq) " + OF_OWNER.format(order="DESC"),
-                                (after, up_to, LOOK_ROWS, owner_id)).fetchone()[0]
+    `owner_id`'s documents whose reading has ended, among the newest LOOK_ROWS rows (None if
+    none): what a search waits for. A folder made or a document still being read is found a
+    moment later, as the index follows; "done" is the promise (issue 38), and waiting for every
+    change made a user who writes and searches by turns wait for an index commit each time."""
+    return database.execute_sql(
+        "SELECT max(o.seq) " + OF_OWNER.format(order="DESC") + DONE,
+        (after, up_to, LOOK_ROWS, owner_id, Node.DOCUMENT, *ENDED)).fetchone()[0]
 
 
 def pending_of(owner_id: str, after: int, limit: int) -> tuple[list[tuple[int, str]], int]:

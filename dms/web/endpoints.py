@@ -17,7 +17,7 @@ from dms.db import is_disk_full, release_connection
 from dms.db.models import Token, User, utcnow
 from dms.domain.credentials import find_token
 from dms.files import spool
-from dms.files.fairness import acting_for
+from dms.files.fairness import acting_for, serving
 from dms.runtime import Runtime
 from dms.web.jsonapi import (JSON, VND, ApiError, Reply, Route, attributes_of, choose_page, encode,
                              list_body, media_type, parse_json, resource_data)
@@ -229,8 +229,9 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
         try:
             if route.auth:
                 ctx.authenticate()
-            # The pools a request may wait for are shared by users' turns (issue 38).
-            with acting_for(ctx.user.id if ctx.user is not None else None):
+            # The pools a request may wait for are shared by users' turns, and background work
+            # gives way while it is served (issue 38).
+            with acting_for(ctx.user.id if ctx.user is not None else None), serving():
                 return render(route.handler(ctx, **params), route.media_type)
         except ApiError as error:
             return error_response(error, route.media_type)

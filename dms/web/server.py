@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import logging
 import signal
+import sys
 import threading
 import time
 from typing import Callable
@@ -45,6 +46,12 @@ CLEANUP_INTERVAL = 1  # seconds between checks for idle connections and overdue 
 # shared memory per thread), uploads and buffers spilled to temporary files, OCR pipes, logs.
 FILES_RESERVE = 64
 FILES_PER_THREAD = 8
+# How long a thread running Python holds the interpreter before a waiting one gets it (Python's
+# default is 5 ms). Background work that computes in Python (a rule's dry run, a mail message
+# parsed, rules matched) holds it in such slices, and a request thread waits for one at each of
+# its steps: with three such threads busy, a probe's p99 was 169 ms at 5 ms and 36 ms at 1 ms
+# (bench/RESULTS.md, issue 38), for a few per cent of those threads' own speed.
+SWITCH_INTERVAL_SECONDS = 0.001
 
 
 def listen_failure(error: Exception, config: Config) -> str:
@@ -198,5 +205,6 @@ def serve(config: Config, announce: Callable[[str], None] = print, command: str 
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     server.run()
     return 0

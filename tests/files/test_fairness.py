@@ -4,6 +4,8 @@ events, never with sleeps or clocks."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 from collections import deque
 
@@ -11,7 +13,8 @@ import pytest
 
 from dms.errors import Throttled, Unavailable
 from dms.files.fairness import (FairExecutor, FairSlots, Penalties, Refusals, acting_for,
-                                 current_owner, share_of)
+                                 current_owner, run_behind, serving, share_of,
+                                 yield_to_requests)
 
 
 def test_share_of_a_pool_is_half_and_at_least_one():
@@ -224,3 +227,39 @@ def test_a_pool_nobody_waits_for_refuses_at_once_saying_whose_work_fills_it():
     b1_release.set()
     a1.join(5)
     b1.join(5)
+
+
+def test_background_work_gives_way_while_requests_are_served_and_not_to_its_own():
+    in_request, leave = threading.Event(), threading.Event()
+
+    def request():
+        with serving():
+            in_request.set()
+            leave.wait(10)
+
+    yield_to_requests(longest=30)  # nothing served: returns at once
+    served = threading.Thread(target=request)
+    served.start()
+    assert in_request.wait(5)
+    waited = threading.Thread(target=yield_to_requests, kwargs={"longest": 30})
+    waited.start()
+    waited.join(0.3)
+    assert waited.is_alive()  # gives way while the request is served (up to 30 s)
+    leave.set()
+    served.join(5)
+    waited.join(5)
+    assert not waited.is_alive()  # and goes on as soon as it ends
+    with serving():  # work of a request itself (a dry run) does not wait for its own request
+        yield_to_requests(longest=30)
+
+
+def test_a_child_doing_heavy_work_runs_behind_the_server():
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        run_behind(child.pid)
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, child.pid) == min(19, own + 10)
+    finally:
+        child.kill()
+        child.wait()
+    run_behind(child.pid)  # gone already: nothing happens

@@ -18,7 +18,7 @@ from dms.search import indexer
 from dms.search.freshness import Freshness
 from tests.harness import samples
 from tests.harness.client import Client
-from tests.harness.database import query_sql
+from tests.harness.database import execute_sql, query_sql
 from tests.harness.documents import new_document, upload_accepted
 from tests.harness.waiting import wait_for, wait_indexed, wait_processed
 
@@ -119,6 +119,24 @@ def test_another_users_pending_changes_do_not_hold_a_search(asleep, alice, bob, 
     # Alice's search neither waited for Bob's change nor woke the indexer for it.
     assert pending(config) == [theirs]
     assert found(bob, "quokkafjord") == [theirs]
+
+
+def test_a_folder_or_a_document_still_being_read_does_not_hold_a_search(asleep, alice, config):
+    """"Done" is the promise: what is not done yet (a folder just made, a document not yet read)
+    is found a moment later, as the index follows; a search does not wait for it."""
+    document_id = new_document(alice, "Scan 10")
+    wait_indexed(config)
+    add_folders_elsewhere(config, alice.user_id, alice.home_id, 1)
+    execute_sql(config, "UPDATE node SET title = ?, title_sort = ? WHERE id = ?",
+                "Letter quokkafjord", "letter quokkafjord", document_id)
+    assert status(alice, document_id) == "received"
+    assert len(pending(config)) == 2
+
+    assert found(alice, "box") == [] and found(alice, "quokkafjord") == []
+    assert len(pending(config)) == 2  # not waited for, and the indexer not woken for them
+    new_document(alice, "Scan 11")  # a write of this process wakes the indexer
+    wait_indexed(config, timeout=30)
+    assert found(alice, "quokkafjord") == [document_id]
 
 
 def test_a_search_is_not_held_behind_another_users_backlog(asleep, alice, bob, config):

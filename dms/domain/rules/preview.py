@@ -23,6 +23,7 @@ from dms.domain.rules import facts
 from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import Step, evaluate, live_folders
 from dms.domain.rules.store import owned_rule
+from dms.files.fairness import yield_to_requests
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -76,6 +77,7 @@ def _preview(config: Config, user: User, rule: Rule) -> Preview:
             if time.monotonic() > deadline:
                 break
             examined += 1
+            yield_to_requests()  # other users' requests first (issue 38)
             # Let each document go once matched: its words and the fuzzy algorithm's runs of
             # them are megabytes for a long text (a batch's 50 held 444 MiB, issue 38).
             document = loaded.pop(document_id, None)

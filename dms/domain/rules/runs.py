@@ -37,6 +37,7 @@ from dms.domain.rules.store import disable, folder_gone, owned_rule
 from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases,
                                  TurnPool)
 from dms.errors import Throttled
+from dms.files.fairness import yield_to_requests
 
 log = logging.getLogger("dms.rules")
 
@@ -129,6 +130,7 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
     deadline = time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3)
     plans, last = {}, None
     for document_id in ids:
+        yield_to_requests()  # requests first (issue 38)
         document = loaded.pop(document_id, None)  # its words let go once matched (preview)
         if document is not None:
             plans[document_id] = evaluate(
