@@ -171,10 +171,13 @@ class FairSlots:
             if self._may_take(owner, None):
                 self._take(owner)
                 return
-            waiting = sum(1 for _, o in self._waiting if o == owner)
-            if waiting >= self.waiting_per_owner:
+            # The owner's calls in all, held and waiting: a call that ends and is followed at
+            # once by its client's next one finds the place it left not yet taken by the waiter
+            # it went to (still counted as waiting), but the held one no longer counted.
+            mine = self._held.get(owner, 0) + sum(1 for _, o in self._waiting if o == owner)
+            if not self.waiting_per_owner \
+                    or mine >= self.per_owner + self.waiting_per_owner:
                 # Their own calls fill their turn, or (a pool nobody waits for) other users'.
-                mine = waiting or self._held.get(owner, 0)
                 raise Throttled(self.refusals.waiting if mine else self.refusals.busy,
                                 self.refusals.retry_after)
             ticket = next(self._tickets)

@@ -263,3 +263,20 @@ def test_a_child_doing_heavy_work_runs_behind_the_server():
         child.kill()
         child.wait()
     run_behind(child.pid)  # gone already: nothing happens
+
+
+def test_a_call_following_its_clients_last_at_once_waits_instead_of_being_refused():
+    """The client of a held place sends its next call the moment its last one ends, before the
+    waiter the place went to has taken it: its own calls in all are within the bound."""
+    slots = FairSlots(size=1, per_owner=1, waiting_per_owner=1)
+    slots.acquire("alice", 5)
+    waiter = threading.Thread(target=lambda: (slots.acquire("alice", 5), slots.release("alice")))
+    waiter.start()
+    wait_until(lambda: slots._waiting, "the second call did not wait")
+    with slots._condition:  # the waiter cannot wake before the next call is made
+        slots.release("alice")
+        assert slots._waiting and slots.held() == {}  # the place freed, not yet taken
+        slots.acquire("alice", 5)  # waits its turn (the condition's lock is re-entrant)
+    slots.release("alice")
+    waiter.join(5)
+    assert not waiter.is_alive() and slots.held() == {} and not slots._waiting

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from dms.errors import Invalid
+from dms.files.fairness import yield_to_requests
 
 FIELDS = ("text", "title", "file_name", "mail_from", "mail_subject", "any")
 # `any` looks at the fields in this order; the first that matches is the match.
@@ -228,6 +229,8 @@ def _fuzzy(pattern: Pattern, words: Words) -> str | None:
     wanted = " ".join(keys)
     best = None
     for size in sorted({max(1, len(keys) - 1), len(keys), len(keys) + 1}):
+        # Each size's runs of a long text are some milliseconds of Python: requests first.
+        yield_to_requests()
         hit = process.extractOne(wanted, words.windows(size), scorer=fuzz.ratio,
                                  processor=None, score_cutoff=FUZZY_THRESHOLD)
         if hit is not None and (best is None or hit[1] > best[0]):
