@@ -127,11 +127,9 @@ class Config:
     # this long, per request.
     rules_preview_documents: int = 1000
     rules_preview_seconds: float = 5.0
-    # Runs of rules over existing documents whose node stopped are taken up this often (and at
-    # every start), once for the whole cluster.
+    # Runs of rules over existing documents, and large splits in the background, whose node
+    # stopped are taken up this often (and at every start), once for the whole cluster.
     rule_runs_minutes: float = 5
-    # Large splits run in the background (dms.domain.splitruns); runs whose node stopped are taken
-    # up this often (and at every start), once for the whole cluster.
     split_runs_minutes: float = 5
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
