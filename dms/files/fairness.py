@@ -55,12 +55,13 @@ BEHIND_NICENESS = 10
 MOST_NICENESS = 19
 
 
-def run_behind(pid: int) -> None:
-    """Lower a child process' CPU priority to BEHIND_NICENESS steps below the server's own;
-    where that is not allowed, it stays as it is."""
+def run_behind(pid: int, steps: int = BEHIND_NICENESS) -> None:
+    """Lower a child process' CPU priority to `steps` below the server's own (at most to the
+    lowest there is); where that is not allowed, it stays as it is. A process cannot be given
+    its priority back without privileges: a child lowered further is not lent again."""
     try:
         own = os.getpriority(os.PRIO_PROCESS, 0)
-        os.setpriority(os.PRIO_PROCESS, pid, min(MOST_NICENESS, own + BEHIND_NICENESS))
+        os.setpriority(os.PRIO_PROCESS, pid, min(MOST_NICENESS, own + steps))
     except (OSError, AttributeError):  # the child gone already, or no such call on this system
         pass
 
@@ -360,6 +361,12 @@ class Penalties:
             if past > 0:
                 self._closed_until[owner] = now + min(self.longest,
                                                       self.first * 2 ** (past - 1))
+
+    def struck(self, owner: Hashable) -> bool:
+        """Whether `owner`'s work failed at the limits within the window."""
+        with self._lock:
+            self._forget(self._clock())
+            return owner in self._strikes
 
     def check(self, owner: Hashable) -> None:
         """Throttled while `owner`'s door is closed."""

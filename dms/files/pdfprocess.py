@@ -32,7 +32,8 @@ from typing import Iterator
 
 from dms.config import Config
 from dms.errors import Unavailable
-from dms.files.fairness import FairSlots, Penalties, Refusals, current_owner, run_behind
+from dms.files.fairness import (MOST_NICENESS, FairSlots, Penalties, Refusals, current_owner,
+                                run_behind)
 from dms.files.pdfprotocol import HEADER, MAX_FRAME, MEMORY, TOO_SLOW, write_frame
 
 log = logging.getLogger("dms.pdf")
@@ -204,11 +205,18 @@ class PdfReaders:
         self._penalties.check(owner)
         with self._shares.slot(wait, owner):
             child = self._acquire(wait)
+            # A user whose files failed at the limits lately has them read at the lowest CPU
+            # priority, behind everyone else's files (the child is not lent again after).
+            far_behind = self._penalties.struck(owner)
+            if far_behind:
+                run_behind(child.process.pid, MOST_NICENESS)
             try:
                 yield child
             finally:
                 for _ in range(child.costly_failures):
                     self._penalties.strike(owner)
+                if far_behind:
+                    child.kill()
                 self._release(child)
 
     def _acquire(self, wait: float) -> Child:
