@@ -24,7 +24,7 @@ import peewee
 
 from dms import search
 from dms.config import Config
-from dms.db import database, on_commit, register_space_reserve
+from dms.db import database, on_commit, register_space_reserve, take_turns_by
 from dms.db.schema import open_migrated
 from dms.domain import splitruns, trash
 from dms.domain.credentials import LoginThrottle, max_failures
@@ -35,6 +35,7 @@ from dms.domain.secretkey import key_problem
 from dms.domain.services import Services
 from dms.errors import DomainError
 from dms.files import modes
+from dms.files.fairness import current_owner
 from dms.files.pdfprocess import PdfReaders, ReaderTimes
 from dms.files.store import DirectoryStore
 from dms.intake.consume import ConsumeFolder
@@ -127,6 +128,7 @@ def open_installation(config: Config) -> DirectoryStore:
     sweep(store, config)  # before the first request; then periodically
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
+    take_turns_by(current_owner)  # the write lock takes users in turns (issue 38)
     return store
 
 

@@ -31,7 +31,7 @@ import re
 import sqlite3
 import threading
 import time
-from typing import Callable, Iterator, TypeVar
+from typing import Callable, Hashable, Iterator, TypeVar
 
 from peewee import DatabaseError, OperationalError
 
@@ -191,6 +191,12 @@ def on_commit(callback: Callable[[], None]) -> Callable[[], None]:
 
 
 _release_space_reserve: Callable[[], bool] | None = None
+
+
+def take_turns_by(turn_of: Callable[[], Hashable]) -> None:
+    """Whom a writer works for (dms.files.fairness.current_owner; set by the composition root):
+    the write lock takes users in turns by it (dms.db.fifolock, issue 38)."""
+    WRITE_LOCK.turn_of = turn_of
 
 
 def register_space_reserve(release: Callable[[], bool] | None) -> None:

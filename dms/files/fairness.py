@@ -47,7 +47,6 @@ from dms.errors import Throttled, Unavailable
 _acting: contextvars.ContextVar[Hashable] = contextvars.ContextVar("dms_acting_owner",
                                                                    default=None)
 
-
 # How much nicer than the server those children are: they get the cores the server's threads
 # leave (10 steps nicer, a child gets about a tenth of a core the server's threads want; all of
 # an idle one).
@@ -118,7 +117,7 @@ def current_owner() -> Hashable:
 
 @contextlib.contextmanager
 def acting_for(owner: Hashable) -> Iterator[None]:
-    """Work done inside counts against `owner`'s shares."""
+    """Work done inside counts against `owner`'s shares and turns."""
     token = _acting.set(owner)
     try:
         yield

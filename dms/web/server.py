@@ -151,6 +151,10 @@ class Server:
             # answers reach the client.
             wasyncore.dispatcher.close(wsgi)
             self.runtime.streams.stop()
+            # The shared PDF readers stop too: a call waiting for one is refused, one in flight
+            # ends now (a user's uploads in line behind a bomb held a stop for half a minute).
+            self.runtime.pdf.stop()
+            self.runtime.pdf.interrupt()
             deadline = time.monotonic() + GRACE_SECONDS
             while (wsgi.task_dispatcher.active_count or wsgi.task_dispatcher.queue) \
                     and time.monotonic() < deadline:
