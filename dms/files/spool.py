@@ -6,9 +6,10 @@ the socket. Up to `memory_limit` bytes stay in memory (JSON bodies, small files)
 body goes to a file of its own in the spool directory (mode 0600, a name no client chooses),
 through a buffer of CHUNK bytes, and from then on its SHA-256, size and first bytes are kept as it
 grows. The application reads it as `wsgi.input` (a SpooledInput); DirectoryStore.receive() asks
-that input to give up its file (`adopt()`): flushed, fsynced and no longer removed when the
-request ends. A body nobody adopts is removed when the request is closed (or its connection
-drops mid-body); after a crash, by the store's start-up sweep of tmp/. A body that cannot be
+that input to give up its file (`adopt()`): flushed and no longer removed when the request ends
+(fsynced only when the store keeps it: a body the checks refuse costs no sync of the disk). A
+body nobody adopts is removed when the request is closed (or its connection drops mid-body);
+after a crash, by the store's start-up sweep of tmp/. A body that cannot be
 written (a full disk) is dropped as it arrives and its error raised to whoever reads or adopts
 it, so that the answer is the application's (507), not a cut connection.
 
@@ -50,7 +51,8 @@ def hashing_thread() -> ThreadPoolExecutor:
 
 @dataclass
 class SpooledFile:
-    """A whole body on disk, fsynced, now the caller's: its path, size, SHA-256 and first bytes."""
+    """A whole body on disk (written, not yet fsynced), now the caller's: its path, size, SHA-256
+    and first bytes."""
     path: Path
     size: int
     sha256: str
@@ -138,10 +140,9 @@ class SpooledBody:
         return self.reader
 
     def adopt(self) -> SpooledFile:
-        """Give the spooled file to the caller, durably written; the body is no longer removed
-        when the request ends."""
+        """Give the spooled file to the caller, written (the store fsyncs what it keeps); the
+        body is no longer removed when the request ends."""
         self._written()
-        os.fsync(self.file.fileno())
         self.file.close()
         adopted = SpooledFile(self.path, self.size, self.digest.hexdigest(), self.head)
         self.path = None

@@ -11,9 +11,11 @@ PDF being made (both derived, removed with their version), `.incoming/` for file
 from another filesystem. Uploads in progress and Tesseract's output are node-local:
 `<data-dir>/tmp`.
 
-Durability: an upload is written to tmp/ and fsynced, then moved into place (a rename; a copy,
-fsync and rename when the store is another filesystem) and the directory fsynced, before any
-database row points at it. A crash can therefore leave only unreferenced files (never a row without
+Durability: an upload is written to tmp/, checked, then fsynced and moved into place (a rename;
+a copy, fsync and rename when the store is another filesystem) and the directory fsynced, before
+any database row points at it. Only what is stored is fsynced (issue 38): a body the checks
+refuse — a Flate bomb, a 429 — costs no sync of the disk, which every other user's commits wait
+for. A crash can therefore leave only unreferenced files (never a row without
 its file); `sweep()` at start-up removes them once they are older than a grace period: a file
 without a row may be another node's upload whose row is being committed.
 """
@@ -48,11 +50,12 @@ class UploadTooLarge(Exception):
 
 @dataclass
 class ReceivedFile:
-    """An upload safely in `tmp/`, not yet stored: its path, size and SHA-256."""
+    """An upload in `tmp/`, not yet stored: its path, size and SHA-256."""
     path: Path
     size: int
     sha256: str
     head: bytes  # the first bytes, for sniffing the type
+    synced: bool = False  # fsynced already (a file dms wrote itself); else store() does it
 
     def discard(self) -> None:
         self.path.unlink(missing_ok=True)
@@ -68,7 +71,7 @@ class ReceivedFile:
                     head = chunk[:8192]
                 digest.update(chunk)
                 size += len(chunk)
-        return cls(path, size, digest.hexdigest(), head)
+        return cls(path, size, digest.hexdigest(), head, synced=True)
 
 
 class FileStore(Protocol):
@@ -125,9 +128,9 @@ class DirectoryStore:
         return Path(tempfile.mkdtemp(dir=self.tmp_dir, prefix="work-"))
 
     def receive(self, stream: BinaryIO, length: int | None, limit: int) -> ReceivedFile:
-        """A request body, whole and fsynced in `tmp/`, with its size and SHA-256: the file the
-        server spooled it to when it can be adopted (dms.files.spool: one write of each byte),
-        else copied into `tmp/` in chunks while hashing it.
+        """A request body, whole in `tmp/` (not yet fsynced: store() does that), with its size
+        and SHA-256: the file the server spooled it to when it can be adopted (dms.files.spool:
+        one write of each byte), else copied into `tmp/` in chunks while hashing it.
 
         Raises UploadTooLarge past `limit` bytes (nothing is left behind)."""
         if isinstance(stream, SpooledInput) and stream.body.path is not None \
@@ -158,17 +161,19 @@ class DirectoryStore:
                     target.write(chunk)
                     if remaining is not None:
                         remaining -= len(chunk)
-                target.flush()
-                os.fsync(target.fileno())
         except BaseException:
             path.unlink(missing_ok=True)
             raise
         return ReceivedFile(path, size, digest.hexdigest(), head)
 
     def store(self, received: ReceivedFile, version_id: str) -> Path:
-        """Move a received file to its place, durably (then fsync the directory)."""
+        """Move a received file to its place, durably: fsynced first (unless it is already),
+        then the directory."""
         target = self.path(version_id)
         target.parent.mkdir(exist_ok=True)
+        if not received.synced:
+            fsync_file(received.path)
+            received.synced = True
         move_file(received.path, target, self.incoming_dir)
         fsync_dir(target.parent)
         return target
@@ -393,6 +398,11 @@ def version_of(file_name: str) -> str:
 
 def fsync_dir(path: Path) -> None:
     """Make a rename in `path` durable."""
+    fsync_file(path)
+
+
+def fsync_file(path: Path) -> None:
+    """Make what was written to the file (or the directory) `path` durable."""
     descriptor = os.open(path, os.O_RDONLY)
     try:
         os.fsync(descriptor)
