@@ -204,10 +204,11 @@ class PdfReaders:
         owner = current_owner()
         self._penalties.check(owner)
         with self._shares.slot(wait, owner):
-            child = self._acquire(wait)
-            # A user whose files failed at the limits lately has them read at the lowest CPU
-            # priority, behind everyone else's files (the child is not lent again after).
+            # A user whose files failed at the limits lately has them read by a child of their
+            # own, started for the call at the lowest CPU priority and stopped after: behind
+            # everyone else's files, and never taking (and ending) a child others have warm.
             far_behind = self._penalties.struck(owner)
+            child = self._acquire(wait, fresh=far_behind)
             if far_behind:
                 run_behind(child.process.pid, MOST_NICENESS)
             try:
@@ -219,13 +220,14 @@ class PdfReaders:
                     child.kill()
                 self._release(child)
 
-    def _acquire(self, wait: float) -> Child:
+    def _acquire(self, wait: float, fresh: bool = False) -> Child:
+        """An idle child, or a new one within `size` busy (`fresh`: always a new one)."""
         deadline = time.monotonic() + wait
         with self._condition:
             while True:
                 if self._stopped:
                     raise Unavailable("The server is stopping; try again in a moment.")
-                while self._idle:
+                while self._idle and not fresh:
                     child = self._idle.pop()
                     if child.alive:
                         self._busy += 1

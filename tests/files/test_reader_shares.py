@@ -92,20 +92,21 @@ def test_a_user_refused_again_and_again_for_bombs_is_held_back_and_others_are_no
 
 def test_a_struck_users_files_are_read_at_the_lowest_priority_by_a_child_not_lent_again():
     """In-process, on a fair pool of its own: a user whose file failed at a limit lately has the
-    next read by a child at the lowest CPU priority, which is stopped after (a child's priority
-    cannot be raised again without privileges); another user's child runs 10 steps behind the
-    server and is lent again."""
+    next read by a child of its own at the lowest CPU priority, stopped after (a child's priority
+    cannot be raised again without privileges), never taking another user's warm child; another
+    user's child runs 10 steps behind the server and is lent again."""
     pool = PdfReaders(2, 1024, fair=True)
     own = os.getpriority(os.PRIO_PROCESS, 0)
     try:
-        pool._penalties.strike("alice")
-        with acting_for("alice"), pool.session() as child:
-            assert os.getpriority(os.PRIO_PROCESS, child.process.pid) == 19
-            struck = child
-        assert not struck.alive
         with acting_for("bob"), pool.session() as child:
             assert os.getpriority(os.PRIO_PROCESS, child.process.pid) == min(19, own + 10)
             kept = child
         assert kept.alive and pool._idle == [kept]
+        pool._penalties.strike("alice")
+        with acting_for("alice"), pool.session() as child:
+            assert child is not kept  # bob's warm child is not taken
+            assert os.getpriority(os.PRIO_PROCESS, child.process.pid) == 19
+            struck = child
+        assert not struck.alive and kept.alive and pool._idle == [kept]
     finally:
         pool.stop()
