@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import threading
 
 import pytest
 import requests
@@ -15,7 +14,7 @@ import requests
 from dms.domain import credentials
 from dms.config import Config
 from dms.files.modes import restrict_umask
-from dms.web.server import Server
+from tests.harness import appserver
 from tests.harness.client import Client
 from tests.harness.inprocess import WsgiAdapter
 from tests.harness.pgcluster import Cluster
@@ -88,16 +87,12 @@ def config(tmp_path, request, database_url) -> Config:
 
 @pytest.fixture
 def server(config):
-    server = Server(config)
-    thread = threading.Thread(target=server.run, name="test-server", daemon=True)
-    thread.start()
+    server = appserver.start(config, "test-server")
     # Answered once run() serves: the queue's workers and the search indexer have started. A
     # request over the socket waits for that by itself; one in-process would not.
     requests.get(server.url + "/api/version/", timeout=60).raise_for_status()
     yield server
-    server.stop()
-    thread.join(timeout=15)
-    assert not thread.is_alive(), "the server did not stop"
+    appserver.stop(server)
 
 
 @pytest.fixture

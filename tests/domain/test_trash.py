@@ -357,7 +357,8 @@ def test_deletes_restores_and_moves_of_the_same_nodes_at_once_keep_a_tree(alice,
     assert reachable | trashed == set(folders)
 
 
-def test_a_backup_keeps_the_trash_and_the_history(alice, config, papers, tmp_path, request):
+def test_a_backup_keeps_the_trash_and_the_history(alice, server, config, papers, tmp_path,
+                                                  request):
     assert alice.delete(f"/api/nodes/{papers['bills']}/").status_code == 204
     trashed = alice.get("/api/trash/").json()["data"]
     history = alice.get(f"/api/nodes/{papers['document']}/history/").json()["data"]
@@ -366,7 +367,7 @@ def test_a_backup_keeps_the_trash_and_the_history(alice, config, papers, tmp_pat
     target = empty_target(config, request, tmp_path / "restored")
     restored = dms("restore", tmp_path / "backup.zip", *config_args(target))
     assert restored.returncode == 0, restored.stderr
-    server, thread = served(target)
+    server, thread = served(target, replacing=server)
     try:
         again = Client(server.url).login("alice", "user-password-1")
         assert again.get("/api/trash/").json()["data"] == trashed

@@ -18,11 +18,40 @@ def empty_target(config, request, data_dir) -> Config:
     return Config(**{**config.__dict__, "data_dir": data_dir, "database_url": url})
 
 
-def served(config):
+def served(config, replacing: Server | None = None):
+    """A Server on `config` in a thread of its own. `replacing`: the test's server, stopped
+    first and waited for. Servers in one process share the process-wide database handle, so
+    the first one's background threads (its search indexer, queue, mail checks) would work on
+    the second one's database: the old indexer took a restored server's outbox rows into the
+    old index, and the restored server never found what was restored."""
+    if replacing is not None:
+        stop(replacing)
     server = Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
+    _threads[server] = thread
     return server, thread
+
+
+_threads: dict[Server, threading.Thread] = {}  # each server started here -> the thread running it
+
+
+def start(config, name: str) -> Server:
+    """A Server on `config` in a thread named `name`, stopped with stop()."""
+    server = Server(config)
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    thread.start()
+    _threads[server] = thread
+    return server
+
+
+def stop(server: Server) -> None:
+    """Stop `server` and wait until it has (idempotent)."""
+    server.stop()
+    thread = _threads.pop(server, None)
+    if thread is not None:
+        thread.join(timeout=15)
+        assert not thread.is_alive(), "the server did not stop"
 
 
 @contextlib.contextmanager

@@ -109,8 +109,8 @@ def test_a_crash_before_the_mailbox_is_told_imports_nothing_twice(tmp_path, imap
 
 
 @pytest.mark.slow
-def test_a_restored_backup_still_reads_the_mail_accounts(alice, mailbox, imap, config, tmp_path,
-                                                         request):
+def test_a_restored_backup_still_reads_the_mail_accounts(alice, server, mailbox, imap, config,
+                                                         tmp_path, request):
     """The backup carries mail.key: the restored accounts' passwords still open."""
     imap.append(*mailbox, message("Lease", [("lease.pdf", samples.pdf(["Lease"]),
                                              "application/pdf")])[0])
@@ -127,7 +127,7 @@ def test_a_restored_backup_still_reads_the_mail_accounts(alice, mailbox, imap, c
 
     imap.append(*mailbox, message("Deposit", [("deposit.pdf", samples.pdf(["Deposit"]),
                                                "application/pdf")])[0])
-    server, thread = served(target)
+    server, thread = served(target, replacing=server)
     try:
         again = Client(server.url, alice.token)
         again.inbox_id = alice.inbox_id

@@ -80,8 +80,8 @@ TABLES = ["document_mail", "document_version", "event", "mail_account", "mail_im
 
 @pytest.mark.slow
 @pytest.mark.parametrize("password", [None, "correct horse battery"])
-def test_round_trip_restores_everything(alice, admin, filled, config, tmp_path, password,
-                                        request):
+def test_round_trip_restores_everything(alice, admin, server, filled, config, tmp_path,
+                                        password, request):
     original = state(alice, admin, filled)
     archive = tmp_path / "backup.zip"
     stdin = password + "\n" if password else None
@@ -108,13 +108,14 @@ def test_round_trip_restores_everything(alice, admin, filled, config, tmp_path, 
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in target.data_dir.iterdir()) == \
         (["files", "mail.key"] if config.database_url else ["dms.db", "files", "mail.key"])
-    assert_same_state(target, alice, admin, filled, original)
+    assert_same_state(target, alice, admin, filled, original, server)
     assert dms("verify", *config_args(target)).returncode == 0
 
 
-def assert_same_state(config, alice, admin, documents, original) -> None:
-    """A server on `config` shows what `original` recorded (tokens are restored too)."""
-    server, thread = served(config)
+def assert_same_state(config, alice, admin, documents, original, replacing) -> None:
+    """A server on `config`, `replacing` the test's, shows what `original` recorded (tokens are
+    restored too)."""
+    server, thread = served(config, replacing)
     try:
         restored = state(Client(server.url, alice.token), Client(server.url, admin.token),
                          documents)
@@ -137,7 +138,8 @@ def assert_same_state(config, alice, admin, documents, original) -> None:
 
 @pytest.mark.slow
 @pytest.mark.postgresql_only
-def test_a_home_moves_to_postgresql_and_back(alice, admin, filled, config, postgres, tmp_path):
+def test_a_home_moves_to_postgresql_and_back(alice, admin, server, filled, config, postgres,
+                                             tmp_path):
     """PostgreSQL -> SQLite -> PostgreSQL, each step by `dms backup` and `dms restore`, each
     state served and compared: the documented way to move between the engines."""
     original = state(alice, admin, filled)
@@ -146,7 +148,7 @@ def test_a_home_moves_to_postgresql_and_back(alice, admin, filled, config, postg
     home = Config(**{**config.__dict__, "data_dir": tmp_path / "home", "database_url": None})
     restored = dms("restore", to_sqlite, *config_args(home))
     assert restored.returncode == 0, restored.stderr
-    assert_same_state(home, alice, admin, filled, original)
+    assert_same_state(home, alice, admin, filled, original, server)
     assert dms("verify", *config_args(home)).returncode == 0
 
     to_postgresql = tmp_path / "from-sqlite.zip"
@@ -157,7 +159,7 @@ def test_a_home_moves_to_postgresql_and_back(alice, admin, filled, config, postg
     assert moved.returncode == 0, moved.stderr
     assert moved.stdout.startswith(f"Restored {to_postgresql} into {office.data_dir} and "
                                    f"postgresql://postgres@127.0.0.1:")
-    assert_same_state(office, alice, admin, filled, original)
+    assert_same_state(office, alice, admin, filled, original, server)
     assert dms("verify", *config_args(office)).returncode == 0
 
     # Into a database that already holds dms data: refused, nothing changed, no files left.
