@@ -114,7 +114,9 @@ def test_rotate_delete_and_reorder_pages(session, server, alice, tmp_path):
     assert page_texts(data) == ["Alpha page one", "Charlie page three"]
     assert [rotation for rotation, _ in bytes_layout(data)] == [90, 0]
 
-    # Drag and drop: page 2 dropped onto page 1 takes its place.
+    # Drag and drop: page 2 dropped onto page 1 takes its place. First the previews are drawn: a
+    # preview drawn during the drag (a busy machine) moves the figures from under the mouse.
+    expect(page.locator("canvas.preview.is-loading")).to_have_count(0)
     page.get_by_role("figure", name="Page 2").drag_to(page.get_by_role("figure", name="Page 1"))
     changed_to(page, "Page 2 moved to place 1.", 2, 4)
     assert page_texts(pdf_of(alice, document)) == ["Charlie page three", "Alpha page one"]
