@@ -32,7 +32,7 @@ from dms.domain import batches, pagecommit, tree
 from dms.domain.preferences import ocr_language
 from dms.domain.rules import filing
 from dms.errors import Invalid, StorageFull, TooLarge, UnsupportedType
-from dms.files import filetypes
+from dms.files import filetypes, pagecount
 from dms.files.filetypes import FileType, UnacceptableFile
 from dms.files.store import FileStore, ReceivedFile, UploadTooLarge
 from dms.text import has_refused_characters
@@ -108,7 +108,7 @@ def receive_upload(services: Services, stream: BinaryIO, length: int | None) -> 
             raise UnsupportedType("This type of file is not supported; upload a PDF, PNG, JPEG, "
                                   "TIFF or plain text file.")
         try:
-            pages = filetypes.count_pages(received.path, file_type, filetypes.limits_of(config),
+            pages = pagecount.count_pages(received.path, file_type, pagecount.limits_of(config),
                                           services.pdf)
         except UnacceptableFile as error:
             raise Invalid(str(error)) from None

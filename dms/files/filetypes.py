@@ -1,15 +1,10 @@
 """Which files dms accepts (api.md §6): the type is sniffed from the bytes, never taken from a
-header or a name, and each accepted file is opened once to count its pages."""
+header or a name; each accepted file is then opened once to count its pages
+(dms.files.pagecount)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-
-from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames
-from dms.files.pdf import UnreadablePdf
-from dms.files.pdf import page_count as pdf_page_count
-from dms.files.pdfprocess import PdfReaders
 
 
 @dataclass(frozen=True)
@@ -55,31 +50,3 @@ def looks_like_text(head: bytes) -> bool:
     if not head:
         return False
     return not any(byte < 32 and byte not in TEXT_CONTROLS or byte == 127 for byte in head)
-
-
-@dataclass(frozen=True)
-class FileLimits:
-    max_pages: int
-    max_image_pixels: int
-
-
-def limits_of(config) -> FileLimits:
-    return FileLimits(config.max_pages, config.max_image_megapixels * 1_000_000)
-
-
-def count_pages(path: Path, file_type: FileType, limits: FileLimits, readers: PdfReaders) -> int:
-    """Open the file once: its page count, or UnacceptableFile if it cannot be read or is past
-    the limits (pages, frames, pixels per frame; a PDF's pages parsed within the reader's
-    memory and time limits, dms.files.pdf)."""
-    if file_type is PDF:
-        try:
-            return pdf_page_count(readers, path, limits.max_pages)
-        except UnreadablePdf as error:
-            raise UnacceptableFile(str(error)) from None
-    if file_type in IMAGES:
-        try:
-            return check_frames(path, file_type.extension[1:].upper(),
-                                ImageLimits(limits.max_image_pixels, limits.max_pages))
-        except UnacceptableImage as error:
-            raise UnacceptableFile(str(error)) from None
-    return 1
