@@ -75,7 +75,7 @@ class Config:
     split_max_pages: int = 1000
     # The consume folder and mail split incoming PDFs at barcode separator sheets (issue 26).
     split_on_barcode: bool = False
-    # Address space of one PDF reader process (dms.files.pdfprocess): a page needing more is
+    # Address space of one PDF reader process (dms.files.pdf.process): a page needing more is
     # refused.
     pdf_memory_mb: int = 1024
     # Time limits of a PDF reader's call (dms.files.pdf): reading or rendering one page (for
@@ -99,16 +99,16 @@ class Config:
     # parsed parts are held in memory).
     mail_max_message_mb: int = 25
     # A message with a longer header, or with more multipart containers (nested MIME parts), is
-    # refused (dms.intake.mailmessage).
+    # refused (dms.intake.mail.message).
     mail_max_header_kb: int = 8
     mail_max_multiparts: int = 50
     # Checks under way (queued or running): per user (429 past it) and per node (503), and the
-    # checks a node runs at once (dms.intake.mailchecker).
+    # checks a node runs at once (dms.intake.mail.checker).
     mail_checks_per_user: int = 2
     mail_checks_per_node: int = 100
     mail_checks_parallel: int = 4
     # A mail server that sends nothing for this long, or less than 16 KiB in this long while it
-    # answers, is left (dms.intake.mailclient): a tarpit otherwise holds a check to its deadline.
+    # answers, is left (dms.intake.mail.client): a tarpit otherwise holds a check to its deadline.
     mail_stall_seconds: float = 30
     # The start-up sweep removes a file no row names only when it is older than this: another
     # node may be about to commit the row of a file it has just stored.

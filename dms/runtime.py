@@ -36,10 +36,10 @@ from dms.domain.services import Services
 from dms.errors import DomainError
 from dms.files import modes
 from dms.files.fairness import current_owner
-from dms.files.pdfprocess import PdfReaders, ReaderTimes
+from dms.files.pdf.process import PdfReaders, ReaderTimes
 from dms.files.store import DirectoryStore
 from dms.intake.consume import ConsumeFolder
-from dms.intake.mailchecker import MailChecker, release_claims
+from dms.intake.mail.checker import MailChecker, release_claims
 from dms.notify.deliverer import Deliverer
 from dms.notify.streams import StreamHub
 from dms.ops import verify
@@ -78,7 +78,7 @@ PERIODIC_JOBS = (
     # `dms verify` in a worker; GET /health shows the last result.
     PeriodicJob("verify", "verify_hours", HOUR,
                 lambda runtime: verify.run_periodically(runtime.config)),
-    # Users' mail accounts, checked in the background (dms.intake.mailchecker).
+    # Users' mail accounts, checked in the background (dms.intake.mail.checker).
     PeriodicJob("mail", "mail_check_minutes", MINUTE, lambda runtime: runtime.mail.check_all(),
                 clean_up=lambda runtime: release_claims()),
     # What a crash left in the file store (also at every start: open_installation).

@@ -14,16 +14,16 @@ from typing import Mapping
 from dms.cli.logs import configure_logging
 from dms.cli.parser import build_parser
 from dms.config import Config, ConfigError
-from dms.files.pdfprocess import CHILD_COMMAND
+from dms.files.pdf.process import CHILD_COMMAND
 
 __all__ = ["build_parser", "main"]
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == [CHILD_COMMAND]:  # a PDF reader process of a running dms (dms.files.pdfprocess)
-        from dms.files import pdfchild
-        return pdfchild.main(argv[1:])
+    if argv[:1] == [CHILD_COMMAND]:  # a PDF reader process of a running dms (dms.files.pdf.process)
+        from dms.files.pdf import child
+        return child.main(argv[1:])
     args = build_parser().parse_args(argv)
     # Whatever the umask: the data dir, the database, stored files and backups are owner-only
     # (dms.files.modes).

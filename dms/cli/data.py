@@ -21,7 +21,8 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
     from pathlib import Path
 
     from dms.db.schema import latest_schema_version
-    from dms.ops import backup, restore
+    from dms.ops import backup
+    from dms.ops.backup import restore
 
     password = None
     if args.password_stdin:
@@ -44,7 +45,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
         copy_rows = None
         if config.database_url:  # the rows into PostgreSQL, the files into the data dir
             from dms.db import open_configured
-            from dms.ops import transfer
+            from dms.ops.backup import transfer
 
             open_configured(config)  # not migrated: the schema comes with the rows, or not
             transfer.check_empty()

@@ -13,7 +13,7 @@ from typing import Protocol
 from dms.config import Config
 from dms.domain.credentials import LoginThrottle
 from dms.files.fairness import FairSlots, Refusals
-from dms.files.pdfprocess import PdfReaders
+from dms.files.pdf.process import PdfReaders
 from dms.files.store import FileStore
 
 

@@ -8,7 +8,7 @@ dms.domain.rules.runs). A split at separator sheets that the request could not f
 first looks at the pages, SCAN_PAGES per PDF reader lent (others have their turn between), the
 lease renewed after each share, and commits its plan; killed meanwhile, it looks again (nothing
 was made). Then batch after batch: at most splits.BATCH_PARTS parts built by the PDF readers and
-stored durably outside any transaction, then one write transaction (dms.domain.pagecommit) that
+stored durably outside any transaction, then one write transaction (dms.domain.pages.commit) that
 checks the source is unchanged (live, the same latest version, in the same folder), writes the
 parts with their history, their `split_part` rows and the cursor `parts_made` — only if the lease
 is still this worker's and the cursor where it read it. The last batch puts the source in the
@@ -40,12 +40,13 @@ from typing import Callable
 
 from dms.db import database, document_scope, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, SplitRun, User, new_id, utcnow
-from dms.domain import separators, splits
+from dms.domain import splits
 from dms.domain.listings import ROW_COLUMNS, NodeRow
 from dms.domain.ownership import owned
-from dms.domain.pagebuild import Builder, refusal
-from dms.domain.pagecommit import Emptied, Kept, Operation, commit
-from dms.domain.pageops import all_pages
+from dms.domain.pages import separators
+from dms.domain.pages.build import Builder, refusal
+from dms.domain.pages.commit import Emptied, Kept, Operation, commit
+from dms.domain.pages.operations import all_pages
 from dms.domain.services import Services
 from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases,
                                  TurnPool)

@@ -1,14 +1,14 @@
 """Splitting a document, `POST /documents/{id}/split/` (issue 26 and 38, api.md §11): after given
-page numbers, or at separator sheets (dms.domain.separators, the sheets left out), into new
+page numbers, or at separator sheets (dms.domain.pages.separators, the sheets left out), into new
 documents in its folder titled `<title without extension>-<n>.pdf`, with its tags, language and
 mail attributes; the document goes to the trash.
 
 One limit for every form: a document of more than DMS_SPLIT_MAX_PAGES pages is not split
-(separators.too_many_pages; the intake's batches obey it too, dms.domain.batches), checked before
-anything but the document's row is read, with the body.
+(separators.too_many_pages; the intake's batches obey it too, dms.domain.pages.batches), checked
+before anything but the document's row is read, with the body.
 
 Where the work happens. A small split is done in the request, in one write transaction like
-every page operation (dms.domain.pagecommit): at most BATCH_PARTS parts, and at most
+every page operation (dms.domain.pages.commit): at most BATCH_PARTS parts, and at most
 LOOKS_IN_REQUEST pages to look at with a PDF reader for separator sheets. A larger one becomes a
 run in the background (dms.domain.splitruns, `start_run`): the request then does only cheap
 checks — the document, the body, the limit, the separator sheets that processing already found
@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 from dms.db import database
 from dms.db.models import DocumentVersion, Node, User
-from dms.domain import separators, tree
-from dms.domain.pagebuild import Builder, Placed, SourcePage, check_changeable, refusal
-from dms.domain.pagecommit import Emptied, NewDocument, Operation, commit
-from dms.domain.pageops import all_pages, document_with_file
+from dms.domain import tree
+from dms.domain.pages import separators
+from dms.domain.pages.build import Builder, Placed, SourcePage, check_changeable, refusal
+from dms.domain.pages.commit import Emptied, NewDocument, Operation, commit
+from dms.domain.pages.operations import all_pages, document_with_file
 from dms.domain.turnpool import UNFINISHED
 from dms.errors import Conflict, Invalid
 from dms.files.pdf import UnreadablePdf

@@ -62,7 +62,7 @@ def remove_in_transaction(services: Services, user: User, node: Node) -> Removed
     """Put the caller's live, non-special `node` in the trash with its subtree (or, with
     DMS_TRASH_DAYS=0, delete it for good), with its `deleted` event, inside the caller's write
     transaction (in the owner's scope). Also for the documents a page operation empties or
-    replaces (dms.domain.pagecommit)."""
+    replaces (dms.domain.pages.commit)."""
     if services.config.trash_days == 0:
         rules.disable_for_deleted(user.id, f"{tree.SUBTREE} SELECT id FROM below", (node.id,))
         gone = tree.delete_subtree_rows(node.id)

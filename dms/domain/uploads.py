@@ -28,7 +28,8 @@ from peewee import IntegrityError
 from dms.db import database, document_scope, events, is_disk_full, owner_scope, write_transaction
 from dms.db.models import (DocumentVersion, Node, OcrStatus, User, new_id,
                            utcnow)
-from dms.domain import batches, pagecommit, tree
+from dms.domain import tree
+from dms.domain.pages import batches, commit
 from dms.domain.preferences import ocr_language
 from dms.domain.rules import filing
 from dms.errors import Invalid, StorageFull, TooLarge, UnsupportedType
@@ -191,7 +192,7 @@ def import_into_folder(services: Services, user: User, folder_id: str, stream: B
     """A file from `dms import`, the consume folder or a mail (`source`) becomes a new document
     in the user's folder, titled by its name, through the same checks as an upload — or, with
     `split` (DMS_SPLIT_ON_BARCODE), one document per part of a batch cut at separator sheets
-    (dms.domain.batches). The documents made; none, and nothing changed, when `rule` says the
+    (dms.domain.pages.batches). The documents made; none, and nothing changed, when `rule` says the
     file is already there: checked in the transaction that adds it."""
     name = check_file_name(file_name)
     tree.owned_node(user, folder_id, Node.FOLDER)
@@ -255,9 +256,9 @@ def _import_parts(services: Services, user: User, folder_id: str, upload: Upload
                 for number, (built, version_id) in enumerate(zip(parts, version_ids), 1):
                     title = f"{stem[:tree.MAX_TITLE_LENGTH - 12]}-{number}.pdf"
                     document = tree.insert_node(user, Node.DOCUMENT, folder, title, lang=lang)
-                    pagecommit.insert_version(document, version_id, built,
-                                              f"part {number} of {len(parts)} of {name}", None,
-                                              file_name=title, source_sha256=sha256)
+                    commit.insert_version(document, version_id, built,
+                                          f"part {number} of {len(parts)} of {name}", None,
+                                          file_name=title, source_sha256=sha256)
                     _record_imported(document, folder, source, None, title, built.file.size)
                     rule.added(user, document, sha256)
                     filing.mark_new(document.id, source)  # each part is a new document

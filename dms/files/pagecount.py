@@ -11,7 +11,7 @@ from dms.files.filetypes import IMAGES, PDF, FileType, UnacceptableFile
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames
 from dms.files.pdf import UnreadablePdf
 from dms.files.pdf import page_count as pdf_page_count
-from dms.files.pdfprocess import PdfReaders
+from dms.files.pdf.process import PdfReaders
 
 
 @dataclass(frozen=True)

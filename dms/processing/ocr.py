@@ -39,8 +39,8 @@ from typing import Iterable, Iterator
 from dms.files import pdf
 from dms.files.fairness import run_behind
 from dms.files.imaging import decoding, shrink
-from dms.files.pages import BARCODE_FORMATS
-from dms.files.pdfprocess import PdfReaders
+from dms.files.pdf.pages import BARCODE_FORMATS
+from dms.files.pdf.process import PdfReaders
 from dms.files.store import move_file
 
 log = logging.getLogger("dms.ocr")
@@ -62,7 +62,7 @@ class PageText:
     text: str
     method: str  # "text", "layer", "ocr" or "skipped" (see the page table, migration 0004)
     # The texts of the page's barcodes, read from the render Tesseract got; None: not looked at
-    # (separator sheets, dms.domain.separators; migration 0017).
+    # (separator sheets, dms.domain.pages.separators; migration 0017).
     barcodes: list[str] | None = None
 
 

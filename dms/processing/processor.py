@@ -39,7 +39,7 @@ from dms.config import Config
 from dms.db import release_connection
 from dms.db.models import new_id
 from dms.errors import StorageFull
-from dms.files.pdfprocess import PdfReaders
+from dms.files.pdf.process import PdfReaders
 from dms.files.store import FileStore
 from dms.processing import cluster, leases, progress, searchable
 from dms.processing.languages import installed_languages

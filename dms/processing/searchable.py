@@ -12,7 +12,7 @@ While a version is read, each page's PDF waits in the store's work folder (readi
 over several slices and survive a restart); when the last page is read, they are joined with
 pdfium (dms.files.pdf) into one file, hashed, moved into place and the work folder removed.
 
-A page operation (dms.domain.pagebuild) makes the searchable PDF of its new version from the
+A page operation (dms.domain.pages.build) makes the searchable PDF of its new version from the
 searchable PDFs it took pages from: placed at once when every page's text is known (`place`),
 or kept as the work folder's base until processing has read the rest (`place_base`).
 """
@@ -27,7 +27,7 @@ import shutil
 from pathlib import Path
 
 from dms.files import pdf
-from dms.files.pdfprocess import PdfReaders
+from dms.files.pdf.process import PdfReaders
 from dms.files.store import CHUNK_SIZE, FileStore, fsync_dir
 
 log = logging.getLogger("dms.searchable")

@@ -15,7 +15,8 @@ import logging
 import pytest
 
 from dms.db import release_connection
-from dms.domain import batches, splitruns
+from dms.domain import splitruns
+from dms.domain.pages import batches
 from dms.files.filetypes import PDF
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot

@@ -1,11 +1,11 @@
-"""Fixtures of the files tests: a pool of one PDF reader process (dms.files.pdfprocess), once for
+"""Fixtures of the files tests: a pool of one PDF reader process (dms.files.pdf.process), once for
 each page-operation module (test_pdfops_*)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dms.files.pdfprocess import PdfReaders
+from dms.files.pdf.process import PdfReaders
 
 
 @pytest.fixture(scope="module")

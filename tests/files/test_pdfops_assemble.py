@@ -1,7 +1,7 @@
-"""The page operations' primitives (issue 26, dms.files.pages and dms.files.pagechild): assembling
-PDFs from pages of others, in the order asked, turned by their /Rotate, within the page and time
-limits, leaving nothing of a refused or late one. Every file is made here: PDFs with a text layer
-(samples.pdf); each call goes through a real reader process."""
+"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf.pagechild):
+assembling PDFs from pages of others, in the order asked, turned by their /Rotate, within the page
+and time limits, leaving nothing of a refused or late one. Every file is made here: PDFs with a text
+layer (samples.pdf); each call goes through a real reader process."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pypdfium2
 import pytest
 
 from tests.harness import samples
-from dms.files import pages
+from dms.files.pdf import pages
 from dms.files.pdf import UnreadablePdf
-from dms.files.pdfprocess import ReaderFailed, ReaderTimes
+from dms.files.pdf.process import ReaderFailed, ReaderTimes
 from tests.harness.pdfops import layout, leftovers, write
 
 

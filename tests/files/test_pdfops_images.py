@@ -1,7 +1,7 @@
-"""The page operations' primitives (issue 26, dms.files.pages and dms.files.pagechild): images to
-PDF, each TIFF frame a page at its resolution, a JPEG embedded as it is, transparency on white,
-EXIF orientation, and images past the limits refused with the uploads' sentences. Every file is
-made here: scans and images drawn with Pillow; each call goes through a real reader process."""
+"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf.pagechild):
+images to PDF, each TIFF frame a page at its resolution, a JPEG embedded as it is, transparency on
+white, EXIF orientation, and images past the limits refused with the uploads' sentences. Every file
+is made here: scans and images drawn with Pillow; each call goes through a real reader process."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pytest
 from PIL import Image, ImageDraw
 
 from tests.harness import samples
-from dms.files import pages
+from dms.files.pdf import pages
 from dms.files.imaging import UnacceptableImage
-from dms.files.pdfprocess import ReaderFailed
-from dms.files.pdfprotocol import IMAGE_REFUSED
+from dms.files.pdf.process import ReaderFailed
+from dms.files.pdf.protocol import IMAGE_REFUSED
 from tests.harness.pdfops import as_file, layout, leftovers, write
 
 

@@ -1,8 +1,8 @@
-"""The page operations' primitives (issue 26, dms.files.pages and dms.files.pagechild) that render
-a page: barcodes on separator sheets, blank pages told from pages with little on them, a page too
-large to render refused; and every new operation of the reader refusing a corrupt PDF. Every file
-is made here: PDFs with a text layer (samples.pdf), scans drawn with Pillow, barcodes written by
-zxing-cpp; each call goes through a real reader process."""
+"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf.pagechild) that
+render a page: barcodes on separator sheets, blank pages told from pages with little on them, a page
+too large to render refused; and every new operation of the reader refusing a corrupt PDF. Every
+file is made here: PDFs with a text layer (samples.pdf), scans drawn with Pillow, barcodes written
+by zxing-cpp; each call goes through a real reader process."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.harness import samples
-from dms.files import pages
+from dms.files.pdf import pages
 from dms.files.pdf import UnreadablePdf
-from dms.files.pdfprocess import ReaderFailed
-from dms.files.pdfprotocol import CORRUPT, IMAGE_REFUSED
+from dms.files.pdf.process import ReaderFailed
+from dms.files.pdf.protocol import CORRUPT, IMAGE_REFUSED
 from tests.harness.pdfops import (as_file, leftovers, noisy_scan, one_line_pdf, separator_sheet,
                                    write)
 
@@ -78,7 +78,7 @@ def test_blank_pages_are_told_from_pages_with_little_on_them(readers, tmp_path):
                      "noisy blank scan 1": True, "noisy blank scan 2": True,
                      "noisy scan of 12 pt 'OK'": False, "scan of a line of text": False,
                      "separator sheet": False}, measured
-    # Far from the threshold either way, as tuned (dms.files.pages: BLANK_ constants).
+    # Far from the threshold either way, as tuned (dms.files.pdf.pages: BLANK_ constants).
     threshold = pages.BLANK_MAX_DARK_FRACTION
     assert max(measured[name] for name in files if blank[name]) < threshold / 2, measured
     assert min(measured[name] for name in files if not blank[name]) > threshold * 2, measured

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from dms.files.fairness import acting_for
-from dms.files.pdfprocess import PdfReaders
+from dms.files.pdf.process import PdfReaders
 from tests.harness import samples
 from tests.harness.client import assert_error
 from tests.harness.database import snapshot

@@ -1,5 +1,5 @@
-"""A restore checks everything before anything lands in the target (dms.ops.restore): tampered,
-damaged and malformed backups of format 1 (the SQLite file of dms 0.1) are refused in one
+"""A restore checks everything before anything lands in the target (dms.ops.backup.restore):
+tampered, damaged and malformed backups of format 1 (the SQLite file of dms 0.1) are refused in one
 sentence, and the folder they were restored into is left exactly as it was: members missing,
 unlisted or marked as links, a database that is not SQLite, damaged or newer than this dms, a
 malformed manifest. An older schema is migrated before it lands. The backups and the refusal's

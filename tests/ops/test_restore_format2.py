@@ -1,8 +1,8 @@
-"""A restore checks everything before anything lands in the target (dms.ops.restore): tampered and
-damaged backups of format 2 (one file per table, by `dms backup`) are refused in one sentence, and
-the folder they were restored into is left exactly as it was: a loop or a dangling row in the
-rows, a damaged table file, an unknown or missing table, a newer schema. Format 1 and format 2
-share the checks of the rows; each has its own of the container. The backups and the refusal's
+"""A restore checks everything before anything lands in the target (dms.ops.backup.restore):
+tampered and damaged backups of format 2 (one file per table, by `dms backup`) are refused in one
+sentence, and the folder they were restored into is left exactly as it was: a loop or a dangling row
+in the rows, a damaged table file, an unknown or missing table, a newer schema. Format 1 and format
+2 share the checks of the rows; each has its own of the container. The backups and the refusal's
 checks: tests/ops/conftest.py, tests/harness/backups.py."""
 
 from __future__ import annotations

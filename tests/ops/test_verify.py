@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from dms.ops.treecheck import LOST_AND_FOUND, check_tree
+from dms.ops.verify.tree import LOST_AND_FOUND, check_tree
 from dms.ops.verify import REPAIRED_ERROR, gaps
 from dms.text import ranges, runs_text
 from tests.harness import samples

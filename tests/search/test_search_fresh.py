@@ -187,7 +187,7 @@ def test_each_document_is_found_the_moment_its_status_is_final_under_load(alice,
         try:
             document_id = new_document(client, f"Letter {word[:3]}")
             # Plain text: read at once, no OCR, and no PDF reader (one user's PDFs are read
-            # one at a time, a second waits, more are refused: dms.files.pdfprocess).
+            # one at a time, a second waits, more are refused: dms.files.pdf.process).
             upload_accepted(client, document_id, f"{word}.txt", samples.text(
                 f"Invoice from the Stadtwerke, reference {word}, total 93.20 EUR\n"))
             seen = wait_processed(client, document_id)

@@ -54,7 +54,7 @@ def delete_mail_account(ctx: Context, account_id: str):
 
 @routes.post("/mail-accounts/{account_id}/check/")
 def check_mail_account(ctx: Context, account_id: str):
-    """202 at once: the check runs in the background (dms.intake.mailchecker); its result shows in
+    """202 at once: the check runs in the background (dms.intake.mail.checker); its result shows in
     `last_checked_at` and `last_error` once `checking` is false."""
     account = ctx.runtime.mail.request(ctx.user, account_id)
     return Reply({"data": account_resource(ctx, account)}, status=202)

@@ -6,7 +6,8 @@ GET /split-runs/{id}/ follows."""
 from __future__ import annotations
 
 from dms.db.models import SplitRun
-from dms.domain import pageops, splitruns
+from dms.domain import splitruns
+from dms.domain.pages import operations
 from dms.web.api.documents import document_body
 from dms.web.api.nodes import paginated_nodes
 from dms.web.endpoints import Context
@@ -17,48 +18,48 @@ routes = RouteTable()
 
 @routes.delete("/pages/{page_id}/")
 def delete_page(ctx: Context, page_id: str):
-    pageops.delete_pages(ctx.services, ctx.user, [page_id])
+    operations.delete_pages(ctx.services, ctx.user, [page_id])
     return no_content()
 
 
 @routes.delete("/pages/")
 def delete_pages(ctx: Context):
-    pageops.delete_pages(ctx.services, ctx.user, ctx.json().get("pages"))
+    operations.delete_pages(ctx.services, ctx.user, ctx.json().get("pages"))
     return no_content()
 
 
 @routes.post("/pages/reorder/")
 def reorder_pages(ctx: Context):
-    pageops.reorder_pages(ctx.services, ctx.user, ctx.json().get("pages"))
+    operations.reorder_pages(ctx.services, ctx.user, ctx.json().get("pages"))
     return no_content()
 
 
 @routes.post("/pages/rotate/")
 def rotate_pages(ctx: Context):
-    pageops.rotate_pages(ctx.services, ctx.user, ctx.json().get("pages"))
+    operations.rotate_pages(ctx.services, ctx.user, ctx.json().get("pages"))
     return no_content()
 
 
 @routes.post("/pages/move-to-document/")
 def move_to_document(ctx: Context):
     body = ctx.json()
-    pageops.move_to_document(ctx.services, ctx.user, body.get("pages"), body.get("dst"),
-                             body.get("position", -1), body.get("merge", False))
+    operations.move_to_document(ctx.services, ctx.user, body.get("pages"), body.get("dst"),
+                                body.get("position", -1), body.get("merge", False))
     return no_content()
 
 
 @routes.post("/pages/move-to-folder/")
 def move_to_folder(ctx: Context):
     body = ctx.json()
-    pageops.move_to_folder(ctx.services, ctx.user, body.get("pages"), body.get("dst"),
-                           body.get("single_page", False), body.get("title_format"))
+    operations.move_to_folder(ctx.services, ctx.user, body.get("pages"), body.get("dst"),
+                              body.get("single_page", False), body.get("title_format"))
     return no_content()
 
 
 @routes.post("/documents/merge/")
 def merge_documents(ctx: Context):
     body = ctx.json()
-    pageops.merge_documents(ctx.services, ctx.user, body.get("src"), body.get("dst"))
+    operations.merge_documents(ctx.services, ctx.user, body.get("src"), body.get("dst"))
     return no_content()
 
 

@@ -3,7 +3,7 @@ pages, move pages to another document or into a folder as new documents, merge t
 (a split, after given pages or at separator sheets, is dms.domain.splits's, with these helpers).
 
 Each takes pages of documents' LATEST versions and makes a new version of every document it
-changes (dms.domain.pagebuild writes the PDFs, dms.domain.pagecommit writes everything in one
+changes (dms.domain.pages.build writes the PDFs, dms.domain.pages.commit writes everything in one
 write transaction); older versions stay as they were. A document left without pages, a merge's
 source and a split's source go to the trash. Bodies are checked here, before any work: what a
 refused call names changes nothing. A call takes at most DMS_MAX_PAGES pages.
@@ -18,8 +18,8 @@ from dms.db import database
 from dms.db.models import DocumentVersion, Node, Page, User
 from dms.domain import tree
 from dms.domain.documents import latest_version
-from dms.domain.pagebuild import Builder, Placed, SourcePage
-from dms.domain.pagecommit import Emptied, NewDocument, NewVersion, Operation, commit
+from dms.domain.pages.build import Builder, Placed, SourcePage
+from dms.domain.pages.commit import Emptied, NewDocument, NewVersion, Operation, commit
 from dms.errors import Invalid, NotFound
 
 if TYPE_CHECKING:

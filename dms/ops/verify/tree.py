@@ -10,8 +10,8 @@ owner's .home (`dms verify --repair`, in dms.ops.verify's write transaction).
 Every query terminates on a corrupt tree: the one recursive query walks down from the special
 folders with UNION over node ids (a node is visited once), and loops are told from nodes below
 them in Python, following parent links with a visited set. The checks take any `execute(sql,
-params)` (peewee's or sqlite3's), so a restore (dms.ops.restore) runs them on the database it is
-about to restore.
+params)` (peewee's or sqlite3's), so a restore (dms.ops.backup.restore) runs them on the database it
+is about to restore.
 """
 
 from __future__ import annotations

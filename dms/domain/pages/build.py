@@ -3,8 +3,8 @@ versions, and the pages' text carried along, so that nothing is read again that 
 
 Every operation — delete, reorder, rotate, move, merge, split — is "write these pages, in this
 order, turned so": a list of Placed pages. The Builder writes them with pdfium in a PDF reader
-process (dms.files.pages.assemble: pages copied, never rendered; a turn by the page's /Rotate);
-an image or TIFF version is first made a PDF of its frames (dms.files.pages.images_to_pdf), once
+process (dms.files.pdf.pages.assemble: pages copied, never rendered; a turn by the page's /Rotate);
+an image or TIFF version is first made a PDF of its frames (dms.files.pdf.pages.images_to_pdf), once
 per operation. A plain text file has no pages to change: refused with a sentence.
 
 Text: each new page keeps its text and how it was read, except a page Tesseract read that is
@@ -13,7 +13,7 @@ pages Tesseract read are kept, the same pages are assembled from their versions'
 (the invisible text comes along), the others from the PDFs themselves: the new version's
 searchable PDF when nothing is left to read, else its `base` that processing lays the text of
 the pages it reads over (dms.processing.searchable). Files are written in the store's tmp/ and
-moved into the store by dms.domain.pagecommit.
+moved into the store by dms.domain.pages.commit.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from dms.db.models import DocumentVersion, Node
 from dms.errors import Invalid, Unavailable
-from dms.files import pages
+from dms.files.pdf import pages
 from dms.files.filetypes import IMAGES, PDF
 from dms.files.imaging import UnacceptableImage
 from dms.files.pdf import UnreadablePdf
@@ -145,7 +145,7 @@ class Builder:
 
     def build_from(self, pdf: Path, numbers: list[int]) -> Built:
         """A new PDF of pages `numbers` (from 1) of `pdf`, whose text is not known yet (the parts
-        of a batch the intake splits, dms.domain.batches)."""
+        of a batch the intake splits, dms.domain.pages.batches)."""
         target = self._name()
         self._write([(pdf, number - 1, 0) for number in numbers], target)
         return Built(ReceivedFile.of(target), [("", None)] * len(numbers))

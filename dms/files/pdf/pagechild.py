@@ -1,7 +1,7 @@
 """Page operations in the PDF reader's process (issue 26: Papermerge 2.1's delete, reorder, rotate,
 move and merge pages, and split a scanned batch at separator sheets). Like every call into pdfium
-they run in the child (dms.files.pdfchild), under its memory limit and the parent's time limit;
-dms's side, with the limits and the sentences, is dms.files.pages. An image is as hostile as a
+they run in the child (dms.files.pdf.child), under its memory limit and the parent's time limit;
+dms's side, with the limits and the sentences, is dms.files.pdf.pages. An image is as hostile as a
 PDF (a small PNG may decode to gigabytes), so images are decoded here too.
 
 - `assemble`: a new PDF from pages of existing ones, copied with pdfium's page import, never
@@ -11,7 +11,7 @@ PDF (a small PNG may decode to gigabytes), so images are decoded here too.
 - `barcodes`: the texts of the barcodes on a page, read by zxing-cpp from a grayscale render.
 - `blankness`: how many pixels of a small grayscale render are dark, margins left out.
 
-A new PDF is written beside its final name (dms.files.pdfprotocol.partial_path), fsynced, then
+A new PDF is written beside its final name (dms.files.pdf.protocol.partial_path), fsynced, then
 renamed: the final name never holds half a file. A render that would need more pixels than the
 caller allows, even at the lowest resolution it accepts, is refused (TOO_LARGE) before anything
 is drawn.
@@ -24,8 +24,8 @@ import os
 import time
 
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames, fit_scale
-from dms.files.pdfprotocol import (IMAGE_REFUSED, NO_PAGES, PAGE_UNREADABLE, TOO_LARGE,
-                                   TOO_MANY_PAGES, TOO_SLOW, Refused, partial_path)
+from dms.files.pdf.protocol import (IMAGE_REFUSED, NO_PAGES, PAGE_UNREADABLE, TOO_LARGE,
+                                    TOO_MANY_PAGES, TOO_SLOW, Refused, partial_path)
 
 IMAGE_FORMATS = ("PNG", "JPEG", "MPO", "TIFF")  # as Pillow names them (MPO: a camera's JPEG)
 MIN_DPI = 10  # less is taken as none: Pillow says 1 dpi for a TIFF without a resolution
@@ -42,7 +42,7 @@ ORIENTATIONS = {
 
 
 class PageOperations:
-    """Mixed into dms.files.pdfchild.Reader, whose `pdfium`, `document(path)` (the open PDF,
+    """Mixed into dms.files.pdf.child.Reader, whose `pdfium`, `document(path)` (the open PDF,
     CORRUPT or ENCRYPTED refused) and `page(document, index)` these use."""
 
     OPERATIONS = ("assemble", "images_to_pdf", "barcodes", "blankness")

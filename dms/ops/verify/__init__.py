@@ -15,7 +15,7 @@ documents back to processing, and moves nodes out of loops and misplaced subtree
 `lost+found` folder in their owner's .home. Files are never touched: a corrupt or missing file
 cannot be repaired here, and unreferenced files are the server's start-up sweep's to remove.
 
-The folder-tree checks and the lost+found repair are dms.ops.treecheck's; this module owns the
+The folder-tree checks and the lost+found repair are dms.ops.verify.tree's; this module owns the
 report, the file and row checks, and running, saving and repairing.
 """
 
@@ -33,9 +33,9 @@ from dms.db import database, write_transaction
 from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
 from dms.files import modes
 from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX, stored_files
-from dms.ops.treecheck import Execute, check_tree, repair_tree
-from dms.ops.verifyqueries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR,
-                                   LATEST_VERSION, PAGE_ROWS, STUCK, TRASH, UNREAD)
+from dms.ops.verify.tree import Execute, check_tree, repair_tree
+from dms.ops.verify.queries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR,
+                                    LATEST_VERSION, PAGE_ROWS, STUCK, TRASH, UNREAD)
 from dms.search import check as search_check
 from dms.text import ranges, runs_text, username_key
 

@@ -1,4 +1,4 @@
-"""A backup's manifest and members, checked before a byte is written (dms.ops.restore): every
+"""A backup's manifest and members, checked before a byte is written (dms.ops.backup.restore): every
 field a restore relies on, strictly, and that the zip holds exactly the manifest's members, once
 each and all regular files. A backup is hostile input: each refusal is one line naming what is
 wrong."""
@@ -11,8 +11,8 @@ import stat
 
 from dms.files.sealing import KEY_FILE
 from dms.ops.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError
-from dms.ops.loadrows import NEWER_DATABASE
-from dms.ops.rowfiles import TABLE_MEMBER
+from dms.ops.backup.loadrows import NEWER_DATABASE
+from dms.ops.backup.rowfiles import TABLE_MEMBER
 
 NO_PASSWORD = ("The backup is encrypted: give its password on standard input, e.g. "
                "dms restore BACKUP.zip --password-stdin --data-dir DIR < password-file.")

@@ -1,7 +1,7 @@
 """Committing a page operation (issue 26, api.md §11): all of one call in one write transaction,
 so that a crash leaves the old state or the new one, never half of it.
 
-Order, as for uploads (dms.domain.uploads): the new PDFs (dms.domain.pagebuild) are moved into
+Order, as for uploads (dms.domain.uploads): the new PDFs (dms.domain.pages.build) are moved into
 the store first, durably, with their searchable PDFs; then one write transaction checks that every
 document is still live and still has the latest version the pages were taken from (else 409:
 another change came first, and nothing is changed), writes the new versions with their pages'
@@ -22,7 +22,7 @@ from dms.db import database, document_scope, events, owner_scope, write_transact
 from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
 from dms.domain import tree, trash
 from dms.domain.documents import latest_version, searchable_name
-from dms.domain.pagebuild import Built
+from dms.domain.pages.build import Built
 from dms.errors import Conflict
 from dms.files.filetypes import PDF
 from dms.processing import searchable

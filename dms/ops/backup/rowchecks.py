@@ -5,7 +5,7 @@ beside `alice` — must not land in a data dir only to break listings, downloads
 
 `check_values(execute)` reads each table in batches (bounded memory, whatever its size) and raises
 BackupError naming the table, the row and what is wrong, at the first such row. The tree's shape,
-foreign keys and files are dms.ops.restore's checks; these are the values.
+foreign keys and files are dms.ops.backup.restore's checks; these are the values.
 """
 
 from __future__ import annotations

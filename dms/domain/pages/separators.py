@@ -1,6 +1,6 @@
 """Separator sheets (issue 26, api.md §11): where a batch scanned in one go is cut into documents —
 at a page that carries a barcode whose text is `DMS-SPLIT` or `PATCH T` (a QR code or a 1-D code,
-read by zxing-cpp: dms.files.pages.barcodes), or at a blank page. Used by
+read by zxing-cpp: dms.files.pdf.pages.barcodes), or at a blank page. Used by
 `POST /documents/{id}/split/` and by the intake when DMS_SPLIT_ON_BARCODE is on (the consume
 folder and mail, barcodes only: a duplex scan's blank back sides must not cut a letter in two).
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from dms.errors import Invalid
-from dms.files import pages
+from dms.files.pdf import pages
 from dms.files.pdf import UnreadablePdf, text_layer
 
 if TYPE_CHECKING:

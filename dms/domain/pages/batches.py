@@ -1,13 +1,13 @@
 """Batches the intake splits (issue 26, DMS_SPLIT_ON_BARCODE): a scanner's batch of letters, read
 in one go into one file, becomes one document per letter before it is imported — cut at separator
-sheets carrying a barcode `DMS-SPLIT` or `PATCH T` (dms.domain.separators), the sheets left out.
-Used by the consume folder and mail through the one import function
+sheets carrying a barcode `DMS-SPLIT` or `PATCH T` (dms.domain.pages.separators), the sheets left
+out. Used by the consume folder and mail through the one import function
 (dms.domain.uploads.import_into_folder); blank pages never cut a batch here (the empty back of a
 page in a duplex scan would).
 
 A file that cannot be looked at page by page (a page too large to render, the readers busy) or
 that has more pages than DMS_SPLIT_MAX_PAGES (the limit of every split,
-dms.domain.separators.too_many_pages) is imported whole, as it would have been without the
+dms.domain.pages.separators.too_many_pages) is imported whole, as it would have been without the
 setting: nothing received is lost for a separator that could not be read.
 """
 
@@ -18,8 +18,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from dms.domain import separators
-from dms.domain.pagebuild import Builder, Built
+from dms.domain.pages import separators
+from dms.domain.pages.build import Builder, Built
 from dms.errors import DomainError
 from dms.files.filetypes import PDF, TIFF, FileType
 from dms.files.pdf import UnreadablePdf

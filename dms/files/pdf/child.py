@@ -1,5 +1,5 @@
 """The PDF reader's own process (issue 22): every call into pdfium runs here, in a child process of
-dms (dms.files.pdfprocess starts and feeds it), never in the server's own process.
+dms (dms.files.pdf.process starts and feeds it), never in the server's own process.
 
 Why a process: a PDF is hostile input, and pdfium trusts it. A 1.5 MB page whose content stream
 inflates to 1.5 GiB took the server to 2.7 GB; a page may take minutes to parse or render; a
@@ -8,10 +8,10 @@ DMS_PDF_MEMORY_MB), the parent kills a call that runs past its time limit, and w
 ends this process only. pdfium is not thread-safe; each child runs one call at a time, so
 several children read several PDFs in parallel, where the server once held one global lock.
 
-The protocol (dms.files.pdfprotocol) is small and carries no code: frames of a length and a JSON
+The protocol (dms.files.pdf.protocol) is small and carries no code: frames of a length and a JSON
 object, the answer optionally followed by raw bytes. A child reads requests from stdin until it is
 closed (the parent is gone or done with it). The page operations of issue 26 (assembling PDFs,
-images to PDF, barcodes, blank pages) are in dms.files.pagechild.
+images to PDF, barcodes, blank pages) are in dms.files.pdf.pagechild.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import time
 from typing import BinaryIO
 
 from dms.files.imaging import fit_scale
-from dms.files.pagechild import PageOperations, barcode_texts
-from dms.files.pdfprotocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
-                                   TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
+from dms.files.pdf.pagechild import PageOperations, barcode_texts
+from dms.files.pdf.protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
+                                    TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
 
 
 # -- the operations (in the child) -----------------------------------------------------------------
@@ -219,7 +219,7 @@ def serve(memory_bytes: int | None, stdin: BinaryIO, stdout: BinaryIO) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """`dms _pdf-reader [MEMORY_MB]`: see dms.files.pdfprocess (hidden: only dms starts it)."""
+    """`dms _pdf-reader [MEMORY_MB]`: see dms.files.pdf.process (hidden: only dms starts it)."""
     memory_mb = int(argv[0]) if argv else 0
     # The parent's stdout is ours only for frames: anything printed by accident would break them.
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")

@@ -1,5 +1,5 @@
-"""PDF access through pdfium (pypdfium2), which runs only in reader processes (dms.files.pdfchild,
-started and bounded by dms.files.pdfprocess): what dms asks of a PDF, each with its time limit, and
+"""PDF access through pdfium (pypdfium2), which runs only in reader processes (dms.files.pdf.child,
+started and bounded by dms.files.pdf.process): what dms asks of a PDF, each with its time limit, and
 what a failure means in a sentence for the user.
 
 pdfium trusts a PDF's `/Count`: pages are counted by their entries in the page tree, never past
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Sequence
 
 from dms.errors import Unavailable
-from dms.files.pdfprotocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
-                                   TOO_LARGE, TOO_MANY_PAGES, TOO_SLOW)
-from dms.files.pdfprocess import Child, PdfReaders, ReaderFailed
+from dms.files.pdf.protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
+                                    TOO_LARGE, TOO_MANY_PAGES, TOO_SLOW)
+from dms.files.pdf.process import Child, PdfReaders, ReaderFailed
 
 log = logging.getLogger("dms.pdf")
 

@@ -1,4 +1,4 @@
-"""The PDF reader processes (issue 22): dms's side of dms.files.pdfchild. `PdfReaders` starts up to
+"""The PDF reader processes (issue 22): dms's side of dms.files.pdf.child. `PdfReaders` starts up to
 `size` child processes on demand, hands each call to an idle one, and bounds it: the child's
 address space is capped (a page that needs more memory kills only the child), and a call that runs
 past its time limit has its child killed. A child idle for IDLE_SECONDS is stopped, so an idle
@@ -34,13 +34,13 @@ from dms.config import Config
 from dms.errors import Unavailable
 from dms.files.fairness import (MOST_NICENESS, FairSlots, Penalties, Refusals, current_owner,
                                 run_behind)
-from dms.files.pdfprotocol import HEADER, MAX_FRAME, MEMORY, TOO_SLOW, write_frame
+from dms.files.pdf.protocol import HEADER, MAX_FRAME, MEMORY, TOO_SLOW, write_frame
 
 log = logging.getLogger("dms.pdf")
 
 IDLE_SECONDS = 120.0  # a child unused this long is stopped
 WAIT_SECONDS = 60.0  # the longest a caller waits for a free child, unless it says otherwise
-CHILD_COMMAND = "_pdf-reader"  # the hidden subcommand of `dms` that runs dms.files.pdfchild
+CHILD_COMMAND = "_pdf-reader"  # the hidden subcommand of `dms` that runs dms.files.pdf.child
 # A fair pool: one user's calls waiting for a child beside the ones they hold (each holds a
 # request thread; the composition root sets it from the request threads); past it, 429 at once.
 WAITING_PER_USER = 1
@@ -56,8 +56,8 @@ PENALTY_MESSAGE = ("Several of your recent files needed more memory or time than
 @dataclasses.dataclass(frozen=True)
 class ReaderTimes:
     """The time limits of calls, in seconds (DMS_PDF_PAGE_SECONDS, DMS_PDF_PREVIEW_SECONDS,
-    DMS_PDF_INSPECT_SECONDS; dms.files.pdf and dms.files.pages use them): reading or rendering one
-    page, rendering a preview, parsing every page of an upload (at most). The defaults are the
+    DMS_PDF_INSPECT_SECONDS; dms.files.pdf and dms.files.pdf.pages use them): reading or rendering
+    one page, rendering a preview, parsing every page of an upload (at most). The defaults are the
     settings'."""
     page: float = Config.pdf_page_seconds
     preview: float = Config.pdf_preview_seconds
@@ -65,7 +65,7 @@ class ReaderTimes:
 
 
 class ReaderFailed(Exception):
-    """The call did not complete: `code` is dms.files.pdfchild's (or "timeout", "crashed"),
+    """The call did not complete: `code` is dms.files.pdf.child's (or "timeout", "crashed"),
     `details` what the sentence needs."""
 
     def __init__(self, code: str, details: dict | None = None):

@@ -1,0 +1,1 @@
+"""Mail accounts checked over IMAP: their attachments become documents."""
