@@ -99,7 +99,7 @@ class Config:
     # parsed parts are held in memory).
     mail_max_message_mb: int = 25
     # A message with a longer header, or with more multipart containers (nested MIME parts), is
-    # refused (dms.intake.mail.message).
+    # refused (dms.intake.mail._message).
     mail_max_header_kb: int = 8
     mail_max_multiparts: int = 50
     # Checks under way (queued or running): per user (429 past it) and per node (503), and the
@@ -108,7 +108,7 @@ class Config:
     mail_checks_per_node: int = 100
     mail_checks_parallel: int = 4
     # A mail server that sends nothing for this long, or less than 16 KiB in this long while it
-    # answers, is left (dms.intake.mail.client): a tarpit otherwise holds a check to its deadline.
+    # answers, is left (dms.intake.mail._client): a tarpit otherwise holds a check to its deadline.
     mail_stall_seconds: float = 30
     # The start-up sweep removes a file no row names only when it is older than this: another
     # node may be about to commit the row of a file it has just stored.

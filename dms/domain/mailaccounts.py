@@ -1,5 +1,5 @@
 """Mail accounts (api.md §8c): each user's IMAP accounts whose attachments dms imports
-(dms.intake.mail.check reads them), and what a document keeps of the message it came by. Another
+(dms.intake.mail._check reads them), and what a document keeps of the message it came by. Another
 user's account is, as everything of theirs, "not found".
 
 The password is sealed with the data dir's key (dms.files.sealing) before it is stored and is never
@@ -7,7 +7,7 @@ returned. `security: none` (plain IMAP, the password readable on the wire) is ac
 loopback host: a mail server on the same machine. The host is under the outbound rule
 (dms.files.outbound, api.md §14): for a user who is not a superuser, a host written as an internal
 address (loopback included) is refused here unless DMS_OUTBOUND_ALLOW lists it, and a name is
-checked on the addresses it resolves to at each check (dms.intake.mail.client)."""
+checked on the addresses it resolves to at each check (dms.intake.mail._client)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf.pagechild):
+"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf._pagechild):
 images to PDF, each TIFF frame a page at its resolution, a JPEG embedded as it is, transparency on
 white, EXIF orientation, and images past the limits refused with the uploads' sentences. Every file
 is made here: scans and images drawn with Pillow; each call goes through a real reader process."""
@@ -16,7 +16,7 @@ from tests.harness import samples
 from dms.files.pdf import pages
 from dms.files.imaging import UnacceptableImage
 from dms.files.pdf.process import ReaderFailed
-from dms.files.pdf.protocol import IMAGE_REFUSED
+from dms.files.pdf._protocol import IMAGE_REFUSED
 from tests.harness.pdfops import as_file, layout, leftovers, write
 
 

@@ -1,4 +1,4 @@
-"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf.pagechild) that
+"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf._pagechild) that
 render a page: barcodes on separator sheets, blank pages told from pages with little on them, a page
 too large to render refused; and every new operation of the reader refusing a corrupt PDF. Every
 file is made here: PDFs with a text layer (samples.pdf), scans drawn with Pillow, barcodes written
@@ -15,7 +15,7 @@ from tests.harness import samples
 from dms.files.pdf import pages
 from dms.files.pdf import UnreadablePdf
 from dms.files.pdf.process import ReaderFailed
-from dms.files.pdf.protocol import CORRUPT, IMAGE_REFUSED
+from dms.files.pdf._protocol import CORRUPT, IMAGE_REFUSED
 from tests.harness.pdfops import (as_file, leftovers, noisy_scan, one_line_pdf, separator_sheet,
                                    write)
 

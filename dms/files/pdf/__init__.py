@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Sequence
 
 from dms.errors import Unavailable
-from dms.files.pdf.protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
-                                    TOO_LARGE, TOO_MANY_PAGES, TOO_SLOW)
+from dms.files.pdf._protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
+                                     TOO_LARGE, TOO_MANY_PAGES, TOO_SLOW)
 from dms.files.pdf.process import Child, PdfReaders, ReaderFailed
 
 log = logging.getLogger("dms.pdf")

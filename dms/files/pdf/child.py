@@ -8,10 +8,10 @@ DMS_PDF_MEMORY_MB), the parent kills a call that runs past its time limit, and w
 ends this process only. pdfium is not thread-safe; each child runs one call at a time, so
 several children read several PDFs in parallel, where the server once held one global lock.
 
-The protocol (dms.files.pdf.protocol) is small and carries no code: frames of a length and a JSON
+The protocol (dms.files.pdf._protocol) is small and carries no code: frames of a length and a JSON
 object, the answer optionally followed by raw bytes. A child reads requests from stdin until it is
 closed (the parent is gone or done with it). The page operations of issue 26 (assembling PDFs,
-images to PDF, barcodes, blank pages) are in dms.files.pdf.pagechild.
+images to PDF, barcodes, blank pages) are in dms.files.pdf._pagechild.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import time
 from typing import BinaryIO
 
 from dms.files.imaging import fit_scale
-from dms.files.pdf.pagechild import PageOperations, barcode_texts
-from dms.files.pdf.protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
-                                    TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
+from dms.files.pdf._pagechild import PageOperations, barcode_texts
+from dms.files.pdf._protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
+                                     TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
 
 
 # -- the operations (in the child) -----------------------------------------------------------------

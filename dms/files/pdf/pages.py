@@ -1,6 +1,6 @@
 """Page operations (issue 26: Papermerge 2.1's delete, reorder, rotate, move pages between
 documents, merge, split a scanned batch at separator sheets), dms's side: the primitives the
-domain builds on. Each runs in a PDF reader process (dms.files.pdf.pagechild, under its memory
+domain builds on. Each runs in a PDF reader process (dms.files.pdf._pagechild, under its memory
 limit) within the time limit given here; nothing here knows of documents or rows.
 
 - `assemble`: a new PDF from page references (deleting, reordering, rotating, moving and merging
@@ -30,7 +30,7 @@ from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames
 from dms.files.pdf import MARGIN_SECONDS, WRITE_SECONDS_PER_PAGE, UnreadablePdf
 from dms.files.pdf import sentence
 from dms.files.pdf.process import Child, PdfReaders, ReaderFailed
-from dms.files.pdf.protocol import CORRUPT, ENCRYPTED, IMAGE_REFUSED, partial_path
+from dms.files.pdf._protocol import CORRUPT, ENCRYPTED, IMAGE_REFUSED, partial_path
 
 log = logging.getLogger("dms.pdf")
 
@@ -99,7 +99,7 @@ def images_to_pdf(readers: PdfReaders, image: Path, out: Path, max_pages: int,
                   max_megapixels: float) -> int:
     """Write `out` (under the store's tmp): a PDF with one page per frame of the PNG, JPEG or
     TIFF `image`, at each frame's resolution (72 dpi when it has none); returns the number of
-    pages. A JPEG is embedded as it is; other frames losslessly (dms.files.pdf.pagechild). At most
+    pages. A JPEG is embedded as it is; other frames losslessly (dms.files.pdf._pagechild). At most
     `max_megapixels` per frame and `max_pages` frames, else UnacceptableImage with the sentence an
     upload gets (counted from the headers first, here, and again in the reader before decoding);
     the time limit is the readers' `times.page` plus IMAGE_SECONDS_PER_FRAME per frame."""

@@ -34,7 +34,7 @@ from dms.config import Config
 from dms.errors import Unavailable
 from dms.files.fairness import (MOST_NICENESS, FairSlots, Penalties, Refusals, current_owner,
                                 run_behind)
-from dms.files.pdf.protocol import HEADER, MAX_FRAME, MEMORY, TOO_SLOW, write_frame
+from dms.files.pdf._protocol import HEADER, MAX_FRAME, MEMORY, TOO_SLOW, write_frame
 
 log = logging.getLogger("dms.pdf")
 

@@ -1,8 +1,8 @@
 """Mail checks in the background (issue 22): no request thread ever waits on a mail server.
 
 `POST /mail-accounts/{id}/check/` and the periodic job only queue checks here;
-DMS_MAIL_CHECKS_PARALLEL threads of this node run them (dms.intake.mail.check), each ended by its
-own deadline, stall bound and byte budget (dms.intake.mail.client). The threads are shared by turns
+DMS_MAIL_CHECKS_PARALLEL threads of this node run them (dms.intake.mail._check), each ended by its
+own deadline, stall bound and byte budget (dms.intake.mail._client). The threads are shared by turns
 (dms.files.fairness, issue 38): a user's accounts are checked one after another, and a freed
 thread goes to the user with nothing running first. Bounded: a user has at most
 DMS_MAIL_CHECKS_PER_USER checks queued or running (past it, 429), the node at most
@@ -27,7 +27,7 @@ from dms.files.fairness import FairExecutor
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
-    from dms.intake.mail.client import Budget
+    from dms.intake.mail._client import Budget
 
 log = logging.getLogger("dms.mail")
 
@@ -96,14 +96,14 @@ class MailChecker:
     def _run(self, account: MailAccount) -> None:
         # Imported when a check runs: the IMAP client, ssl and the e-mail parser are not loaded
         # into every web process (idle memory, issue 23).
-        from dms.intake.mail import check
+        from dms.intake.mail import _check
 
-        budget = check.budget_of(self.services.config)
+        budget = _check.budget_of(self.services.config)
         with self._lock:
             self._running.add(budget)
         try:
             if not self._stopped:
-                check.check(self.services, account, budget)
+                _check.check(self.services, account, budget)
         except Exception:  # one account's trouble never stops the others
             log.exception("mail account %s: the check failed", account.id)
         finally:

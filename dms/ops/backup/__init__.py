@@ -1,7 +1,7 @@
 """Backups you can trust: `dms backup` writes one (README, "Backup and restore").
 
 A backup is one zip (AES-256 with a password) that either engine restores (dms.ops.backup.restore):
-- `tables/<table>.jsonl`: every row of every table (dms.ops.backup.rowfiles), all read in one
+- `tables/<table>.jsonl`: every row of every table (dms.ops.backup._rowfiles), all read in one
   consistent snapshot while the server may be running: SQLite's online backup API copies dms.db into
   the staging folder first; PostgreSQL reads in one REPEATABLE READ transaction;
 - every stored file as `files/<aa>/<id>`;
@@ -39,7 +39,7 @@ from typing import Callable
 from dms import __version__
 from dms.files import modes, sealing
 from dms.files.store import CHUNK_SIZE, StoredFile, stored_files
-from dms.ops.backup.rowfiles import NOT_BACKED_UP, member, write_table
+from dms.ops.backup._rowfiles import NOT_BACKED_UP, member, write_table
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"

@@ -10,7 +10,7 @@ columns and row count checked); format 1's `dms.db` must be SQLite and pass `int
 Either must pass `foreign_key_check`, not be newer than this dms, hold a tree (no loop, every
 node reachable from its owner's .home or .inbox, every parent a folder of the same owner), and
 name exactly the zip's files. Then it is migrated forward, still in the temporary folder, its
-rows' values checked by the API's rules (dms.ops.backup.rowchecks), and only then renamed into
+rows' values checked by the API's rules (dms.ops.backup._rowchecks), and only then renamed into
 place — or, for PostgreSQL, its rows copied in one transaction (dms.ops.backup.transfer). A refused
 restore leaves the target as it was and nothing behind.
 """
@@ -32,9 +32,9 @@ from dms.files import modes
 from dms.files.sealing import KEY_FILE
 from dms.files.store import CHUNK_SIZE, fsync_dir, stored_files
 from dms.ops.backup import DATABASE, FILE_MEMBER, BackupError, Progress
-from dms.ops.backup.loadrows import NEWER_DATABASE, load_tables
-from dms.ops.backup.manifest import (COUNTS, SQLITE_HEADER, check_manifest, check_members,
-                                     read_manifest, some_names)
+from dms.ops.backup._loadrows import NEWER_DATABASE, load_tables
+from dms.ops.backup._manifest import (COUNTS, SQLITE_HEADER, check_manifest, check_members,
+                                      read_manifest, some_names)
 
 
 def restore_backup(archive_path: Path, data_dir: Path, password: str | None = None,
@@ -266,8 +266,8 @@ def _migrate(path: Path) -> None:
 
 
 def _check_values(path: Path) -> None:
-    """The rows' values by the API's rules (dms.ops.backup.rowchecks), on the migrated database."""
-    from dms.ops.backup.rowchecks import check_values
+    """The rows' values by the API's rules (dms.ops.backup._rowchecks), on the migrated database."""
+    from dms.ops.backup._rowchecks import check_values
 
     connection = sqlite3.connect(path, isolation_level=None)
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dms.db import database
 from dms.ops.backup import BackupError
-from dms.ops.backup.rowfiles import NOT_BACKED_UP
+from dms.ops.backup._rowfiles import NOT_BACKED_UP
 
 BATCH_ROWS = 1000
 SKIPPED = NOT_BACKED_UP | {"schema_migrations"}  # the target's migrations wrote its own

@@ -8,19 +8,19 @@ in the transaction that adds the document (`mail_import`); only after all of a m
 attachments are in is the mailbox told (the message marked seen, flagged, or moved), so a crash in
 between leaves a message that the next check finds again and only tells. A message without an
 attachment to take, or refused as a whole (too large, a header or MIME bomb:
-dms.intake.mail.message), is left as it is, remembered (SHA-256 ''), and not fetched again. Messages
-are read with BODY.PEEK, which changes no flag.
+dms.intake.mail._message), is left as it is, remembered (SHA-256 ''), and not fetched again.
+Messages are read with BODY.PEEK, which changes no flag.
 
 One account is checked by one process at a time (`checking_until`, claimed in the database). A
 failed check (wrong password, no IMAP server there, certificate, mailbox) leaves the mailbox
 untouched and writes its reason to `last_error`; refused attachments and messages are named there
-too. The server decides nothing about the work (dms.intake.mail.client): messages larger than
+too. The server decides nothing about the work (dms.intake.mail._client): messages larger than
 DMS_MAIL_MAX_MESSAGE_MB are left in the mailbox, a check reads at most CHECK_BYTES_PER_MESSAGE
 times that in all, holds at most one message's worth of the server's answer to one command, ends
 when the server stalls (DMS_MAIL_STALL_SECONDS) and after DMS_MAIL_CHECK_SECONDS;
 MAX_MESSAGES_PER_CHECK messages are fetched (the rest wait for the next check). A message is
 fetched into a file in the data dir's tmp/, parsed from there, its attachments decoded into files
-of their own (dms.intake.mail.message), and the files removed once it is handled (issue 38).
+of their own (dms.intake.mail._message), and the files removed once it is handled (issue 38).
 `last_error` never quotes what a server said, and does not tell apart why a connection failed: an
 account must not be a probe of other hosts' ports.
 """
@@ -47,11 +47,11 @@ from dms.domain.accounts import outbound_policy
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
-from dms.intake.mail.client import (STALL_FLOOR, AnswerTooLarge, BoundedClient, Budget,
-                                    LiteralTooLarge, SessionTooLarge, Spool, Stalled, Unsendable)
-from dms.intake.mail.message import (MAX_ATTACHMENTS, MessageLimits, MessageRefused, Origin,
-                                     attachments, clean, file_name, origin_of, parse, save_payload,
-                                     sender_folder)
+from dms.intake.mail._client import (STALL_FLOOR, AnswerTooLarge, BoundedClient, Budget,
+                                     LiteralTooLarge, SessionTooLarge, Spool, Stalled, Unsendable)
+from dms.intake.mail._message import (MAX_ATTACHMENTS, MessageLimits, MessageRefused, Origin,
+                                      attachments, clean, file_name, origin_of, parse, save_payload,
+                                      sender_folder)
 from dms.files.outbound import Refused
 from dms.files.outbound.policy import ResolveTimeout
 

@@ -1,7 +1,7 @@
-"""What dms takes from one e-mail message (dms.intake.mail.check reads them): its attachments, the
+"""What dms takes from one e-mail message (dms.intake.mail._check reads them): its attachments, the
 Origin a document keeps (subject, sender, date, Message-ID), and names made safe to show.
 
-A message is read from the file it was fetched into (dms.intake.mail.client's Spool), never from
+A message is read from the file it was fetched into (dms.intake.mail._client's Spool), never from
 memory, and each attachment is decoded into a file of its own in pieces (`save_payload`), for
 the upload path to take from there (issue 38).
 

@@ -11,7 +11,7 @@ PDF (a small PNG may decode to gigabytes), so images are decoded here too.
 - `barcodes`: the texts of the barcodes on a page, read by zxing-cpp from a grayscale render.
 - `blankness`: how many pixels of a small grayscale render are dark, margins left out.
 
-A new PDF is written beside its final name (dms.files.pdf.protocol.partial_path), fsynced, then
+A new PDF is written beside its final name (dms.files.pdf._protocol.partial_path), fsynced, then
 renamed: the final name never holds half a file. A render that would need more pixels than the
 caller allows, even at the lowest resolution it accepts, is refused (TOO_LARGE) before anything
 is drawn.
@@ -24,8 +24,8 @@ import os
 import time
 
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames, fit_scale
-from dms.files.pdf.protocol import (IMAGE_REFUSED, NO_PAGES, PAGE_UNREADABLE, TOO_LARGE,
-                                    TOO_MANY_PAGES, TOO_SLOW, Refused, partial_path)
+from dms.files.pdf._protocol import (IMAGE_REFUSED, NO_PAGES, PAGE_UNREADABLE, TOO_LARGE,
+                                     TOO_MANY_PAGES, TOO_SLOW, Refused, partial_path)
 
 IMAGE_FORMATS = ("PNG", "JPEG", "MPO", "TIFF")  # as Pillow names them (MPO: a camera's JPEG)
 MIN_DPI = 10  # less is taken as none: Pillow says 1 dpi for a TIFF without a resolution

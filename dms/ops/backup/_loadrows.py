@@ -1,7 +1,7 @@
 """Format 2 of a backup (dms.ops.backup): its table files loaded into a new SQLite database in the
 restore's work folder, made by this dms's own migrations at the backup's schema version. Each
 file's columns must be the table's, its row count the manifest's, each line a row of plain
-values (dms.ops.backup.rowfiles); foreign keys, the tree and the files are checked afterwards, on
+values (dms.ops.backup._rowfiles); foreign keys, the tree and the files are checked afterwards, on
 the loaded database, by the checks format 1 has too (dms.ops.backup.restore)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 from dms.ops.backup import DATABASE, BackupError
-from dms.ops.backup.rowfiles import NOT_BACKED_UP, RowFileError, read_table
+from dms.ops.backup._rowfiles import NOT_BACKED_UP, RowFileError, read_table
 
 NEWER_DATABASE = ("This backup's database is newer than this dms understands; "
                   "upgrade dms to restore it.")

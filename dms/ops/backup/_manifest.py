@@ -11,8 +11,8 @@ import stat
 
 from dms.files.sealing import KEY_FILE
 from dms.ops.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError
-from dms.ops.backup.loadrows import NEWER_DATABASE
-from dms.ops.backup.rowfiles import TABLE_MEMBER
+from dms.ops.backup._loadrows import NEWER_DATABASE
+from dms.ops.backup._rowfiles import TABLE_MEMBER
 
 NO_PASSWORD = ("The backup is encrypted: give its password on standard input, e.g. "
                "dms restore BACKUP.zip --password-stdin --data-dir DIR < password-file.")
