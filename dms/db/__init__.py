@@ -6,7 +6,8 @@ migrate it: dms.db.schema.open_migrated does both.
 This package's face is the names below; callers import them from `dms.db`."""
 
 from dms.db.engine import (DatabaseUnavailable, advisory_key, database, describe_url, is_postgresql,
-                           open_configured, open_database, postgresql_sql, release_connection)
+                           open_configured, open_database, postgresql_sql, release_connection,
+                           sqlite_engine)
 from dms.db.transactions import (USERS, document_scope, is_disk_full, on_commit, owner_scope,
                                  register_space_reserve, take_turns_by, with_space_reserve,
                                  write_transaction)
@@ -14,4 +15,5 @@ from dms.db.transactions import (USERS, document_scope, is_disk_full, on_commit,
 __all__ = ["DatabaseUnavailable", "USERS", "advisory_key", "database", "describe_url",
            "document_scope", "is_disk_full", "is_postgresql", "on_commit", "open_configured",
            "open_database", "owner_scope", "postgresql_sql", "register_space_reserve",
-           "release_connection", "take_turns_by", "with_space_reserve", "write_transaction"]
+           "release_connection", "sqlite_engine", "take_turns_by", "with_space_reserve",
+           "write_transaction"]

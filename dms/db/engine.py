@@ -135,6 +135,13 @@ def open_database(target: Path | str, pool_size: int = 10):
     return database
 
 
+def sqlite_engine(path: Path) -> SqliteEngine:
+    """A database object of its own for the SQLite file at `path`, with dms's pragmas, not yet
+    connected: never the shared one, which may be serving another data dir (a restore builds and
+    migrates its database so)."""
+    return SqliteEngine(str(path), pragmas=PRAGMAS)
+
+
 def _open_postgresql(url: str, pool_size: int):
     engine = _postgresql_engine_class()(
         None, max_connections=pool_size, stale_timeout=300, timeout=WRITE_WAIT_SECONDS)

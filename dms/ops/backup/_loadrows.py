@@ -21,8 +21,8 @@ NEWER_DATABASE = ("This backup's database is newer than this dms understands; "
 def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
     """Format 2: make `work/dms.db` with this dms's migrations up to the backup's own, and load
     the table files into it (foreign keys are checked afterwards, by _check_rows)."""
+    from dms.db import sqlite_engine
     from dms.db.schema import runner_for, shipped_migrations
-    from dms.db.sqlite import PRAGMAS, SqliteEngine
 
     tables = manifest["tables"]
     shipped = shipped_migrations()
@@ -33,7 +33,7 @@ def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
     if not names or names != shipped[:len(names)]:
         raise BackupError("The backup's database is damaged: its schema_migrations table does "
                           "not list this dms's migrations in order.")
-    schema = SqliteEngine(str(work / DATABASE), pragmas=PRAGMAS)
+    schema = sqlite_engine(work / DATABASE)
     quiet = logging.getLogger("peewee.migrations")
     level, quiet.level = quiet.level, logging.WARNING  # a scratch schema, not the user's upgrade
     try:

@@ -251,10 +251,10 @@ def _check_loaded(path: Path, manifest: dict, latest_schema: int, files: dict) -
 def _migrate(path: Path) -> None:
     """Bring the restored database's schema up to date, still in the work folder, on a database
     object of its own (the process' shared one may be serving another data dir)."""
+    from dms.db import sqlite_engine
     from dms.db.schema import log_applied, runner_for
-    from dms.db.sqlite import PRAGMAS, SqliteEngine
 
-    restored = SqliteEngine(str(path), pragmas=PRAGMAS)
+    restored = sqlite_engine(path)
     try:
         restored.connect()
         applied = runner_for(restored).up()
