@@ -16,7 +16,7 @@ from tests.harness import samples
 from dms.files.pdf import pages
 from dms.files.imaging import UnacceptableImage
 from dms.files.pdf.process import ReaderFailed
-from dms.files.pdf._protocol import IMAGE_REFUSED
+from dms.files.pdf._protocol import IMAGE_REFUSED  # private: only it holds the codes
 from tests.harness.pdfops import as_file, layout, leftovers, write
 
 

@@ -15,7 +15,7 @@ from tests.harness import samples
 from dms.files.pdf import pages
 from dms.files.pdf import UnreadablePdf
 from dms.files.pdf.process import ReaderFailed
-from dms.files.pdf._protocol import CORRUPT, IMAGE_REFUSED
+from dms.files.pdf._protocol import CORRUPT, IMAGE_REFUSED  # private: only it holds the codes
 from tests.harness.pdfops import (as_file, leftovers, noisy_scan, one_line_pdf, separator_sheet,
                                    write)
 

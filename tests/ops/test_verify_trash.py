@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from dms.ops.verify._queries import TRASH
+from dms.ops.verify._queries import TRASH  # private: the queries under test
 from tests.harness.database import execute_sql
 from tests.harness.documents import make_folder, new_document
 from tests.harness.processes import config_args, environment

@@ -7,6 +7,12 @@ the configured maximum. At upload every page is also parsed once (`page_count`),
 reader's memory limit (DMS_PDF_MEMORY_MB) and a time limit that grows with the file's size: a
 page whose content inflates to gigabytes is refused then, with a sentence, instead of taking a
 worker or a preview down later.
+
+The package dms.files.pdf: this module is its face, with `process` (PdfReaders: the reader
+processes started, fed, bounded and shared fairly), `pages` (the page operations' primitives) and
+`child` (the reader's own process, which only the hidden command `dms _pdf-reader` runs). Private:
+`_protocol` (what dms and its readers say to each other) and `_pagechild` (the page operations
+in the reader).
 """
 
 from __future__ import annotations

@@ -16,6 +16,11 @@ into a staging folder (no copying) and the snapshot retaken if one vanished.
 Format 1 (dms 0.1) held the SQLite file `dms.db` instead of the tables; restores still read it.
 The manifest's names (FORMAT_VERSION, MANIFEST, DATABASE, FILE_MEMBER) are defined here, where
 it is written.
+
+The package dms.ops.backup, backup and restore: this module is its face, with `restore` (`dms
+restore`) and `transfer` (a restore's rows into PostgreSQL). Private: `_manifest` (a backup's
+manifest and members checked), `_rowfiles` (the table files of format 2), `_loadrows` (them
+loaded into SQLite) and `_rowchecks` (the rows' values checked by the API's rules).
 """
 
 from __future__ import annotations

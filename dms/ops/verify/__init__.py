@@ -15,8 +15,9 @@ documents back to processing, and moves nodes out of loops and misplaced subtree
 `lost+found` folder in their owner's .home. Files are never touched: a corrupt or missing file
 cannot be repaired here, and unreferenced files are the server's start-up sweep's to remove.
 
-The folder-tree checks and the lost+found repair are dms.ops.verify.tree's; this module owns the
-report, the file and row checks, and running, saving and repairing.
+The package dms.ops.verify: this module owns the report, the file and row checks, and running,
+saving and repairing; with `tree` (the folder-tree checks and the lost+found repair, which a
+restore runs too) it is the face. `_queries`, the SQL of the row checks, is private.
 """
 
 from __future__ import annotations
