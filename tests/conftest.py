@@ -14,7 +14,7 @@ import requests
 from dms.domain import credentials
 from dms.config import Config
 from dms.files.modes import restrict_umask
-from tests.harness import appserver
+from tests.harness import appserver, domaintier
 from tests.harness.client import Client
 from tests.harness.inprocess import WsgiAdapter
 from tests.harness.pgcluster import Cluster
@@ -128,3 +128,27 @@ def alice(make_user) -> Client:
 @pytest.fixture
 def bob(make_user) -> Client:
     return make_user("bob")
+
+
+# The fast domain tier (tests/harness/domaintier.py): domain functions called directly on a
+# migrated database, no server thread, no socket.
+@pytest.fixture(scope="session")
+def sqlite_template(engine, tmp_path_factory):
+    """The session's migrated SQLite file that each fast-tier test copies (None on PostgreSQL,
+    whose test databases are clones of a migrated template already)."""
+    if engine == "postgresql":
+        return None
+    return domaintier.migrated_sqlite(tmp_path_factory.mktemp("template"))
+
+
+@pytest.fixture
+def services(config, sqlite_template):
+    """The domain's services on this test's own migrated database, without a server."""
+    with domaintier.domain_services(config, sqlite_template) as services:
+        yield services
+
+
+@pytest.fixture
+def root(services):
+    """The first superuser, as a domain User (the fast tier's `admin`)."""
+    return domaintier.new_user("admin", is_superuser=True, is_staff=True)

@@ -6,8 +6,12 @@ import re
 
 import pytest
 
+from dms.db.models import Node
+from dms.domain import tree
+from dms.errors import Invalid
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
+from tests.harness.domaintier import home_id, new_user
 
 DATETIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z")
 UNKNOWN_ID = "00000000-0000-4000-8000-000000000000"
@@ -99,12 +103,23 @@ def test_folders_endpoint_creates_folders_only(alice, config):
     ("x" * 201, "invalid", "A title has at most 200 characters."),
     (42, "invalid", "A title must be text."),
 ])
-def test_bad_titles_are_refused_with_a_pointer(alice, config, title, code, detail):
+def test_bad_titles_are_refused(services, config, title, code, detail):
+    """The fast tier (no server): the domain's refusal, its field and code."""
+    owner = new_user("alice")
     before = snapshot(config)
-    body = node_body("folders", title, alice.home_id)
-    if title is None:
-        del body["data"]["attributes"]["title"]
-    assert_error(alice.post("/api/nodes/", body), 400, code, detail, "/data/attributes/title")
+    attributes = {} if title is None else {"title": title}
+    with pytest.raises(Invalid) as refused:
+        tree.create_node(owner, Node.FOLDER, attributes, home_id(owner), parent_field="parent",
+                         default_lang="deu")
+    assert (refused.value.code, str(refused.value), refused.value.field) == (code, detail, "title")
+    assert snapshot(config) == before
+
+
+def test_a_bad_title_is_answered_with_a_pointer(alice, config):
+    """The same refusal through the API: the JSON:API envelope, the field as a pointer."""
+    before = snapshot(config)
+    assert_error(alice.post("/api/nodes/", node_body("folders", "a/b", alice.home_id)), 400,
+                 "invalid", BAD_TITLE, "/data/attributes/title")
     assert snapshot(config) == before
 
 

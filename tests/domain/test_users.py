@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from dms.domain import accounts
+from dms.errors import Invalid
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.users import ADMIN_PASSWORD, USER_PASSWORD
@@ -84,37 +86,46 @@ MIXED_SCRIPTS = ("A username may not mix letters of different scripts (such as L
                  "Cyrillic, whose letters can look alike).")
 
 
-@pytest.mark.parametrize("attributes, status, code, detail, pointer", [
-    ({}, 400, "required", "A username is required.", "/data/attributes/username"),
-    ({"username": ""}, 400, "blank", "A username may not be blank.", "/data/attributes/username"),
-    ({"username": 7}, 400, "invalid", "A username must be text.", "/data/attributes/username"),
-    ({"username": "no spaces"}, 400, "invalid",
-     "A username may contain only letters, digits and @ . + - _ characters.",
-     "/data/attributes/username"),
-    ({"username": "x" * 151}, 400, "invalid", "A username has at most 150 characters.",
-     "/data/attributes/username"),
-    ({"username": "admin"}, 400, "invalid", "A user with that username already exists.",
-     "/data/attributes/username"),
-    ({"username": "ADMIN"}, 400, "invalid", "A user with that username already exists.",
-     "/data/attributes/username"),
-    ({"username": "\uff41dmin"}, 400, "invalid", "A user with that username already exists.",
-     "/data/attributes/username"),  # a full-width "a": the same name once normalised (NFKC)
-    ({"username": "ad\u202emin"}, 400, "invalid",
-     "A username may contain only letters, digits and @ . + - _ characters.",
-     "/data/attributes/username"),
+@pytest.mark.parametrize("attributes, code, detail, field", [
+    ({}, "required", "A username is required.", "username"),
+    ({"username": ""}, "blank", "A username may not be blank.", "username"),
+    ({"username": 7}, "invalid", "A username must be text.", "username"),
+    ({"username": "no spaces"}, "invalid",
+     "A username may contain only letters, digits and @ . + - _ characters.", "username"),
+    ({"username": "x" * 151}, "invalid", "A username has at most 150 characters.", "username"),
+    ({"username": "admin"}, "invalid", "A user with that username already exists.", "username"),
+    ({"username": "ADMIN"}, "invalid", "A user with that username already exists.", "username"),
+    # a full-width "a": the same name once normalised (NFKC)
+    ({"username": "\uff41dmin"}, "invalid", "A user with that username already exists.",
+     "username"),
+    ({"username": "ad\u202emin"}, "invalid",
+     "A username may contain only letters, digits and @ . + - _ characters.", "username"),
     # A Cyrillic "а" in a Latin name: it would look exactly like "admin" (issue 22).
-    ({"username": "\u0430dmin"}, 400, "invalid", MIXED_SCRIPTS, "/data/attributes/username"),
-    ({"username": "\u0430lic\u0435"}, 400, "invalid", MIXED_SCRIPTS, "/data/attributes/username"),
-    ({"username": "dave", "email": "not-an-address"}, 400, "invalid",
-     "email must be an e-mail address such as name@example.org.", "/data/attributes/email"),
-    ({"username": "dave", "is_staff": "yes"}, 400, "invalid", "is_staff must be true or false.",
-     "/data/attributes/is_staff"),
+    ({"username": "\u0430dmin"}, "invalid", MIXED_SCRIPTS, "username"),
+    ({"username": "\u0430lic\u0435"}, "invalid", MIXED_SCRIPTS, "username"),
+    ({"username": "dave", "email": "not-an-address"}, "invalid",
+     "email must be an e-mail address such as name@example.org.", "email"),
+    ({"username": "dave", "is_staff": "yes"}, "invalid", "is_staff must be true or false.",
+     "is_staff"),
 ])
-def test_creating_a_user_with_bad_attributes_changes_nothing(admin, config, attributes, status,
-                                                              code, detail, pointer):
+def test_creating_a_user_with_bad_attributes_changes_nothing(root, config, attributes, code,
+                                                              detail, field):
+    """The fast tier (no server): the domain's refusal, its field and code."""
     before = snapshot(config)
-    response = admin.post("/api/users/", {"data": {"type": "users", "attributes": attributes}})
-    assert_error(response, status, code, detail, pointer)
+    with pytest.raises(Invalid) as refused:
+        accounts.create_user_by(root, attributes)
+    assert (refused.value.code, str(refused.value), refused.value.field) == (code, detail, field)
+    assert snapshot(config) == before
+
+
+def test_a_refused_user_is_answered_with_a_pointer_to_the_attribute(admin, config):
+    """The same refusal through the API: the JSON:API envelope, the field as a pointer."""
+    before = snapshot(config)
+    response = admin.post("/api/users/", {"data": {"type": "users", "attributes": {
+        "username": "dave", "email": "not-an-address"}}})
+    assert_error(response, 400, "invalid",
+                 "email must be an e-mail address such as name@example.org.",
+                 "/data/attributes/email")
     assert snapshot(config) == before
 
 
@@ -359,8 +370,5 @@ def test_a_superuser_may_step_down_when_another_remains(admin, make_user, anon):
 @pytest.mark.parametrize("username", ["山田たろう", "ヤマダ太郎", "김철수", "Ελένη", "Сергей",
                                       "Jörg_Müller", "o.neil@example.org",
                                       "\u0435\u0440\u043e\u0441"])
-def test_names_in_one_script_are_welcome(admin, username):
-    response = admin.post("/api/users/", {"data": {"type": "users",
-                                                   "attributes": {"username": username}}})
-    assert response.status_code == 200, response.text
-    assert response.json()["data"]["attributes"]["username"] == username
+def test_names_in_one_script_are_welcome(root, username):
+    assert accounts.create_user_by(root, {"username": username}).username == username
