@@ -34,13 +34,13 @@ def legacy_objects(documents: list) -> list[dict]:
 
 
 @routes.get("/documents", strict_slash=True, **LEGACY)
-def list_documents(ctx: Context):
+def list_documents_legacy(ctx: Context):
     listing = listings.of_kind(ctx.user, Node.DOCUMENT)
     return legacy_objects(listing.fetch(0, listing.count()))
 
 
 @routes.get("/document/{document_id}", **LEGACY)
-def get_document(ctx: Context, document_id: str):
+def get_document_legacy(ctx: Context, document_id: str):
     return legacy_objects([tree.owned_node(ctx.user, document_id, Node.DOCUMENT)])[0]
 
 

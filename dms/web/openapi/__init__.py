@@ -18,10 +18,8 @@ OPERATIONS = {name: entry for part in PARTS for name, entry in part.OPERATIONS.i
 
 
 def operation_key(route: Route) -> str:
-    """The OPERATIONS entry of a route (legacy handlers share names with JSON:API ones)."""
-    name = route.handler.__name__
-    return f"{name}_legacy" if route.prefixes == ("/api",) and name in (
-        "list_documents", "get_document") else name
+    """The OPERATIONS entry of a route: its handler's name, unique among the routes."""
+    return route.handler.__name__
 
 
 def error_response(status: int) -> dict:
