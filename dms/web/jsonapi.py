@@ -222,7 +222,9 @@ class Route:
     """One endpoint: a canonical path such as `/users/{id}/`, its handler and how it is served.
 
     `prefixes` says where the path exists: ("", "/api") for the API (api.md §1: every path twice),
-    ("/api",) for the legacy endpoints. `strict_slash` switches off the trailing-slash tolerance."""
+    ("/api",) for the legacy endpoints. `strict_slash` switches off the trailing-slash tolerance.
+    `operation`: what GET /openapi.json says of it, a dms.web.openapi.Operation (typed loosely
+    here: dms.web.openapi builds on this module)."""
     method: str
     path: str
     handler: Callable
@@ -230,31 +232,33 @@ class Route:
     media_type: str = VND
     prefixes: tuple[str, ...] = ("", "/api")
     strict_slash: bool = False
+    operation: object = field(default=None, compare=False)
 
 
 class RouteTable:
-    """Collects a resource module's routes; dms.web.app turns them into Bottle routes."""
+    """Collects a resource module's routes; dms.web.app turns them into Bottle routes. Each route
+    is declared with its description: `@routes.get("/things/", Operation(...))`."""
 
     def __init__(self):
         self.routes: list[Route] = []
 
-    def add(self, method: str, path: str, **options) -> Callable:
+    def add(self, method: str, path: str, operation: object, **options) -> Callable:
         def register(handler: Callable) -> Callable:
-            self.routes.append(Route(method, path, handler, **options))
+            self.routes.append(Route(method, path, handler, operation=operation, **options))
             return handler
         return register
 
-    def get(self, path: str, **options) -> Callable:
-        return self.add("GET", path, **options)
+    def get(self, path: str, operation: object, **options) -> Callable:
+        return self.add("GET", path, operation, **options)
 
-    def post(self, path: str, **options) -> Callable:
-        return self.add("POST", path, **options)
+    def post(self, path: str, operation: object, **options) -> Callable:
+        return self.add("POST", path, operation, **options)
 
-    def patch(self, path: str, **options) -> Callable:
-        return self.add("PATCH", path, **options)
+    def patch(self, path: str, operation: object, **options) -> Callable:
+        return self.add("PATCH", path, operation, **options)
 
-    def put(self, path: str, **options) -> Callable:
-        return self.add("PUT", path, **options)
+    def put(self, path: str, operation: object, **options) -> Callable:
+        return self.add("PUT", path, operation, **options)
 
-    def delete(self, path: str, **options) -> Callable:
-        return self.add("DELETE", path, **options)
+    def delete(self, path: str, operation: object, **options) -> Callable:
+        return self.add("DELETE", path, operation, **options)

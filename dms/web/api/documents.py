@@ -8,6 +8,8 @@ from dms.domain import documents, listings, trash, tree, uploads
 from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import BINARY, FILES, FILE_TYPES, PAGE_QUERY, data_of, list_of, ref
 
 routes = RouteTable()
 
@@ -37,29 +39,36 @@ def document_body(ctx: Context, document: Node) -> dict:
     return single(document, versions=[version_resource(ctx, v, pages[v.id]) for v in versions])
 
 
-@routes.get("/documents/")
+@routes.get("/documents/", Operation(
+    "All the caller's documents", list_of(ref("Node")), query=PAGE_QUERY + ("tags", "tags_op"),
+    errors=(400,)))
 def list_documents(ctx: Context):
     return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.DOCUMENT, ctx.query.get("tags"),
                                              ctx.query.get("tags_op")))
 
 
-@routes.get("/documents/{document_id}/")
+@routes.get("/documents/{document_id}/", Operation(
+    "One document with versions", data_of(ref("Node"))))
 def get_document(ctx: Context, document_id: str):
     return document_body(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
 
 
-@routes.patch("/documents/{document_id}/")
+@routes.patch("/documents/{document_id}/", Operation(
+    "Rename a document; its lang and ocr", data_of(ref("Node")), request=ref("NodeUpdate"),
+    errors=(409,)))
 def update_document(ctx: Context, document_id: str):
     return document_body(ctx, update(ctx, document_id, route_kind=Node.DOCUMENT))
 
 
-@routes.delete("/documents/{document_id}/")
+@routes.delete("/documents/{document_id}/", Operation("Move a document to the trash", status=204))
 def delete_document(ctx: Context, document_id: str):
     trash.delete(ctx.services, ctx.user, document_id, Node.DOCUMENT)
     return no_content()
 
 
-@routes.put("/documents/{document_id}/upload/{file_name}")
+@routes.put("/documents/{document_id}/upload/{file_name}", Operation(
+    "Upload a new version of a document's file", data_of(ref("Node")), 201, request=BINARY,
+    accepts=FILE_TYPES + ("application/octet-stream",)))
 def upload(ctx: Context, document_id: str, file_name: str):
     if not (ctx.header("Content-Disposition") or "").strip():
         raise ApiError(400, "parse_error", "The Content-Disposition header is required, e.g. "
@@ -70,18 +79,22 @@ def upload(ctx: Context, document_id: str, file_name: str):
     return created(document_body(ctx, document))
 
 
-@routes.post("/documents/{document_id}/versions/{version_id}/restore/")
+@routes.post("/documents/{document_id}/versions/{version_id}/restore/", Operation(
+    "Make an older version the latest again (a new version, no OCR)", data_of(ref("Node")), 201))
 def restore_version(ctx: Context, document_id: str, version_id: str):
     document = documents.restore_version(ctx.services, ctx.user, document_id, version_id)
     return created(document_body(ctx, document))
 
 
-@routes.get("/documents/{document_id}/download/")
+@routes.get("/documents/{document_id}/download/", Operation(
+    "The latest version's file (or its searchable PDF)", media=FILES, query=("searchable",),
+    errors=(416,)))
 def download_latest(ctx: Context, document_id: str):
     return version_file(ctx, documents.latest_file(ctx.user, document_id), searchable_asked(ctx))
 
 
-@routes.get("/document-versions/{version_id}/")
+@routes.get("/document-versions/{version_id}/", Operation(
+    "One version of a document", data_of(ref("VersionResource"))))
 def get_version(ctx: Context, version_id: str):
     version = documents.owned_version(ctx.user, version_id)
     page_ids = documents.page_ids([version.id])[version.id]
@@ -89,6 +102,8 @@ def get_version(ctx: Context, version_id: str):
                      "attributes": version_resource(ctx, version, page_ids)}}
 
 
-@routes.get("/document-versions/{version_id}/download/")
+@routes.get("/document-versions/{version_id}/download/", Operation(
+    "One version's file (or its searchable PDF)", media=FILES, query=("searchable",),
+    errors=(416,)))
 def download_version(ctx: Context, version_id: str):
     return version_file(ctx, documents.owned_version(ctx.user, version_id), searchable_asked(ctx))

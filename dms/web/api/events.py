@@ -9,6 +9,8 @@ import bottle
 
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable
+from dms.web.openapi import Operation
+from dms.web.openapi.webhooks import SSE_EVENT
 
 routes = RouteTable()
 
@@ -38,7 +40,9 @@ HEADERS = {"Content-Type": EVENT_STREAM, "Cache-Control": "no-store",
            "X-Accel-Buffering": "no"}
 
 
-@routes.get("/events/")
+@routes.get("/events/", Operation(
+    "The caller's events as they happen (Server-Sent Events; resumes after Last-Event-ID or "
+    "?since=)", media={EVENT_STREAM: SSE_EVENT}, query=("since",), errors=(400, 429, 503)))
 def event_stream(ctx: Context):
     after = resume_after(ctx)
     if ctx.environ.get("REQUEST_METHOD") == "HEAD":  # no stream: it would run its hour unseen

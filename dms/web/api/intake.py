@@ -7,6 +7,8 @@ from dms.db.models import IntakeRefusal
 from dms.domain import refusals
 from dms.web.endpoints import Context
 from dms.web.jsonapi import RouteTable, format_datetime
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import PAGE_QUERY, list_of, ref
 
 routes = RouteTable()
 
@@ -17,7 +19,9 @@ def refusal_resource(refusal: IntakeRefusal) -> dict:
         "reason": refusal.reason, "refused_at": format_datetime(refusal.refused_at)}}
 
 
-@routes.get("/intake/refusals/")
+@routes.get("/intake/refusals/", Operation(
+    "What the consume folder and mail checks refused of the caller's, newest first",
+    list_of(ref("IntakeRefusal")), query=PAGE_QUERY))
 def list_refusals(ctx: Context):
     return ctx.paginate(refusals.refusals_of(ctx.user),
                         lambda rows: [refusal_resource(row) for row in rows])

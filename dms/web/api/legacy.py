@@ -7,6 +7,8 @@ from dms.db.models import Node
 from dms.domain import listings, tags, tree, uploads
 from dms.web.endpoints import Context
 from dms.web.jsonapi import JSON, Reply, RouteTable, format_datetime
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import BINARY, FILE_TYPES, ref
 
 routes = RouteTable()
 LEGACY = {"prefixes": ("/api",), "media_type": JSON}
@@ -33,14 +35,17 @@ def legacy_objects(documents: list) -> list[dict]:
     return [legacy_object(document, labels[document.id]) for document in documents]
 
 
-@routes.get("/documents", strict_slash=True, **LEGACY)
-def list_documents(ctx: Context):
+@routes.get("/documents", Operation(
+    "Legacy: all the caller's documents",
+    {"type": "array", "items": ref("LegacyDocument")}), strict_slash=True, **LEGACY)
+def list_documents_legacy(ctx: Context):
     listing = listings.of_kind(ctx.user, Node.DOCUMENT)
     return legacy_objects(listing.fetch(0, listing.count()))
 
 
-@routes.get("/document/{document_id}", **LEGACY)
-def get_document(ctx: Context, document_id: str):
+@routes.get("/document/{document_id}", Operation(
+    "Legacy: one document", ref("LegacyDocument")), **LEGACY)
+def get_document_legacy(ctx: Context, document_id: str):
     return legacy_objects([tree.owned_node(ctx.user, document_id, Node.DOCUMENT)])[0]
 
 
@@ -50,11 +55,15 @@ def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
     return Reply(legacy_objects([document])[0], status=201)
 
 
-@routes.put("/document/upload/", strict_slash=True, **LEGACY)
+@routes.put("/document/upload/", Operation(
+    "Legacy: upload into .inbox under a random name", ref("LegacyDocument"), 201, request=BINARY,
+    accepts=FILE_TYPES), strict_slash=True, **LEGACY)
 def upload_unnamed(ctx: Context):
     return upload_to_inbox(ctx, None)
 
 
-@routes.put("/document/upload/{file_name}", **LEGACY)
+@routes.put("/document/upload/{file_name}", Operation(
+    "Legacy: upload into .inbox", ref("LegacyDocument"), 201, request=BINARY,
+    accepts=FILE_TYPES), **LEGACY)
 def upload_named(ctx: Context, file_name: str):
     return upload_to_inbox(ctx, file_name)

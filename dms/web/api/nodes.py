@@ -12,6 +12,9 @@ from dms.domain.mailaccounts import mail_of
 from dms.web.endpoints import Context, content_disposition, file_response
 from dms.web.jsonapi import (JSON, ApiError, RouteTable, created, format_datetime, invalid,
                              no_content)
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import (BINARY, FILES, INTEGER, JSON_OR_VND, PAGE_QUERY, data_of,
+                                    list_of, obj, ref)
 
 routes = RouteTable()
 
@@ -98,17 +101,23 @@ def update(ctx: Context, node_id: str, route_kind: str | None = None) -> Node:
     return tree.update_node(ctx.user, node_id, KIND_OF_TYPE[data["type"]], attributes, route_kind)
 
 
-@routes.get("/nodes/")
+@routes.get("/nodes/", Operation(
+    "The caller's .home and .inbox", list_of(ref("Node")), query=PAGE_QUERY))
 def list_top_level(ctx: Context):
     return paginated_nodes(ctx, listings.special_folders(ctx.user))
 
 
-@routes.post("/nodes/")
+@routes.post("/nodes/", Operation(
+    "Create a folder or a document", data_of(ref("Node")), 201, request=ref("NodeInput"),
+    errors=(409,)))
 def create_node(ctx: Context):
     return created(single(create(ctx, ("folders", "documents"))))
 
 
-@routes.post("/nodes/move/", media_type=JSON)
+@routes.post("/nodes/move/", Operation(
+    "Move nodes into a folder, all or nothing",
+    obj({"data": {"type": "array", "items": ref("Node")}}), request=ref("Move"),
+    accepts=JSON_OR_VND, errors=(403, 404)), media_type=JSON)
 def move_nodes(ctx: Context):
     body = ctx.json()
     entries = body.get("nodes")
@@ -131,7 +140,9 @@ def move_nodes(ctx: Context):
     return {"data": resources(moved)}
 
 
-@routes.get("/nodes/download/")
+@routes.get("/nodes/download/", Operation(
+    "Download nodes", media={"application/zip": BINARY, "application/gzip": BINARY, **FILES},
+    query=("node_ids", "archive_type", "password", "searchable"), errors=(400, 404)))
 def download_nodes(ctx: Context):
     """One document: its latest file as is. Anything else: an archive of the selection."""
     node_ids = list(dict.fromkeys(
@@ -184,51 +195,62 @@ def version_file(ctx: Context, version, searchable: bool = False):
     return file_response(path, version.mime_type, version.file_name, etag=version.sha256)
 
 
-@routes.get("/nodes/inboxcount/")
+@routes.get("/nodes/inboxcount/", Operation(
+    "How many nodes are directly in the caller's .inbox",
+    data_of(obj({"count": INTEGER}, ["count"]))))
 def inbox_count(ctx: Context):
     """Papermerge's shape; it counts documents too (Papermerge counted only folders)."""
     return {"data": {"count": listings.inbox_count(ctx.user)}}
 
 
-@routes.get("/nodes/{node_id}/")
+@routes.get("/nodes/{node_id}/", Operation(
+    "A folder's children", list_of(ref("Node")), query=PAGE_QUERY + ("sort", "tags", "tags_op"),
+    errors=(400,)))
 def list_children(ctx: Context, node_id: str):
     folder, children = listings.listing(ctx.user, node_id, ctx.query.get("sort"),
                                     ctx.query.get("tags"), ctx.query.get("tags_op"))
     return ctx.paginate(children, lambda rows: children_resources(folder, rows))
 
 
-@routes.patch("/nodes/{node_id}/")
+@routes.patch("/nodes/{node_id}/", Operation(
+    "Rename a node; a document's lang and ocr", data_of(ref("Node")), request=ref("NodeUpdate"),
+    errors=(403, 409)))
 def update_node(ctx: Context, node_id: str):
     return single(update(ctx, node_id))
 
 
-@routes.delete("/nodes/{node_id}/")
+@routes.delete("/nodes/{node_id}/", Operation(
+    "Move a node with everything below it to the trash", status=204, errors=(403,)))
 def delete_node(ctx: Context, node_id: str):
     trash.delete(ctx.services, ctx.user, node_id)
     return no_content()
 
 
-@routes.get("/folders/")
+@routes.get("/folders/", Operation(
+    "All the caller's folders", list_of(ref("Node")), query=PAGE_QUERY))
 def list_folders(ctx: Context):
     return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.FOLDER))
 
 
-@routes.post("/folders/")
+@routes.post("/folders/", Operation(
+    "Create a folder", data_of(ref("Node")), 201, request=ref("NodeInput"), errors=(409,)))
 def create_folder(ctx: Context):
     return created(single(create(ctx, ("folders",))))
 
 
-@routes.get("/folders/{folder_id}/")
+@routes.get("/folders/{folder_id}/", Operation("One folder", data_of(ref("Node"))))
 def get_folder(ctx: Context, folder_id: str):
     return single(tree.owned_node(ctx.user, folder_id, Node.FOLDER))
 
 
-@routes.patch("/folders/{folder_id}/")
+@routes.patch("/folders/{folder_id}/", Operation(
+    "Rename a folder", data_of(ref("Node")), request=ref("NodeUpdate"), errors=(403, 409)))
 def update_folder(ctx: Context, folder_id: str):
     return single(update(ctx, folder_id, route_kind=Node.FOLDER))
 
 
-@routes.delete("/folders/{folder_id}/")
+@routes.delete("/folders/{folder_id}/", Operation(
+    "Move a folder with everything below it to the trash", status=204, errors=(403,)))
 def delete_folder(ctx: Context, folder_id: str):
     trash.delete(ctx.services, ctx.user, folder_id, Node.FOLDER)
     return no_content()

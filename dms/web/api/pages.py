@@ -9,7 +9,9 @@ from dms.db.models import Node
 from dms.domain import documents, previews, tree
 from dms.processing.languages import accepted_languages
 from dms.web.endpoints import Context
-from dms.web.jsonapi import JSON, RouteTable
+from dms.web.jsonapi import JSON, VND, RouteTable
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import BINARY, JSON_OR_VND, STRING, UUID, obj, ref
 
 routes = RouteTable()
 
@@ -19,7 +21,9 @@ def wants(ctx: Context, media: str) -> bool:
     return media in [part.split(";")[0].strip() for part in accept.split(",")]
 
 
-@routes.get("/pages/{page_id}/")
+@routes.get("/pages/{page_id}/", Operation(
+    "A page as JSON:API, text or JPEG preview (by Accept)",
+    media={VND: ref("Page"), "text/plain": STRING, "image/jpeg": BINARY}))
 def get_page(ctx: Context, page_id: str):
     page, version = documents.owned_page(ctx.user, page_id)
     if wants(ctx, "image/jpeg"):
@@ -37,18 +41,24 @@ def get_page(ctx: Context, page_id: str):
     }}
 
 
-@routes.get("/documents/{document_id}/ocr-text", media_type=JSON)
+@routes.get("/documents/{document_id}/ocr-text", Operation(
+    "A document's text", obj({"text": STRING})), media_type=JSON)
 def ocr_text(ctx: Context, document_id: str):
     document = tree.owned_node(ctx.user, document_id, Node.DOCUMENT)
     return {"text": documents.latest_text(document.id)}
 
 
-@routes.get("/ocr-languages/", media_type=JSON)
+@routes.get("/ocr-languages/", Operation(
+    "Installed OCR languages",
+    obj({"languages": {"type": "array", "items": STRING}, "default": STRING})), media_type=JSON)
 def ocr_languages(ctx: Context):
     return {"languages": list(accepted_languages()), "default": ctx.config.ocr_lang}
 
 
-@routes.post("/ocr/", media_type=JSON)
+@routes.post("/ocr/", Operation(
+    "Process a document again", obj({"status": STRING, "doc_id": UUID, "lang": STRING}),
+    request=obj({"doc_id": UUID, "lang": STRING}, ["doc_id"]), accepts=JSON_OR_VND,
+    errors=(404,)), media_type=JSON)
 def rerun(ctx: Context):
     body = ctx.json()
     document = documents.reprocess(ctx.services, ctx.user, body.get("doc_id"), body.get("lang"))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dms.domain import preferences
 from dms.web.endpoints import Context
-from dms.web.jsonapi import JSON, RouteTable, attributes_of, resource_data
+from dms.web.jsonapi import JSON, VND, RouteTable, attributes_of, resource_data
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import JSON_OR_VND, PAGE_QUERY, STRING, data_of, list_of, obj, ref
 
 routes = RouteTable()
 
@@ -17,13 +19,17 @@ def preference_resource(item: preferences.Preference) -> dict:
         "additional_data": {"choices": [[choice, choice] for choice in setting.choices()]}}}
 
 
-@routes.get("/preferences/")
+@routes.get("/preferences/", Operation(
+    "The caller's preferences", list_of(ref("Preference")), query=PAGE_QUERY))
 def list_preferences(ctx: Context):
     items = preferences.preferences_of(ctx.user, ctx.config.ocr_lang)
     return ctx.paginate(_Listing(items), lambda rows: [preference_resource(i) for i in rows])
 
 
-@routes.post("/preferences/bulk/", media_type=JSON)
+@routes.post("/preferences/bulk/", Operation(
+    "Change several preferences ({identifier: value})",
+    obj({"data": {"type": "array", "items": ref("Preference")}}),
+    request=obj({"ocr__language": STRING}), accepts=JSON_OR_VND), media_type=JSON)
 def update_preferences(ctx: Context):
     """papermerge-cli pref-update: plain JSON {"ocr__language": "deu", ...}."""
     preferences.set_values(ctx.user, ctx.json(), ctx.config.ocr_lang,
@@ -32,13 +38,16 @@ def update_preferences(ctx: Context):
                      for i in preferences.preferences_of(ctx.user, ctx.config.ocr_lang)]}
 
 
-@routes.get("/preferences/{identifier}/")
+@routes.get("/preferences/{identifier}/", Operation("One preference", data_of(ref("Preference"))))
 def get_preference(ctx: Context, identifier: str):
     return {"data": preference_resource(
         preferences.preference(ctx.user, identifier, ctx.config.ocr_lang))}
 
 
-@routes.patch("/preferences/{identifier}/")
+@routes.patch("/preferences/{identifier}/", Operation(
+    "Change one preference", data_of(ref("Preference")),
+    request=data_of(obj({"type": {"const": "preferences"}, "attributes": obj({"value": STRING})})),
+    accepts=(VND, JSON), errors=(409,)))
 def update_preference(ctx: Context, identifier: str):
     preferences.preference(ctx.user, identifier, ctx.config.ocr_lang)  # 404 before the body
     body = ctx.json(accept=("application/vnd.api+json", JSON))

@@ -11,6 +11,9 @@ from dms.domain.rules.checks import spec_of
 from dms.web.api.nodes import node_resource
 from dms.web.endpoints import Context
 from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
+from dms.web.openapi import Operation
+from dms.web.openapi.rules import MATCHES
+from dms.web.openapi.shapes import PAGE_QUERY, data_of, list_of, ref
 
 routes = RouteTable()
 
@@ -37,29 +40,34 @@ def run_resource(run: RuleRun) -> dict:
         "relationships": {"rule": {"data": {"type": "rules", "id": run.rule_id}}}}
 
 
-@routes.get("/rules/")
+@routes.get("/rules/", Operation(
+    "The caller's rules, in the order they run", list_of(ref("Rule")), query=PAGE_QUERY))
 def list_rules(ctx: Context):
     return ctx.paginate(store.rules_of(ctx.user), lambda rows: [rule_resource(r) for r in rows])
 
 
-@routes.post("/rules/")
+@routes.post("/rules/", Operation(
+    "Add a rule that files new documents", data_of(ref("Rule")), 201, request=ref("RuleInput"),
+    errors=(409,)))
 def create_rule(ctx: Context):
     _, attributes = ctx.resource("rules")
     return created({"data": rule_resource(store.create_rule(ctx.user, attributes))})
 
 
-@routes.get("/rules/{rule_id}/")
+@routes.get("/rules/{rule_id}/", Operation("One rule", data_of(ref("Rule"))))
 def get_rule(ctx: Context, rule_id: str):
     return {"data": rule_resource(store.owned_rule(ctx.user, rule_id))}
 
 
-@routes.patch("/rules/{rule_id}/")
+@routes.patch("/rules/{rule_id}/", Operation(
+    "Change a rule (match and actions: only the keys given)", data_of(ref("Rule")),
+    request=ref("RuleInput"), errors=(409,)))
 def update_rule(ctx: Context, rule_id: str):
     _, attributes = ctx.resource("rules")
     return {"data": rule_resource(store.update_rule(ctx.user, rule_id, attributes))}
 
 
-@routes.delete("/rules/{rule_id}/")
+@routes.delete("/rules/{rule_id}/", Operation("Delete a rule (what it did stays)", status=204))
 def delete_rule(ctx: Context, rule_id: str):
     store.delete_rule(ctx.user, rule_id)
     return no_content()
@@ -91,7 +99,9 @@ def hit_resources(hits: list[preview.Hit]) -> list[dict]:
             for hit in hits if hit.document_id in nodes]
 
 
-@routes.get("/rules/{rule_id}/matches/")
+@routes.get("/rules/{rule_id}/matches/", Operation(
+    "Dry run: the caller's documents the rule would match, and what it would change; changes "
+    "nothing", MATCHES, query=PAGE_QUERY))
 def rule_matches(ctx: Context, rule_id: str):
     """A dry run: changes nothing. meta says how many documents were examined of how many."""
     result = preview.preview(ctx.services, ctx.user, rule_id)
@@ -101,13 +111,15 @@ def rule_matches(ctx: Context, rule_id: str):
     return body
 
 
-@routes.post("/rules/{rule_id}/apply/")
+@routes.post("/rules/{rule_id}/apply/", Operation(
+    "Run the rule over the caller's existing documents in the background", data_of(ref("RuleRun")),
+    202, errors=(429,)))
 def apply_rule(ctx: Context, rule_id: str):
     """202 at once: the run goes on in the background; GET /rule-runs/{id}/ follows it."""
     return Reply({"data": run_resource(ctx.runtime.rule_runs.apply(ctx.user, rule_id))},
                  status=202)
 
 
-@routes.get("/rule-runs/{run_id}/")
+@routes.get("/rule-runs/{run_id}/", Operation("One run of a rule", data_of(ref("RuleRun"))))
 def get_rule_run(ctx: Context, run_id: str):
     return {"data": run_resource(runs.owned_run(ctx.user, run_id))}

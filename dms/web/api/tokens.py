@@ -7,6 +7,8 @@ from dms.domain import credentials
 from dms.web.endpoints import ATTRIBUTES, Context
 from dms.web.jsonapi import (RouteTable, attributes_of, created, format_datetime, no_content,
                              resource_data)
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import JSON_OR_VND, PAGE_QUERY, data_of, list_of, ref
 
 routes = RouteTable()
 
@@ -24,13 +26,15 @@ def token_resource(token: Token) -> dict:
     }
 
 
-@routes.get("/tokens/")
+@routes.get("/tokens/", Operation("The caller's tokens", list_of(ref("Token")), query=PAGE_QUERY))
 def list_tokens(ctx: Context):
     return ctx.paginate(credentials.tokens_of(ctx.user),
                         lambda tokens: [token_resource(t) for t in tokens])
 
 
-@routes.post("/tokens/")
+@routes.post("/tokens/", Operation(
+    "Create a token; its secret is shown this once", data_of(ref("Token")), 201,
+    request=ref("TokenInput"), accepts=JSON_OR_VND, errors=(409,)))
 def create_token(ctx: Context):
     body = ctx.json()
     # JSON:API form {"data": {"type": "tokens", "attributes": {...}}}, or plain {"expiry_hours":
@@ -47,7 +51,7 @@ def create_token(ctx: Context):
     return created({"data": resource})
 
 
-@routes.delete("/tokens/{token_id}/")
+@routes.delete("/tokens/{token_id}/", Operation("Revoke one of the caller's tokens", status=204))
 def revoke_token(ctx: Context, token_id: str):
     credentials.revoke_by_key(ctx.user, token_id)
     return no_content()

@@ -18,6 +18,8 @@ import bottle
 
 from dms.web.endpoints import Context
 from dms.web.jsonapi import RouteTable, not_found
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import STRING
 
 routes = RouteTable()
 UI = {"auth": False, "prefixes": ("",)}
@@ -61,12 +63,13 @@ def static_response(name: str) -> bottle.HTTPResponse:
                               headers=dict(SECURITY_HEADERS))
 
 
-@routes.get("/", strict_slash=True, **UI)
+@routes.get("/", Operation(
+    "The token web page", media={"text/html": STRING}), strict_slash=True, **UI)
 def page(ctx: Context):
     return static_response("index.html")
 
 
-@routes.get("/ui/", **UI)
+@routes.get("/ui/", Operation("The token web page", media={"text/html": STRING}), **UI)
 def page_under_ui(ctx: Context):
     """One page, one address: /ui/ sends the browser to the root, so the page's relative links
     (static/..., api/...) also work under a --url-prefix."""
@@ -74,6 +77,8 @@ def page_under_ui(ctx: Context):
         "Location": ctx.absolute_url("/"), **SECURITY_HEADERS})
 
 
-@routes.get("/static/{name}", **UI)
+@routes.get("/static/{name}", Operation(
+    "Files of the token web page",
+    media={"text/javascript": STRING, "text/css": STRING, "image/svg+xml": STRING}), **UI)
 def static(ctx: Context, name: str):
     return static_response(name)

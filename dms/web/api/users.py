@@ -8,6 +8,8 @@ from dms.domain import accounts
 from dms.web.endpoints import ATTRIBUTES, Context
 from dms.web.jsonapi import (JSON, VND, ApiError, RouteTable, attributes_of, format_datetime,
                              no_content, resource_data)
+from dms.web.openapi import Operation
+from dms.web.openapi.shapes import JSON_OR_VND, PAGE_QUERY, STRING, data_of, list_of, obj, ref
 
 routes = RouteTable()
 
@@ -37,7 +39,8 @@ def single(user: User) -> dict:
     return {"data": user_resource(user, accounts.special_folder_ids([user.id])[user.id])}
 
 
-@routes.get("/users/")
+@routes.get("/users/", Operation(
+    "All users (admins)", list_of(ref("User")), query=PAGE_QUERY, errors=(403,)))
 def list_users(ctx: Context):
     accounts.require_admin(ctx.user)
 
@@ -48,24 +51,27 @@ def list_users(ctx: Context):
     return ctx.paginate(accounts.all_users(), serialize)
 
 
-@routes.post("/users/")
+@routes.post("/users/", Operation(
+    "Create a user with .home and .inbox (admins)", data_of(ref("User")), request=ref("UserInput"),
+    errors=(403, 409)))
 def create_user(ctx: Context):
     accounts.require_admin(ctx.user)  # before reading the body: a non-admin learns nothing more
     _, attributes = ctx.resource("users")
     return single(accounts.create_user_by(ctx.user, attributes))  # 200, as the spec says (not 201)
 
 
-@routes.get("/users/me/")
+@routes.get("/users/me/", Operation("The caller", data_of(ref("User"))))
 def me(ctx: Context):
     return single(ctx.user)
 
 
-@routes.get("/users/{user_id}/")
+@routes.get("/users/{user_id}/", Operation("One user", data_of(ref("User")), errors=(403,)))
 def get_user(ctx: Context, user_id: str):
     return single(accounts.visible_user(ctx.user, user_id))
 
 
-@routes.patch("/users/{user_id}/")
+@routes.patch("/users/{user_id}/", Operation(
+    "Change a user", data_of(ref("User")), request=ref("UserInput"), errors=(403, 409)))
 def update_user(ctx: Context, user_id: str):
     accounts.visible_user(ctx.user, user_id)  # 403/404 before the body is looked at
     body = ctx.json(accept=(VND,))
@@ -80,13 +86,17 @@ def update_user(ctx: Context, user_id: str):
                                           data.get("relationships")))
 
 
-@routes.delete("/users/{user_id}/")
+@routes.delete("/users/{user_id}/", Operation(
+    "Delete a user with their papers (admins)", status=204, errors=(403,)))
 def delete_user(ctx: Context, user_id: str):
     accounts.delete_user_by(ctx.services, ctx.user, user_id)
     return no_content()
 
 
-@routes.post("/users/{user_id}/change-password/", media_type=JSON)
+@routes.post("/users/{user_id}/change-password/", Operation(
+    "Set a user's password", obj({"status": STRING}),
+    request=obj({"password": STRING}, ["password"]), accepts=JSON_OR_VND,
+    errors=(403,)), media_type=JSON)
 def change_password(ctx: Context, user_id: str):
     accounts.visible_user(ctx.user, user_id)
     body = ctx.json()

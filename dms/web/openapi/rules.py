@@ -1,11 +1,11 @@
-"""The OpenAPI document's part for rules (api.md §13): the rules, their dry run, runs."""
+"""The OpenAPI document's part for rules (api.md §13): the rules, their dry run, runs; and the dry
+run's answer, MATCHES, for its route."""
 
 from __future__ import annotations
 
 from dms.domain.rules.checks import SOURCES
 from dms.domain.rules.matching import ALGORITHMS, FIELDS
-from dms.web.jsonapi import VND
-from dms.web.openapi.core import FOLDER_REF, NODE_ATTRIBUTES, PAGE_QUERY
+from dms.web.openapi.core import FOLDER_REF, NODE_ATTRIBUTES
 from dms.web.openapi.shapes import (BOOLEAN, DATETIME, INTEGER, NULLABLE_STRING, STRING, UUID,
                                     data_of, list_of, obj, ref)
 
@@ -48,23 +48,7 @@ SCHEMAS = {
         ["type", "id", "attributes"], extra=False),
 }
 
+# The dry run's answer (GET /rules/{id}/matches/): a page of matches, and how far it looked.
 MATCHES = list_of(ref("RuleMatch"))
 MATCHES["properties"]["meta"]["properties"].update(
     examined=INTEGER, documents=INTEGER, complete=BOOLEAN)
-
-OPERATIONS = {
-    "list_rules": (None, 200, {VND: list_of(ref("Rule"))}, PAGE_QUERY, [],
-                   "The caller's rules, in the order they run"),
-    "create_rule": (([VND], ref("RuleInput")), 201, {VND: data_of(ref("Rule"))}, [], [409],
-                    "Add a rule that files new documents"),
-    "get_rule": (None, 200, {VND: data_of(ref("Rule"))}, [], [], "One rule"),
-    "update_rule": (([VND], ref("RuleInput")), 200, {VND: data_of(ref("Rule"))}, [], [409],
-                    "Change a rule (match and actions: only the keys given)"),
-    "delete_rule": (None, 204, {}, [], [], "Delete a rule (what it did stays)"),
-    "rule_matches": (None, 200, {VND: MATCHES}, PAGE_QUERY, [],
-                     "Dry run: the caller's documents the rule would match, and what it would "
-                     "change; changes nothing"),
-    "apply_rule": (None, 202, {VND: data_of(ref("RuleRun"))}, [], [429],
-                   "Run the rule over the caller's existing documents in the background"),
-    "get_rule_run": (None, 200, {VND: data_of(ref("RuleRun"))}, [], [], "One run of a rule"),
-}

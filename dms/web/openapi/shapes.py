@@ -1,11 +1,18 @@
-"""The building blocks of the OpenAPI document's schemas, shared by its parts."""
+"""The building blocks of the OpenAPI document's schemas and of the routes' Operations."""
 
 from __future__ import annotations
+
+from dms.web.jsonapi import JSON, VND
 
 STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 NULLABLE_STRING = {"type": ["string", "null"]}
 DATETIME = {"type": "string", "format": "date-time"}
 UUID = {"type": "string", "format": "uuid"}
+BINARY = {"type": "string", "format": "binary"}
+FILE_TYPES = ("application/pdf", "image/png", "image/jpeg", "image/tiff", "text/plain")
+FILES = {media: BINARY for media in FILE_TYPES}  # a stored file, answered as its own type
+PAGE_QUERY = ("page[number]", "page[size]", "page", "page_size")
+JSON_OR_VND = (JSON, VND)  # a plain JSON body, sent as either media type
 
 
 def ref(name: str) -> dict:

@@ -1,12 +1,10 @@
-"""The OpenAPI document's part for webhooks and the event stream (api.md §14)."""
+"""The OpenAPI document's part for webhooks and the event stream (api.md §14); SSE_EVENT is the
+stream's answer, for its route."""
 
 from __future__ import annotations
 
 from dms.db.events import EVENT_TYPES
-from dms.web.jsonapi import VND
-from dms.web.openapi.core import PAGE_QUERY
-from dms.web.openapi.shapes import (BOOLEAN, INTEGER, NULLABLE_STRING, STRING, UUID, data_of,
-                                    list_of, obj, ref)
+from dms.web.openapi.shapes import BOOLEAN, INTEGER, NULLABLE_STRING, STRING, UUID, data_of, obj
 
 EVENTS = {"type": "array", "items": {"enum": list(EVENT_TYPES)}, "minItems": 1}
 NULLABLE_DATETIME = {"type": ["string", "null"], "format": "date-time"}
@@ -33,21 +31,3 @@ SCHEMAS = {
 SSE_EVENT = {"type": "object", "required": ["data"], "properties": {
     "id": STRING, "event": STRING, "retry": INTEGER,
     "data": {"type": "string", "contentMediaType": "application/json"}}}
-
-OPERATIONS = {
-    "list_webhooks": (None, 200, {VND: list_of(ref("Webhook"))}, PAGE_QUERY, [],
-                      "The caller's webhooks"),
-    "create_webhook": (([VND], ref("WebhookInput")), 201, {VND: data_of(ref("Webhook"))}, [],
-                       [409], "Add a webhook: a URL the caller's events are POSTed to, signed "
-                              "with its secret"),
-    "get_webhook": (None, 200, {VND: data_of(ref("Webhook"))}, [], [],
-                    "One webhook (never its secret)"),
-    "update_webhook": (([VND], ref("WebhookInput")), 200, {VND: data_of(ref("Webhook"))}, [],
-                       [409], "Change a webhook; enabling a disabled one starts afresh"),
-    "delete_webhook": (None, 204, {}, [], [], "Delete a webhook"),
-    "test_webhook": (None, 200, {VND: data_of(ref("WebhookDelivery"))}, [], [429],
-                     "Send a ping to a webhook now; what the receiver answered"),
-    "event_stream": (None, 200, {"text/event-stream": SSE_EVENT}, ["since"], [400, 429, 503],
-                     "The caller's events as they happen (Server-Sent Events; resumes after "
-                     "Last-Event-ID or ?since=)"),
-}
