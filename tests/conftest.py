@@ -42,6 +42,9 @@ def pytest_collection_modifyitems(config, items):
     SQLite itself are left to the SQLite run, and those about PostgreSQL itself to this one."""
     unwanted = "sqlite_only" if config.getoption("--engine") == "postgresql" else "postgresql_only"
     keep = [item for item in items if item.get_closest_marker(unwanted) is None]
+    for item in keep:  # a test on the socket may open one (pytest-socket's --disable-socket)
+        if item.get_closest_marker("socket") is not None:
+            item.add_marker(pytest.mark.enable_socket)
     config.hook.pytest_deselected(items=[item for item in items if item not in keep])
     items[:] = keep
 
@@ -86,7 +89,9 @@ def config(tmp_path, request, database_url) -> Config:
 
 
 @pytest.fixture
-def server(config):
+def server(config, socket_enabled):
+    """A real server on an ephemeral loopback port; the test may open sockets (pytest-socket:
+    every other test may not, unless it asks for `socket_enabled` or is marked enable_socket)."""
     server = appserver.start(config, "test-server")
     # Answered once run() serves: the queue's workers and the search indexer have started. A
     # request over the socket waits for that by itself; one in-process would not.

@@ -17,7 +17,9 @@ from dms.db.schema import shipped_migrations
 
 from tests.harness.processes import Running, dms_command, environment
 
-pytestmark = pytest.mark.sqlite_only  # commands on a data dir of their own
+# Commands on a data dir of their own.
+# Sockets (pytest-socket): `dms serve` subprocesses, asked over HTTP.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 
 def login(url: str, username: str, password: str) -> requests.Response:

@@ -12,6 +12,9 @@ import requests
 
 from tests.harness.processes import Running, config_args, config_env, dms_command, environment
 
+# Sockets (pytest-socket): a `dms serve` subprocess, asked over HTTP.
+pytestmark = pytest.mark.enable_socket
+
 
 def login(url: str, username: str, password: str) -> requests.Response:
     return requests.post(url + "/api/auth/login/",

@@ -16,7 +16,9 @@ from tests.harness.olddata import (FOLDER_ID, HOME_ID, SECRET, STAMP, USER_ID,
 from tests.harness.waiting import wait_indexed, wait_served
 import pytest
 
-pytestmark = pytest.mark.sqlite_only  # upgrades SQLite files made by earlier versions
+# Upgrades SQLite files made by earlier versions.
+# Sockets (pytest-socket): servers on upgraded data dirs, asked over HTTP.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 
 def test_every_migration_applies_in_order_and_is_recorded(tmp_path):

@@ -24,6 +24,9 @@ from tests.harness.client import Client
 from tests.harness.processes import config_args
 from tests.harness.waiting import wait_indexed
 
+# Sockets (pytest-socket): servers on upgraded data dirs, asked over HTTP.
+pytestmark = pytest.mark.enable_socket
+
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "v0.2"
 ALICE = ("alice", "alice-password-1")
 FOLDER_ID = "ac42d7a2-e6ae-4410-9caa-333c1e631a65"

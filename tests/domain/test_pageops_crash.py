@@ -16,7 +16,8 @@ from tests.harness import samples
 from tests.harness.pdfops import page_texts
 from tests.harness.processes import Running, admin_session, config_args, config_env, dms, make_node
 
-pytestmark = pytest.mark.slow
+# Sockets (pytest-socket): a `dms serve` subprocess killed and started again.
+pytestmark = [pytest.mark.slow, pytest.mark.enable_socket]
 
 ADMIN_PASSWORD = "crash-test-pw"
 PAGES = 60  # a merge of 120 pages writes for a while: the kill lands before, during or after

@@ -16,6 +16,9 @@ from tests.harness.pdfops import finished_split, long_batch, page_line
 from tests.harness.processes import Running
 from tests.harness.waiting import wait_for, wait_processed
 
+# Sockets (pytest-socket): a `dms serve` subprocess killed and started again.
+pytestmark = pytest.mark.enable_socket
+
 ADMIN_PASSWORD = "crash-test-pw"
 PARTS = 2000  # 100 batches: the kill lands between the first and the last
 

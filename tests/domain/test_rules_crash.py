@@ -18,6 +18,9 @@ from tests.harness.processes import Running
 from tests.harness.rules import add_rule, applied, filed, finished_run, many_documents
 from tests.harness.waiting import wait_for, wait_processed
 
+# Sockets (pytest-socket): a `dms serve` subprocess killed and started again.
+pytestmark = pytest.mark.enable_socket
+
 ADMIN_PASSWORD = "crash-test-pw"
 
 

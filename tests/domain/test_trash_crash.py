@@ -21,6 +21,9 @@ from tests.harness.processes import (Running, admin_session, config_args, config
                                      environment, make_node)
 from tests.harness.waiting import wait_for
 
+# Sockets (pytest-socket): a `dms serve` subprocess killed and started again.
+pytestmark = pytest.mark.enable_socket
+
 ADMIN = ("admin", "crash-test-pw")
 
 

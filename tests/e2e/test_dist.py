@@ -17,7 +17,9 @@ from tests.harness import samples
 from tests.harness.client import Client
 from tests.harness.waiting import wait_for, wait_processed
 
-pytestmark = pytest.mark.sqlite_only  # the executable with its defaults
+# The executable with its defaults.
+# Sockets (pytest-socket): the executable serves, asked over HTTP.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 ROOT = Path(__file__).resolve().parents[2]
 

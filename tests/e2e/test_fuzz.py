@@ -15,6 +15,9 @@ from dms.web.server import Server
 from tests.harness.client import Client
 from tests.harness.users import ADMIN_PASSWORD
 
+# Sockets (pytest-socket): schemathesis calls a server over HTTP.
+pytestmark = pytest.mark.enable_socket
+
 MAX_EXAMPLES = 15
 # What the document promises: no server error, only documented statuses and content types,
 # bodies (errors included) of the documented shape. Not included: schemathesis' guesses about

@@ -19,7 +19,9 @@ from tests.harness import samples
 from tests.harness.processes import Running
 from tests.harness.waiting import wait_for
 
-pytestmark = pytest.mark.sqlite_only  # kills the server and reads its SQLite file
+# Kills the server and reads its SQLite file.
+# Sockets (pytest-socket): a `dms serve` subprocess killed and started again.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 
 def consistent_state(data_dir):

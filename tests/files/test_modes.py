@@ -16,7 +16,8 @@ import requests
 from tests.harness import samples
 from tests.harness.processes import Running, dms_command, environment
 
-pytestmark = pytest.mark.sqlite_only  # the data dir's own files
+# Sockets (pytest-socket): servers in subprocesses, asked over HTTP.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]  # the data dir's own files
 
 
 @pytest.fixture

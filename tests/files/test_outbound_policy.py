@@ -23,7 +23,8 @@ from dms.files.outbound import Policy, Refused, parse_allowed
 from dms.files.outbound.http import post
 from dms.files.outbound.policy import ResolveTimeout, is_internal
 
-pytestmark = pytest.mark.sqlite_only  # no database: once is enough
+# Sockets (pytest-socket): names resolved, a TLS server on loopback.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]  # no database: once is enough
 
 INTERNAL = ["127.0.0.1", "127.1.2.3", "::1", "10.0.0.1", "172.16.5.4", "192.168.0.1",
             "169.254.169.254", "169.254.1.1", "fd00:ec2::254", "fc00::1", "fe80::1", "100.64.0.1",

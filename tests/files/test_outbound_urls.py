@@ -17,7 +17,8 @@ from dms.files.outbound import BadUrl, Policy, ascii_url
 from dms.files.outbound.http import post
 from dms.files.outbound.policy import RESOLVER_THREADS
 
-pytestmark = pytest.mark.sqlite_only  # no database: once is enough
+# Sockets (pytest-socket): names resolved, a receiver on loopback.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]  # no database: once is enough
 
 LONG = ".".join(["a" * 63] * 4)  # 255 characters: DNS carries 253
 WRITTEN = [

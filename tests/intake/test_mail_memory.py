@@ -20,6 +20,9 @@ from tests.harness.memory import reset_peak, status_mib
 from tests.harness.processes import Running
 from tests.harness.users import add_user
 
+# Sockets (pytest-socket): a hostile IMAP server on loopback.
+pytestmark = pytest.mark.enable_socket
+
 PASSWORD = "memory-admin-pw"
 MESSAGE_BYTES = 24 * 2**20
 CHECKS = 4  # DMS_MAIL_CHECKS_PARALLEL's default: every check thread busy with a bomb

@@ -18,6 +18,9 @@ from tests.harness.client import Client
 from tests.harness.mail import SEEN, add_account, check, flags, inbox, message
 from tests.harness.processes import config_args, dms, Running
 
+# Sockets (pytest-socket): Dovecot on loopback and restarted servers.
+pytestmark = pytest.mark.enable_socket
+
 
 class StallingProxy:
     """A TCP relay between dms and the IMAP server that stops passing anything on once dms sends

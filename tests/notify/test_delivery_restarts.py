@@ -15,6 +15,9 @@ from tests.harness.users import add_user
 from tests.harness.waiting import wait_for
 from tests.harness.webhooks import Receiver, add_webhook, webhook
 
+# Sockets (pytest-socket): a receiver on loopback and `dms serve` subprocesses.
+pytestmark = pytest.mark.enable_socket
+
 PASSWORD = "kill-9-webhooks-pw"
 
 

@@ -7,10 +7,15 @@ from __future__ import annotations
 import logging
 import secrets
 
+import pytest
+
 from dms.files.sealing import KEY_BYTES, KEY_FILE
 from tests.harness.appserver import running
 from tests.harness.client import Client
 from tests.harness.users import ADMIN_PASSWORD
+
+# Sockets (pytest-socket): servers started on a data dir of their own.
+pytestmark = pytest.mark.enable_socket
 
 ADVICE = ("copy the key file of the node where they were set to every node, or set the "
           "passwords and secrets again")

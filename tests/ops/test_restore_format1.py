@@ -19,7 +19,9 @@ from tests.harness.backups import MALFORMED, rebuild, refused
 from tests.harness.olddata import make_data_dir_at_migration_1
 from tests.harness.processes import dms
 
-pytestmark = pytest.mark.sqlite_only  # restores into new data dirs; the rows' engine is SQLite
+# Restores into new data dirs; the rows' engine is SQLite.
+# Sockets (pytest-socket): restored data dirs served and asked over HTTP.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 
 def edit(*statements):

@@ -15,7 +15,9 @@ import pytest
 from tests.harness.backups import MALFORMED, rebuild, refused, row_lines
 from tests.harness.processes import dms
 
-pytestmark = pytest.mark.sqlite_only  # restores into new data dirs; the rows' engine is SQLite
+# Restores into new data dirs; the rows' engine is SQLite.
+# Sockets (pytest-socket): restored data dirs served and asked over HTTP.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 
 def test_a_rebuilt_logical_backup_restores(logical, work):

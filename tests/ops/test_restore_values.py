@@ -15,7 +15,9 @@ import pytest
 
 from tests.harness.backups import rebuild, refused, row_lines
 
-pytestmark = pytest.mark.sqlite_only  # restores into new data dirs; the rows' engine is SQLite
+# Restores into new data dirs; the rows' engine is SQLite.
+# Sockets (pytest-socket): restored data dirs served and asked over HTTP.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 
 TITLE_RULE = ("A title may not contain /, \\, control characters or invisible formatting "

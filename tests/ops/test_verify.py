@@ -21,7 +21,9 @@ from tests.harness.documents import create_node, upload_accepted
 from tests.harness.users import ADMIN_PASSWORD, add_user
 from tests.harness.waiting import wait_for, wait_processed
 
-pytestmark = pytest.mark.sqlite_only  # damages the SQLite file and the tantivy index
+# Damages the SQLite file and the tantivy index.
+# Sockets (pytest-socket): servers on damaged and repaired data dirs.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 PAGE_ROWS = "SELECT number, text, method FROM page WHERE version_id = ? ORDER BY number"
 

@@ -15,6 +15,9 @@ from tests.harness.documents import new_document, upload
 from tests.harness.processes import Running
 from tests.harness.waiting import wait_for, wait_processed
 
+# Sockets (pytest-socket): servers started on a data dir of their own.
+pytestmark = pytest.mark.enable_socket
+
 STATUSES = {"received", "started", "succeeded", "failed"}
 
 

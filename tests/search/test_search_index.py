@@ -15,7 +15,9 @@ from tests.harness.client import JSON, Client
 from tests.harness.processes import Running
 from tests.harness.waiting import wait_indexed, wait_served
 
-pytestmark = pytest.mark.sqlite_only  # the tantivy index of the SQLite mode
+# The tantivy index of the SQLite mode.
+# Sockets (pytest-socket): servers started on damaged indexes.
+pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 
 PASSWORD = "index-test-pw"
 FOLDERS = 30_000
