@@ -45,7 +45,7 @@ from dms.processing import cluster, leases, progress, searchable
 from dms.processing.languages import installed_languages
 from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, prepare_environment,
                                 read_pages)
-from dms.processing.queue import EmbeddedConsumer, make_huey, pending
+from dms.processing.queue import EmbeddedConsumer, make_huey, pending, queue_problem
 from dms.text import ranges
 
 log = logging.getLogger("dms.processing")
@@ -146,6 +146,14 @@ class Processor:
             log.warning("could not queue version %s (%s); it is queued again later", version_id,
                         error)
 
+    def queue_problem(self) -> str | None:
+        """Why the queue cannot be used now, in a sentence; None when it can."""
+        return queue_problem(self.huey)
+
+    def pending(self) -> int | None:
+        """Tasks waiting in the queue (not those scheduled for later); None if unknown."""
+        return pending(self.huey)
+
     def cancel(self, version_ids: list[str]) -> None:
         """Stop reading these versions now (deleted or replaced documents)."""
         with self._running_lock:
@@ -226,7 +234,7 @@ class Processor:
     def reconcile_if_idle(self) -> None:
         """The periodic reconcile: only when the queue is empty, so a long backlog is not
         queued a second time."""
-        if pending(self.huey) in (0, None):  # None: the queue is in trouble; queue what is left
+        if self.pending() in (0, None):  # None: the queue is in trouble; queue what is left
             self.reconcile()
 
     # -- the task -------------------------------------------------------------------------------
