@@ -11,8 +11,8 @@ Several workers, one version at a time (dms.processing.leases): a worker takes a
 before it reads and gives it back after its slice; its heartbeat renews it. A worker killed
 mid-document leaves an expired lease, which another worker's heartbeat takes over and queues again.
 The heartbeat also cancels the reading of a version that was deleted or replaced on another node,
-and claims the periodic jobs that the composition root registers (dms.runtime's table: reconcile,
-verify, mail, sweep), each run once per period for the whole cluster (dms.processing.cluster).
+and claims the periodic jobs that the composition root registers (dms.runtime's PERIODIC_JOBS),
+each run once per period for the whole cluster (dms.processing.cluster).
 
 Fair and bounded (issue 11): a task reads a version for at most `ocr_slice_seconds`, saving pages
 as it goes, then puts the rest back in the queue; tasks are queued with a priority that falls with
