@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what dms needs on a fresh Debian/Ubuntu machine: the system packages that are missing
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
-# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, axe-core,
+# `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, axe-core, TypeScript,
 # systemd-analyze, PostgreSQL's server, Redis, Dovecot's IMAP server, nginx, curl and jq, pytest,
 # Playwright, papermerge-cli in a virtualenv of its own); `--bench` what the benchmarks in bench/
 # need (PostgreSQL's server, Redis, the bench extra).
@@ -42,7 +42,8 @@ if [ $with_tests -eq 1 ]; then
   command -v 7z >/dev/null || missing+=(p7zip-full)
   # Chromium: the web page is tested in a real headless browser.
   command -v chromium >/dev/null || missing+=(chromium)
-  # npm: axe-core (below), the accessibility checker the browser tests run on each view.
+  # npm: axe-core (below), the accessibility checker the browser tests run on each view, and
+  # TypeScript's checker of the page's modules marked // @ts-check.
   command -v npm >/dev/null || missing+=(nodejs npm)
   # systemd-analyze (package systemd): tests/e2e/test_units.py rates and verifies the units in
   # packaging/ with it, offline; nothing is started (a container without systemd lacks it).
@@ -97,6 +98,11 @@ fi
 # the page under test); it is never part of the page itself.
 if [ $with_tests -eq 1 ] && [ ! -f .cache/axe/node_modules/axe-core/axe.min.js ]; then
   npm install --silent --no-audit --no-fund --prefix .cache/axe axe-core@4 >/dev/null
+fi
+# TypeScript, only to check the page's modules that start with // @ts-check
+# (tests/web/test_typecheck_js.py); the page itself has no build step.
+if [ $with_tests -eq 1 ] && [ ! -x .cache/typescript/node_modules/.bin/tsc ]; then
+  npm install --silent --no-audit --no-fund --prefix .cache/typescript typescript@5 >/dev/null
 fi
 
 # The tests drive the real Papermerge client against dms; it has its own virtualenv so that its

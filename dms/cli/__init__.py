@@ -1,7 +1,8 @@
 """The command line: `python -m dms COMMAND` or `dms COMMAND`. `main(argv, environ)` parses
 (dms.cli.parser), reads the settings (flags over DMS_* variables over defaults) and runs one
-command, returning the exit status: 0 done, 1 failed (one line on standard error), 2 refused
-before anything started (a wrong setting, an unknown user). Nothing imports this package."""
+command, returning the exit status (dms.cli.status.ExitStatus): 0 done, 1 failed (one line on
+standard error), 2 refused before anything started (a wrong setting, an unknown user). Nothing
+imports this package."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Mapping
 
 from dms.cli.logs import configure_logging
 from dms.cli.parser import build_parser
+from dms.cli.status import ExitStatus
 from dms.config import Config, ConfigError
 from dms.files.pdf.process import CHILD_COMMAND
 
@@ -33,7 +35,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         config = Config.load(vars(args), environ)
     except ConfigError as error:
         print(f"dms: {error}", file=sys.stderr)
-        return 2
+        return ExitStatus.REFUSED
     configure_logging(config.log_level)
     _import_libraries_without_unused_drivers(config)
 
@@ -44,7 +46,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         return run_command(args, config)
     except (DatabaseUnavailable, QueueUnavailable) as error:
         print(f"dms: {error}", file=sys.stderr)
-        return 1
+        return ExitStatus.FAILED
 
 
 def run_command(args: argparse.Namespace, config: Config) -> int:
@@ -53,7 +55,7 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
         print(f"dms: {'dms worker' if args.command == 'worker' else '--no-worker'} needs the "
               "queue that web nodes and workers share: set --queue-url (DMS_QUEUE_URL), e.g. "
               "redis://localhost:6379/0, on every node.", file=sys.stderr)
-        return 2
+        return ExitStatus.REFUSED
     if args.command in ("serve", "worker"):
         _limit_malloc_arenas()
     if args.command == "serve":
@@ -61,10 +63,10 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
         from dms.runtime import CannotStart
         from dms.web.server import serve
         try:
-            return serve(config, command=how_to_run())
+            return serve(config, command=how_to_run())  # its own 0 on a clean stop
         except CannotStart as error:
             print(f"dms: {error}", file=sys.stderr)
-            return 1
+            return ExitStatus.FAILED
     if args.command == "worker":
         from dms.cli.worker import run_worker
         from dms.runtime import CannotStart
@@ -72,7 +74,7 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
             return run_worker(config)
         except CannotStart as error:
             print(f"dms: {error}", file=sys.stderr)
-            return 1
+            return ExitStatus.FAILED
     from dms.cli import data, users
 
     if args.command == "reindex":

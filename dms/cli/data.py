@@ -6,18 +6,19 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dms.cli.status import ExitStatus
 from dms.config import Config
 
 
-def migrate(config: Config) -> int:
+def migrate(config: Config) -> ExitStatus:
     from dms.db.schema import open_migrated, schema_version
 
     open_migrated(config)
     print(f"The database's schema is up to date (migration {schema_version():04d}).")
-    return 0
+    return ExitStatus.DONE
 
 
-def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
+def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
     from pathlib import Path
 
     from dms.db.schema import latest_schema_version
@@ -36,7 +37,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
             print(f"Backup written to {args.out}: {counts['users']} users, {counts['folders']} "
                   f"folders, {counts['documents']} documents, "
                   f"{sum(name.startswith('files/') for name in manifest['files'])} files.")
-            return 0
+            return ExitStatus.DONE
         if config.files_dir is not None and config.files_dir != config.data_dir / "files":
             raise backup.BackupError(
                 "dms restore puts the files into DATA_DIR/files: unset DMS_FILES_DIR for the "
@@ -55,7 +56,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
                                           latest_schema_version(), copy_rows=copy_rows)
     except backup.BackupError as error:
         print(f"dms: {error}", file=sys.stderr)
-        return 1
+        return ExitStatus.FAILED
     where = str(config.data_dir)
     if config.database_url:
         from dms.db import describe_url
@@ -63,17 +64,17 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> int:
         where += f" and {describe_url(config.database_url)}"
     print(f"Restored {args.archive} into {where} (made by dms {manifest['app_version']} at "
           f"{manifest['created_at']}).")
-    return 0
+    return ExitStatus.DONE
 
 
-def verify(config: Config, repair: bool = False) -> int:
+def verify(config: Config, repair: bool = False) -> ExitStatus:
     from dms.db.schema import open_migrated
     from dms.errors import DomainError
     from dms.ops import verify as checks
 
     if not config.database_url and not config.db_path.is_file():
         print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
-        return 2
+        return ExitStatus.REFUSED
     open_migrated(config)
     report = checks.run(config.data_dir, files_dir=config.files_path,
                         grace_seconds=config.sweep_grace_minutes * 60)
@@ -82,7 +83,7 @@ def verify(config: Config, repair: bool = False) -> int:
             fixes = checks.repair(report)
         except DomainError as error:  # busy (the server writing for long), disk full
             print(f"dms: {error.message} Nothing was repaired.", file=sys.stderr)
-            return 1
+            return ExitStatus.FAILED
         if report.search_drift:
             from dms.search import check as search_check
             fixes.append(search_check.rebuild(config.data_dir))
@@ -90,10 +91,10 @@ def verify(config: Config, repair: bool = False) -> int:
         report = checks.run(config.data_dir, files=report)  # the files are as they were
     checks.save(report)
     print("\n".join(report.lines()))
-    return 0 if report.ok else 1
+    return ExitStatus.DONE if report.ok else ExitStatus.FAILED
 
 
-def import_files(args: argparse.Namespace, config: Config) -> int:
+def import_files(args: argparse.Namespace, config: Config) -> ExitStatus:
     """dms import: exit status 0 when every file was imported or already there, 1 when some
     were refused (listed), 2 when nothing could start (unknown user or folder)."""
     from pathlib import Path
@@ -108,21 +109,21 @@ def import_files(args: argparse.Namespace, config: Config) -> int:
     user = User.get_or_none(User.username == args.user)
     if user is None or not user.is_active:
         print(f"dms: there is no active user {args.user!r}.", file=sys.stderr)
-        return 2
+        return ExitStatus.REFUSED
     runtime = Runtime(config)
     try:
         summary = importer.run(runtime.services, user, [Path(p) for p in args.paths], args.into,
                                args.dry_run)
     except DomainError as error:  # the --into folder is not the user's, the disk is full, ...
         print(f"dms: {error.message}", file=sys.stderr)
-        return 2
+        return ExitStatus.REFUSED
     finally:
         runtime.stop(close_database=False)
     print("\n".join(summary.lines(args.dry_run)))
-    return 1 if summary.refused else 0
+    return ExitStatus.FAILED if summary.refused else ExitStatus.DONE
 
 
-def reindex(config: Config) -> int:
+def reindex(config: Config) -> ExitStatus:
     """Rebuild the search index from the database: here if no server runs on this data dir,
     else by the server's own indexer (one writer per index). On PostgreSQL the index is in the
     database: rebuilt here, whatever runs."""
@@ -137,6 +138,6 @@ def reindex(config: Config) -> int:
         request_rebuild()
         print("The running dms server rebuilds the search index now; searches answer 503 until "
               "it is done.")
-        return 0
+        return ExitStatus.DONE
     print(f"Search index rebuilt: {count} folders and documents.")
-    return 0
+    return ExitStatus.DONE

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from dms import __version__
+from dms.cli.status import ExitStatus
 from dms.config import LOG_LEVELS
 
 
@@ -31,10 +32,11 @@ class PasswordOnStdin(argparse.Action):
         self.purpose = purpose
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.exit(2, f"dms: {parser.prog} has no {option_string} option: {self.purpose}, give "
-                       "the password on standard input with --password-stdin (e.g. "
-                       "--password-stdin < FILE); on the command line others could read it in "
-                       "`ps`.\n")
+        parser.exit(ExitStatus.REFUSED,
+                    f"dms: {parser.prog} has no {option_string} option: {self.purpose}, give "
+                    "the password on standard input with --password-stdin (e.g. "
+                    "--password-stdin < FILE); on the command line others could read it in "
+                    "`ps`.\n")
 
 
 def _password_options(command: argparse.ArgumentParser, purpose: str, *guesses: str) -> None:

@@ -7,6 +7,7 @@ import argparse
 import getpass
 import sys
 
+from dms.cli.status import ExitStatus
 from dms.config import Config
 
 COMMANDS = ("createsuperuser", "createuser", "changepassword", "users", "activate", "deactivate")
@@ -17,11 +18,12 @@ def read_password(from_stdin: bool) -> str:
         return sys.stdin.readline().rstrip("\r\n")
     first = getpass.getpass("Password: ")
     if getpass.getpass("Password (again): ") != first:
-        raise SystemExit("dms: the two passwords differ; nothing changed.")
+        print("dms: the two passwords differ; nothing changed.", file=sys.stderr)
+        raise SystemExit(ExitStatus.FAILED)
     return first
 
 
-def manage_user(args: argparse.Namespace, config: Config) -> int:
+def manage_user(args: argparse.Namespace, config: Config) -> ExitStatus:
     """Exit status 0 done, 1 refused (one line: an unknown user, a short password, the last
     active superuser)."""
     from dms.db.schema import open_migrated
@@ -40,11 +42,11 @@ def manage_user(args: argparse.Namespace, config: Config) -> int:
             return create_or_change(args)
     except DomainError as error:
         print(f"dms: {error}", file=sys.stderr)
-        return 1
-    return 0
+        return ExitStatus.FAILED
+    return ExitStatus.DONE
 
 
-def create_or_change(args: argparse.Namespace) -> int:
+def create_or_change(args: argparse.Namespace) -> ExitStatus:
     from dms.db.models import User
     from dms.domain import accounts
 
@@ -60,10 +62,10 @@ def create_or_change(args: argparse.Namespace) -> int:
         user = User.get_or_none(User.username == args.username)
         if user is None:
             print(f"dms: there is no user {args.username!r}.", file=sys.stderr)
-            return 1
+            return ExitStatus.FAILED
         accounts.set_password(user, password)
         print(f"Password changed for {args.username!r}.")
-    return 0
+    return ExitStatus.DONE
 
 
 def user_table() -> list[str]:

@@ -10,6 +10,7 @@ import logging
 import signal
 import threading
 
+from dms.cli.status import ExitStatus
 from dms.config import Config
 from dms.db import describe_url, release_connection
 from dms.db.schema import open_migrated
@@ -18,7 +19,7 @@ from dms.runtime import CannotStart, Runtime, start_failure
 log = logging.getLogger("dms.worker")
 
 
-def run_worker(config: Config) -> int:
+def run_worker(config: Config) -> ExitStatus:
     try:
         config.data_dir.mkdir(parents=True, exist_ok=True)
         open_migrated(config)
@@ -47,4 +48,4 @@ def run_worker(config: Config) -> int:
     finally:
         runtime.stop()
         log.info("dms worker stopped")
-    return 0
+    return ExitStatus.DONE

@@ -222,7 +222,7 @@ class Tag(BaseModel):
 
 
 class MailAccount(BaseModel):
-    """A user's IMAP account whose attachments become documents (api.md §8c, dms.mail)."""
+    """A user's IMAP account whose attachments become documents (api.md §8c, dms.intake.mail)."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="mail_accounts", on_delete="CASCADE")
     host = TextField()

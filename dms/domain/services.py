@@ -18,7 +18,8 @@ from dms.files.store import FileStore
 
 
 class JobQueue(Protocol):
-    """Reads the pages of uploaded versions in the background (dms.processing.Processor)."""
+    """Reads the pages of uploaded versions in the background
+    (dms.processing.processor.Processor)."""
 
     def enqueue(self, version_id: str, delay: float | None = None) -> None:
         """Queue a version to be read; never raises (a lost job is found again later)."""

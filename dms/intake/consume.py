@@ -34,7 +34,6 @@ from __future__ import annotations
 import itertools
 import logging
 import os
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -45,6 +44,7 @@ from dms.domain import refusals, tree, uploads
 from dms.errors import DomainError, StorageFull, Throttled, Unavailable
 from dms.files import safedir
 from dms.files.fairness import acting_for
+from dms.files.loop import BackgroundLoop
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -69,37 +69,30 @@ class ConsumeFolder:
         self._reported: set[str] = set()  # problems standing at the last look, logged once
         self._standing: set[str] = set()  # problems found by this look
         self._listed = self._unlisted = 0  # new problems of this look logged / only counted
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._watch = BackgroundLoop("dms-consume", self._round)
 
     def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="dms-consume", daemon=True)
-        self._thread.start()
+        self._watch.start()
         log.info("watching the consume folder %s every %g s", self.root,
                  self.config.consume_interval)
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._watch.stop()
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.look()
-            except Exception:  # never let one bad look end the watching
-                log.exception("the consume folder could not be read")
-            finally:
-                database.close()
-            # A file seen but not yet stable is looked at again once it can be, not a whole
-            # interval later.
-            wait = self.config.consume_interval
-            if self._seen:
-                wait = min(wait, max(self.config.consume_stable_seconds, 0.1))
-            self._stop.wait(wait)
+    def _round(self) -> None:
+        try:
+            self.look()
+        except Exception:  # never let one bad look end the watching
+            log.exception("the consume folder could not be read")
+        finally:
+            database.close()
+        # A file seen but not yet stable is looked at again once it can be, not a whole
+        # interval later.
+        wait = self.config.consume_interval
+        if self._seen:
+            wait = min(wait, max(self.config.consume_stable_seconds, 0.1))
+        self._watch.rest(wait)
 
     def max_depth(self) -> int:
         return min(self.config.max_tree_depth, self.config.consume_max_depth)
@@ -116,7 +109,7 @@ class ConsumeFolder:
             for entry in self._listing(root, self.config.consume_max_entries, "the consume folder",
                                        ""):
                 username = entry.name
-                if username.startswith(".") or self._stop.is_set():
+                if username.startswith(".") or self._watch.stopping:
                     continue
                 try:
                     taken += self._look_at_user(root, username, now, present, taken)
@@ -152,7 +145,7 @@ class ConsumeFolder:
             for parts, state in self._files(user_fd, username):
                 key = (username, parts)
                 present.add(key)
-                if taken_before + taken >= MAX_FILES_PER_LOOK or self._stop.is_set():
+                if taken_before + taken >= MAX_FILES_PER_LOOK or self._watch.stopping:
                     continue
                 if self._stuck.get(key) == state or not self._stable(key, state, now):
                     continue

@@ -56,6 +56,7 @@ from dms.domain.accounts import outbound_policy
 from dms.errors import Throttled
 from dms.files import sealing
 from dms.files.fairness import share_of
+from dms.files.loop import BackgroundLoop
 from dms.notify import feed
 from dms.files.outbound import Policy
 from dms.files.outbound.http import Answer, post
@@ -130,14 +131,13 @@ class Deliverer:
     def __init__(self, config: Config):
         self.config = config
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._wake = threading.Event()
-        self._stopping = threading.Event()
+        self._scanner = BackgroundLoop("dms-webhooks", self._scan)  # its stop stops the senders
         self._claimed: queue.Queue = queue.Queue()
         self._lock = threading.Lock()
         self._busy = 0  # webhooks claimed and not yet finished
         self._owners: dict[str, int] = {}  # of them, each owner's
         self._tests: dict[str, int] = {}  # user id: tests running
-        self._threads: list[threading.Thread] = []
+        self._senders: list[threading.Thread] = []
         self._key: bytes | None = None
 
     # -- running --------------------------------------------------------------------------------
@@ -149,48 +149,46 @@ class Deliverer:
                 database.execute_sql("UPDATE webhook SET lease_holder = NULL, lease_until = NULL "
                                      "WHERE lease_holder IS NOT NULL")
             release_connection()
-        self._stopping.clear()
-        self._threads = [threading.Thread(target=self._scan, name="dms-webhooks", daemon=True)]
-        self._threads += [threading.Thread(target=self._send, name=f"dms-webhook-{n}", daemon=True)
-                          for n in range(SENDERS)]
-        for thread in self._threads:
+        self._scanner.start()
+        self._senders = [threading.Thread(target=self._send, name=f"dms-webhook-{n}", daemon=True)
+                         for n in range(SENDERS)]
+        for thread in self._senders:
             thread.start()
 
     def notify(self) -> None:
         """A write committed (dms.db.on_commit): look for due webhooks now."""
-        self._wake.set()
+        self._scanner.wake()
 
     def stop(self) -> None:
         """Stop; a POST in flight ends within the timeout, and its lease is given back."""
-        self._stopping.set()
-        self._wake.set()
+        self._scanner.stop_soon()
         for _ in range(SENDERS):
             self._claimed.put(None)
-        for thread in self._threads:
+        self._scanner.join(timeout=self.config.webhook_timeout_seconds + 5)
+        for thread in self._senders:
             thread.join(timeout=self.config.webhook_timeout_seconds + 5)
-        self._threads = []
+        self._senders = []
 
     def lease_seconds(self) -> float:
         return 2 * self.config.webhook_timeout_seconds + LEASE_SLACK
 
     def _scan(self) -> None:
-        while not self._stopping.is_set():
-            self._wake.wait(POLL_SECONDS)
-            self._wake.clear()
-            if self._stopping.is_set():
-                return
-            with self._lock:
-                free = SENDERS - self._busy
-            if free <= 0:
-                continue
-            try:
-                self._claim_due(free)
-            except Exception:  # the database away for a moment: the next look tries again
-                log.exception("looking for webhooks to deliver failed")
-                self._stopping.wait(POLL_SECONDS)
-            finally:
-                release_connection()
-            self._stopping.wait(MIN_SCAN_GAP)
+        """One round of the scanner: wait to be woken (or POLL_SECONDS), claim for free senders."""
+        self._scanner.wait(POLL_SECONDS)
+        if self._scanner.stopping:
+            return
+        with self._lock:
+            free = SENDERS - self._busy
+        if free <= 0:
+            return
+        try:
+            self._claim_due(free)
+        except Exception:  # the database away for a moment: the next look tries again
+            log.exception("looking for webhooks to deliver failed")
+            self._scanner.rest(POLL_SECONDS)
+        finally:
+            release_connection()
+        self._scanner.rest(MIN_SCAN_GAP)
 
     def _claim_due(self, free: int) -> None:
         """Claim due webhooks for `free` senders and hand them over: an owner's at most SHARE
@@ -248,7 +246,7 @@ class Deliverer:
                         self._owners[owner_id] = left
                     else:
                         del self._owners[owner_id]
-                self._wake.set()  # it may have more; others may be waiting for a sender
+                self._scanner.wake()  # it may have more; others may be waiting for a sender
 
     def _rest(self, webhook_id: str) -> bool:
         """After an error of dms in a turn (logged): the webhook waits as after a failed delivery
@@ -267,7 +265,7 @@ class Deliverer:
     # -- one webhook's turn ---------------------------------------------------------------------
     def _turn(self, webhook_id: str) -> None:
         for _ in range(STEPS_PER_TURN):
-            if self._stopping.is_set():
+            if self._scanner.stopping:
                 return
             hook = self._hook(webhook_id)
             if hook is None or hook.next_attempt_at > time.time():

@@ -38,6 +38,7 @@ from dms.db.models import User, new_id, utcnow
 from dms.domain.credentials import token_is_live
 from dms.domain.webhooks import latest_event_id
 from dms.errors import Throttled, Unavailable
+from dms.files.loop import BackgroundLoop
 from dms.notify import feed
 
 log = logging.getLogger("dms.events")
@@ -78,7 +79,7 @@ class Stream:
                 for event in batch:
                     yield b"id: %d\ndata: %s\n\n" % (event.id, event.body)
                     self.cursor = event.id
-                if time.monotonic() >= end or self.hub.stopping.is_set() or client_gone():
+                if time.monotonic() >= end or self.hub.stopping or client_gone():
                     return
                 if len(batch) == feed.BATCH:
                     continue  # more are waiting
@@ -87,7 +88,7 @@ class Stream:
                 # free again soon after it left).
                 while not self.wake.is_set():
                     now = time.monotonic()
-                    if now >= end or self.hub.stopping.is_set() or client_gone():
+                    if now >= end or self.hub.stopping or client_gone():
                         return
                     if now >= beat:
                         if not self._allowed():
@@ -124,34 +125,33 @@ class StreamHub:
     def __init__(self, config: Config):
         self.config = config
         self.server_id = uuid.uuid4().hex
-        self.stopping = threading.Event()
+        self._watch = BackgroundLoop("dms-events", self._look_round)
         self._slots = threading.BoundedSemaphore(config.events_max_streams)
         self._streams: dict[str, set[Stream]] = {}  # owner id: open streams
         self._latest: dict[str, int] = {}  # owner id: newest event id seen by the watch
         self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._renew_at = 0.0  # when the watch next renews this process's rows
 
     def start(self) -> None:
-        self.stopping.clear()
-        self._thread = threading.Thread(target=self._watch, name="dms-events", daemon=True)
-        self._thread.start()
+        self._renew_at = time.monotonic() + RENEW_SECONDS
+        self._watch.start()
+
+    @property
+    def stopping(self) -> bool:
+        return self._watch.stopping
 
     def notify(self) -> None:
         """A write of this process committed (dms.db.on_commit)."""
-        self._wake.set()
+        self._watch.wake()
 
     def stop(self) -> None:
         """End every stream now (the server is stopping) and the watch."""
-        self.stopping.set()
-        self._wake.set()
+        self._watch.stop_soon()
         with self._lock:
             for streams in self._streams.values():
                 for stream in streams:
                     stream.wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        self._watch.join(timeout=10)
 
     def count(self) -> int:
         with self._lock:
@@ -161,7 +161,7 @@ class StreamHub:
         """A new stream of the user's events after `after` (None: from now on). Unavailable
         (503) when this process serves its most streams, Throttled (429) when the user has
         MAX_STREAMS_PER_USER open."""
-        if self.stopping.is_set():
+        if self.stopping:
             raise Unavailable("The server is stopping; connect again in a moment.")
         if not self._slots.acquire(blocking=False):
             raise Unavailable(f"This server serves {self.config.events_max_streams} event "
@@ -209,26 +209,24 @@ class StreamHub:
         finally:
             release_connection()
 
-    def _watch(self) -> None:
-        renew_at = time.monotonic() + RENEW_SECONDS
-        while not self.stopping.is_set():
-            self._wake.wait(POLL_SECONDS)
-            self._wake.clear()
-            if self.stopping.is_set():
-                return
-            try:
-                self._look()
-                if time.monotonic() >= renew_at and self.count():
-                    renew_at = time.monotonic() + RENEW_SECONDS
-                    with write_transaction():
-                        database.execute_sql(
-                            "UPDATE event_stream SET expires_at = ? WHERE server_id = ?",
-                            (time.time() + EXPIRE_SECONDS, self.server_id))
-            except Exception:  # the database away for a moment: the next look tries again
-                log.exception("watching for events failed")
-            finally:
-                release_connection()
-            self.stopping.wait(MIN_POLL_GAP)
+    def _look_round(self) -> None:
+        """One round of the watch: wait to be woken (or POLL_SECONDS), look, renew the rows."""
+        self._watch.wait(POLL_SECONDS)
+        if self._watch.stopping:
+            return
+        try:
+            self._look()
+            if time.monotonic() >= self._renew_at and self.count():
+                self._renew_at = time.monotonic() + RENEW_SECONDS
+                with write_transaction():
+                    database.execute_sql(
+                        "UPDATE event_stream SET expires_at = ? WHERE server_id = ?",
+                        (time.time() + EXPIRE_SECONDS, self.server_id))
+        except Exception:  # the database away for a moment: the next look tries again
+            log.exception("watching for events failed")
+        finally:
+            release_connection()
+        self._watch.rest(MIN_POLL_GAP)
 
     def _look(self) -> None:
         """Wake the streams of the users whose newest event is newer than the watch saw."""

@@ -16,31 +16,31 @@ from dms.domain.services import Services
 from dms.errors import Unavailable
 from dms.ops import verify
 from dms.processing import cluster
-from dms.processing.queue import pending, queue_problem
+from dms.processing.processor import Processor
 
 log = logging.getLogger("dms.health")
 
 
-def check(queue) -> None:
+def check(queue: Processor) -> None:
     """Unavailable (503) with the reason when this node cannot reach its database or queue."""
     try:
         database.execute_sql("SELECT 1").fetchone()
     except PeeweeException:
         log.exception("health check: the database is not reachable")
         raise Unavailable("The database is not reachable.") from None
-    problem = queue_problem(queue)
+    problem = queue.queue_problem()
     if problem:
         raise Unavailable(problem)
 
 
-def details(services: Services, queue) -> dict:
+def details(services: Services, queue: Processor) -> dict:
     """The last `dms verify` result, the search index's state, the queue's length and every
-    worker with its host, languages and last heartbeat. `queue` is the processing queue (Huey)."""
+    worker with its host, languages and last heartbeat."""
     now = time.time()
     return {"verify": verify.last_result(),
             "search": services.search.status(),
             "queue": {"engine": "sqlite" if services.config.embedded_queue else "redis",
-                      "pending": pending(queue)},
+                      "pending": queue.pending()},
             "workers": [worker.as_dict(now) for worker in cluster.workers()],
             "intake": {"refused_last_24_hours": refusals.counts_since(
                 utcnow() - dt.timedelta(hours=24))}}

@@ -11,8 +11,8 @@ Several workers, one version at a time (dms.processing.leases): a worker takes a
 before it reads and gives it back after its slice; its heartbeat renews it. A worker killed
 mid-document leaves an expired lease, which another worker's heartbeat takes over and queues again.
 The heartbeat also cancels the reading of a version that was deleted or replaced on another node,
-and claims the periodic jobs that the composition root registers (dms.runtime's table: reconcile,
-verify, mail, sweep), each run once per period for the whole cluster (dms.processing.cluster).
+and claims the periodic jobs that the composition root registers (dms.runtime's PERIODIC_JOBS),
+each run once per period for the whole cluster (dms.processing.cluster).
 
 Fair and bounded (issue 11): a task reads a version for at most `ocr_slice_seconds`, saving pages
 as it goes, then puts the rest back in the queue; tasks are queued with a priority that falls with
@@ -33,7 +33,7 @@ import logging
 import shutil
 import threading
 import time
-from typing import Callable
+from typing import Callable, Iterator
 
 from dms.config import Config
 from dms.db import release_connection
@@ -43,9 +43,9 @@ from dms.files.pdf.process import PdfReaders
 from dms.files.store import FileStore
 from dms.processing import cluster, leases, progress, searchable
 from dms.processing.languages import installed_languages
-from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, prepare_environment,
-                                read_pages)
-from dms.processing.queue import EmbeddedConsumer, make_huey, pending
+from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, PageText,
+                                prepare_environment, read_pages)
+from dms.processing.queue import EmbeddedConsumer, make_huey, pending, queue_problem
 from dms.text import ranges
 
 log = logging.getLogger("dms.processing")
@@ -53,8 +53,6 @@ log = logging.getLogger("dms.processing")
 MAX_ATTEMPTS = 3
 RETRY_DELAY_SECONDS = 2  # times the attempt number
 SHUTDOWN_TIMEOUT_SECONDS = 30  # a graceful stop waits this long for pages being read
-SAVE_EVERY_PAGES = 50  # pages are saved in batches this large ...
-SAVE_EVERY_SECONDS = 1.0  # ... or this often, whichever comes first
 PERIODIC_PRIORITY = 1000  # a claimed periodic job runs before the documents waiting
 
 
@@ -66,6 +64,7 @@ class Processor:
         self.config = config
         self.store = store
         self.readers = readers
+        self.budget_seconds = config.ocr_budget_minutes * 60  # the most one document may take
         self.huey = make_huey(config)
         self.process_task = self.huey.task(name="process_version")(self.process)
         self.periodic_task = self.huey.task(name="periodic_job")(self.run_periodic)
@@ -145,6 +144,14 @@ class Processor:
         except Exception as error:  # the queue's file on a full disk, Redis unreachable, ...
             log.warning("could not queue version %s (%s); it is queued again later", version_id,
                         error)
+
+    def queue_problem(self) -> str | None:
+        """Why the queue cannot be used now, in a sentence; None when it can."""
+        return queue_problem(self.huey)
+
+    def pending(self) -> int | None:
+        """Tasks waiting in the queue (not those scheduled for later); None if unknown."""
+        return pending(self.huey)
 
     def cancel(self, version_ids: list[str]) -> None:
         """Stop reading these versions now (deleted or replaced documents)."""
@@ -226,7 +233,7 @@ class Processor:
     def reconcile_if_idle(self) -> None:
         """The periodic reconcile: only when the queue is empty, so a long backlog is not
         queued a second time."""
-        if pending(self.huey) in (0, None):  # None: the queue is in trouble; queue what is left
+        if self.pending() in (0, None):  # None: the queue is in trouble; queue what is left
             self.reconcile()
 
     # -- the task -------------------------------------------------------------------------------
@@ -277,69 +284,77 @@ class Processor:
     def _process_slice(self, version_id: str, token: CancelToken) -> float | None:
         """Read the version's unread pages for one slice. Returns when to queue it again (0: at
         once, after the documents waiting; seconds: a retry) or None when nothing is left."""
-        work = progress.work_for(version_id)
+        work = progress.claimed_work(version_id, self.worker_id)
         if work is None:
             return None  # deleted, replaced by a newer upload, or already done: nothing to do
-        work.worker_id = self.worker_id
-        if not progress.claim(work):
-            return None
-        budget = self.config.ocr_budget_minutes * 60
-        if work.seconds >= budget:
+        if work.seconds >= self.budget_seconds:
             self._over_budget(work)
             return None
+        read_all, again = self._read_slice(work, token)
+        if read_all:
+            self._end_reading(work)
+        return again
+
+    def _read_slice(self, work: progress.Work, token: CancelToken) -> tuple[bool, float | None]:
+        """Read and save unread pages until none is left, the slice's time is up or this worker
+        stops: (True, None) when every page was read, else (False, what _process_slice returns).
+        A page that fails counts an attempt, after the pages read before it are saved."""
         numbers = progress.unread_pages(work)
-        started = last_save = time.monotonic()
-        slice_end = started + self.config.ocr_slice_seconds
-        read: list = []
-        done: list[int] = []
+        batch = progress.PageBatch(work)
         scratch = self.store.temporary_dir()
         pdfs = None
         if self.config.searchable_pdf:
-            pdfs = PagePdfs(self.store.work_dir(version_id))
-        pages = read_pages(self.store.path(version_id), work.mime_type, work.lang, work.use_ocr,
-                           numbers, self.config.ocr_max_megapixels * 1_000_000, token,
-                           self.readers, scratch, pdfs)
+            pdfs = PagePdfs(self.store.work_dir(work.version_id))
+        pages = read_pages(self.store.path(work.version_id), work.mime_type, work.lang,
+                           work.use_ocr, numbers, self.config.ocr_max_megapixels * 1_000_000,
+                           token, self.readers, scratch, pdfs)
         try:
-            for page in pages:
-                read.append(page)
-                now = time.monotonic()
-                last = page.number == numbers[-1]
-                if len(read) >= SAVE_EVERY_PAGES or now - last_save >= SAVE_EVERY_SECONDS or last:
-                    if not progress.save_pages(work, read, now - last_save):
-                        return None
-                    done += [p.number for p in read]
-                    read, last_save = [], now
-                if last:
-                    break
-                if work.seconds >= budget:
-                    self._over_budget(work)
-                    return None
-                if now >= slice_end or self._stopping.is_set():
-                    if read and not progress.save_pages(work, read, now - last_save):
-                        return None
-                    done += [p.number for p in read]
-                    return 0  # the rest later, after other documents (or by another worker)
+            return self._save_as_read(work, pages, numbers, batch)
         except PageFailed as error:
-            if progress.save_pages(work, read, time.monotonic() - last_save):  # keep what was read
-                done += [p.number for p in read]
-            return self._attempt_failed(work, str(error), final=error.final)
+            batch.save(time.monotonic())  # keep what was read
+            return False, self._attempt_failed(work, str(error), final=error.final)
         except (Cancelled, StorageFull):
             raise  # not the document's fault: no attempt is counted
         except Exception as error:
-            log.exception("processing version %s failed", version_id)
-            return self._attempt_failed(work, f"Processing failed: {error}")
+            log.exception("processing version %s failed", work.version_id)
+            return False, self._attempt_failed(work, f"Processing failed: {error}")
         finally:
             pages.close()
             shutil.rmtree(scratch, ignore_errors=True)
-            if done:  # one line per slice: the pages a worker read and saved
-                log.info("version %s: read page(s) %s", version_id, ranges(done))
+            if batch.done:  # one line per slice: the pages a worker read and saved
+                log.info("version %s: read page(s) %s", work.version_id, ranges(batch.done))
+
+    def _save_as_read(self, work: progress.Work, pages: Iterator[PageText], numbers: list[int],
+                      batch: progress.PageBatch) -> tuple[bool, float | None]:
+        """Each page into the batch, saved when due and after the last page. Over the budget,
+        or the version gone: (False, None); the slice's time up or stopping: (False, 0)."""
+        slice_end = batch.last_save + self.config.ocr_slice_seconds
+        for page in pages:
+            batch.read.append(page)
+            now = time.monotonic()
+            last = page.number == numbers[-1]
+            if (batch.due(now) or last) and not batch.save(now):
+                return False, None
+            if last:
+                break
+            if work.seconds >= self.budget_seconds:
+                self._over_budget(work)
+                return False, None
+            if now >= slice_end or self._stopping.is_set():
+                if batch.read and not batch.save(now):
+                    return False, None
+                return False, 0  # the rest later, after other documents (or by another worker)
+        return True, None
+
+    def _end_reading(self, work: progress.Work) -> None:
+        """Every page is read: what the rules do and the searchable PDF, then the reading
+        marked ended (the rules' changes in the same transaction)."""
         after = self._when_read(work)
         made = self._searchable_pdf(work)
         if progress.finish(work, made, after):
-            log.info("processed version %s: %d page(s)", version_id, work.page_count)
+            log.info("processed version %s: %d page(s)", work.version_id, work.page_count)
         elif made is not None:
-            searchable.discard(self.store, version_id)
-        return None
+            searchable.discard(self.store, work.version_id)
 
     def _searchable_pdf(self, work: progress.Work) -> tuple[int, str] | None:
         """The version's searchable PDF, if Tesseract read any of its pages. Making it may fail

@@ -12,7 +12,8 @@ latest, its status is still `started`): a deleted or replaced document's text is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from dms.db import database, document_scope, events, owner_scope, write_transaction
@@ -21,6 +22,8 @@ from dms.processing import leases
 from dms.processing.ocr import PageText
 
 PENDING = tuple(OcrStatus.PENDING)
+SAVE_EVERY_PAGES = 50  # a slice saves the pages it read in batches this large ...
+SAVE_EVERY_SECONDS = 1.0  # ... or this often, whichever comes first
 # A page's barcodes as stored (page.barcodes): enough for separator sheets and labels, bounded.
 MAX_BARCODES, MAX_BARCODE_CHARS = 20, 200
 LATEST_VERSION = ("(SELECT v2.id FROM document_version AS v2 WHERE v2.document_id = n.id "
@@ -74,6 +77,16 @@ def claim(work: Work) -> bool:
     return True
 
 
+def claimed_work(version_id: str, worker_id: str) -> Work | None:
+    """The work of reading `version_id` for `worker_id`, its document marked `started`; None
+    when there is none to do (work_for, claim)."""
+    work = work_for(version_id)
+    if work is None:
+        return None
+    work.worker_id = worker_id
+    return work if claim(work) else None
+
+
 def unread_pages(work: Work) -> list[int]:
     """Numbers of the pages whose text has not been read yet, in order."""
     done = {row[0] for row in database.execute_sql(
@@ -100,6 +113,28 @@ def save_pages(work: Work, pages: Iterable[PageText], seconds: float) -> bool:
                              (seconds, work.document_id))
     work.seconds += seconds
     return True
+
+
+@dataclass
+class PageBatch:
+    """A slice's pages read and not saved yet, and the numbers of those it saved (for its one
+    log line); saved when due (SAVE_EVERY_PAGES, SAVE_EVERY_SECONDS) with the time spent."""
+    work: Work
+    read: list[PageText] = field(default_factory=list)
+    done: list[int] = field(default_factory=list)
+    last_save: float = field(default_factory=time.monotonic)
+
+    def due(self, now: float) -> bool:
+        return len(self.read) >= SAVE_EVERY_PAGES or now - self.last_save >= SAVE_EVERY_SECONDS
+
+    def save(self, now: float) -> bool:
+        """save_pages for the pages read; False, and nothing written, if the work is no longer
+        wanted."""
+        if not save_pages(self.work, self.read, now - self.last_save):
+            return False
+        self.done += [page.number for page in self.read]
+        self.read, self.last_save = [], now
+        return True
 
 
 def read_by_tesseract(work: Work) -> list[int]:

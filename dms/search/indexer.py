@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 from dms.db import is_disk_full
+from dms.files.loop import BackgroundLoop
 from dms.search import outbox
 from dms.search.freshness import Freshness
 from dms.search.index import IndexUnusable, SearchIndex, Snapshot
@@ -91,26 +92,22 @@ class Indexer:
         self._open_lock = threading.Lock()  # opening and closing the index
         self._last_used = time.monotonic()
         self._rebuild_wanted = False
-        self._wake = threading.Event()
-        self._urgent = threading.Event()  # a search waits for the outbox (set with _wake)
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = BackgroundLoop("search-indexer", self._run)
+        self._urgent = threading.Event()  # a search waits for the outbox (set with a wake-up)
+        self._delay, self._disk_full = 1.0, False  # the back-off after a failed step
         self._waiting_for_lock = False
         self.fresh = Freshness()  # what the index holds of the outbox; searches waiting
         self._failing = False  # the last step failed: the thread waits out its back-off
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name="search-indexer", daemon=True)
-        self._thread.start()
+        self._delay, self._disk_full = 1.0, False
+        self._loop.start()
 
     def stop(self) -> None:
-        self._stopping.set()
+        self._loop.stop_soon()
         self._hurry()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-            self._thread = None
+        self._loop.join(timeout=30)
         self._close()  # uncommitted work is simply done again from the outbox
         self.lock.release()
         self.state = STOPPED
@@ -118,7 +115,7 @@ class Indexer:
 
     def notify(self) -> None:
         """Something was committed: look at the outbox now."""
-        self._wake.set()
+        self._loop.wake()
 
     @property
     def ready(self) -> bool:
@@ -140,7 +137,7 @@ class Indexer:
     def _hurry(self) -> None:
         """A search waits: look at the outbox now, gathering nothing."""
         self._urgent.set()
-        self._wake.set()
+        self._loop.wake()
 
     def _going(self) -> bool:
         return self.state == READY and not self._failing
@@ -166,38 +163,36 @@ class Indexer:
                 except IndexUnusable as reason:
                     log.warning("rebuilding the search index: %s", reason)
                     self.state, self._rebuild_wanted = REBUILDING, True
-                    self._wake.set()
+                    self._loop.wake()
                     return None
             return self.index.snapshot()
 
     # -- the thread ----------------------------------------------------------------------------
     def _run(self) -> None:
-        delay, disk_full = 1.0, False
-        while not self._stopping.is_set():
-            try:
-                self._step()
-                delay, self._failing = 1.0, False
-                if disk_full:
-                    log.info("the search index is written again: the disk has space")
-                    disk_full = False
-            except Exception as error:
-                if not is_disk_full(error):
-                    log.exception("the search indexer failed; retrying in %.0f s", delay)
-                elif not disk_full:  # said once, not at every retry; searches still answer
-                    log.warning("the disk is full, so the search index holds the changes made "
-                                "until now and takes the rest when there is space again")
-                    disk_full = True
-                self._close()
-                self._failing = True
-                self.fresh.moved()  # waiting searches answer from the index as it is
-                self._wake.wait(delay)
-                delay = min(delay * 2, RETRY_SECONDS_MAX)
-                continue
-            self._wake.wait(POLL_SECONDS)
-            self._wake.clear()
-            if not self._stopping.is_set():
-                self._urgent.wait(GATHER_SECONDS)
-            self._urgent.clear()
+        """One round of the thread: a step, then a wait (the back-off after a failed one)."""
+        try:
+            self._step()
+            self._delay, self._failing = 1.0, False
+            if self._disk_full:
+                log.info("the search index is written again: the disk has space")
+                self._disk_full = False
+        except Exception as error:
+            if not is_disk_full(error):
+                log.exception("the search indexer failed; retrying in %.0f s", self._delay)
+            elif not self._disk_full:  # said once, not at every retry; searches still answer
+                log.warning("the disk is full, so the search index holds the changes made "
+                            "until now and takes the rest when there is space again")
+                self._disk_full = True
+            self._close()
+            self._failing = True
+            self.fresh.moved()  # waiting searches answer from the index as it is
+            self._loop.wait(self._delay, keep_wake=True)
+            self._delay = min(self._delay * 2, RETRY_SECONDS_MAX)
+            return
+        self._loop.wait(POLL_SECONDS)
+        if not self._loop.stopping:
+            self._urgent.wait(GATHER_SECONDS)
+        self._urgent.clear()
 
     def _step(self) -> None:
         if not self.lock.acquire():
@@ -205,7 +200,7 @@ class Indexer:
                 log.warning("another dms process writes the search index of this data dir; "
                             "waiting for it")
                 self._waiting_for_lock = True
-            self._wake.wait(5)
+            self._loop.wait(5, keep_wake=True)
             return
         self._waiting_for_lock = False
         if self.state == STARTING:
@@ -249,7 +244,7 @@ class Indexer:
         writer = self.index.writer()
         done = 0
         for entry in outbox.all_entries():
-            if self._stopping.is_set():
+            if self._loop.stopping:
                 return  # not marked complete: the next start rebuilds again
             writer.add_document(self.index.document(entry))
             done += 1
@@ -268,7 +263,7 @@ class Indexer:
                  time.monotonic() - started)
 
     def _apply_outbox(self) -> None:
-        while not self._stopping.is_set():
+        while not self._loop.stopping:
             for owner_id in self.fresh.waiting_owners():
                 if not self._apply_first(owner_id):
                     return
@@ -289,7 +284,7 @@ class Indexer:
         up to the newest row now, a batch or a window of rows looked through at a time; False
         if the index turned out broken."""
         top = outbox.high_water_mark()
-        while not self._stopping.is_set():
+        while not self._loop.stopping:
             after = self.fresh.holds(owner_id)
             if after >= top:
                 break

@@ -12,6 +12,7 @@ import sys
 import pytest
 import requests
 
+from dms.cli.status import ExitStatus
 from dms.config import Config
 from dms.db.schema import shipped_migrations
 
@@ -20,6 +21,12 @@ from tests.harness.processes import Running, dms_command, environment
 # Commands on a data dir of their own.
 # Sockets (pytest-socket): `dms serve` subprocesses, asked over HTTP.
 pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
+
+
+def test_the_exit_statuses_keep_their_values():
+    """Scripts and systemd units test these values: they never change."""
+    assert {status.name: int(status) for status in ExitStatus} == \
+        {"DONE": 0, "FAILED": 1, "REFUSED": 2}
 
 
 def login(url: str, username: str, password: str) -> requests.Response:

@@ -342,7 +342,7 @@ def test_refused_moves_are_all_or_nothing(alice, bob, config):
     assert snapshot(config) == before
 
 
-@pytest.mark.config(trash_days=0)  # with the trash, tests/test_trash.py
+@pytest.mark.config(trash_days=0)  # with the trash, tests/domain/test_trash.py
 def test_delete_without_a_trash_removes_the_whole_subtree(alice, config):
     top = make(alice, "folders", "Top", alice.home_id)
     middle = make(alice, "folders", "Middle", top["id"])

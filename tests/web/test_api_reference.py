@@ -9,7 +9,7 @@
 - Every error code the code can answer with appears in docs/api.md in backquotes
   (`` `not_found` ``): the `code` of each dms.errors class, each `code="..."` given to a domain
   error, each `ApiError(status, "code", ...)` anywhere in dms/, and the router's own codes
-  (dms.endpoints.FRAMEWORK_ERRORS).
+  (dms.web.endpoints.FRAMEWORK_ERRORS).
 - The other way round: every `` `METHOD /path` `` the document mentions is a route of the
   server (ignoring the /api prefix, a query string and the trailing slash), so a removed or
   renamed route cannot linger in the reference.

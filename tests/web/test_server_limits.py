@@ -1,4 +1,4 @@
-"""The HTTP server stays up (dms/httpserver.py): idle and slow connections cannot lock real
+"""The HTTP server stays up (dms/web/httpserver.py): idle and slow connections cannot lock real
 clients out, slow headers are cut off, waitress' own errors are the JSON:API envelope, and every
 answer carries X-Content-Type-Options: nosniff. Raw sockets, against a real server."""
 

@@ -91,6 +91,14 @@ def _preview(config: Config, user: User, rule: Rule) -> Preview:
     return Preview(_hits(user, matched), examined, documents, examined == documents)
 
 
+def hit_documents(user: User, hits: list[Hit]) -> dict[str, Node]:
+    """The caller's documents of these hits (a page of them), by id; one deleted for good since
+    the dry run is left out."""
+    ids = [hit.document_id for hit in hits]
+    return {node.id: node for node in Node.select().where(Node.id.in_(ids),
+                                                          Node.owner == user.id)}
+
+
 def _hits(user: User, matched: list[tuple[str, tuple[str, str], Step]]) -> list[Hit]:
     """What the rule would change in each matched document (their tags and the rule's folder
     read once for all)."""

@@ -29,31 +29,28 @@ from __future__ import annotations
 
 import logging
 import shutil
-import socket
 import ssl
 import time
 from email import policy
 from email.parser import BytesHeaderParser
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import imapclient
-from imapclient.exceptions import IMAPClientError, LoginError
 
-from dms.db import database, is_disk_full, write_transaction
+from dms.db import database, write_transaction
 from dms.db.models import MailAccount, Node, User, utcnow
 from dms.domain import refusals, tree, uploads
 from dms.domain.accounts import outbound_policy
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
-from dms.intake.mail._client import (STALL_FLOOR, AnswerTooLarge, BoundedClient, Budget,
-                                     LiteralTooLarge, SessionTooLarge, Spool, Stalled, Unsendable)
+from dms.intake.mail._client import (AnswerTooLarge, BoundedClient, Budget, LiteralTooLarge,
+                                     Spool)
+from dms.intake.mail._failures import CheckFailed, describe, reason_of
 from dms.intake.mail._message import (MAX_ATTACHMENTS, MessageLimits, MessageRefused, Origin,
                                       attachments, clean, file_name, origin_of, parse, save_payload,
                                       sender_folder)
-from dms.files.outbound import Refused
-from dms.files.outbound.policy import ResolveTimeout
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -70,10 +67,6 @@ CLAIM_SECONDS = 300  # renewed after each message; a check that died leaves it t
 SEARCH_FOR = {"mark_seen": ["UNSEEN"], "flag": ["UNFLAGGED"], "move": ["ALL"]}
 NOTHING = ""  # mail_import.sha256 of a message that held no attachment to take
 MESSAGE_ID_FIELD = b"BODY[HEADER.FIELDS (MESSAGE-ID)]"
-
-
-class CheckFailed(Exception):
-    """The account could not be read; the message is the sentence for `last_error`."""
 
 
 class FromMessage:
@@ -144,7 +137,7 @@ def check(services: Services, account: MailAccount, budget: Budget) -> bool:
     except (StorageFull, Unavailable) as failure:
         error = f"The check stopped: {failure.message}"
     except Exception as failure:
-        error = _describe(failure, account)
+        error = describe(failure, account)
     if error:
         log.warning("mail account %s (%s at %s): %s", account.id, account.username, account.host,
                     error)
@@ -168,113 +161,35 @@ def _claim(account_id: str, renew: bool = False) -> bool:
             (now + CLAIM_SECONDS, account_id) + (() if renew else (now,))).rowcount == 1
 
 
-def _describe(failure: Exception, account: MailAccount) -> str:
-    """A sentence for what went wrong talking to the server. Before a login was answered, every
-    failure to reach an IMAP server reads the same: which of refused, silent, reset or another
-    protocol it was would tell a user which ports of which hosts are open."""
-    where = f"{account.host}:{account.port}"
-    if isinstance(failure, LoginError):
-        return "The mail server refused the username or password."
-    if isinstance(failure, Unsendable):
-        return ("The username or password holds a character that cannot be sent to a mail "
-                "server; set it again.")
-    if isinstance(failure, Refused):  # decided before any connection: tells nothing of ports
-        return f"The mail server was not contacted: {failure}"
-    if isinstance(failure, (socket.gaierror, ResolveTimeout)):
-        return f"The mail server {account.host} was not found (no such host name)."
-    if isinstance(failure, ssl.SSLCertVerificationError):
-        return f"The mail server's certificate could not be verified: {failure.verify_message}."
-    if isinstance(failure, (OSError, IMAPClientError, EOFError)):
-        return (f"No IMAP server could be reached at {where} (nothing answered, the connection "
-                "was refused or cut, or what answered was not an IMAP server).")
-    log.exception("mail account %s: unexpected failure", account.id)
-    return f"The check failed unexpectedly ({type(failure).__name__}); see the server's log."
-
-
 def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
                   budget: Budget) -> None:
-    try:
-        password = sealing.unseal(sealing.load_key(services.config.data_dir), account.password,
-                                  account.id)
-    except sealing.Unsealable:
-        raise CheckFailed("The password cannot be read with this server's key (mail.key in "
-                          "its data dir); set the password again.") from None
-    user = User.get_by_id(account.owner_id)
+    """Log in, list the messages not handled before and take them one by one, within `budget`.
+    A failure is raised as what `reason_of` makes of it (a sentence for `last_error`)."""
     config = services.config
-    key, logged_in = None, False
+    password = _password(config, account)
+    user = User.get_by_id(account.owner_id)
+    logged_in, in_flight = False, None  # in_flight: the key of the message being taken
     client = spool = None
     try:
         spool = Spool(services.store.temporary_dir())  # the data dir's tmp/: swept after a crash
         client = BoundedClient(account.host, account.port, account.security == "ssl", budget,
                                outbound_policy(config, user))
-        if account.security == "starttls":
-            client.starttls(ssl.create_default_context())
-        client.log_in(account.username, password)
+        _log_in(client, account, password)
         logged_in = True
-        _check_folders(client, account)
-        selected = client.select_folder(account.mailbox)
-        uids = sorted(client.search(SEARCH_FOR[account.after_import]))[:MAX_CANDIDATES]
-        keys, sizes = _message_keys(client, account, selected.get(b"UIDVALIDITY"), uids)
-        handled = _without_attachments(user.id, list(keys.values()))
-        fetched, planned = 0, 0
-        for uid in uids:
-            key = keys.get(uid)
-            if key is None or key in handled:
-                continue
-            if sizes.get(uid, 0) > budget.literal_limit:
-                problems.append(f"A message of {sizes[uid] / 2**20:.0f} MiB is larger than "
-                                f"{config.mail_max_message_mb} MiB (DMS_MAIL_MAX_MESSAGE_MB) "
-                                "and was left in the mailbox.")
-                continue
-            planned += max(sizes.get(uid, 0), 1)
-            if fetched >= MAX_MESSAGES_PER_CHECK or planned > budget.session_limit / 2:
-                break  # the rest at the next check
-            fetched += 1
+        messages = _new_messages(client, account, user.id)
+        for uid, key in _within_bounds(messages, budget, problems, config.mail_max_message_mb):
+            in_flight = key
             _claim(account.id, renew=True)
-            try:
-                path = client.fetch_message(uid, spool)
-                if path is None:  # deleted meanwhile
-                    continue
-                if _import_message(services, account, user, path, key, problems, spool.folder):
-                    _tell_mailbox(client, account, uid)
-                else:
-                    _remember_handled(user.id, key)
-            finally:
-                spool.clear()
-            key = None
-    except LiteralTooLarge as too_large:
-        # The server announced more than any message may have: the session cannot go on (those
-        # bytes are on the wire); the message it was sending is not asked for again.
-        if key is not None:
-            _remember_handled(user.id, key)
-        raise CheckFailed(f"The mail server sent a message of {too_large.size / 2**20:.0f} MiB, "
-                          f"more than {config.mail_max_message_mb} MiB "
-                          "(DMS_MAIL_MAX_MESSAGE_MB); the check was stopped and that message "
-                          "is left in the mailbox.") from None
-    except AnswerTooLarge:
-        # More in answer to one command than the message it asked for (literals of other
-        # messages, endless untagged lines): imaplib would hold all of it until the command ends.
-        if key is not None:
-            _remember_handled(user.id, key)
-        raise CheckFailed(f"The mail server sent more than {budget.answer_limit / 2**20:.0f} MiB "
-                          "in answer to one request, more than a message of "
-                          f"{config.mail_max_message_mb} MiB (DMS_MAIL_MAX_MESSAGE_MB) needs; "
-                          "the check was stopped"
-                          + (" and that message is left in the mailbox." if key is not None
-                             else ".")) from None
-    except SessionTooLarge:
-        raise CheckFailed(f"The mail server sent more than {budget.session_limit / 2**20:.0f} MiB "
-                          "in one check; the check was stopped and goes on at the next "
-                          "one.") from None
+            _take_message(services, account, user, client, spool, uid, key, problems)
+            in_flight = None
     except Exception as failure:
-        if is_disk_full(failure):
-            raise StorageFull() from None
-        if logged_in and (budget.expired or isinstance(failure, (Stalled, TimeoutError))):
-            raise CheckFailed(_stopped(failure, budget)) from None
-        if budget.expired or isinstance(failure, Stalled):
-            # a silent or trickling port reads as any other unreachable one
-            raise ConnectionError("the session ended before the server answered") from None
-        raise
+        if in_flight is not None and isinstance(failure, (LiteralTooLarge, AnswerTooLarge)):
+            _remember_handled(user.id, in_flight)  # the server sent too much for it: not again
+        reason = reason_of(failure, budget, config.mail_max_message_mb, logged_in,
+                             in_flight is not None)
+        if reason is None:
+            raise
+        raise reason from None
     finally:
         if client is not None:
             client.close_session()
@@ -282,17 +197,64 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
             shutil.rmtree(spool.folder, ignore_errors=True)
 
 
-def _stopped(failure: Exception, budget: Budget) -> str:
-    """Why a session that had logged in was ended by its time bounds."""
-    if isinstance(failure, Stalled):
-        return (f"The mail server sent less than {STALL_FLOOR // 1024} KiB in "
-                f"{budget.stall_seconds:g} s (DMS_MAIL_STALL_SECONDS); the check was stopped "
-                "and goes on at the next one.")
-    if isinstance(failure, TimeoutError):
-        return (f"The mail server sent nothing for {budget.stall_seconds:g} s "
-                "(DMS_MAIL_STALL_SECONDS); the check was stopped and goes on at the next one.")
-    return (f"The check took longer than {budget.seconds:g} s (DMS_MAIL_CHECK_SECONDS) and was "
-            "stopped; it goes on at the next one.")
+def _password(config, account: MailAccount) -> str:
+    try:
+        return sealing.unseal(sealing.load_key(config.data_dir), account.password, account.id)
+    except sealing.Unsealable:
+        raise CheckFailed("The password cannot be read with this server's key (mail.key in "
+                          "its data dir); set the password again.") from None
+
+
+def _log_in(client: BoundedClient, account: MailAccount, password: str) -> None:
+    if account.security == "starttls":
+        client.starttls(ssl.create_default_context())
+    client.log_in(account.username, password)
+
+
+def _new_messages(client, account: MailAccount, owner_id: str) -> list[tuple[int, str, int]]:
+    """(uid, key, size) of the mailbox's messages to look at (unseen, unflagged or all, as the
+    account tells the mailbox), oldest first, without those handled before."""
+    _check_folders(client, account)
+    selected = client.select_folder(account.mailbox)
+    uids = sorted(client.search(SEARCH_FOR[account.after_import]))[:MAX_CANDIDATES]
+    keys, sizes = _message_keys(client, account, selected.get(b"UIDVALIDITY"), uids)
+    handled = _without_attachments(owner_id, list(keys.values()))
+    return [(uid, keys[uid], sizes.get(uid, 0)) for uid in uids
+            if keys.get(uid) is not None and keys[uid] not in handled]
+
+
+def _within_bounds(messages: list[tuple[int, str, int]], budget: Budget, problems: list[str],
+                   max_mb: float) -> Iterator[tuple[int, str]]:
+    """(uid, key) of the messages this check fetches: none larger than a message may be (each
+    named in `problems`, as it comes), at most MAX_MESSAGES_PER_CHECK, and half the session's
+    bytes in all; the rest wait for the next check."""
+    fetched, planned = 0, 0
+    for uid, key, size in messages:
+        if size > budget.literal_limit:
+            problems.append(f"A message of {size / 2**20:.0f} MiB is larger than {max_mb} MiB "
+                            "(DMS_MAIL_MAX_MESSAGE_MB) and was left in the mailbox.")
+            continue
+        planned += max(size, 1)
+        if fetched >= MAX_MESSAGES_PER_CHECK or planned > budget.session_limit / 2:
+            return
+        fetched += 1
+        yield uid, key
+
+
+def _take_message(services: Services, account: MailAccount, user: User, client, spool: Spool,
+                  uid: int, key: str, problems: list[str]) -> None:
+    """Fetch one message into the spool, import its attachments, then tell the mailbox; one
+    with nothing to take is remembered instead. The spool is emptied whatever happens."""
+    try:
+        path = client.fetch_message(uid, spool)
+        if path is None:  # deleted meanwhile
+            return
+        if _import_message(services, account, user, path, key, problems, spool.folder):
+            _tell_mailbox(client, account, uid)
+        else:
+            _remember_handled(user.id, key)
+    finally:
+        spool.clear()
 
 
 def _check_folders(client, account: MailAccount) -> None:

@@ -3,7 +3,7 @@ rule over them in the background, and those runs followed."""
 
 from __future__ import annotations
 
-from dms.db.models import Node, Rule, RuleRun
+from dms.db.models import Rule, RuleRun, User
 from dms.domain import tags, tree
 from dms.domain.mailaccounts import mail_of
 from dms.domain.rules import preview, runs, store
@@ -86,11 +86,11 @@ class HitListing:
         return self.hits[offset:offset + limit]
 
 
-def hit_resources(hits: list[preview.Hit]) -> list[dict]:
+def hit_resources(user: User, hits: list[preview.Hit]) -> list[dict]:
     """Each matched document as a node resource, with `rule_match`: the field, the matched text
     and what the rule would change."""
     ids = [hit.document_id for hit in hits]
-    nodes = {node.id: node for node in Node.select().where(Node.id.in_(ids))}
+    nodes = preview.hit_documents(user, hits)
     crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
     return [node_resource(nodes[hit.document_id], crumbs[hit.document_id],
                           labels[hit.document_id], mail.get(hit.document_id),
@@ -105,7 +105,7 @@ def hit_resources(hits: list[preview.Hit]) -> list[dict]:
 def rule_matches(ctx: Context, rule_id: str):
     """A dry run: changes nothing. meta says how many documents were examined of how many."""
     result = preview.preview(ctx.services, ctx.user, rule_id)
-    body = ctx.paginate(HitListing(result.hits), hit_resources)
+    body = ctx.paginate(HitListing(result.hits), lambda hits: hit_resources(ctx.user, hits))
     body["meta"].update(examined=result.examined, documents=result.documents,
                         complete=result.complete)
     return body

@@ -32,7 +32,7 @@ def version(ctx: Context):
 def health(ctx: Context):
     """No login needed: 503 with the reason when this node cannot reach its database or its
     queue (for load balancers). An admin's token adds the details (dms.ops.health)."""
-    dms_health.check(ctx.runtime.processor.huey)
+    dms_health.check(ctx.runtime.processor)
     body: dict = {"status": "ok"}
     if ctx.environ.get("HTTP_AUTHORIZATION"):
         try:
@@ -40,5 +40,5 @@ def health(ctx: Context):
         except ApiError:
             return body
         if ctx.user.is_admin:
-            body.update(dms_health.details(ctx.services, ctx.runtime.processor.huey))
+            body.update(dms_health.details(ctx.services, ctx.runtime.processor))
     return body

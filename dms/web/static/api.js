@@ -1,3 +1,4 @@
+// @ts-check
 // The public REST API of this origin, as the page uses it: JSON calls with the session's token,
 // lists of every page, binary answers (previews, downloads) and uploads with progress.
 // Nothing here knows a view. A 401 on a call made with a token ends the session through the
@@ -13,10 +14,18 @@ export const MAX_PAGE_SIZE = 100;
 
 // sessionStorage only: the token dies with the tab, is never a cookie and never in a URL.
 let token = sessionStorage.getItem(TOKEN_KEY);
+/** @type {(message: string) => void} */
 let onUnauthorized = () => {};
 
 export const hasToken = () => token !== null;
+/** @returns {Record<string, string>} */
 export const authorization = () => (token ? { Authorization: `Token ${token}` } : {});
+
+/**
+ * What a call may say besides its method and path: the body's media type, the answer's (Accept),
+ * and a signal that aborts it.
+ * @typedef {{media?: string, accept?: string, signal?: AbortSignal}} CallOptions
+ */
 
 export function setToken(secret) {
   token = secret;
@@ -60,9 +69,15 @@ async function failure(response) {
     Number.isFinite(retryAfter) ? retryAfter : null);
 }
 
+/**
+ * @param {string} method
+ * @param {string} path
+ * @param {CallOptions & {body?: unknown}} [options]
+ */
 async function send(method, path, { body, media = VND_MEDIA, accept, signal } = {}) {
   const headers = { ...authorization() };
   if (accept) headers.Accept = accept;
+  /** @type {RequestInit} */
   const init = { method, headers, credentials: "omit", cache: "no-store", signal };
   if (body !== undefined) {
     headers["Content-Type"] = media;
@@ -79,7 +94,11 @@ async function send(method, path, { body, media = VND_MEDIA, accept, signal } = 
   return response;
 }
 
-/** A JSON call; null for 204. `options.media` is the body's type (vnd.api+json by default). */
+/** A JSON call; null for 204. `options.media` is the body's type (vnd.api+json by default).
+ *  @param {string} method
+ *  @param {string} path
+ *  @param {unknown} [body]
+ *  @param {CallOptions} [options] */
 export async function api(method, path, body, options = {}) {
   const response = await send(method, path, { ...options, body });
   if (response.status === 204) return null;

@@ -1,3 +1,4 @@
+// @ts-check
 // Small helpers every view uses: building elements (text always as text nodes, so nothing the
 // API returns can inject markup), icons, dates and sizes, the page's messages, a busy state, and
 // search snippets rendered without innerHTML.
