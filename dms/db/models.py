@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterable, NoReturn, TypeVar
 
 from peewee import (AutoField, BigIntegerField, BooleanField, FloatField, ForeignKeyField,
                     IntegerField, Model, TextField)
@@ -34,12 +34,15 @@ def title_sort_key(title: str) -> str:
     return title.casefold()
 
 
-def columns_of(model) -> list[str]:
+def columns_of(model: type[Model]) -> list[str]:
     """The model's columns in table order, for raw SQL that `from_row` turns into models."""
     return [field.column_name for field in model._meta.sorted_fields]
 
 
-def from_row(model, columns: list[str], values):
+M = TypeVar("M", bound=Model)
+
+
+def from_row(model: type[M], columns: list[str], values: Iterable[Any]) -> M:
     """A model instance of a row read with raw SQL, each value turned as peewee would. On the
     paths every request takes (issue 30): Model.raw() resolves its columns and builds its query
     on every call, which costs more than the query."""
@@ -53,14 +56,14 @@ def from_row(model, columns: list[str], values):
 class UTCDateTimeField(TextField):
     """A naive UTC datetime stored as fixed-width text, so text order is time order."""
 
-    def db_value(self, value):
+    def db_value(self, value: Any) -> Any:
         if value is None:
             return None
         if isinstance(value, str):
             return value
         return value.strftime(STORED_DATETIME)
 
-    def python_value(self, value):
+    def python_value(self, value: Any) -> dt.datetime | None:
         if value is None or isinstance(value, dt.datetime):
             return value
         return dt.datetime.fromisoformat(value)  # C speed; strptime dominated listing time
@@ -159,7 +162,7 @@ class Node(BaseModel):
     # None: live. In the trash: the id of the node whose deletion put it there (migration 0013).
     trash_id = TextField(null=True)
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Refused: a whole-row save writes back every column read earlier, undoing concurrent
         changes (a move committed meanwhile). Write with targeted UPDATEs (dms.db)."""
         raise TypeError("Whole-row saves of nodes are refused in dms: insert with "
