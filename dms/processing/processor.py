@@ -43,8 +43,8 @@ from dms.files.pdf.process import PdfReaders
 from dms.files.store import FileStore
 from dms.processing import cluster, leases, progress, searchable
 from dms.processing.languages import installed_languages
-from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, prepare_environment,
-                                read_pages)
+from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, PageText,
+                                prepare_environment, read_pages)
 from dms.processing.queue import EmbeddedConsumer, make_huey, pending
 from dms.text import ranges
 
@@ -123,6 +123,7 @@ class Processor:
             self.readers.interrupt()  # a page being rendered would hold the stop up to minutes
             self.consumer.stop(graceful=True)
             self.consumer = None
+            assert self._heartbeat is not None  # started with the consumer
             self._heartbeat.join()
             self._heartbeat = None
             try:
@@ -290,7 +291,7 @@ class Processor:
         numbers = progress.unread_pages(work)
         started = last_save = time.monotonic()
         slice_end = started + self.config.ocr_slice_seconds
-        read: list = []
+        read: list[PageText] = []
         done: list[int] = []
         scratch = self.store.temporary_dir()
         pdfs = None
