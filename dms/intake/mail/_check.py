@@ -35,7 +35,7 @@ import time
 from email import policy
 from email.parser import BytesHeaderParser
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import imapclient
 from imapclient.exceptions import IMAPClientError, LoginError
@@ -56,6 +56,9 @@ from dms.files.outbound import Refused
 from dms.files.outbound.policy import ResolveTimeout
 
 if TYPE_CHECKING:
+    from email.message import Message
+
+    from dms.config import Config
     from dms.domain.services import Services
 
 log = logging.getLogger("dms.mail")
@@ -115,7 +118,7 @@ def _remember_handled(owner_id: str, key: str) -> None:
 
 def _without_attachments(owner_id: str, keys: list[str]) -> set[str]:
     """Those of `keys` that a check already found to hold no attachment to take."""
-    found = set()
+    found: set[str] = set()
     for start in range(0, len(keys), IDS_PER_QUERY):
         chunk = keys[start:start + IDS_PER_QUERY]
         found.update(key for (key,) in database.execute_sql(
@@ -124,7 +127,7 @@ def _without_attachments(owner_id: str, keys: list[str]) -> set[str]:
     return found
 
 
-def budget_of(config) -> Budget:
+def budget_of(config: Config) -> Budget:
     """What one check may read, and for how long."""
     return Budget(config.mail_max_message_bytes,
                   config.mail_max_message_bytes * CHECK_BYTES_PER_MESSAGE,
@@ -163,9 +166,9 @@ def _claim(account_id: str, renew: bool = False) -> bool:
     now = time.time()
     condition = "" if renew else " AND (checking_until IS NULL OR checking_until < ?)"
     with write_transaction():
-        return database.execute_sql(
+        return cast(bool, database.execute_sql(
             f"UPDATE mail_account SET checking_until = ? WHERE id = ?{condition}",
-            (now + CLAIM_SECONDS, account_id) + (() if renew else (now,))).rowcount == 1
+            (now + CLAIM_SECONDS, account_id) + (() if renew else (now,))).rowcount == 1)
 
 
 def _describe(failure: Exception, account: MailAccount) -> str:
@@ -295,18 +298,21 @@ def _stopped(failure: Exception, budget: Budget) -> str:
             "stopped; it goes on at the next one.")
 
 
-def _check_folders(client, account: MailAccount) -> None:
+def _check_folders(client: BoundedClient, account: MailAccount) -> None:
     if not client.folder_exists(account.mailbox):
         raise CheckFailed(f"The mailbox {clean(account.mailbox)!r} does not exist on the server.")
     if account.after_import == "move" and not client.folder_exists(account.move_to):
-        raise CheckFailed(f"The mailbox {clean(account.move_to)!r} (move_to) does not exist on "
+        # after_import "move" always comes with a move_to (dms.domain.mailaccounts).
+        raise CheckFailed(f"The mailbox {clean(account.move_to)!r} (move_to) does not exist on "  # type: ignore[arg-type]
                           "the server.")
 
 
-def _message_keys(client, account: MailAccount, uidvalidity, uids: list[int]):
+def _message_keys(client: BoundedClient, account: MailAccount, uidvalidity: object,
+                  uids: list[int]) -> tuple[dict[int, str], dict[int, int]]:
     """{uid: the message's key} (its Message-ID, or for a message without one its place in
     the mailbox) and {uid: size}, read in batches without fetching bodies."""
-    keys, sizes = {}, {}
+    keys: dict[int, str] = {}
+    sizes: dict[int, int] = {}
     wanted = set(uids)
     for start in range(0, len(uids), HEADERS_PER_FETCH):
         batch = uids[start:start + HEADERS_PER_FETCH]
@@ -374,14 +380,14 @@ def _import_message(services: Services, account: MailAccount, user: User, path: 
     return True
 
 
-def _saved(part, path: Path) -> Path:
+def _saved(part: Message, path: Path) -> Path:
     """`path`, holding the part's decoded content."""
     with open(path, "wb") as target:
         save_payload(part, target)
     return path
 
 
-def _tell_mailbox(client, account: MailAccount, uid: int) -> None:
+def _tell_mailbox(client: BoundedClient, account: MailAccount, uid: int) -> None:
     if account.after_import == "mark_seen":
         client.add_flags([uid], [imapclient.SEEN], silent=True)
     elif account.after_import == "flag":
