@@ -15,11 +15,15 @@ import functools
 import hashlib
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from peewee import DatabaseProxy
 
 from dms.db.sqlite import PRAGMAS, SqliteEngine
 from dms.errors import Unavailable
+
+if TYPE_CHECKING:
+    from dms.config import Config
 
 log = logging.getLogger("dms.db")
 
@@ -67,7 +71,7 @@ def postgresql_sql(sql: str) -> str:
     return "".join(out)
 
 
-def _postgresql_engine_class():
+def _postgresql_engine_class() -> type[Any]:
     """Imported on demand: psycopg is an optional extra (dms[postgres])."""
     try:
         import psycopg  # noqa: F401
@@ -79,14 +83,14 @@ def _postgresql_engine_class():
                                   "checkout installs it.") from None
 
     class Engine(PooledPsycopg3Database, PostgresqlEngine):
-        def connect(self, reuse_if_open=False):
+        def connect(self, reuse_if_open: bool = False) -> Any:
             try:
                 return super().connect(reuse_if_open)
             except MaxConnectionsExceeded:  # waited for a free connection in vain
                 raise Unavailable("Every database connection of this server is in use "
                                   "(DMS_DB_POOL_SIZE); try again in a moment.") from None
 
-        def execute_sql(self, sql, params=None, **options):
+        def execute_sql(self, sql: str, params: Any = None, **options: Any) -> Any:
             # The domain writes `?` (SQLite's style); peewee's own queries already use %s.
             if "?" in sql:
                 sql = postgresql_sql(sql)
@@ -111,7 +115,7 @@ def describe_url(url: str) -> str:
     return f"postgresql://{user}{host}{port}{parts.path}"
 
 
-def open_configured(config):
+def open_configured(config: Config) -> DatabaseProxy:
     """The database the config names: PostgreSQL if `database_url` is set, else SQLite in the data
     directory. Not migrated: see dms.db.schema.open_migrated."""
     if config.database_url:
@@ -119,7 +123,7 @@ def open_configured(config):
     return open_database(config.db_path)
 
 
-def open_database(target: Path | str, pool_size: int = 10):
+def open_database(target: Path | str, pool_size: int = 10) -> DatabaseProxy:
     """Point the shared database object at `target` (an SQLite file, created if needed, or a
     PostgreSQL URL), as it is: the schema is dms.db.schema's. Raises DatabaseUnavailable with one
     line."""
@@ -142,7 +146,7 @@ def sqlite_engine(path: Path) -> SqliteEngine:
     return SqliteEngine(str(path), pragmas=PRAGMAS)
 
 
-def _open_postgresql(url: str, pool_size: int):
+def _open_postgresql(url: str, pool_size: int) -> Any:
     engine = _postgresql_engine_class()(
         None, max_connections=pool_size, stale_timeout=300, timeout=WRITE_WAIT_SECONDS)
     engine.init(url, max_connections=pool_size, stale_timeout=300, timeout=WRITE_WAIT_SECONDS,

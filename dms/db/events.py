@@ -17,6 +17,7 @@ stream (api.md §14).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from dms.db.engine import database
 from dms.db.models import STORED_DATETIME, utcnow
@@ -56,14 +57,14 @@ class OutsideOwnerScope(RuntimeError):
 
 
 def record(owner_id: str, node_id: str, action: str, actor_id: str | None = None,
-           **details) -> None:
+           **details: Any) -> None:
     """Append one event; call it inside the write transaction of the change it records, which
     holds owner_scope(owner_id)."""
     _check_scope(owner_id)
     database.execute_sql(INSERT, (owner_id, actor_id, action, encode(details), _now(), node_id))
 
 
-def record_many(rows: list[tuple[str, str, str, str | None, dict]]) -> None:
+def record_many(rows: list[tuple[str, str, str, str | None, dict[str, Any]]]) -> None:
     """Append (owner_id, node_id, action, actor_id, details) events of one change, in order."""
     now = _now()
     for owner_id, node_id, action, actor_id, details in rows:
@@ -77,8 +78,8 @@ def _check_scope(owner_id: str) -> None:
                                 "write scope (write_transaction(owner_scope(...)))")
 
 
-def record_for_each(owner_id: str, node_ids_sql: str, params: tuple, action: str,
-                    actor_id: str | None = None, **details) -> int:
+def record_for_each(owner_id: str, node_ids_sql: str, params: tuple[Any, ...], action: str,
+                    actor_id: str | None = None, **details: Any) -> int:
     """Append the same event for every node that `node_ids_sql` selects (a query of one column
     named `node_id`), in node id order, in one INSERT ... SELECT inside the caller's write
     transaction: a change of any number of nodes at once (a tag deleted from every node it
@@ -91,10 +92,11 @@ def record_for_each(owner_id: str, node_ids_sql: str, params: tuple, action: str
         f"SELECT ?, n.id, ?, ?, ?, ?, n.kind, n.title, n.parent_id FROM ({node_ids_sql}) AS chosen "
         "JOIN node AS n ON n.id = chosen.node_id ORDER BY chosen.node_id",
         (owner_id, actor_id, action, encode(details), _now(), *params))
-    return cursor.rowcount
+    rowcount: int = cursor.rowcount
+    return rowcount
 
 
-def encode(details: dict) -> str:
+def encode(details: dict[str, Any]) -> str:
     """Compact JSON; past DETAIL_LIMIT (a hundred long tag names at once), lists are cut to their
     first LIST_LIMIT items with the number of all, so that recording never fails a change."""
     text = _json(details)
@@ -105,7 +107,7 @@ def encode(details: dict) -> str:
     return text
 
 
-def _json(value) -> str:
+def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 

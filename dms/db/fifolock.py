@@ -19,7 +19,7 @@ class FifoLock:
 
     turn_of: Callable[[], Hashable] = staticmethod(lambda: None)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._mutex = threading.Lock()
         self._waiters: collections.deque[tuple[int, threading.Event, Hashable]] = \
             collections.deque()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import TYPE_CHECKING, Any, Iterable, NoReturn, TypeVar
 
 from peewee import (AutoField, BigIntegerField, BooleanField, FloatField, ForeignKeyField,
                     IntegerField, Model, TextField)
@@ -12,6 +13,11 @@ from peewee import (AutoField, BigIntegerField, BooleanField, FloatField, Foreig
 from dms.db import database
 
 STORED_DATETIME = "%Y-%m-%d %H:%M:%S.%f"
+
+# FOREIGN KEY IDS: peewee gives every ForeignKeyField `x` an accessor `x_id`, the key's value
+# without loading the row (on the class, the column for queries). The type checker cannot see
+# them, so each model declares its own under `if TYPE_CHECKING:`, as the field type of the key's
+# column (every key is text); at run time the block does not run and peewee sees no new fields.
 
 
 def utcnow() -> dt.datetime:
@@ -28,12 +34,15 @@ def title_sort_key(title: str) -> str:
     return title.casefold()
 
 
-def columns_of(model) -> list[str]:
+def columns_of(model: type[Model]) -> list[str]:
     """The model's columns in table order, for raw SQL that `from_row` turns into models."""
     return [field.column_name for field in model._meta.sorted_fields]
 
 
-def from_row(model, columns: list[str], values):
+M = TypeVar("M", bound=Model)
+
+
+def from_row(model: type[M], columns: list[str], values: Iterable[Any]) -> M:
     """A model instance of a row read with raw SQL, each value turned as peewee would. On the
     paths every request takes (issue 30): Model.raw() resolves its columns and builds its query
     on every call, which costs more than the query."""
@@ -47,14 +56,14 @@ def from_row(model, columns: list[str], values):
 class UTCDateTimeField(TextField):
     """A naive UTC datetime stored as fixed-width text, so text order is time order."""
 
-    def db_value(self, value):
+    def db_value(self, value: Any) -> Any:
         if value is None:
             return None
         if isinstance(value, str):
             return value
         return value.strftime(STORED_DATETIME)
 
-    def python_value(self, value):
+    def python_value(self, value: Any) -> dt.datetime | None:
         if value is None or isinstance(value, dt.datetime):
             return value
         return dt.datetime.fromisoformat(value)  # C speed; strptime dominated listing time
@@ -106,6 +115,8 @@ class Token(BaseModel):
     # First 16 characters of the digest: the token's public id (spec: "first 16 characters").
     token_key = TextField(unique=True)
     user = ForeignKeyField(User, backref="tokens", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        user_id = TextField()
     name = TextField(default="")
     created = UTCDateTimeField(default=utcnow)
     expiry = UTCDateTimeField(null=True)
@@ -125,6 +136,9 @@ class Node(BaseModel):
     owner = ForeignKeyField(User, backref="nodes", on_delete="CASCADE")
     # No cascade: subtrees are deleted in one statement (see migration 0002).
     parent = ForeignKeyField("self", null=True, backref="children")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
+        parent_id = TextField(null=True)
     kind = TextField()
     # "home" or "inbox" for the two folders every user has; None for every other node.
     special = TextField(null=True)
@@ -148,7 +162,7 @@ class Node(BaseModel):
     # None: live. In the trash: the id of the node whose deletion put it there (migration 0013).
     trash_id = TextField(null=True)
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Refused: a whole-row save writes back every column read earlier, undoing concurrent
         changes (a move committed meanwhile). Write with targeted UPDATEs (dms.db)."""
         raise TypeError("Whole-row saves of nodes are refused in dms: insert with "
@@ -173,6 +187,8 @@ class DocumentVersion(BaseModel):
 
     id = TextField(primary_key=True, default=new_id)
     document = ForeignKeyField(Node, backref="versions", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        document_id = TextField()
     number = IntegerField()
     file_name = TextField()
     mime_type = TextField()
@@ -199,6 +215,8 @@ class Page(BaseModel):
 
     id = TextField(primary_key=True, default=new_id)
     version = ForeignKeyField(DocumentVersion, backref="pages", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        version_id = TextField()
     number = IntegerField()
     text = TextField(default="")
     # How the text was read: None (not yet), "text", "layer", "ocr" or "skipped" (migration 0004).
@@ -212,6 +230,8 @@ class Tag(BaseModel):
 
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="tags", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
     name = TextField()
     name_key = TextField()
     bg_color = TextField(default="#c41fff")
@@ -225,6 +245,8 @@ class MailAccount(BaseModel):
     """A user's IMAP account whose attachments become documents (api.md §8c, dms.intake.mail)."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="mail_accounts", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
     host = TextField()
     port = IntegerField()
     security = TextField()  # "ssl", "starttls" or "none" (loopback hosts only)
@@ -247,6 +269,8 @@ class IntakeRefusal(BaseModel):
     """A file the intake refused (dms.domain.refusals): its owner sees it, the admin counts it."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="intake_refusals", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
     source = TextField()  # "consume" or "mail"
     name = TextField()  # the file's name (consume: its path below the user's folder)
     origin = TextField(null=True)  # mail: the message's subject
@@ -258,6 +282,9 @@ class TrashEntry(BaseModel):
     """One deletion in a user's trash, keyed by the node it deleted (dms.domain.trash)."""
     node = ForeignKeyField(Node, primary_key=True, on_delete="CASCADE")
     owner = ForeignKeyField(User, backref="trash_entries", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        node_id = TextField()
+        owner_id = TextField()
     deleted_at = UTCDateTimeField()
     purge_at = UTCDateTimeField()
     original_parent_id = TextField(null=True)
@@ -269,6 +296,9 @@ class Event(BaseModel):
     id = AutoField()
     owner = ForeignKeyField(User, on_delete="CASCADE")
     node = ForeignKeyField(Node, backref="events", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
+        node_id = TextField()
     actor_id = TextField(null=True)
     action = TextField()
     details = TextField()  # JSON
@@ -283,6 +313,8 @@ class Rule(BaseModel):
     """A user's matching rule (api.md §13, dms.domain.rules); `position` is the API's `order`."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="rules", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
     name = TextField()
     name_key = TextField()  # unique per owner regardless of case and width, as tags' names
     enabled = BooleanField(default=True)
@@ -304,6 +336,8 @@ class Rule(BaseModel):
 class RulePending(BaseModel):
     """A new document whose rules have not run yet, and where it came from."""
     document = ForeignKeyField(Node, primary_key=True, on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        document_id = TextField()
     source = TextField()
     created_at = UTCDateTimeField(default=utcnow)
 
@@ -312,6 +346,8 @@ class RuleRun(BaseModel):
     """POST /rules/{id}/apply/: one rule run over the owner's documents in the background."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="rule_runs", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
     rule_id = TextField()
     rule_name = TextField()
     state = TextField()  # queued, running, succeeded, failed
@@ -332,6 +368,8 @@ class SplitRun(BaseModel):
     the background, a batch per write transaction; `split_part` names the documents made."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="split_runs", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
     document_id = TextField()  # the source (no foreign key: it goes to the trash, then away)
     version_id = TextField()  # its latest version when the split was asked for
     folder_id = TextField()  # where it was then, and where the parts go
@@ -354,6 +392,8 @@ class Webhook(BaseModel):
     (dms.notify.deliverer)."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="webhooks", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
     url = TextField()
     events = TextField()  # JSON list of event types
     secret = TextField()  # sealed (dms.files.sealing), never in clear
@@ -375,5 +415,7 @@ class EventStream(BaseModel):
     """An open event stream (GET /events/), counted against the cap per user on every node."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="event_streams", on_delete="CASCADE")
+    if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
+        owner_id = TextField()
     server_id = TextField()  # the server process serving it, which renews expires_at
     expires_at = FloatField()  # epoch seconds

@@ -10,13 +10,16 @@ import logging
 import sqlite3
 from importlib import resources
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-from peewee import DatabaseError, OperationalError
+from peewee import DatabaseError, DatabaseProxy, OperationalError
 from playhouse.migrations import Runner
 
 from dms.db.engine import (DatabaseUnavailable, advisory_key, database, is_postgresql,
                            open_configured)
+
+if TYPE_CHECKING:
+    from dms.config import Config
 
 log = logging.getLogger("dms.db")
 
@@ -27,7 +30,7 @@ POSTGRESQL_BASELINE = "0009_recent_documents"
 MIGRATION_LOCK = "schema migrations"
 
 
-def open_migrated(config):
+def open_migrated(config: Config) -> DatabaseProxy:
     """The database the config names, opened and brought up to date: what every command and the
     server start with (a restore opens without migrating: its schema comes with the rows)."""
     open_configured(config)
@@ -38,6 +41,7 @@ def open_migrated(config):
 def migrate_schema() -> list[str]:
     """Apply the migrations this database lacks, once even when several dms processes start
     together (PostgreSQL: a session advisory lock; SQLite: a lock file beside dms.db)."""
+    applied: list[str]
     if is_postgresql():
         key = advisory_key(MIGRATION_LOCK)
         database.execute_sql("SELECT pg_advisory_lock(%s)", (key,))
@@ -130,7 +134,7 @@ def shipped_migrations() -> list[str]:
     return sorted(path.stem for path in migrations_dir().glob("[0-9]*.py"))
 
 
-def runner_for(engine) -> Runner:
+def runner_for(engine: Any) -> Runner:
     """The migration runner of a peewee database: the engine itself, not the proxy (the runner
     picks its schema migrator by the engine's class)."""
     return Runner(engine, str(migrations_dir()), table_name=MIGRATIONS_TABLE)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from typing import Any
 
 from peewee import SqliteDatabase
 
-PRAGMAS = {
+PRAGMAS: dict[str, Any] = {
     # Milliseconds a writer waits for another process' write lock before "database is locked";
     # first, so that the pragmas after it wait too.
     "busy_timeout": 10_000,
@@ -28,11 +29,12 @@ class SqliteEngine(SqliteDatabase):
     connections each hold a shared lock and want it (it would deadlock). So the pragmas are tried
     again for up to busy_timeout."""
 
-    def _set_pragmas(self, conn):
+    def _set_pragmas(self, conn: sqlite3.Connection) -> None:
         deadline = time.monotonic() + PRAGMAS["busy_timeout"] / 1000
         while True:
             try:
-                return super()._set_pragmas(conn)
+                # A private method of peewee's, absent from its stubs.
+                return super()._set_pragmas(conn)  # type: ignore[misc, no-any-return]
             except sqlite3.OperationalError as error:
                 if "locked" not in str(error) or time.monotonic() > deadline:
                     raise

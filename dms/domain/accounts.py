@@ -13,7 +13,9 @@ import logging
 import re
 import secrets
 import unicodedata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from peewee import ModelSelect
 
 from dms.db import USERS, database, with_space_reserve, write_transaction
 from dms.db.models import Node, User, new_id, utcnow
@@ -115,7 +117,7 @@ def login(username: object, password: object, address: str, throttle: LoginThrot
     return secret
 
 
-def check_profile(attributes: dict, partial: bool) -> dict:
+def check_profile(attributes: dict[str, Any], partial: bool) -> dict[str, Any]:
     """Validated user attributes from a request; read-only ones (date_joined, password) ignored."""
     values = {}
     if "username" in attributes or not partial:
@@ -173,7 +175,7 @@ def require_may_manage(actor: User, target: User) -> None:
             raise Forbidden("Only a superuser may change or delete a superuser.")
 
 
-def check_flag_changes(actor: User, target: User | None, values: dict) -> None:
+def check_flag_changes(actor: User, target: User | None, values: dict[str, Any]) -> None:
     """Who may change which flag; `target` None means a new user (all flags start false/active)."""
     current = {name: getattr(target, name) if target else name == "is_active"
                for name in FLAG_ATTRIBUTES}
@@ -193,7 +195,7 @@ def check_flag_changes(actor: User, target: User | None, values: dict) -> None:
 
 # -- changes ----------------------------------------------------------------------------------
 
-def create_user(username: str, password: str | None = None, **attributes) -> User:
+def create_user(username: str, password: str | None = None, **attributes: Any) -> User:
     """Create a user and their .home and .inbox folders in one transaction (spec: "created
     together")."""
     check_username(username)
@@ -213,7 +215,7 @@ def create_user(username: str, password: str | None = None, **attributes) -> Use
     return User.get_by_id(user_id)
 
 
-def create_user_by(actor: User, attributes: dict) -> User:
+def create_user_by(actor: User, attributes: dict[str, Any]) -> User:
     """POST /users/: an admin creates an account (no password until change-password)."""
     require_admin(actor)
     values = check_profile(attributes, partial=False)
@@ -221,7 +223,8 @@ def create_user_by(actor: User, attributes: dict) -> User:
     return create_user(**values)
 
 
-def update_user_by(actor: User, user_id: str, attributes: dict, relationships: object) -> User:
+def update_user_by(actor: User, user_id: str, attributes: dict[str, Any],
+                   relationships: object) -> User:
     """PATCH /users/{id}/: profile fields, and flags as the rules above allow."""
     target = visible_user(actor, user_id)
     require_may_manage(actor, target)
@@ -255,7 +258,7 @@ def check_relationships(relationships: object, target: User) -> None:
 
 
 def set_password(user: User, password: object) -> None:
-    check_password(password)
+    password = check_password(password)
     password_hash = hash_password(password)  # slow on purpose: outside the write lock
     with write_transaction():
         User.update(password_hash=password_hash).where(User.id == user.id).execute()
@@ -337,7 +340,7 @@ def active_superusers(except_id: str | None = None) -> int:
     return query.count()
 
 
-def all_users():
+def all_users() -> ModelSelect[User]:
     return User.select().order_by(User.username)
 
 

@@ -8,13 +8,15 @@ read an id twice, and the one walk that counts levels is cut at a bound.
 
 from __future__ import annotations
 
+from typing import Sized
+
 from dms.db import database
 
 
 LEVEL_QUERIES = 2  # levels of breadcrumbs read one query each; the rest in one recursive query
 
 
-def _marks(ids) -> str:
+def _marks(ids: Sized) -> str:
     return ",".join("?" * len(ids))
 
 
@@ -62,7 +64,7 @@ def breadcrumbs(node_ids: list[str], known: dict[str, tuple[str | None, str]] | 
             seen.add(current)
             parent_id, title = nodes[current]
             path.append([title, current])
-            current = parent_id
+            current = parent_id  # type: ignore[assignment]  # None ends the walk
         path.reverse()
         result[start] = path
     return result

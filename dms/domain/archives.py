@@ -121,13 +121,13 @@ def entries(root_ids: list[str], store: FileStore, searchable: bool = False,
 class _Sink(io.RawIOBase):
     """Collects what an archive writer writes, for the generator to hand out; not seekable."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.chunks: list[bytes] = []
 
     def writable(self) -> bool:
         return True
 
-    def write(self, data) -> int:
+    def write(self, data: bytes) -> int:  # type: ignore[override]  # zipfile writes bytes
         self.chunks.append(bytes(data))
         return len(data)
 

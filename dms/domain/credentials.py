@@ -16,7 +16,7 @@ import secrets
 import time
 from typing import Callable, Hashable, Iterable
 
-from peewee import IntegrityError
+from peewee import IntegrityError, ModelSelect
 
 from dms.config import Config
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
@@ -128,7 +128,7 @@ def create_token(user: User, expiry_hours: object, name: object,
 
 
 def revoke(token: Token) -> None:
-    def delete():
+    def delete() -> None:
         with write_transaction():
             Token.delete().where(Token.digest == token.digest).execute()
     with_space_reserve(delete)
@@ -148,7 +148,7 @@ def revoke_by_key(user: User, token_key: str) -> None:
         raise NotFound()
 
 
-def tokens_of(user: User):
+def tokens_of(user: User) -> ModelSelect[Token]:
     return (Token.select().where(Token.user == user.id)
             .order_by(Token.created.desc(), Token.token_key))
 
@@ -239,7 +239,7 @@ class LoginThrottle:
         self._clock = clock
         self.max_failures = max_failures or self.MAX_FAILURES
 
-    def retry_after(self, keys: Iterable[Hashable]) -> int | None:
+    def retry_after(self, keys: Iterable[tuple[str, ...]]) -> int | None:
         """Seconds until a login for these keys is allowed again, or None if allowed now."""
         now = self._clock()
         wait = 0.0

@@ -5,7 +5,7 @@ dms.domain.uploads', deleting them dms.domain.trash's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, cast
 
 
 from peewee import fn
@@ -67,7 +67,7 @@ def page_ids(version_ids: list[str]) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {version_id: [] for version_id in version_ids}
     query = (Page.select(Page.id, Page.version).where(Page.version.in_(version_ids))
              .order_by(Page.version, Page.number).tuples())
-    for page_id, version_id in query:
+    for page_id, version_id in cast("Iterable[tuple[str, str]]", query):  # .tuples()
         result[version_id].append(page_id)
     return result
 
@@ -82,13 +82,14 @@ def latest_text(document_id: str) -> str:
 
 
 def latest_version(document_id: str) -> DocumentVersion | None:
-    return (DocumentVersion.select().where(DocumentVersion.document == document_id)
-            .order_by(DocumentVersion.number.desc()).first())
+    return cast("DocumentVersion | None",
+                DocumentVersion.select().where(DocumentVersion.document == document_id)
+                .order_by(DocumentVersion.number.desc()).first())
 
 
 def owned_version(user: User, version_id: str) -> DocumentVersion:
     """A version of one of the caller's live documents (not in the trash)."""
-    version = (DocumentVersion.select().join(Node)
+    version: DocumentVersion | None = (DocumentVersion.select().join(Node)
                .where(DocumentVersion.id == version_id, Node.owner == user.id,
                       Node.trash_id.is_null()).first())
     if version is None:
@@ -145,7 +146,7 @@ def restore_version(services: Services, user: User, document_id: str, version_id
 def _copy_version(document: Node, old: DocumentVersion, version_id: str) -> int:
     """A new latest version of `document` with `old`'s file, pages and text (in the caller's
     transaction); the document's columns follow it. Its number."""
-    number = DocumentVersion.select(fn.max(DocumentVersion.number)) \
+    number: int = DocumentVersion.select(fn.max(DocumentVersion.number)) \
         .where(DocumentVersion.document == document.id).scalar() + 1
     now = utcnow()
     DocumentVersion.insert(

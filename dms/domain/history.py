@@ -5,8 +5,9 @@ none (404, as if it did not exist)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from dms.db import database
 from dms.db.models import Node, User
@@ -17,7 +18,7 @@ class EventRow(NamedTuple):
     id: int
     at: str
     action: str
-    details: dict
+    details: dict[str, Any]
     actor_id: str | None
     actor_username: str | None
 
@@ -29,8 +30,8 @@ class History:
         self.node_id = node_id
 
     def count(self) -> int:
-        return database.execute_sql("SELECT count(*) FROM event WHERE node_id = ?",
-                                    (self.node_id,)).fetchone()[0]
+        return cast(int, database.execute_sql("SELECT count(*) FROM event WHERE node_id = ?",
+                                              (self.node_id,)).fetchone()[0])
 
     def fetch(self, offset: int, limit: int) -> list[EventRow]:
         rows = database.execute_sql(
@@ -50,6 +51,6 @@ def history_of(user: User, node_id: str) -> History:
     return History(node_id)
 
 
-def created_at(row: EventRow):
+def created_at(row: EventRow) -> dt.datetime | None:
     """The event's time as a datetime (stored as fixed-width UTC text)."""
     return Node.created_at.python_value(row.at)

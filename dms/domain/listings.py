@@ -7,7 +7,7 @@ database's own work; rows are plain NodeRows, not models."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from dms.db import database
 from dms.db.models import Node, User
@@ -42,9 +42,10 @@ class NodeRow(NamedTuple):
     created_at: str
     updated_at: str
 
-    is_special = Node.is_special
-    is_folder = Node.is_folder
-    is_document = Node.is_document
+    # Node's properties, which read the fields above (not fields: mypy's NamedTuple refuses them).
+    is_special = Node.is_special  # type: ignore[misc]
+    is_folder = Node.is_folder  # type: ignore[misc]
+    is_document = Node.is_document  # type: ignore[misc]
 
 
 ROW_COLUMNS = ", ".join(NodeRow._fields)
@@ -57,12 +58,12 @@ class NodeListing:
     SQLite's own work. `where` and `order` come from this module's constants, never from a
     request; request values travel only as parameters."""
 
-    def __init__(self, where: str, params: tuple, order: str):
+    def __init__(self, where: str, params: tuple[Any, ...], order: str):
         self.where, self.params, self.order = where, params, order
 
     def count(self) -> int:
-        return database.execute_sql(f"SELECT COUNT(*) FROM node WHERE {self.where}",
-                                    self.params).fetchone()[0]
+        return cast(int, database.execute_sql(f"SELECT COUNT(*) FROM node WHERE {self.where}",
+                                              self.params).fetchone()[0])
 
     def fetch(self, offset: int, limit: int) -> list[NodeRow]:
         cursor = database.execute_sql(
@@ -91,7 +92,8 @@ def children(folder: Node, sort: str | None = None,
     return _filtered(f"parent_id = ? AND {LIVE}", (folder.id,), order, only)
 
 
-def _filtered(where: str, params: tuple, order: str, only: TagFilter | None) -> NodeListing:
+def _filtered(where: str, params: tuple[Any, ...], order: str,
+              only: TagFilter | None) -> NodeListing:
     if only is not None:
         condition, condition_params = only.sql()
         where, params = f"{where} AND {condition}", (*params, *condition_params)
@@ -109,9 +111,9 @@ def listing(user: User, folder_id: str, sort: str | None = None, tags: str | Non
 
 def inbox_count(user: User) -> int:
     """The direct children of the caller's .inbox, folders and documents."""
-    return database.execute_sql(
+    return cast(int, database.execute_sql(
         f"SELECT count(*) FROM node WHERE parent_id = (SELECT id FROM node WHERE owner_id = ? "
-        f"AND special = ?) AND {LIVE}", (user.id, Node.INBOX)).fetchone()[0]
+        f"AND special = ?) AND {LIVE}", (user.id, Node.INBOX)).fetchone()[0])
 
 
 def of_kind(user: User, kind: str, tags: str | None = None,

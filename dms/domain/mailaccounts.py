@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Any
+
+from peewee import ModelSelect
 
 from dms.config import Config
 from dms.db import database, owner_scope, write_transaction
@@ -45,7 +48,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _text(attributes: dict, field: str, limit: int = MAX_TEXT_LENGTH) -> str:
+def _text(attributes: dict[str, Any], field: str, limit: int = MAX_TEXT_LENGTH) -> str:
     value = attributes.get(field)
     if not isinstance(value, str) or not value.strip():
         raise Invalid(f"{field} is required.", field,
@@ -57,17 +60,19 @@ def _text(attributes: dict, field: str, limit: int = MAX_TEXT_LENGTH) -> str:
     return value
 
 
-def _boolean(attributes: dict, field: str) -> bool:
-    if not isinstance(attributes[field], bool):
+def _boolean(attributes: dict[str, Any], field: str) -> bool:
+    value = attributes[field]
+    if not isinstance(value, bool):
         raise Invalid(f"{field} must be true or false.", field)
-    return attributes[field]
+    return value
 
 
-def check_attributes(attributes: dict, current: MailAccount | None, policy: Policy) -> dict:
+def check_attributes(attributes: dict[str, Any], current: MailAccount | None,
+                     policy: Policy) -> dict[str, Any]:
     """The columns a POST (current None) or PATCH sets, checked alone and together, the host
     against the owner's outbound `policy`. Unknown and read-only attributes are ignored (api.md
     §1)."""
-    values: dict = {}
+    values: dict[str, Any] = {}
     for field in ("host", "username", "mailbox"):
         if field in attributes or (current is None and field != "mailbox"):
             values[field] = _text(attributes, field)
@@ -112,11 +117,11 @@ def check_attributes(attributes: dict, current: MailAccount | None, policy: Poli
     return values
 
 
-def _columns(account: MailAccount | None) -> dict:
+def _columns(account: MailAccount | None) -> dict[str, Any]:
     return {} if account is None else {field: getattr(account, field) for field in WRITABLE}
 
 
-def _check_together(account: dict) -> None:
+def _check_together(account: dict[str, Any]) -> None:
     if account["security"] == "none" and not is_loopback(account["host"]):
         raise Invalid("security none sends the password unencrypted: it is only allowed for a "
                       "mail server on this machine (localhost, 127.0.0.1, ::1). Use ssl or "
@@ -128,7 +133,7 @@ def _check_together(account: dict) -> None:
         raise Invalid("move_to must be another mailbox than mailbox.", "move_to")
 
 
-def mail_of(document_ids: list[str]) -> dict[str, dict]:
+def mail_of(document_ids: list[str]) -> dict[str, dict[str, Any]]:
     """{document id: attributes.mail} of those documents that came by mail."""
     result = {}
     for start in range(0, len(document_ids), IDS_PER_QUERY):
@@ -142,7 +147,7 @@ def mail_of(document_ids: list[str]) -> dict[str, dict]:
     return result
 
 
-def accounts_of(user: User):
+def accounts_of(user: User) -> ModelSelect[MailAccount]:
     return (MailAccount.select().where(MailAccount.owner == user.id)
             .order_by(MailAccount.created_at, MailAccount.id))
 
@@ -151,7 +156,7 @@ def owned_account(user: User, account_id: str) -> MailAccount:
     return owned(MailAccount, user, account_id)
 
 
-def create_account(user: User, attributes: dict, config: Config) -> MailAccount:
+def create_account(user: User, attributes: dict[str, Any], config: Config) -> MailAccount:
     values = check_attributes(attributes, None, outbound_policy(config, user))
     account_id = new_id()
     values["password"] = sealing.seal(sealing.load_key(config.data_dir), values["password"],
@@ -163,7 +168,8 @@ def create_account(user: User, attributes: dict, config: Config) -> MailAccount:
     return MailAccount.get_by_id(account_id)
 
 
-def update_account(user: User, account_id: str, attributes: dict, config: Config) -> MailAccount:
+def update_account(user: User, account_id: str, attributes: dict[str, Any],
+                   config: Config) -> MailAccount:
     with write_transaction(owner_scope(user.id)):
         account = owned_account(user, account_id)
         values = check_attributes(attributes, account, outbound_policy(config, user))

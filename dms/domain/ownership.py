@@ -3,7 +3,9 @@ row with that id, or NotFound — another user's row is as unknown as one that d
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Protocol, TypeVar, cast
+
+from peewee import ColumnBase
 
 from dms.db.models import BaseModel, User
 from dms.errors import NotFound
@@ -11,8 +13,15 @@ from dms.errors import NotFound
 Row = TypeVar("Row", bound=BaseModel)
 
 
+class OwnedTable(Protocol):
+    """What `owned` needs of a model besides BaseModel's: its `id` and `owner` columns."""
+    id: ColumnBase
+    owner: ColumnBase
+
+
 def owned(model: type[Row], user: User, row_id: object) -> Row:
-    row = model.get_or_none(model.id == row_id, model.owner == user.id)
+    table = cast(OwnedTable, model)
+    row = model.get_or_none(table.id == row_id, table.owner == user.id)
     if row is None:
         raise NotFound()
     return row

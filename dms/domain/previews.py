@@ -22,7 +22,10 @@ from dms.files import pdf
 from dms.files.imaging import decoding
 
 if TYPE_CHECKING:
+    from PIL.Image import Image as PilImage
+
     from dms.domain.services import Services
+    from dms.files.store import FileStore
 
 PREVIEW_WIDTH = 1000  # pixels: readable on a screen, small to send
 MAX_PREVIEW_SIDE = 4000  # pixels, the longest side of any preview
@@ -54,7 +57,7 @@ def preview(services: Services, page: Page, version: DocumentVersion) -> Path:
     return target
 
 
-def _write(store, target: Path, content: bytes) -> None:
+def _write(store: FileStore, target: Path, content: bytes) -> None:
     try:
         store.write_derived(target, content)
     except OSError as error:
@@ -63,14 +66,14 @@ def _write(store, target: Path, content: bytes) -> None:
         raise
 
 
-def _jpeg(image) -> bytes:
+def _jpeg(image: PilImage) -> bytes:
     image.thumbnail((PREVIEW_WIDTH, MAX_PREVIEW_SIDE))
     buffer = io.BytesIO()
     image.convert("RGB").save(buffer, "JPEG", quality=PREVIEW_QUALITY)
     return buffer.getvalue()
 
 
-def _render_image(file_path: Path, mime_type: str, number: int, text: str):
+def _render_image(file_path: Path, mime_type: str, number: int, text: str) -> PilImage:
     from PIL import Image, ImageDraw
 
     if mime_type == "text/plain":

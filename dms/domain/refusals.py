@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
+from peewee import ModelSelect
+
 from dms.db import database, owner_scope, write_transaction
 from dms.db.models import IntakeRefusal, User, new_id, utcnow
 from dms.errors import DomainError
@@ -45,7 +47,7 @@ def record(owner_id: str, source: str, name: str, reason: str, origin: str | Non
         log.warning("could not note a refusal of the %s intake: %s", source, error.message)
 
 
-def refusals_of(user: User):
+def refusals_of(user: User) -> ModelSelect[IntakeRefusal]:
     """The caller's refusals, newest first (GET /intake/refusals/)."""
     return (IntakeRefusal.select().where(IntakeRefusal.owner == user.id)
             .order_by(IntakeRefusal.refused_at.desc(), IntakeRefusal.id))

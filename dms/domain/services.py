@@ -8,7 +8,7 @@ search for tantivy) without the domain knowing, and tests can hand in small real
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from dms.config import Config
 from dms.domain.credentials import LoginThrottle
@@ -31,7 +31,7 @@ class JobQueue(Protocol):
 class SearchEngine(Protocol):
     """Full-text search over the caller's titles and texts (dms.search's engines)."""
 
-    def status(self) -> dict:
+    def status(self) -> dict[str, Any]:
         """The engine's state for GET /health (ready, documents, pending changes, ...)."""
 
     def searchable(self) -> object | None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Callable
+from typing import Any, Callable, cast
 
 from dms.db import database, document_scope, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, SplitRun, User, new_id, utcnow
@@ -111,7 +111,8 @@ class PartListing:
         self.run_id = run_id
 
     def count(self) -> int:
-        return database.execute_sql(f"SELECT count(*) {self.FROM}", (self.run_id,)).fetchone()[0]
+        return cast(int, database.execute_sql(f"SELECT count(*) {self.FROM}",
+                                              (self.run_id,)).fetchone()[0])
 
     def fetch(self, offset: int, limit: int) -> list[NodeRow]:
         columns = ", ".join(f"n.{column}" for column in ROW_COLUMNS.split(", "))
@@ -198,11 +199,11 @@ def _look(services: Services, builder: Builder, run: SplitRun, worker_id: str, s
         LEASES.finish(run.id, worker_id, FAILED, error.message)
         return False
     with write_transaction():
-        return database.execute_sql(
+        return cast(bool, database.execute_sql(
             "UPDATE split_run SET plan = ?, parts = ?, lease_until = ? WHERE id = ? AND "
             "worker_id = ? AND state = ? AND plan IS NULL",
             (json.dumps(parts), len(parts), time.time() + services.config.lease_seconds, run.id,
-             worker_id, RUNNING)).rowcount == 1
+             worker_id, RUNNING)).rowcount == 1)
 
 
 def _batch(services: Services, builder: Builder, run: SplitRun, worker_id: str, source: Node,
@@ -272,7 +273,7 @@ def _plan(run: SplitRun, page_count: int) -> list[tuple[int, int]]:
     """The run's parts as (first, last) page numbers, as start_run or _look wrote them (a row
     restored from a backup is checked: Invalid)."""
     try:
-        plan = json.loads(run.plan)
+        plan = json.loads(run.plan)  # type: ignore[arg-type]  # a run being run has a plan
     except ValueError:
         plan = None
     if not isinstance(plan, list) or not all(
@@ -294,7 +295,7 @@ class SplitPool(TurnPool):
                          LEASES, per_owner=RUNS_PER_USER)
         self.services = services
 
-    def split(self, user: User, document_id: str, body: dict) -> list[Node] | SplitRun:
+    def split(self, user: User, document_id: str, body: dict[str, Any]) -> list[Node] | SplitRun:
         """POST /documents/{id}/split/: the new documents of a small split, or a run started in
         the background."""
         result = splits.split(self.services, user, document_id, body,

@@ -19,7 +19,7 @@ that needs a reader, then makes the parts BATCH_PARTS per write transaction.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
 
 from dms.db import database
 from dms.db.models import DocumentVersion, Node, User
@@ -66,7 +66,7 @@ class Plan:
     parts: list[tuple[int, int]] | None
 
 
-def split(services: Services, user: User, document_id: str, body: dict,
+def split(services: Services, user: User, document_id: str, body: dict[str, Any],
           start_run: Callable[[Plan], T]) -> list[Node] | T:
     """The new documents of a small split, made now; or, for a larger one, what `start_run(plan)`
     returns (the run that will make them)."""
@@ -102,8 +102,10 @@ def split(services: Services, user: User, document_id: str, body: dict,
             return start_run(plan)
         by_number = {page.number: page for page in pages or all_pages(version, document)}
         operation = Operation(emptied=[Emptied(document, version.id)], documents=[
-            part(builder, document, by_number, document.title, document.parent_id, number,
-                 bounds) for number, bounds in enumerate(plan.parts, 1)])
+            # A document's parent is a folder: only the special folders have none.
+            part(builder, document, by_number, document.title,
+                 document.parent_id, number, bounds)  # type: ignore[arg-type]
+            for number, bounds in enumerate(plan.parts, 1)])
         return commit(services, user, operation,
                       then=lambda made: refuse_while_under_way(document.id))
 
@@ -171,12 +173,12 @@ def _looks(version: DocumentVersion, kind: str) -> int:
     separators.needs_a_look decides, from what processing stored), counted in the database."""
     if kind == separators.BARCODE:
         known = "barcodes IS NOT NULL"
-        params: tuple = (version.id,)
+        params: tuple[Any, ...] = (version.id,)
     else:
         known = "method IN (?, ?) AND trim(text) <> ''"
         params = (*separators.READ_METHODS_WITH_TEXT, version.id)
-    return version.page_count - database.execute_sql(
-        f"SELECT count(*) FROM page WHERE {known} AND version_id = ?", params).fetchone()[0]
+    return cast(int, version.page_count - database.execute_sql(
+        f"SELECT count(*) FROM page WHERE {known} AND version_id = ?", params).fetchone()[0])
 
 
 def _stem(title: str) -> str:

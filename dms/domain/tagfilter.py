@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from dms.db import database
 from dms.db.models import User
@@ -28,7 +29,7 @@ class TagFilter:
     op: str
     matches_nothing: bool = False
 
-    def sql(self) -> tuple[str, tuple]:
+    def sql(self) -> tuple[str, tuple[Any, ...]]:
         """A condition on `node.id` (or `id`) for a WHERE clause, and its parameters."""
         if self.matches_nothing or not self.tag_ids:
             return "FALSE", ()

@@ -10,6 +10,9 @@ index learns of tag changes through the outbox triggers of migration 0007.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from peewee import ModelSelect
 
 from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import Tag, User, new_id, utcnow
@@ -44,8 +47,8 @@ def check_color(value: object, field: str) -> str:
     return value
 
 
-def check_attributes(attributes: dict, partial: bool) -> dict:
-    values = {}
+def check_attributes(attributes: dict[str, Any], partial: bool) -> dict[str, Any]:
+    values: dict[str, Any] = {}
     if "name" in attributes or not partial:
         values["name"] = check_name(attributes.get("name"))
         values["name_key"] = name_key(values["name"])
@@ -68,7 +71,7 @@ def check_attributes(attributes: dict, partial: bool) -> dict:
 
 # -- tags ---------------------------------------------------------------------------------------
 
-def tags_of_user(user: User):
+def tags_of_user(user: User) -> ModelSelect[Tag]:
     return Tag.select().where(Tag.owner == user.id).order_by(Tag.name_key)
 
 
@@ -89,7 +92,7 @@ def _check_room(user: User, adding: int) -> None:
                       "first.")
 
 
-def create_tag(user: User, attributes: dict) -> Tag:
+def create_tag(user: User, attributes: dict[str, Any]) -> Tag:
     values = check_attributes(attributes, partial=False)
     with write_transaction(owner_scope(user.id)):
         if _name_taken(user, values["name_key"]):
@@ -100,7 +103,7 @@ def create_tag(user: User, attributes: dict) -> Tag:
     return Tag.get_by_id(tag_id)
 
 
-def update_tag(user: User, tag_id: str, attributes: dict) -> Tag:
+def update_tag(user: User, tag_id: str, attributes: dict[str, Any]) -> Tag:
     values = check_attributes(attributes, partial=True)
     with write_transaction(owner_scope(user.id)):
         tag = owned_tag(user, tag_id)
@@ -131,7 +134,7 @@ def check_names(value: object) -> list[str]:
                       if value is None else "invalid")
     if len(value) > MAX_NAMES_PER_REQUEST:
         raise Invalid(f"At most {MAX_NAMES_PER_REQUEST} tags at once.", "tags")
-    names = {}
+    names: dict[str, Any] = {}
     for index, item in enumerate(value):
         name = check_name(item, f"/tags/{index}")
         names.setdefault(name_key(name), name)
@@ -185,9 +188,9 @@ def change_node_tags(user: User, node_id: str, names_value: object, how: str) ->
     return after
 
 
-def tags_of(node_ids: list[str]) -> dict[str, list[dict]]:
+def tags_of(node_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
     """{node id: [{"name", "bg_color", "fg_color"}, ...] by name} for several nodes at once."""
-    result: dict[str, list[dict]] = {node_id: [] for node_id in node_ids}
+    result: dict[str, list[dict[str, Any]]] = {node_id: [] for node_id in node_ids}
     for start in range(0, len(node_ids), IDS_PER_QUERY):
         chunk = node_ids[start:start + IDS_PER_QUERY]
         rows = database.execute_sql(

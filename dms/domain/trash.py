@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
 from dms.db import events
@@ -98,10 +98,13 @@ class TrashListing(listings.NodeListing):
         super().__init__("t.owner_id = ?", (owner_id,), "t.deleted_at DESC, n.id")
 
     def count(self) -> int:
-        return database.execute_sql("SELECT count(*) FROM trash_entry AS t WHERE t.owner_id = ?",
-                                    self.params).fetchone()[0]
+        return cast(int, database.execute_sql(
+            "SELECT count(*) FROM trash_entry AS t WHERE t.owner_id = ?",
+            self.params).fetchone()[0])
 
-    def fetch(self, offset: int, limit: int) -> list[tuple[listings.NodeRow, tuple]]:
+    # Each row with its trash entry's columns: the trash's resources show both.
+    def fetch(  # type: ignore[override]
+            self, offset: int, limit: int) -> list[tuple[listings.NodeRow, tuple[Any, ...]]]:
         columns = ", ".join(f"n.{name}" for name in listings.NodeRow._fields)
         rows = database.execute_sql(
             f"SELECT {columns}, t.deleted_at, t.purge_at, t.original_parent_id, "

@@ -18,6 +18,8 @@ repetition, and the one walk that counts depth is cut at a bound.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import (Node, OcrStatus, User, columns_of, from_row, new_id, title_sort_key,
                            utcnow)
@@ -99,8 +101,9 @@ def insert_node(user: User, kind: str, parent: Node, title: str, lang: str | Non
                 ocr: bool = True, node_id: str | None = None) -> Node:
     """Add a node (inside the caller's write transaction; no checks): the row and its model."""
     now = utcnow()
-    fields = dict(id=node_id or new_id(), owner=user.id, parent=parent.id, kind=kind, special=None,
-                  title=title, title_sort=title_sort_key(title), created_at=now, updated_at=now)
+    fields: dict[str, Any] = dict(
+        id=node_id or new_id(), owner=user.id, parent=parent.id, kind=kind, special=None,
+        title=title, title_sort=title_sort_key(title), created_at=now, updated_at=now)
     if kind == Node.DOCUMENT:
         fields.update(lang=lang, ocr=ocr, ocr_status=OcrStatus.RECEIVED, file_name=None, size=0,
                       page_count=0)
@@ -108,9 +111,10 @@ def insert_node(user: User, kind: str, parent: Node, title: str, lang: str | Non
     return Node(**fields)
 
 
-def document_settings(attributes: dict, default_lang: str | None = None) -> dict:
+def document_settings(attributes: dict[str, Any],
+                      default_lang: str | None = None) -> dict[str, Any]:
     """A document's validated `lang` (default `default_lang`, if given) and `ocr`."""
-    values = {}
+    values: dict[str, Any] = {}
     if "lang" in attributes or default_lang is not None:
         values["lang"] = check_lang(attributes.get("lang", default_lang))
     if "ocr" in attributes:
@@ -122,10 +126,11 @@ def document_settings(attributes: dict, default_lang: str | None = None) -> dict
 
 def find_child_folder(user: User, parent_id: str, title: str) -> Node | None:
     """The user's oldest folder called `title` in the folder `parent_id`, if any."""
-    return (Node.select().where(Node.parent == parent_id, Node.kind == Node.FOLDER,
-                                Node.title == title, Node.owner == user.id,
-                                Node.trash_id.is_null())
-            .order_by(Node.created_at, Node.id).first())
+    return cast("Node | None",
+                Node.select().where(Node.parent == parent_id, Node.kind == Node.FOLDER,
+                                    Node.title == title, Node.owner == user.id,
+                                    Node.trash_id.is_null())
+                .order_by(Node.created_at, Node.id).first())
 
 
 def child_folder(user: User, parent_id: str, title: object,
@@ -146,14 +151,14 @@ def child_folder(user: User, parent_id: str, title: object,
         return folder, True
 
 
-def record_created(node: Node, parent: Node, actor_id: str | None, **details) -> None:
+def record_created(node: Node, parent: Node, actor_id: str | None, **details: Any) -> None:
     """The `created` event of a node just inserted (in its write transaction)."""
     events.record(node.owner_id, node.id, events.CREATED, actor_id, title=node.title,
                   kind=node.kind, parent={"id": parent.id, "title": parent.title}, **details)
 
 
-def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, parent_field: str,
-                default_lang: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Node:
+def create_node(user: User, kind: str, attributes: dict[str, Any], parent_id: object, *,
+                parent_field: str, default_lang: str, max_depth: int = DEFAULT_MAX_DEPTH) -> Node:
     """A new folder or document under the caller's folder `parent_id` (POST /nodes/); a
     document without `lang` is read in the caller's preferred language (dms.domain.preferences)."""
     title = check_title(attributes.get("title"))
@@ -169,7 +174,7 @@ def create_node(user: User, kind: str, attributes: dict, parent_id: object, *, p
         return node
 
 
-def update_node(user: User, node_id: str, kind: str, attributes: dict,
+def update_node(user: User, node_id: str, kind: str, attributes: dict[str, Any],
                 route_kind: str | None = None) -> Node:
     """Rename a node and, for a document, change its `lang` or `ocr`: only those columns are
     written, so a move or an upload committed meanwhile is never undone. `kind` is the type the
@@ -187,7 +192,7 @@ def update_node(user: User, node_id: str, kind: str, attributes: dict,
             # In the words of the request: its JSON:API types are the kinds' plurals.
             raise Conflict(f'The resource type "{kind}s" does not match `{node.kind}s`.',
                            "/data/type")
-        columns = {}
+        columns: dict[str, Any] = {}
         if "title" in changes:
             columns.update(title=changes["title"], title_sort=title_sort_key(changes["title"]))
         if node.is_document:

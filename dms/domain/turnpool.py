@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from typing import Callable, cast
 
 from dms.db import database, release_connection, write_transaction
 from dms.db.models import STORED_DATETIME, new_id, utcnow
@@ -47,9 +47,9 @@ class RunLeases:
 
     def under_way(self, owner_id: str) -> int:
         """The owner's runs queued or running."""
-        return database.execute_sql(
+        return cast(int, database.execute_sql(
             f"SELECT count(*) FROM {self.table} WHERE owner_id = ? AND state IN (?, ?)",
-            (owner_id, *UNFINISHED)).fetchone()[0]
+            (owner_id, *UNFINISHED)).fetchone()[0])
 
     def forget_finished(self, owner_id: str, keep: int) -> None:
         """In the owner's write transaction: their finished runs but the `keep` newest, gone."""
@@ -61,10 +61,10 @@ class RunLeases:
     def resumable(self) -> list[tuple[str, str]]:
         """Runs nobody holds, with their owners: queued and never claimed, or their worker's
         lease expired."""
-        return database.execute_sql(
+        return cast("list[tuple[str, str]]", database.execute_sql(
             f"SELECT id, owner_id FROM {self.table} WHERE state IN (?, ?) AND (lease_until IS "
             "NULL OR lease_until < ?) ORDER BY created_at LIMIT ?",
-            (*UNFINISHED, time.time(), RESUME_LIMIT)).fetchall()
+            (*UNFINISHED, time.time(), RESUME_LIMIT)).fetchall())
 
     def release_all(self) -> None:
         """At the start of a process that is the only one (the embedded queue): the leases left
@@ -77,12 +77,12 @@ class RunLeases:
         """Take (or renew) the run for `worker_id`, unless another worker's lease holds it."""
         now = time.time()
         with write_transaction():
-            return database.execute_sql(
+            return cast(bool, database.execute_sql(
                 f"UPDATE {self.table} SET worker_id = ?, lease_until = ?, state = ?, "
                 "started_at = COALESCE(started_at, ?) WHERE id = ? AND state IN (?, ?) "
                 "AND (lease_until IS NULL OR lease_until < ? OR worker_id = ?)",
                 (worker_id, now + lease_seconds, RUNNING, _now(), run_id, *UNFINISHED, now,
-                 worker_id)).rowcount == 1
+                 worker_id)).rowcount == 1)
 
     def give_back(self, run_id: str, worker_id: str) -> None:
         """The run's lease, released: whoever resumes it next need not wait for it to expire."""

@@ -21,7 +21,7 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, ContextManager, Protocol
 
 from peewee import IntegrityError
 
@@ -39,6 +39,7 @@ from dms.files.store import FileStore, ReceivedFile, UploadTooLarge
 from dms.text import has_refused_characters
 
 if TYPE_CHECKING:
+    from dms.domain.pages.build import Built
     from dms.domain.services import Services
 
 from dms.domain.documents import latest_version
@@ -200,9 +201,11 @@ def import_into_folder(services: Services, user: User, folder_id: str, stream: B
     try:
         if rule.holds(user, folder_id, upload.received.sha256):
             return []
-        with (batches.split_at_barcodes(services, upload.received.path, upload.file_type,
-                                        upload.page_count, name) if split
-              else contextlib.nullcontext([])) as parts:
+        splitting: ContextManager[list[Built]] = (
+            batches.split_at_barcodes(services, upload.received.path, upload.file_type,
+                                      upload.page_count, name) if split
+            else contextlib.nullcontext([]))
+        with splitting as parts:
             if parts:
                 return _import_parts(services, user, folder_id, upload, name, parts, rule,
                                      source)
@@ -238,7 +241,7 @@ def _import_whole(services: Services, user: User, folder_id: str, upload: Upload
 
 
 def _import_parts(services: Services, user: User, folder_id: str, upload: Upload, name: str,
-                  parts: list, rule: ImportRule, source: str) -> list[Node]:
+                  parts: list[Any], rule: ImportRule, source: str) -> list[Node]:
     """The parts of a split batch, each a new document `<name>-<n>.pdf`, all in one write
     transaction; each version names the batch's SHA-256, which the duplicate rules find."""
     sha256 = upload.received.sha256

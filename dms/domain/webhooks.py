@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import json
 from urllib.parse import urlsplit
+from typing import Any, cast
+
+from peewee import ModelSelect
 
 from dms.config import Config
 from dms.db import database, owner_scope, write_transaction
@@ -67,7 +70,7 @@ def check_url(value: object, policy: Policy) -> str:
     if len(url) > MAX_URL_LENGTH:  # percent-encoding made it longer
         raise Invalid(TOO_LONG, "url")
     try:
-        policy.check_literal(urlsplit(url).hostname)
+        policy.check_literal(urlsplit(url).hostname)  # type: ignore[arg-type]  # ascii_url: a host
     except Refused as refused:
         raise Invalid(f"url: {refused}", "url") from None
     return url
@@ -96,10 +99,10 @@ def check_secret(value: object) -> str:
     return value
 
 
-def check_attributes(attributes: dict, creating: bool, policy: Policy) -> dict:
+def check_attributes(attributes: dict[str, Any], creating: bool, policy: Policy) -> dict[str, Any]:
     """The columns a POST (`creating`) or PATCH sets. Unknown and read-only attributes are
     ignored (api.md §1)."""
-    values: dict = {}
+    values: dict[str, Any] = {}
     if creating or "url" in attributes:
         values["url"] = check_url(attributes.get("url"), policy)
     if creating or "events" in attributes:
@@ -114,10 +117,10 @@ def check_attributes(attributes: dict, creating: bool, policy: Policy) -> dict:
 
 
 def events_of(webhook: Webhook) -> list[str]:
-    return json.loads(webhook.events)
+    return cast("list[str]", json.loads(webhook.events))
 
 
-def webhooks_of(user: User):
+def webhooks_of(user: User) -> ModelSelect[Webhook]:
     return (Webhook.select().where(Webhook.owner == user.id)
             .order_by(Webhook.created_at, Webhook.id))
 
@@ -129,8 +132,8 @@ def owned_webhook(user: User, webhook_id: str) -> Webhook:
 def latest_event_id(owner_id: str) -> int:
     """The owner's newest event (0 for none). In the owner's write scope, every event of the
     owner still to commit will have a larger id."""
-    return database.execute_sql("SELECT coalesce(max(id), 0) FROM event WHERE owner_id = ?",
-                                (owner_id,)).fetchone()[0]
+    return cast(int, database.execute_sql(
+        "SELECT coalesce(max(id), 0) FROM event WHERE owner_id = ?", (owner_id,)).fetchone()[0])
 
 
 # After a success: no event is being tried again. (last_error stays: the latest failure's
@@ -140,7 +143,7 @@ RETRY_CLEARED = dict(attempts=0, retry_since=None, next_attempt_at=0.0, failures
 FRESH = dict(RETRY_CLEARED, last_error=None)
 
 
-def create_webhook(user: User, attributes: dict, config: Config) -> Webhook:
+def create_webhook(user: User, attributes: dict[str, Any], config: Config) -> Webhook:
     values = check_attributes(attributes, True, outbound_policy(config, user))
     webhook_id = new_id()
     values["secret"] = sealing.seal(sealing.load_key(config.data_dir), values["secret"],
@@ -153,7 +156,8 @@ def create_webhook(user: User, attributes: dict, config: Config) -> Webhook:
     return Webhook.get_by_id(webhook_id)
 
 
-def update_webhook(user: User, webhook_id: str, attributes: dict, config: Config) -> Webhook:
+def update_webhook(user: User, webhook_id: str, attributes: dict[str, Any],
+                   config: Config) -> Webhook:
     values = check_attributes(attributes, False, outbound_policy(config, user))
     if "secret" in values:
         values["secret"] = sealing.seal(sealing.load_key(config.data_dir), values["secret"],

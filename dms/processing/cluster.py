@@ -15,6 +15,7 @@ import os
 import socket
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from dms.db import database, write_transaction
 
@@ -39,7 +40,7 @@ class Worker:
     def is_live(self, now: float) -> bool:
         return self.live_until >= now
 
-    def as_dict(self, now: float) -> dict:
+    def as_dict(self, now: float) -> dict[str, Any]:
         def stamp(seconds: float) -> str:
             moment = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(tzinfo=None)
             return moment.isoformat(timespec="seconds") + "Z"
@@ -70,7 +71,8 @@ def beat(worker_id: str, live_seconds: float) -> bool:
             (now, now + live_seconds, worker_id))
         database.execute_sql("DELETE FROM worker WHERE live_until < ?",
                              (now - FORGET_AFTER_SECONDS,))
-    return cursor.rowcount == 1
+    updated: bool = cursor.rowcount == 1
+    return updated
 
 
 def deregister(worker_id: str) -> None:

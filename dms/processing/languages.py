@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import threading
 import time
+from typing import TypeGuard
 
 from dms.errors import Invalid
 
@@ -60,15 +61,14 @@ def accepted_languages() -> tuple[str, ...]:
         shared_languages,  # dms.processing.cluster needs the database: import late
     )
 
-    languages = shared_languages()
-    if languages is None:
-        languages = installed_languages()
+    shared = shared_languages()
+    languages = shared if shared is not None else installed_languages()
     with _accepted_lock:
         _accepted = (now, languages)
     return languages
 
 
-def is_valid_lang(lang: object) -> bool:
+def is_valid_lang(lang: object) -> TypeGuard[str]:
     """`eng`, or a combination such as `eng+deu`, of accepted languages."""
     if not isinstance(lang, str) or not lang:
         return False

@@ -75,7 +75,8 @@ def release_all() -> int:
     """Remove every lease: for the one process that consumes an embedded queue, at its start
     (whoever held them was this installation's previous run)."""
     with write_transaction():
-        return database.execute_sql("DELETE FROM lease").rowcount
+        removed: int = database.execute_sql("DELETE FROM lease").rowcount
+        return removed
 
 
 def leased_versions() -> set[str]:

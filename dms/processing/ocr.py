@@ -34,7 +34,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Iterator
 
 from dms.files import pdf
 from dms.files.fairness import run_behind
@@ -42,6 +42,11 @@ from dms.files.imaging import decoding, shrink
 from dms.files.pdf.pages import BARCODE_FORMATS
 from dms.files.pdf.process import PdfReaders
 from dms.files.store import move_file
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PilImage
+
+    from dms.files.pdf.process import Child
 
 log = logging.getLogger("dms.ocr")
 
@@ -94,10 +99,10 @@ class Cancelled(Exception):
 class CancelToken:
     """Stops one document's reading: checked between pages, and kills a running Tesseract."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._event = threading.Event()
         self._lock = threading.Lock()
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -113,7 +118,7 @@ class CancelToken:
         if self.cancelled:
             raise Cancelled()
 
-    def attach(self, process: subprocess.Popen | None) -> None:
+    def attach(self, process: subprocess.Popen[Any] | None) -> None:
         with self._lock:
             self._process = process
             if process is not None and self.cancelled:
@@ -128,7 +133,7 @@ def page_needs_ocr(text: str) -> bool:
 
 def read_pages(path: Path, mime_type: str, lang: str, use_ocr: bool, numbers: Iterable[int],
                max_pixels: int, token: CancelToken, readers: PdfReaders, scratch: Path,
-               pdfs: PagePdfs | None = None) -> Iterator[PageText]:
+               pdfs: PagePdfs | None = None) -> Generator[PageText, None, None]:
     """The text of the pages `numbers` (1-based, ascending) of a stored file, in order; with
     `pdfs`, each page Tesseract reads is also written as a PDF there. `scratch`: an empty folder
     of the caller's for the page images and Tesseract's output files."""
@@ -166,7 +171,7 @@ class _Prepared:
 
 def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pixels: int,
                token: CancelToken, scratch: Path, pdfs: PagePdfs | None,
-               readers: PdfReaders) -> Iterator[PageText]:
+               readers: PdfReaders) -> Generator[PageText, None, None]:
     """Text layers are read with pdfium (pdfplumber's pure-Python extraction read dense pages ~45x
     slower, bench/ocr.py), in a reader process lent to this document's reading (it keeps the
     file open between pages). The next page is prepared (its layer read, a scan rendered) by a
@@ -176,7 +181,7 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
     thread's. Born-digital pages never start the helper (a hand-over costs more than reading a
     short page's text)."""
 
-    def prepare(child, number: int) -> _Prepared:
+    def prepare(child: Child, number: int) -> _Prepared:
         page = _Prepared(number, pdf.text_layer(child, path, number - 1))
         if page_needs_ocr(page.layer) and use_ocr:
             page.image = scratch / f"page-{number}.bmp"
@@ -188,7 +193,8 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
     try:
         with readers.session() as child, contextlib.ExitStack() as stack:
             helper: ThreadPoolExecutor | None = None  # made by the first scanned page
-            ahead: Future | None = None  # the next page, being prepared while Tesseract runs
+            # The next page, being prepared while Tesseract runs.
+            ahead: Future[_Prepared] | None = None
             for index, number in enumerate(numbers):
                 token.check()
                 # The reader process is called here only when no preparation is in flight.
@@ -245,7 +251,7 @@ def _image_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_p
         raise PageFailed(f"The image cannot be read: {error}") from None
 
 
-def _save_bmp(image, target: Path) -> None:
+def _save_bmp(image: PilImage, target: Path) -> None:
     """A frame as an uncompressed BMP, what Tesseract reads fastest: grayscale, or colour for
     colour images (kept in colour in the searchable PDF)."""
     if image.mode not in ("L", "RGB"):
@@ -305,7 +311,7 @@ def tesseract_command() -> str:
     return shutil.which("tesseract") or "tesseract"
 
 
-def tesseract_environment() -> dict:
+def tesseract_environment() -> dict[str, str]:
     """The server's environment for Tesseract, one thread per job, without the LD_LIBRARY_PATH
     a PyInstaller bundle sets for itself (it would make the system's tesseract load the bundle's
     libraries)."""

@@ -122,6 +122,7 @@ class Processor:
             self.readers.interrupt()  # a page being rendered would hold the stop up to minutes
             self.consumer.stop(graceful=True)
             self.consumer = None
+            assert self._heartbeat is not None  # started with the consumer
             self._heartbeat.join()
             self._heartbeat = None
             try:

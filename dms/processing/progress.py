@@ -56,7 +56,7 @@ def work_for(version_id: str) -> Work | None:
         WHERE v.id = ? AND n.trash_id IS NULL""", (version_id,)).fetchone()
     if row is None or row[9] not in PENDING or row[10] != version_id:
         return None
-    return Work(*row[:6], bool(row[6]), row[7], row[8])
+    return Work(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8])
 
 
 def _is_current(work: Work, status: str = OcrStatus.STARTED) -> bool:
@@ -189,10 +189,11 @@ def record_failure(work: Work, reason: str, max_attempts: int, final: bool = Fal
 
 def pending_count(owner_id: str) -> int:
     """Documents of this owner waiting to be read (the queue's fairness between users)."""
-    return database.execute_sql(
+    count: int = database.execute_sql(
         "SELECT count(*) FROM node WHERE owner_id = ? AND ocr_status IN (?, ?) "
         "AND trash_id IS NULL",
         (owner_id, *PENDING)).fetchone()[0]
+    return count
 
 
 def owner_of(version_id: str) -> str | None:

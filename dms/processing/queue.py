@@ -19,6 +19,7 @@ import logging
 import sqlite3
 import threading
 import time
+from typing import Any, Callable
 
 from huey import Huey, PriorityRedisHuey
 from huey.consumer import Consumer, Worker
@@ -48,6 +49,7 @@ def make_huey(config: Config) -> Huey:
     except ImportError:
         raise QueueUnavailable("DMS_QUEUE_URL needs the Redis client: scripts/setup.sh --extras "
                                "redis in dms's checkout installs it.") from None
+    assert config.queue_url is not None  # not embedded_queue
     pool = ConnectionPool.from_url(config.queue_url, socket_connect_timeout=REDIS_CONNECT_TIMEOUT,
                                    socket_timeout=REDIS_SOCKET_TIMEOUT, health_check_interval=30)
     return PriorityRedisHuey(QUEUE_NAME, connection_pool=pool, **common)
@@ -70,7 +72,8 @@ def queue_problem(huey: Huey) -> str | None:
 def pending(huey: Huey) -> int | None:
     """Tasks waiting in the queue (not counting those scheduled for later); None if unknown."""
     try:
-        return huey.pending_count()
+        count: int = huey.pending_count()
+        return count
     except Exception:  # Redis unreachable, queue.db unusable: /health says so elsewhere
         return None
 
@@ -82,10 +85,13 @@ class WakingWorker(Worker):
     the poll. After a wake-up the worker reads the queue until it is empty before it sleeps
     again, so a wake-up that comes while it is awake loses nothing."""
 
-    def sleep(self):
+    delay: float  # Worker's, for the type checker (Huey has no type information)
+
+    def sleep(self) -> None:
         queued = getattr(self.huey.storage, "queued", None)
         if queued is None:  # Redis: its reads block until a task comes
-            return super().sleep()
+            super().sleep()
+            return
         self.delay = min(self.delay, self.max_delay)
         if queued.wait(self.delay):
             queued.clear()
@@ -103,10 +109,10 @@ class EmbeddedConsumer(Consumer):
 
     worker_class = WakingWorker
 
-    def _set_signal_handlers(self):
+    def _set_signal_handlers(self) -> None:
         pass
 
-    def stop(self, graceful=False):
+    def stop(self, graceful: bool = False) -> None:
         self.stop_flag.set()
         queued = getattr(self.huey.storage, "queued", None)
         if queued is not None:  # sleeping workers see the stop flag now, not at their next poll
@@ -119,14 +125,14 @@ class PatientSqliteStorage(SqliteStorage):
     the consumer's polls then return "nothing to do" without touching the file, one warning is
     logged when the trouble starts and one line when it is over."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._retry_at = 0.0
         self._delay = 0.0
         self._guard_lock = threading.Lock()
         self.queued = threading.Event()  # set by each enqueue: wakes this process' workers
 
-    def _guarded(self, call, default):
+    def _guarded(self, call: Callable[[], Any], default: Any) -> Any:
         if time.monotonic() < self._retry_at:
             return default
         try:
@@ -146,10 +152,10 @@ class PatientSqliteStorage(SqliteStorage):
                     self._delay = 0.0
         return result
 
-    def dequeue(self):
+    def dequeue(self) -> Any:
         return self._guarded(super().dequeue, None)
 
-    def enqueue(self, data, priority=None):
+    def enqueue(self, data: bytes, priority: int | None = None) -> Any:
         # A task that cannot be queued is not lost: its document stays `received` and the next
         # reconcile() queues it again.
         result = self._guarded(
@@ -157,7 +163,7 @@ class PatientSqliteStorage(SqliteStorage):
         self.queued.set()
         return result
 
-    def read_schedule(self, ts):
+    def read_schedule(self, ts: Any) -> Any:
         return self._guarded(lambda: super(PatientSqliteStorage, self).read_schedule(ts), [])
 
 

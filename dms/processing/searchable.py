@@ -113,7 +113,7 @@ def discard(store: FileStore, version_id: str) -> None:
     shutil.rmtree(store.work_dir(version_id), ignore_errors=True)
 
 
-def _fsync_and_hash(path) -> tuple[int, str]:
+def _fsync_and_hash(path: Path) -> tuple[int, str]:
     digest, size = hashlib.sha256(), 0
     with open(path, "rb+") as file:
         for chunk in iter(lambda: file.read(CHUNK_SIZE), b""):

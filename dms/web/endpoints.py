@@ -41,6 +41,12 @@ STATUS_OF_ERROR = {
 ATTRIBUTES = "/data/attributes/"
 
 
+def not_authenticated() -> ApiError:
+    """The 401 for a caller without credentials, wherever a login is needed."""
+    return ApiError(401, "not_authenticated", "Authentication credentials were not provided.",
+                    headers=AUTH_HEADERS)
+
+
 class Context:
     """One request as a handler sees it: who is calling, the query, the body, absolute URLs."""
 
@@ -51,8 +57,10 @@ class Context:
         self.environ = environ
         self.app = environ.get("bottle.app")
         self.route = route
-        self.user: User | None = None
-        self.token: Token | None = None
+        # Who is calling, once authenticate() has run: None for an anonymous caller. Handlers of
+        # routes that need a login read `user` and `token`, which refuse an anonymous caller.
+        self.user_or_none: User | None = None
+        self.token_or_none: Token | None = None
         self.query_items = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         self.query = dict(self.query_items)
         # Where the fields named by domain errors live in this request's body (dms.errors).
@@ -63,12 +71,25 @@ class Context:
         scheme, _, secret = self.environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
         secret = secret.strip()
         if scheme.lower() != "token" or not secret:
-            raise ApiError(401, "not_authenticated",
-                           "Authentication credentials were not provided.", headers=AUTH_HEADERS)
+            raise not_authenticated()
         token = find_token(secret, utcnow())
         if token is None:
             raise ApiError(401, "authentication_failed", "Invalid token.", headers=AUTH_HEADERS)
-        self.token, self.user = token, token.user
+        self.token_or_none, self.user_or_none = token, token.user
+
+    @property
+    def user(self) -> User:
+        """The calling user; an anonymous caller gets the 401 a route that needs a login gives."""
+        if self.user_or_none is None:
+            raise not_authenticated()
+        return self.user_or_none
+
+    @property
+    def token(self) -> Token:
+        """The token the caller authenticated with; an anonymous caller gets the same 401."""
+        if self.token_or_none is None:
+            raise not_authenticated()
+        return self.token_or_none
 
     @property
     def remote_addr(self) -> str:
@@ -231,7 +252,8 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
                 ctx.authenticate()
             # The pools a request may wait for are shared by users' turns, and background work
             # gives way while it is served (issue 38).
-            with acting_for(ctx.user.id if ctx.user is not None else None), serving():
+            caller = ctx.user_or_none
+            with acting_for(caller.id if caller is not None else None), serving():
                 return render(route.handler(ctx, **params), route.media_type)
         except ApiError as error:
             return error_response(error, route.media_type)

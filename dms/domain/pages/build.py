@@ -114,7 +114,7 @@ class Builder:
     def __enter__(self) -> Builder:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:

@@ -92,7 +92,7 @@ def commit(services: Services, user: User, operation: Operation,
     `then(new documents)` runs in that transaction after the rows are written (a split's run
     records its progress with them); what it raises undoes the whole operation."""
     store = services.store
-    items = [*operation.versions, *operation.documents]
+    items: list[NewVersion | NewDocument] = [*operation.versions, *operation.documents]
     stored: list[str] = []
     try:
         for item in items:
@@ -107,11 +107,11 @@ def commit(services: Services, user: User, operation: Operation,
                     searchable.place_base(store, item.version_id, item.built.searchable,
                                           item.built.covered)
         documents = [v.document.id for v in operation.versions] + \
-            [e.document.id for e in [*operation.emptied, *operation.kept]]
+            [e.document.id for e in operation.emptied + operation.kept]
         with write_transaction(owner_scope(user.id), *map(document_scope, documents)):
             removed = _write(services, user, operation)
             if then is not None:
-                then([d.node for d in operation.documents])
+                then([d.node for d in operation.documents])  # type: ignore[misc]  # _write set them
     except BaseException:
         store.remove(stored)
         raise
@@ -121,11 +121,13 @@ def commit(services: Services, user: User, operation: Operation,
     for item in items:
         if not item.built.read:
             services.jobs.enqueue(item.version_id)
-    return [d.node for d in operation.documents]
+    return [d.node for d in operation.documents]  # type: ignore[misc]  # _write set them
 
 
 def _write(services: Services, user: User, operation: Operation) -> trash.Removed:
-    for item in [*operation.versions, *operation.emptied, *operation.kept]:
+    checked: list[NewVersion | Emptied | Kept] = [*operation.versions, *operation.emptied,
+                                                  *operation.kept]
+    for item in checked:
         _check_unchanged(user, item.document.id, item.based_on, getattr(item, "folder_id", None))
     for version in operation.versions:
         number = insert_version(version.document, version.version_id, version.built,

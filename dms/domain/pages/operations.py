@@ -12,7 +12,7 @@ refused call names changes nothing. A call takes at most DMS_MAX_PAGES pages.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dms.db import database
 from dms.db.models import DocumentVersion, Node, Page, User
@@ -187,7 +187,7 @@ def _ids(services: Services, value: object, field: str) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-def _items(services: Services, value: object, keys: tuple[str, ...]) -> list[dict]:
+def _items(services: Services, value: object, keys: tuple[str, ...]) -> list[dict[str, Any]]:
     """A body's `pages` list of objects with these keys (an id, then whole numbers)."""
     if not isinstance(value, list) or not value:
         raise Invalid("A list of pages is required.", "pages", code="required")
@@ -289,9 +289,9 @@ def _folder(user: User, folder_id: object) -> Node:
     return folder
 
 
-def _by_document(pages: list[SourcePage]) -> list[tuple[Node, DocumentVersion, list]]:
+def _by_document(pages: list[SourcePage]) -> list[tuple[Node, DocumentVersion, list[Any]]]:
     """(document, version, its pages among `pages`) for each document, in order of appearance."""
-    groups: dict[str, tuple[Node, DocumentVersion, list]] = {}
+    groups: dict[str, tuple[Node, DocumentVersion, list[Any]]] = {}
     for page in pages:
         groups.setdefault(page.document.id, (page.document, page.version, []))[2].append(page)
     return list(groups.values())

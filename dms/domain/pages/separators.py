@@ -28,6 +28,7 @@ from dms.files.pdf import UnreadablePdf, text_layer
 if TYPE_CHECKING:
     from dms.config import Config
     from dms.domain.services import Services
+    from dms.files.pdf import Child
 
 BARCODE, BLANK = "barcode", "blank"
 KINDS = (BARCODE, BLANK)
@@ -83,7 +84,7 @@ def find_among(services: Services, pdf: Path, kind: str,
     found, unknown = [], []
     for number, text, method, barcodes in candidates:
         if not needs_a_look(kind, text, method, barcodes):
-            if kind == BARCODE and any(is_separator_text(t) for t in _stored(barcodes)):
+            if kind == BARCODE and any(is_separator_text(t) for t in _stored(barcodes) or ()):
                 found.append(number)
         else:
             unknown.append((number, text, method))
@@ -114,7 +115,7 @@ def _stored(barcodes: str | None) -> list[str] | None:
     return texts
 
 
-def _has_text(child, pdf: Path, index: int, text: str, method: str | None) -> bool:
+def _has_text(child: Child, pdf: Path, index: int, text: str, method: str | None) -> bool:
     """Text from the file itself (a text layer), known or read now; Tesseract's reading of a
     blank page (noise read as a few marks) does not count."""
     if method in READ_METHODS_WITH_TEXT:
@@ -130,7 +131,7 @@ def _has_text(child, pdf: Path, index: int, text: str, method: str | None) -> bo
 def parts(page_count: int, separators: Sequence[int]) -> list[list[int]]:
     """The runs of page numbers between separator pages, separators left out, empty runs
     dropped."""
-    cut, current = set(separators), []
+    cut, current = set(separators), list[int]()
     result = []
     for number in range(1, page_count + 1):
         if number in cut:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from dms.domain import tags
 from dms.domain.rules import templates
@@ -35,7 +36,7 @@ class Actions:
     set_title: str | None = None
     stop: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"add_tags": list(self.add_tags), "move_to": self.move_to,
                 "set_title": self.set_title, "stop": self.stop}
 
@@ -49,9 +50,9 @@ class RuleSpec:
     enabled: bool = True
     order: int = 0
     sources: tuple[str, ...] = SOURCES
-    template: tuple = field(default=(), compare=False)  # set_title parsed
+    template: tuple[Any, ...] = field(default=(), compare=False)  # set_title parsed
 
-    def columns(self) -> dict:
+    def columns(self) -> dict[str, Any]:
         return dict(name=self.name, name_key=tags.name_key(self.name), enabled=self.enabled,
                     position=self.order, match_field=self.match.field,
                     match_algorithm=self.match.algorithm, match_pattern=self.match.pattern,
@@ -61,7 +62,7 @@ class RuleSpec:
                     stop=self.actions.stop)
 
 
-def spec_of(row) -> RuleSpec:
+def spec_of(row: Any) -> RuleSpec:
     """The RuleSpec of a `rule` row (a model or anything with its columns)."""
     actions = Actions(tuple(json.loads(row.add_tags)), row.move_to, row.set_title,
                       bool(row.stop))
@@ -72,7 +73,7 @@ def spec_of(row) -> RuleSpec:
                     templates.parse(row.set_title) if row.set_title else ())
 
 
-def check(attributes: dict, current: RuleSpec | None) -> RuleSpec:
+def check(attributes: dict[str, Any], current: RuleSpec | None) -> RuleSpec:
     """The rule a POST (`current` None) or a PATCH of `current` makes; Invalid for the first
     thing wrong. A PATCH's `match` and `actions` change only the keys they name."""
     creating = current is None
@@ -125,7 +126,7 @@ def _order(value: object) -> int:
     return value
 
 
-def _object(value: object, pointer: str, keys: tuple[str, ...]) -> dict:
+def _object(value: object, pointer: str, keys: tuple[str, ...]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise Invalid(f"`{pointer}` must be an object with {', '.join(keys)}.", pointer)
     for key in value:
@@ -187,7 +188,7 @@ def _actions(value: object, current: Actions) -> Actions:
         if not isinstance(names, list) or len(names) > MAX_TAGS_PER_RULE:
             raise Invalid(f"`add_tags` must be a list of at most {MAX_TAGS_PER_RULE} tag names.",
                           "actions/add_tags")
-        checked = {}
+        checked: dict[str, Any] = {}
         for index, name in enumerate(names):
             name = tags.check_name(name, f"actions/add_tags/{index}")
             checked.setdefault(tags.name_key(name), name)

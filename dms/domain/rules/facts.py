@@ -61,7 +61,9 @@ def load(document_ids: list[str], max_chars: int) -> dict[str, Document]:
                 f"SELECT n.id, n.owner_id, n.parent_id, n.title, n.file_name, n.created_at, "
                 f"{LATEST} FROM node AS n WHERE n.id IN ({marks}) AND n.kind = ? "
                 f"AND n.trash_id IS NULL", (*chunk, Node.DOCUMENT)):
-            found[row[0]] = Document(*row[:5], Node.created_at.python_value(row[5]), row[6])
+            found[row[0]] = Document(row[0], row[1], row[2], row[3], row[4],
+                                     Node.created_at.python_value(row[5]),  # type: ignore[arg-type]
+                                     row[6])
         for document_id, subject, sender in database.execute_sql(
                 f"SELECT document_id, subject, sender FROM document_mail "
                 f"WHERE document_id IN ({marks})", chunk):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Protocol, Sequence
 
 from dms.config import Config
 from dms.db import database, document_scope, events, owner_scope, write_transaction
@@ -102,7 +102,8 @@ def active_rules(owner_id: str, source: str | None = None) -> list[tuple[RuleRow
     return [(rule, spec) for rule, spec in rules if source is None or source in spec.sources]
 
 
-def with_live_folders(owner_id: str, rules: list[tuple[RuleRow, RuleSpec]]):
+def with_live_folders(owner_id: str, rules: list[tuple[RuleRow, RuleSpec]]
+                      ) -> list[tuple[RuleRow, RuleSpec]]:
     """`rules` without those whose folder is gone, which are disabled on the way (the safety net
     behind dms.domain.trash, which disables them when the folder is deleted)."""
     wanted = {spec.actions.move_to for _, spec in rules if spec.actions.move_to}
@@ -118,7 +119,7 @@ def with_live_folders(owner_id: str, rules: list[tuple[RuleRow, RuleSpec]]):
     return [(rule, spec) for rule, spec in rules if rule.id not in gone_ids]
 
 
-def title_of(node_id: str) -> str:
+def title_of(node_id: str | None) -> str:
     """A node's title, for the reason a rule was disabled (its folder may be gone for good)."""
     row = database.execute_sql("SELECT title FROM node WHERE id = ?", (node_id,)).fetchone()
     return row[0] if row else "(deleted for good)"
@@ -134,11 +135,19 @@ def live_folders(owner_id: str, folder_ids: set[str]) -> dict[str, str]:
         "AND kind = ? AND trash_id IS NULL", (*ids, owner_id, Node.FOLDER)).fetchall())
 
 
-def evaluate(rules: list[tuple[object, RuleSpec]], document: facts.Document, deadline: float,
+class NamedRule(Protocol):
+    """What `evaluate` reads of a rule besides its spec: a RuleRow or a Rule."""
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
+def evaluate(rules: Sequence[tuple[NamedRule, RuleSpec]], document: facts.Document, deadline: float,
              stop: bool = True) -> list[Step]:
     """The steps of the rules that match, in order, until one with `stop` (if `stop`) or the
     deadline (then the rest are skipped, logged). Changes nothing but `document.title`."""
-    steps = []
+    steps: list[Step] = []
     for rule, spec in rules:
         if time.monotonic() > deadline:
             log.warning("document %s: the rules took longer than DMS_RULES_MAX_SECONDS; "
@@ -229,7 +238,7 @@ def apply_steps(owner_id: str, document_id: str, steps: list[Step], max_depth: i
         if step.move_to and step.move_to not in folders:  # deleted since it was matched
             disable(step.rule_id, folder_gone(title_of(step.move_to)))
             continue
-        details: dict = {}
+        details: dict[str, Any] = {}
         if step.add_tags:
             added = _add_tags(owner, node.id, step.add_tags)
             if added:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable, TypeVar, cast
 
 from dms.errors import Invalid
 from dms.files.fairness import yield_to_requests
@@ -77,7 +77,7 @@ def check_pattern(algorithm: str, pattern: str, case_sensitive: bool, pointer: s
                       "or digits).", pointer)
 
 
-def regex_options(case_sensitive: bool):
+def regex_options(case_sensitive: bool) -> Any:
     import re2
 
     options = re2.Options()
@@ -88,7 +88,7 @@ def regex_options(case_sensitive: bool):
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(pattern: str, case_sensitive: bool):
+def _compile(pattern: str, case_sensitive: bool) -> tuple[Any, str | None]:
     import re2
 
     try:
@@ -100,7 +100,7 @@ def _compile(pattern: str, case_sensitive: bool):
         return None, str(reason)
 
 
-def compiled_regex(pattern: str, case_sensitive: bool):
+def compiled_regex(pattern: str, case_sensitive: bool) -> Any:
     """The RE2 program of a pattern (compiled once per process); Invalid with RE2's reason."""
     program, reason = _compile(pattern, case_sensitive)
     if program is None:
@@ -117,18 +117,20 @@ def fold(text: str) -> str:
     return text
 
 
+T = TypeVar("T")
+
 class Words:
     """One field's text split into words, and the views the algorithms need, each made once."""
 
     def __init__(self, text: str):
         self.text = text
-        self.words = WORD.findall(text)
+        self.words: list[str] = WORD.findall(text)
         self._cache: dict[object, object] = {}
 
-    def _once(self, key, make: Callable[[], object]):
+    def _once(self, key: object, make: Callable[[], T]) -> T:
         if key not in self._cache:
             self._cache[key] = make()
-        return self._cache[key]
+        return cast(T, self._cache[key])
 
     def keys(self, case_sensitive: bool) -> list[str]:
         """The words as compared: as they are, or casefolded."""
@@ -218,8 +220,8 @@ def _regex(pattern: Pattern, words: Words) -> str | None:
     if found is None:
         return None
     if found.re.groups and found.group(1) is not None:
-        return found.group(1)
-    return found.group(0)
+        return cast(str, found.group(1))
+    return cast(str, found.group(0))
 
 
 def _fuzzy(pattern: Pattern, words: Words) -> str | None:

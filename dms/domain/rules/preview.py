@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dms.config import Config
 from dms.db import database
@@ -40,7 +40,7 @@ class Hit:
     document_id: str
     field: str
     text: str
-    changes: dict
+    changes: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def _hits(user: User, matched: list[tuple[str, tuple[str, str], Step]]) -> list[
     hits = []
     for document_id, (parent_id, title), step in matched:
         present = {tags.name_key(tag["name"]) for tag in labels[document_id]}
-        changes: dict = {"add_tags": [name for name in step.add_tags
+        changes: dict[str, Any] = {"add_tags": [name for name in step.add_tags
                                       if tags.name_key(name) not in present],
                          "move_to": None, "set_title": None}
         if step.move_to in folders and step.move_to != parent_id:

@@ -8,6 +8,10 @@ alike: 400 `does_not_exist`, as a new node's parent, api.md §5)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from peewee import ModelSelect
+
 from dms.db import database, owner_scope, write_transaction
 from dms.db.models import Node, Rule, User, new_id, utcnow
 from dms.domain import tags, tree
@@ -19,7 +23,7 @@ DUPLICATE = "You already have a rule with this name."
 MOVE_TO = "actions/move_to"
 
 
-def rules_of(user: User):
+def rules_of(user: User) -> ModelSelect[Rule]:
     """The caller's rules in the order they run: by `order`, then by name."""
     return (Rule.select().where(Rule.owner == user.id)
             .order_by(Rule.position, Rule.name_key, Rule.id))
@@ -29,7 +33,7 @@ def owned_rule(user: User, rule_id: str) -> Rule:
     return owned(Rule, user, rule_id)
 
 
-def create_rule(user: User, attributes: dict) -> Rule:
+def create_rule(user: User, attributes: dict[str, Any]) -> Rule:
     spec = check(attributes, None)
     rule_id = new_id()
     with write_transaction(owner_scope(user.id)):
@@ -44,7 +48,7 @@ def create_rule(user: User, attributes: dict) -> Rule:
     return Rule.get_by_id(rule_id)
 
 
-def update_rule(user: User, rule_id: str, attributes: dict) -> Rule:
+def update_rule(user: User, rule_id: str, attributes: dict[str, Any]) -> Rule:
     with write_transaction(owner_scope(user.id)):
         rule = owned_rule(user, rule_id)
         spec = check(attributes, spec_of(rule))
@@ -94,7 +98,7 @@ def folder_gone(folder_title: str) -> str:
             "Choose another folder (or restore it) and enable the rule again.")
 
 
-def disable_for_deleted(owner_id: str, deleted_ids_sql: str, params: tuple) -> int:
+def disable_for_deleted(owner_id: str, deleted_ids_sql: str, params: tuple[Any, ...]) -> int:
     """In the transaction that deletes folders (dms.domain.trash): disable the owner's rules that
     move into one of them (`deleted_ids_sql` selects their ids), with the reason."""
     rows = database.execute_sql(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, cast
 
 from dms.errors import Unavailable
 from dms.files.pdf._protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
@@ -45,7 +45,7 @@ class Interrupted(Unavailable):
     """The reader was stopped (the server is stopping): nothing is wrong with the file; a request
     hears 503."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("The server is stopping; try again in a moment.")
 
 
@@ -101,14 +101,14 @@ def page_count(readers: PdfReaders, path: Path, max_pages: int) -> int:
                                  max_pages=max_pages, seconds=seconds)
     except ReaderFailed as failure:
         raise sentence(failure) from None
-    return result["pages"]
+    return cast(int, result["pages"])
 
 
 def text_layer(child: Child, path: Path, index: int) -> str:
     """The text of a page's text layer (empty for a scan)."""
     try:
-        return child.call("text", {"path": str(path), "index": index},
-                          child.times.page)[0]["text"]
+        return cast(str, child.call("text", {"path": str(path), "index": index},
+                                    child.times.page)[0]["text"])
     except ReaderFailed as failure:
         raise sentence(failure, f"Page {index + 1}") from None
 

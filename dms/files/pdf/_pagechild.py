@@ -22,10 +22,18 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames, fit_scale
 from dms.files.pdf._protocol import (IMAGE_REFUSED, NO_PAGES, PAGE_UNREADABLE, TOO_LARGE,
                                      TOO_MANY_PAGES, TOO_SLOW, Refused, partial_path)
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PilImage
+
+# What an operation answers: its result, and the bytes that follow it (dms.files.pdf._protocol).
+Answer = tuple[dict[str, Any], bytes]
 
 IMAGE_FORMATS = ("PNG", "JPEG", "MPO", "TIFF")  # as Pillow names them (MPO: a camera's JPEG)
 MIN_DPI = 10  # less is taken as none: Pillow says 1 dpi for a TIFF without a resolution
@@ -34,7 +42,7 @@ MAX_PAGE_POINTS = 14_400  # the largest page side PDF allows (200 inches): large
 
 # EXIF orientation (tag 274): where a stored pixel (s, t), both in 0..1 from the top left, is
 # shown; 5 to 8 swap width and height. Applied by the image's placement, never to its pixels.
-ORIENTATIONS = {
+ORIENTATIONS: dict[int, Callable[[float, float], tuple[float, float]]] = {
     1: lambda s, t: (s, t), 2: lambda s, t: (1 - s, t), 3: lambda s, t: (1 - s, 1 - t),
     4: lambda s, t: (s, 1 - t), 5: lambda s, t: (t, s), 6: lambda s, t: (1 - t, s),
     7: lambda s, t: (1 - t, 1 - s), 8: lambda s, t: (t, 1 - s),
@@ -46,8 +54,15 @@ class PageOperations:
     CORRUPT or ENCRYPTED refused) and `page(document, index)` these use."""
 
     OPERATIONS = ("assemble", "images_to_pdf", "barcodes", "blankness")
+    if TYPE_CHECKING:  # the Reader's (pypdfium2 has no type information)
+        pdfium: Any
 
-    def assemble(self, pages: list, out: str, max_pages: int, seconds: float):
+        def document(self, path: str) -> Any: ...
+
+        def page(self, document: Any, index: int) -> Any: ...
+
+    def assemble(self, pages: list[list[Any]], out: str, max_pages: int,
+                 seconds: float) -> Answer:
         """Write `out`: the pages `[path, index, turn]` in this order (a source may come several
         times, a page too), each page's /Rotate set to (its own + turn) % 360.
 
@@ -93,7 +108,7 @@ class PageOperations:
             result.close()
 
     def images_to_pdf(self, path: str, label: str, out: str, max_pages: int, max_pixels: int,
-                      seconds: float):
+                      seconds: float) -> Answer:
         """Write `out`: one page per frame of the image at `path`, at the frame's resolution (72
         dpi when it has none), turned as its EXIF orientation says.
 
@@ -107,7 +122,7 @@ class PageOperations:
         from PIL import Image
 
         try:
-            frames = check_frames(path, label, ImageLimits(max_pixels, max_pages))
+            frames = check_frames(Path(path), label, ImageLimits(max_pixels, max_pages))
         except UnacceptableImage as error:
             raise Refused(IMAGE_REFUSED, sentence=str(error)) from None
         deadline = time.monotonic() + seconds
@@ -128,7 +143,7 @@ class PageOperations:
         finally:
             document.close()
 
-    def _image_page(self, document, frame, jpeg: str | None) -> None:
+    def _image_page(self, document: Any, frame: PilImage, jpeg: str | None) -> None:
         """Add a page showing `frame` (embedding the file `jpeg` as it is, when given)."""
         stored_width, stored_height = frame.size
         try:
@@ -156,7 +171,8 @@ class PageOperations:
         page.gen_content()
         page.close()
 
-    def _placement(self, shown, width: float, height: float):
+    def _placement(self, shown: Callable[[float, float], tuple[float, float]], width: float,
+                   height: float) -> Any:
         """The image's matrix: from its unit square (its first row at the top) to a `width` x
         `height` page, each stored pixel where `shown` puts it."""
         def point(u: float, v: float) -> tuple[float, float]:
@@ -167,14 +183,14 @@ class PageOperations:
         return self.pdfium.PdfMatrix(ax - e, ay - f, cx - e, cy - f, e, f)
 
     def barcodes(self, path: str, index: int, dpi: float, min_dpi: float, max_pixels: int,
-                 formats: list[str]):
+                 formats: list[str]) -> Answer:
         """The texts of the barcodes of these `formats` (zxing-cpp's names) on the page, read
         from a grayscale render at `dpi` (less, down to `min_dpi`, to fit `max_pixels`)."""
         image, used = self._gray(path, index, dpi, min_dpi, max_pixels)
         return {"texts": barcode_texts(image, formats), "dpi": used}, b""
 
     def blankness(self, path: str, index: int, dpi: float, min_dpi: float, max_pixels: int,
-                  margin: float, dark_level: int):
+                  margin: float, dark_level: int) -> Answer:
         """How many pixels of the page rendered in gray at `dpi` are darker than `dark_level`
         (0-255), leaving out `margin` (a fraction) of each side, and how many were counted."""
         image, used = self._gray(path, index, dpi, min_dpi, max_pixels)
@@ -183,7 +199,8 @@ class PageOperations:
         dark = sum(inner.histogram()[:dark_level])
         return {"dark_pixels": dark, "pixels": inner.width * inner.height, "dpi": used}, b""
 
-    def _gray(self, path: str, index: int, dpi: float, min_dpi: float, max_pixels: int):
+    def _gray(self, path: str, index: int, dpi: float, min_dpi: float,
+              max_pixels: int) -> tuple[PilImage, float]:
         """The page as a grayscale Pillow image, and the resolution it got; TOO_LARGE, without
         rendering, when even `min_dpi` would need more than `max_pixels`."""
         page = self.page(self.document(path), index)
@@ -197,7 +214,7 @@ class PageOperations:
             page.close()
         return image, round(scale * 72, 1)
 
-    def _save(self, document, out: str) -> int:
+    def _save(self, document: Any, out: str) -> int:
         """Write `document` to `out` as described in the module docstring; its size."""
         partial = partial_path(out)
         try:
@@ -218,7 +235,7 @@ class PageOperations:
         return os.path.getsize(out)
 
 
-def _flattened(frame):
+def _flattened(frame: PilImage) -> PilImage:
     """The frame as 8-bit gray or RGB pixels (what pdfium's bitmaps hold), transparency laid on
     white."""
     from PIL import Image
@@ -236,9 +253,11 @@ def _flattened(frame):
     return frame.convert("RGB")
 
 
-def barcode_texts(image, formats: list[str]) -> list[str]:
+def barcode_texts(image: PilImage, formats: list[str]) -> list[str]:
     """The texts of the barcodes of these `formats` (zxing-cpp's names) in a Pillow image."""
     import zxingcpp
 
     wanted = [getattr(zxingcpp.BarcodeFormat, name) for name in formats]
-    return [barcode.text for barcode in zxingcpp.read_barcodes(image, formats=wanted)]
+    # zxing-cpp takes a list of formats as well as their flags.
+    return [barcode.text
+            for barcode in zxingcpp.read_barcodes(image, formats=wanted)]  # type: ignore[arg-type]

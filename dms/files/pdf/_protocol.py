@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import struct
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 64 * 1024 * 1024  # a request or an answer's JSON; a text layer is at most a few MB
@@ -28,7 +28,7 @@ IMAGE_REFUSED = "image_refused"
 
 
 class Refused(Exception):
-    def __init__(self, code: str, **details):
+    def __init__(self, code: str, **details: Any):
         super().__init__(code)
         self.code, self.details = code, details
 
@@ -39,7 +39,7 @@ def partial_path(out: str) -> str:
     return out + ".partial"
 
 
-def write_frame(out: BinaryIO, message: dict, blob: bytes = b"") -> None:
+def write_frame(out: BinaryIO, message: dict[str, Any], blob: bytes = b"") -> None:
     body = json.dumps({**message, "blob": len(blob)}).encode()
     out.write(HEADER.pack(len(body)) + body)
     if blob:
@@ -52,7 +52,7 @@ def read_exactly(stream: BinaryIO, size: int) -> bytes | None:
     return data if data is not None and len(data) == size else None
 
 
-def read_request(stream: BinaryIO) -> dict | None:
+def read_request(stream: BinaryIO) -> dict[str, Any] | None:
     header = read_exactly(stream, HEADER.size)
     if header is None:
         return None

@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from dms.files.imaging import fit_scale
-from dms.files.pdf._pagechild import PageOperations, barcode_texts
+from dms.files.pdf._pagechild import Answer, PageOperations, barcode_texts
 from dms.files.pdf._protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
                                      TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
 
@@ -32,13 +32,13 @@ from dms.files.pdf._protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_
 class Reader(PageOperations):
     """The child's state: the PDF it has open (reading a document page by page opens it once)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         import pypdfium2
 
         self.pdfium = pypdfium2
-        self._open: tuple[tuple, object] | None = None
+        self._open: tuple[tuple[object, ...], Any] | None = None
 
-    def document(self, path: str):
+    def document(self, path: str) -> Any:
         stat = os.stat(path)
         key = (path, stat.st_ino, stat.st_size, stat.st_mtime_ns)
         if self._open is not None and self._open[0] == key:
@@ -56,7 +56,7 @@ class Reader(PageOperations):
             self._open[1].close()
             self._open = None
 
-    def page(self, document, index: int):
+    def page(self, document: Any, index: int) -> Any:
         try:
             return document[index]
         except self.pdfium.PdfiumError as error:
@@ -64,7 +64,7 @@ class Reader(PageOperations):
 
     # Each op returns (result, blob).
 
-    def inspect(self, path: str, max_pages: int, seconds: float):
+    def inspect(self, path: str, max_pages: int, seconds: float) -> Answer:
         """The number of pages that really exist (pdfium trusts /Count: a page is counted when
         its entry in the page tree exists, never past max_pages), then every page parsed once
         within `seconds`: a page whose content cannot be parsed within the memory and time
@@ -88,7 +88,7 @@ class Reader(PageOperations):
                 raise Refused(TOO_SLOW, seconds=seconds)
         return {"pages": count}, b""
 
-    def text(self, path: str, index: int):
+    def text(self, path: str, index: int) -> Answer:
         page = self.page(self.document(path), index)
         try:
             textpage = page.get_textpage()
@@ -102,7 +102,8 @@ class Reader(PageOperations):
 
     def render(self, path: str, index: int, max_pixels: int, max_side: int, grayscale: bool,
                image_format: str, dpi: float | None = None, width: int | None = None,
-               quality: int = 80, barcodes: list[str] | None = None, out: str | None = None):
+               quality: int = 80, barcodes: list[str] | None = None,
+               out: str | None = None) -> Answer:
         """The page at `dpi` (or `width` pixels wide), scaled down to fit `max_pixels` and
         `max_side`; as an uncompressed BMP written to the file `out` (for Tesseract: it reads an
         uncompressed BMP or TIFF file faster than a PNM, and any file faster than a pipe, by
@@ -115,12 +116,12 @@ class Reader(PageOperations):
         page = self.page(self.document(path), index)
         try:
             page_width, page_height = (max(side, 1.0) for side in page.get_size())  # points
-            scale = width / page_width if width else dpi / 72
+            scale = width / page_width if width else dpi / 72  # type: ignore[operator]  # one is given
             scale *= fit_scale(page_width * scale, page_height * scale, max_pixels, max_side)
             image = page.render(scale=scale, grayscale=grayscale).to_pil()
         finally:
             page.close()
-        result = {"dpi": max(1, round(scale * 72)), "size": list(image.size)}
+        result: dict[str, Any] = {"dpi": max(1, round(scale * 72)), "size": list(image.size)}
         encoded = io.BytesIO()
         if image_format == "jpeg":
             image.convert("RGB").save(encoded, "JPEG", quality=quality)
@@ -134,7 +135,7 @@ class Reader(PageOperations):
                 pass
         return result, encoded.getvalue()
 
-    def overlay(self, original: str, text_pages: dict, out: str):
+    def overlay(self, original: str, text_pages: dict[str, str], out: str) -> Answer:
         """Write `out`: `original` with, on each page index of `text_pages`, the invisible text
         of that one-page PDF laid over it (see dms.processing.searchable): the page, its images and
         size stay as they are; the text is scaled to the page and turned against its /Rotate."""
@@ -156,7 +157,7 @@ class Reader(PageOperations):
             document.close()
         return {}, b""
 
-    def _overlay_matrix(self, page, width: float, height: float):
+    def _overlay_matrix(self, page: Any, width: float, height: float) -> Any:
         """From the text page's space (the page as displayed, `width` x `height` points) to the
         page's own space: scale to the displayed size, undo the clockwise display rotation,
         move to the crop box's origin."""
@@ -172,7 +173,7 @@ class Reader(PageOperations):
             matrix = matrix.multiply(self.pdfium.PdfMatrix(*undo))
         return matrix.translate(x0, y0)
 
-    def join(self, pages: list, out: str):
+    def join(self, pages: list[str], out: str) -> Answer:
         """Write `out`: the first page of each of these PDFs, in order."""
         document = self.pdfium.PdfDocument.new()
         try:

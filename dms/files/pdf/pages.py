@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 from dms.files.filetypes import IMAGES, sniff
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames
@@ -92,7 +92,7 @@ def assemble(readers: PdfReaders, pages: Sequence[tuple[Path, int, int]], out: P
     seconds = readers.times.page + WRITE_SECONDS_PER_PAGE * len(pages)
     result = _writing(readers, out, "assemble", seconds, ("The PDF", "write"), pages=references,
                       max_pages=max_pages)
-    return result["pages"]
+    return cast(int, result["pages"])
 
 
 def images_to_pdf(readers: PdfReaders, image: Path, out: Path, max_pages: int,
@@ -114,7 +114,7 @@ def images_to_pdf(readers: PdfReaders, image: Path, out: Path, max_pages: int,
     result = _writing(readers, out, "images_to_pdf", seconds, ("The image", "convert"),
                       path=str(image),
                       label=label, max_pages=max_pages, max_pixels=max_pixels)
-    return result["pages"]
+    return cast(int, result["pages"])
 
 
 def barcodes(via: PdfReaders | Child, path: Path, index: int) -> list[str]:
@@ -124,7 +124,7 @@ def barcodes(via: PdfReaders | Child, path: Path, index: int) -> list[str]:
     refused (UnreadablePdf), not rendered."""
     result = _page_call(via, "barcodes", path, index, dpi=BARCODE_DPI, min_dpi=BARCODE_MIN_DPI,
                         max_pixels=BARCODE_MAX_PIXELS, formats=list(BARCODE_FORMATS))
-    return result["texts"]
+    return cast("list[str]", result["texts"])
 
 
 def dark_fraction(via: PdfReaders | Child, path: Path, index: int) -> float:
@@ -132,7 +132,7 @@ def dark_fraction(via: PdfReaders | Child, path: Path, index: int) -> float:
     result = _page_call(via, "blankness", path, index, dpi=BLANK_DPI, min_dpi=BLANK_MIN_DPI,
                         max_pixels=BLANK_MAX_PIXELS, margin=BLANK_MARGIN,
                         dark_level=BLANK_DARK_LEVEL)
-    return result["dark_pixels"] / max(1, result["pixels"])
+    return cast(float, result["dark_pixels"] / max(1, result["pixels"]))
 
 
 def is_blank(via: PdfReaders | Child, path: Path, index: int) -> bool:
@@ -143,7 +143,8 @@ def is_blank(via: PdfReaders | Child, path: Path, index: int) -> bool:
     return dark_fraction(via, path, index) < BLANK_MAX_DARK_FRACTION
 
 
-def _page_call(via: PdfReaders | Child, op: str, path: Path, index: int, **args) -> dict:
+def _page_call(via: PdfReaders | Child, op: str, path: Path, index: int,
+               **args: Any) -> dict[str, Any]:
     if index < 0:
         raise ValueError(f"page index {index}")
     args.update(path=str(path), index=index)
@@ -157,7 +158,7 @@ def _page_call(via: PdfReaders | Child, op: str, path: Path, index: int, **args)
 
 
 def _writing(readers: PdfReaders, out: Path, op: str, seconds: float, what: tuple[str, str],
-             **args) -> dict:
+             **args: Any) -> dict[str, Any]:
     """Run `op`, which writes `out`, within `seconds` (the child's own deadline; the call's is
     MARGIN_SECONDS more); what a killed child left behind is removed."""
     partial = Path(partial_path(str(out)))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import json
 import logging
 import select
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Iterator
+from typing import Any, BinaryIO, Iterator, cast
 
 from dms.config import Config
 from dms.errors import Unavailable
@@ -68,7 +69,7 @@ class ReaderFailed(Exception):
     """The call did not complete: `code` is dms.files.pdf.child's (or "timeout", "crashed"),
     `details` what the sentence needs."""
 
-    def __init__(self, code: str, details: dict | None = None):
+    def __init__(self, code: str, details: dict[str, Any] | None = None):
         super().__init__(code)
         self.code, self.details = code, details or {}
 
@@ -86,6 +87,9 @@ class Child:
                                                                           str(memory_mb)]
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         bufsize=0, close_fds=True, start_new_session=True)
+        # Its pipes (PIPE above, unbuffered: bufsize=0), never None.
+        self.stdin = cast(BinaryIO, self.process.stdin)
+        self.stdout = cast(io.FileIO, self.process.stdout)
         run_behind(self.process.pid)
         self.last_used = time.monotonic()
 
@@ -93,9 +97,9 @@ class Child:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def call(self, op: str, args: dict, timeout: float) -> tuple[dict, bytes]:
+    def call(self, op: str, args: dict[str, Any], timeout: float) -> tuple[dict[str, Any], bytes]:
         try:
-            write_frame(self.process.stdin, {"op": op, "args": args})
+            write_frame(self.stdin, {"op": op, "args": args})
         except OSError:
             raise self._ended() from None
         deadline = time.monotonic() + timeout
@@ -120,7 +124,7 @@ class Child:
 
     def _read(self, size: int, deadline: float) -> bytearray:
         """`size` bytes, read straight into one buffer (a rendered page is tens of MB)."""
-        stdout = self.process.stdout
+        stdout = self.stdout
         buffer = bytearray(size)
         view, done = memoryview(buffer), 0
         while done < size:
@@ -153,14 +157,14 @@ class Child:
     def stop(self) -> None:
         """Closing its stdin tells the child to exit; it is killed if it does not in time."""
         try:
-            self.process.stdin.close()
+            self.stdin.close()
             self.process.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
             self.kill()
         self.close_pipes()
 
     def close_pipes(self) -> None:
-        for pipe in (self.process.stdin, self.process.stdout):
+        for pipe in (self.stdin, self.stdout):
             try:
                 pipe.close()
             except OSError:
@@ -186,7 +190,7 @@ class PdfReaders:
         self._stopped = False
 
     def call(self, op: str, timeout: float, wait: float = WAIT_SECONDS,
-             **args) -> tuple[dict, bytes]:
+             **args: Any) -> tuple[dict[str, Any], bytes]:
         with self.session(wait) as child:
             return child.call(op, args, timeout)
 
@@ -201,6 +205,7 @@ class PdfReaders:
             finally:
                 self._release(child)
             return
+        assert self._penalties is not None  # made with _shares
         owner = current_owner()
         self._penalties.check(owner)
         with self._shares.slot(wait, owner):

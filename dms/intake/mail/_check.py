@@ -34,7 +34,7 @@ import time
 from email import policy
 from email.parser import BytesHeaderParser
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, cast
 
 import imapclient
 
@@ -53,6 +53,9 @@ from dms.intake.mail._message import (MAX_ATTACHMENTS, MessageLimits, MessageRef
                                       sender_folder)
 
 if TYPE_CHECKING:
+    from email.message import Message
+
+    from dms.config import Config
     from dms.domain.services import Services
 
 log = logging.getLogger("dms.mail")
@@ -108,7 +111,7 @@ def _remember_handled(owner_id: str, key: str) -> None:
 
 def _without_attachments(owner_id: str, keys: list[str]) -> set[str]:
     """Those of `keys` that a check already found to hold no attachment to take."""
-    found = set()
+    found: set[str] = set()
     for start in range(0, len(keys), IDS_PER_QUERY):
         chunk = keys[start:start + IDS_PER_QUERY]
         found.update(key for (key,) in database.execute_sql(
@@ -117,7 +120,7 @@ def _without_attachments(owner_id: str, keys: list[str]) -> set[str]:
     return found
 
 
-def budget_of(config) -> Budget:
+def budget_of(config: Config) -> Budget:
     """What one check may read, and for how long."""
     return Budget(config.mail_max_message_bytes,
                   config.mail_max_message_bytes * CHECK_BYTES_PER_MESSAGE,
@@ -156,9 +159,9 @@ def _claim(account_id: str, renew: bool = False) -> bool:
     now = time.time()
     condition = "" if renew else " AND (checking_until IS NULL OR checking_until < ?)"
     with write_transaction():
-        return database.execute_sql(
+        return cast(bool, database.execute_sql(
             f"UPDATE mail_account SET checking_until = ? WHERE id = ?{condition}",
-            (now + CLAIM_SECONDS, account_id) + (() if renew else (now,))).rowcount == 1
+            (now + CLAIM_SECONDS, account_id) + (() if renew else (now,))).rowcount == 1)
 
 
 def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
@@ -197,7 +200,7 @@ def _read_mailbox(services: Services, account: MailAccount, problems: list[str],
             shutil.rmtree(spool.folder, ignore_errors=True)
 
 
-def _password(config, account: MailAccount) -> str:
+def _password(config: Config, account: MailAccount) -> str:
     try:
         return sealing.unseal(sealing.load_key(config.data_dir), account.password, account.id)
     except sealing.Unsealable:
@@ -211,7 +214,8 @@ def _log_in(client: BoundedClient, account: MailAccount, password: str) -> None:
     client.log_in(account.username, password)
 
 
-def _new_messages(client, account: MailAccount, owner_id: str) -> list[tuple[int, str, int]]:
+def _new_messages(client: BoundedClient, account: MailAccount,
+                  owner_id: str) -> list[tuple[int, str, int]]:
     """(uid, key, size) of the mailbox's messages to look at (unseen, unflagged or all, as the
     account tells the mailbox), oldest first, without those handled before."""
     _check_folders(client, account)
@@ -241,8 +245,8 @@ def _within_bounds(messages: list[tuple[int, str, int]], budget: Budget, problem
         yield uid, key
 
 
-def _take_message(services: Services, account: MailAccount, user: User, client, spool: Spool,
-                  uid: int, key: str, problems: list[str]) -> None:
+def _take_message(services: Services, account: MailAccount, user: User, client: BoundedClient,
+                  spool: Spool, uid: int, key: str, problems: list[str]) -> None:
     """Fetch one message into the spool, import its attachments, then tell the mailbox; one
     with nothing to take is remembered instead. The spool is emptied whatever happens."""
     try:
@@ -257,18 +261,21 @@ def _take_message(services: Services, account: MailAccount, user: User, client, 
         spool.clear()
 
 
-def _check_folders(client, account: MailAccount) -> None:
+def _check_folders(client: BoundedClient, account: MailAccount) -> None:
     if not client.folder_exists(account.mailbox):
         raise CheckFailed(f"The mailbox {clean(account.mailbox)!r} does not exist on the server.")
     if account.after_import == "move" and not client.folder_exists(account.move_to):
-        raise CheckFailed(f"The mailbox {clean(account.move_to)!r} (move_to) does not exist on "
+        # after_import "move" always comes with a move_to (dms.domain.mailaccounts).
+        raise CheckFailed(f"The mailbox {clean(account.move_to)!r} (move_to) does not exist on "  # type: ignore[arg-type]
                           "the server.")
 
 
-def _message_keys(client, account: MailAccount, uidvalidity, uids: list[int]):
+def _message_keys(client: BoundedClient, account: MailAccount, uidvalidity: object,
+                  uids: list[int]) -> tuple[dict[int, str], dict[int, int]]:
     """{uid: the message's key} (its Message-ID, or for a message without one its place in
     the mailbox) and {uid: size}, read in batches without fetching bodies."""
-    keys, sizes = {}, {}
+    keys: dict[int, str] = {}
+    sizes: dict[int, int] = {}
     wanted = set(uids)
     for start in range(0, len(uids), HEADERS_PER_FETCH):
         batch = uids[start:start + HEADERS_PER_FETCH]
@@ -336,14 +343,14 @@ def _import_message(services: Services, account: MailAccount, user: User, path: 
     return True
 
 
-def _saved(part, path: Path) -> Path:
+def _saved(part: Message, path: Path) -> Path:
     """`path`, holding the part's decoded content."""
     with open(path, "wb") as target:
         save_payload(part, target)
     return path
 
 
-def _tell_mailbox(client, account: MailAccount, uid: int) -> None:
+def _tell_mailbox(client: BoundedClient, account: MailAccount, uid: int) -> None:
     if account.after_import == "mark_seen":
         client.add_flags([uid], [imapclient.SEEN], silent=True)
     elif account.after_import == "flag":

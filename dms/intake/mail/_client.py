@@ -32,6 +32,7 @@ the host name).
 from __future__ import annotations
 
 import imaplib
+import io
 import os
 import re
 import secrets
@@ -41,6 +42,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import imapclient
 from imapclient import imap4, tls
@@ -57,7 +59,7 @@ ANSWER_SLACK = 2**20
 # a tarpit sending a byte every few seconds is left after one or two windows.
 STALL_FLOOR = 16 * 1024
 PIECE = 2**16  # a literal is read (and counted, and written to its file) in pieces of this
-MAX_LINE = imaplib._MAXLINE  # imaplib's own bound on one line
+MAX_LINE: int = imaplib._MAXLINE  # type: ignore[attr-defined]  # imaplib's own bound on a line
 LITERAL_SIZE = re.compile(rb"\{\d+\}$")  # how a line announces the literal after it
 
 
@@ -93,10 +95,10 @@ class Budget:
         self.answer = 0  # bytes of the current command's answer
         self._window = (time.monotonic(), 0)  # (since, bytes) of the stall bound
         self.expired = False
-        self._on_expire = lambda: None
+        self._on_expire: Callable[[], None] = lambda: None
         self._lock = threading.Lock()
 
-    def when_expired(self, action) -> None:
+    def when_expired(self, action: Callable[[], None]) -> None:
         with self._lock:
             self._on_expire = action
             if self.expired:
@@ -147,7 +149,7 @@ class Spool:
         self._marker = b"\0dms-spool-" + secrets.token_hex(8).encode() + b"-%d"
         self._files: dict[bytes, Path] = {}
 
-    def write(self, pieces) -> bytes:
+    def write(self, pieces: Iterable[bytes]) -> bytes:
         """The marker of a new file holding `pieces` (bytes, as they are read)."""
         descriptor, name = tempfile.mkstemp(dir=self.folder, prefix="literal-")
         marker = self._marker % len(self._files)
@@ -157,10 +159,10 @@ class Spool:
                 target.write(piece)
         return marker
 
-    def holds(self, value) -> bool:
+    def holds(self, value: object) -> bool:
         return isinstance(value, bytes) and value in self._files
 
-    def path_of(self, value) -> Path | None:
+    def path_of(self, value: object) -> Path | None:
         """The file of a fetched item: its literal's, or a file written now for a server that
         answered with a quoted string; None for NIL."""
         if not isinstance(value, bytes):
@@ -181,8 +183,14 @@ class _Bounded:
     arrive (BufferedReader's read1 and peek: at most one read of the socket each)."""
 
     spool: Spool | None = None  # set while a message is fetched
+    if TYPE_CHECKING:  # imaplib.IMAP4's, which the classes below mix this into
+        host: str
+        port: int
+        file: io.BufferedReader
+        untagged_responses: dict[str, list[Any]]
+        error: type[Exception]
 
-    def __init__(self, *args, budget: Budget, policy: Policy, **kwargs):
+    def __init__(self, *args: Any, budget: Budget, policy: Policy, **kwargs: Any):
         self.budget = budget
         self.policy = policy
         budget.when_expired(self._end_reads)  # from the greeting on, which __init__ reads
@@ -204,15 +212,15 @@ class _Bounded:
             except OSError:
                 pass
 
-    def _new_tag(self):
+    def _new_tag(self) -> bytes:
         """Every command, imaplib's and imapclient's own (`_raw_command`), starts with a new tag:
         its answer counts from nothing, and what earlier answers left that nobody asked for is
         dropped (imapclient reads what it needs of an answer before it sends the next command)."""
         self.untagged_responses.clear()
         self.budget.next_command()
-        return super()._new_tag()
+        return super()._new_tag()  # type: ignore[misc, no-any-return]  # imaplib's, a mixin
 
-    def read(self, size):
+    def read(self, size: int) -> bytes:
         """A literal of `size` bytes (imaplib reads nothing else with read): into a file of the
         spool while a message is fetched, else into memory (within the answer's bound)."""
         self.budget.literal(size)
@@ -220,14 +228,14 @@ class _Bounded:
             return self.spool.write(self._pieces(size))
         return b"".join(self._pieces(size))
 
-    def _append_untagged(self, typ, dat):
+    def _append_untagged(self, typ: str, dat: Any) -> None:
         """A literal kept as a marker is announced with the marker's size (imapclient checks
         that a literal is as long as its `{N}` said)."""
         if isinstance(dat, tuple) and self.spool is not None and self.spool.holds(dat[1]):
             dat = (LITERAL_SIZE.sub(b"{%d}" % len(dat[1]), dat[0]), dat[1])
-        super()._append_untagged(typ, dat)
+        super()._append_untagged(typ, dat)  # type: ignore[misc]  # imaplib's, a mixin
 
-    def _pieces(self, size: int):
+    def _pieces(self, size: int) -> Iterator[bytes]:
         left = size
         while left > 0:
             piece = self.file.read1(min(left, PIECE))
@@ -237,7 +245,7 @@ class _Bounded:
             left -= len(piece)
             yield piece
 
-    def readline(self):
+    def readline(self) -> bytes:
         line = bytearray()
         while len(line) <= MAX_LINE:
             buffered = self.file.peek(1)[:MAX_LINE + 1 - len(line)]
@@ -254,12 +262,12 @@ class _Bounded:
 
 
 class _BoundedPlain(_Bounded, imap4.IMAP4WithTimeout):
-    def _create_socket(self, timeout=None):
+    def _create_socket(self, timeout: float | None = None) -> socket.socket:
         return self._checked_socket(timeout if timeout is not None else self._timeout)
 
 
 class _BoundedTLS(_Bounded, tls.IMAP4_TLS):
-    def _create_socket(self, timeout=None):
+    def _create_socket(self, timeout: float | None = None) -> Any:
         return tls.wrap_socket(self._checked_socket(timeout), self.ssl_context, self.host)
 
 
@@ -297,7 +305,7 @@ class BoundedClient(imapclient.IMAPClient):
         # of 100 MB), and would log messages' contents.
         self._imap.debug = 0
 
-    def _create_IMAP4(self):
+    def _create_IMAP4(self) -> _Bounded:
         connect_timeout = getattr(self._timeout, "connect", None)
         if self.ssl:
             return _BoundedTLS(self.host, self.port, self.ssl_context, connect_timeout,

@@ -39,7 +39,7 @@ from email.message import Message
 from email.feedparser import BytesFeedParser
 from email.policy import Compat32
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, Iterator
 
 from dms.config import Config
 from dms.domain import tree, uploads
@@ -80,11 +80,12 @@ class _BoundedPolicy(Compat32):
     headers in all, and more than `max_multiparts` multipart containers, as they are read. One
     for each parse (`fields` and `multiparts` count that parse's)."""
 
-    fields = multiparts = None  # itertools.count, given to each parse's own policy
+    fields: Any = None  # itertools.count, given to each parse's own policy
+    multiparts: Any = None  # the same
     max_header_kb = MessageLimits.max_header_kb
     max_multiparts = MessageLimits.max_multiparts
 
-    def header_source_parse(self, sourcelines):
+    def header_source_parse(self, sourcelines: list[str]) -> tuple[str, str]:
         if next(self.fields) > MAX_FIELDS_IN_ALL:
             raise MessageRefused(f"it has more than {MAX_FIELDS_IN_ALL:,} header fields in all "
                                  "its parts")
@@ -117,7 +118,8 @@ class Origin:
 
 def parse(path: Path, limits: MessageLimits = MessageLimits()) -> Message:
     """The message in the file `path`, parsed with bounded work, or MessageRefused."""
-    policy = _BoundedPolicy(fields=itertools.count(1), multiparts=itertools.count(1),
+    # A Policy takes its class's attributes as keywords (its stubs know only email's own).
+    policy = _BoundedPolicy(fields=itertools.count(1), multiparts=itertools.count(1),  # type: ignore[call-arg]
                             max_header_kb=limits.max_header_kb,
                             max_multiparts=limits.max_multiparts)
     with open(path, "rb") as stream:
@@ -162,7 +164,7 @@ def attachments(message: Message) -> tuple[list[Message], bool]:
     pictures inside an HTML body (those carry a Content-ID and are shown inline), at most
     MAX_ATTACHMENTS; and whether the message held more. MessageRefused for more than MAX_PARTS
     parts: an attachment past them would be lost unseen."""
-    found = []
+    found: list[Message] = []
     for count, part in enumerate(message.walk(), 1):
         if count > MAX_PARTS:
             raise MessageRefused(f"it has more than {MAX_PARTS} MIME parts")
@@ -183,7 +185,7 @@ def save_payload(part: Message, target: BinaryIO) -> None:
     encoding but uuencode (7bit, 8bit, binary, unknown names) is the content as it is."""
     # The text as the parser kept it (its bytes as surrogate escapes): get_payload() would
     # replace those by its charset's reading.
-    payload = part._payload
+    payload = part._payload  # type: ignore[attr-defined]
     if not isinstance(payload, str):
         return
     encoding = str(part.get("content-transfer-encoding", "")).lower()
@@ -223,7 +225,7 @@ def _save_base64(payload: str, target: BinaryIO) -> None:
         target.write(binascii.a2b_base64(rest + "=" * (4 - len(rest))))
 
 
-def _line_pieces(text: str):
+def _line_pieces(text: str) -> Iterator[str]:
     """`text` in pieces of about PIECE characters, each ending at a line end (quoted-printable
     decodes line by line)."""
     start = 0

@@ -17,7 +17,7 @@ import functools
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dms.db import database, write_transaction
 from dms.db.models import MailAccount, User
@@ -132,7 +132,7 @@ def release_claims() -> None:
 
 
 @functools.cache
-def _malloc_trim():
+def _malloc_trim() -> Any:
     """glibc's malloc_trim, or None (another C library: musl, macOS). ctypes is loaded at the
     first check, not into every web process (idle memory, issue 23)."""
     import ctypes

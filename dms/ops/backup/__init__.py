@@ -39,7 +39,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import IO, Any, Callable, Iterator
 
 from dms import __version__
 from dms.files import modes, sealing
@@ -57,6 +57,9 @@ class BackupError(Exception):
     """A backup or restore cannot be done; the message says why, for the person running it."""
 
 
+Execute = Callable[[str], Any]  # execute(sql) -> a cursor (psycopg's or sqlite3's)
+
+
 @dataclass
 class Member:
     name: str  # inside the archive
@@ -66,7 +69,7 @@ class Member:
 class Progress:
     """Bytes and files done, rate and time left, on one terminal line; silent when not a TTY."""
 
-    def __init__(self, total_bytes: int, total_files: int, stream=sys.stderr,
+    def __init__(self, total_bytes: int, total_files: int, stream: IO[str] = sys.stderr,
                  clock: Callable[[], float] = time.monotonic):
         self.total_bytes, self.total_files = total_bytes, total_files
         self.done_bytes = self.done_files = 0
@@ -93,7 +96,8 @@ class Progress:
 
 
 @contextlib.contextmanager
-def _snapshot(data_dir: Path, database_url: str | None, staging: Path):
+def _snapshot(data_dir: Path, database_url: str | None, staging: Path
+              ) -> Iterator[tuple[Execute, Execute, list[tuple[str, list[str]]]]]:
     """`execute(sql)` (returning a cursor) over one consistent state of the database, `stream(sql)`
     the same for a large result (PostgreSQL: a server-side cursor, rows fetched as they are
     read), and its tables with their columns, as [(table, [column, ...])]."""
@@ -109,12 +113,12 @@ def _snapshot(data_dir: Path, database_url: str | None, staging: Path):
             tables = [row[0] for row in execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_schema = "
                 "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name")]
-            columns = {}
+            columns: dict[str, list[str]] = {}
             for table, column in execute(
                     "SELECT table_name, column_name FROM information_schema.columns WHERE "
                     "table_schema = current_schema() ORDER BY table_name, ordinal_position"):
                 columns.setdefault(table, []).append(column)
-            def stream(sql):
+            def stream(sql: str) -> Any:
                 cursor = connection.cursor(name="dms_backup")  # one at a time: read to the end
                 cursor.execute(sql)
                 return cursor
@@ -129,19 +133,19 @@ def _snapshot(data_dir: Path, database_url: str | None, staging: Path):
     finally:
         destination.close()
         source.close()
-    connection = sqlite3.connect(copy)
+    copied = sqlite3.connect(copy)
     try:
-        tables = [row[0] for row in connection.execute(
+        tables = [row[0] for row in copied.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        yield connection.execute, connection.execute, [
-            (table, [row[1] for row in connection.execute(f'PRAGMA table_info("{table}")')])
+        yield copied.execute, copied.execute, [
+            (table, [row[1] for row in copied.execute(f'PRAGMA table_info("{table}")')])
             for table in tables if table not in NOT_BACKED_UP]
     finally:
-        connection.close()
+        copied.close()
         copy.unlink(missing_ok=True)
 
 
-def _facts(execute) -> tuple[list[StoredFile], dict, int]:
+def _facts(execute: Execute) -> tuple[list[StoredFile], dict[str, int], int]:
     """(the stored files it refers to, counts, schema version) of a database snapshot."""
     files = stored_files(execute)
     count = lambda sql: execute(sql).fetchone()[0]  # noqa: E731
@@ -157,14 +161,15 @@ def _facts(execute) -> tuple[list[StoredFile], dict, int]:
 
 
 def _stage(data_dir: Path, files_dir: Path, database_url: str | None,
-           staging: Path) -> tuple[list[Member], dict, dict, int]:
+           staging: Path) -> tuple[list[Member], dict[str, int], dict[str, int], int]:
     """Write every table of one snapshot and hard-link every file it names into `staging`:
     (members, counts, rows per table, schema version)."""
     for _ in range(SNAPSHOT_ATTEMPTS):
         shutil.rmtree(staging, ignore_errors=True)
         (staging / "files").mkdir(parents=True)
         (staging / "tables").mkdir()
-        members, rows = [], {}
+        members: list[Member] = []
+        rows: dict[str, int] = {}
         with _snapshot(data_dir, database_url, staging) as (execute, stream, tables):
             files, counts, schema = _facts(execute)
             for table, columns in tables:
@@ -194,8 +199,8 @@ def _stage(data_dir: Path, files_dir: Path, database_url: str | None,
 
 
 def create_backup(data_dir: Path, out: Path, password: str | None = None,
-                  progress_stream=sys.stderr, database_url: str | None = None,
-                  files_dir: Path | None = None) -> dict:
+                  progress_stream: IO[str] = sys.stderr, database_url: str | None = None,
+                  files_dir: Path | None = None) -> dict[str, Any]:
     """Write a backup of `data_dir` (and of the PostgreSQL database at `database_url`, when
     given; of the files in `files_dir`, default <data_dir>/files) to `out`; returns the
     manifest."""
@@ -214,7 +219,7 @@ def create_backup(data_dir: Path, out: Path, password: str | None = None,
         members, counts, rows, schema = _stage(data_dir, files_dir, database_url, staging)
         progress = Progress(sum(m.path.stat().st_size for m in members), len(members),
                             progress_stream)
-        manifest = {"format_version": FORMAT_VERSION, "app_version": __version__,
+        manifest: dict[str, Any] = {"format_version": FORMAT_VERSION, "app_version": __version__,
                     "schema_version": schema,
                     "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                     "counts": counts, "tables": rows, "files": {}}
@@ -238,7 +243,7 @@ def create_backup(data_dir: Path, out: Path, password: str | None = None,
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _add(archive, member: Member, progress: Progress) -> dict:
+def _add(archive: Any, member: Member, progress: Progress) -> dict[str, Any]:  # AESZipFile
     digest, size = hashlib.sha256(), 0
     info = archive.zipinfo_cls(member.name, date_time=time.gmtime(member.path.stat().st_mtime)[:6])
     info.file_size = member.path.stat().st_size

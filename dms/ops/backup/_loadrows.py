@@ -10,6 +10,7 @@ import logging
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any, Iterator
 
 from dms.ops.backup import DATABASE, BackupError
 from dms.ops.backup._rowfiles import NOT_BACKED_UP, RowFileError, read_table
@@ -18,7 +19,7 @@ NEWER_DATABASE = ("This backup's database is newer than this dms understands; "
                   "upgrade dms to restore it.")
 
 
-def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
+def load_tables(work: Path, manifest: dict[str, Any], latest_schema: int) -> None:
     """Format 2: make `work/dms.db` with this dms's migrations up to the backup's own, and load
     the table files into it (foreign keys are checked afterwards, by _check_rows)."""
     from dms.db import sqlite_engine
@@ -66,7 +67,7 @@ def load_tables(work: Path, manifest: dict, latest_schema: int) -> None:
         connection.close()
 
 
-def _rows(work: Path, table: str, columns: list[str]):
+def _rows(work: Path, table: str, columns: list[str]) -> Iterator[list[Any]]:
     """The rows of a table file, checked to have exactly `columns` (in any order)."""
     name = f"tables/{table}.jsonl"
     try:
@@ -88,7 +89,8 @@ def _rows(work: Path, table: str, columns: list[str]):
 
 # What a JSON value of a column of each declared type may be (SQLite would quietly turn an
 # integer into the text of a title, which the API would have refused: issue 22).
-JSON_TYPES = {"TEXT": str, "INTEGER": int, "REAL": (int, float)}
+JSON_TYPES: dict[str, type | tuple[type, ...]] = {"TEXT": str, "INTEGER": int,
+                                                   "REAL": (int, float)}
 
 
 def _load(connection: sqlite3.Connection, work: Path, table: str, columns: list[str],
@@ -97,7 +99,7 @@ def _load(connection: sqlite3.Connection, work: Path, table: str, columns: list[
     quoted = ", ".join(f'"{column}"' for column in columns)
     insert = f'INSERT INTO "{table}" ({quoted}) VALUES ({", ".join("?" * len(columns))})'
     wanted = [JSON_TYPES.get(kind) for kind in types]
-    count, batch = 0, []
+    count, batch = 0, list[list[Any]]()
     for row in _rows(work, table, columns):
         count += 1
         for column, value, kind in zip(columns, row, wanted):
@@ -115,7 +117,8 @@ def _load(connection: sqlite3.Connection, work: Path, table: str, columns: list[
     return count
 
 
-def _insert(connection: sqlite3.Connection, insert: str, table: str, batch: list) -> None:
+def _insert(connection: sqlite3.Connection, insert: str, table: str,
+            batch: list[list[Any]]) -> None:
     try:
         connection.executemany(insert, batch)
     except sqlite3.DatabaseError as error:  # a duplicate key, a NOT NULL or CHECK violation

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 import stat
+import zipfile
+from typing import Any, Iterable, TypeGuard
 
 from dms.files.sealing import KEY_FILE
 from dms.ops.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError
@@ -23,7 +25,7 @@ SHA256 = re.compile(r"[0-9a-f]{64}\Z")
 COUNTS = ("users", "folders", "documents", "versions")
 
 
-def read_manifest(archive, password_given: bool = False) -> dict:
+def read_manifest(archive: zipfile.ZipFile, password_given: bool = False) -> Any:
     try:
         if archive.getinfo(MANIFEST).file_size > MANIFEST_LIMIT:
             raise BackupError("The backup's manifest is too large to be a dms manifest.")
@@ -44,7 +46,7 @@ def read_manifest(archive, password_given: bool = False) -> dict:
         raise BackupError("The backup's manifest is malformed: it is not JSON.") from None
 
 
-def _whole(value, low: int = 0) -> bool:
+def _whole(value: object, low: int = 0) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= low
 
 
@@ -52,7 +54,7 @@ def _malformed(what: str) -> BackupError:
     return BackupError(f"The backup's manifest is malformed: {what}.")
 
 
-def check_manifest(manifest, latest_schema: int) -> dict[str, dict]:
+def check_manifest(manifest: object, latest_schema: int) -> dict[str, dict[str, Any]]:
     """Every field a restore relies on, strictly; returns the manifest's `files`."""
     if not isinstance(manifest, dict):
         raise _malformed("it is not a JSON object")
@@ -90,7 +92,7 @@ def check_manifest(manifest, latest_schema: int) -> dict[str, dict]:
     return files
 
 
-def _check_tables(manifest: dict, files: dict) -> set[str]:
+def _check_tables(manifest: dict[str, Any], files: dict[str, Any]) -> set[str]:
     """Format 2: `tables` gives a whole number of rows for each table file `files` lists; the
     names of those members."""
     tables = manifest.get("tables")
@@ -108,7 +110,7 @@ def _check_tables(manifest: dict, files: dict) -> set[str]:
     return set(members)
 
 
-def some_names(names, limit: int = 3) -> str:
+def some_names(names: Iterable[str], limit: int = 3) -> str:
     """The first few of many names, for a one-line message (a name that is not printable, say
     one with a line break in it, is shown quoted and escaped)."""
     names = [name if name.isprintable() else repr(name) for name in sorted(names)]
@@ -116,7 +118,7 @@ def some_names(names, limit: int = 3) -> str:
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
 
 
-def check_members(archive, files: dict[str, dict]) -> None:
+def check_members(archive: zipfile.ZipFile, files: dict[str, dict[str, Any]]) -> None:
     """The archive holds exactly the manifest's members, once each, all regular files."""
     infos = archive.infolist()
     seen: set[str] = set()

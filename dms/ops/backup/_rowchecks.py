@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from dms.db.models import Node, OcrStatus
 from dms.domain.accounts import check_username
@@ -38,7 +38,7 @@ TEXT_COLUMNS = {  # besides those checked by a rule below: text, or null where a
 }
 
 
-def check_values(execute: Callable) -> None:
+def check_values(execute: Callable[..., Any]) -> None:
     _users(execute)
     _nodes(execute)
     _versions(execute)
@@ -50,7 +50,7 @@ def check_values(execute: Callable) -> None:
     _webhooks(execute)
 
 
-def _rows(execute: Callable, sql: str) -> Iterator[tuple]:
+def _rows(execute: Callable[..., Any], sql: str) -> Iterator[tuple[Any, ...]]:
     cursor = execute(sql)
     while True:
         batch = cursor.fetchmany(BATCH)
@@ -59,12 +59,13 @@ def _rows(execute: Callable, sql: str) -> Iterator[tuple]:
         yield from batch
 
 
-def _refuse(table: str, row_id, what: str) -> BackupError:
+def _refuse(table: str, row_id: object, what: str) -> BackupError:
     shown = row_id if isinstance(row_id, str) and row_id.isprintable() else repr(row_id)
     return BackupError(f"The backup's table {table} cannot be restored: row {shown[:80]} {what}.")
 
 
-def _rule(table: str, row_id, column: str, value, rule: Callable) -> None:
+def _rule(table: str, row_id: object, column: str, value: Any,
+          rule: Callable[..., Any]) -> None:
     """`rule` is the API's check of that value; a refusal is told in the API's words."""
     if not isinstance(value, str):
         raise _refuse(table, row_id, f"has a {column} that is not text ({value!r:.40})")
@@ -75,7 +76,8 @@ def _rule(table: str, row_id, column: str, value, rule: Callable) -> None:
                                      f"({error.message.rstrip('.')})") from None
 
 
-def _moment(table: str, row_id, column: str, value, nullable: bool = False) -> None:
+def _moment(table: str, row_id: object, column: str, value: Any,
+            nullable: bool = False) -> None:
     if value is None and nullable:
         return
     try:
@@ -84,7 +86,7 @@ def _moment(table: str, row_id, column: str, value, nullable: bool = False) -> N
         raise _refuse(table, row_id, f"has a {column} that is not a time ({value!r:.40})") from None
 
 
-def _users(execute: Callable) -> None:
+def _users(execute: Callable[..., Any]) -> None:
     seen: dict[str, str] = {}
     for user_id, username, key, joined, *texts in _rows(
             execute, 'SELECT id, username, username_key, date_joined, '
@@ -103,7 +105,7 @@ def _users(execute: Callable) -> None:
                 raise _refuse("user", user_id, f"has a {column} that is not text")
 
 
-def _nodes(execute: Callable) -> None:
+def _nodes(execute: Callable[..., Any]) -> None:
     for node_id, kind, special, title, file_name, status, created, updated in _rows(
             execute, "SELECT id, kind, special, title, file_name, ocr_status, created_at, "
                      "updated_at FROM node"):
@@ -123,7 +125,7 @@ def _nodes(execute: Callable) -> None:
         _moment("node", node_id, "updated_at", updated)
 
 
-def _versions(execute: Callable) -> None:
+def _versions(execute: Callable[..., Any]) -> None:
     for version_id, file_name, number, size, sha256, created, description, source in _rows(
             execute, "SELECT id, file_name, number, size, sha256, created_at, short_description, "
                      "source_sha256 FROM document_version"):
@@ -145,7 +147,7 @@ def _versions(execute: Callable) -> None:
         _moment("document_version", version_id, "created_at", created)
 
 
-def _tags(execute: Callable) -> None:
+def _tags(execute: Callable[..., Any]) -> None:
     for tag_id, name, created, *texts in _rows(
             execute, f'SELECT id, name, created_at, {", ".join(TEXT_COLUMNS["tag"])} FROM tag'):
         _rule("tag", tag_id, "name", name, check_name)
@@ -155,7 +157,7 @@ def _tags(execute: Callable) -> None:
                 raise _refuse("tag", tag_id, f"has a {column} that is not text")
 
 
-def _trash(execute: Callable) -> None:
+def _trash(execute: Callable[..., Any]) -> None:
     for node_id, deleted, purge, parent_title in _rows(
             execute, "SELECT node_id, deleted_at, purge_at, original_parent_title "
                      "FROM trash_entry"):
@@ -165,7 +167,7 @@ def _trash(execute: Callable) -> None:
             raise _refuse("trash_entry", node_id, "has an original_parent_title that is not text")
 
 
-def _events(execute: Callable) -> None:
+def _events(execute: Callable[..., Any]) -> None:
     """The history as the API shows it: a known action, details a small JSON object."""
     for event_id, action, details, at in _rows(
             execute, "SELECT id, action, details, at FROM event"):
@@ -180,7 +182,7 @@ def _events(execute: Callable) -> None:
         _moment("event", str(event_id), "at", at)
 
 
-def _webhooks(execute: Callable) -> None:
+def _webhooks(execute: Callable[..., Any]) -> None:
     """What the API shows of a webhook and its deliverer reads: a URL and event types the API
     would take (whether its owner may reach the URL's address is checked at each delivery)."""
     anywhere = Policy(exempt=True)
@@ -195,13 +197,13 @@ def _webhooks(execute: Callable) -> None:
         _moment("webhook", webhook_id, "created_at", created)
 
 
-def _tokens(execute: Callable) -> None:
+def _tokens(execute: Callable[..., Any]) -> None:
     for key, created, expiry in _rows(execute, "SELECT token_key, created, expiry FROM token"):
         _moment("token", key, "created", created)
         _moment("token", key, "expiry", expiry, nullable=True)
 
 
-def _rules(execute: Callable) -> None:
+def _rules(execute: Callable[..., Any]) -> None:
     """Rules as the API would take them (a pattern RE2 refuses, a template with an unknown
     field, ...), pending markers and runs with values dms knows."""
     for (rule_id, name, position, field, algorithm, pattern, case_sensitive, sources, add_tags,

@@ -13,7 +13,7 @@ import datetime as dt
 import json
 import re
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import IO, Any, Callable, Generator
 
 TABLE_MEMBER = re.compile(r"tables/([a-z_][a-z0-9_]{0,62})\.jsonl\Z")
 # Tables a backup leaves out: each engine's search keeps its own (rebuilt from the rows), SQLite's
@@ -35,7 +35,7 @@ def member(table: str) -> str:
     return f"tables/{table}.jsonl"
 
 
-def write_table(stream: Callable, table: str, columns: list[str], path: Path) -> int:
+def write_table(stream: Callable[[str], Any], table: str, columns: list[str], path: Path) -> int:
     """Write every row of `table` (read through `stream(sql)`, a cursor in the backup's
     snapshot that fetches as it is read) into `path`; returns the number of rows."""
     quoted = ", ".join(f'"{column}"' for column in columns)
@@ -53,14 +53,15 @@ def write_table(stream: Callable, table: str, columns: list[str], path: Path) ->
             count += len(rows)
 
 
-def _plain(value):
+def _plain(value: object) -> str:
     """PostgreSQL's timestamps (schema_migrations.applied) as SQLite keeps them: text."""
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat(sep=" ") if isinstance(value, dt.datetime) else value.isoformat()
     raise TypeError(f"a {type(value).__name__} is no value of a dms column")
 
 
-def read_table(path: Path, name: str) -> tuple[list[str], Iterator[list]]:
+def read_table(path: Path, name: str
+               ) -> tuple[list[str], Generator[list[Any], None, None]]:
     """(the column names, the rows one by one) of a table file; RowFileError on anything a
     table file written by dms cannot hold."""
     source = open(path, "rb")
@@ -71,7 +72,7 @@ def read_table(path: Path, name: str) -> tuple[list[str], Iterator[list]]:
         source.close()
         raise RowFileError(f"{name} does not start with a list of column names.")
 
-    def rows() -> Iterator[list]:
+    def rows() -> Generator[list[Any], None, None]:
         with source:
             number = 1
             while True:
@@ -89,7 +90,7 @@ def read_table(path: Path, name: str) -> tuple[list[str], Iterator[list]]:
     return header, rows()
 
 
-def _line(source, name: str, number: int):
+def _line(source: IO[bytes], name: str, number: int) -> Any:
     raw = source.readline(MAX_LINE_BYTES + 1)
     if not raw:
         return None

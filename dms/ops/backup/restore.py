@@ -26,7 +26,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import IO, Any, Callable
 
 from dms.files import modes
 from dms.files.sealing import KEY_FILE
@@ -38,8 +38,8 @@ from dms.ops.backup._manifest import (COUNTS, SQLITE_HEADER, check_manifest, che
 
 
 def restore_backup(archive_path: Path, data_dir: Path, password: str | None = None,
-                   latest_schema: int | None = None, progress_stream=sys.stderr,
-                   copy_rows: Callable[[Path], None] | None = None) -> dict:
+                   latest_schema: int | None = None, progress_stream: IO[str] = sys.stderr,
+                   copy_rows: Callable[[Path], None] | None = None) -> dict[str, Any]:
     """Restore `archive_path` into the new, empty `data_dir`; returns the manifest. With
     `copy_rows`, the rows go into another database: it is called with the checked, migrated
     SQLite file (and raises BackupError to refuse), and only the files land in `data_dir`.
@@ -94,7 +94,7 @@ def restore_backup(archive_path: Path, data_dir: Path, password: str | None = No
 
 
 def _extract_and_check(archive_path: Path, work: Path, password: str | None, latest_schema: int,
-                       progress_stream) -> dict:
+                       progress_stream: IO[str]) -> dict[str, Any]:
     import pyzipper
 
     try:
@@ -106,7 +106,7 @@ def _extract_and_check(archive_path: Path, work: Path, password: str | None, lat
     with archive:
         if password:
             archive.setpassword(password.encode("utf-8"))
-        manifest = read_manifest(archive, password_given=bool(password))
+        manifest: dict[str, Any] = read_manifest(archive, password_given=bool(password))
         files = check_manifest(manifest, latest_schema)
         check_members(archive, files)
         progress = Progress(sum(f["size"] for f in files.values()), len(files), progress_stream)
@@ -127,7 +127,8 @@ def _extract_and_check(archive_path: Path, work: Path, password: str | None, lat
     return manifest
 
 
-def _extract(archive, name: str, target: Path, expected: dict, progress: Progress) -> None:
+def _extract(archive: Any, name: str, target: Path, expected: dict[str, Any],
+             progress: Progress) -> None:
     """Write the member's bytes ourselves into a new regular file (never through a link)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     digest, size = hashlib.sha256(), 0
@@ -161,7 +162,8 @@ def _extract(archive, name: str, target: Path, expected: dict, progress: Progres
     progress.add(0, files=1)
 
 
-def _check_database(path: Path, manifest: dict, latest_schema: int, files: dict) -> None:
+def _check_database(path: Path, manifest: dict[str, Any], latest_schema: int,
+                    files: dict[str, Any]) -> None:
     """SQLite, intact, not newer than this dms, a tree, and exactly the backup's files."""
     with open(path, "rb") as file:
         if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
@@ -185,8 +187,8 @@ def _check_database(path: Path, manifest: dict, latest_schema: int, files: dict)
         connection.close()
 
 
-def _check_rows(connection: sqlite3.Connection, manifest: dict, latest_schema: int,
-                files: dict) -> None:
+def _check_rows(connection: sqlite3.Connection, manifest: dict[str, Any], latest_schema: int,
+                files: dict[str, Any]) -> None:
     from dms.ops.verify.tree import check_tree
 
     execute = connection.execute
@@ -239,7 +241,8 @@ def _check_rows(connection: sqlite3.Connection, manifest: dict, latest_schema: i
                           f"database refers to ({some_names(unreferenced)}).")
 
 
-def _check_loaded(path: Path, manifest: dict, latest_schema: int, files: dict) -> None:
+def _check_loaded(path: Path, manifest: dict[str, Any], latest_schema: int,
+                  files: dict[str, Any]) -> None:
     connection = sqlite3.connect(path, isolation_level=None)
     try:
         connection.execute("PRAGMA query_only = ON")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from dms.db import database
 from dms.ops.backup import BackupError
@@ -73,7 +74,8 @@ def copy_into_database(path: Path) -> None:
         source.close()
 
 
-def _copy(source, cursor, table: str, columns: list[str], flags: list[int]) -> None:
+def _copy(source: sqlite3.Connection, cursor: Any, table: str, columns: list[str],
+          flags: list[int]) -> None:
     quoted = ", ".join(f'"{column}"' for column in columns)
     if table == "node":
         select = NODES_BY_DEPTH.format(columns=", ".join(f'node."{c}"' for c in columns))
@@ -91,7 +93,7 @@ def _copy(source, cursor, table: str, columns: list[str], flags: list[int]) -> N
         cursor.executemany(insert, batch)
 
 
-def _in_dependency_order(source) -> list[str]:
+def _in_dependency_order(source: sqlite3.Connection) -> list[str]:
     """The tables to copy, each after the tables its foreign keys point at."""
     tables = [row[0] for row in source.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")

@@ -29,6 +29,7 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dms.db import database, write_transaction
 from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
@@ -39,6 +40,9 @@ from dms.ops.verify._queries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHO
                                      LATEST_VERSION, PAGE_ROWS, STUCK, TRASH, UNREAD)
 from dms.search import check as search_check
 from dms.text import ranges, runs_text, username_key
+
+if TYPE_CHECKING:
+    from dms.config import Config
 
 log = logging.getLogger("dms.processing")  # the periodic verify logged as it always did
 
@@ -84,7 +88,7 @@ class Report:
                     or self.unreachable or self.misplaced or any(self.documents.values())
                     or self.username_clashes or self.search_drift or self.loose_modes)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, **asdict(self)}
 
     def lines(self) -> list[str]:
@@ -175,7 +179,7 @@ def _attribute_problems(execute: Execute) -> list[tuple[str, list[tuple[str, obj
     return found
 
 
-def check_rows(report: Report, execute: Execute = None) -> None:
+def check_rows(report: Report, execute: Execute | None = None) -> None:
     """Every check of the database (not of the files) into `report`."""
     execute = execute or database.execute_sql
     for title, sql in DANGLING.items():
@@ -348,7 +352,7 @@ def _not_repaired(report: Report) -> list[str]:
     return lines
 
 
-def run_periodically(config) -> None:
+def run_periodically(config: Config) -> None:
     """`dms verify` inside a worker, weekly by default (a periodic job of dms.runtime); GET
     /health shows the result."""
     report = run(config.data_dir, files_dir=config.files_path,
@@ -366,6 +370,6 @@ def save(report: Report) -> None:
             (json.dumps(report.as_dict()),))
 
 
-def last_result() -> dict | None:
+def last_result() -> dict[str, Any] | None:
     row = database.execute_sql("SELECT report FROM verify_result WHERE id = 1").fetchone()
     return json.loads(row[0]) if row else None

@@ -17,7 +17,7 @@ is about to restore.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from dms.db.models import new_id
 
@@ -42,7 +42,7 @@ MISPLACED = """
     FROM node AS n JOIN node AS p ON p.id = n.parent_id
     WHERE n.owner_id != p.owner_id OR p.kind != 'folder'"""
 
-Execute = Callable[..., object]  # execute(sql, params=()) -> a cursor (peewee's or sqlite3's)
+Execute = Callable[..., Any]  # execute(sql, params=()) -> a cursor (peewee's or sqlite3's)
 
 
 @dataclass
@@ -68,6 +68,7 @@ def check_tree(execute: Execute) -> Tree:
     """Loops, misplaced and unreachable nodes: one recursive query that always ends, then Python."""
     tree = Tree()
     gone: set[str] = set()
+    node_id: str | None
     for node_id, parent_id, owner_id, parent_gone in execute(UNREACHABLE, ()).fetchall():
         tree.parents[node_id], tree.owners[node_id] = parent_id, owner_id
         if parent_gone or parent_id is None:
@@ -82,7 +83,7 @@ def check_tree(execute: Execute) -> Tree:
     for start in sorted(tree.parents):
         path: list[str] = []
         on_path: dict[str, int] = {}
-        node_id: str | None = start
+        node_id = start
         while node_id is not None and node_id in tree.parents and node_id not in done:
             if node_id in on_path:
                 loop = path[on_path[node_id]:]

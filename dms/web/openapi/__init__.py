@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Any, Mapping
 
 from dms import __version__
 from dms.web.jsonapi import JSON, VND, Route
@@ -83,9 +83,10 @@ def describe(route: Route, prefix: str) -> dict:
     """The OpenAPI operation of one route under one prefix."""
     operation = declaration(route)
     content = operation.content(route)
-    success = {"description": "Success"}
+    success: dict[str, Any] = {"description": "Success"}
     if content:
         success["content"] = {m: {"schema": schema} for m, schema in content.items()}
+    responses: dict[str, Any] = {str(operation.status): success}
     described = {
         "operationId": f"{route.handler.__name__}{prefix.replace('/', '_')}",
         "summary": operation.summary,
@@ -93,13 +94,13 @@ def describe(route: Route, prefix: str) -> dict:
                        for p in re.findall(r"\{(\w+)\}", route.path)]
         + [{"name": q, "in": "query", "required": False, "schema": STRING}
            for q in operation.query],
-        "responses": {str(operation.status): success},
+        "responses": responses,
     }
     for status, schema in (operation.also or {}).items():
-        described["responses"][str(status)] = {"description": "Success", "content": {
+        responses[str(status)] = {"description": "Success", "content": {
             route.media_type: {"schema": schema}}}
-    described["responses"].update({str(s): error_response(s)
-                                   for s in error_statuses(route, operation, content)})
+    responses.update({str(s): error_response(s)
+                      for s in error_statuses(route, operation, content)})
     if route.auth:
         described["security"] = [{"token": []}]
     if operation.request is not None:
