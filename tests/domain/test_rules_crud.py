@@ -10,9 +10,12 @@ import threading
 
 import pytest
 
+from dms.domain.rules import store
+from dms.errors import DomainError
 from tests.harness.client import NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.documents import make_folder, new_document
+from tests.harness.domaintier import new_user
 from tests.harness.rules import add_rule, rule_body
 
 ATTRIBUTES = "/data/attributes/"
@@ -136,11 +139,24 @@ REFUSED = [
 
 
 @pytest.mark.parametrize("attributes, status, code, detail, field", REFUSED)
-def test_invalid_rules_are_refused_with_a_pointer_and_nothing_is_created(
-        alice, config, attributes, status, code, detail, field):
+def test_invalid_rules_are_refused_and_nothing_is_created(services, config, attributes, status,
+                                                          code, detail, field):
+    """The fast tier (no server): the domain's refusal, its field (the pointer's tail) and code."""
+    owner = new_user("alice")
     before = snapshot(config)
+    with pytest.raises(DomainError) as refused:
+        store.create_rule(owner, attributes)
+    assert (refused.value.code, str(refused.value), refused.value.field) == (code, detail, field)
+    assert snapshot(config) == before
+
+
+def test_an_invalid_rule_is_answered_with_a_pointer_into_the_body(alice, config):
+    """The same refusal through the API: the envelope, the field as a JSON pointer (escaped)."""
+    before = snapshot(config)
+    attributes = {"name": "n", "match": {"pattern": "x"}, "actions": {"stop": True, "a/b": 1}}
     response = alice.post("/api/rules/", {"data": {"type": "rules", "attributes": attributes}})
-    assert_error(response, status, code, detail, ATTRIBUTES + field)
+    assert_error(response, 400, "invalid", '`actions` has no key "a/b"; its keys are add_tags, '
+                 "move_to, set_title, stop.", ATTRIBUTES + "actions/a~1b")
     assert snapshot(config) == before
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from dms.domain import tags
+from dms.errors import DomainError
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.documents import new_document, upload, make_folder
+from tests.harness.domaintier import new_user
 from tests.harness.processes import config_args
 from tests.harness.waiting import wait_indexed, wait_processed
 
@@ -59,23 +62,36 @@ def test_create_list_change_and_delete_a_tag(alice, config):
     assert alice.get(f"/api/tags/{tag['id']}/").json() == NOT_FOUND
 
 
-@pytest.mark.parametrize("attributes, code, detail, pointer", [
-    ({}, "required", "A tag name is required.", "/data/attributes/name"),
-    ({"name": "  "}, "blank", "A tag name may not be blank.", "/data/attributes/name"),
+@pytest.mark.parametrize("attributes, code, detail, field", [
+    ({}, "required", "A tag name is required.", "name"),
+    ({"name": "  "}, "blank", "A tag name may not be blank.", "name"),
     ({"name": "a,b"}, "invalid", "A tag name may not contain commas, control characters or "
-     "invisible formatting characters.", "/data/attributes/name"),
-    ({"name": "x" * 101}, "invalid", "A tag name has at most 100 characters.",
-     "/data/attributes/name"),
+     "invisible formatting characters.", "name"),
+    ({"name": "x" * 101}, "invalid", "A tag name has at most 100 characters.", "name"),
     ({"name": "ok", "bg_color": "red"}, "invalid", "bg_color must be a colour such as #c41fff.",
-     "/data/attributes/bg_color"),
-    ({"name": "ok", "pinned": "yes"}, "invalid", "pinned must be true or false.",
-     "/data/attributes/pinned"),
+     "bg_color"),
+    ({"name": "ok", "pinned": "yes"}, "invalid", "pinned must be true or false.", "pinned"),
     ({"name": "PAID"}, "invalid", "A tag with this name already exists.", "/data"),
 ])
-def test_refused_tags_change_nothing(alice, config, attributes, code, detail, pointer):
+def test_refused_tags_change_nothing(services, config, attributes, code, detail, field):
+    """The fast tier (no server): the domain's refusal, its field and code."""
+    owner = new_user("alice")
+    tags.create_tag(owner, {"name": "paid"})
+    before = snapshot(config)
+    with pytest.raises(DomainError) as refused:
+        tags.create_tag(owner, attributes)
+    assert (refused.value.code, str(refused.value), refused.value.field) == (code, detail, field)
+    assert snapshot(config) == before
+
+
+def test_a_refused_tag_is_answered_with_a_pointer(alice, config):
+    """Through the API: the envelope; a field as its pointer, a clash with another tag as /data."""
     create_tag(alice, "paid")
     before = snapshot(config)
-    assert_error(alice.post("/api/tags/", tag_body(**attributes)), 400, code, detail, pointer)
+    assert_error(alice.post("/api/tags/", tag_body(name="ok", bg_color="red")), 400, "invalid",
+                 "bg_color must be a colour such as #c41fff.", "/data/attributes/bg_color")
+    assert_error(alice.post("/api/tags/", tag_body(name="PAID")), 400, "invalid",
+                 "A tag with this name already exists.", "/data")
     assert snapshot(config) == before
 
 
