@@ -43,7 +43,8 @@ from typing import IO, Any, Callable, Iterator
 
 from dms import __version__
 from dms.files import modes, sealing
-from dms.files.store import CHUNK_SIZE, StoredFile, stored_files
+from dms.files.store import CHUNK_SIZE
+from dms.files.stored import StoredFile, stored_files
 from dms.ops.backup._rowfiles import NOT_BACKED_UP, member, write_table
 
 FORMAT_VERSION = 2

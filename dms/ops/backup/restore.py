@@ -30,7 +30,8 @@ from typing import IO, Any, Callable
 
 from dms.files import modes
 from dms.files.sealing import KEY_FILE
-from dms.files.store import CHUNK_SIZE, fsync_dir, stored_files
+from dms.files.store import CHUNK_SIZE, fsync_dir
+from dms.files.stored import stored_files
 from dms.ops.backup import DATABASE, FILE_MEMBER, BackupError, Progress
 from dms.ops.backup._loadrows import NEWER_DATABASE, load_tables
 from dms.ops.backup._manifest import (COUNTS, SQLITE_HEADER, check_manifest, check_members,

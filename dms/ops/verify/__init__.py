@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 from dms.db import database, write_transaction
 from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
 from dms.files import modes
-from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX, stored_files
+from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX
+from dms.files.stored import stored_files
 from dms.ops.verify.tree import Execute, check_tree, repair_tree
 from dms.ops.verify._queries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR,
                                      LATEST_VERSION, PAGE_ROWS, STUCK, TRASH, UNREAD)
