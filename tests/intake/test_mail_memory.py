@@ -1,10 +1,10 @@
-"""The mail bomb (issue 38, finding 4) against a real `python -m dms serve`: a hostile IMAP server
-in the test (tests/harness/hostileimap.py) answers four checks at once, at full speed, with
-messages of 24 MiB that it announced as 1 KB (a 24 MiB attachment of base64, and 24 MiB of raw
-8-bit bytes). The server's resident memory is measured in /proc. Before the messages were
-streamed to files and parsed from there, and the memory given back after each check, this test
-saw peaks of 988-1,109 MiB and 208-257 MiB kept after the checks (the red team: 1,069 MiB, and
-483-508 MiB kept); after, peaks of 278-437 MiB and 15-64 MiB kept."""
+"""The mail bomb against a real `python -m dms serve`: a hostile IMAP server in the test
+(tests/harness/hostileimap.py) answers four checks at once, at full speed, with messages of 24 MiB
+that it announced as 1 KB (a 24 MiB attachment of base64, and 24 MiB of raw 8-bit bytes). The
+server's resident memory is measured in /proc. Before the messages were streamed to files and parsed
+from there, and the memory given back after each check, this test saw peaks of 988-1,109 MiB and
+208-257 MiB kept after the checks (the red team: 1,069 MiB, and 483-508 MiB kept); after, peaks of
+278-437 MiB and 15-64 MiB kept."""
 
 from __future__ import annotations
 
