@@ -1,5 +1,5 @@
-"""Hostile-input benchmark, round 4 (issue 38): can one ordinary user slow everyone else down, or
-make the server's memory or log grow without bound?
+"""Hostile-input benchmark, round 4: can one ordinary user slow everyone else down, or make the
+server's memory or log grow without bound?
 
 Against one fresh `dms serve` (a new temporary data dir; DMS_OCR_WORKERS=1,
 DMS_OUTBOUND_ALLOW=127.0.0.1 so that users may reach the benchmark's own servers on loopback,

@@ -1,7 +1,7 @@
-"""bench/hostile4.py's attacks of one user on everyone (issue 38, findings 1, 2, 3 and 5):
-webhooks with URLs in other scripts, parallel Flate bombs, a storm of rule dry runs, and a split
-into thousands of documents (the mail bomb is hostile_round4_mail's). Each is a hostile_round4
-Attack: prepared before its phase, looping during it, reporting what it left behind."""
+"""bench/hostile4.py's attacks of one user on everyone: webhooks with URLs in other scripts,
+parallel Flate bombs, a storm of rule dry runs, and a split into thousands of documents (the mail
+bomb is hostile_round4_mail's). Each is a hostile_round4 Attack: prepared before its phase, looping
+during it, reporting what it left behind."""
 
 from __future__ import annotations
 
