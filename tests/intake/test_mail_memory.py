@@ -26,7 +26,7 @@ pytestmark = pytest.mark.enable_socket
 PASSWORD = "memory-admin-pw"
 MESSAGE_BYTES = 24 * 2**20
 CHECKS = 4  # DMS_MAIL_CHECKS_PARALLEL's default: every check thread busy with a bomb
-# The server may peak at this (the target under the red team's mail scripts) ...
+# The server may peak at this (the target under a hostile mail server's bombs) ...
 PEAK_MIB = 600
 # ... and keep at most this much more than before the checks once they are over: Python's own
 # arenas that a few live objects keep (the parser makes an object for every line) and what glibc
