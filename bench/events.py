@@ -1,6 +1,6 @@
-"""Webhooks and the event stream (issue 28): how long from a change to its webhook delivery and to
-its event on an open stream (target: p95 at most 1 s on an idle machine), and what 100 open
-streams cost the server in memory and threads.
+"""Webhooks and the event stream: how long from a change to its webhook delivery and to its event on
+an open stream (target: p95 at most 1 s on an idle machine), and what 100 open streams cost the
+server in memory and threads.
 
 `dms serve` runs as a subprocess on a new data dir (SQLite, or PostgreSQL with --database-url).
 Latency: a webhook to a receiver on loopback (tests/harness/webhooks.py) and a stream are open;

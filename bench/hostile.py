@@ -22,7 +22,7 @@ Against one fresh server (a new temporary data dir; default settings except DMS_
          into the same document);
        - POST /api/auth/login/ with a body nested 100,000 levels deep and with a 5,000-digit
          integer (expected 400 each);
-       - issue 22's cases (bench/hostile3.py): uploads of a PDF whose page content inflates to
+       - round 3's cases (bench/hostile3.py): uploads of a PDF whose page content inflates to
          1 GiB and of 200 pages sharing a 300 MiB content stream (expected 400 each), the preview
          of a page that pdfium renders for minutes (expected 503 within 15 s), checks of four
          mail accounts on hostile IMAP servers run by the benchmark (one announcing a 10 GB
@@ -37,15 +37,14 @@ Against one fresh server (a new temporary data dir; default settings except DMS_
          addresses (X-Forwarded-For, the server trusting 127.0.0.1 as its proxy), the owner's
          login from its own address (expected 200), the same from 20 more addresses, then the
          owner's login from a new address (expected 429: 100 failures for one username lock
-         it) and from its own again (expected 200: an address that logged in before is let in,
-         issue 38).
+         it) and from its own again (expected 200: an address that logged in before is let in).
      Every document of the attacker is created first with POST /api/nodes/ under its .home.
 
   3. a pool of two: another `dms serve` on a throwaway PostgreSQL cluster (tests/harness/
      pgcluster.py; skipped when PostgreSQL cannot be started) with DMS_DB_POOL_SIZE=2, the
      documented minimum, and a scan being read: --pool-clients victims (default 16) loop for
      --seconds; then one more request a few seconds later (the node did not wedge).
-  4. round 4 (issue 38; bench/hostile4.py, which also runs on its own): one more fresh server,
+  4. round 4 (bench/hostile4.py, which also runs on its own): one more fresh server,
      the victim's --victims probe threads (these requests plus a page's JPEG preview; one thread
      also uploads a one-page PDF into a new document) beside one attack per phase of --seconds:
      4.0 baseline; 4.1 20 webhooks with non-ASCII URLs and events; 4.2 8 threads of Flate-bomb
@@ -70,7 +69,7 @@ GET /api/documents/?page[size]=100, page after page). The one OCR worker reads o
 in the order they came, so in a short run the later ones (the TIFF scan first among them) may still
 be waiting. At the end: a summary of the server's output (lines, tracebacks, warnings and errors).
 The target for comparison (../shared/docs/targets.md): any request while a hostile file is processed
-p99 <= 100 ms, server RSS <= 500 MiB; round 4's (issue 38): another user's p99 <= 100 ms and the
+p99 <= 100 ms, server RSS <= 500 MiB; round 4's: another user's p99 <= 100 ms and the
 server's RSS <= 600 MiB under each attack. It prints numbers and never asserts.
 
     .venv/bin/python -m bench.hostile [--seconds 20] [--victims 4] [--tiff-frames 40]

@@ -1,12 +1,12 @@
-"""The third round of hostile cases (issue 22) for bench/hostile.py's attacker: PDF content bombs,
-a page that renders forever, hostile mail servers and messages, request smuggling and bad chunk
-sizes on raw sockets, symbolic links planted in the consume folder, a 990-level folder tree in the
-attacker's consume folder (how long until the victim's file dropped beside it is imported), and
-an attempt to lock the victim out of password login from many addresses (past the documented
-ceiling a new address is refused, while the owner still logs in from the address it logged in
-from before: issue 38). Each step records its answers and latencies
-in the attacker's tally; `report()` prints what each case left behind. `pool_of_two()` is a phase
-of its own: a server on PostgreSQL with DMS_DB_POOL_SIZE=2 under 16 clients."""
+"""The third round of hostile cases for bench/hostile.py's attacker: PDF content bombs, a page that
+renders forever, hostile mail servers and messages, request smuggling and bad chunk sizes on raw
+sockets, symbolic links planted in the consume folder, a 990-level folder tree in the attacker's
+consume folder (how long until the victim's file dropped beside it is imported), and an attempt to
+lock the victim out of password login from many addresses (past the documented ceiling a new address
+is refused, while the owner still logs in from the address it logged in from before). Each step
+records its answers and latencies in the attacker's tally; `report()` prints what each case left
+behind. `pool_of_two()` is a phase of its own: a server on PostgreSQL with DMS_DB_POOL_SIZE=2 under
+16 clients."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Hostile-input benchmark, round 4 (issue 38): can one ordinary user slow everyone else down, or
-make the server's memory or log grow without bound?
+"""Hostile-input benchmark, round 4: can one ordinary user slow everyone else down, or make the
+server's memory or log grow without bound?
 
 Against one fresh `dms serve` (a new temporary data dir; DMS_OCR_WORKERS=1,
 DMS_OUTBOUND_ALLOW=127.0.0.1 so that users may reach the benchmark's own servers on loopback,
@@ -13,30 +13,30 @@ at a time and one waiting, so the victim's own parallel uploads would be refused
 Each phase lasts --seconds (default 20):
 
   0. baseline: no attack.
-  1. webhooks with non-ASCII URLs (finding 1): 20 webhooks of the attacker whose URLs hold a
+  1. webhooks with non-ASCII URLs: 20 webhooks of the attacker whose URLs hold a
      path `/dokumente/über`, a query `?name=Bücher`, a host `127。0。0。1` (what the API answered
      to each form and the URL it stored), to a receiver of the benchmark on loopback; one test
      delivery per form; the attacker makes folders (events) meanwhile. After it: each webhook's
      last_status, last_error and failures, and what the receiver got.
-  2. parallel Flate bombs (finding 2): 8 attacker threads upload PDF content bombs (1 GiB
+  2. parallel Flate bombs: 8 attacker threads upload PDF content bombs (1 GiB
      inflated; 200 pages sharing a 300 MiB stream) into new documents, back to back.
-  3. 16 parallel dry runs (finding 3): the attacker has --long-documents (default 200) text
+  3. 16 parallel dry runs: the attacker has --long-documents (default 200) text
      documents of 100,000 characters and a rule with a long fuzzy pattern; 16 threads loop over
      GET /api/rules/{id}/matches/.
-  4. the mail bomb (finding 4): two attackers with two accounts each on hostile IMAP servers of
+  4. the mail bomb: two attackers with two accounts each on hostile IMAP servers of
      the benchmark serving 24 MiB messages announced as 1,000 bytes, checked again and again (new
      messages for each check); after it, the server's RSS once the checks have ended.
-  5. a split into thousands (finding 5): the attacker's born-digital PDF of --split-pages
+  5. a split into thousands: the attacker's born-digital PDF of --split-pages
      (default 2,000) pages, processed before the phase, split after every page; the answer's
      status and time, and the run it started followed (GET /api/split-runs/{id}/).
-  6. shared pools (finding 6), three phases: (a) two attackers with two accounts each on tarpit
+  6. shared pools, three phases: (a) two attackers with two accounts each on tarpit
      IMAP servers (a byte a second) checking again and again, the victim's check of one small
      message timed from POST to `checking: false`; (b) the attacker's 20 webhooks to a receiver
      that accepts connections and never answers, the attacker making folders, the victim's
      webhook delivery timed from its rename to the receipt; (c) the attacker's two rule runs over
      its long documents (started again as they end), the victim's run over its few documents
      timed to `succeeded`. The victim's samples go on one after the other.
-  7. smaller (finding 8), on raw sockets: a chunked upload with a 5,000-byte chunk extension, a
+  7. smaller, on raw sockets: a chunked upload with a 5,000-byte chunk extension, a
      chunked body with bare-LF line ends (each expected 400 at once), resume points with a space
      on GET /api/events/; and `http://[::127.0.0.1]/` as a webhook URL (expected 400; made
      disabled and deleted at once if accepted: nothing is ever sent to it).
@@ -44,7 +44,7 @@ Each phase lasts --seconds (default 20):
 Each phase prints the probe's latencies per operation (p50/p95/p99/max, errors), the server's
 peak RSS and RSS at the end (and its PDF readers' and Tesseract's), the attacker's answers by
 status, what the attack left behind, what the server wrote meanwhile (lines, tracebacks,
-warnings, the commonest messages) and a summary line with the issue's targets beside the
+warnings, the commonest messages) and a summary line with the targets beside the
 numbers: `probe p99 X ms (target <= 100), server RSS peak Y MiB (target <= 600)`; at the end one
 table of every phase. Traffic goes to loopback only. It prints numbers and never asserts.
 

@@ -1,6 +1,6 @@
-"""Idle memory of the appliance (issues 23, 24 and 30): the resident memory of `dms serve` right
-after it starts and after one login (a token made, `GET /users/me/` answered), as a user gets it
-from `scripts/run` — in a fresh virtualenv with only dms's own packages — and with the PostgreSQL
+"""Idle memory of the appliance (docs/performance.md, "Numbers"): the resident memory of `dms serve`
+right after it starts and after one login (a token made, `GET /users/me/` answered), as a user gets
+it from `scripts/run` — in a fresh virtualenv with only dms's own packages — and with the PostgreSQL
 and Redis extras installed too (peewee imports psycopg when it is there, so the extras cost memory
 even on SQLite). Also with the ssl trick of dms.cli switched off, to show what it saves.
 

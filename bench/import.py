@@ -1,4 +1,4 @@
-"""Import benchmark (issue 16): `dms import` as an admin runs it, and the consume folder.
+"""Import benchmark: `dms import` as an admin runs it, and the consume folder.
 
 1. `dms import` of --small-files small PDFs (one page of text each) into a fresh data dir:
    files/s, MiB/s and the import process's peak RSS (target: >= 100 small files/s).

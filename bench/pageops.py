@@ -1,6 +1,6 @@
-"""Page operations (issue 26): the request time of rotating, deleting and reordering pages of a
-100-page PDF, and of splitting a 50-page scanned batch (after given pages, and at QR separator
-sheets), each against a real `dms serve`.
+"""Page operations: the request time of rotating, deleting and reordering pages of a 100-page PDF,
+and of splitting a 50-page scanned batch (after given pages, and at QR separator sheets), each
+against a real `dms serve`.
 
 Two 100-page documents: a born-digital PDF (a text layer on every page, as an office program
 writes it) and a scan (a 300-dpi grayscale image per page, as a sheet feeder's PDF; uploaded with

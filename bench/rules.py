@@ -1,5 +1,4 @@
-"""What rules cost per processed document (issue 27; target: 50 rules in at most 5 ms per page of
-text).
+"""What rules cost per processed document (target: 50 rules in at most 5 ms per page of text).
 
 One SQLite data dir, written through dms's own schema: one user with 50 rules of every algorithm
 (12 `any`, 10 `all`, 10 `exact`, 10 `regex`, 8 `fuzzy`; a few match, most do not, as in a real

@@ -1,4 +1,4 @@
-"""Scale-out benchmark (issue 15): several web nodes and `dms worker` processes on one machine.
+"""Scale-out benchmark: several web nodes and `dms worker` processes on one machine.
 
 A throwaway PostgreSQL (tests/harness/pgcluster.py: Debian's server binaries, fsync off) and
 Redis (tests/harness/redisserver.py) on loopback; two web nodes (`dms serve --no-worker`) and 1,

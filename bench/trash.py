@@ -1,5 +1,5 @@
-"""The trash and the history at scale (issue 25): a listing and a search are no slower with 10,000
-nodes in the trash beside 100,000 live ones, and what the history costs in the database.
+"""The trash and the history at scale: a listing and a search are no slower with 10,000 nodes in the
+trash beside 100,000 live ones, and what the history costs in the database.
 
 One SQLite data dir, written directly (bulk inserts through dms's own schema): one user, 100,000
 live documents with a line of text each — 10,000 of them in one folder, the rest in folders of

@@ -71,9 +71,9 @@ class Config:
     ocr_slice_seconds: int = 20  # a worker moves on to other documents after this long
     ocr_budget_minutes: float = 360  # processing time per document before it fails
     # A split (after given pages, at separator sheets, the intake's) takes documents of at most
-    # this many pages: it looks at every page and may make one document per page (issue 38).
+    # this many pages: it looks at every page and may make one document per page.
     split_max_pages: int = 1000
-    # The consume folder and mail split incoming PDFs at barcode separator sheets (issue 26).
+    # The consume folder and mail split incoming PDFs at barcode separator sheets.
     split_on_barcode: bool = False
     # Address space of one PDF reader process (dms.files.pdf.process): a page needing more is
     # refused.

@@ -128,13 +128,13 @@ def open_installation(config: Config) -> DirectoryStore:
     sweep(store, config)  # before the first request; then periodically
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
-    take_turns_by(current_owner)  # the write lock takes users in turns (issue 38)
+    take_turns_by(current_owner)  # the write lock takes users in turns
     return store
 
 
 # Reader processes for everything but OCR (uploads, previews, page operations, the intake),
-# shared by users' turns (issue 38); the OCR workers have one each of their own, so a user's
-# upload never waits for a document being read, theirs or anyone's.
+# shared by users' turns; the OCR workers have one each of their own, so a user's upload never waits
+# for a document being read, theirs or anyone's.
 SHARED_PDF_READERS = 2
 
 

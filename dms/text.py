@@ -38,7 +38,7 @@ _ESCAPED.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
 
 def escape_controls(text: str) -> str:
     """`text` on one line as it looks, for logs and terminals: a file name holding ESC and a
-    newline cannot forge a log line or colour a terminal (issue 22)."""
+    newline cannot forge a log line or colour a terminal."""
     return text.translate(_ESCAPED)
 
 

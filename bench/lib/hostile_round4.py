@@ -1,9 +1,9 @@
-"""The frame of bench/hostile4.py (issue 38's attacks): the probe (another user's clients, with an
-upload and a preview besides hostile_http.Victim's requests), an attack's common parts (its own
-users, threads that loop until the phase ends, answers tallied per thread), raw requests on
-sockets, and the phases themselves: each attack prepared, run for its seconds beside the probe,
-reported with the probe's latencies, the server's memory and output, and one summary line with
-the issue's targets beside the numbers. It prints numbers and never asserts."""
+"""The frame of bench/hostile4.py: the probe (another user's clients, with an upload and a preview
+besides hostile_http.Victim's requests), an attack's common parts (its own users, threads that loop
+until the phase ends, answers tallied per thread), raw requests on sockets, and the phases
+themselves: each attack prepared, run for its seconds beside the probe, reported with the probe's
+latencies, the server's memory and output, and one summary line with the targets beside the numbers.
+It prints numbers and never asserts."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from bench.lib.hostile_http import (VND, Tally, Victim, create_node, create_user
 from bench.lib.hostile_watch import OutputDrain
 from tests.harness.samples import pdf
 
-# The issue's targets (issue 38, "done when"): under each attack another user's requests ...
+# The targets (docs/performance.md, "Numbers"): under each attack another user's requests ...
 PROBE_P99_TARGET_MS = 100
 # ... and the server's resident memory.
 RSS_TARGET_MIB = 600

@@ -1,7 +1,7 @@
-"""bench/hostile4.py's attacks of one user on everyone (issue 38, findings 1, 2, 3 and 5):
-webhooks with URLs in other scripts, parallel Flate bombs, a storm of rule dry runs, and a split
-into thousands of documents (the mail bomb is hostile_round4_mail's). Each is a hostile_round4
-Attack: prepared before its phase, looping during it, reporting what it left behind."""
+"""bench/hostile4.py's attacks of one user on everyone: webhooks with URLs in other scripts,
+parallel Flate bombs, a storm of rule dry runs, and a split into thousands of documents (the mail
+bomb is hostile_round4_mail's). Each is a hostile_round4 Attack: prepared before its phase, looping
+during it, reporting what it left behind."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tests.harness.webhooks import Receiver
 SECRET = "a-secret-of-the-benchmark"
 WEBHOOKS = 20  # a user's most (api.md §15)
 EVENT_PAUSE = 0.05  # between the attacker's events: steady, not a flood of its own
-# The URL forms of finding 1: a path, a query, a host in ideographic full stops (UTS #46 maps
+# The URL forms of phase 1: a path, a query, a host in ideographic full stops (UTS #46 maps
 # them to 127.0.0.1: loopback, never a name sent to a resolver).
 URL_FORMS = {"path /dokumente/über": "http://127.0.0.1:{port}/dokumente/über/{n}",
              "query ?name=Bücher": "http://127.0.0.1:{port}/hook?name=Bücher&n={n}",

@@ -1,7 +1,7 @@
-"""bench/hostile4.py's mail bomb (issue 38, finding 4) as a hostile_round4 Attack: attackers'
-accounts on hostile IMAP servers of the benchmark (tests/harness/hostileimap.py) that serve
-messages of 24 MiB announced as 1,000 bytes, built as tests/intake/test_mail_memory.py builds
-them, checked again and again; the server's memory watched until the checks have ended."""
+"""bench/hostile4.py's mail bomb as a hostile_round4 Attack: attackers' accounts on hostile IMAP
+servers of the benchmark (tests/harness/hostileimap.py) that serve messages of 24 MiB announced as
+1,000 bytes, built as tests/intake/test_mail_memory.py builds them, checked again and again; the
+server's memory watched until the checks have ended."""
 
 from __future__ import annotations
 

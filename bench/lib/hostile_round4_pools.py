@@ -1,7 +1,7 @@
-"""bench/hostile4.py's attacks on the pools users share (issue 38, finding 6): attackers' mail
-accounts on tarpit IMAP servers holding the mail-check threads, webhooks to a receiver that never
-answers holding the senders, rule runs over long documents holding the run threads; each while
-the victim's own check, delivery or run is timed (Sampler). Each is a hostile_round4 Attack."""
+"""bench/hostile4.py's attacks on the pools users share: attackers' mail accounts on tarpit IMAP
+servers holding the mail-check threads, webhooks to a receiver that never answers holding the
+senders, rule runs over long documents holding the run threads; each while the victim's own check,
+delivery or run is timed (Sampler). Each is a hostile_round4 Attack."""
 
 from __future__ import annotations
 

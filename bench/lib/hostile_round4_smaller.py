@@ -1,7 +1,7 @@
-"""bench/hostile4.py's smaller cases (issue 38, finding 8) as a hostile_round4 Attack: on raw
-sockets, a chunk extension of 5,000 bytes and a chunked body with bare-LF line ends (each expected
-400 at once), a resume point with a space around it on the event stream; and the IPv4-compatible
-IPv6 address http://[::127.0.0.1]/ as a webhook URL (expected 400), which nothing ever sends to."""
+"""bench/hostile4.py's smaller cases as a hostile_round4 Attack: on raw sockets, a chunk extension
+of 5,000 bytes and a chunked body with bare-LF line ends (each expected 400 at once), a resume point
+with a space around it on the event stream; and the IPv4-compatible IPv6 address
+http://[::127.0.0.1]/ as a webhook URL (expected 400), which nothing ever sends to."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """bench/ocr.py, parts 4 and 5: how long one scanned document takes from its upload, next to bare
-Tesseract on the same pages in the same run (issue 30's rows).
+Tesseract on the same pages in the same run (docs/performance.md, "Numbers").
 
 4. A 4-page 300-dpi scanned PDF (each page a JPEG, as scanners make them), upload → `succeeded`
    with its searchable PDF made, 1 worker; the limit: `tesseract page.jpg out -l eng --dpi 300

@@ -133,8 +133,8 @@ def _limit_malloc_arenas() -> None:
     """glibc gives each thread that allocates an arena of its own, up to 8 per core, and under
     load each grows to 15-18 MiB and keeps it: a server under bench/load.py's mixed load held
     328 MiB, 12 such arenas. With MALLOC_ARENAS it peaked at 125 MiB and served 8 % more
-    requests (issue 30). Set before the long-lived process starts its threads; an explicit
-    MALLOC_ARENA_MAX in the environment wins. Elsewhere than glibc: nothing to do."""
+    requests. Set before the long-lived process starts its threads; an explicit MALLOC_ARENA_MAX in
+    the environment wins. Elsewhere than glibc: nothing to do."""
     if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
         return
     import ctypes

@@ -11,11 +11,10 @@ class FifoLock:
     """A re-entrant lock handed to waiters in the order they arrived (threading.Lock is unfair:
     a thread that just released it often takes it again before a waiter wakes up), and by users'
     turns: when it is let go, the first waiter working for another user than the one it was
-    held for goes first, if there is one (issue 38: one user's eight writers in a row made
-    another user's write wait for all eight; now it waits for one). Whom a thread works for is
-    `turn_of()`: the composition root wires dms.files.fairness.current_owner in (dms.db knows
-    nothing of users' turns); until then every writer is the same user's, first come, first
-    served."""
+    held for goes first, if there is one (one user's eight writers in a row made another user's
+    write wait for all eight; now it waits for one). Whom a thread works for is `turn_of()`: the
+    composition root wires dms.files.fairness.current_owner in (dms.db knows nothing of users'
+    turns); until then every writer is the same user's, first come, first served."""
 
     turn_of: Callable[[], Hashable] = staticmethod(lambda: None)
 

@@ -44,8 +44,8 @@ M = TypeVar("M", bound=Model)
 
 def from_row(model: type[M], columns: list[str], values: Iterable[Any]) -> M:
     """A model instance of a row read with raw SQL, each value turned as peewee would. On the
-    paths every request takes (issue 30): Model.raw() resolves its columns and builds its query
-    on every call, which costs more than the query."""
+    paths every request takes: Model.raw() resolves its columns and builds its query on every call,
+    which costs more than the query."""
     instance = model(__no_default__=True)
     fields = model._meta.columns
     instance.__data__.update((fields[name].name, fields[name].python_value(value))

@@ -19,7 +19,7 @@ Concurrency rules (every module that writes follows them):
   dms.db.events checks it): on PostgreSQL an event's id is handed out at its INSERT, before the
   commit, so two writers of one owner's events at once could commit their ids out of order, and a
   reader of "that owner's events after id N" (webhooks, the event stream) would skip one. Under
-  the scope, each owner's events commit in the order of their ids (issue 28).
+  the scope, each owner's events commit in the order of their ids.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ _release_space_reserve: Callable[[], bool] | None = None
 
 def take_turns_by(turn_of: Callable[[], Hashable]) -> None:
     """Whom a writer works for (dms.files.fairness.current_owner; set by the composition root):
-    the write lock takes users in turns by it (dms.db.fifolock, issue 38)."""
+    the write lock takes users in turns by it (dms.db.fifolock)."""
     WRITE_LOCK.turn_of = turn_of
 
 

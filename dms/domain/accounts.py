@@ -66,7 +66,7 @@ SCRIPT_FAMILIES = {"CJK": "CJK", "HIRAGANA": "CJK", "KATAKANA": "CJK", "HANGUL":
 
 def scripts_of(text: str) -> set[str]:
     """The scripts of the letters in `text` (digits and punctuation belong to every script): a
-    username of more than one can impersonate another, `аdmin` with a Cyrillic а (issue 22)."""
+    username of more than one can impersonate another, `аdmin` with a Cyrillic а."""
     scripts = set()
     for character in text:
         if unicodedata.category(character).startswith("L"):
@@ -91,9 +91,9 @@ def login(username: object, password: object, address: str, throttle: LoginThrot
           max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
     """POST /auth/login/: a new token's secret for correct credentials of an active user.
     Failures count per address and username together, per address and per username (see
-    LoginThrottle), the address by its address_key (IPv6 by /64). From an address the user
-    logged in from before, the username's count does not refuse the login (issue 38): a guesser
-    on many addresses cannot lock the owner out there, and is still stopped everywhere else."""
+    LoginThrottle), the address by its address_key (IPv6 by /64). From an address the user logged in
+    from before, the username's count does not refuse the login: a guesser on many addresses cannot
+    lock the owner out there, and is still stopped everywhere else."""
     username = required_text(username, "username", "username", strip=False)
     password = required_text(password, "password", "password", strip=False)
     user_key, where = username_key(username), address_key(address)

@@ -153,8 +153,8 @@ def tokens_of(user: User) -> ModelSelect[Token]:
             .order_by(Token.created.desc(), Token.token_key))
 
 
-# The path every request takes (issue 30): one query for the token and its user, rows made models
-# directly (dms.db.models.from_row; Model.raw() was 3/4 of GET /users/me/ in-process).
+# The path every request takes: one query for the token and its user, rows made models directly
+# (dms.db.models.from_row; Model.raw() was 3/4 of GET /users/me/ in-process).
 TOKEN_COLUMNS = columns_of(Token)
 USER_COLUMNS = columns_of(User)
 TOKEN_AND_USER = (
@@ -192,12 +192,12 @@ def token_is_live(digest: str, now: dt.datetime) -> bool:
 # The keys failed logins are counted by, and how many a key may have within the window. A key
 # (ADDRESS_AND_USER, address, username) stops one client guessing one account's password; the
 # username alone was once the key, and then anyone could keep any account, the admin's too, locked
-# out of password login with 5 requests every 5 minutes (issue 22): now that lock needs MAX_FAILURES
-# of USER's failures, from several addresses (an address alone stops at ADDRESS's). ADDRESS stops
-# one client spraying many usernames. USER stops a guesser spread over many addresses, and would
-# lock the owner out with it (issue 38): so a login from an address the user logged in from before
-# (a known address, remembered by LoginThrottle.remember) is not refused for USER's count, only
-# for the other two. An address is counted as address_key() says (IPv6 by its /64).
+# out of password login with 5 requests every 5 minutes: now that lock needs MAX_FAILURES of USER's
+# failures, from several addresses (an address alone stops at ADDRESS's). ADDRESS stops one client
+# spraying many usernames. USER stops a guesser spread over many addresses, and would lock the owner
+# out with it: so a login from an address the user logged in from before (a known address,
+# remembered by LoginThrottle.remember) is not refused for USER's count, only for the other two. An
+# address is counted as address_key() says (IPv6 by its /64).
 ADDRESS_AND_USER, ADDRESS, USER = "addr+user", "addr", "user"
 KNOWN_ADDRESS = "known"  # the kind of a known address's digest (with the user's id)
 MAX_FAILURES = {ADDRESS_AND_USER: Config.login_failures_per_address_user,  # the settings' defaults

@@ -1,6 +1,7 @@
-"""What the intake refused (issue 24): a file the consume folder moved to `.failed/`, an attachment
-a mail check could not take. Each is told to its owner (GET /intake/refusals/) and counted for the
-admins (GET /health), not only written to the server's log where the owner never looks.
+"""What the intake refused (docs/api.md, "Refused intake"): a file the consume folder moved to
+`.failed/`, an attachment a mail check could not take. Each is told to its owner
+(GET /intake/refusals/) and counted for the admins (GET /health), not only written to the
+server's log where the owner never looks.
 
 Bounded: a user keeps the newest KEEP_PER_USER refusals, and none older than KEEP_DAYS; both are
 enforced as refusals are recorded, in the same write transaction. Names and reasons are stored as

@@ -50,9 +50,9 @@ class Services:
     dry_runs: FairSlots = field(default_factory=lambda: dry_run_slots())
 
 
-# Rules' dry runs (GET /rules/{id}/matches/) at once in one process, and of one user (issue 38):
-# each holds a request thread and a core for up to DMS_RULES_PREVIEW_SECONDS, so sixteen of one
-# user's at once took the request threads from everyone; past these, 429 at once.
+# Rules' dry runs (GET /rules/{id}/matches/) at once in one process, and of one user: each holds a
+# request thread and a core for up to DMS_RULES_PREVIEW_SECONDS, so sixteen of one user's at once
+# took the request threads from everyone; past these, 429 at once.
 DRY_RUNS_AT_ONCE, DRY_RUNS_PER_USER = 2, 1
 DRY_RUN_REFUSALS = Refusals(
     waiting="Your other dry run of a rule is still running; try again when it has answered.",

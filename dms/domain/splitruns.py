@@ -1,6 +1,6 @@
-"""Splits in the background (issue 38, api.md §11): a split too large for one request
-(dms.domain.splits) is a `split_run` row whose parts a worker makes a batch at a time, resumable
-after a crash, never making a part twice.
+"""Splits in the background (docs/api.md, "Splits in the background"): a split too large for one
+request (dms.domain.splits) is a `split_run` row whose parts a worker makes a batch at a time,
+resumable after a crash, never making a part twice.
 
 A run is queued, then running, then succeeded or failed. A worker of some node claims it with a
 lease in the database (`worker_id`, `lease_until`, for DMS_LEASE_SECONDS, as rule runs do:

@@ -1,4 +1,4 @@
-"""The trash (issue 25, api.md §12): nothing a user deletes is gone at once.
+"""The trash (docs/api.md, "The trash"): nothing a user deletes is gone at once.
 
 Deleting a node marks it and everything live below it with its id (`node.trash_id`) and writes a
 `trash_entry` (when, until when, and the parent it had), in one write transaction with its

@@ -1,6 +1,6 @@
 """Runs in the background — runs of rules (dms.domain.rules.runs), splits
 (dms.domain.splitruns): their rows' leases (RunLeases), and the threads of one node that work on
-them in their owners' turns (TurnPool, issue 38).
+them in their owners' turns (TurnPool).
 
 A run's row is queued, then running, then succeeded or failed. A worker of some node claims it
 with a lease in the database (`worker_id`, `lease_until`, for DMS_LEASE_SECONDS, as the

@@ -1,4 +1,4 @@
-"""Fair shares of the pools that users fill (issue 38): one user may not slow everyone.
+"""Fair shares of the pools that users fill: one user may not slow everyone.
 
 Every pool a user's work can fill — the PDF readers of requests, rule dry runs, mail checks, rule
 runs, webhook senders — is shared by turns, not first come, first served:

@@ -1,5 +1,6 @@
-"""Owner-only file modes (issue 24): on a shared NAS any local account could otherwise read every
-user's papers, the password hashes and the sealed mail passwords with their key.
+"""Owner-only file modes (docs/operations.md, "Who can read the files"): on a shared NAS any local
+account could otherwise read every user's papers, the password hashes and the sealed mail passwords
+with their key.
 
 Every dms process creates what it writes owner-only — directories 0700, files 0600 — because its
 entry point (dms.cli.main) sets the umask (`restrict_umask`), whatever the umask it was started

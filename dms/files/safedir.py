@@ -1,11 +1,10 @@
-"""File operations below a directory that others can write to, without ever following a
-symbolic link (issue 22): the consume folder is a shared folder, and anyone who can write there
-can plant links. Everything goes through directory file descriptors: each path component is
-opened with O_NOFOLLOW relative to its parent's descriptor, files are opened the same way and
-checked to be regular files, moves are renames between descriptors, and an existing file is never
-opened for writing (a new file is written under a fresh name and renamed over it: a rename
-replaces the directory entry, it never writes into a victim's inode, not even through a hard
-link).
+"""File operations below a directory that others can write to, without ever following a symbolic
+link: the consume folder is a shared folder, and anyone who can write there can plant links.
+Everything goes through directory file descriptors: each path component is opened with O_NOFOLLOW
+relative to its parent's descriptor, files are opened the same way and checked to be regular files,
+moves are renames between descriptors, and an existing file is never opened for writing (a new file
+is written under a fresh name and renamed over it: a rename replaces the directory entry, it never
+writes into a victim's inode, not even through a hard link).
 
 A link (or anything not a directory) where a directory should be raises `NotADirectory`; a link or
 special file where a file should be raises `NotAFile`.

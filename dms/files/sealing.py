@@ -57,7 +57,7 @@ def load_key(data_dir: Path) -> bytes:
 
 def _gcm(key: bytes, nonce: bytes):
     """An AES-GCM cipher; pycryptodomex is imported by the first process that seals or opens a
-    value, not by every server at start (issue 30: idle memory)."""
+    value, not by every server at start (an idle server's memory)."""
     from Cryptodome.Cipher import AES
 
     return AES.new(key, AES.MODE_GCM, nonce=nonce)

@@ -1,5 +1,5 @@
-"""A request body written once (issue 30): straight into `<data-dir>/tmp` while it arrives, hashed
-on the way, then adopted by the store (a rename) instead of copied there a second time.
+"""A request body written once: straight into `<data-dir>/tmp` while it arrives, hashed on the way,
+then adopted by the store (a rename) instead of copied there a second time.
 
 The HTTP server (dms.web.httpserver) hands each body's pieces to a SpooledBody as they come off
 the socket. Up to `memory_limit` bytes stay in memory (JSON bodies, small files); past that the

@@ -13,11 +13,11 @@ from another filesystem. Uploads in progress and Tesseract's output are node-loc
 
 Durability: an upload is written to tmp/, checked, then fsynced and moved into place (a rename;
 a copy, fsync and rename when the store is another filesystem) and the directory fsynced, before
-any database row points at it. Only what is stored is fsynced (issue 38): a body the checks
-refuse — a Flate bomb, a 429 — costs no sync of the disk, which every other user's commits wait
-for. A crash can therefore leave only unreferenced files (never a row without
-its file); `sweep()` at start-up removes them once they are older than a grace period: a file
-without a row may be another node's upload whose row is being committed.
+any database row points at it. Only what is stored is fsynced: a body the checks refuse — a Flate
+bomb, a 429 — costs no sync of the disk, which every other user's commits wait for. A crash can
+therefore leave only unreferenced files (never a row without its file); `sweep()` at start-up
+removes them once they are older than a grace period: a file without a row may be another node's
+upload whose row is being committed.
 """
 
 from __future__ import annotations
@@ -315,9 +315,9 @@ def _remove_if_old(entry: Path, cutoff: float) -> int:
 
 
 def _adopt_old_layout(data_dir: Path, store: DirectoryStore) -> None:
-    """Before issue 15 previews and page PDFs lived in <data-dir>/previews and <data-dir>/work:
-    page PDFs move into the store (a version being read keeps its pages), previews are only a
-    cache and are dropped."""
+    """Before several processes shared the store, previews and page PDFs lived in
+    <data-dir>/previews and <data-dir>/work: page PDFs move into the store (a version being read
+    keeps its pages), previews are only a cache and are dropped."""
     old_previews, old_work = data_dir / "previews", data_dir / "work"
     if old_previews.is_dir():
         shutil.rmtree(old_previews, ignore_errors=True)

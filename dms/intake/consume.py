@@ -1,6 +1,6 @@
-"""The consume folder (DMS_CONSUME_DIR, issue 16): a network scanner, or anyone, drops files into
-`<consume>/<username>/...` and they become that user's documents in .inbox, sub-folders kept as
-folders — without a script.
+"""The consume folder (DMS_CONSUME_DIR; docs/guide.md, "The consume folder"): a network scanner, or
+anyone, drops files into `<consume>/<username>/...` and they become that user's documents in .inbox,
+sub-folders kept as folders — without a script.
 
 Polled, not watched: SMB and NFS shares send no inotify events. A file is taken only when its size
 and modification time have not changed for `consume_stable_seconds` (a scanner writing slowly is
@@ -13,12 +13,12 @@ document and is only removed. A temporary trouble (full disk, the database busy 
 file where it is, for the next look. A directory that names no active user is reported once in the
 log.
 
-The folder is shared, so nothing below its root is trusted (issue 22): no symbolic link is ever
-followed — not in a user's tree, not as a user folder, not in `.failed/` or `.done/` — because
-every step goes through directory descriptors (dms.files.safedir). A link is left where it is and
-reported once; a file that cannot be moved or removed (a link or a folder in the way, no
-permission) stays and is not tried again until it changes. Each user's folder is looked at on its
-own, and each file: one broken tree or file never stops the others.
+The folder is shared, so nothing below its root is trusted: no symbolic link is ever followed — not
+in a user's tree, not as a user folder, not in `.failed/` or `.done/` — because every step goes
+through directory descriptors (dms.files.safedir). A link is left where it is and reported once; a
+file that cannot be moved or removed (a link or a folder in the way, no permission) stays and is not
+tried again until it changes. Each user's folder is looked at on its own, and each file: one broken
+tree or file never stops the others.
 
 Runs in a thread of `dms serve` and of `dms worker`; several nodes on one shared consume folder
 may both take a file: the duplicate check (in the transaction that adds) keeps one document.
@@ -248,7 +248,7 @@ class ConsumeFolder:
                 with os.fdopen(fd, "rb") as stream:
                     try:
                         folder_id = self._folder(user, parts[:-1])
-                        with acting_for(user.id):  # the readers' shares (issue 38)
+                        with acting_for(user.id):  # the readers' fair shares
                             documents = uploads.import_into_folder(
                                 self.services, user, folder_id, stream,
                                 os.fstat(stream.fileno()).st_size, parts[-1], source="consume",

@@ -1,5 +1,6 @@
-"""`dms import PATH... --user NAME [--into FOLDER_ID] [--dry-run]` (issue 16): files and whole
-directory trees become a user's documents and folders, by default in the user's .inbox.
+"""`dms import PATH... --user NAME [--into FOLDER_ID] [--dry-run]` (docs/guide.md, "Importing
+files"): files and whole directory trees become a user's documents and folders, by default in the
+user's .inbox.
 
 Each file goes through the same code as an API upload (dms.domain.uploads.import_into_folder:
 sniffing, page counting, versions, the OCR queue), so it is checked the same way and queued for

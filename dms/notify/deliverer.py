@@ -19,7 +19,7 @@ threads:
 - The senders are shared by turns (dms.files.fairness): one owner's webhooks hold at most SHARE
   of them at once, and the scanner claims only what a free sender starts now, the webhooks of
   owners with the fewest being delivered first. One user's receivers that never answer leave
-  the other senders to everyone else (issue 38).
+  the other senders to everyone else.
 - Any 2xx is success. Anything else (a 3xx too: redirects are not followed), a refused address,
   a URL that cannot be sent or no answer within DMS_WEBHOOK_TIMEOUT_SECONDS is a failure: the
   event is tried again after DMS_WEBHOOK_RETRY_SECONDS, then twice as long each time (at most

@@ -22,7 +22,7 @@ from dms.db import database, write_transaction
 # A worker row nobody renewed for this long is removed (its process is long gone).
 FORGET_AFTER_SECONDS = 24 * 3600
 # Periods are counted from a Sunday 03:17 UTC: with the default 168 hours the weekly verify
-# starts Sundays at 03:17 UTC, as it did before issue 15.
+# starts Sundays at 03:17 UTC, as it did before several processes shared the jobs.
 PERIOD_ANCHOR = dt.datetime(2024, 1, 7, 3, 17, tzinfo=dt.timezone.utc).timestamp()
 
 

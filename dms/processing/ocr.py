@@ -16,8 +16,8 @@ pdfium only in a reader process (dms.files.pdf); large frames only under
 dms.files.imaging.decoding(). Tesseract is a child process we start ourselves (not pytesseract,
 which cannot be cancelled from another thread and leaves its temporary files in /tmp when killed):
 it reads the stored image itself, or a page rendered as an uncompressed BMP into the slice's
-scratch folder in the data dir's tmp/ (issue 30: Tesseract read a 300-dpi page 0.3-0.4 s slower as
-a PGM through stdin — Leptonica's PNM reader and Tesseract's stdin are both slow; a file it reads in
+scratch folder in the data dir's tmp/ (Tesseract read a 300-dpi page 0.3-0.4 s slower as a PGM
+through stdin — Leptonica's PNM reader and Tesseract's stdin are both slow; a file it reads in
 ~10 ms); it runs with OMP_THREAD_LIMIT=1 (several jobs in parallel use the cores better than one job
 with several threads).
 """
@@ -176,10 +176,9 @@ def _pdf_pages(path: Path, lang: str, use_ocr: bool, numbers: list[int], max_pix
     slower, bench/ocr.py), in a reader process lent to this document's reading (it keeps the
     file open between pages). The next page is prepared (its layer read, a scan rendered) by a
     helper thread while Tesseract reads this one: the reader process works on the other core
-    instead of Tesseract waiting for it (issue 30: ~0.2 s a 300-dpi page). One call at a time
-    goes to the reader process: the helper's while a page is being prepared, else this
-    thread's. Born-digital pages never start the helper (a hand-over costs more than reading a
-    short page's text)."""
+    instead of Tesseract waiting for it (~0.2 s a 300-dpi page). One call at a time goes to the
+    reader process: the helper's while a page is being prepared, else this thread's. Born-digital
+    pages never start the helper (a hand-over costs more than reading a short page's text)."""
 
     def prepare(child: Child, number: int) -> _Prepared:
         page = _Prepared(number, pdf.text_layer(child, path, number - 1))

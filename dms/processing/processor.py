@@ -1,6 +1,6 @@
 """Background processing of uploaded versions: versions are queued (dms.processing.queue: the
 embedded SQLite queue, or Redis) and read by worker threads, either inside `dms serve` or in `dms
-worker` processes on other machines (issue 15).
+worker` processes on other machines.
 
 The document row is the source of truth, not the queue (dms.processing.progress): Huey is
 at-most-once, so a task lost in a crash is found again by `reconcile()`, which queues every document
@@ -14,17 +14,17 @@ The heartbeat also cancels the reading of a version that was deleted or replaced
 and claims the periodic jobs that the composition root registers (dms.runtime's PERIODIC_JOBS),
 each run once per period for the whole cluster (dms.processing.cluster).
 
-Fair and bounded (issue 11): a task reads a version for at most `ocr_slice_seconds`, saving pages
-as it goes, then puts the rest back in the queue; tasks are queued with a priority that falls with
-the number of documents their owner already has waiting, so one user's 3,000-page scan or hundred
-uploads do not hold back another user's one-page letter. A document whose processing time passes
-`ocr_budget_minutes` fails with a reason. Deleting or replacing a document cancels its reading
-(at once on this node, within a heartbeat on another).
+Fair and bounded: a task reads a version for at most `ocr_slice_seconds`, saving pages as it goes,
+then puts the rest back in the queue; tasks are queued with a priority that falls with the number of
+documents their owner already has waiting, so one user's 3,000-page scan or hundred uploads do not
+hold back another user's one-page letter. A document whose processing time passes
+`ocr_budget_minutes` fails with a reason. Deleting or replacing a document cancels its reading (at
+once on this node, within a heartbeat on another).
 
 Status (api.md §7): `received` -> `started` -> `succeeded`, or `failed` with `ocr_error` after
 MAX_ATTEMPTS attempts (or at once when over budget). A failure never blocks other documents.
-What the composition root hooks in as `when_read` (a new document's rules, issue 27) is worked out
-once the text is known and applied in the transaction that marks the reading ended.
+What the composition root hooks in as `when_read` (a new document's rules) is worked out once the
+text is known and applied in the transaction that marks the reading ended.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What the tantivy index holds of the outbox, and the searches waiting for their caller's changes
-(issue 38: "done" means findable; dms.search.indexer applies the rows, dms.search.service asks).
+("done" means findable; dms.search.indexer applies the rows, dms.search.service asks).
 
 - **Marks.** `applied`: every outbox row up to it is in the index's last reload; `owner_applied`
   per owner: every row of that owner's nodes up to it is (their rows applied ahead of the

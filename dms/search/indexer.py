@@ -11,7 +11,7 @@ step with the database through the outbox (dms.search.outbox).
   POLL_SECONDS (for writes of other processes, such as `dms verify --repair`).
 - Memory: the index is opened when first needed (a search, a change) and let go after
   IDLE_CLOSE_SECONDS without either, so an idle appliance does not keep it mapped.
-- "Done" means findable (issue 38). A search first asks `catch_up(owner)`: if the outbox holds
+- "Done" means findable. A search first asks `catch_up(owner)`: if the outbox holds
   a row of one of the caller's nodes that the index lacks, committed before the search began (a
   document whose status just turned `succeeded`), the search wakes this thread and waits until
   the index holds it (dms.search.freshness: the marks of what the index holds, moved here after
@@ -43,9 +43,9 @@ log = logging.getLogger("dms.search")
 
 POLL_SECONDS = 1.0
 # Changes come in bursts (an import, a script, a rule run): the indexer gathers them this long
-# after a commit woke it, unless a search waits for some (issue 38). Fewer commits of the index
-# (each some 15 ms of writing and syncing, more on a busy machine), so a search that waits finds
-# the indexer free, not in the middle of committing another user's changes.
+# after a commit woke it, unless a search waits for some. Fewer commits of the index (each some
+# 15 ms of writing and syncing, more on a busy machine), so a search that waits finds the indexer
+# free, not in the middle of committing another user's changes.
 GATHER_SECONDS = 0.1
 # The writer (its indexing and merge threads, its 32 MiB budget's tables: ~2 MiB resident when
 # idle) is let go after this long without changes; opening it again costs ~10 ms.

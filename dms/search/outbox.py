@@ -6,12 +6,11 @@ a crash in between makes the indexer apply them again, which is harmless because
 means "make the index hold what the database holds now". A row whose node_id is REBUILD asks for
 the whole index to be rebuilt (`dms reindex` while a server runs).
 
-"Done" means findable (issue 38; dms.search.freshness): before it runs, a search looks for the
-newest pending row of the caller's documents whose reading has ended (`newest_of`) and waits for
-the index to hold it; the
-indexer applies the rows of owners whose searches wait ahead of the rest (`pending_of`). The
-outbox has no owner column: its rows are joined to their nodes, outbox first (each row looked
-at costs one lookup, ~0.4 µs), at most LOOK_ROWS rows a look.
+"Done" means findable (dms.search.freshness): before it runs, a search looks for the newest pending
+row of the caller's documents whose reading has ended (`newest_of`) and waits for the index to hold
+it; the indexer applies the rows of owners whose searches wait ahead of the rest (`pending_of`). The
+outbox has no owner column: its rows are joined to their nodes, outbox first (each row looked at
+costs one lookup, ~0.4 µs), at most LOOK_ROWS rows a look.
 """
 
 from __future__ import annotations
@@ -60,7 +59,7 @@ def newest_of(owner_id: str, after: int, up_to: int) -> int | None:
     """The seq of the newest row from `after` (excluded) to `up_to` that changes one of
     `owner_id`'s documents whose reading has ended, among the newest LOOK_ROWS rows (None if
     none): what a search waits for. A folder made or a document still being read is found a
-    moment later, as the index follows; "done" is the promise (issue 38), and waiting for every
+    moment later, as the index follows; "done" is the promise, and waiting for every
     change made a user who writes and searches by turns wait for an index commit each time."""
     return database.execute_sql(
         "SELECT max(o.seq) " + OF_OWNER.format(order="DESC") + DONE,

@@ -19,9 +19,9 @@ from dms.web.openapi import build as build_openapi
 @contextlib.contextmanager
 def compiled_once(router: bottle.Router):
     """Bottle's router compiles a method's combined pattern again after each route added: for
-    dms' ~190 routes that was a quarter of a second of every start-up (issue 30). Within this
-    block each method's pattern is compiled once, when the last route is in (an attribute of
-    the instance shadows Router._compile meanwhile)."""
+    dms' ~190 routes that was a quarter of a second of every start-up. Within this block each
+    method's pattern is compiled once, when the last route is in (an attribute of the instance
+    shadows Router._compile meanwhile)."""
     pending: set[str] = set()
     router._compile = pending.add
     try:

@@ -251,7 +251,7 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
             if route.auth:
                 ctx.authenticate()
             # The pools a request may wait for are shared by users' turns, and background work
-            # gives way while it is served (issue 38).
+            # gives way while it is served.
             caller = ctx.user_or_none
             with acting_for(caller.id if caller is not None else None), serving():
                 return render(route.handler(ctx, **params), route.media_type)

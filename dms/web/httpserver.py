@@ -156,7 +156,7 @@ class JsonErrorTask(ErrorTask):
 
 
 class DmsChunkedReceiver(ChunkedReceiver):
-    """waitress' de-chunker, strict about the framing lines of a chunked body (issue 38).
+    """waitress' de-chunker, strict about the framing lines of a chunked body.
 
     waitress looks at a size line only once its CRLF has arrived, so a whole line of any length
     (a 5,000-byte extension) was served, and an LF without its CR ends no line for it, so a client
@@ -215,7 +215,7 @@ class DmsChunkedReceiver(ChunkedReceiver):
 
 
 class DmsRequestParser(HTTPRequestParser):
-    """waitress' request parser, stricter where a request could be read two ways (issue 22):
+    """waitress' request parser, stricter where a request could be read two ways:
     - `Content-Length` and `Transfer-Encoding: chunked` together are refused with 400 (the
       connection closes after the answer, as for every parse error): RFC 9112 §6.1 lets a server
       reject them and requires it to close the connection, since a proxy in front may have read

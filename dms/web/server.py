@@ -49,8 +49,8 @@ FILES_PER_THREAD = 8
 # How long a thread running Python holds the interpreter before a waiting one gets it (Python's
 # default is 5 ms). Background work that computes in Python (a rule's dry run, a mail message
 # parsed, rules matched) holds it in such slices, and a request thread waits for one at each of
-# its steps: with three such threads busy, a probe's p99 was 169 ms at 5 ms and 36 ms at 1 ms
-# (bench/RESULTS.md, issue 38), for a few per cent of those threads' own speed.
+# its steps: with three such threads busy, a probe's p99 was 169 ms at 5 ms and 36 ms at 1 ms,
+# for a few per cent of those threads' own speed.
 SWITCH_INTERVAL_SECONDS = 0.001
 
 

@@ -1,6 +1,6 @@
-"""Users from the command line (issue 24): `dms createuser`, `dms users`, `dms deactivate` and
-`dms activate` as a user runs them, in subprocesses, on the lane's database (SQLite, or
-PostgreSQL with --database-url), and a running server that sees what they changed."""
+"""Users from the command line: `dms createuser`, `dms users`, `dms deactivate` and `dms activate`
+as a user runs them, in subprocesses, on the lane's database (SQLite, or PostgreSQL with
+--database-url), and a running server that sees what they changed."""
 
 from __future__ import annotations
 

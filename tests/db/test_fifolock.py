@@ -1,6 +1,6 @@
 """The write lock of a process (dms.db.fifolock): re-entrant, handed to waiters in the order they
-came, but by users' turns (issue 38): when it is let go, the first waiter of another user than
-the one it was held for goes first. Ordered by events, never by sleeps."""
+came, but by users' turns: when it is let go, the first waiter of another user than the one it was
+held for goes first. Ordered by events, never by sleeps."""
 
 from __future__ import annotations
 

@@ -199,7 +199,7 @@ def test_a_request_that_finds_every_connection_in_use_gets_a_sentence(postgres):
 @pytest.mark.config(db_pool_size=2, lease_seconds=1.5)
 @pytest.mark.socket  # sixteen clients on real threads
 def test_a_pool_of_two_serves_sixteen_clients_beside_background_work(alice, config):
-    """Issue 22: background work (the heartbeat, the queue's workers, the start-up) kept pooled
+    """Regression: background work (the heartbeat, the queue's workers, the start-up) kept pooled
     connections while idle, so a node with DMS_DB_POOL_SIZE=2 wedged for good. Every unit of
     background work now gives its connection back."""
     document_id = new_document(alice, "scan.png")

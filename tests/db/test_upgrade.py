@@ -1,6 +1,6 @@
-"""What an earlier dms wrote keeps working (issue 23): a data dir and a backup made by dms 0.2,
-before the package move (tests/fixtures/v0.2/), are served and restored by today's code, with
-the same folders, file, text, tag and search results."""
+"""What an earlier dms wrote keeps working: a data dir and a backup made by dms 0.2, before the
+package move (tests/fixtures/v0.2/), are served and restored by today's code, with the same folders,
+file, text, tag and search results."""
 
 from __future__ import annotations
 

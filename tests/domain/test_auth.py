@@ -156,7 +156,7 @@ def login_from(client, address: str, username: str, password: str):
 @pytest.mark.config(**FROM_PROXY)
 @pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
 def test_failures_from_one_address_do_not_lock_the_account_for_others(anon, alice):
-    """Issue 22: the lock was per username, so anyone could keep any account locked out."""
+    """Regression: the lock was per username, so anyone could keep any account locked out."""
     for _ in range(5):
         assert login_from(anon, "203.0.113.7", "alice", "wrong-password").status_code == 400
     refused = login_from(anon, "203.0.113.7", "alice", USER_PASSWORD)
@@ -207,7 +207,7 @@ def test_the_throttles_numbers_are_settings(anon, alice, config):
     assert login_from(anon, "192.0.2.200", "admin", ADMIN_PASSWORD).status_code == 200
 
 
-# -- the owner against a guesser on many addresses (issue 38) ---------------------------------
+# -- the owner against a guesser on many addresses --------------------------------------------
 
 @pytest.mark.parametrize("address, key", [
     ("198.51.100.7", "198.51.100.7"),
@@ -232,8 +232,8 @@ def known_address_rows(config, user_id: str) -> list[tuple]:
 @pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
 def test_the_owner_logs_in_from_a_known_address_while_many_addresses_lock_the_username(
         anon, alice, config):
-    """100 failures from 20 addresses locked the owner out everywhere, the right password
-    refused (issue 38); from where they logged in before, they are let in."""
+    """100 failures from 20 addresses locked the owner out everywhere, the right password refused;
+    from where they logged in before, they are let in."""
     assert login_from(anon, "192.0.2.10", "alice", USER_PASSWORD).status_code == 200
     assert login_from(anon, "2001:db8:aaaa:1::10", "alice", USER_PASSWORD).status_code == 200
     for number in range(100):
@@ -264,7 +264,7 @@ def test_the_owner_logs_in_from_a_known_address_while_many_addresses_lock_the_us
 @pytest.mark.config(**FROM_PROXY)
 @pytest.mark.socket  # X-Forwarded-For read by waitress' proxy handling
 def test_an_ipv6_guesser_cycling_addresses_in_one_64_is_stopped(anon, alice):
-    """An IPv6 client has 2^64 addresses in its /64; each was a new address (issue 38)."""
+    """An IPv6 client has 2^64 addresses in its /64; each was a new address."""
     for host in range(1, 6):
         assert login_from(anon, f"2001:db8:bad:1::{host}", "alice",
                           "wrong-password").status_code == 400

@@ -1,7 +1,7 @@
-"""The event log is written in the change's own transaction (issue 25, api.md §12): when recording
-the event fails, the change it records is rolled back whole — a delete does not reach the trash,
-a restore does not leave it, a deleted tag stays on its nodes — and the client gets the
-server-error envelope."""
+"""The event log is written in the change's own transaction (docs/api.md, "History"): when recording
+the event fails, the change it records is rolled back whole — a delete does not reach the trash, a
+restore does not leave it, a deleted tag stays on its nodes — and the client gets the server-error
+envelope."""
 
 from __future__ import annotations
 

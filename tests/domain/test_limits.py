@@ -95,8 +95,8 @@ def test_a_zip_bomb_is_not_accepted(alice, config):
 
 @pytest.mark.slow
 def test_a_pdf_with_10000_pages(alice, config):
-    """... is read whole and found by search; its rules (issue 27) look at its first
-    DMS_RULES_MAX_TEXT_CHARS characters (about 2,900 of its pages here), and it finishes."""
+    """... is read whole and found by search; its rules look at its first DMS_RULES_MAX_TEXT_CHARS
+    characters (about 2,900 of its pages here), and it finishes."""
     for name, algorithm, pattern in (("early", "exact", "Page 2 of the"),
                                      ("late", "exact", "Page 9999 of the"),
                                      ("fuzzy", "fuzzy", "very lonq repcrt"),

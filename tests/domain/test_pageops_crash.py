@@ -1,7 +1,7 @@
-"""kill -9 in the middle of a merge (issue 26, api.md §11): whenever `dms serve` dies, the data dir
-holds the old state (the target with its own pages, the source live) or the new one (the target's
-new version with both documents' pages, the source in the trash), never half of it; `dms verify`
-finds it clean and every acknowledged file downloads as it was. On both databases."""
+"""kill -9 in the middle of a merge (docs/api.md, "Page operations"): whenever `dms serve` dies, the
+data dir holds the old state (the target with its own pages, the source live) or the new one (the
+target's new version with both documents' pages, the source in the trash), never half of it;
+`dms verify` finds it clean and every acknowledged file downloads as it was. On both databases."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Page operations on one document (issue 26, api.md §11), through the API as a user would:
-deleting, reordering and rotating pages makes a new version (page order read back from the
+"""Page operations on one document (docs/api.md, "Page operations"), through the API as a user
+would: deleting, reordering and rotating pages makes a new version (page order read back from the
 downloaded PDF's text, rotation from its pages' /Rotate), leaves the older version byte-identical,
 keeps the pages' text (search follows) or reads again a turned page Tesseract had read; refused
 bodies change nothing; another user's pages are unknown, an anonymous caller is refused."""

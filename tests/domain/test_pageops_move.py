@@ -1,9 +1,9 @@
-"""Page operations across documents (issue 26, api.md §11), through the API: pages moved into
-another document (at a position, or replacing its pages), pages extracted into a folder as new
-documents (one, or one per page, titled by title_format or by id), two documents merged; a
-document left without pages, a merge's source go to the trash and come back from it; search
-follows the moved text; the history of each document says what happened; refusals change
-nothing; another user's pages and targets are unknown."""
+"""Page operations across documents (docs/api.md, "Page operations"), through the API: pages moved
+into another document (at a position, or replacing its pages), pages extracted into a folder as new
+documents (one, or one per page, titled by title_format or by id), two documents merged; a document
+left without pages, a merge's source go to the trash and come back from it; search follows the moved
+text; the history of each document says what happened; refusals change nothing; another user's pages
+and targets are unknown."""
 
 from __future__ import annotations
 

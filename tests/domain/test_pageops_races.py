@@ -1,8 +1,8 @@
-"""Page operations raced by many threads (issue 26): the check that a document still has the
-version its pages were taken from and the write of the new version are one write transaction, so
-of calls built on the same version exactly one wins (the others: 409, or 400 once they see the
-new version), version numbers stay consecutive, and two documents merged into each other at once
-end as one document with every page. On both databases."""
+"""Page operations raced by many threads: the check that a document still has the version its pages
+were taken from and the write of the new version are one write transaction, so of calls built on the
+same version exactly one wins (the others: 409, or 400 once they see the new version), version
+numbers stay consecutive, and two documents merged into each other at once end as one document with
+every page. On both databases."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from tests.harness.pdfops import bytes_layout, page_texts
 from tests.harness.waiting import wait_processed
 
 THREADS = 8
-# One user's calls waiting for a shared PDF reader are bounded by half the request threads
-# (issue 38): a server of 16 lets all eight of alice's calls wait their turn and race at the
-# commit, which is what these tests are about.
+# One user's calls waiting for a shared PDF reader are bounded by half the request threads: a server
+# of 16 lets all eight of alice's calls wait their turn and race at the commit, which is what these
+# tests are about.
 pytestmark = pytest.mark.config(threads=16)
 
 

@@ -1,9 +1,9 @@
-"""Splitting a batch scanned in one go (issue 26, api.md §11), through the API and the consume
-folder: after given pages; at separator sheets with a QR code or 1-D barcodes reading DMS-SPLIT
-or PATCH T (drawn by zxing-cpp, read by zxing-cpp), the sheets left out; at blank pages (noisy
-scans of empty sheets); the parts keep the source's tags and folder, the source goes to the trash.
-(The consume folder's splitting: tests/intake/test_consume_split.py; the limit of every split and
-splits too large for one request: test_pageops_split_runs.py.)"""
+"""Splitting a batch scanned in one go (docs/api.md, "Page operations"), through the API and the
+consume folder: after given pages; at separator sheets with a QR code or 1-D barcodes reading
+DMS-SPLIT or PATCH T (drawn by zxing-cpp, read by zxing-cpp), the sheets left out; at blank pages
+(noisy scans of empty sheets); the parts keep the source's tags and folder, the source goes to the
+trash. (The consume folder's splitting: tests/intake/test_consume_split.py; the limit of every split
+and splits too large for one request: test_pageops_split_runs.py.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""kill -9 during a split in the background (issue 38, api.md §11): `dms serve` killed while a
-run makes 2,000 parts, then started again on the same data dir (and database): the run resumes
-after its last committed batch and finishes with every part made exactly once, in order, and the
-source in the trash. On both databases."""
+"""kill -9 during a split in the background (docs/api.md, "Splits in the background"): `dms serve`
+killed while a run makes 2,000 parts, then started again on the same data dir (and database): the
+run resumes after its last committed batch and finishes with every part made exactly once, in order,
+and the source in the trash. On both databases."""
 
 from __future__ import annotations
 

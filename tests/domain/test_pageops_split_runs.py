@@ -1,9 +1,9 @@
-"""A split into many parts (issue 38, api.md §11): DMS_SPLIT_MAX_PAGES bounds every form of split;
-a split of more parts than one batch, or with many pages to look at for separator sheets, answers
-202 at once and its run makes the parts in the background, a batch per write transaction, so
-another user's writes go through between its batches; a document is split by one run at a time, a
-user has at most five under way; a source changed mid-run fails the run, keeping the parts made.
-(kill -9 during a run: test_pageops_split_crash.py.)
+"""A split into many parts (docs/api.md, "Splits in the background"): DMS_SPLIT_MAX_PAGES bounds
+every form of split; a split of more parts than one batch, or with many pages to look at for
+separator sheets, answers 202 at once and its run makes the parts in the background, a batch per
+write transaction, so another user's writes go through between its batches; a document is split by
+one run at a time, a user has at most five under way; a source changed mid-run fails the run,
+keeping the parts made. (kill -9 during a run: test_pageops_split_crash.py.)
 
 Long batches are born-digital (tests.harness.pdfops.long_batch): processing reads their text
 layers and renders nothing, so thousands of pages cost seconds, not Tesseract's minutes."""

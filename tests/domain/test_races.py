@@ -1,7 +1,7 @@
-"""Concurrency (issue 11): check-then-write sequences hold under many threads, and no write
-undoes another. Each test runs real clients in threads against a real server, then checks the
-whole data dir with `dms verify`'s own checks (loops, unreachable nodes, documents whose
-attributes disagree with their latest version)."""
+"""Concurrency: check-then-write sequences hold under many threads, and no write undoes another.
+Each test runs real clients in threads against a real server, then checks the whole data dir with
+`dms verify`'s own checks (loops, unreachable nodes, documents whose attributes disagree with their
+latest version)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_renames_during_uploads_keep_the_latest_versions_attributes(alice, confi
 
     def uploader(deadline, problems):
         """The only thread that uploads: right after each upload, nothing may have written the
-        document's attributes back from before it (a rename's stale read did, before issue 11)."""
+        document's attributes back from before it (a rename's stale read once did)."""
         client, rnd = Client(alice.base_url, alice.token), random.Random(7)
         while time.monotonic() < deadline:
             size = rnd.randrange(len(bodies))

@@ -1,7 +1,6 @@
-"""The bounds of what the intake refused (issue 24, dms.domain.refusals), recorded through the
-domain function the consume folder and the mail checks call, on the test's real database (both
-engines): each user keeps only the newest KEEP_PER_USER, none older than KEEP_DAYS, and they go
-with their user."""
+"""The bounds of what the intake refused (dms.domain.refusals), recorded through the domain function
+the consume folder and the mail checks call, on the test's real database (both engines): each user
+keeps only the newest KEEP_PER_USER, none older than KEEP_DAYS, and they go with their user."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Rules kept (issue 27, api.md §13), through the API as a user would: create with its defaults,
-read, list in the order they run, change (match and actions key by key), delete; every refusal
-a sentence with a pointer into the body that changes nothing; the limits (200 rules, 1,000
+"""Rules kept (docs/api.md, "11a. Rules"), through the API as a user would: create with its
+defaults, read, list in the order they run, change (match and actions key by key), delete; every
+refusal a sentence with a pointer into the body that changes nothing; the limits (200 rules, 1,000
 characters of pattern, names unique per user, also under concurrent requests); the owner, another
 user and an admin (404), anonymous (401)."""
 

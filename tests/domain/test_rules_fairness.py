@@ -1,6 +1,6 @@
-"""Rules may not slow everyone (issue 38): a user's dry runs run one at a time and a process runs
-two at once (past either, 429 at once, so a storm of dry runs holds no request threads), and the
-threads that run rules over existing documents take users in turns, a slice at a time.
+"""Rules may not slow everyone: a user's dry runs run one at a time and a process runs two at once
+(past either, 429 at once, so a storm of dry runs holds no request threads), and the threads that
+run rules over existing documents take users in turns, a slice at a time.
 
 Over real sockets where waitress' threads are the point."""
 

@@ -1,7 +1,7 @@
-"""The trash (issue 25, api.md §12), through the API as a user would: a deleted folder with what is
-below it leaves every listing, read, download and search and comes back whole; restoring into
-.home when the parent went too; deleting for good, emptying, the periodic purge, DMS_TRASH_DAYS=0;
-a node in the trash cannot be changed; every route for its owner, another user and anonymous."""
+"""The trash (docs/api.md, "The trash"), through the API as a user would: a deleted folder with what
+is below it leaves every listing, read, download and search and comes back whole; restoring into
+.home when the parent went too; deleting for good, emptying, the periodic purge, DMS_TRASH_DAYS=0; a
+node in the trash cannot be changed; every route for its owner, another user and anonymous."""
 
 from __future__ import annotations
 

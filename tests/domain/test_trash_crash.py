@@ -1,8 +1,7 @@
-"""kill -9 and the trash (issue 25), on both engines: a delete killed before or after its commit,
-and the periodic purge killed half-way, leave a data dir that `dms verify` finds clean, with every
-deletion either whole in the trash or whole gone, its `deleted` event with it (the event is
-written in the change's own transaction: never one without the other), and nothing acknowledged
-missing."""
+"""kill -9 and the trash, on both engines: a delete killed before or after its commit, and the
+periodic purge killed half-way, leave a data dir that `dms verify` finds clean, with every deletion
+either whole in the trash or whole gone, its `deleted` event with it (the event is written in the
+change's own transaction: never one without the other), and nothing acknowledged missing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the trash reaches (issue 25, api.md §12), through the API on both engines: a node in the
+"""What the trash reaches (docs/api.md, "The trash"), through the API on both engines: a node in the
 trash is left out of a folder's zip and of the inbox count; deleting for good, by hand or by the
 periodic purge, takes the node's history with it; a restored version's searchable PDF is the very
 file of the version it restores."""

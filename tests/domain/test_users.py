@@ -100,7 +100,7 @@ MIXED_SCRIPTS = ("A username may not mix letters of different scripts (such as L
      "username"),
     ({"username": "ad\u202emin"}, "invalid",
      "A username may contain only letters, digits and @ . + - _ characters.", "username"),
-    # A Cyrillic "а" in a Latin name: it would look exactly like "admin" (issue 22).
+    # A Cyrillic "а" in a Latin name: it would look exactly like "admin".
     ({"username": "\u0430dmin"}, "invalid", MIXED_SCRIPTS, "username"),
     ({"username": "\u0430lic\u0435"}, "invalid", MIXED_SCRIPTS, "username"),
     ({"username": "dave", "email": "not-an-address"}, "invalid",

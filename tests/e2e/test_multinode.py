@@ -1,8 +1,8 @@
-"""Several machines (issue 15), on one: a real PostgreSQL and Redis on loopback, two web nodes
+"""Several machines, on one: a real PostgreSQL and Redis on loopback, two web nodes
 (`dms serve --no-worker`) and two `dms worker` processes, each with a data dir of its own, all on
-one shared files dir that is another filesystem than the nodes' data dirs (/dev/shm), as a NAS
-mount would be. Leases expire after 3 s, reconcile runs every 3 s and verify every 7.2 s, so that
-the cluster's behaviour shows within seconds.
+one shared files dir that is another filesystem than the nodes' data dirs (/dev/shm), as a NAS mount
+would be. Leases expire after 3 s, reconcile runs every 3 s and verify every 7.2 s, so that the
+cluster's behaviour shows within seconds.
 
 The tests of this module share the cluster and run in order: the failed-logins test, which locks
 127.0.0.1 out for five minutes, comes last."""
@@ -302,7 +302,7 @@ def test_periodic_jobs_run_once_per_period_for_the_whole_cluster(cluster, client
 
 
 def test_a_rule_run_whose_web_node_was_killed_is_finished_by_another_node(cluster, clients):
-    """Issue 27: a run is claimed with a lease in the database; killed with its node, it is
+    """A run is claimed with a lease in the database; killed with its node, it is
     taken up by another node's periodic job once the lease expired, after its last committed
     batch, and nothing is applied twice (its template would show it: X-X-...)."""
     a = add_user(clients[0], "ruler")  # documents of their own: exact counts

@@ -1,10 +1,10 @@
-"""Papermerge 2.1's own REST client (papermerge-restapi-client, as papermerge-cli 0.3.3 installs
-it in a virtualenv of its own) drives dms's page operations unmodified: reorder, rotate, move to
-another document, move to a folder and merge — each call's answer accepted by the client, the
-result checked through the API (issue 26). The client cannot delete pages: its
-single_page_delete fails with an AttributeError building its headers before it sends anything,
-and its multiple_pages_delete takes no body to name the pages (defects of its generated code);
-both DELETE routes are tested in tests/domain/test_pageops_edit.py."""
+"""Papermerge 2.1's own REST client (papermerge-restapi-client, as papermerge-cli 0.3.3 installs it
+in a virtualenv of its own) drives dms's page operations unmodified: reorder, rotate, move to
+another document, move to a folder and merge — each call's answer accepted by the client, the result
+checked through the API. The client cannot delete pages: its single_page_delete fails with an
+AttributeError building its headers before it sends anything, and its multiple_pages_delete takes no
+body to name the pages (defects of its generated code); both DELETE routes are tested in
+tests/domain/test_pageops_edit.py."""
 
 from __future__ import annotations
 

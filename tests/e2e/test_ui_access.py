@@ -170,9 +170,10 @@ def test_keys_of_the_help_dialog(session, server, alice):
 
 
 def test_first_view_of_a_folder_of_100_documents(session, server, alice):
-    """Issue 29's target: interactive in ≤ 300 ms once the page is cached. The page marks
-    `dms:view:folder` when the view is on the screen with its listeners; measured from the start
-    of the navigation, printed, not asserted (timing depends on the machine's load)."""
+    """The target (docs/performance.md, "Numbers"): interactive in ≤ 300 ms once the page is cached.
+    The page marks `dms:view:folder` when the view is on the screen with its listeners; measured
+    from the start of the navigation, printed, not asserted (timing depends on the machine's
+    load)."""
     folder = make_folder(alice, "Hundred", alice.home_id)
     for number in range(100):
         new_document(alice, f"Document {number:03}", folder)

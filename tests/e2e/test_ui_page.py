@@ -19,7 +19,7 @@ from tests.harness.webpage import (NEW_PASSWORD, PHONE, SECRET, Session, log_in_
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
-# The whole page, uncompressed, and each of its modules (issue 29).
+# The whole page, uncompressed, and each of its modules.
 MAX_PAGE_BYTES = 250 * 1024
 MAX_MODULE_LINES = 400
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "

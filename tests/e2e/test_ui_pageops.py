@@ -1,11 +1,11 @@
-"""The web page's page tools end to end (api.md §9 "Page operations", issue 29), in Debian's
-headless Chromium, by accessible names as a new user would: a 3-page PDF uploaded through the file
-picker, a page turned (its /Rotate in the new version), deleted, moved by drag and drop and from
-the keyboard; pages extracted into a folder, moved into another document, a document merged in
-and one split; the API's sentence for a refusal, and a view read again when the document changed
-behind its back; the status of a turned scan read again; axe-core, phones and screenshots. What
-the API made is checked through the API: the downloaded PDF's pages (tests/harness/pdfops.py).
-The browser and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
+"""The web page's page tools end to end (docs/api.md, "Page operations"), in Debian's headless
+Chromium, by accessible names as a new user would: a 3-page PDF uploaded through the file picker, a
+page turned (its /Rotate in the new version), deleted, moved by drag and drop and from the keyboard;
+pages extracted into a folder, moved into another document, a document merged in and one split; the
+API's sentence for a refusal, and a view read again when the document changed behind its back; the
+status of a turned scan read again; axe-core, phones and screenshots. What the API made is checked
+through the API: the downloaded PDF's pages (tests/harness/pdfops.py). The browser and its sessions:
+tests/e2e/conftest.py, tests/harness/webpage.py."""
 
 from __future__ import annotations
 

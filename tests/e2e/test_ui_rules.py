@@ -1,12 +1,12 @@
 """Settings › Rules end to end, in Debian's headless Chromium, by accessible names as a new user
-would (issue 29 over api.md §11a): a rule made in the dialog (a word of a processed document,
-a tag, a folder from the folder picker), its dry run listing that document with what it would
-get, applied and its counts followed, the document then filed (checked through the API); a
-refusal shown next to the field its pointer names, with nothing created; a rule edited, applied
-from its card, deleted; a rule dms disabled saying why, enabled again with another folder;
-Escape; a session that ends under the dialog; axe-core on the list and the dialogs in light and
-dark colours, nothing unnamed, nothing sideways on a phone, and screenshots for a human to look
-at. The browser and its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
+would (docs/api.md, "11a. Rules"): a rule made in the dialog (a word of a processed document, a tag,
+a folder from the folder picker), its dry run listing that document with what it would get, applied
+and its counts followed, the document then filed (checked through the API); a refusal shown next to
+the field its pointer names, with nothing created; a rule edited, applied from its card, deleted; a
+rule dms disabled saying why, enabled again with another folder; Escape; a session that ends under
+the dialog; axe-core on the list and the dialogs in light and dark colours, nothing unnamed, nothing
+sideways on a phone, and screenshots for a human to look at. The browser and its sessions:
+tests/e2e/conftest.py, tests/harness/webpage.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The web page's split of a document into many parts (issue 38, api.md §9 "Splits in the
-background"), in Debian's headless Chromium: the API answers 202 and the split goes on in the
-background; the page opens the folder and says so, and the parts appear there. The browser and
-its sessions: tests/e2e/conftest.py, tests/harness/webpage.py."""
+"""The web page's split of a document into many parts (docs/api.md, "Splits in the background"), in
+Debian's headless Chromium: the API answers 202 and the split goes on in the background; the page
+opens the folder and says so, and the parts appear there. The browser and its sessions:
+tests/e2e/conftest.py, tests/harness/webpage.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""docs/walkthrough.sh, the script of docs/guide.md's "A script, start to finish" (issue 24),
-runs verbatim: bash runs the file itself, with curl and jq, against a real server of the suite,
-and the guide shows exactly the file's text, so neither can drift from the API."""
+"""docs/walkthrough.sh, the script of docs/guide.md's "A script, start to finish", runs verbatim:
+bash runs the file itself, with curl and jq, against a real server of the suite, and the guide shows
+exactly the file's text, so neither can drift from the API."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""A full disk (issue 11): uploads are refused with 507 and change nothing, reads, search, login
-and deletes keep working, the queue stays quiet, and everything recovers when space returns.
-The data dir lives on a small tmpfs mounted for the test (root only)."""
+"""A full disk: uploads are refused with 507 and change nothing, reads, search, login and deletes
+keep working, the queue stays quiet, and everything recovers when space returns. The data dir lives
+on a small tmpfs mounted for the test (root only)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Fair shares of pools (dms.files.fairness, issue 38): a user holds at most their share, the user
-holding fewest goes first, and a user's waiting calls are bounded. Threads are ordered with
-events, never with sleeps or clocks."""
+"""Fair shares of pools (dms.files.fairness): a user holds at most their share, the user holding
+fewest goes first, and a user's waiting calls are bounded. Threads are ordered with events, never
+with sleeps or clocks."""
 
 from __future__ import annotations
 

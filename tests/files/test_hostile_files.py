@@ -1,5 +1,5 @@
-"""Hostile files (issue 11): whatever a file claims, the work it causes is bounded — pages that
-exist, pixels per frame, pixels per render — and the answer says why a file is refused."""
+"""Hostile files: whatever a file claims, the work it causes is bounded — pages that exist, pixels
+per frame, pixels per render — and the answer says why a file is refused."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def test_a_pdf_claiming_a_million_pages_is_counted_by_its_real_pages(alice, conf
     started = time.monotonic()
     response = upload(alice, document_id, "lie.pdf", lie)
     assert response.status_code == 201, response.text
-    assert time.monotonic() - started < 5  # a million page rows took minutes before issue 11
+    assert time.monotonic() - started < 5  # a million page rows once took minutes
     attributes = response.json()["data"]["attributes"]
     assert attributes["page_count"] == 1 and len(attributes["versions"][0]["pages"]) == 1
     assert len(response.content) < 5_000
@@ -99,7 +99,7 @@ def test_a_huge_page_is_read_within_the_pixel_budget(alice):
     assert (page["number"], page["text"]) == (1, "")
 
 
-# -- PDF content bombs (issue 22): pdfium runs in reader processes with a memory and a time limit
+# -- PDF content bombs: pdfium runs in reader processes with a memory and a time limit
 
 def pdf_refusal(what: str) -> str:
     return {"memory": "The PDF needs more memory to read than dms allows for one file "
@@ -122,7 +122,7 @@ def test_a_page_whose_content_inflates_to_a_gibibyte_is_refused_at_upload(alice,
 
     growth = peak_growth_mib(send)
     assert_error(answer["response"], 400, "invalid", pdf_refusal("memory"))
-    assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"  # 2.7 GB before issue 22
+    assert growth < 150, f"the server's RSS grew by {growth:.0f} MiB"  # once 2.7 GB
     assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
 
@@ -171,7 +171,7 @@ def test_pages_sharing_a_huge_content_stream_are_refused_within_seconds(alice, c
     assert_error(upload(alice, document_id, "shared.pdf", bomb), 400, "invalid",
                  pdf_refusal("slow"))
     # 5 s plus 2 s per MiB of the file, and the page being parsed when that time was up: each
-    # page took about 3 s here; reading all of them took minutes before issue 22.
+    # page took about 3 s here; reading all of them once took minutes.
     assert time.monotonic() - started < 30
     assert snapshot(config) == before
     assert stored_files(config) == [] and temporary_files(config) == []
@@ -201,8 +201,8 @@ def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice
         slowest.append(time.monotonic() - started)
     for thread in threads:
         thread.join()
-    # Alice holds one reader at a time and has one call waiting (issue 38): a third preview
-    # arriving while two are in flight is told to wait for them.
+    # Alice holds one reader at a time and has one call waiting: a third preview arriving while two
+    # are in flight is told to wait for them.
     too_slow = [a for a in answers if a.status_code == 503]
     assert too_slow and len(too_slow) + sum(a.status_code == 429 for a in answers) == 3
     for answer in too_slow:

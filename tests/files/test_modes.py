@@ -1,7 +1,8 @@
-"""Owner-only files (issue 24, point 1): whatever the umask dms is started with, the data dir, the
-database, the stored files and backups are readable by their owner only; an installation made
-before is tightened at start with a log line, and `dms verify` reports what is still loose
-(`--repair` tightens it). Checked with stat, as another local account would find them."""
+"""Owner-only files (docs/operations.md, "Who can read the files"): whatever the umask dms is
+started with, the data dir, the database, the stored files and backups are readable by their owner
+only; an installation made before is tightened at start with a log line, and `dms verify` reports
+what is still loose (`--repair` tightens it). Checked with stat, as another local account would find
+them."""
 
 from __future__ import annotations
 

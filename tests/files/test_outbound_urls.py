@@ -1,9 +1,9 @@
-"""A user's URL in the ASCII form dms sends (dms.files.outbound.urls, issue 38): host names in
-other scripts in their IDNA form (so the outbound rule sees the address `127。0。0。1` is), the
-rest percent-encoded as UTF-8; what has no such form refused. And the POST itself never raises
-for a URL: one stored before (not ASCII) is sent in ASCII to a real server on loopback, one that
-cannot be sent is a failure with its sentence; a host name the system's resolver cannot even
-encode does not end the resolver's threads."""
+"""A user's URL in the ASCII form dms sends (dms.files.outbound.urls): host names in other scripts
+in their IDNA form (so the outbound rule sees the address `127。0。0。1` is), the rest
+percent-encoded as UTF-8; what has no such form refused. And the POST itself never raises for a URL:
+one stored before (not ASCII) is sent in ASCII to a real server on loopback, one that cannot be sent
+is a failure with its sentence; a host name the system's resolver cannot even encode does not end
+the resolver's threads."""
 
 from __future__ import annotations
 

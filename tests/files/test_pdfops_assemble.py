@@ -1,7 +1,7 @@
-"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf._pagechild):
-assembling PDFs from pages of others, in the order asked, turned by their /Rotate, within the page
-and time limits, leaving nothing of a refused or late one. Every file is made here: PDFs with a text
-layer (samples.pdf); each call goes through a real reader process."""
+"""The page operations' primitives (dms.files.pdf.pages and dms.files.pdf._pagechild): assembling
+PDFs from pages of others, in the order asked, turned by their /Rotate, within the page and time
+limits, leaving nothing of a refused or late one. Every file is made here: PDFs with a text layer
+(samples.pdf); each call goes through a real reader process."""
 
 from __future__ import annotations
 

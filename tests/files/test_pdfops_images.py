@@ -1,7 +1,7 @@
-"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf._pagechild):
-images to PDF, each TIFF frame a page at its resolution, a JPEG embedded as it is, transparency on
-white, EXIF orientation, and images past the limits refused with the uploads' sentences. Every file
-is made here: scans and images drawn with Pillow; each call goes through a real reader process."""
+"""The page operations' primitives (dms.files.pdf.pages and dms.files.pdf._pagechild): images to
+PDF, each TIFF frame a page at its resolution, a JPEG embedded as it is, transparency on white, EXIF
+orientation, and images past the limits refused with the uploads' sentences. Every file is made
+here: scans and images drawn with Pillow; each call goes through a real reader process."""
 
 from __future__ import annotations
 

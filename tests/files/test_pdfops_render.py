@@ -1,8 +1,8 @@
-"""The page operations' primitives (issue 26, dms.files.pdf.pages and dms.files.pdf._pagechild) that
-render a page: barcodes on separator sheets, blank pages told from pages with little on them, a page
-too large to render refused; and every new operation of the reader refusing a corrupt PDF. Every
-file is made here: PDFs with a text layer (samples.pdf), scans drawn with Pillow, barcodes written
-by zxing-cpp; each call goes through a real reader process."""
+"""The page operations' primitives (dms.files.pdf.pages and dms.files.pdf._pagechild) that render a
+page: barcodes on separator sheets, blank pages told from pages with little on them, a page too
+large to render refused; and every new operation of the reader refusing a corrupt PDF. Every file is
+made here: PDFs with a text layer (samples.pdf), scans drawn with Pillow, barcodes written by
+zxing-cpp; each call goes through a real reader process."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The PDF readers of requests are shared by users' turns (issue 38, finding 2): one user's
-parallel Flate bombs, each refused only after seconds of a reader's time, hold one reader and a
-few waiting request threads; another user's upload is read meanwhile; and a user whose files keep
-failing at the readers' limits is held back (429) while others are not.
+"""The PDF readers of requests are shared by users' turns: one user's parallel Flate bombs, each
+refused only after seconds of a reader's time, hold one reader and a few waiting request threads;
+another user's upload is read meanwhile; and a user whose files keep failing at the readers' limits
+is held back (429) while others are not.
 
 Over real sockets: the point is waitress' threads, shared by both users."""
 

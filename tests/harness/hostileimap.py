@@ -1,8 +1,8 @@
-"""A hostile IMAP server for the tests (issue 22): a real TCP server on loopback that speaks just
-enough IMAP for dms's mail check (greeting, CAPABILITY, LOGIN, LIST, SELECT, UID SEARCH, UID FETCH,
-UID STORE, LOGOUT), serving scripted messages, and misbehaving on purpose where a test says so:
-announcing a literal of 10 GB, answering one fetch with many large literals, trickling bytes,
-sending more than it said, holding a fetch until the test lets it go (`Gate`).
+"""A hostile IMAP server for the tests: a real TCP server on loopback that speaks just enough IMAP
+for dms's mail check (greeting, CAPABILITY, LOGIN, LIST, SELECT, UID SEARCH, UID FETCH, UID STORE,
+LOGOUT), serving scripted messages, and misbehaving on purpose where a test says so: announcing a
+literal of 10 GB, answering one fetch with many large literals, trickling bytes, sending more than
+it said, holding a fetch until the test lets it go (`Gate`).
 
 Each message is a `Message`: its bytes, the RFC822.SIZE the server claims, and how its body is
 sent (`send_body`). The server counts the body fetches of each message, and keeps when each

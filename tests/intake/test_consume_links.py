@@ -1,7 +1,7 @@
-"""Links planted in the consume folder (issue 22), with the real server polling it: none is ever
-followed, as .failed, .done, a user's folder or anything in it, nor a file or a folder swapped
-for a link between a look and the opening; a tree deeper than any path does not stop the
-others, and thousands of planted links are not logged at every look."""
+"""Links planted in the consume folder, with the real server polling it: none is ever followed, as
+.failed, .done, a user's folder or anything in it, nor a file or a folder swapped for a link between
+a look and the opening; a tree deeper than any path does not stop the others, and thousands of
+planted links are not logged at every look."""
 
 from __future__ import annotations
 

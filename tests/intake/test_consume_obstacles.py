@@ -1,7 +1,6 @@
-"""What stands in the way of a move or a removal in the consume folder (issue 22), with the real
-server polling it: a folder where a file would go in .failed or .done, a file that cannot be
-removed; the file stays, reported once, and the rest goes on. Names too long for a reason file
-still get one."""
+"""What stands in the way of a move or a removal in the consume folder, with the real server polling
+it: a folder where a file would go in .failed or .done, a file that cannot be removed; the file
+stays, reported once, and the rest goes on. Names too long for a reason file still get one."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""The consume folder (issue 16), with the real server polling it: files written slowly are
-never taken half-written, per-user folders and sub-folders, refused files in .failed with the
-reason (and shown to their owner), unknown users reported once, .done with consume_keep, a
-restart in the middle, and a file already imported before a crash removed without a second
-document."""
+"""The consume folder, with the real server polling it: files written slowly are never taken
+half-written, per-user folders and sub-folders, refused files in .failed with the reason (and shown
+to their owner), unknown users reported once, .done with consume_keep, a restart in the middle, and
+a file already imported before a crash removed without a second document."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The consume folder splits a scanned batch at separator sheets before it becomes documents
-(issue 26, DMS_SPLIT_ON_BARCODE): three letters between two QR sheets become three documents of
-1, 2 and 1 pages in the user's inbox, imported (source: consume) and read; the same batch again
-(as a crash before its removal would leave it) adds nothing."""
+(DMS_SPLIT_ON_BARCODE): three letters between two QR sheets become three documents of 1, 2 and 1
+pages in the user's inbox, imported (source: consume) and read; the same batch again (as a crash
+before its removal would leave it) adds nothing."""
 
 from __future__ import annotations
 

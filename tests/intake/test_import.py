@@ -1,6 +1,6 @@
-"""`dms import` (issue 16), run as an admin runs it — a subprocess on the data dir (and database)
-of a running server: trees become folders, duplicates are skipped, refused files are listed and
-leave nothing behind, a killed run re-run imports nothing twice and misses nothing."""
+"""`dms import`, run as an admin runs it — a subprocess on the data dir (and database) of a running
+server: trees become folders, duplicates are skipped, refused files are listed and leave nothing
+behind, a killed run re-run imports nothing twice and misses nothing."""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ def test_the_progress_line_on_a_terminal_counts_files_mib_rate_and_time_left():
 
 
 def test_a_file_name_with_control_characters_cannot_forge_lines(alice, config, tmp_path):
-    """Issue 22: a name holding ESC and a newline printed as it is forged a line of its own (and
+    """Regression: a name holding ESC and a newline printed as it is forged a line of its own (and
     coloured the terminal)."""
     folder = tmp_path / "forged"
     folder.mkdir()

@@ -1,8 +1,8 @@
-"""Mail accounts (issue 16, api.md §8c) against a real IMAP server: Debian's dovecot on loopback
-(tests/harness/imapserver.py, started once for the module by tests/intake/conftest.py). Another
-user's account is not found, the password is never shown and is stored sealed, a user's accounts
-go with them, refused settings change nothing, and internal hosts are refused for users who are not
-superusers unless DMS_OUTBOUND_ALLOW lists them (the other tests of this folder run with
+"""Mail accounts (docs/api.md, "Mail accounts") against a real IMAP server: Debian's dovecot on
+loopback (tests/harness/imapserver.py, started once for the module by tests/intake/conftest.py).
+Another user's account is not found, the password is never shown and is stored sealed, a user's
+accounts go with them, refused settings change nothing, and internal hosts are refused for users who
+are not superusers unless DMS_OUTBOUND_ALLOW lists them (the other tests of this folder run with
 127.0.0.1 allowed: tests/intake/conftest.py)."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Mail checks shared by turns, and servers that stall (issue 38, finding 6), against real dms
-servers and IMAP servers in the test (tests/harness/hostileimap.py): two users' tarpits held all
-four check threads for 300 s while another user's check waited. A user's accounts are checked one
-after another, so another user's check runs while theirs are held; a server that sends nothing, or
-a byte now and then, is left after DMS_MAIL_STALL_SECONDS instead of at the check's deadline."""
+"""Mail checks shared by turns, and servers that stall, against real dms servers and IMAP servers in
+the test (tests/harness/hostileimap.py): two users' tarpits held all four check threads for 300 s
+while another user's check waited. A user's accounts are checked one after another, so another
+user's check runs while theirs are held; a server that sends nothing, or a byte now and then, is
+left after DMS_MAIL_STALL_SECONDS instead of at the check's deadline."""
 
 from __future__ import annotations
 

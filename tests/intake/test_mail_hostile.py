@@ -1,9 +1,9 @@
-"""Hostile mail servers and messages (issue 22) against a real dms server: a fake IMAP server in
-the test (tests/harness/hostileimap.py) announces 10 GB, answers one fetch with 15 messages of
-24 MiB, sends more than it said, trickles one byte a second, or serves a Subject of 28,000
-encoded words and a MIME nesting of 5,000 levels. The server's memory stays bounded, every check
-ends by its deadline, other users are served meanwhile, a refused message is named in last_error
-and never fetched again, and last_error never tells one kind of unreachable port from another."""
+"""Hostile mail servers and messages against a real dms server: a fake IMAP server in the test
+(tests/harness/hostileimap.py) announces 10 GB, answers one fetch with 15 messages of 24 MiB, sends
+more than it said, trickles one byte a second, or serves a Subject of 28,000 encoded words and a
+MIME nesting of 5,000 levels. The server's memory stays bounded, every check ends by its deadline,
+other users are served meanwhile, a refused message is named in last_error and never fetched again,
+and last_error never tells one kind of unreachable port from another."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Mail accounts (issue 16, api.md §8c) against a real IMAP server: Debian's dovecot on loopback
-(tests/harness/imapserver.py, started once for the module by tests/intake/conftest.py). Attachments
-of accepted types become documents with their message's subject, sender and date; inline pictures
-and messages without attachments are left alone; refused attachments are named in last_error;
-flag and move; a wrong password and an unreachable server do not stop other accounts; many checks
-at once import each attachment once; a certificate that cannot be verified is refused; a message
-with too many attachments says what it left."""
+"""Mail accounts (docs/api.md, "Mail accounts") against a real IMAP server: Debian's dovecot on
+loopback (tests/harness/imapserver.py, started once for the module by tests/intake/conftest.py).
+Attachments of accepted types become documents with their message's subject, sender and date; inline
+pictures and messages without attachments are left alone; refused attachments are named in
+last_error; flag and move; a wrong password and an unreachable server do not stop other accounts;
+many checks at once import each attachment once; a certificate that cannot be verified is refused; a
+message with too many attachments says what it left."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Logging in to a mail server with a username or password that is not ASCII (issue 38, finding
-1), against the real Dovecot of tests/intake/conftest.py: imaplib's LOGIN encodes its command as
-ASCII, so such an account could never log in (UnicodeEncodeError in every check). dms logs in
-with AUTHENTICATE PLAIN (UTF-8) then; a wrong password and a password no login can carry are
-clean sentences in last_error."""
+"""Logging in to a mail server with a username or password that is not ASCII, against the real
+Dovecot of tests/intake/conftest.py: imaplib's LOGIN encodes its command as ASCII, so such an
+account could never log in (UnicodeEncodeError in every check). dms logs in with AUTHENTICATE PLAIN
+(UTF-8) then; a wrong password and a password no login can carry are clean sentences in
+last_error."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""The mail bomb (issue 38, finding 4) against a real `python -m dms serve`: a hostile IMAP server
-in the test (tests/harness/hostileimap.py) answers four checks at once, at full speed, with
-messages of 24 MiB that it announced as 1 KB (a 24 MiB attachment of base64, and 24 MiB of raw
-8-bit bytes). The server's resident memory is measured in /proc. Before the messages were
-streamed to files and parsed from there, and the memory given back after each check, this test
-saw peaks of 988-1,109 MiB and 208-257 MiB kept after the checks (the red team: 1,069 MiB, and
-483-508 MiB kept); after, peaks of 278-437 MiB and 15-64 MiB kept."""
+"""The mail bomb against a real `python -m dms serve`: a hostile IMAP server in the test
+(tests/harness/hostileimap.py) answers four checks at once, at full speed, with messages of 24 MiB
+that it announced as 1 KB (a 24 MiB attachment of base64, and 24 MiB of raw 8-bit bytes). The
+server's resident memory is measured in /proc. Before the messages were streamed to files and parsed
+from there, and the memory given back after each check, this test saw peaks of 988-1,109 MiB and
+208-257 MiB kept after the checks (the red team: 1,069 MiB, and 483-508 MiB kept); after, peaks of
+278-437 MiB and 15-64 MiB kept."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.enable_socket
 PASSWORD = "memory-admin-pw"
 MESSAGE_BYTES = 24 * 2**20
 CHECKS = 4  # DMS_MAIL_CHECKS_PARALLEL's default: every check thread busy with a bomb
-# The server may peak at this (the issue's target under the red team's mail scripts) ...
+# The server may peak at this (the target under a hostile mail server's bombs) ...
 PEAK_MIB = 600
 # ... and keep at most this much more than before the checks once they are over: Python's own
 # arenas that a few live objects keep (the parser makes an object for every line) and what glibc

@@ -1,6 +1,6 @@
-"""Mail accounts (issue 16, api.md §8c) against a real IMAP server: Debian's dovecot on loopback
-(tests/harness/imapserver.py, started once for the module by tests/intake/conftest.py). A crash
-between the import and telling the mailbox imports nothing twice, and a restored backup still
+"""Mail accounts (docs/api.md, "Mail accounts") against a real IMAP server: Debian's dovecot on
+loopback (tests/harness/imapserver.py, started once for the module by tests/intake/conftest.py). A
+crash between the import and telling the mailbox imports nothing twice, and a restored backup still
 reads the mail accounts (it carries mail.key)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A mail attachment that is a scanned batch is split at its separator sheets before it becomes
-documents (issue 26, DMS_SPLIT_ON_BARCODE), against the real Dovecot of tests/intake/conftest.py:
-three documents with the message's subject and sender, each once, also when the account is
-checked again."""
+documents (DMS_SPLIT_ON_BARCODE), against the real Dovecot of tests/intake/conftest.py: three
+documents with the message's subject and sender, each once, also when the account is checked
+again."""
 
 from __future__ import annotations
 

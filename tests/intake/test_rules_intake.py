@@ -1,6 +1,6 @@
-"""Rules on what the intake brings in (issue 27, api.md §13): a real Dovecot mailbox's attachments
-filed by their sender into a folder and retitled from the message's subject; the consume folder's
-files and `dms import`'s run the rules of their source, not those of others."""
+"""Rules on what the intake brings in (docs/api.md, "11a. Rules"): a real Dovecot mailbox's
+attachments filed by their sender into a folder and retitled from the message's subject; the consume
+folder's files and `dms import`'s run the rules of their source, not those of others."""
 
 from __future__ import annotations
 

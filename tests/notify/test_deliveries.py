@@ -256,7 +256,7 @@ def test_a_ping_is_sent_now_and_changes_nothing(alice, receiver):
 
 @pytest.mark.config(**FAST)
 def test_a_url_in_other_scripts_is_delivered_in_ascii(alice, receiver):
-    """Issue 38: such a URL made every delivery raise in the client, retried at once in a loop,
+    """Regression: such a URL made every delivery raise in the client, retried at once in a loop,
     and the ping answer 500."""
     webhook_id = add_webhook(alice, f"http://127。0。0。1:{receiver.port}/dokumente/über"
                                     f"?name=Bücher", ["node.created"])

@@ -1,10 +1,9 @@
-"""What a delivery cannot send (issue 38), to a real receiver on loopback: a URL stored before dms
-wrote URLs in ASCII (put into the database behind the server's back) is sent in ASCII, or fails
-as any delivery fails (`last_error`, back-off, disabled after failures in a row) without a
-traceback, and POST .../test/ answers with the failure; an error of dms itself in a turn (a row
-broken behind its back) is logged once per try and counts as a failed delivery, or, when the
-webhook's row cannot be read at all, waits for its lease: never tried again at once, in a loop
-(898 tracebacks in 20 s before)."""
+"""What a delivery cannot send, to a real receiver on loopback: a URL stored before dms wrote URLs
+in ASCII (put into the database behind the server's back) is sent in ASCII, or fails as any delivery
+fails (`last_error`, back-off, disabled after failures in a row) without a traceback, and POST
+.../test/ answers with the failure; an error of dms itself in a turn (a row broken behind its back)
+is logged once per try and counts as a failed delivery, or, when the webhook's row cannot be read at
+all, waits for its lease: never tried again at once, in a loop (898 tracebacks in 20 s before)."""
 
 from __future__ import annotations
 

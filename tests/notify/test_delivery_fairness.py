@@ -1,8 +1,7 @@
-"""Fair shares of a process' webhook senders (issue 38, dms.notify.deliverer): one user's webhooks
-to a receiver that never answers hold at most 2 of the 4 senders, so another user's delivery
-goes out while they wait (before, alice's 20 such webhooks held all four and bob's delivery
-waited 49.5 s). Real receivers on loopback; alice's holds every POST until the test releases
-it."""
+"""Fair shares of a process' webhook senders (dms.notify.deliverer): one user's webhooks to a
+receiver that never answers hold at most 2 of the 4 senders, so another user's delivery goes out
+while they wait (before, alice's 20 such webhooks held all four and bob's delivery waited 49.5 s).
+Real receivers on loopback; alice's holds every POST until the test releases it."""
 
 from __future__ import annotations
 

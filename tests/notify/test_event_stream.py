@@ -91,10 +91,10 @@ def test_a_bad_resume_point_and_no_token_are_refused(server, alice, anon):
     (None, "?since=%20"), (None, "?since=%C2%A01"), (None, "?since=%EF%BC%91"),  # fullwidth 1
 ])
 def test_a_resume_point_is_ascii_digits_and_nothing_around_them(server, alice, header, query):
-    """A leading space in Last-Event-ID was trimmed and accepted (issue 38): one rule for the
-    header and ?since=, whatever reaches the application. (HTTP's own spaces around a header's
-    value are not part of it; waitress drops them before anyone sees them.) Over http.client:
-    requests refuses to send a header value that starts with a space."""
+    """A leading space in Last-Event-ID was trimmed and accepted: one rule for the header and
+    ?since=, whatever reaches the application. (HTTP's own spaces around a header's value are not
+    part of it; waitress drops them before anyone sees them.) Over http.client: requests refuses to
+    send a header value that starts with a space."""
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
     try:
         connection.putrequest("GET", f"/api/events/{query}")

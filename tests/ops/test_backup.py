@@ -329,7 +329,7 @@ def test_backup_during_uploads_restores_a_consistent_state(alice, config, tmp_pa
 @pytest.mark.postgresql_only
 def test_a_refused_restore_leaves_the_postgresql_database_empty(alice, filled, config, postgres,
                                                                tmp_path):
-    """Issue 22: the schema was created before the rows were refused, and stayed. Now the rows'
+    """Regression: the schema was created before the rows were refused, and stayed. Now the rows'
     checks come first, and the schema is made in the transaction that copies the rows."""
     archive = tmp_path / "backup.zip"
     assert dms("backup", archive, *config_args(config)).returncode == 0

@@ -1,9 +1,9 @@
-"""A restore refuses rows the API would refuse (issue 22), checked by the API's own rules in both
-formats: a title with a slash, a NUL or a right-to-left override, a time that is not one, a
-username that differs only by case from another or that the API would refuse (also for mixing
-scripts), a rule or a webhook the API would refuse, a value of the wrong type in a table file.
-Nothing lands in the target, and the folder is left exactly as it was. The backups and the
-refusal's checks: tests/ops/conftest.py, tests/harness/backups.py."""
+"""A restore refuses rows the API would refuse, checked by the API's own rules in both formats: a
+title with a slash, a NUL or a right-to-left override, a time that is not one, a username that
+differs only by case from another or that the API would refuse (also for mixing scripts), a rule or
+a webhook the API would refuse, a value of the wrong type in a table file. Nothing lands in the
+target, and the folder is left exactly as it was. The backups and the refusal's checks:
+tests/ops/conftest.py, tests/harness/backups.py."""
 
 from __future__ import annotations
 

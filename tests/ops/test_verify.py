@@ -271,7 +271,7 @@ def test_repair_leaves_files_alone_and_says_so(config):
 
 
 def test_files_of_uploads_in_progress_are_expected_until_the_grace_period_is_over(config):
-    """Issue 22: after a kill -9, verify reported the files of unacknowledged uploads as
+    """Regression: after a kill -9, verify reported the files of unacknowledged uploads as
     orphaned until the sweep's grace period was over and the server restarted."""
     with running(config):
         pass  # a data dir with its schema and files folder

@@ -1,7 +1,7 @@
-"""`dms verify` and the trash (issue 25), on both engines: deletions made through the API —
-nested ones and restored ones too — are clean, and each way the trash's marks can disagree with
-the tree, made by changing the database behind the server's back, is reported by its own
-sentence with the ids involved, exit status 1; `--repair` says it leaves them to the owner."""
+"""`dms verify` and the trash, on both engines: deletions made through the API — nested ones and
+restored ones too — are clean, and each way the trash's marks can disagree with the tree, made by
+changing the database behind the server's back, is reported by its own sentence with the ids
+involved, exit status 1; `--repair` says it leaves them to the owner."""
 
 from __future__ import annotations
 

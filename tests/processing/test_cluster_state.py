@@ -1,6 +1,6 @@
-"""The cluster's check-then-write sequences (issue 15) under many threads at once, on both
-engines: one lease per version, one claim per period of a periodic job, each expired lease taken
-over once, failed logins counted across throttles (as two nodes would). The multi-node lane
+"""The cluster's check-then-write sequences under many threads at once, on both engines: one lease
+per version, one claim per period of a periodic job, each expired lease taken over once, failed
+logins counted across throttles (as two nodes would). The multi-node lane
 (tests/e2e/test_multinode.py) shows the same with real processes; these rounds make the races
 likely."""
 

@@ -1,5 +1,5 @@
-"""The OCR queue under load (issue 11): fair between users, bounded per document, and a deleted
-document's reading stops at once."""
+"""The OCR queue under load: fair between users, bounded per document, and a deleted document's
+reading stops at once."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The embedded queue's idle workers wake when this process queues a task, not at their next poll
-(issue 30: a document uploaded after a quiet moment waited up to a second for the worker), and
-stop at once (guards the overrides of Huey's Worker.sleep and Consumer.stop, pinned huey 3.5)."""
+"""The embedded queue's idle workers wake when this process queues a task, not at their next poll (a
+document uploaded after a quiet moment waited up to a second for the worker), and stop at once
+(guards the overrides of Huey's Worker.sleep and Consumer.stop, pinned huey 3.5)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Searchable PDFs (issue 13): what Tesseract read is kept as a PDF whose pages carry its
-invisible text — the original PDF's pages with the text laid over them, or an image's frames —
-beside the original, which stays downloadable unchanged."""
+"""Searchable PDFs: what Tesseract read is kept as a PDF whose pages carry its invisible text — the
+original PDF's pages with the text laid over them, or an image's frames — beside the original, which
+stays downloadable unchanged."""
 
 from __future__ import annotations
 

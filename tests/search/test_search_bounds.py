@@ -1,6 +1,6 @@
-"""Search work is bounded (issues 11, 12): a search past its deadline is stopped with a 503, a
-search whose client went away stops at once and frees its thread, and prefixes too short to be
-expanded cheaply match only themselves in the text."""
+"""Search work is bounded: a search past its deadline is stopped with a 503, a search whose client
+went away stops at once and frees its thread, and prefixes too short to be expanded cheaply match
+only themselves in the text."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-""""Done" means findable (issue 38, finding 9): a search waits, at most CATCH_UP_SECONDS, until
-the index holds the changes to the caller's nodes committed before it began, so a document whose
-status is `succeeded` is found by the next search — also when another process (a `dms worker`)
-finished it, and also behind another user's backlog; another user's pending changes never make
-a search wait; and past a short wait only two searches of a user wait on (the waits themselves,
-without a server). PostgreSQL writes its search entries in each change's own transaction:
-tests/search/test_search.py covers it."""
+""""Done" means findable: a search waits, at most CATCH_UP_SECONDS, until the index holds the
+changes to the caller's nodes committed before it began, so a document whose status is `succeeded`
+is found by the next search — also when another process (a `dms worker`) finished it, and also
+behind another user's backlog; another user's pending changes never make a search wait; and past a
+short wait only two searches of a user wait on (the waits themselves, without a server). PostgreSQL
+writes its search entries in each change's own transaction: tests/search/test_search.py covers
+it."""
 
 from __future__ import annotations
 

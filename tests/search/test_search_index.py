@@ -1,6 +1,6 @@
-"""The embedded search index stays exactly in step with the database (issue 12): a server killed
-between the database's commit and the index's finds exactly what the database holds after a
-restart; a missing, broken or outdated index is rebuilt at start-up, with 503 until it is ready."""
+"""The embedded search index stays exactly in step with the database: a server killed between the
+database's commit and the index's finds exactly what the database holds after a restart; a missing,
+broken or outdated index is rebuilt at start-up, with 503 until it is ready."""
 
 from __future__ import annotations
 

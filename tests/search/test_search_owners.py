@@ -1,7 +1,7 @@
 """The tantivy query leaves out the owner clause when the index holds one person's documents only
-(issue 30: intersecting with it was most of a common word's or a prefix's time at a million
-documents). Same matches, same order; and as soon as anyone else's document is in the index,
-even one deleted but not yet merged away, every query is filtered by its owner again."""
+(intersecting with it was most of a common word's or a prefix's time at a million documents). Same
+matches, same order; and as soon as anyone else's document is in the index, even one deleted but not
+yet merged away, every query is filtered by its owner again."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Hostile JSON (issue 11): bodies that break naive parsers get a 400 `parse_error` on every JSON
-route, login included, change nothing, and leave no traceback in the log."""
+"""Hostile JSON: bodies that break naive parsers get a 400 `parse_error` on every JSON route, login
+included, change nothing, and leave no traceback in the log."""
 
 from __future__ import annotations
 

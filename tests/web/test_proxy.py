@@ -1,9 +1,9 @@
-"""dms behind a reverse proxy (issue 24): through a real nginx (Debian's nginx-light, started here
-on loopback with TLS on a port other than 443) running the recipes exactly as docs/operations.md
-and docs/scaling.md show them, every link the API returns — pagination links, a version's
-download_url, the /ui/ redirect — is the public URL and answers. Without nginx: forged
-X-Forwarded-* headers from anyone but the trusted proxy change no link, and what Caddy sends (no
-X-Forwarded-Port; the port inside X-Forwarded-Host) is understood."""
+"""dms behind a reverse proxy: through a real nginx (Debian's nginx-light, started here on loopback
+with TLS on a port other than 443) running the recipes exactly as docs/operations.md and
+docs/scaling.md show them, every link the API returns — pagination links, a version's download_url,
+the /ui/ redirect — is the public URL and answers. Without nginx: forged X-Forwarded-* headers from
+anyone but the trusted proxy change no link, and what Caddy sends (no X-Forwarded-Port; the port
+inside X-Forwarded-Host) is understood."""
 
 from __future__ import annotations
 

@@ -377,7 +377,7 @@ def assert_refused_at_once(server, config, request: bytes, detail: str) -> None:
 def test_a_chunk_size_line_over_1_kib_is_refused_even_when_it_arrives_whole(server, config,
                                                                                alice):
     """A 5,000-byte extension arriving in one read was served: waitress' line bound only held
-    for a line still arriving (issue 38)."""
+    for a line still arriving."""
     parent = make_folder(alice, "chunked", alice.home_id)
     longest = b"%s;x=" + b"e" * (MAX_CHUNK_LINE - 5)  # a 2-digit size: 1,024 bytes in all
     request = chunked_folder(alice.token, parent, "edge", longest + b"\r\n%s\r\n0\r\n\r\n")
@@ -399,7 +399,7 @@ def test_a_chunk_size_line_over_1_kib_is_refused_even_when_it_arrives_whole(serv
     b"%s\r\n%s\r\n0\r\nX-T: 1\n\r\n",  # a trailer field
 ], ids=["all", "chunk-end", "last-size", "trailer-end", "trailer-field"])
 def test_bare_lf_line_ends_in_a_chunked_body_are_400_at_once(server, config, alice, framing):
-    """A body chunked with bare LFs got no answer; the connection closed after 62 s (issue 38)."""
+    """A body chunked with bare LFs got no answer; the connection closed after 62 s."""
     parent = make_folder(alice, "chunked", alice.home_id)
     assert_refused_at_once(server, config, chunked_folder(alice.token, parent, "lf",
                                                           framing),

@@ -1,7 +1,7 @@
-"""An upload is written once (issue 30, dms/files/spool.py): the server spools a large body into
-the data dir's tmp/ as it arrives and the store adopts that file, instead of waitress writing it to
-a temporary file of its own and dms copying it again. Bodies nobody keeps leave nothing behind.
-Real sockets, a real server; the bytes the server process writes are read from /proc."""
+"""An upload is written once (dms/files/spool.py): the server spools a large body into the data
+dir's tmp/ as it arrives and the store adopts that file, instead of waitress writing it to a
+temporary file of its own and dms copying it again. Bodies nobody keeps leave nothing behind. Real
+sockets, a real server; the bytes the server process writes are read from /proc."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Hardening (issue 11): usernames unique regardless of case, a per-document processing-time
-budget, and an index for the OCR queue's fairness across users.
+"""Hardening: usernames unique regardless of case, a per-document processing-time budget, and an
+index for the OCR queue's fairness across users.
 
 `user.username_key` is the username casefolded (NFKC first), so `ADMIN` and `admin` cannot both
 exist. Data dirs that already hold such a pair keep both accounts (renaming someone's login

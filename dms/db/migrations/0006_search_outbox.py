@@ -1,5 +1,5 @@
-"""Search moves out of SQLite into an embedded tantivy index (issue 12); the database keeps an
-outbox of the nodes whose indexed state changed.
+"""Search moves out of SQLite into an embedded tantivy index; the database keeps an outbox of the
+nodes whose indexed state changed.
 
 Dropped: the FTS5 table `search_index` (a second copy of every text, about two thirds of dms.db)
 and its triggers. Added: `search_outbox`, one row per change that search must see, written by

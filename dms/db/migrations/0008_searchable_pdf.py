@@ -1,5 +1,5 @@
-"""Searchable PDFs (issue 13): a version that needed Tesseract gets one, stored beside its
-original; its size and SHA-256 are kept here (NULL: the version has none)."""
+"""Searchable PDFs (docs/api.md, "8. Searchable PDFs"): a version that needed Tesseract gets one,
+stored beside its original; its size and SHA-256 are kept here (NULL: the version has none)."""
 
 
 def up(migrator, db):

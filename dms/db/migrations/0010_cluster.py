@@ -1,5 +1,5 @@
-"""Several processes on one database (issue 15): what was kept in one process's memory or files
-moves into rows every node sees.
+"""Several processes on one database (docs/scaling.md, "Several machines"): what was kept in one
+process's memory or files moves into rows every node sees.
 
 - `worker`: each process that reads pages (a `dms worker`, or `dms serve` with its embedded
   workers) with its host, OCR languages and last heartbeat; GET /health lists them and web nodes

@@ -1,4 +1,4 @@
-"""E-mail attachments (issue 16, api.md §8c).
+"""E-mail attachments (docs/api.md, "Mail accounts").
 
 - `mail_account`: a user's IMAP account; `password` is sealed (dms.files.sealing: AES-GCM with
   the key in the data dir, bound to the row's id), never stored or returned in clear.

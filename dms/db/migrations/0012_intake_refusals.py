@@ -1,6 +1,6 @@
-"""What the intake refused, for its owner to see (issue 24): a file of the consume folder moved
-to `.failed/`, an attachment a mail check could not take. Bounded by dms.domain.refusals (the
-newest hundred per user, none older than 30 days); deleted with the user."""
+"""What the intake refused, for its owner to see: a file of the consume folder moved to `.failed/`,
+an attachment a mail check could not take. Bounded by dms.domain.refusals (the newest hundred per
+user, none older than 30 days); deleted with the user."""
 
 from peewee import PostgresqlDatabase
 

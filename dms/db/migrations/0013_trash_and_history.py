@@ -1,4 +1,4 @@
-"""The trash and the history (issue 25, api.md §12).
+"""The trash and the history (docs/api.md, "The trash", "History").
 
 - `node.trash_id`: NULL for a live node; for a node in the trash, the id of the node whose deletion
   put it there (the root of that deletion: its own id for the root). Restoring clears it for exactly

@@ -1,4 +1,4 @@
-"""Page operations (issue 26, api.md §11).
+"""Page operations (docs/api.md, "Page operations").
 
 - `document_version.short_description`: every operation makes a new version of each document it
   changes, and the version says what happened (Papermerge 2.1's field: "2 page(s) deleted"); an

@@ -1,4 +1,4 @@
-"""An index on `node.parent_id` for the whole tree, trash included (issue 25 follow-up).
+"""An index on `node.parent_id` for the whole tree, trash included.
 
 Migration 0013 made the listing indexes partial (`WHERE trash_id IS NULL`), and with that the
 tree lost its last index led by parent_id. Two things need one over every node: the recursive

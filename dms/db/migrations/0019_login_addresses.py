@@ -1,4 +1,4 @@
-"""Known login addresses (issue 38, api.md §2).
+"""Known login addresses (docs/api.md, "Login").
 
 - `login_address`: the client addresses (IPv6 by their /64) each user logged in from with a
   password, by digest (`key`, never the address in clear), and when the last such login was

@@ -1,4 +1,4 @@
-"""Splits in the background (issue 38, api.md §11).
+"""Splits in the background (docs/api.md, "Splits in the background").
 
 - `split_run`: `POST /documents/{id}/split/` too large for one request (more parts than one
   batch, or many pages to look at for separator sheets): its source (`document_id`, no foreign

@@ -1,4 +1,4 @@
-"""Page operations (issue 26, api.md §11): pages of documents' latest versions deleted,
+"""Page operations (docs/api.md, "Page operations"): pages of documents' latest versions deleted,
 reordered, rotated, moved to another document or into a folder, two documents merged, and
 scanned batches cut at separator sheets.
 

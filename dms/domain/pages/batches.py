@@ -1,7 +1,7 @@
-"""Batches the intake splits (issue 26, DMS_SPLIT_ON_BARCODE): a scanner's batch of letters, read
-in one go into one file, becomes one document per letter before it is imported — cut at separator
-sheets carrying a barcode `DMS-SPLIT` or `PATCH T` (dms.domain.pages.separators), the sheets left
-out. Used by the consume folder and mail through the one import function
+"""Batches the intake splits (DMS_SPLIT_ON_BARCODE): a scanner's batch of letters, read in one go
+into one file, becomes one document per letter before it is imported — cut at separator sheets
+carrying a barcode `DMS-SPLIT` or `PATCH T` (dms.domain.pages.separators), the sheets left out. Used
+by the consume folder and mail through the one import function
 (dms.domain.uploads.import_into_folder); blank pages never cut a batch here (the empty back of a
 page in a duplex scan would).
 

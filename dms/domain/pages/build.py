@@ -1,5 +1,5 @@
-"""The files of a page operation (issue 26, api.md §11): a new PDF from pages of documents' latest
-versions, and the pages' text carried along, so that nothing is read again that need not be.
+"""The files of a page operation: a new PDF from pages of documents' latest versions, and the pages'
+text carried along, so that nothing is read again that need not be.
 
 Every operation — delete, reorder, rotate, move, merge, split — is "write these pages, in this
 order, turned so": a list of Placed pages. The Builder writes them with pdfium in a PDF reader

@@ -1,5 +1,5 @@
-"""Committing a page operation (issue 26, api.md §11): all of one call in one write transaction,
-so that a crash leaves the old state or the new one, never half of it.
+"""Committing a page operation: all of one call in one write transaction, so that a crash leaves the
+old state or the new one, never half of it.
 
 Order, as for uploads (dms.domain.uploads): the new PDFs (dms.domain.pages.build) are moved into
 the store first, durably, with their searchable PDFs; then one write transaction checks that every

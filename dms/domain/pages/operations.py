@@ -1,6 +1,6 @@
-"""Page operations (issue 26, api.md §11, Papermerge 2.1's routes): delete, reorder and rotate
-pages, move pages to another document or into a folder as new documents, merge two documents
-(a split, after given pages or at separator sheets, is dms.domain.splits's, with these helpers).
+"""Page operations (Papermerge 2.1's routes): delete, reorder and rotate pages, move pages to
+another document or into a folder as new documents, merge two documents (a split, after given pages
+or at separator sheets, is dms.domain.splits's, with these helpers).
 
 Each takes pages of documents' LATEST versions and makes a new version of every document it
 changes (dms.domain.pages.build writes the PDFs, dms.domain.pages.commit writes everything in one

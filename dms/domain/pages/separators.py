@@ -1,8 +1,8 @@
-"""Separator sheets (issue 26, api.md §11): where a batch scanned in one go is cut into documents —
-at a page that carries a barcode whose text is `DMS-SPLIT` or `PATCH T` (a QR code or a 1-D code,
-read by zxing-cpp: dms.files.pdf.pages.barcodes), or at a blank page. Used by
-`POST /documents/{id}/split/` and by the intake when DMS_SPLIT_ON_BARCODE is on (the consume
-folder and mail, barcodes only: a duplex scan's blank back sides must not cut a letter in two).
+"""Separator sheets: where a batch scanned in one go is cut into documents — at a page that carries
+a barcode whose text is `DMS-SPLIT` or `PATCH T` (a QR code or a 1-D code, read by zxing-cpp:
+dms.files.pdf.pages.barcodes), or at a blank page. Used by `POST /documents/{id}/split/` and by the
+intake when DMS_SPLIT_ON_BARCODE is on (the consume folder and mail, barcodes only: a duplex scan's
+blank back sides must not cut a letter in two).
 
 Barcodes: processing reads them on each page it renders for Tesseract (page.barcodes, migration
 0017), so a scanned batch that was processed is cut without rendering a page in the request; the

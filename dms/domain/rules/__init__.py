@@ -1,5 +1,5 @@
-"""Rules: documents that file themselves (issue 27, api.md §13). A user's rules look at each new
-document once its text is known and tag it, move it or retitle it.
+"""Rules: documents that file themselves (docs/api.md, "11a. Rules"). A user's rules look at each
+new document once its text is known and tag it, move it or retitle it.
 
 - `checks`: a rule's attributes checked (limits, pointers into the body);
 - `store`: a user's rules kept (create, change, delete; disabled when their folder goes);

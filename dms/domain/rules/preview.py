@@ -4,10 +4,10 @@ rule would match and what it would change in each, changing nothing.
 Bounded per request: the most recently changed documents whose reading has ended are examined,
 at most `rules_preview_documents` of them and for at most `rules_preview_seconds`; the answer
 says how many were examined of how many there are (`complete` false when it stopped early).
-Bounded per user and process: a user's dry runs run one at a time, and a process runs a few at
-once (dms.domain.services.DRY_RUNS_AT_ONCE); past either, 429 at once (issue 38). As
-`POST /rules/{id}/apply/` does, the dry run ignores `enabled`, `sources` and `stop` (they are
-about new documents) and what a person changed by hand (applying is a person's choice)."""
+Bounded per user and process: a user's dry runs run one at a time, and a process runs a few at once
+(dms.domain.services.DRY_RUNS_AT_ONCE); past either, 429 at once. As `POST /rules/{id}/apply/` does,
+the dry run ignores `enabled`, `sources` and `stop` (they are about new documents) and what a person
+changed by hand (applying is a person's choice)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class Preview:
 
 
 def preview(services: Services, user: User, rule_id: str) -> Preview:
-    """One at a time per user and a few at once per process (services.dry_runs, issue 38)."""
+    """One at a time per user and a few at once per process (services.dry_runs)."""
     rule = owned_rule(user, rule_id)
     with services.dry_runs.slot(0, user.id):
         return _preview(services.config, user, rule)
@@ -77,9 +77,9 @@ def _preview(config: Config, user: User, rule: Rule) -> Preview:
             if time.monotonic() > deadline:
                 break
             examined += 1
-            yield_to_requests()  # other users' requests first (issue 38)
+            yield_to_requests()  # other users' requests first
             # Let each document go once matched: its words and the fuzzy algorithm's runs of
-            # them are megabytes for a long text (a batch's 50 held 444 MiB, issue 38).
+            # them are megabytes for a long text (a batch's 50 held 444 MiB).
             document = loaded.pop(document_id, None)
             if document is None:
                 continue

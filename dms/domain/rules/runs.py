@@ -48,9 +48,9 @@ BATCH_SECONDS = 10
 MAX_ACTIVE_RUNS_PER_USER = 2  # queued or running; past it, 429
 KEEP_RUNS_PER_USER = 100  # finished runs kept; older ones are deleted as new ones start
 PARALLEL_RUNS = 2  # threads of one node running runs
-# Fair turns (issue 38): a user's runs take one of those threads at a time, and a run gives its
-# thread back after a slice this long (whole batches), behind the runs of users waiting, so one
-# user's hour-long runs never hold both threads or keep another user's run waiting for the hour.
+# Fair turns: a user's runs take one of those threads at a time, and a run gives its thread back
+# after a slice this long (whole batches), behind the runs of users waiting, so one user's hour-long
+# runs never hold both threads or keep another user's run waiting for the hour.
 RUNS_PER_USER = 1
 SLICE_SECONDS = 30.0
 RETRY_AFTER_SECONDS = 10
@@ -130,7 +130,7 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
     deadline = time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3)
     plans, last = {}, None
     for document_id in ids:
-        yield_to_requests()  # requests first (issue 38)
+        yield_to_requests()  # requests first
         document = loaded.pop(document_id, None)  # its words let go once matched (preview)
         if document is not None:
             plans[document_id] = evaluate(

@@ -5,8 +5,8 @@ URL's host name. Redirects are never followed (a 3xx is an answer like any other
 2xx). The whole exchange, from the lookup to the status line, ends after `timeout` seconds: a
 watchdog shuts the socket down then, which ends a read that a server trickling bytes would
 otherwise keep alive. Of the answer only its status is used; at most ANSWER_BYTES of its body are
-read. The URL is written in ASCII first (dms.files.outbound.urls), as one stored before dms did
-that (issue 38) may not be.
+read. The URL is written in ASCII first (dms.files.outbound.urls), as one stored before dms did that
+may not be.
 
 Failures are sentences for `last_error`, whatever the URL, the network or the receiver did.
 Before a status line arrives, every failure to reach the receiver reads the same (refused,
@@ -45,7 +45,7 @@ class Answer:
 
 def tls_context():
     """Certificate-checking TLS, imported only by a process that posts to an https address:
-    the ssl module and OpenSSL's TLS state cost an idle server about 1 MiB (issue 30)."""
+    the ssl module and OpenSSL's TLS state cost an idle server about 1 MiB."""
     import ssl
 
     return ssl.create_default_context()
@@ -61,7 +61,7 @@ def post(policy: Policy, url: str, body: bytes, headers: dict[str, str],
         return Answer(status, error, time.monotonic() - started)
 
     try:
-        # A URL stored before dms wrote URLs in ASCII (issue 38) is written so here.
+        # A URL stored before dms wrote URLs in ASCII is written so here.
         parts = urlsplit(ascii_url(url))
         host, port = parts.hostname or "", parts.port or DEFAULT_PORTS.get(parts.scheme, 80)
         connection = http.client.HTTPConnection(host, port, timeout=timeout)

@@ -154,7 +154,7 @@ class _Resolver:
     """getaddrinfo in a few daemon threads, so that a caller can stop waiting (the lookup itself
     cannot be interrupted). A lookup whose caller gave up before it started is skipped. Every
     failure of a lookup goes to its caller and never ends a thread (with all of them ended, no
-    name would resolve again: issue 38)."""
+    name would resolve again)."""
 
     def __init__(self, threads: int):
         self._jobs: queue.Queue = queue.Queue()

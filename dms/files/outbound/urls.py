@@ -1,4 +1,4 @@
-"""A user's URL as dms sends it: in ASCII, as HTTP needs it (api.md §15, issue 38).
+"""A user's URL as dms sends it: in ASCII, as HTTP needs it (docs/api.md, "Webhooks").
 
 - A host name written in another script (`bücher.example`, or `127。0。0。1` with ideographic
   full stops) is written in its IDNA form, with UTS #46's mapping as browsers do

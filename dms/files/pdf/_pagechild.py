@@ -1,8 +1,8 @@
-"""Page operations in the PDF reader's process (issue 26: Papermerge 2.1's delete, reorder, rotate,
-move and merge pages, and split a scanned batch at separator sheets). Like every call into pdfium
-they run in the child (dms.files.pdf.child), under its memory limit and the parent's time limit;
-dms's side, with the limits and the sentences, is dms.files.pdf.pages. An image is as hostile as a
-PDF (a small PNG may decode to gigabytes), so images are decoded here too.
+"""Page operations in the PDF reader's process (Papermerge 2.1's delete, reorder, rotate, move and
+merge pages, and split a scanned batch at separator sheets). Like every call into pdfium they run in
+the child (dms.files.pdf.child), under its memory limit and the parent's time limit; dms's side,
+with the limits and the sentences, is dms.files.pdf.pages. An image is as hostile as a PDF (a small
+PNG may decode to gigabytes), so images are decoded here too.
 
 - `assemble`: a new PDF from pages of existing ones, copied with pdfium's page import, never
   rendered: text layers, images at their own resolution, fonts, sizes and annotations stay as they

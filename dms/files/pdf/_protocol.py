@@ -1,5 +1,5 @@
-"""What dms and its PDF reader processes say to each other (issue 22), used by both sides:
-dms.files.pdf.child (the child, which runs pdfium) and dms.files.pdf.process (the parent).
+"""What dms and its PDF reader processes say to each other, used by both sides: dms.files.pdf.child
+(the child, which runs pdfium) and dms.files.pdf.process (the parent).
 
 The protocol is small and carries no code: frames of a 4-byte big-endian length and a JSON object,
 the answer optionally followed by that many raw bytes (`blob`: a rendered page). A refusal is a

@@ -1,5 +1,5 @@
-"""The PDF reader's own process (issue 22): every call into pdfium runs here, in a child process of
-dms (dms.files.pdf.process starts and feeds it), never in the server's own process.
+"""The PDF reader's own process: every call into pdfium runs here, in a child process of dms
+(dms.files.pdf.process starts and feeds it), never in the server's own process.
 
 Why a process: a PDF is hostile input, and pdfium trusts it. A 1.5 MB page whose content stream
 inflates to 1.5 GiB took the server to 2.7 GB; a page may take minutes to parse or render; a
@@ -10,8 +10,8 @@ several children read several PDFs in parallel, where the server once held one g
 
 The protocol (dms.files.pdf._protocol) is small and carries no code: frames of a length and a JSON
 object, the answer optionally followed by raw bytes. A child reads requests from stdin until it is
-closed (the parent is gone or done with it). The page operations of issue 26 (assembling PDFs,
-images to PDF, barcodes, blank pages) are in dms.files.pdf._pagechild.
+closed (the parent is gone or done with it). The page operations (assembling PDFs, images to PDF,
+barcodes, blank pages) are in dms.files.pdf._pagechild.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Page operations (issue 26: Papermerge 2.1's delete, reorder, rotate, move pages between
-documents, merge, split a scanned batch at separator sheets), dms's side: the primitives the
-domain builds on. Each runs in a PDF reader process (dms.files.pdf._pagechild, under its memory
-limit) within the time limit given here; nothing here knows of documents or rows.
+"""Page operations (Papermerge 2.1's delete, reorder, rotate, move pages between documents, merge,
+split a scanned batch at separator sheets), dms's side: the primitives the domain builds on. Each
+runs in a PDF reader process (dms.files.pdf._pagechild, under its memory limit) within the time
+limit given here; nothing here knows of documents or rows.
 
 - `assemble`: a new PDF from page references (deleting, reordering, rotating, moving and merging
   pages are all "write the pages wanted, in order, turned as wanted").

@@ -1,19 +1,18 @@
-"""The PDF reader processes (issue 22): dms's side of dms.files.pdf.child. `PdfReaders` starts up to
-`size` child processes on demand, hands each call to an idle one, and bounds it: the child's
-address space is capped (a page that needs more memory kills only the child), and a call that runs
-past its time limit has its child killed. A child idle for IDLE_SECONDS is stopped, so an idle
-server holds none (and none of pdfium's memory).
+"""The PDF reader processes: dms's side of dms.files.pdf.child. `PdfReaders` starts up to `size`
+child processes on demand, hands each call to an idle one, and bounds it: the child's address space
+is capped (a page that needs more memory kills only the child), and a call that runs past its time
+limit has its child killed. A child idle for IDLE_SECONDS is stopped, so an idle server holds none
+(and none of pdfium's memory).
 
 Concurrency rules: a child serves one call at a time; `session()` lends one child to a thread for
 several calls (reading a document page by page keeps it open in that child). A caller waits for a
 free child at most WAIT_SECONDS (then Unavailable). Nothing here touches the database.
 
-Shared fairly (issue 38, `fair=True`: the readers of requests, uploads and intake, apart from
-the OCR workers' own): each user holds at most a share of the children and has at most a few
-calls waiting (past them, 429), the user holding fewest goes first
-(dms.files.fairness), and a user whose files keep failing at the readers' limits (memory, time:
-COSTLY_FAILURES) waits before they may start more, so parallel Flate bombs of one user cannot
-keep the readers from everyone else.
+Shared fairly (`fair=True`: the readers of requests, uploads and intake, apart from the OCR workers'
+own): each user holds at most a share of the children and has at most a few calls waiting (past
+them, 429), the user holding fewest goes first (dms.files.fairness), and a user whose files keep
+failing at the readers' limits (memory, time: COSTLY_FAILURES) waits before they may start more, so
+parallel Flate bombs of one user cannot keep the readers from everyone else.
 """
 
 from __future__ import annotations

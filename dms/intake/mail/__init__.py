@@ -1,5 +1,5 @@
-"""Mail accounts checked over IMAP (issues 16, 22 and 38): every attachment of an accepted type
-in a user's mailbox becomes a document, never twice, also across a crash.
+"""Mail accounts checked over IMAP (docs/api.md, "Mail accounts"): every attachment of an accepted
+type in a user's mailbox becomes a document, never twice, also across a crash.
 
 The face is `checker`: MailChecker queues the checks and runs them in the background, shared by
 turns between users; release_claims frees the claims a crash left. Private to this package:

@@ -1,7 +1,7 @@
-"""Checking one mail account (issue 16, api.md §8c): every attachment of an accepted type in a
-user's IMAP mailbox becomes a document in their .inbox (or .inbox/<sender>), titled by its file
-name, with the message's subject, sender, date and Message-ID kept on it (`document_mail`).
-Checks run in the background (dms.intake.mail.checker); this module is one check.
+"""Checking one mail account: every attachment of an accepted type in a user's IMAP mailbox becomes
+a document in their .inbox (or .inbox/<sender>), titled by its file name, with the message's
+subject, sender, date and Message-ID kept on it (`document_mail`). Checks run in the background
+(dms.intake.mail.checker); this module is one check.
 
 Never twice, also across a crash: what was taken is remembered as (Message-ID, attachment SHA-256)
 in the transaction that adds the document (`mail_import`); only after all of a message's
@@ -20,9 +20,9 @@ times that in all, holds at most one message's worth of the server's answer to o
 when the server stalls (DMS_MAIL_STALL_SECONDS) and after DMS_MAIL_CHECK_SECONDS;
 MAX_MESSAGES_PER_CHECK messages are fetched (the rest wait for the next check). A message is
 fetched into a file in the data dir's tmp/, parsed from there, its attachments decoded into files
-of their own (dms.intake.mail._message), and the files removed once it is handled (issue 38).
-`last_error` never quotes what a server said, and does not tell apart why a connection failed: an
-account must not be a probe of other hosts' ports.
+of their own (dms.intake.mail._message), and the files removed once it is handled. `last_error`
+never quotes what a server said, and does not tell apart why a connection failed: an account must
+not be a probe of other hosts' ports.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""An IMAP connection whose server cannot decide how much dms reads, where, or for how long
-(issues 22 and 38).
+"""An IMAP connection whose server cannot decide how much dms reads, where, or for how long.
 
 imaplib (under imapclient) reads a literal `{N}` with one `read(N)` into memory, whatever N the
 server announces: `{10000000000}` got the server killed by the kernel. Here every read of the
@@ -317,8 +316,8 @@ class BoundedClient(imapclient.IMAPClient):
         """LOGIN for what it carries (every IMAP server takes it: accounts that worked go on
         working); anything else — a non-ASCII username or password, a username with a space —
         by AUTHENTICATE PLAIN (RFC 4616), which sends UTF-8, instead of failing in imaplib's
-        ASCII encoding of LOGIN (issue 38). LoginError when the server says no, Unsendable when
-        nothing could be sent."""
+        ASCII encoding of LOGIN. LoginError when the server says no, Unsendable when nothing could
+        be sent."""
         if _fits_login(username, password):
             self.login(username, password)
             return

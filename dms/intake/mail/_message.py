@@ -2,10 +2,10 @@
 Origin a document keeps (subject, sender, date, Message-ID), and names made safe to show.
 
 A message is read from the file it was fetched into (dms.intake.mail._client's Spool), never from
-memory, and each attachment is decoded into a file of its own in pieces (`save_payload`), for
-the upload path to take from there (issue 38).
+memory, and each attachment is decoded into a file of its own in pieces (`save_payload`), for the
+upload path to take from there.
 
-A message is hostile input from anyone who can send mail, so its parsing is bounded (issue 22):
+A message is hostile input from anyone who can send mail, so its parsing is bounded:
 - it is parsed with `compat32`, which keeps header values as they came: `policy.default`'s
   structured header parser is quadratic in the encoded words of one header (a 381 KB Subject of
   encoded words took 3 GB). A header longer than DMS_MAIL_MAX_HEADER_KB refuses the message.
@@ -20,8 +20,8 @@ A message is hostile input from anyone who can send mail, so its parsing is boun
   the account); more than DMS_MAIL_MAX_MULTIPARTS refuse the message (a nesting the count misses
   still ends in RecursionError, which refuses it too).
 - the few headers dms shows are decoded from at most MAX_DECODED characters of their value;
-- a message of more than MAX_PARTS MIME parts is refused whole (before issue 38 the parts past
-  it were skipped, and an attachment among them was lost without a word); of the rest, at most
+- a message of more than MAX_PARTS MIME parts is refused whole (the parts past it were once
+  skipped, and an attachment among them was lost without a word); of the rest, at most
   MAX_ATTACHMENTS attachments are taken and the message is named when it has more.
 A refused message is named in the account's last_error and remembered, never fetched again.
 """
@@ -127,8 +127,8 @@ def parse(path: Path, limits: MessageLimits = MessageLimits()) -> Message:
         stream.seek(0)
         parser = BytesFeedParser(policy=policy)
         try:
-            # Fed a piece at a time, giving way to requests between pieces (issue 38): parsing
-            # 25 MiB in Python takes seconds of the interpreter that requests share.
+            # Fed a piece at a time, giving way to requests between pieces: parsing 25 MiB in Python
+            # takes seconds of the interpreter that requests share.
             while piece := stream.read(FEED_BYTES):
                 yield_to_requests()
                 parser.feed(piece)

@@ -1,14 +1,14 @@
-"""Mail checks in the background (issue 22): no request thread ever waits on a mail server.
+"""Mail checks in the background: no request thread ever waits on a mail server.
 
 `POST /mail-accounts/{id}/check/` and the periodic job only queue checks here;
 DMS_MAIL_CHECKS_PARALLEL threads of this node run them (dms.intake.mail._check), each ended by its
 own deadline, stall bound and byte budget (dms.intake.mail._client). The threads are shared by turns
-(dms.files.fairness, issue 38): a user's accounts are checked one after another, and a freed
-thread goes to the user with nothing running first. Bounded: a user has at most
-DMS_MAIL_CHECKS_PER_USER checks queued or running (past it, 429), the node at most
-DMS_MAIL_CHECKS_PER_NODE (503); a check of an account already queued is not queued again. Stopping
-the node ends the running checks at once (their sessions expire). After each check the memory its
-message took is given back to the system (`malloc_trim`).
+(dms.files.fairness): a user's accounts are checked one after another, and a freed thread goes to
+the user with nothing running first. Bounded: a user has at most DMS_MAIL_CHECKS_PER_USER checks
+queued or running (past it, 429), the node at most DMS_MAIL_CHECKS_PER_NODE (503); a check of an
+account already queued is not queued again. Stopping the node ends the running checks at once (their
+sessions expire). After each check the memory its message took is given back to the system
+(`malloc_trim`).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class MailChecker:
 
     def _run(self, account: MailAccount) -> None:
         # Imported when a check runs: the IMAP client, ssl and the e-mail parser are not loaded
-        # into every web process (idle memory, issue 23).
+        # into every web process (idle memory).
         from dms.intake.mail import _check
 
         budget = _check.budget_of(self.services.config)
@@ -134,7 +134,7 @@ def release_claims() -> None:
 @functools.cache
 def _malloc_trim() -> Any:
     """glibc's malloc_trim, or None (another C library: musl, macOS). ctypes is loaded at the
-    first check, not into every web process (idle memory, issue 23)."""
+    first check, not into every web process (idle memory)."""
     import ctypes
 
     try:

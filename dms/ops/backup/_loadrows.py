@@ -88,7 +88,7 @@ def _rows(work: Path, table: str, columns: list[str]) -> Iterator[list[Any]]:
 
 
 # What a JSON value of a column of each declared type may be (SQLite would quietly turn an
-# integer into the text of a title, which the API would have refused: issue 22).
+# integer into the text of a title, which the API would have refused).
 JSON_TYPES: dict[str, type | tuple[type, ...]] = {"TEXT": str, "INTEGER": int,
                                                    "REAL": (int, float)}
 

@@ -1,7 +1,7 @@
-"""The values of a restored database's rows, checked with the API's own rules (issue 22): a
-backup is hostile input, and a row the API would refuse — a title with a slash, NUL or a
-right-to-left override, an integer where a title belongs, `created_at = "garbage"`, `ALICE`
-beside `alice` — must not land in a data dir only to break listings, downloads or logins later.
+"""The values of a restored database's rows, checked with the API's own rules: a backup is hostile
+input, and a row the API would refuse — a title with a slash, NUL or a right-to-left override, an
+integer where a title belongs, `created_at = "garbage"`, `ALICE` beside `alice` — must not land in a
+data dir only to break listings, downloads or logins later.
 
 `check_values(execute)` reads each table in batches (bounded memory, whatever its size) and raises
 BackupError naming the table, the row and what is wrong, at the first such row. The tree's shape,

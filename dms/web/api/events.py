@@ -21,7 +21,7 @@ EVENT_ID = re.compile(r"[0-9]{1,18}\Z")  # an event's id: a whole number (a BIGI
 def resume_after(ctx: Context) -> int | None:
     """Last-Event-ID (what an EventSource sends when it reconnects) or ?since=: resume after that
     event; None: from now on. One rule for both: the value is the id in ASCII digits and nothing
-    else; a space, a sign or a non-breaking space around it is refused, not trimmed (issue 38).
+    else; a space, a sign or a non-breaking space around it is refused, not trimmed.
     An empty value is no starting point (HTTP's own spaces around a header's value are not part
     of it: waitress drops them)."""
     for given, name in ((ctx.header("Last-Event-ID"), "Last-Event-ID"),

@@ -1,5 +1,5 @@
-"""What the intake refused (issue 24): the caller's own refusals of the consume folder and of mail
-checks, newest first (docs/api.md, "Refused intake")."""
+"""What the intake refused: the caller's own refusals of the consume folder and of mail checks,
+newest first (docs/api.md, "Refused intake")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The web page (plain HTML, CSS and JavaScript modules from dms/web/static, no build step), served
 at / and /ui/ by the same process. It talks only to the public REST API.
 
-Caching (decision, issue 29): every file is sent with `Cache-Control: no-cache` and a strong
+Caching (a decision): every file is sent with `Cache-Control: no-cache` and a strong
 `ETag` (a hash of its bytes) plus `Last-Modified`, so a browser keeps the files and asks each time
 whether they changed — a 304 of a few hundred bytes — instead of versioned names with immutable
 caching, which would need a build step to rename the files and rewrite the modules' imports. An
