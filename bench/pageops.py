@@ -58,7 +58,8 @@ def page_ids(session, url, document_id) -> list[str]:
 
 def timed(call, session: requests.Session | None = None) -> float:
     """Milliseconds until the call's work is done: its answer, or for a split that answers 202
-    (it runs in the background, api.md §9), the end of its run followed with `session`."""
+    (it runs in the background, api.md, "Splits in the background"), the end of its run followed
+    with `session`."""
     started = time.perf_counter()
     response = call()
     if response.status_code == 202 and session is not None:

@@ -119,8 +119,9 @@ class Config:
     # purged by a periodic job this often (once for the whole cluster).
     trash_days: int = 30
     trash_purge_minutes: float = 60
-    # Rules (api.md §13): the characters of a document's text they look at (its first ones) and
-    # the time all of a user's rules may take matching one document (the rest are skipped).
+    # Rules (api.md, "How rules run"): the characters of a document's text they look at (its first
+    # ones) and the time all of a user's rules may take matching one document (the rest are
+    # skipped).
     rules_max_text_chars: int = 100_000
     rules_max_seconds: float = 2.0
     # The dry run (GET /rules/{id}/matches/) examines at most this many documents, for at most
@@ -341,7 +342,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "events_heartbeat_seconds": (0.1, 3600),
     "events_max_streams": (1, 10_000),
     "webhook_timeout_seconds": (0.1, 60),
-    "webhook_retry_seconds": (0.01, 30),  # api.md §14: the first retry within 30 s
+    "webhook_retry_seconds": (0.01, 30),  # api.md, "Webhooks": the first retry within 30 s
     "webhook_retry_hours": (0.0001, 720),
     "webhook_max_failures": (1, 1_000_000),
 }

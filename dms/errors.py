@@ -23,7 +23,7 @@ class DomainError(Exception):
 
 
 class NotFound(DomainError):
-    """Unknown, or another user's: the two must look the same (api.md §3)."""
+    """Unknown, or another user's: the two must look the same (api.md, "Permissions")."""
     code = "not_found"
 
     def __init__(self, message: str = "Not found.", field: str | None = None):

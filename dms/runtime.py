@@ -162,7 +162,7 @@ class Runtime:
         # A web-only node reads nothing for OCR: its pool stays empty (children start on demand).
         self.ocr_pdf = PdfReaders(config.ocr_workers, config.pdf_memory_mb, reader_times(config))
         self.processor = Processor(config, store, self.ocr_pdf)
-        # A new document's rules run in the job that read it (api.md §13).
+        # A new document's rules run in the job that read it (api.md, "How rules run").
         self.processor.when_read = functools.partial(rule_filing.prepare, config)
         self.rule_runs = rule_runs.RunPool(config)
         self.search = search.engine(config.data_dir)

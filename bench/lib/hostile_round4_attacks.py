@@ -18,7 +18,7 @@ from tests.harness.samples import pdf, pdf_content_bomb
 from tests.harness.webhooks import Receiver
 
 SECRET = "a-secret-of-the-benchmark"
-WEBHOOKS = 20  # a user's most (api.md §15)
+WEBHOOKS = 20  # a user's most (api.md, "Webhooks")
 EVENT_PAUSE = 0.05  # between the attacker's events: steady, not a flood of its own
 # The URL forms of phase 1: a path, a query, a host in ideographic full stops (UTS #46 maps
 # them to 127.0.0.1: loopback, never a name sent to a resolver).

@@ -3,7 +3,8 @@ a change without its event, nor an event without its change), read as a node's h
 /nodes/{id}/history/) and, by id order, by what follows the log (webhooks and the event stream).
 
 Here, at the bottom, so that every layer that changes nodes can write it in its transaction: the
-domain (created, renamed, moved, ...) and processing (processed). The vocabulary is api.md §12's.
+domain (created, renamed, moved, ...) and processing (processed). The vocabulary is the
+history's (api.md, "History").
 `details` are small: titles and ids, never a document's text or a secret; bounded (DETAIL_LIMIT).
 
 Each event also keeps the node as the change left it (its kind, title and parent, migration
@@ -11,7 +12,7 @@ Each event also keeps the node as the change left it (its kind, title and parent
 read. Writing an event needs its owner's write scope (dms.db.transactions): with it, one owner's
 events commit in the order of their ids, which is what lets a reader resume after an id without
 ever skipping one. TYPES maps the history's actions to the event types of webhooks and the event
-stream (api.md §14).
+stream (api.md, "Webhooks and the event stream").
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ ACTIONS = (CREATED, UPLOADED, IMPORTED, RENAMED, MOVED, TAGGED, UNTAGGED, PAGES_
 DETAIL_LIMIT = 4096  # bytes of JSON: details name things, they do not carry them
 LIST_LIMIT = 10
 
-# The event types of webhooks and the event stream (api.md §14): the history's actions in one
+# The event types of webhooks and the event stream (api.md, "Events"): the history's actions in one
 # vocabulary. A document made from a file in one step (an import, the consume folder, mail, a
 # legacy upload) is `node.created` (details.source says from where); a version made the latest
 # again is `document.uploaded`; tags put on and taken off are both `node.tagged`. What the

@@ -70,7 +70,7 @@ class UTCDateTimeField(TextField):
 
 
 class OcrStatus:
-    """A document's `ocr_status` (api.md §7): the only four values, named once.
+    """A document's `ocr_status` (api.md, "OCR status"): the only four values, named once.
 
     received (waiting) -> started (a worker reads it) -> succeeded | failed; a new upload or a
     re-run starts over at received."""
@@ -105,7 +105,8 @@ class User(BaseModel):
 
     @property
     def is_admin(self) -> bool:
-        """Admins manage accounts (api.md §3); they get no access to other people's papers."""
+        """Admins manage accounts (api.md, "Permissions"); they get no access to other people's
+        papers."""
         return self.is_superuser or self.is_staff
 
 
@@ -207,7 +208,8 @@ class DocumentVersion(BaseModel):
     source_sha256 = TextField(null=True)
 
 
-PAGE_SEPARATOR = "\n\n"  # between pages in a document's whole text (api.md §7, the search index)
+# Between pages in a document's whole text (api.md, "Pages, text and OCR", the search index).
+PAGE_SEPARATOR = "\n\n"
 
 
 class Page(BaseModel):
@@ -226,7 +228,8 @@ class Page(BaseModel):
 
 
 class Tag(BaseModel):
-    """A user's label for nodes (api.md §8a); `name_key` makes names unique regardless of case."""
+    """A user's label for nodes (api.md, "Tags"); `name_key` makes names unique regardless of
+    case."""
 
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="tags", on_delete="CASCADE")
@@ -242,7 +245,8 @@ class Tag(BaseModel):
 
 
 class MailAccount(BaseModel):
-    """A user's IMAP account whose attachments become documents (api.md §8c, dms.intake.mail)."""
+    """A user's IMAP account whose attachments become documents (api.md, "Mail accounts",
+    dms.intake.mail)."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="mail_accounts", on_delete="CASCADE")
     if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
@@ -310,7 +314,8 @@ class Event(BaseModel):
 
 
 class Rule(BaseModel):
-    """A user's matching rule (api.md §13, dms.domain.rules); `position` is the API's `order`."""
+    """A user's matching rule (api.md, "Rules", dms.domain.rules); `position` is the API's
+    `order`."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="rules", on_delete="CASCADE")
     if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
@@ -364,8 +369,9 @@ class RuleRun(BaseModel):
 
 
 class SplitRun(BaseModel):
-    """A split too large for one request (api.md §11, dms.domain.splitruns): its parts are made in
-    the background, a batch per write transaction; `split_part` names the documents made."""
+    """A split too large for one request (api.md, "Splits in the background", dms.domain.splitruns):
+    its parts are made in the background, a batch per write transaction; `split_part` names the
+    documents made."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="split_runs", on_delete="CASCADE")
     if TYPE_CHECKING:  # the keys' `<name>_id` accessors (see FOREIGN KEY IDS above)
@@ -388,7 +394,7 @@ class SplitRun(BaseModel):
 
 
 class Webhook(BaseModel):
-    """A user's webhook (api.md §14, dms.domain.webhooks) and where its delivery stands
+    """A user's webhook (api.md, "Webhooks", dms.domain.webhooks) and where its delivery stands
     (dms.notify.deliverer)."""
     id = TextField(primary_key=True, default=new_id)
     owner = ForeignKeyField(User, backref="webhooks", on_delete="CASCADE")

@@ -1,5 +1,5 @@
-"""User accounts (api.md §3, §4): creation with their two special folders, changes, deletion,
-passwords, the first superuser, and who may do which of these.
+"""User accounts (api.md, "Permissions", "Users"): creation with their two special folders, changes,
+deletion, passwords, the first superuser, and who may do which of these.
 
 Admins (staff or superuser) manage accounts; only a superuser grants or removes admin rights or
 touches another superuser's account; nobody deletes or deactivates themselves, and the last

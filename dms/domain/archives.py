@@ -1,5 +1,5 @@
-"""Archives of a selection of nodes (api.md §5, GET /nodes/download/): a zip (optionally AES-256
-encrypted, with pyzipper) or a tar.gz, keeping the folder structure.
+"""Archives of a selection of nodes (api.md, "Archives", GET /nodes/download/): a zip (optionally
+AES-256 encrypted, with pyzipper) or a tar.gz, keeping the folder structure.
 
 Archives are streamed: files are read and sent in chunks and the archive is never held whole, in
 memory or on disk, so memory stays flat for multi-GB selections. Zip entries use data descriptors

@@ -1,4 +1,4 @@
-"""Passwords, API tokens and login throttling (api.md §2).
+"""Passwords, API tokens and login throttling (api.md, "Authentication and tokens").
 
 Secrets are never stored or logged: passwords as salted scrypt hashes, tokens as SHA-512 digests.
 Every comparison of secret material is constant-time.

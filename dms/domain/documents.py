@@ -1,5 +1,6 @@
-"""Documents and their versions once they are stored (api.md §6-7, §12): reading versions, pages
-and text, re-running processing, and making an older version the latest again. Adding files is
+"""Documents and their versions once they are stored
+(api.md, "Uploads, versions and downloads", "Pages, text and OCR"): reading versions, pages and
+text, re-running processing, and making an older version the latest again. Adding files is
 dms.domain.uploads', deleting them dms.domain.trash's.
 """
 
@@ -116,7 +117,7 @@ def owned_page(user: User, page_id: str) -> tuple[Page, DocumentVersion]:
 
 
 def restore_version(services: Services, user: User, document_id: str, version_id: str) -> Node:
-    """POST /documents/{id}/versions/{version_id}/restore/ (api.md §12): that version's file
+    """POST /documents/{id}/versions/{version_id}/restore/ (api.md, "Versions"): that version's file
     becomes the latest again, as a new version that reuses its file (a hard link in the store),
     its pages and their text and its searchable PDF: nothing is read again, unless the old
     version's own reading had not finished. One write transaction with its history."""

@@ -1,4 +1,4 @@
-"""A node's history (api.md §12): its events, newest first, with who did what (the actor: the
+"""A node's history (api.md, "History"): its events, newest first, with who did what (the actor: the
 user, or None where dms itself acted — processing, the consume folder, mail), read from the one
 event log (dms.db.events). A node in the trash has its history too; another user's node has
 none (404, as if it did not exist)."""

@@ -1,6 +1,6 @@
-"""Reading the folder tree a page at a time (api.md §5): a folder's children, all of a user's
-folders or documents, the special folders, the inbox's count. Live nodes only (a node in the
-trash is dms.domain.trash's).
+"""Reading the folder tree a page at a time (api.md, "Listing a folder"): a folder's children, all
+of a user's folders or documents, the special folders, the inbox's count. Live nodes only (a node in
+the trash is dms.domain.trash's).
 
 Hand-written SQL on purpose: on these hot paths peewee's query builder cost more than the
 database's own work; rows are plain NodeRows, not models."""

@@ -1,13 +1,14 @@
-"""Mail accounts (api.md §8c): each user's IMAP accounts whose attachments dms imports
+"""Mail accounts (api.md, "Mail accounts"): each user's IMAP accounts whose attachments dms imports
 (dms.intake.mail._check reads them), and what a document keeps of the message it came by. Another
 user's account is, as everything of theirs, "not found".
 
 The password is sealed with the data dir's key (dms.files.sealing) before it is stored and is never
 returned. `security: none` (plain IMAP, the password readable on the wire) is accepted only for a
 loopback host: a mail server on the same machine. The host is under the outbound rule
-(dms.files.outbound, api.md §14): for a user who is not a superuser, a host written as an internal
-address (loopback included) is refused here unless DMS_OUTBOUND_ALLOW lists it, and a name is
-checked on the addresses it resolves to at each check (dms.intake.mail._client)."""
+(dms.files.outbound, api.md, "Outbound connections"): for a user who is not a superuser, a host
+written as an internal address (loopback included) is refused here unless DMS_OUTBOUND_ALLOW lists
+it, and a name is checked on the addresses it resolves to at each check
+(dms.intake.mail._client)."""
 
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ def _boolean(attributes: dict[str, Any], field: str) -> bool:
 def check_attributes(attributes: dict[str, Any], current: MailAccount | None,
                      policy: Policy) -> dict[str, Any]:
     """The columns a POST (current None) or PATCH sets, checked alone and together, the host
-    against the owner's outbound `policy`. Unknown and read-only attributes are ignored (api.md
-    §1)."""
+    against the owner's outbound `policy`. Unknown and read-only attributes are ignored (api.md,
+    "Resources and unknown input")."""
     values: dict[str, Any] = {}
     for field in ("host", "username", "mailbox"):
         if field in attributes or (current is None and field != "mailbox"):

@@ -1,4 +1,4 @@
-"""Each user's own settings (api.md §8b), in Papermerge's shape so that its clients
+"""Each user's own settings (api.md, "Preferences"), in Papermerge's shape so that its clients
 (papermerge-cli `pref-list`, `pref-update`) work: items with a `section`, a `name`, an
 `identifier` (`section__name`), a `default`, the `value` and, where the value is one of a list,
 its `choices`. Unlike Papermerge, every user reads and changes their own.

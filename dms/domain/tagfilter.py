@@ -1,4 +1,4 @@
-"""Filtering nodes by tags (`?tags=paid,2024&tags_op=all|any`, api.md §8a): the caller's tag
+"""Filtering nodes by tags (`?tags=paid,2024&tags_op=all|any`, api.md, "Tags"): the caller's tag
 names become a condition listings and searches add to their queries. Here, not in dms.domain.tags,
 so that dms.domain.tree can use it (dms.domain.tags builds on dms.domain.tree)."""
 

@@ -1,4 +1,4 @@
-"""Tags (api.md §8a): each user's own labels, attached to their folders and documents.
+"""Tags (api.md, "Tags"): each user's own labels, attached to their folders and documents.
 
 A tag's name is unique for its owner regardless of case and width (`name_key`), 1-100 characters
 without commas (lists of names travel comma-separated in query strings: `?tags=paid,2024`) or

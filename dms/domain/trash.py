@@ -39,8 +39,8 @@ EMPTY_LIMIT = 100_000  # entries one DELETE /trash/ removes (in batches); the re
 
 
 def delete(services: Services, user: User, node_id: str, kind: str | None = None) -> None:
-    """DELETE of a node (api.md §12): into the caller's trash with everything below it, or, with
-    DMS_TRASH_DAYS=0, gone for good at once."""
+    """DELETE of a node (api.md, "Deleting"): into the caller's trash with everything below it, or,
+    with DMS_TRASH_DAYS=0, gone for good at once."""
     def remove() -> Removed:
         with write_transaction(owner_scope(user.id)):
             return remove_in_transaction(services, user, _deletable(user, node_id, kind))
@@ -70,7 +70,7 @@ def remove_in_transaction(services: Services, user: User, node: Node) -> Removed
     now = utcnow()
     parent = Node.get_by_id(node.parent_id)
     tree.trash_subtree(node.id)
-    # Rules that move into a folder now in the trash stop, saying why (api.md §13).
+    # Rules that move into a folder now in the trash stop, saying why (api.md, "Rules").
     rules.disable_for_deleted(user.id, "SELECT id FROM node WHERE trash_id = ?", (node.id,))
     TrashEntry.insert(node=node.id, owner=user.id, deleted_at=now,
                       purge_at=now + dt.timedelta(days=services.config.trash_days),

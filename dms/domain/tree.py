@@ -1,5 +1,6 @@
-"""The tree of folders and documents (api.md §5): ownership, titles, breadcrumbs, creation,
-renames, moves, the trash's marks and deletes for good (listings are dms.domain.listings').
+"""The tree of folders and documents (api.md, "Folders and documents"): ownership, titles,
+breadcrumbs, creation, renames, moves, the trash's marks and deletes for good (listings are
+dms.domain.listings').
 
 The tree is an adjacency list (`node.parent_id`) with indexes per listing order, so:
 - listing a folder reads one index range (no scan of the tree, no sorting in Python);
@@ -85,7 +86,8 @@ def too_deep(max_depth: int) -> str:
 # -- changes ---------------------------------------------------------------------------------
 
 def parent_folder(user: User, parent_id: object, field: str) -> Node:
-    """The folder a new node goes into; unknown and foreign ids read alike (api.md §5)."""
+    """The folder a new node goes into; unknown and foreign ids read alike
+    (api.md, "Creating a folder or document")."""
     if not isinstance(parent_id, str) or not parent_id:
         raise Invalid("A parent folder is required.", field, code="required")
     parent = _live_node(user, parent_id)
@@ -210,7 +212,7 @@ def update_node(user: User, node_id: str, kind: str, attributes: dict[str, Any],
 
 def move_nodes(user: User, node_ids: list[str], target_id: str,
                max_depth: int = DEFAULT_MAX_DEPTH) -> list[Node]:
-    """Move several nodes under `target_id`, all or nothing (api.md §5, POST /nodes/move/).
+    """Move several nodes under `target_id`, all or nothing (api.md, "Moving", POST /nodes/move/).
     The checks and the move are one write transaction: two moves that would close a loop
     between them (A into B, B into A) are serialised, and the second one is refused."""
     node_ids = list(dict.fromkeys(node_ids))

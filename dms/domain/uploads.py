@@ -1,6 +1,6 @@
-"""Adding files to documents (api.md §6): receiving an upload, checking it, and adding it as a
-new version of a document — from the API, the legacy upload into the inbox, and every intake
-source through the one import function (`import_into_folder`: dms import, the consume folder,
+"""Adding files to documents (api.md, "Uploading a file"): receiving an upload, checking it, and
+adding it as a new version of a document — from the API, the legacy upload into the inbox, and every
+intake source through the one import function (`import_into_folder`: dms import, the consume folder,
 mail attachments).
 
 Order of an upload, so that a refused or interrupted one changes nothing: stream the body to a
@@ -79,7 +79,8 @@ def check_file_name(name: object) -> str:
 
 
 def random_file_name(file_type: FileType) -> str:
-    """The name of an unnamed legacy upload (api.md §9): upload-<8 hex> plus the extension."""
+    """The name of an unnamed legacy upload (api.md, "Legacy endpoints"): upload-<8 hex> plus the
+    extension."""
     return f"upload-{secrets.token_hex(4)}{file_type.extension}"
 
 
@@ -147,7 +148,8 @@ def upload_version(services: Services, user: User, document_id: str, stream: Bin
 
 def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: int | None,
                     file_name: object | None) -> Node:
-    """The legacy uploads (api.md §9): a new document in the caller's .inbox, titled by its name."""
+    """The legacy uploads (api.md, "Legacy endpoints"): a new document in the caller's .inbox,
+    titled by its name."""
     name = check_file_name(file_name) if file_name is not None else None
     upload = receive_upload(services, stream, length)
     name = name or random_file_name(upload.file_type)

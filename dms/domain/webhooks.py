@@ -1,5 +1,5 @@
-"""Webhooks (api.md §14): each user's URLs that dms POSTs their events to, signed with a secret
-(dms.notify delivers them). Another user's webhook is, as everything of theirs, "not found".
+"""Webhooks (api.md, "Webhooks"): each user's URLs that dms POSTs their events to, signed with a
+secret (dms.notify delivers them). Another user's webhook is, as everything of theirs, "not found".
 
 - The secret is write-only: sealed with the data dir's key (dms.files.sealing, as mail passwords
   are) because it must be read back to sign, never returned, never logged.
@@ -101,7 +101,7 @@ def check_secret(value: object) -> str:
 
 def check_attributes(attributes: dict[str, Any], creating: bool, policy: Policy) -> dict[str, Any]:
     """The columns a POST (`creating`) or PATCH sets. Unknown and read-only attributes are
-    ignored (api.md §1)."""
+    ignored (api.md, "Resources and unknown input")."""
     values: dict[str, Any] = {}
     if creating or "url" in attributes:
         values["url"] = check_url(attributes.get("url"), policy)

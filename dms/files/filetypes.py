@@ -1,5 +1,5 @@
-"""Which files dms accepts (api.md §6): the type is sniffed from the bytes, never taken from a
-header or a name; each accepted file is then opened once to count its pages
+"""Which files dms accepts (api.md, "Uploading a file"): the type is sniffed from the bytes, never
+taken from a header or a name; each accepted file is then opened once to count its pages
 (dms.files.pagecount)."""
 
 from __future__ import annotations

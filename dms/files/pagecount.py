@@ -1,6 +1,7 @@
-"""How many pages an accepted file has (api.md §6), counted once at upload within the limits: a
-PDF's pages parsed in a reader process, an image's frames from its headers, a text file one page.
-Apart from dms.files.filetypes, which the PDF readers' page operations use to sniff an image."""
+"""How many pages an accepted file has (api.md, "Uploading a file"), counted once at upload within
+the limits: a PDF's pages parsed in a reader process, an image's frames from its headers, a text
+file one page. Apart from dms.files.filetypes, which the PDF readers' page operations use to sniff
+an image."""
 
 from __future__ import annotations
 

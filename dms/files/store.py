@@ -1,7 +1,7 @@
 """The file store: uploads streamed to disk, stored by version id, never by a client's name
-(api.md §6), behind a small interface (FileStore) so that another kind of store can be added
-without touching its callers. DirectoryStore, the one there is, keeps them in a directory: by
-default `<data-dir>/files`, or any path (DMS_FILES_DIR) such as an NFS or SMB mount that several
+(api.md, "Uploading a file"), behind a small interface (FileStore) so that another kind of store can
+be added without touching its callers. DirectoryStore, the one there is, keeps them in a directory:
+by default `<data-dir>/files`, or any path (DMS_FILES_DIR) such as an NFS or SMB mount that several
 nodes share (README, "Several machines").
 
 Layout of the store's directory: `<first two characters of the id>/<version id>` for stored files

@@ -1,4 +1,5 @@
-"""Delivering the event log to webhooks (api.md §14): durable, at-least-once, once per cluster.
+"""Delivering the event log to webhooks (api.md, "Webhooks"): durable, at-least-once, once per
+cluster.
 
 What happened is the event log (dms.db.events), written in each change's own transaction; where a
 webhook's delivery stands is its row (`last_event_id`: every event of its owner up to that id is

@@ -1,5 +1,5 @@
-"""The event log as scripts receive it (api.md §14): a user's events after an id, each as the JSON
-body a webhook POSTs and the event stream's `data:` line carries — the same bytes for both, and
+"""The event log as scripts receive it (api.md, "Events"): a user's events after an id, each as the
+JSON body a webhook POSTs and the event stream's `data:` line carries — the same bytes for both, and
 for every retry (the body is made from the event row alone).
 
     {"id": "1234", "type": "node.renamed", "at": "2026-11-22T08:21:54.624117Z",

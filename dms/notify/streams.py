@@ -1,6 +1,6 @@
-"""The event stream (GET /events/, api.md §14): the caller's events as Server-Sent Events, as they
-happen, each an `id:` line (the event's id) and a `data:` line (the webhook body's JSON,
-dms.notify.feed); resumable after an id (Last-Event-ID or ?since=); a comment every
+"""The event stream (GET /events/, api.md, "The event stream"): the caller's events as Server-Sent
+Events, as they happen, each an `id:` line (the event's id) and a `data:` line (the webhook body's
+JSON, dms.notify.feed); resumable after an id (Last-Event-ID or ?since=); a comment every
 DMS_EVENTS_HEARTBEAT_SECONDS; ended after DMS_EVENTS_MAX_SECONDS (the client reconnects with
 Last-Event-ID and misses nothing).
 
@@ -43,7 +43,7 @@ from dms.notify import feed
 
 log = logging.getLogger("dms.events")
 
-MAX_STREAMS_PER_USER = 5  # api.md §14
+MAX_STREAMS_PER_USER = 5  # api.md, "The event stream"
 POLL_SECONDS = 1.0  # an event of another process reaches a stream this much later at most
 MIN_POLL_GAP = 0.02  # seconds between two looks of the watch, however busy the writers
 RENEW_SECONDS = 15.0

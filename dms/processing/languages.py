@@ -1,5 +1,5 @@
-"""OCR languages: the allowed values of a document's `lang` (api.md §7) are the languages the
-workers that will read it have installed for Tesseract. Each worker asks its `tesseract` command
+"""OCR languages: the allowed values of a document's `lang` (api.md, "OCR status") are the languages
+the workers that will read it have installed for Tesseract. Each worker asks its `tesseract` command
 once and publishes the answer (dms.processing.cluster); a node accepts the languages every live
 worker shares (a document may land on any of them), or its own Tesseract's before any worker has
 registered."""

@@ -1,4 +1,4 @@
-"""Reading the text of a stored file, page by page (api.md §7).
+"""Reading the text of a stored file, page by page (api.md, "Pages, text and OCR").
 
 - plain text: taken as is (one page, its first MAX_TEXT_BYTES);
 - PDF: each page's text layer read with pdfium; a page without usable text (`page_needs_ocr`)

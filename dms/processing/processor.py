@@ -21,8 +21,8 @@ hold back another user's one-page letter. A document whose processing time passe
 `ocr_budget_minutes` fails with a reason. Deleting or replacing a document cancels its reading (at
 once on this node, within a heartbeat on another).
 
-Status (api.md §7): `received` -> `started` -> `succeeded`, or `failed` with `ocr_error` after
-MAX_ATTEMPTS attempts (or at once when over budget). A failure never blocks other documents.
+Status (api.md, "OCR status"): `received` -> `started` -> `succeeded`, or `failed` with `ocr_error`
+after MAX_ATTEMPTS attempts (or at once when over budget). A failure never blocks other documents.
 What the composition root hooks in as `when_read` (a new document's rules) is worked out once the
 text is known and applied in the transaction that marks the reading ended.
 """

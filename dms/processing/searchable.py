@@ -1,7 +1,7 @@
-"""Searchable PDFs (api.md §7): when a version needed Tesseract (scanned PDF pages, images, TIFF
-frames), processing also keeps a PDF of the document whose pages carry Tesseract's invisible
-text, so that any PDF viewer can select and search the words. It is stored beside the original
-(`files/<aa>/<version id>.searchable.pdf`), never instead of it.
+"""Searchable PDFs (api.md, "Searchable PDFs"): when a version needed Tesseract (scanned PDF pages,
+images, TIFF frames), processing also keeps a PDF of the document whose pages carry Tesseract's
+invisible text, so that any PDF viewer can select and search the words. It is stored beside the
+original (`files/<aa>/<version id>.searchable.pdf`), never instead of it.
 
 - For a PDF, it is the original file with the invisible text laid over the pages Tesseract read:
   the original page images, sizes and every page that already had text stay exactly as they are.

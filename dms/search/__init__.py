@@ -1,4 +1,4 @@
-"""Full-text search over titles and document text (api.md §8), behind one narrow interface:
+"""Full-text search over titles and document text (api.md, "Search"), behind one narrow interface:
 
 - the engine (`engine(data_dir)`): `ready`, `status()`, `catch_up(owner_id, seconds)` (wait
   until the engine holds the owner's changes committed so far), `searchable()` (something with

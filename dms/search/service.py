@@ -1,5 +1,5 @@
-"""Search (api.md §8) as the API answers it: the caller's folders and documents best first, each
-hit checked against the database, with breadcrumbs and highlighted snippets.
+"""Search (api.md, "Search") as the API answers it: the caller's folders and documents best first,
+each hit checked against the database, with breadcrumbs and highlighted snippets.
 
 Bounded work: at most MAX_QUERY_WORDS words; each word a prefix expanded to its most frequent
 terms (dms.search.index); hits are checked again in the database (owner, existence), so an index
@@ -36,7 +36,7 @@ MAX_QUERY_WORDS = 8
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 SNIPPET_RESULTS = 10
-# The longest a search waits for the index to take its caller's changes (api.md §8): far more
+# The longest a search waits for the index to take its caller's changes (api.md, "Search"): far more
 # than a commit of the index takes (~10 ms), for a machine busy with other work.
 CATCH_UP_SECONDS = 3.0
 PAGES_TEXT = """
@@ -58,9 +58,9 @@ def check_limit(raw: object) -> int:
 def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAULT_LIMIT,
           timeout: float = 10.0, client_gone: Callable[[], bool] = lambda: False,
           tags: str | None = None, tags_op: str | None = None) -> list[dict]:
-    """The caller's best matches first, in the shape of api.md §8; without `text`, the caller's
-    most recently changed documents. `tags`/`tags_op` keep only nodes with all (any) of those
-    tags."""
+    """The caller's best matches first, in the shape of api.md, "Search"; without `text`, the
+    caller's most recently changed documents. `tags`/`tags_op` keep only nodes with all (any) of
+    those tags."""
     limit = check_limit(limit)
     only = tag_filter(user, tags, tags_op)
     if only is not None and only.matches_nothing:
@@ -102,7 +102,7 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
 
 def _results(rows: list[tuple[str, str, str, str | None]],
              known: dict[str, tuple[str | None, str]] | None = None) -> list[dict]:
-    """(id, kind, title, highlight) rows in the shape of api.md §8; `known`: {id: (parent id,
+    """(id, kind, title, highlight) rows in the shape of api.md, "Search"; `known`: {id: (parent id,
     title)} already read, for the breadcrumbs."""
     ids = [row[0] for row in rows]
     crumbs, labels = tree.breadcrumbs(ids, known), tags_of(ids)

@@ -158,7 +158,7 @@ class Context:
         return origin + quote(self.environ.get("SCRIPT_NAME", "") + path)
 
     def paginate(self, listing, serialize: Callable[[list], list[dict]]) -> dict:
-        """One page of a listing as the list shape (api.md §1, Pagination). `listing` is a peewee
+        """One page of a listing as the list shape (api.md, "Pagination"). `listing` is a peewee
         query or anything with count() and fetch(offset, limit); `serialize` turns a page of
         its rows into resources."""
         if not hasattr(listing, "fetch"):
@@ -234,8 +234,8 @@ def file_response(path: Path, mime_type: str, file_name: str, etag: str) -> bott
 
 
 def bottle_rule(route: Route, prefix: str) -> str:
-    """`/users/{id}/` -> `/api/users/<id><:re:/?>`: the slash is optional (api.md §1) unless the
-    route is strict (the legacy `GET /api/documents` must not swallow `/api/documents/`)."""
+    """`/users/{id}/` -> `/api/users/<id><:re:/?>`: the slash is optional (api.md, "Paths") unless
+    the route is strict (the legacy `GET /api/documents` must not swallow `/api/documents/`)."""
     rule = prefix + route.path.replace("{", "<").replace("}", ">")
     if route.strict_slash:
         return rule
@@ -306,7 +306,7 @@ CORS_HEADERS = "Authorization, Content-Type, Content-Disposition, Range"
 
 
 def with_cors(app: Callable, origins: tuple[str, ...]) -> Callable:
-    """CORS for the listed origins only (DMS_CORS_ORIGINS; off when empty, api.md §10): their
+    """CORS for the listed origins only (DMS_CORS_ORIGINS; off when empty, api.md, "CORS"): their
     preflight requests are answered here, their other requests get the Allow-Origin header."""
     allowed = set(origins)
 

@@ -1,5 +1,6 @@
-"""The JSON:API layer (api.md §1): the one error type and envelope, request parsing, responses,
-pagination and datetimes. Handlers raise ApiError; nothing else decides what an error looks like."""
+"""The JSON:API layer (api.md, "Conventions"): the one error type and envelope, request parsing,
+responses, pagination and datetimes. Handlers raise ApiError; nothing else decides what an error
+looks like."""
 
 from __future__ import annotations
 
@@ -178,7 +179,7 @@ class Page:
 
 
 def choose_page(query: Mapping[str, str], count: int) -> Page:
-    """Read `page[number]`/`page` and `page[size]`/`page_size` (api.md §1, Pagination).
+    """Read `page[number]`/`page` and `page[size]`/`page_size` (api.md, "Pagination").
 
     A bad or too large size falls back to the default or is cut to MAX_PAGE_SIZE; a page number
     that is not a number or lies outside 1..pages is a 404, as in DRF."""
@@ -221,8 +222,9 @@ def list_body(items: list, page: Page, url: str, query: Iterable[tuple[str, str]
 class Route:
     """One endpoint: a canonical path such as `/users/{id}/`, its handler and how it is served.
 
-    `prefixes` says where the path exists: ("", "/api") for the API (api.md §1: every path twice),
-    ("/api",) for the legacy endpoints. `strict_slash` switches off the trailing-slash tolerance.
+    `prefixes` says where the path exists: ("", "/api") for the API (api.md, "Paths": every path
+    twice), ("/api",) for the legacy endpoints. `strict_slash` switches off the trailing-slash
+    tolerance.
     `operation`: what GET /openapi.json says of it, a dms.web.openapi.Operation (typed loosely
     here: dms.web.openapi builds on this module)."""
     method: str

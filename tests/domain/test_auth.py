@@ -1,4 +1,5 @@
-"""Login, logout, token authentication and login throttling (api.md §2)."""
+"""Login, logout, token authentication and login throttling
+(api.md, "Authentication and tokens")."""
 
 from __future__ import annotations
 

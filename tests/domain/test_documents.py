@@ -1,4 +1,5 @@
-"""Uploads, versions and downloads of documents' files (api.md §5, §6)."""
+"""Uploads, versions and downloads of documents' files
+(api.md, "Uploads, versions and downloads")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The tree (api.md §5): creating, listing, renaming, moving and deleting folders and documents."""
+"""The tree (api.md, "Folders and documents"): creating, listing, renaming, moving and deleting
+folders and documents."""
 
 from __future__ import annotations
 

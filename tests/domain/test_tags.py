@@ -1,5 +1,6 @@
-"""Tags (api.md §8a): each user's own, in Papermerge 2's shapes; on nodes everywhere they appear;
-as filters of listings and search; found by search; renamed and deleted everywhere at once."""
+"""Tags (api.md, "Tags"): each user's own, in Papermerge 2's shapes; on nodes everywhere they
+appear; as filters of listings and search; found by search; renamed and deleted everywhere at
+once."""
 
 from __future__ import annotations
 

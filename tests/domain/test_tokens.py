@@ -1,4 +1,4 @@
-"""The caller's own API tokens (api.md §2): create, list by 16-character id, revoke."""
+"""The caller's own API tokens (api.md, "Tokens"): create, list by 16-character id, revoke."""
 
 from __future__ import annotations
 

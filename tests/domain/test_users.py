@@ -1,5 +1,5 @@
-"""Users (api.md §3, §4): every endpoint for its owner, another user, an admin and an anonymous
-caller."""
+"""Users (api.md, "Permissions", "Users"): every endpoint for its owner, another user, an admin and
+an anonymous caller."""
 
 from __future__ import annotations
 

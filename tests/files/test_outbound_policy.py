@@ -1,9 +1,9 @@
-"""The outbound rule (dms.files.outbound, api.md §14) on its own: which addresses are internal, the
-allow-list, a name checked on what it resolves to and connected to exactly that address (a second
-answer of the resolver is never asked for), name resolution with a time limit, and a POST over
-TLS that checks the certificate for the URL's host name while connecting to the checked address.
-The resolver is the system's (socket.getaddrinfo), replaced in two tests by one that answers as
-a rebinding or a dead DNS server would."""
+"""The outbound rule (dms.files.outbound, api.md, "Outbound connections") on its own: which
+addresses are internal, the allow-list, a name checked on what it resolves to and connected to
+exactly that address (a second answer of the resolver is never asked for), name resolution with a
+time limit, and a POST over TLS that checks the certificate for the URL's host name while connecting
+to the checked address. The resolver is the system's (socket.getaddrinfo), replaced in two tests by
+one that answers as a rebinding or a dead DNS server would."""
 
 from __future__ import annotations
 

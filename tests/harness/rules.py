@@ -1,4 +1,4 @@
-"""Rules through the API (api.md §13): a rule's body, making one, the rule_applied events of a
+"""Rules through the API (api.md, "Rules"): a rule's body, making one, the rule_applied events of a
 document's history, a document's title, folder and tag names, a run followed to its end."""
 
 from __future__ import annotations

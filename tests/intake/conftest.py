@@ -16,8 +16,9 @@ from tests.harness.mail import MAIL_PASSWORD, names
 @pytest.fixture
 def config(config, request):
     """The test's config with DMS_OUTBOUND_ALLOW=127.0.0.1: the mail servers of these tests are
-    on loopback, which an ordinary user reaches only when the administrator allows it (api.md
-    §14). A test that sets outbound_allow with its config marker gets what it says."""
+    on loopback, which an ordinary user reaches only when the administrator allows it (api.md,
+    "Outbound connections"). A test that sets outbound_allow with its config marker gets what it
+    says."""
     marker = request.node.get_closest_marker("config")
     if marker is not None and "outbound_allow" in marker.kwargs:
         return config

@@ -1,4 +1,4 @@
-"""Webhooks' deliveries (api.md §14) to a real HTTP receiver on loopback
+"""Webhooks' deliveries (api.md, "Webhooks") to a real HTTP receiver on loopback
 (tests/harness/webhooks.py), allowed by the test server's DMS_OUTBOUND_ALLOW: every event type a
 real action makes, signed byte for byte, the same bytes as the event stream's; retries after 500s
 and timeouts with the same event, delivery and signature; given up after the retry window;

@@ -1,5 +1,5 @@
-"""Deliveries survive kill -9 (api.md §14): `dms serve` killed while its webhook's receiver is
-down, with events not delivered yet; started again on the same data dir (and database), it
+"""Deliveries survive kill -9 (api.md, "Webhooks"): `dms serve` killed while its webhook's receiver
+is down, with events not delivered yet; started again on the same data dir (and database), it
 delivers each of them, in order, once the receiver is up."""
 
 from __future__ import annotations

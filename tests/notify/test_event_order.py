@@ -1,8 +1,8 @@
-"""No event skipped, none twice (api.md §14, dms.db.events): one user's events, written at once by
-many request threads and by the workers that read documents (whose `processed` is written under
-the document's scope and the owner's), reach a stream in the order of their ids, each exactly
-once, and a stream resumed again and again with Last-Event-ID sees the same. On PostgreSQL an
-event's id is handed out before its transaction commits, so this holds only because each owner's
+"""No event skipped, none twice (api.md, "The event stream", dms.db.events): one user's events,
+written at once by many request threads and by the workers that read documents (whose `processed` is
+written under the document's scope and the owner's), reach a stream in the order of their ids, each
+exactly once, and a stream resumed again and again with Last-Event-ID sees the same. On PostgreSQL
+an event's id is handed out before its transaction commits, so this holds only because each owner's
 events are written in that owner's write scope; writing one outside it is refused."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The event stream (GET /events/, api.md §14) over real sockets: events arrive as they happen,
-another user's never, Last-Event-ID and ?since= resume exactly after the last one, heartbeat
-comments, the end after DMS_EVENTS_MAX_SECONDS and when the token goes or the server stops, the
-caps (5 per user: 429; DMS_EVENTS_MAX_STREAMS per process: 503), and streams that take neither
-the threads of ordinary requests nor, while they wait, a database connection."""
+"""The event stream (GET /events/, api.md, "The event stream") over real sockets: events arrive as
+they happen, another user's never, Last-Event-ID and ?since= resume exactly after the last one,
+heartbeat comments, the end after DMS_EVENTS_MAX_SECONDS and when the token goes or the server
+stops, the caps (5 per user: 429; DMS_EVENTS_MAX_STREAMS per process: 503), and streams that take
+neither the threads of ordinary requests nor, while they wait, a database connection."""
 
 from __future__ import annotations
 

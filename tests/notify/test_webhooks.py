@@ -1,5 +1,5 @@
-"""Webhooks as resources (api.md §14): the caller's own (another user's and an unknown id are
-the same 404, admins included; anonymous 401), the secret write-only (sealed in the database,
+"""Webhooks as resources (api.md, "Webhooks"): the caller's own (another user's and an unknown id
+are the same 404, admins included; anonymous 401), the secret write-only (sealed in the database,
 never in an answer or a log), refused settings and targets change nothing."""
 
 from __future__ import annotations

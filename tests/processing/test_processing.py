@@ -1,5 +1,5 @@
-"""Processing (api.md §6, §7) with real Tesseract: text layers, scans, statuses, failures,
-re-runs, pages and the embedded queue."""
+"""Processing (api.md, "Pages, text and OCR") with real Tesseract: text layers, scans, statuses,
+failures, re-runs, pages and the embedded queue."""
 
 from __future__ import annotations
 

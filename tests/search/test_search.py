@@ -1,4 +1,4 @@
-"""Search (api.md §8): titles and text, prefixes, without accents or case, the caller's nodes
+"""Search (api.md, "Search"): titles and text, prefixes, without accents or case, the caller's nodes
 only, kept in step with renames, moves and deletes, safe against any query."""
 
 from __future__ import annotations

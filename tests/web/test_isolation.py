@@ -1,7 +1,8 @@
-"""Another user's papers behave as if they did not exist (api.md §3): for every tree route — the
-trash, the history and version restores of api.md §12 too — the owner succeeds, another user and
-an admin get exactly the answer for an unknown id, an anonymous caller gets 401, and nothing
-changes after a refused request. No list ever shows a foreign node, nor another user's trash."""
+"""Another user's papers behave as if they did not exist (api.md, "Permissions"): for every tree
+route — the trash, the history and version restores (api.md, "The trash", "History", "Versions") too
+— the owner succeeds, another user and an admin get exactly the answer for an unknown id, an
+anonymous caller gets 401, and nothing changes after a refused request. No list ever shows a foreign
+node, nor another user's trash."""
 
 from __future__ import annotations
 

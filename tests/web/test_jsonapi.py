@@ -1,5 +1,5 @@
-"""The JSON:API core (api.md §1): one error envelope everywhere, prefixes and slashes, content
-types, pagination and datetimes."""
+"""The JSON:API core (api.md, "Conventions"): one error envelope everywhere, prefixes and slashes,
+content types, pagination and datetimes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The legacy document endpoints (api.md §9): /api only, plain JSON, uploads into .inbox."""
+"""The legacy document endpoints (api.md, "Legacy endpoints"): /api only, plain JSON, uploads into
+.inbox."""
 
 from __future__ import annotations
 

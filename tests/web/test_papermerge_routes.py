@@ -1,5 +1,6 @@
-"""The rest of Papermerge 2's API that real clients call (api.md §5, §8b): folder rename and
-delete, one document version, the inbox count, preferences, an empty move."""
+"""The rest of Papermerge 2's API that real clients call
+(api.md, "Folders and documents", "Preferences"): folder rename and delete, one document version,
+the inbox count, preferences, an empty move."""
 
 from __future__ import annotations
 

@@ -45,7 +45,8 @@ def up(migrator, db):
     db.execute_sql(
         "CREATE UNIQUE INDEX node_owner_special ON node (owner_id, special) "
         "WHERE special IS NOT NULL")
-    # One index per order a folder can be listed in (api.md §5: folders first, then by title).
+    # One index per order a folder can be listed in (api.md, "Listing a folder": folders first, then
+    # by title).
     db.execute_sql("CREATE INDEX node_children ON node (parent_id, kind DESC, title_sort, id)")
     db.execute_sql("CREATE INDEX node_children_title ON node (parent_id, title_sort, id)")
     db.execute_sql("CREATE INDEX node_children_created ON node (parent_id, created_at, id)")

@@ -1,4 +1,4 @@
-"""Tags (api.md §8a) and each user's preferences (§8b).
+"""Tags (api.md, "Tags") and each user's preferences (api.md, "Preferences").
 
 A tag belongs to one user; its name is unique for that user regardless of case (`name_key`, the
 name casefolded). `node_tag` links nodes and tags; deleting either (or the user) removes the

@@ -42,7 +42,8 @@ def split_at_barcodes(services: Services, path: Path, file_type: FileType, page_
         yield []
         return
     too_many = separators.too_many_pages(config, page_count)
-    if too_many:  # the one limit of every split (api.md §11); the batch is not lost for it
+    # The one limit of every split (api.md, "Page operations"); the batch is not lost for it.
+    if too_many:
         log.info("%r is imported without looking for separator sheets: %s", name, too_many)
         yield []
         return

@@ -1,10 +1,11 @@
-"""A rule's attributes (api.md §13) checked: what a POST or PATCH may say, each refusal a sentence
-with a pointer into the body (`/data/attributes/match/pattern`), nothing written before every
-check passed. The folder of `move_to` is checked where the rule is written, in its transaction
+"""A rule's attributes (api.md, "Rules") checked: what a POST or PATCH may say, each refusal a
+sentence with a pointer into the body (`/data/attributes/match/pattern`), nothing written before
+every check passed. The folder of `move_to` is checked where the rule is written, in its transaction
 (dms.domain.rules.store), since it must be live then.
 
-Unknown attributes are ignored (api.md §1), but unknown keys inside `match` and `actions` are
-refused: a misspelt `"algoritm"` would otherwise silently become the default."""
+Unknown attributes are ignored (api.md, "Resources and unknown input"), but unknown keys inside
+`match` and `actions` are refused: a misspelt `"algoritm"` would otherwise silently become the
+default."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What rules look at in a document, read outside any write transaction and bounded: its title,
 file name, creation time, the message it came by (sender, subject), and the first
-`rules_max_text_chars` characters of its latest version's text (api.md §13: a document of 10,000
-pages still finishes; matching reads its first pages, not all of them).
+`rules_max_text_chars` characters of its latest version's text (api.md, "How rules run": a document
+of 10,000 pages still finishes; matching reads its first pages, not all of them).
 
 Pages are read a few at a time and each cut in SQL (`substr`), so a text file of 100 MB, one
 page, costs no more than the limit."""

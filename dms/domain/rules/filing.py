@@ -1,5 +1,5 @@
-"""Rules at work (api.md §13): what a user's rules do to a document, worked out outside any write
-transaction, then applied in one.
+"""Rules at work (api.md, "How rules run"): what a user's rules do to a document, worked out outside
+any write transaction, then applied in one.
 
 New documents: the transaction that adds a document's first file (an upload, the legacy upload,
 `dms import`, the consume folder, mail) marks it pending with its source (`mark_new`). Once its

@@ -1,5 +1,5 @@
-"""The dry run, `GET /rules/{id}/matches/` (api.md §13): which of the caller's existing documents a
-rule would match and what it would change in each, changing nothing.
+"""The dry run, `GET /rules/{id}/matches/` (api.md, "The dry run"): which of the caller's existing
+documents a rule would match and what it would change in each, changing nothing.
 
 Bounded per request: the most recently changed documents whose reading has ended are examined,
 at most `rules_preview_documents` of them and for at most `rules_preview_seconds`; the answer

@@ -1,4 +1,4 @@
-"""Runs of a rule over existing documents, `POST /rules/{id}/apply/` (api.md §13): in the
+"""Runs of a rule over existing documents, `POST /rules/{id}/apply/` (api.md, "Runs"): in the
 background, one node at a time, resumable after a crash, never applying anything twice.
 
 A run is a `rule_run` row: queued, then running, then succeeded or failed. A worker of some node

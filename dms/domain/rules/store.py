@@ -1,10 +1,10 @@
-"""A user's rules kept (api.md §13): create, read, change, delete, and disabling the rules whose
-folder is gone. Another user's rule is, as everything of theirs, "not found".
+"""A user's rules kept (api.md, "Rules"): create, read, change, delete, and disabling the rules
+whose folder is gone. Another user's rule is, as everything of theirs, "not found".
 
 Each write runs in the owner's write scope and re-checks there what it depends on: the name
 unique for the owner (also by the unique index), at most MAX_RULES_PER_USER rules, the folder of
 `move_to` one of the owner's live folders (unknown, another user's and trashed folders read
-alike: 400 `does_not_exist`, as a new node's parent, api.md §5)."""
+alike: 400 `does_not_exist`, as a new node's parent, api.md, "Creating a folder or document")."""
 
 from __future__ import annotations
 

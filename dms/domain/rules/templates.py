@@ -1,4 +1,4 @@
-"""The titles a rule's `set_title` makes (api.md §13): a tiny template language of exactly the
+"""The titles a rule's `set_title` makes (api.md, "Rules"): a tiny template language of exactly the
 named fields below, parsed and checked when the rule is saved and rendered when it applies.
 
 Never `str.format` on what a user wrote: `{title.__class__...}` and friends reach into Python

@@ -1,4 +1,5 @@
-"""Where dms may connect for a user, and connecting exactly there (api.md §14, DMS_OUTBOUND_ALLOW).
+"""Where dms may connect for a user, and connecting exactly there (api.md, "Outbound connections",
+DMS_OUTBOUND_ALLOW).
 
 dms connects out for its users: webhooks' URLs (dms.notify) and mail accounts' IMAP servers
 (dms.intake). Without a rule, a user could make the server reach what only the server can reach

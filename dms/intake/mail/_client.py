@@ -21,9 +21,9 @@ connection goes through a Budget, from the greeting on:
   any read still waiting.
 imaplib already refuses a line longer than 1 MB.
 
-The connection goes through the outbound rule (dms.files.outbound, api.md §14): the host is
-resolved with a time limit, an address the account's owner may not reach is refused before
-anything is sent,
+The connection goes through the outbound rule (dms.files.outbound, api.md, "Outbound connections"):
+the host is resolved with a time limit, an address the account's owner may not reach is refused
+before anything is sent,
 and the socket is connected to exactly a checked address (TLS still checks the certificate for
 the host name).
 """

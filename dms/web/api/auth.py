@@ -1,4 +1,4 @@
-"""Login and logout (api.md §2)."""
+"""Login and logout (api.md, "Login")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Documents (api.md §5, §6): the caller's list, one document with its versions, uploads and
-downloads of its files."""
+"""Documents (api.md, "Folders and documents", "Uploads, versions and downloads"): the caller's
+list, one document with its versions, uploads and downloads of its files."""
 
 from __future__ import annotations
 
@@ -73,7 +73,8 @@ def upload(ctx: Context, document_id: str, file_name: str):
     if not (ctx.header("Content-Disposition") or "").strip():
         raise ApiError(400, "parse_error", "The Content-Disposition header is required, e.g. "
                                            "`Content-Disposition: attachment; filename=scan.pdf`.")
-    # The stored name is the one in the URL; the header's name is only required (api.md §6).
+    # The stored name is the one in the URL; the header's name is only required
+    # (api.md, "Uploading a file").
     document = uploads.upload_version(ctx.services, ctx.user, document_id,
                                         ctx.environ["wsgi.input"], ctx.content_length(), file_name)
     return created(document_body(ctx, document))

@@ -1,5 +1,5 @@
-"""The event stream (api.md §14): GET /events/, the caller's events as Server-Sent Events
-(dms.notify.streams serves it)."""
+"""The event stream (api.md, "The event stream"): GET /events/, the caller's events as Server-Sent
+Events (dms.notify.streams serves it)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A node's history (api.md §12): its events, newest first."""
+"""A node's history (api.md, "History"): its events, newest first."""
 
 from __future__ import annotations
 

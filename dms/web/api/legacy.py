@@ -1,5 +1,5 @@
-"""The legacy document endpoints (api.md §9), under /api only, answering plain JSON objects.
-Uploads here land in the caller's .inbox as new documents."""
+"""The legacy document endpoints (api.md, "Legacy endpoints"), under /api only, answering plain JSON
+objects. Uploads here land in the caller's .inbox as new documents."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Mail accounts (api.md §8c): the caller's own IMAP accounts; the password is write-only."""
+"""Mail accounts (api.md, "Mail accounts"): the caller's own IMAP accounts; the password is
+write-only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Nodes and folders (api.md §5): list, create, rename, move, delete.
+"""Nodes and folders (api.md, "Folders and documents"): list, create, rename, move, delete.
 
 Another user's node answers exactly like an unknown id, for every route, admins included."""
 

@@ -1,7 +1,7 @@
-"""Page operations (api.md §11, Papermerge 2.1's routes and bodies): delete, reorder, rotate and
-move pages, merge documents, split a document. Papermerge answers them 204; a split answers 201
-with the new documents, or, too large for one request, 202 with its run (`split-runs`), which
-GET /split-runs/{id}/ follows."""
+"""Page operations (api.md, "Page operations", Papermerge 2.1's routes and bodies): delete, reorder,
+rotate and move pages, merge documents, split a document. Papermerge answers them 204; a split
+answers 201 with the new documents, or, too large for one request, 202 with its run (`split-runs`),
+which GET /split-runs/{id}/ follows."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Pages, text and OCR (api.md §6, §7): a page as JSON:API, plain text or a JPEG preview; a
-document's whole text; the installed OCR languages; re-running processing."""
+"""Pages, text and OCR (api.md, "Pages, text and OCR"): a page as JSON:API, plain text or a JPEG
+preview; a document's whole text; the installed OCR languages; re-running processing."""
 
 from __future__ import annotations
 

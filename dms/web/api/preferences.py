@@ -1,4 +1,4 @@
-"""The caller's own preferences (api.md §8b), in Papermerge's shape."""
+"""The caller's own preferences (api.md, "Preferences"), in Papermerge's shape."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rules (api.md §13): the caller's own rules, their dry run over existing documents, runs of a
+"""Rules (api.md, "Rules"): the caller's own rules, their dry run over existing documents, runs of a
 rule over them in the background, and those runs followed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Search (api.md §8): the caller's folders and documents by title and text."""
+"""Search (api.md, "Search"): the caller's folders and documents by title and text."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Endpoints about the service itself (api.md §10): version and health, both without login."""
+"""Endpoints about the service itself (api.md, "Service routes and the web page"): version and
+health, both without login."""
 
 from __future__ import annotations
 

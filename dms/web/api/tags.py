@@ -1,4 +1,4 @@
-"""Tags (api.md §8a): the caller's own tags, and the tags of one of their nodes."""
+"""Tags (api.md, "Tags"): the caller's own tags, and the tags of one of their nodes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The caller's own API tokens (api.md §2): list, create (secret shown once), revoke."""
+"""The caller's own API tokens (api.md, "Tokens"): list, create (secret shown once), revoke."""
 
 from __future__ import annotations
 

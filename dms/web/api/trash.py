@@ -1,5 +1,5 @@
-"""The trash (api.md §12): what the caller deleted, until it is purged; restore, delete for good,
-empty. The deletion itself is each resource's DELETE route."""
+"""The trash (api.md, "The trash"): what the caller deleted, until it is purged; restore, delete for
+good, empty. The deletion itself is each resource's DELETE route."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Users (api.md §3, §4): parsing and serialising; the rules of who may do what live in
-dms.domain.accounts."""
+"""Users (api.md, "Permissions", "Users"): parsing and serialising; the rules of who may do what
+live in dms.domain.accounts."""
 
 from __future__ import annotations
 

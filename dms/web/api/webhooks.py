@@ -1,5 +1,5 @@
-"""Webhooks (api.md §14): the caller's own URLs that their events are POSTed to; the secret is
-write-only. Delivery runs in the background (dms.notify.deliverer); POST .../test/ sends a
+"""Webhooks (api.md, "Webhooks"): the caller's own URLs that their events are POSTed to; the secret
+is write-only. Delivery runs in the background (dms.notify.deliverer); POST .../test/ sends a
 `ping` now."""
 
 from __future__ import annotations

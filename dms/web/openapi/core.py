@@ -1,6 +1,7 @@
-"""The OpenAPI document's schemas of the API as the seed and api.md §1-10 and §12 describe it
-(users, tokens, nodes, documents, tags, preferences, mail, intake, trash, history); the routes
-describe themselves (dms/web/api/) and name these by `$ref`."""
+"""The OpenAPI document's schemas of the API as the seed and api.md describe it (users, tokens,
+nodes, documents, tags, preferences, mail, intake, trash, history); page operations, rules,
+webhooks and the event stream have modules of their own here. The routes describe themselves
+(dms/web/api/) and name these by `$ref`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The OpenAPI document's schemas of the page operations (api.md §11): Papermerge 2.1's bodies,
-answered 204; a split answers 201 with the new documents, or 202 with its run, which has routes of
-its own."""
+"""The OpenAPI document's schemas of the page operations (api.md, "Page operations"): Papermerge
+2.1's bodies, answered 204; a split answers 201 with the new documents, or 202 with its run, which
+has routes of its own."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The OpenAPI document's part for rules (api.md §13): the rules, their dry run, runs; and the dry
-run's answer, MATCHES, for its route."""
+"""The OpenAPI document's part for rules (api.md, "Rules"): the rules, their dry run, runs; and the
+dry run's answer, MATCHES, for its route."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The OpenAPI document's part for webhooks and the event stream (api.md §14); SSE_EVENT is the
-stream's answer, for its route."""
+"""The OpenAPI document's part for webhooks and the event stream
+(api.md, "Webhooks and the event stream"); SSE_EVENT is the stream's answer, for its route."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ export async function moveNodesByDialog(nodes) {
   return moveNodes(nodes.map((n) => n.id), target);
 }
 
-/** Moves nodes by id into `folderId` (all or nothing, api.md §5). */
+/** Moves nodes by id into `folderId` (all or nothing, api.md, "Moving"). */
 export async function moveNodes(ids, folderId) {
   const moved = await attempt(() => api("POST", "/nodes/move/",
     { nodes: ids.map((node) => ({ id: node })), target_parent: { id: folderId } }, { media: JSON_MEDIA }));

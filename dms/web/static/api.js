@@ -9,7 +9,7 @@ export const JSON_MEDIA = "application/json";
 export const VND_MEDIA = "application/vnd.api+json";
 /** The API sits beside /static/ (below the server's URL prefix, if any). */
 export const API_ROOT = new URL("../api", import.meta.url).pathname;
-/** The largest page the API gives (api.md §1): lists are read 100 at a time. */
+/** The largest page the API gives (api.md, "Pagination"): lists are read 100 at a time. */
 export const MAX_PAGE_SIZE = 100;
 
 // sessionStorage only: the token dies with the tab, is never a cookie and never in a URL.
@@ -53,7 +53,7 @@ export class ApiError extends Error {
 
 const UNREACHABLE = "Could not reach the server. Check the connection and try again.";
 
-/** Turns a non-2xx answer into an ApiError with the envelope's sentence (api.md §1). */
+/** Turns a non-2xx answer into an ApiError with the envelope's sentence (api.md, "Errors"). */
 async function failure(response) {
   const payload = await response.json().catch(() => null);
   const first = payload?.errors?.[0];
@@ -151,8 +151,9 @@ export async function download(path, fallbackName) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-/** PUT of a file's bytes into a document (api.md §6) through XMLHttpRequest, whose upload
- *  progress fetch() cannot report. Resolves with the document; rejects with an ApiError. */
+/** PUT of a file's bytes into a document (api.md, "Uploading a file") through XMLHttpRequest,
+ *  whose upload progress fetch() cannot report. Resolves with the document; rejects with an
+ *  ApiError. */
 export function uploadFile(documentId, file, onProgress) {
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
@@ -196,9 +197,9 @@ export function withQuery(path, params) {
 
 export const id = encodeURIComponent;
 
-/** The 16-character id the API gives this session's token (api.md §2: the first 16 hex digits
- *  of its SHA-512), to mark its row; null where crypto.subtle is missing (it exists only on
- *  https and localhost). */
+/** The 16-character id the API gives this session's token (api.md, "Tokens": the first 16 hex
+ *  digits of its SHA-512), to mark its row; null where crypto.subtle is missing (it exists only
+ *  on https and localhost). */
 export async function sessionTokenId() {
   if (!token || !globalThis.crypto?.subtle) return null;
   const digest = await crypto.subtle.digest("SHA-512", new TextEncoder().encode(token));

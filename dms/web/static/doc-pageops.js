@@ -1,4 +1,4 @@
-// The page tools of the document view (api.md §9 "Page operations", Papermerge 2.1's routes):
+// The page tools of the document view (api.md, "Page operations", Papermerge 2.1's routes):
 // on each page (a <figure> of doc-pages.js) a checkbox to select it and buttons to turn it, move
 // it one place earlier or later and delete it; pages dragged onto another page's place; with the
 // selected pages: delete, extract into a new document in a folder, move to the end of another

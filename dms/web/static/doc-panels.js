@@ -83,7 +83,7 @@ export function versionsPanel(ctx, document) {
 
 const quoted = (text) => `“${text}”`;
 const titleOf = (folder) => (folder ? folderName(folder.title) : "?");
-/** One sentence per history action (api.md §12). */
+/** One sentence per history action (api.md, "History"). */
 const SENTENCES = {
   created: () => "Created",
   uploaded: (d) => `Version ${d.version} uploaded (${d.file_name})`,

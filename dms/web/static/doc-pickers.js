@@ -10,7 +10,7 @@ import { el, folderName } from "./dom.js";
 const FOLDER_DOCUMENTS = 100;
 /** Typing in the picker's search field waits this long for the next key. */
 const SEARCH_DEBOUNCE_MS = 250;
-/** The API's longest title_format of move-to-folder (api.md §9). */
+/** The API's longest title_format of move-to-folder (api.md, "Page operations"). */
 const MAX_TITLE_FORMAT = 32;
 
 let counter = 0;

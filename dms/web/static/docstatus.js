@@ -1,6 +1,6 @@
-// The processing status of documents (ocr_status, api.md §7) as it changes. Whoever shows a
-// status (the upload list, a folder's rows, the document view) calls watch(id, callback) and
-// gets the document each time it is read, until its status is final or it stops watching.
+// The processing status of documents (ocr_status, api.md, "OCR status") as it changes. Whoever
+// shows a status (the upload list, a folder's rows, the document view) calls watch(id, callback)
+// and gets the document each time it is read, until its status is final or it stops watching.
 //
 // Each watched document is read with GET /documents/{id}/, again and again with back-off. The
 // live source (events.js) makes that fast: app.js calls nudge(id) when an event about a watched

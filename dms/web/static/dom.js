@@ -78,7 +78,7 @@ export const folderName = (title) => ({ ".home": "Home", ".inbox": "Inbox" }[tit
 /** "Home / Invoices": where a folder resource is. */
 export const folderPath = (folder) => folder.attributes.breadcrumb.map(([title]) => folderName(title)).join(" / ");
 
-/** ocr_status (api.md §7) in words, with the class of its badge. */
+/** ocr_status (api.md, "OCR status") in words, with the class of its badge. */
 export const STATUS = {
   received: { text: "Waiting", badge: "badge-muted" },
   started: { text: "Reading", badge: "badge-info" },
@@ -138,9 +138,9 @@ export async function busy(container, task) {
 const ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "\"", "&#x27;": "'", "&#39;": "'" };
 const unescape = (text) => text.replace(/&(amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]);
 
-/** A search hit's `highlight` (api.md §8: escaped text, matching words in <em>…</em>) as text
- *  nodes and <mark> elements. The server's string never reaches innerHTML: only the two tags are
- *  recognised, everything else stays text. */
+/** A search hit's `highlight` (api.md, "Search": escaped text, matching words in <em>…</em>) as
+ *  text nodes and <mark> elements. The server's string never reaches innerHTML: only the two tags
+ *  are recognised, everything else stays text. */
 export function highlighted(snippet) {
   const fragment = document.createDocumentFragment();
   let inside = false;

@@ -1,8 +1,8 @@
-// The live source: the caller's events as they happen (GET /events/, api.md §14), handed to the
-// listeners app.js registers (the processing status of documents shown, the open folder's rows,
-// the inbox count). EventSource cannot send the Authorization header, so the stream is read with
-// fetch() and a stream reader, and parsed here (the Server-Sent Events format: `id:` and `data:`
-// lines, a blank line ends an event, a line starting with ":" is a comment).
+// The live source: the caller's events as they happen (GET /events/, api.md, "The event stream"),
+// handed to the listeners app.js registers (the processing status of documents shown, the open
+// folder's rows, the inbox count). EventSource cannot send the Authorization header, so the stream
+// is read with fetch() and a stream reader, and parsed here (the Server-Sent Events format: `id:`
+// and `data:` lines, a blank line ends an event, a line starting with ":" is a comment).
 //
 // - Only a visible tab keeps a stream open: a browser opens at most 6 connections to one server,
 //   and a stream holds one for as long as it runs. A tab hidden for 10 to 20 s closes it and,

@@ -1,6 +1,6 @@
-// Settings › Rules: the dialog that creates or edits a rule (api.md §11a) — name, enabled, order,
-// what it matches, the sources it looks at, and what it does (tags to add, a folder to move to,
-// a title template, stop). The server checks everything: a refusal's sentence is shown next to
+// Settings › Rules: the dialog that creates or edits a rule (api.md, "Rules") — name, enabled,
+// order, what it matches, the sources it looks at, and what it does (tags to add, a folder to move
+// to, a title template, stop). The server checks everything: a refusal's sentence is shown next to
 // the field its source.pointer names (/data/attributes/match/pattern → the pattern), and the
 // words for the rule's parts, which the list shows too, live here.
 
@@ -22,7 +22,7 @@ const PATTERN_HINTS = {
   regex: "An RE2 expression, searched anywhere in the field, e.g. INV-(\\d{4}); no backreferences or lookaround.",
   fuzzy: "Words as they should read; small misspellings and OCR errors still match. Case never matters.",
 };
-/** The API's bounds (api.md §11a), so that the fields stop where the server would refuse. */
+/** The API's bounds (api.md, "Rules"), so that the fields stop where the server would refuse. */
 const MAX_NAME = 100;
 const MAX_PATTERN = 1000;
 const MAX_TEMPLATE = 500;
@@ -220,7 +220,8 @@ class RuleForm {
     }
   }
 
-  /** The API's sentence beside the field its pointer names (api.md §2), else above the buttons. */
+  /** The API's sentence beside the field its pointer names (api.md, "Errors"), else above the
+   *  buttons. */
   showError(error) {
     let key = error.pointer?.startsWith(ATTRIBUTES) ? error.pointer.slice(ATTRIBUTES.length) : null;
     // "sources/2" or "actions/add_tags/1": the list's field.

@@ -1,4 +1,4 @@
-// Settings › Rules: a rule tried and applied (api.md §11a). "Try it" is the dry run — the
+// Settings › Rules: a rule tried and applied (api.md, "Rules"). "Try it" is the dry run — the
 // documents the rule would match and what it would change in each (tags, folder, title), and
 // whether all documents were looked at; nothing changes. "Apply to existing documents" starts a
 // run and follows GET /rule-runs/{id}/ to its end; the rule's card shows how far it got, also

@@ -1,5 +1,5 @@
 // Settings › Profile: the account (username, the ids of .home and .inbox that scripts need) and a
-// change of password (api.md §4).
+// change of password (api.md, "Users").
 
 import { api, id as encoded, JSON_MEDIA } from "./api.js";
 import { busy, clearMessages, el, showError, showStatus } from "./dom.js";

@@ -1,6 +1,6 @@
-// Settings › Mail accounts (api.md §8c): IMAP accounts whose attachments become documents in the
-// inbox. List, add, edit (an empty password keeps the old one), delete, and check now (the check
-// runs in the background: the row follows it until `checking` is false).
+// Settings › Mail accounts (api.md, "Mail accounts"): IMAP accounts whose attachments become
+// documents in the inbox. List, add, edit (an empty password keeps the old one), delete, and check
+// now (the check runs in the background: the row follows it until `checking` is false).
 
 import { api, id as encoded } from "./api.js";
 import { confirmDialog } from "./dialogs.js";

@@ -1,4 +1,4 @@
-// Settings › Rules (api.md §11a): the caller's rules in the order they run, each a card saying
+// Settings › Rules (api.md, "Rules"): the caller's rules in the order they run, each a card saying
 // what it matches, which new documents it looks at and what it does (and why dms disabled it);
 // New rule and Edit open the rule dialog (rules-form.js), Try it and Apply to existing documents
 // are in rules-run.js, Delete asks first.
@@ -9,7 +9,7 @@ import { attempt, el, folderPath, showStatus } from "./dom.js";
 import { ruleDialog, SOURCES } from "./rules-form.js";
 import { applyRule, runLine, tryDialog } from "./rules-run.js";
 
-/** A user has at most 200 rules (api.md §11a): two pages of 100. */
+/** A user has at most 200 rules (api.md, "Rules"): two pages of 100. */
 const RULE_PAGES = 2;
 /** Folders read to name the rules' folders, 100 a page (a bound, as the folder dialog's). */
 const FOLDER_PAGES = 10;

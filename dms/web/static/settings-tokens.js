@@ -1,6 +1,6 @@
-// Settings › API Tokens: the caller's tokens (api.md §2), this browser's own marked; a new token
-// with its validity and name, its secret shown once with a Copy button; revoking one (revoking
-// this browser's own logs out).
+// Settings › API Tokens: the caller's tokens (api.md, "Tokens"), this browser's own marked; a new
+// token with its validity and name, its secret shown once with a Copy button; revoking one
+// (revoking this browser's own logs out).
 
 import { api, id as encoded, sessionTokenId } from "./api.js";
 import { confirmDialog } from "./dialogs.js";

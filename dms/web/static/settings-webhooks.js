@@ -1,7 +1,7 @@
-// Settings › Webhooks (api.md §14): URLs that your events are POSTed to, signed with a secret.
-// List (with the last delivery's status and error), add, edit (an empty secret keeps the old one:
-// the server never shows it again), delete, and "Send a test" (a `ping` sent now; its answer is
-// shown).
+// Settings › Webhooks (api.md, "Webhooks"): URLs that your events are POSTed to, signed with a
+// secret. List (with the last delivery's status and error), add, edit (an empty secret keeps the
+// old one: the server never shows it again), delete, and "Send a test" (a `ping` sent now; its
+// answer is shown).
 
 import { api, id as encoded } from "./api.js";
 import { confirmDialog } from "./dialogs.js";

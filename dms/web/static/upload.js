@@ -9,7 +9,7 @@ import { isFinal, nudge, watch } from "./docstatus.js";
 
 /** Files sent at the same time; the others wait their turn. */
 const PARALLEL_UPLOADS = 2;
-/** The API's longest title (api.md §5). */
+/** The API's longest title (api.md, "Titles"). */
 const MAX_TITLE = 200;
 
 const queue = [];

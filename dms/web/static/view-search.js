@@ -1,4 +1,4 @@
-// Search results (GET /search/, api.md §8): what the search box in the top bar asks, as you
+// Search results (GET /search/, api.md, "Search"): what the search box in the top bar asks, as you
 // type, best matches first, each with where it is (the breadcrumb's titles), its highlighted
 // snippet (rendered as text and <mark>, never as HTML) and its tags; filters by tags (all or any).
 // Without words: the recently changed documents.

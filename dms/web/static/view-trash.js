@@ -1,5 +1,5 @@
-// The trash (api.md §12): what was deleted, newest first, where it was and until when it is
-// kept; restore one, delete one for good, or empty the trash.
+// The trash (api.md, "The trash"): what was deleted, newest first, where it was and until when it
+// is kept; restore one, delete one for good, or empty the trash.
 
 import { api, id as encoded, withQuery } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
