@@ -68,9 +68,10 @@ attacker's uploaded documents (ocr_status counted by file, read as the attacker 
 GET /api/documents/?page[size]=100, page after page). The one OCR worker reads one user's documents
 in the order they came, so in a short run the later ones (the TIFF scan first among them) may still
 be waiting. At the end: a summary of the server's output (lines, tracebacks, warnings and errors).
-The target for comparison (../shared/docs/targets.md): any request while a hostile file is processed
-p99 <= 100 ms, server RSS <= 500 MiB; round 4's: another user's p99 <= 100 ms and the
-server's RSS <= 600 MiB under each attack. It prints numbers and never asserts.
+The target for comparison (docs/performance.md, "Numbers": the Target column of the rows of
+bench/hostile.py): any request while a hostile file is processed p99 <= 100 ms, server RSS <= 500
+MiB; round 4's: another user's p99 <= 100 ms and the server's RSS <= 600 MiB under each attack. It
+prints numbers and never asserts.
 
     .venv/bin/python -m bench.hostile [--seconds 20] [--victims 4] [--tiff-frames 40]
                                       [--idle-connections 200] [--pool-clients 16]

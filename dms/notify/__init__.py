@@ -1,4 +1,4 @@
-"""Telling scripts what changed, instead of making them poll (docs/api.md, "15. Webhooks and the
+"""Telling scripts what changed, instead of making them poll (docs/api.md, "Webhooks and the
 event stream"): the event log (dms.db.events) as webhook bodies and stream events (dms.notify.feed),
 its delivery to users' webhooks, durable and once per cluster (dms.notify.deliverer), and the live
 event stream (dms.notify.streams). What leaves dms, as dms.intake is what comes in; the connections

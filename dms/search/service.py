@@ -8,7 +8,7 @@ or another user's; text snippets only for the first SNIPPET_RESULTS results (the
 title highlighted when it matched), each made from at most the first 256 KiB of the document's
 text in SQLite. The whole search stops at its deadline (503) and as soon as its client is gone.
 
-"Done" means findable (docs/api.md, "10. Search"): a search first waits, at most CATCH_UP_SECONDS
+"Done" means findable (docs/api.md, "Search"): a search first waits, at most CATCH_UP_SECONDS
 (within its deadline), until the index holds every change to the caller's nodes committed before it
 began (the engine's `catch_up`; dms.search.indexer applies them ahead of other users'), so a
 document whose status is `succeeded` is found by the next search. Other users' changes never make it

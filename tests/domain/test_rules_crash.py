@@ -1,4 +1,4 @@
-"""kill -9 and rules (docs/api.md, "11a. Rules"): `dms serve` killed while a run goes through 1,000
+"""kill -9 and rules (docs/api.md, "Rules"): `dms serve` killed while a run goes through 1,000
 documents, then started again on the same data dir (and database): the run resumes where its last
 committed batch ended and finishes with exact counts, without applying anything twice (its title
 template would show it: `X-X-...`); killed while it reads a new document, whose rules then run once

@@ -1,4 +1,4 @@
-"""Rules kept (docs/api.md, "11a. Rules"), through the API as a user would: create with its
+"""Rules kept (docs/api.md, "Rules"), through the API as a user would: create with its
 defaults, read, list in the order they run, change (match and actions key by key), delete; every
 refusal a sentence with a pointer into the body that changes nothing; the limits (200 rules, 1,000
 characters of pattern, names unique per user, also under concurrent requests); the owner, another

@@ -1,4 +1,4 @@
-"""Rules at work on new documents (docs/api.md, "11a. Rules"), through the API on real processed
+"""Rules at work on new documents (docs/api.md, "Rules"), through the API on real processed
 documents: each algorithm (a regular expression finding an invoice number, a fuzzy match of what
 Tesseract read from a scan with OCR's misreadings), each action, `order`, `stop`, `enabled`,
 `sources` (an API upload and a legacy upload are `api`), the history's `rule_applied` naming the

@@ -1,4 +1,4 @@
-"""A rule whose folder was deleted (docs/api.md, "11a. Rules") is disabled with `last_error` saying
+"""A rule whose folder was deleted (docs/api.md, "Rules") is disabled with `last_error` saying
 why: in the transaction that puts the folder (or a folder above it) in the trash, or deletes it for
 good with DMS_TRASH_DAYS=0; and, as a safety net, when a rule finds its folder gone. Enabling it
 again needs a live folder; choosing another one clears the error."""

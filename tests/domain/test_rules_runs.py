@@ -1,4 +1,4 @@
-"""Trying a rule before trusting it (docs/api.md, "11a. Rules"): the dry run over existing documents
+"""Trying a rule before trusting it (docs/api.md, "Rules"): the dry run over existing documents
 changes nothing and is bounded per request; a run over 1,000 documents in the background counts
 exactly what it matched and changed, writes one `rule_applied` per changed document, refuses a third
 run at once (429), and fails, saying why, when its rule is deleted meanwhile; another user's run is

@@ -1,5 +1,5 @@
 """Settings › Rules end to end, in Debian's headless Chromium, by accessible names as a new user
-would (docs/api.md, "11a. Rules"): a rule made in the dialog (a word of a processed document, a tag,
+would (docs/api.md, "Rules"): a rule made in the dialog (a word of a processed document, a tag,
 a folder from the folder picker), its dry run listing that document with what it would get, applied
 and its counts followed, the document then filed (checked through the API); a refusal shown next to
 the field its pointer names, with nothing created; a rule edited, applied from its card, deleted; a

@@ -1,4 +1,4 @@
-"""Rules on what the intake brings in (docs/api.md, "11a. Rules"): a real Dovecot mailbox's
+"""Rules on what the intake brings in (docs/api.md, "Rules"): a real Dovecot mailbox's
 attachments filed by their sender into a folder and retitled from the message's subject; the consume
 folder's files and `dms import`'s run the rules of their source, not those of others."""
 

@@ -1,4 +1,4 @@
-"""Searchable PDFs (docs/api.md, "8. Searchable PDFs"): a version that needed Tesseract gets one,
+"""Searchable PDFs (docs/api.md, "Searchable PDFs"): a version that needed Tesseract gets one,
 stored beside its original; its size and SHA-256 are kept here (NULL: the version has none)."""
 
 

@@ -1,4 +1,4 @@
-"""Rules: documents that file themselves (docs/api.md, "11a. Rules").
+"""Rules: documents that file themselves (docs/api.md, "Rules").
 
 - `rule`: a user's matching rule: its name (unique per user by `name_key`, as tags are), whether
   it runs, its `position` (the API's `order`: rules run in ascending position, then by name), what

@@ -1,4 +1,4 @@
-"""Webhooks and the event stream (docs/api.md, "15. Webhooks and the event stream").
+"""Webhooks and the event stream (docs/api.md, "Webhooks and the event stream").
 
 - `event.node_kind`, `event.node_title`, `event.parent_id`: the node as the change left it, so
   that a webhook's body and the stream's data of an event are the same whenever they are made

@@ -1,4 +1,4 @@
-"""Rules: documents that file themselves (docs/api.md, "11a. Rules"). A user's rules look at each
+"""Rules: documents that file themselves (docs/api.md, "Rules"). A user's rules look at each
 new document once its text is known and tag it, move it or retitle it.
 
 - `checks`: a rule's attributes checked (limits, pointers into the body);
