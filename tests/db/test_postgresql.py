@@ -17,7 +17,8 @@ from tests.harness import samples
 from tests.harness.documents import new_document, upload
 from tests.harness.waiting import wait_processed
 
-pytestmark = pytest.mark.postgresql_only
+# Sockets (pytest-socket): servers and `dms` commands on the cluster, asked over HTTP.
+pytestmark = [pytest.mark.postgresql_only, pytest.mark.enable_socket]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -37,7 +37,8 @@ from tests.harness.users import add_user
 from tests.harness.waiting import wait_for
 from tests.harness.webhooks import Receiver, add_webhook
 
-pytestmark = [pytest.mark.postgresql_only, pytest.mark.slow]
+# Sockets (pytest-socket): Redis, web nodes and workers as subprocesses, asked over HTTP.
+pytestmark = [pytest.mark.postgresql_only, pytest.mark.slow, pytest.mark.enable_socket]
 
 PASSWORD = "cluster-admin-pw"
 TIMING = {"DMS_LEASE_SECONDS": "3", "DMS_RECONCILE_MINUTES": "0.05", "DMS_VERIFY_HOURS": "0.002",
