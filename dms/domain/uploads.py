@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, ContextManager, Protocol
 from peewee import IntegrityError
 
 from dms.db import database, document_scope, events, is_disk_full, owner_scope, write_transaction
-from dms.db.models import (DocumentVersion, Node, OcrStatus, User, new_id,
-                           utcnow)
+from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
 from dms.domain import tree
 from dms.domain.pages import batches, commit
 from dms.domain.preferences import ocr_language

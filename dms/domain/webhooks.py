@@ -18,8 +18,8 @@
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from peewee import ModelSelect
 

@@ -38,9 +38,9 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterator
 
 from dms.errors import Throttled, Unavailable
 

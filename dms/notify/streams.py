@@ -30,7 +30,7 @@ import logging
 import threading
 import time
 import uuid
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from dms.config import Config
 from dms.db import database, owner_scope, release_connection, write_transaction

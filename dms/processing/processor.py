@@ -33,7 +33,7 @@ import logging
 import shutil
 import threading
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from dms.config import Config
 from dms.db import release_connection
@@ -43,8 +43,15 @@ from dms.files.pdf.process import PdfReaders
 from dms.files.store import FileStore
 from dms.processing import cluster, leases, progress, searchable
 from dms.processing.languages import installed_languages
-from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, PageText,
-                                prepare_environment, read_pages)
+from dms.processing.ocr import (
+    Cancelled,
+    CancelToken,
+    PageFailed,
+    PagePdfs,
+    PageText,
+    prepare_environment,
+    read_pages,
+)
 from dms.processing.queue import EmbeddedConsumer, make_huey, pending, queue_problem
 from dms.text import ranges
 

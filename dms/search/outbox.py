@@ -16,7 +16,7 @@ at costs one lookup, ~0.4 µs), at most LOOK_ROWS rows a look.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from dms.db import database, write_transaction
 from dms.db.models import PAGE_SEPARATOR, Node, OcrStatus

@@ -8,8 +8,8 @@ import subprocess
 import tarfile
 import zipfile
 
-import pyzipper
 import pytest
+import pyzipper
 
 from tests.harness import samples
 from tests.harness.client import NOT_FOUND, assert_error

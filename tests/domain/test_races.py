@@ -15,7 +15,7 @@ from dms.ops import verify
 from tests.harness import samples
 from tests.harness.client import JSON, Client
 from tests.harness.database import unreachable
-from tests.harness.documents import new_document, upload, make_folder
+from tests.harness.documents import make_folder, new_document, upload
 
 pytestmark = pytest.mark.socket  # racing requests on real threads through waitress
 

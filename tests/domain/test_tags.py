@@ -8,7 +8,7 @@ import pytest
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
-from tests.harness.documents import new_document, upload, make_folder
+from tests.harness.documents import make_folder, new_document, upload
 from tests.harness.processes import config_args
 from tests.harness.waiting import wait_indexed, wait_processed
 

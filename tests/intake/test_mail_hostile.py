@@ -17,9 +17,18 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.client import assert_error
-from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal,
-                                       many_headers, many_lines, many_literals, nested_mime,
-                                       stall, trickle)
+from tests.harness.hostileimap import (
+    HostileImap,
+    Message,
+    encoded_word_subject,
+    huge_literal,
+    many_headers,
+    many_lines,
+    many_literals,
+    nested_mime,
+    stall,
+    trickle,
+)
 from tests.harness.mail import add_account, checked, inbox, message
 from tests.harness.memory import peak_growth_mib
 from tests.harness.processes import free_port

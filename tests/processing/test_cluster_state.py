@@ -11,13 +11,12 @@ import time
 
 import pytest
 
-from dms.processing import cluster, leases
-from dms.domain.credentials import LoginThrottle
 from dms.db import database
+from dms.domain.credentials import LoginThrottle
+from dms.processing import cluster, leases
 from tests.harness import samples
 from tests.harness.database import query_sql
 from tests.harness.documents import new_document, upload
-
 
 THREADS = 8  # below the server's pool of 10 PostgreSQL connections
 ROUNDS = 5

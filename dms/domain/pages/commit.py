@@ -15,12 +15,13 @@ queued.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
-from dms.domain import tree, trash
+from dms.domain import trash, tree
 from dms.domain.documents import latest_version, searchable_name
 from dms.domain.pages.build import Built
 from dms.errors import Conflict

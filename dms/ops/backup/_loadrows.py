@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from dms.ops.backup import DATABASE, BackupError
 from dms.ops.backup._rowfiles import NOT_BACKED_UP, RowFileError, read_table

@@ -13,20 +13,21 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
+from dms.db import events
 from dms.db.models import Node, OcrStatus
 from dms.domain.accounts import check_username
-from dms.domain.uploads import check_file_name
-from dms.db import events
 from dms.domain.rules import checks as rule_checks
-from dms.domain.turnpool import QUEUED, RUNNING, SUCCEEDED, FAILED
 from dms.domain.tags import check_name
 from dms.domain.tree import check_title
+from dms.domain.turnpool import FAILED, QUEUED, RUNNING, SUCCEEDED
+from dms.domain.uploads import check_file_name
 from dms.domain.webhooks import check_events, check_url
 from dms.errors import DomainError
-from dms.ops.backup import BackupError
 from dms.files.outbound import Policy
+from dms.ops.backup import BackupError
 from dms.text import username_key
 
 BATCH = 1000

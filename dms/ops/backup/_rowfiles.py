@@ -12,8 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import IO, Any, Callable, Generator
+from typing import IO, Any
 
 TABLE_MEMBER = re.compile(r"tables/([a-z_][a-z0-9_]{0,62})\.jsonl\Z")
 # Tables a backup leaves out: each engine's search keeps its own (rebuilt from the rows), SQLite's

@@ -35,9 +35,17 @@ from dms.db import database, write_transaction
 from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
 from dms.files import modes
 from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX, stored_files
+from dms.ops.verify._queries import (
+    DANGLING,
+    DOCUMENT_ATTRIBUTES,
+    FAILED_WITHOUT_ERROR,
+    LATEST_VERSION,
+    PAGE_ROWS,
+    STUCK,
+    TRASH,
+    UNREAD,
+)
 from dms.ops.verify.tree import Execute, check_tree, repair_tree
-from dms.ops.verify._queries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR,
-                                     LATEST_VERSION, PAGE_ROWS, STUCK, TRASH, UNREAD)
 from dms.search import check as search_check
 from dms.text import ranges, runs_text, username_key
 
@@ -253,7 +261,7 @@ def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = N
     With `files`, take the file checks from that earlier report instead of reading every file
     again (a repair changes no file). Files no version refers to are problems once older than
     `grace_seconds` (the sweep's)."""
-    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = now or dt.datetime.now(dt.UTC).replace(tzinfo=None)
     report = Report(checked_at=now.isoformat(timespec="seconds") + "Z")
     if files is None:
         check_files(report, files_dir or data_dir / "files", grace_seconds)
