@@ -296,7 +296,7 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
                 if call is None:
                     moved = [0]
 
-                    def call(number=None):
+                    def call(number=None, moved=moved):
                         move(moved[0])
                         moved[0] += 1
                     numbers = timed(call, max(10, args.runs // 10))

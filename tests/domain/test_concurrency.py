@@ -68,8 +68,9 @@ def test_two_superusers_stepping_down_together_leave_one(admin, make_user):
     assert admin.patch(f"/api/users/{other.user_id}/", grant).status_code == 200
     for _ in range(ROUNDS):
         first, second = (Client(admin.base_url, admin.token), Client(other.base_url, other.token))
-        answers = race(lambda: first.patch(f"/api/users/{admin.user_id}/", step_down),
-                       lambda: second.patch(f"/api/users/{other.user_id}/", step_down))
+        answers = race(
+            lambda first=first: first.patch(f"/api/users/{admin.user_id}/", step_down),
+            lambda second=second: second.patch(f"/api/users/{other.user_id}/", step_down))
         assert sorted(a.status_code for a in answers) == [200, 400], [a.text for a in answers]
         assert next(a for a in answers if a.status_code == 400).json() == {"errors": [{
             "detail": "The last active superuser must stay an active superuser.", "status": "400",
@@ -88,9 +89,9 @@ def test_folders_moved_into_each_other_at_once_never_make_a_loop(alice, config):
         a, b = make_folder(alice, "A", alice.home_id), make_folder(alice, "B", alice.home_id)
         clients = [Client(alice.base_url, alice.token) for _ in range(2)]
         answers = race(
-            lambda: clients[0].post(move, {"nodes": [{"id": a}], "target_parent": {"id": b}},
+            lambda: clients[0].post(move, {"nodes": [{"id": a}], "target_parent": {"id": b}},  # noqa: B023 (run in this iteration)
                                     media=JSON),
-            lambda: clients[1].post(move, {"nodes": [{"id": b}], "target_parent": {"id": a}},
+            lambda: clients[1].post(move, {"nodes": [{"id": b}], "target_parent": {"id": a}},  # noqa: B023 (run in this iteration)
                                     media=JSON))
         assert sorted(r.status_code for r in answers) == [200, 400], [r.text for r in answers]
         assert next(r for r in answers if r.status_code == 400).json()["errors"][0]["detail"] == \
@@ -104,7 +105,7 @@ def test_uploads_racing_into_one_document_are_numbered_one_to_n(alice):
     for _ in range(3):
         document_id = new_document(alice, "raced")
         clients = [Client(alice.base_url, alice.token) for _ in range(6)]
-        answers = race(*(lambda c=c, n=n: upload(c, document_id, f"v{n}.txt",
+        answers = race(*(lambda c=c, n=n: upload(c, document_id, f"v{n}.txt",  # noqa: B023 (run in this iteration)
                                                  samples.text(f"version {n}\n"))
                          for n, c in enumerate(clients)))
         assert [a.status_code for a in answers] == [201] * 6, [a.text for a in answers]
