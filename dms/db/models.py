@@ -58,7 +58,7 @@ def from_row(model: type[M], columns: list[str], values: Iterable[Any]) -> M:
     instance = model(__no_default__=True)
     fields = model._meta.columns
     instance.__data__.update((fields[name].name, fields[name].python_value(value))
-                             for name, value in zip(columns, values))
+                             for name, value in zip(columns, values, strict=True))
     return instance
 
 

@@ -255,7 +255,8 @@ def _import_parts(services: Services, user: User, folder_id: str, upload: Upload
             folder = tree.owned_node(user, folder_id, Node.FOLDER)
             if not rule.holds(user, folder.id, sha256):
                 lang = ocr_language(user, services.config.ocr_lang)
-                for number, (built, version_id) in enumerate(zip(parts, version_ids), 1):
+                pairs = zip(parts, version_ids, strict=True)
+                for number, (built, version_id) in enumerate(pairs, 1):
                     title = f"{stem[:tree.MAX_TITLE_LENGTH - 12]}-{number}.pdf"
                     document = tree.insert_node(user, Node.DOCUMENT, folder, title, lang=lang)
                     commit.insert_version(document, version_id, built,

@@ -49,7 +49,7 @@ def test_one_of_two_racing_usernames_is_created_the_other_is_a_400(admin):
         clients = [Client(admin.base_url, admin.token) for _ in range(2)]
         answers = race(*(lambda c=c, n=n: c.post("/api/users/", {"data": {
             "type": "users", "attributes": {"username": n}}}) for c, n in
-            zip(clients, (name, name.upper()))))
+            zip(clients, (name, name.upper()), strict=True)))
         assert sorted(a.status_code for a in answers) == [200, 400], [a.text for a in answers]
         refused = next(a for a in answers if a.status_code == 400)
         assert refused.json() == {"errors": [{
@@ -75,7 +75,8 @@ def test_two_superusers_stepping_down_together_leave_one(admin, make_user):
         assert next(a for a in answers if a.status_code == 400).json() == {"errors": [{
             "detail": "The last active superuser must stay an active superuser.", "status": "400",
             "code": "invalid", "source": {"pointer": "/data/attributes/is_superuser"}}]}
-        remaining = [c for c, a in zip((admin, other), answers) if a.status_code == 400]
+        remaining = [c for c, a in zip((admin, other), answers, strict=True)
+                     if a.status_code == 400]
         users = remaining[0].get("/api/users/?page[size]=100").json()["data"]
         assert [u["attributes"]["username"] for u in users if u["attributes"]["is_superuser"]] \
             == [("admin" if remaining[0] is admin else "root2")]

@@ -311,7 +311,7 @@ def test_deletes_restores_and_moves_of_the_same_nodes_at_once_keep_a_tree(alice,
     afterwards `dms verify` finds nothing (no loop, no mark without its deletion), and no node is
     both in the trash and reachable through listings."""
     folders = [folder(alice, f"F{i}", alice.home_id) for i in range(5)]
-    for child, parent in zip(folders[1:], folders):  # F0/F1/F2/F3/F4
+    for child, parent in zip(folders[1:], folders, strict=False):  # F0/F1/F2/F3/F4
         alice.post("/api/nodes/move/", {"source_parent": {"id": alice.home_id},
                                         "target_parent": {"id": parent},
                                         "nodes": [{"id": child}]}, media=JSON)

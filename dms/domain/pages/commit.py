@@ -192,7 +192,7 @@ def insert_version(document: Node, version_id: str, built: Built, description: s
         short_description=description, source_sha256=source_sha256).execute()
     barcodes = built.barcodes or [None] * len(built.texts)
     rows = [(new_id(), version_id, n, text, method, codes)
-            for n, ((text, method), codes) in enumerate(zip(built.texts, barcodes), 1)]
+            for n, ((text, method), codes) in enumerate(zip(built.texts, barcodes, strict=True), 1)]
     for start in range(0, len(rows), PAGE_ROWS_PER_STATEMENT):
         part = rows[start:start + PAGE_ROWS_PER_STATEMENT]
         database.execute_sql(

@@ -101,7 +101,7 @@ def _users(execute: Callable[..., Any]) -> None:
         if key != folded:
             raise _refuse("user", user_id, "has a username_key that does not match its username")
         _moment("user", user_id, "date_joined", joined)
-        for column, value in zip(TEXT_COLUMNS["user"], texts):
+        for column, value in zip(TEXT_COLUMNS["user"], texts, strict=True):
             if not isinstance(value, str):
                 raise _refuse("user", user_id, f"has a {column} that is not text")
 
@@ -153,7 +153,7 @@ def _tags(execute: Callable[..., Any]) -> None:
             execute, f'SELECT id, name, created_at, {", ".join(TEXT_COLUMNS["tag"])} FROM tag'):
         _rule("tag", tag_id, "name", name, check_name)
         _moment("tag", tag_id, "created_at", created)
-        for column, value in zip(TEXT_COLUMNS["tag"], texts):
+        for column, value in zip(TEXT_COLUMNS["tag"], texts, strict=True):
             if not isinstance(value, str):
                 raise _refuse("tag", tag_id, f"has a {column} that is not text")
 

@@ -181,7 +181,7 @@ def _attribute_problems(execute: Execute) -> list[tuple[str, list[tuple[str, obj
         if version_id is None:
             expected = (None, 0, 0)
         differences = [(name, value, should) for name, value, should
-                       in zip(("file_name", "size", "page_count"), actual, expected)
+                       in zip(("file_name", "size", "page_count"), actual, expected, strict=True)
                        if value != should]
         found.append((document_id, differences))
     return found
