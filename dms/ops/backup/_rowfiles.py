@@ -65,7 +65,7 @@ def read_table(path: Path, name: str
                ) -> tuple[list[str], Generator[list[Any], None, None]]:
     """(the column names, the rows one by one) of a table file; RowFileError on anything a
     table file written by dms cannot hold."""
-    source = open(path, "rb")
+    source = open(path, "rb")  # noqa: SIM115 (closed on a refusal, or by the rows generator)
     header = _line(source, name, 1)
     if header is None or not isinstance(header, list) or not header or not all(
             isinstance(column, str) and re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", column)
