@@ -174,7 +174,7 @@ class Processor:
         interleave owners."""
         queued = 0
         leased = leases.leased_versions()
-        for owner_id, version_id in progress.pending_versions():
+        for _owner_id, version_id in progress.pending_versions():
             with self._running_lock:
                 busy = version_id in self._running
             if not busy and version_id not in leased:

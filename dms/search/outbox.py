@@ -143,7 +143,7 @@ def all_entries(batch: int = 1000) -> Iterator[Entry]:
             (last, batch)).fetchall()
         if not rows:
             return
-        for seq, node_id, owner_id, kind, title in rows:
+        for _seq, node_id, owner_id, kind, title in rows:
             yield _entry(node_id, owner_id, kind, title)
         last = rows[-1][0]
 

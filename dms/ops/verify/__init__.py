@@ -321,7 +321,7 @@ def repair(report: Report) -> list[str]:
             execute(f"UPDATE node SET {back_to_processing} WHERE id = ?", (now, document_id))
             fixes.append(f"Document {document_id}: added the missing page rows "
                          f"{runs_text(missing)}; set back to received, to be processed again.")
-        for document_id, version_id in execute(UNREAD, ()).fetchall():
+        for document_id, _version_id in execute(UNREAD, ()).fetchall():
             execute(f"UPDATE node SET {back_to_processing} WHERE id = ?", (now, document_id))
             fixes.append(f"Document {document_id}: succeeded with unread pages; set back to "
                          f"received, to be processed again.")
