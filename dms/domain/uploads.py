@@ -21,7 +21,7 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, ContextManager, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from peewee import IntegrityError
 
@@ -200,7 +200,7 @@ def import_into_folder(services: Services, user: User, folder_id: str, stream: B
     try:
         if rule.holds(user, folder_id, upload.received.sha256):
             return []
-        splitting: ContextManager[list[Built]] = (
+        splitting: contextlib.AbstractContextManager[list[Built]] = (
             batches.split_at_barcodes(services, upload.received.path, upload.file_type,
                                       upload.page_count, name) if split
             else contextlib.nullcontext([]))
