@@ -172,7 +172,8 @@ def attachments(message: Message) -> tuple[list[Message], bool]:
         if part.is_multipart() or len(found) > MAX_ATTACHMENTS:
             continue
         disposition = part.get_content_disposition()
-        if disposition == "attachment" or part.get_filename() and part.get("Content-ID") is None:
+        if disposition == "attachment" or (part.get_filename()
+                                           and part.get("Content-ID") is None):
             found.append(part)
     return found[:MAX_ATTACHMENTS], len(found) > MAX_ATTACHMENTS
 
