@@ -9,7 +9,7 @@ from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update,
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
 from dms.web.openapi import Operation
-from dms.web.openapi.shapes import BINARY, FILE_TYPES, FILES, PAGE_QUERY, data_of, list_of, ref
+from dms.web.openapi.shapes import BINARY, FILES, FILE_TYPES, PAGE_QUERY, data_of, list_of, ref
 
 routes = RouteTable()
 
