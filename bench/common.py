@@ -50,7 +50,7 @@ class ServerProcess:
         self.token = response.json()["token"]
         return self.token
 
-    def connection(self) -> "KeepAlive":
+    def connection(self) -> KeepAlive:
         return KeepAlive(self.port, self.token)
 
     def rss_mib(self) -> float:
@@ -113,7 +113,7 @@ class FloorProcess:
                                         stdout=subprocess.PIPE, text=True)
         self.port = int(self.process.stdout.readline().split()[-1])
 
-    def connection(self) -> "KeepAlive":
+    def connection(self) -> KeepAlive:
         return KeepAlive(self.port, None)
 
     def stop(self) -> None:

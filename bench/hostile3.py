@@ -19,11 +19,26 @@ import time
 from pathlib import Path
 
 from bench.common import KeepAlive, ServerProcess
-from bench.lib.hostile_http import (USER_PASSWORD, Victim, connect, create_node, create_user,
-                                    exchange, must, print_latencies, run_phase)
+from bench.lib.hostile_http import (
+    USER_PASSWORD,
+    Victim,
+    connect,
+    create_node,
+    create_user,
+    exchange,
+    must,
+    print_latencies,
+    run_phase,
+)
 from tests.harness.consume import deep_chain, remove_chain
-from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal,
-                                       nested_mime, trickle)
+from tests.harness.hostileimap import (
+    HostileImap,
+    Message,
+    encoded_word_subject,
+    huge_literal,
+    nested_mime,
+    trickle,
+)
 from tests.harness.samples import pdf_content_bomb, pdf_slow_to_render, png, text
 
 VND = "application/vnd.api+json"
@@ -290,6 +305,7 @@ def pool_of_two(seconds: float, clients: int = 16) -> None:
     for `seconds`; then, after a few heartbeats, one more request. Skipped without PostgreSQL."""
     try:
         import psycopg  # noqa: F401  (the postgres extra: scripts/setup.sh --bench)
+
         from tests.harness.pgcluster import Cluster
         cluster = Cluster().start()
     except Exception as error:  # not installed, or no way to start it here

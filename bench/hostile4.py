@@ -61,10 +61,22 @@ from pathlib import Path
 
 from bench.common import ServerProcess, machine
 from bench.lib.hostile_http import connect
-from bench.lib.hostile_round4 import (PROBE_P99_TARGET_MS, RSS_TARGET_MIB, Probe, Round,
-                                      preview_page, print_outcomes, run_attack)
-from bench.lib.hostile_round4_attacks import (DryRuns, FlateBombs, LongDocuments,
-                                              NonAsciiWebhooks, SplitIntoThousands)
+from bench.lib.hostile_round4 import (
+    PROBE_P99_TARGET_MS,
+    RSS_TARGET_MIB,
+    Probe,
+    Round,
+    preview_page,
+    print_outcomes,
+    run_attack,
+)
+from bench.lib.hostile_round4_attacks import (
+    DryRuns,
+    FlateBombs,
+    LongDocuments,
+    NonAsciiWebhooks,
+    SplitIntoThousands,
+)
 from bench.lib.hostile_round4_mail import MailBomb
 from bench.lib.hostile_round4_pools import MailPools, RulePools, WebhookPools
 from bench.lib.hostile_round4_smaller import Smaller

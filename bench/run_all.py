@@ -88,7 +88,7 @@ def tesseract_version() -> str:
 
 
 def header(mode: str) -> str:
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     rows = [
         ("Machine", machine()),
         ("Python", f"{platform.python_version()} ({sys.executable})"),

@@ -44,10 +44,10 @@ from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine
 from bench.lib.corpus import FUNCTION_WORDS, TextGenerator, rare_words, vocabulary
 from bench.lib.search_queries import percentile
 from bench.lib.search_server import OutputDrain, wait_for_index
-from dms.domain import accounts
 from dms.db import database, is_postgresql, open_database, postgresql_sql
-from dms.db.schema import migrate_schema
 from dms.db.models import Node, new_id
+from dms.db.schema import migrate_schema
+from dms.domain import accounts
 
 OWNER_PASSWORD = "bench-owner-password-1"
 FOLDER_SIZE = 1000
@@ -296,7 +296,7 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
                 if call is None:
                     moved = [0]
 
-                    def call(number=None):
+                    def call(number=None, moved=moved):
                         move(moved[0])
                         moved[0] += 1
                     numbers = timed(call, max(10, args.runs // 10))

@@ -93,7 +93,7 @@ def _insert(nodes: list[dict], pages: list[tuple[str, str]]) -> None:
             database.execute_sql(
                 "INSERT INTO page (id, version_id, number, text, method) VALUES "
                 + ", ".join("(?, ?, 1, ?, 'text')" for _ in rows),
-                [v for (version_id, _), (_, text) in zip(versions, rows)
+                [v for (version_id, _), (_, text) in zip(versions, rows, strict=True)
                  for v in (new_id(), version_id, text)])
 
 
@@ -155,7 +155,8 @@ def main() -> None:
                             (node_id, user.id, "2026-11-25 00:00:00.000000",
                              "2026-12-25 00:00:00.000000", big, "big"))
                 _wait_indexed(search_engine)
-                for mine, theirs in zip(with_trash, timings(user, big, search_engine, per_block)):
+                for mine, theirs in zip(with_trash, timings(user, big, search_engine, per_block),
+                                        strict=True):
                     mine.extend(theirs)
                 with database.atomic():  # restored (the marks cleared), to the other user
                     database.execute_sql("UPDATE node SET trash_id = NULL, owner_id = ?, "
@@ -163,7 +164,8 @@ def main() -> None:
                                          (other.id, elsewhere))
                     database.execute_sql("DELETE FROM trash_entry")
                 _wait_indexed(search_engine)
-                for mine, theirs in zip(without, timings(user, big, search_engine, per_block)):
+                for mine, theirs in zip(without, timings(user, big, search_engine, per_block),
+                                        strict=True):
                     mine.extend(theirs)
         finally:
             search_engine.stop()

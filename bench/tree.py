@@ -16,12 +16,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import (ADMIN_PASSWORD, FloorProcess, ServerProcess, machine, timed,
-                          timed_beside)
-from dms.domain import accounts
+from bench.common import ADMIN_PASSWORD, FloorProcess, ServerProcess, machine, timed, timed_beside
 from dms.db import database, open_database
-from dms.db.schema import migrate_schema
 from dms.db.models import Node, new_id, utcnow
+from dms.db.schema import migrate_schema
+from dms.domain import accounts
 
 BIG_FOLDER_CHILDREN = 10_000
 MOVED_DESCENDANTS = 10_000

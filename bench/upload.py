@@ -176,7 +176,7 @@ def large_upload(server: ServerProcess, http: KeepAlive, home: str, work: Path,
     path.unlink()  # the server has its own copy now; keeps the disk use down
     return {"size": size_mib, "seconds": statistics.median(uploads),
             "disk": statistics.median(copies), "before": before[0], "peak": max(peaks),
-            "growth": max(peak - start for start, peak in zip(before, peaks)),
+            "growth": max(peak - start for start, peak in zip(before, peaks, strict=True)),
             "document": document, "sha256": sha256, "rounds": rounds}
 
 

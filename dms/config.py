@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
-
+from typing import Any
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -210,7 +210,7 @@ class Config:
 
     @classmethod
     def load(cls, flags: Mapping[str, Any] | None = None,
-             environ: Mapping[str, str] | None = None) -> "Config":
+             environ: Mapping[str, str] | None = None) -> Config:
         """Build the config from command-line flags (None = not given) and an environment."""
         flags = flags or {}
         environ = os.environ if environ is None else environ

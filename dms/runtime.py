@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 import logging
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import peewee
 

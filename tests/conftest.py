@@ -11,8 +11,8 @@ import os
 import pytest
 import requests
 
-from dms.domain import credentials
 from dms.config import Config
+from dms.domain import credentials
 from dms.files.modes import restrict_umask
 from tests.harness import appserver, domaintier
 from tests.harness.client import Client

@@ -13,9 +13,14 @@ from pathlib import Path
 
 from bench.hostile3 import Round3
 from bench.lib.hostile_http import VND, Tally, connect, create_node, exchange, must, node_body
+
 # The tests' hostile-file generators.
-from tests.harness.samples import (pdf_claiming_pages, pdf_with_page_size, tiff,
-                                   tiff_with_large_frame)
+from tests.harness.samples import (
+    pdf_claiming_pages,
+    pdf_with_page_size,
+    tiff,
+    tiff_with_large_frame,
+)
 
 DONE = ("succeeded", "failed")
 

@@ -183,7 +183,7 @@ def run_phase(server: ServerProcess, victims: list[Victim], seconds: float,
     stop = threading.Event()
     tallies = [Tally() for _ in victims]
     threads = [threading.Thread(target=victim.run, args=(stop, tally), daemon=True)
-               for victim, tally in zip(victims, tallies)]
+               for victim, tally in zip(victims, tallies, strict=True)]
     if attacker:
         threads.append(threading.Thread(target=attacker.run, args=(stop,), daemon=True))
     started = time.perf_counter()

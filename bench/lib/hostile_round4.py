@@ -17,8 +17,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from bench.common import ServerProcess
-from bench.lib.hostile_http import (VND, Tally, Victim, create_node, create_user, exchange,
-                                    percentile, print_latencies, run_phase)
+from bench.lib.hostile_http import (
+    VND,
+    Tally,
+    Victim,
+    create_node,
+    create_user,
+    exchange,
+    percentile,
+    print_latencies,
+    run_phase,
+)
 from bench.lib.hostile_watch import OutputDrain
 from tests.harness.samples import pdf
 
@@ -108,7 +117,7 @@ def raw_exchange(port: int, request: bytes,
                 if not chunk:
                     break
                 data += chunk
-    except socket.timeout:
+    except TimeoutError:
         return 0, f"no answer within {timeout:g} s".encode()
     except OSError as error:
         return 0, f"{type(error).__name__}: {error}".encode()

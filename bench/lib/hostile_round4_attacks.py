@@ -11,8 +11,16 @@ import time
 from collections import Counter
 
 from bench.lib.hostile_http import Tally, connect, create_node, exchange
-from bench.lib.hostile_round4 import (DONE, Attack, data_of, detail_of, new_document, timed,
-                                      upload, wait_processed)
+from bench.lib.hostile_round4 import (
+    DONE,
+    Attack,
+    data_of,
+    detail_of,
+    new_document,
+    timed,
+    upload,
+    wait_processed,
+)
 from tests.harness.rules import rule_body
 from tests.harness.samples import pdf, pdf_content_bomb
 from tests.harness.webhooks import Receiver

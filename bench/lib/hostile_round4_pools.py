@@ -11,7 +11,7 @@ import time
 from collections import Counter
 
 from bench.lib.hostile_http import Tally, connect, create_node, exchange
-from bench.lib.hostile_round4 import (DONE, Attack, data_of, detail_of, seconds_list, timed)
+from bench.lib.hostile_round4 import DONE, Attack, data_of, detail_of, seconds_list, timed
 from bench.lib.hostile_round4_attacks import SECRET, WEBHOOKS, LongDocuments
 from tests.harness.hostileimap import HostileImap, Message
 from tests.harness.mail import message

@@ -7,8 +7,7 @@ import random
 import time
 from pathlib import Path
 
-from bench.lib.scaleout_api import (PASSWORD, WORDS, Api, status_text, texts_of,
-                                    wait_processed)
+from bench.lib.scaleout_api import PASSWORD, WORDS, Api, status_text, texts_of, wait_processed
 from tests.harness import samples
 from tests.harness.nodes import NodeGroup
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from bench.common import ADMIN_PASSWORD
 from bench.lib.corpus import TextGenerator
-from dms.domain import accounts
 from dms.db import database, open_database
-from dms.db.schema import migrate_schema
 from dms.db.models import Node, new_id
+from dms.db.schema import migrate_schema
+from dms.domain import accounts
 
 FOLDER_SIZE = 1000
 OWNER_PASSWORD = "bench-owner-password-1"

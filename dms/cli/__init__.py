@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from dms.cli.logs import configure_logging
 from dms.cli.parser import build_parser

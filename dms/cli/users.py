@@ -78,5 +78,6 @@ def user_table() -> list[str]:
         rows.append((user.username, role, "yes" if user.is_active else "no",
                      user.date_joined.strftime("%Y-%m-%d")))
     widths = [max(len(row[column]) for row in rows) for column in range(3)]
-    return ["  ".join([*(cell.ljust(width) for cell, width in zip(row, widths)), row[3]])
+    return ["  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)),
+                       row[3]])
             for row in rows]

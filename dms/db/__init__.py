@@ -5,12 +5,29 @@ migrate it: dms.db.schema.open_migrated does both.
 
 This package's face is the names below; callers import them from `dms.db`."""
 
-from dms.db.engine import (DatabaseUnavailable, advisory_key, database, describe_url, is_postgresql,
-                           open_configured, open_database, postgresql_sql, release_connection,
-                           sqlite_engine)
-from dms.db.transactions import (USERS, document_scope, is_disk_full, on_commit, owner_scope,
-                                 register_space_reserve, take_turns_by, with_space_reserve,
-                                 write_transaction)
+from dms.db.engine import (
+                           DatabaseUnavailable,
+                           advisory_key,
+                           database,
+                           describe_url,
+                           is_postgresql,
+                           open_configured,
+                           open_database,
+                           postgresql_sql,
+                           release_connection,
+                           sqlite_engine,
+)
+from dms.db.transactions import (
+                           USERS,
+                           document_scope,
+                           is_disk_full,
+                           on_commit,
+                           owner_scope,
+                           register_space_reserve,
+                           take_turns_by,
+                           with_space_reserve,
+                           write_transaction,
+)
 
 __all__ = ["DatabaseUnavailable", "USERS", "advisory_key", "database", "describe_url",
            "document_scope", "is_disk_full", "is_postgresql", "on_commit", "open_configured",

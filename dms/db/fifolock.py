@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 
 class FifoLock:

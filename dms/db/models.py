@@ -5,10 +5,19 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import TYPE_CHECKING, Any, Iterable, NoReturn, TypeVar
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from peewee import (AutoField, BigIntegerField, BooleanField, FloatField, ForeignKeyField,
-                    IntegerField, Model, TextField)
+from peewee import (
+    AutoField,
+    BigIntegerField,
+    BooleanField,
+    FloatField,
+    ForeignKeyField,
+    IntegerField,
+    Model,
+    TextField,
+)
 
 from dms.db import database
 
@@ -22,7 +31,7 @@ STORED_DATETIME = "%Y-%m-%d %H:%M:%S.%f"
 
 def utcnow() -> dt.datetime:
     """Now in UTC, naive: every datetime in the database is UTC."""
-    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
 def new_id() -> str:
@@ -49,7 +58,7 @@ def from_row(model: type[M], columns: list[str], values: Iterable[Any]) -> M:
     instance = model(__no_default__=True)
     fields = model._meta.columns
     instance.__data__.update((fields[name].name, fields[name].python_value(value))
-                             for name, value in zip(columns, values))
+                             for name, value in zip(columns, values, strict=True))
     return instance
 
 

@@ -8,15 +8,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from peewee import DatabaseError, DatabaseProxy, OperationalError
 from playhouse.migrations import Runner
 
-from dms.db.engine import (DatabaseUnavailable, advisory_key, database, is_postgresql,
-                           open_configured)
+from dms.db.engine import (
+    DatabaseUnavailable,
+    advisory_key,
+    database,
+    is_postgresql,
+    open_configured,
+)
 
 if TYPE_CHECKING:
     from dms.config import Config

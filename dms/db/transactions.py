@@ -31,7 +31,8 @@ import re
 import sqlite3
 import threading
 import time
-from typing import Callable, Hashable, Iterator, TypeVar
+from collections.abc import Callable, Hashable, Iterator
+from typing import TypeVar
 
 from peewee import DatabaseError, OperationalError
 

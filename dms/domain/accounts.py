@@ -19,10 +19,21 @@ from peewee import ModelSelect
 
 from dms.db import USERS, database, with_space_reserve, write_transaction
 from dms.db.models import Node, User, new_id, utcnow
-from dms.domain.credentials import (ADDRESS, ADDRESS_AND_USER, DEFAULT_MAX_TOKENS, LOGIN_FAILED,
-                                    LOGIN_TOKEN_NAME, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH,
-                                    USER, LoginThrottle, address_key, hash_password,
-                                    issue_token, verify_password)
+from dms.domain.credentials import (
+    ADDRESS,
+    ADDRESS_AND_USER,
+    DEFAULT_MAX_TOKENS,
+    LOGIN_FAILED,
+    LOGIN_TOKEN_NAME,
+    MAX_PASSWORD_LENGTH,
+    MIN_PASSWORD_LENGTH,
+    USER,
+    LoginThrottle,
+    address_key,
+    hash_password,
+    issue_token,
+    verify_password,
+)
 from dms.errors import Forbidden, Invalid, NotFound, Throttled
 from dms.files.outbound import Policy
 from dms.text import required_text, username_key

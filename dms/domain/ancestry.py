@@ -8,10 +8,9 @@ read an id twice, and the one walk that counts levels is cut at a bound.
 
 from __future__ import annotations
 
-from typing import Sized
+from collections.abc import Sized
 
 from dms.db import database
-
 
 LEVEL_QUERIES = 2  # levels of breadcrumbs read one query each; the rest in one recursive query
 

@@ -13,9 +13,9 @@ import datetime as dt
 import io
 import unicodedata
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from dms.db import database
 from dms.files.store import CHUNK_SIZE, FileStore

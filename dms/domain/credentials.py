@@ -14,7 +14,7 @@ import ipaddress
 import logging
 import secrets
 import time
-from typing import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 from peewee import IntegrityError, ModelSelect
 
@@ -44,8 +44,7 @@ LOGIN_FAILED = "Unable to log in with provided credentials."
 def hash_password(password: str) -> str:
     salt = secrets.token_bytes(16)
     derived = _scrypt(password, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P)
-    return "scrypt${}${}${}${}${}".format(
-        SCRYPT_N, SCRYPT_R, SCRYPT_P, _b64(salt), _b64(derived))
+    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${_b64(salt)}${_b64(derived)}"
 
 
 def verify_password(password: str, encoded: str | None) -> bool:

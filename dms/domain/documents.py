@@ -6,14 +6,22 @@ dms.domain.uploads', deleting them dms.domain.trash's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, cast
-
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
 
 from peewee import fn
 
 from dms.db import database, document_scope, events, owner_scope, write_transaction
-from dms.db.models import (PAGE_SEPARATOR, DocumentVersion, Node, OcrStatus, Page, User, new_id,
-                           utcnow)
+from dms.db.models import (
+    PAGE_SEPARATOR,
+    DocumentVersion,
+    Node,
+    OcrStatus,
+    Page,
+    User,
+    new_id,
+    utcnow,
+)
 from dms.domain import tree
 from dms.errors import Invalid, NotFound
 from dms.processing import searchable

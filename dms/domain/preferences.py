@@ -10,8 +10,8 @@ combinations, its default the server's `DMS_OCR_LANG`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from dms.db import database, write_transaction
 from dms.db.models import User

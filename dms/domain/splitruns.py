@@ -36,7 +36,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any, Callable, cast
+from collections.abc import Callable
+from typing import Any, cast
 
 from dms.db import database, document_scope, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, SplitRun, User, new_id, utcnow
@@ -48,8 +49,7 @@ from dms.domain.pages.build import Builder, refusal
 from dms.domain.pages.commit import Emptied, Kept, Operation, commit
 from dms.domain.pages.operations import all_pages
 from dms.domain.services import Services
-from dms.domain.turnpool import (FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases,
-                                 TurnPool)
+from dms.domain.turnpool import FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases, TurnPool
 from dms.errors import Conflict, Invalid, StorageFull, Throttled, Unavailable
 from dms.files.pdf import UnreadablePdf
 

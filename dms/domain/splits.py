@@ -18,8 +18,9 @@ that needs a reader, then makes the parts BATCH_PARTS per write transaction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from dms.db import database
 from dms.db.models import DocumentVersion, Node, User

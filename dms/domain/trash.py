@@ -21,8 +21,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from dms.db import database, owner_scope, with_space_reserve, write_transaction
-from dms.db import events
+from dms.db import database, events, owner_scope, with_space_reserve, write_transaction
 from dms.db.models import Node, OcrStatus, TrashEntry, User, utcnow
 from dms.domain import listings, tree
 from dms.domain.rules import store as rules

@@ -22,8 +22,16 @@ from __future__ import annotations
 from typing import Any, cast
 
 from dms.db import database, events, owner_scope, write_transaction
-from dms.db.models import (Node, OcrStatus, User, columns_of, from_row, new_id, title_sort_key,
-                           utcnow)
+from dms.db.models import (
+    Node,
+    OcrStatus,
+    User,
+    columns_of,
+    from_row,
+    new_id,
+    title_sort_key,
+    utcnow,
+)
 from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
 from dms.domain.preferences import ocr_language
 from dms.errors import Conflict, Forbidden, Invalid, NotFound

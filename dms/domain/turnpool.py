@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable, cast
+from collections.abc import Callable
+from typing import cast
 
 from dms.db import database, release_connection, write_transaction
 from dms.db.models import STORED_DATETIME, new_id, utcnow

@@ -21,13 +21,12 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, ContextManager, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from peewee import IntegrityError
 
 from dms.db import database, document_scope, events, is_disk_full, owner_scope, write_transaction
-from dms.db.models import (DocumentVersion, Node, OcrStatus, User, new_id,
-                           utcnow)
+from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
 from dms.domain import tree
 from dms.domain.pages import batches, commit
 from dms.domain.preferences import ocr_language
@@ -203,7 +202,7 @@ def import_into_folder(services: Services, user: User, folder_id: str, stream: B
     try:
         if rule.holds(user, folder_id, upload.received.sha256):
             return []
-        splitting: ContextManager[list[Built]] = (
+        splitting: contextlib.AbstractContextManager[list[Built]] = (
             batches.split_at_barcodes(services, upload.received.path, upload.file_type,
                                       upload.page_count, name) if split
             else contextlib.nullcontext([]))
@@ -258,7 +257,8 @@ def _import_parts(services: Services, user: User, folder_id: str, upload: Upload
             folder = tree.owned_node(user, folder_id, Node.FOLDER)
             if not rule.holds(user, folder.id, sha256):
                 lang = ocr_language(user, services.config.ocr_lang)
-                for number, (built, version_id) in enumerate(zip(parts, version_ids), 1):
+                pairs = zip(parts, version_ids, strict=True)
+                for number, (built, version_id) in enumerate(pairs, 1):
                     title = f"{stem[:tree.MAX_TITLE_LENGTH - 12]}-{number}.pdf"
                     document = tree.insert_node(user, Node.DOCUMENT, folder, title, lang=lang)
                     commit.insert_version(document, version_id, built,

@@ -18,8 +18,8 @@ secret (dms.notify delivers them). Another user's webhook is, as everything of t
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
 from typing import Any, cast
+from urllib.parse import urlsplit
 
 from peewee import ModelSelect
 

@@ -38,9 +38,9 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterator
 
 from dms.errors import Throttled, Unavailable
 
@@ -131,7 +131,7 @@ def share_of(size: int) -> int:
     return max(1, size // 2)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Refusals:
     """The sentences a pool answers with; `{limit}` is filled in."""
     waiting: str = "Too many of your requests wait for the same work; try again in a moment."

@@ -12,9 +12,9 @@ import contextlib
 import math
 import threading
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 BIG_FRAME_PIXELS = 16_000_000
 BIG_DECODE = threading.Lock()

@@ -18,7 +18,7 @@ its own, and nothing of users or documents.
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 
 class BackgroundLoop:

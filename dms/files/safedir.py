@@ -17,7 +17,7 @@ import errno
 import os
 import secrets
 import stat
-from typing import Iterator
+from collections.abc import Iterator
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 COPY_CHUNK = 1024 * 1024

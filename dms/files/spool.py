@@ -136,7 +136,7 @@ class SpooledBody:
             except OSError as error:
                 self._fail(error)
                 return SpooledInput(self, None)
-            self.reader = SpooledInput(self, open(self.path, "rb"))
+            self.reader = SpooledInput(self, open(self.path, "rb"))  # noqa: SIM115 (the reader closes it)
         return self.reader
 
     def adopt(self) -> SpooledFile:

@@ -35,8 +35,9 @@ import itertools
 import logging
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from dms.db import database
 from dms.db.models import Node, User

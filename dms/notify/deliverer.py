@@ -58,9 +58,9 @@ from dms.errors import Throttled
 from dms.files import sealing
 from dms.files.fairness import share_of
 from dms.files.loop import BackgroundLoop
-from dms.notify import feed
 from dms.files.outbound import Policy
 from dms.files.outbound.http import Answer, post
+from dms.notify import feed
 
 log = logging.getLogger("dms.webhooks")
 

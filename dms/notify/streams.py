@@ -30,7 +30,7 @@ import logging
 import threading
 import time
 import uuid
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from dms.config import Config
 from dms.db import database, owner_scope, release_connection, write_transaction
@@ -239,7 +239,7 @@ class StreamHub:
             # where a GROUP BY would read every event of those owners.
             for owner_id, newest in database.execute_sql(" UNION ALL ".join(
                     ["SELECT CAST(? AS TEXT), (SELECT max(id) FROM event WHERE owner_id = ?)"]
-                    * len(part)), [value for owner_id in part for value in (owner_id, owner_id)]):
+                    * len(part)), [value for owner in part for value in (owner, owner)]):
                 if newest != self._latest.get(owner_id):
                     grown.append((owner_id, newest))
         with self._lock:

@@ -23,7 +23,7 @@ from dms.db import database, write_transaction
 FORGET_AFTER_SECONDS = 24 * 3600
 # Periods are counted from a Sunday 03:17 UTC: with the default 168 hours the weekly verify
 # starts Sundays at 03:17 UTC, as it did before several processes shared the jobs.
-PERIOD_ANCHOR = dt.datetime(2024, 1, 7, 3, 17, tzinfo=dt.timezone.utc).timestamp()
+PERIOD_ANCHOR = dt.datetime(2024, 1, 7, 3, 17, tzinfo=dt.UTC).timestamp()
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Worker:
 
     def as_dict(self, now: float) -> dict[str, Any]:
         def stamp(seconds: float) -> str:
-            moment = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(tzinfo=None)
+            moment = dt.datetime.fromtimestamp(seconds, dt.UTC).replace(tzinfo=None)
             return moment.isoformat(timespec="seconds") + "Z"
         return {"id": self.id, "host": self.host, "pid": self.pid,
                 "languages": list(self.languages), "concurrency": self.concurrency,

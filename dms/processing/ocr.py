@@ -31,10 +31,11 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generator, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from dms.files import pdf
 from dms.files.fairness import run_behind

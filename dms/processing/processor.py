@@ -33,7 +33,7 @@ import logging
 import shutil
 import threading
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from dms.config import Config
 from dms.db import release_connection
@@ -41,10 +41,8 @@ from dms.db.models import new_id
 from dms.errors import StorageFull
 from dms.files.pdf.process import PdfReaders
 from dms.files.store import FileStore
-from dms.processing import cluster, leases, progress, searchable
+from dms.processing import cluster, leases, ocr, progress, searchable
 from dms.processing.languages import installed_languages
-from dms.processing.ocr import (Cancelled, CancelToken, PageFailed, PagePdfs, PageText,
-                                prepare_environment, read_pages)
 from dms.processing.queue import EmbeddedConsumer, make_huey, pending, queue_problem
 from dms.text import ranges
 
@@ -70,7 +68,7 @@ class Processor:
         self.periodic_task = self.huey.task(name="periodic_job")(self.run_periodic)
         self.worker_id = new_id()
         self.consumer: EmbeddedConsumer | None = None
-        self._running: dict[str, CancelToken] = {}  # versions a worker of this process reads now
+        self._running: dict[str, ocr.CancelToken] = {}  # versions this process's workers read now
         self._leased: set[str] = set()  # ... of which this process holds the lease
         self._running_lock = threading.Lock()
         self._stopping = threading.Event()
@@ -97,7 +95,7 @@ class Processor:
         """Without `consume` (a web-only node) this process only queues."""
         if not consume:
             return
-        prepare_environment()
+        ocr.prepare_environment()
         self._stopping.clear()
         cluster.register(self.worker_id, installed_languages(), self.config.ocr_workers,
                          self.config.lease_seconds)
@@ -167,7 +165,7 @@ class Processor:
         interleave owners."""
         queued = 0
         leased = leases.leased_versions()
-        for owner_id, version_id in progress.pending_versions():
+        for _owner_id, version_id in progress.pending_versions():
             with self._running_lock:
                 busy = version_id in self._running
             if not busy and version_id not in leased:
@@ -248,7 +246,7 @@ class Processor:
         with self._running_lock:
             running = self._running.get(version_id)
             if running is None:
-                token = self._running[version_id] = CancelToken()
+                token = self._running[version_id] = ocr.CancelToken()
         if running is not None:
             if running.cancelled:  # an obsolete run is winding down: come back when it is gone
                 self.enqueue(version_id, delay=1)
@@ -265,7 +263,7 @@ class Processor:
                 with self._running_lock:
                     self._leased.discard(version_id)
                 self._release(version_id)
-        except Cancelled:
+        except ocr.Cancelled:
             log.info("stopped reading version %s: it was deleted or replaced", version_id)
         except StorageFull:
             log.warning("the disk is full: reading version %s pauses until the next reconcile",
@@ -282,7 +280,7 @@ class Processor:
         except Exception as error:  # it expires instead, and another worker takes it over
             log.warning("could not give back the lease of version %s: %s", version_id, error)
 
-    def _process_slice(self, version_id: str, token: CancelToken) -> float | None:
+    def _process_slice(self, version_id: str, token: ocr.CancelToken) -> float | None:
         """Read the version's unread pages for one slice. Returns when to queue it again (0: at
         once, after the documents waiting; seconds: a retry) or None when nothing is left."""
         work = progress.claimed_work(version_id, self.worker_id)
@@ -296,7 +294,7 @@ class Processor:
             self._end_reading(work)
         return again
 
-    def _read_slice(self, work: progress.Work, token: CancelToken) -> tuple[bool, float | None]:
+    def _read_slice(self, work: progress.Work, token: ocr.CancelToken) -> tuple[bool, float | None]:
         """Read and save unread pages until none is left, the slice's time is up or this worker
         stops: (True, None) when every page was read, else (False, what _process_slice returns).
         A page that fails counts an attempt, after the pages read before it are saved."""
@@ -305,16 +303,16 @@ class Processor:
         scratch = self.store.temporary_dir()
         pdfs = None
         if self.config.searchable_pdf:
-            pdfs = PagePdfs(self.store.work_dir(work.version_id))
-        pages = read_pages(self.store.path(work.version_id), work.mime_type, work.lang,
-                           work.use_ocr, numbers, self.config.ocr_max_megapixels * 1_000_000,
-                           token, self.readers, scratch, pdfs)
+            pdfs = ocr.PagePdfs(self.store.work_dir(work.version_id))
+        pages = ocr.read_pages(self.store.path(work.version_id), work.mime_type, work.lang,
+                               work.use_ocr, numbers, self.config.ocr_max_megapixels * 1_000_000,
+                               token, self.readers, scratch, pdfs)
         try:
             return self._save_as_read(work, pages, numbers, batch)
-        except PageFailed as error:
+        except ocr.PageFailed as error:
             batch.save(time.monotonic())  # keep what was read
             return False, self._attempt_failed(work, str(error), final=error.final)
-        except (Cancelled, StorageFull):
+        except (ocr.Cancelled, StorageFull):
             raise  # not the document's fault: no attempt is counted
         except Exception as error:
             log.exception("processing version %s failed", work.version_id)
@@ -325,7 +323,7 @@ class Processor:
             if batch.done:  # one line per slice: the pages a worker read and saved
                 log.info("version %s: read page(s) %s", work.version_id, ranges(batch.done))
 
-    def _save_as_read(self, work: progress.Work, pages: Iterator[PageText], numbers: list[int],
+    def _save_as_read(self, work: progress.Work, pages: Iterator[ocr.PageText], numbers: list[int],
                       batch: progress.PageBatch) -> tuple[bool, float | None]:
         """Each page into the batch, saved when due and after the last page. Over the budget,
         or the version gone: (False, None); the slice's time up or stopping: (False, 0)."""

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, new_id

@@ -19,7 +19,8 @@ import logging
 import sqlite3
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from huey import Huey, PriorityRedisHuey
 from huey.consumer import Consumer, Worker

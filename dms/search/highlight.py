@@ -13,7 +13,7 @@ import collections
 import functools
 import html
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from dms.search.index import terms
 

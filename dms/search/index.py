@@ -210,7 +210,7 @@ class SearchIndex:
     def reload(self) -> None:
         self._index.reload()
 
-    def snapshot(self) -> "Snapshot":
+    def snapshot(self) -> Snapshot:
         """What the last commit holds, for queries: stays valid whatever happens to the index."""
         return Snapshot(self._index.searcher(), self.schema)
 

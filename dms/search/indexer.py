@@ -66,7 +66,7 @@ class WriterLock:
     def acquire(self) -> bool:
         if self._file is not None:
             return True
-        self._file = open(self.path, "a+")
+        self._file = open(self.path, "a+")  # noqa: SIM115 (held open: the lock lives with it)
         try:
             fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

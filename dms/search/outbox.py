@@ -15,7 +15,7 @@ costs one lookup, ~0.4 µs), at most LOOK_ROWS rows a look.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from dms.db import database, write_transaction
 from dms.db.models import PAGE_SEPARATOR, Node, OcrStatus
@@ -142,7 +142,7 @@ def all_entries(batch: int = 1000) -> Iterator[Entry]:
             (last, batch)).fetchall()
         if not rows:
             return
-        for seq, node_id, owner_id, kind, title in rows:
+        for _seq, node_id, owner_id, kind, title in rows:
             yield _entry(node_id, owner_id, kind, title)
         last = rows[-1][0]
 

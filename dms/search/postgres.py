@@ -100,7 +100,7 @@ class PostgresSearch:
         """Always caught up: each change writes its entry in its own transaction."""
         return True
 
-    def searchable(self) -> "PostgresSearch":
+    def searchable(self) -> PostgresSearch:
         return self
 
     def search(self, owner_id: str, words: list[str], limit: int,

@@ -18,7 +18,8 @@ wait. Past the wait the index is searched as it is: the lag above.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from dms.db import database
 from dms.db.models import User

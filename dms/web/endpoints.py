@@ -6,8 +6,9 @@ application class whose own errors (404, 405, 413, 500) also come out as the err
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qsl, quote
 
 import bottle
@@ -19,8 +20,20 @@ from dms.domain.credentials import find_token
 from dms.files import spool
 from dms.files.fairness import acting_for, serving
 from dms.runtime import Runtime
-from dms.web.jsonapi import (JSON, VND, ApiError, Reply, Route, attributes_of, choose_page, encode,
-                             list_body, media_type, parse_json, resource_data)
+from dms.web.jsonapi import (
+    JSON,
+    VND,
+    ApiError,
+    Reply,
+    Route,
+    attributes_of,
+    choose_page,
+    encode,
+    list_body,
+    media_type,
+    parse_json,
+    resource_data,
+)
 
 log = logging.getLogger("dms.web")
 

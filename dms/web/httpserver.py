@@ -26,8 +26,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from waitress.adjustments import Adjustments
 from waitress.channel import HTTPChannel

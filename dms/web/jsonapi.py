@@ -7,8 +7,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 from urllib.parse import urlencode
 
 VND = "application/vnd.api+json"

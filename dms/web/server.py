@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from waitress import wasyncore
 

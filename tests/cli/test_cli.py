@@ -15,7 +15,6 @@ import requests
 from dms.cli.status import ExitStatus
 from dms.config import Config
 from dms.db.schema import shipped_migrations
-
 from tests.harness.processes import Running, dms_command, environment
 
 # Commands on a data dir of their own.

@@ -5,16 +5,23 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+import pytest
+
 from dms import db
+from dms.config import Config
 from dms.db import schema
 from dms.domain.credentials import hash_password
-from dms.config import Config
 from dms.web.server import Server
 from tests.harness.client import Client
-from tests.harness.olddata import (FOLDER_ID, HOME_ID, SECRET, STAMP, USER_ID,
-                                    make_data_dir_at_migration_1)
+from tests.harness.olddata import (
+    FOLDER_ID,
+    HOME_ID,
+    SECRET,
+    STAMP,
+    USER_ID,
+    make_data_dir_at_migration_1,
+)
 from tests.harness.waiting import wait_indexed, wait_served
-import pytest
 
 # Upgrades SQLite files made by earlier versions.
 # Sockets (pytest-socket): servers on upgraded data dirs, asked over HTTP.
@@ -100,9 +107,9 @@ def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, capl
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        assert ["usernames 'bob' and 'BOB' differ only by case; rename one of them (PATCH "
-                "/users/{id}/) so that logins stay unambiguous"] == \
-            [r.getMessage() for r in caplog.records if r.name == "dms.migrations"]
+        assert [r.getMessage() for r in caplog.records if r.name == "dms.migrations"] == \
+            ["usernames 'bob' and 'BOB' differ only by case; rename one of them (PATCH "
+                "/users/{id}/) so that logins stay unambiguous"]
         bob = Client(server.url).login("bob", "bob-password")
         big_bob = Client(server.url).login("BOB", "bob-password")
         assert bob.user_id != big_bob.user_id

@@ -14,12 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import samples
 from dms.config import Config
-from dms.db.schema import (POSTGRESQL_BASELINE, latest_schema_version, schema_version,
-                           shipped_migrations)
+from dms.db.schema import (
+    POSTGRESQL_BASELINE,
+    latest_schema_version,
+    schema_version,
+    shipped_migrations,
+)
 from dms.ops import verify
 from dms.web.server import Server
+from tests.harness import samples
 from tests.harness.client import Client
 from tests.harness.processes import config_args
 from tests.harness.waiting import wait_indexed

@@ -8,8 +8,8 @@ import subprocess
 import tarfile
 import zipfile
 
-import pyzipper
 import pytest
+import pyzipper
 
 from tests.harness import samples
 from tests.harness.client import NOT_FOUND, assert_error
@@ -78,9 +78,10 @@ def test_several_nodes_and_a_targz(alice, tree):
     assert response.status_code == 200
     assert response.headers["Content-Type"] == "application/gzip"
     assert response.headers["Content-Disposition"] == "attachment; filename=documents.tar.gz"
-    archive = tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz")
-    assert sorted(archive.getnames()) == ["2024", "2024/Receipt.png", "2024/a.pdf", "loose.txt"]
-    assert archive.extractfile("2024/a.pdf").read() == tree["files"]["a"]
+    with tarfile.open(fileobj=io.BytesIO(response.content), mode="r:gz") as archive:
+        assert sorted(archive.getnames()) == ["2024", "2024/Receipt.png", "2024/a.pdf",
+                                              "loose.txt"]
+        assert archive.extractfile("2024/a.pdf").read() == tree["files"]["a"]
 
 
 def test_hostile_titles_become_safe_entry_names(alice):

@@ -14,7 +14,7 @@ import pytest
 from tests.harness import samples
 from tests.harness.client import JSON, Client
 from tests.harness.database import unreachable
-from tests.harness.documents import new_document, upload, make_folder
+from tests.harness.documents import make_folder, new_document, upload
 from tests.harness.processes import Running
 
 pytestmark = pytest.mark.socket  # racing requests on real threads through waitress
@@ -49,7 +49,7 @@ def test_one_of_two_racing_usernames_is_created_the_other_is_a_400(admin):
         clients = [Client(admin.base_url, admin.token) for _ in range(2)]
         answers = race(*(lambda c=c, n=n: c.post("/api/users/", {"data": {
             "type": "users", "attributes": {"username": n}}}) for c, n in
-            zip(clients, (name, name.upper()))))
+            zip(clients, (name, name.upper()), strict=True)))
         assert sorted(a.status_code for a in answers) == [200, 400], [a.text for a in answers]
         refused = next(a for a in answers if a.status_code == 400)
         assert refused.json() == {"errors": [{
@@ -68,13 +68,15 @@ def test_two_superusers_stepping_down_together_leave_one(admin, make_user):
     assert admin.patch(f"/api/users/{other.user_id}/", grant).status_code == 200
     for _ in range(ROUNDS):
         first, second = (Client(admin.base_url, admin.token), Client(other.base_url, other.token))
-        answers = race(lambda: first.patch(f"/api/users/{admin.user_id}/", step_down),
-                       lambda: second.patch(f"/api/users/{other.user_id}/", step_down))
+        answers = race(
+            lambda first=first: first.patch(f"/api/users/{admin.user_id}/", step_down),
+            lambda second=second: second.patch(f"/api/users/{other.user_id}/", step_down))
         assert sorted(a.status_code for a in answers) == [200, 400], [a.text for a in answers]
         assert next(a for a in answers if a.status_code == 400).json() == {"errors": [{
             "detail": "The last active superuser must stay an active superuser.", "status": "400",
             "code": "invalid", "source": {"pointer": "/data/attributes/is_superuser"}}]}
-        remaining = [c for c, a in zip((admin, other), answers) if a.status_code == 400]
+        remaining = [c for c, a in zip((admin, other), answers, strict=True)
+                     if a.status_code == 400]
         users = remaining[0].get("/api/users/?page[size]=100").json()["data"]
         assert [u["attributes"]["username"] for u in users if u["attributes"]["is_superuser"]] \
             == [("admin" if remaining[0] is admin else "root2")]
@@ -88,9 +90,9 @@ def test_folders_moved_into_each_other_at_once_never_make_a_loop(alice, config):
         a, b = make_folder(alice, "A", alice.home_id), make_folder(alice, "B", alice.home_id)
         clients = [Client(alice.base_url, alice.token) for _ in range(2)]
         answers = race(
-            lambda: clients[0].post(move, {"nodes": [{"id": a}], "target_parent": {"id": b}},
+            lambda: clients[0].post(move, {"nodes": [{"id": a}], "target_parent": {"id": b}},  # noqa: B023 (run in this iteration)
                                     media=JSON),
-            lambda: clients[1].post(move, {"nodes": [{"id": b}], "target_parent": {"id": a}},
+            lambda: clients[1].post(move, {"nodes": [{"id": b}], "target_parent": {"id": a}},  # noqa: B023 (run in this iteration)
                                     media=JSON))
         assert sorted(r.status_code for r in answers) == [200, 400], [r.text for r in answers]
         assert next(r for r in answers if r.status_code == 400).json()["errors"][0]["detail"] == \
@@ -104,7 +106,7 @@ def test_uploads_racing_into_one_document_are_numbered_one_to_n(alice):
     for _ in range(3):
         document_id = new_document(alice, "raced")
         clients = [Client(alice.base_url, alice.token) for _ in range(6)]
-        answers = race(*(lambda c=c, n=n: upload(c, document_id, f"v{n}.txt",
+        answers = race(*(lambda c=c, n=n: upload(c, document_id, f"v{n}.txt",  # noqa: B023 (run in this iteration)
                                                  samples.text(f"version {n}\n"))
                          for n, c in enumerate(clients)))
         assert [a.status_code for a in answers] == [201] * 6, [a.text for a in answers]

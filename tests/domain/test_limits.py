@@ -15,8 +15,14 @@ from dms.db.models import Node, new_id, utcnow
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import snapshot
-from tests.harness.documents import (new_document, stored_files, temporary_files, upload,
-                                     TOO_MANY_PIXELS, make_folder)
+from tests.harness.documents import (
+    TOO_MANY_PIXELS,
+    make_folder,
+    new_document,
+    stored_files,
+    temporary_files,
+    upload,
+)
 from tests.harness.rules import add_rule, filed
 from tests.harness.waiting import wait_indexed, wait_processed
 

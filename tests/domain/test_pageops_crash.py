@@ -65,7 +65,7 @@ def test_a_merge_killed_at_any_moment_leaves_one_consistent_state(config):
         server = serve(config)
         try:
             client, _ = admin_session(server.url, ADMIN_PASSWORD)
-            merge = lambda: client.post(  # noqa: E731
+            merge = lambda client=client, server=server: client.post(  # noqa: E731
                 f"{server.url}/api/documents/merge/", json={"src": source, "dst": target},
                 timeout=30)
             killed_during(server, merge, delay)

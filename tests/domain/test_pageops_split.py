@@ -11,8 +11,14 @@ from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.documents import make_folder, new_document, upload
-from tests.harness.pdfops import (batch_pdf, letter_page, noisy_scan, page_texts, separator_sheet,
-                                  six_page_batch)
+from tests.harness.pdfops import (
+    batch_pdf,
+    letter_page,
+    noisy_scan,
+    page_texts,
+    separator_sheet,
+    six_page_batch,
+)
 from tests.harness.waiting import wait_indexed, wait_processed
 
 ONE_D = separator_sheet([("PATCH T", "Code128")])

@@ -21,8 +21,14 @@ from dms.files.filetypes import PDF
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.documents import make_folder, stored_files, temporary_files, upload
-from tests.harness.pdfops import (batch_pdf, finished_split, letter_page, long_batch, page_line,
-                                  separator_sheet)
+from tests.harness.pdfops import (
+    batch_pdf,
+    finished_split,
+    letter_page,
+    long_batch,
+    page_line,
+    separator_sheet,
+)
 from tests.harness.waiting import wait_processed
 
 RUN_AT = "2026-01-01 00:00:00.000000"
@@ -284,7 +290,7 @@ def test_a_two_thousand_part_split_lets_another_users_writes_through(alice, bob,
         before = parts_made(config, run)
         make_folder(bob, f"Folder {len(seen)}", bob.home_id)
         seen.append((before, parts_made(config, run)))
-        if 0 < seen[-1][0] and seen[-1][1] < 2000:
+        if seen[-1][0] > 0 and seen[-1][1] < 2000:
             inside.append(seen[-1])
     assert len(inside) == 3, seen
     done = finished_split(alice, run)

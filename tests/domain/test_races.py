@@ -15,7 +15,7 @@ from dms.ops import verify
 from tests.harness import samples
 from tests.harness.client import JSON, Client
 from tests.harness.database import unreachable
-from tests.harness.documents import new_document, upload, make_folder
+from tests.harness.documents import make_folder, new_document, upload
 
 pytestmark = pytest.mark.socket  # racing requests on real threads through waitress
 
@@ -128,7 +128,8 @@ def test_uploads_into_a_document_whose_folder_is_deleted_meanwhile(alice, config
         document_id = new_document(alice, "doc", folder)
         barrier = threading.Barrier(4)
 
-        def uploader(seed):
+        def uploader(seed, barrier=barrier, document_id=document_id,
+                     round_number=round_number):
             client = Client(alice.base_url, alice.token)
             barrier.wait()
             for attempt in range(3):
@@ -137,7 +138,7 @@ def test_uploads_into_a_document_whose_folder_is_deleted_meanwhile(alice, config
                 if response.status_code not in (201, 404):
                     problems.append(f"upload: {response.status_code} {response.text}")
 
-        def deleter():
+        def deleter(barrier=barrier, round_number=round_number, folder=folder):
             barrier.wait()
             time.sleep(0.002 * round_number)
             response = Client(alice.base_url, alice.token).delete(f"/api/nodes/{folder}/")

@@ -30,7 +30,7 @@ def test_the_guides_three_rules_are_accepted_and_file_an_invoice(alice):
     insurance = make_folder(alice, "Insurance", alice.home_id)
     names = []
     for body in bodies:
-        for placeholder, folder in zip(FOLDER_IDS, (utilities, insurance)):
+        for placeholder, folder in zip(FOLDER_IDS, (utilities, insurance), strict=True):
             body = body.replace(placeholder, folder)
         response = alice.post("/api/rules/", json.loads(body))
         assert response.status_code == 201, response.text

@@ -11,7 +11,7 @@ from dms.errors import DomainError
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
-from tests.harness.documents import new_document, upload, make_folder
+from tests.harness.documents import make_folder, new_document, upload
 from tests.harness.domaintier import new_user
 from tests.harness.processes import config_args
 from tests.harness.waiting import wait_indexed, wait_processed

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from tests.harness import samples
 from dms.domain import trash
 from dms.ops import verify
+from tests.harness import samples
 from tests.harness.appserver import empty_target, served
 from tests.harness.client import JSON, NOT_FOUND, VND, Client
 from tests.harness.database import query_sql, snapshot
@@ -132,7 +132,7 @@ def test_the_purge_deletes_what_is_past_its_time(alice, bob, server, config, pap
     assert alice.delete(f"/api/nodes/{papers['bills']}/").status_code == 204
     assert bob.delete(f"/api/documents/{kept}/").status_code == 204
     services = server.runtime.services
-    assert trash.purge_expired(services, dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    assert trash.purge_expired(services, dt.datetime.now(dt.UTC).replace(tzinfo=None)
                                + dt.timedelta(days=29)) == 0
     assert len(alice.get("/api/trash/").json()["data"]) == 1
     alice_purge = query_sql(config, "SELECT purge_at FROM trash_entry WHERE node_id = ?",
@@ -311,7 +311,7 @@ def test_deletes_restores_and_moves_of_the_same_nodes_at_once_keep_a_tree(alice,
     afterwards `dms verify` finds nothing (no loop, no mark without its deletion), and no node is
     both in the trash and reachable through listings."""
     folders = [folder(alice, f"F{i}", alice.home_id) for i in range(5)]
-    for child, parent in zip(folders[1:], folders):  # F0/F1/F2/F3/F4
+    for child, parent in zip(folders[1:], folders, strict=False):  # F0/F1/F2/F3/F4
         alice.post("/api/nodes/move/", {"source_parent": {"id": alice.home_id},
                                         "target_parent": {"id": parent},
                                         "nodes": [{"id": child}]}, media=JSON)

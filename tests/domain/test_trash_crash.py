@@ -16,8 +16,14 @@ import requests
 
 from tests.harness import samples
 from tests.harness.database import execute_sql, query_sql
-from tests.harness.processes import (Running, admin_session, config_args, config_env,
-                                     environment, make_node)
+from tests.harness.processes import (
+    Running,
+    admin_session,
+    config_args,
+    config_env,
+    environment,
+    make_node,
+)
 from tests.harness.waiting import wait_for
 
 # Sockets (pytest-socket): a `dms serve` subprocess killed and started again.

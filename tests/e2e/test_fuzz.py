@@ -7,8 +7,8 @@ import threading
 
 import pytest
 import schemathesis
-from schemathesis import checks
 from hypothesis import HealthCheck, given, settings
+from schemathesis import checks
 
 from dms.config import Config
 from dms.web.server import Server

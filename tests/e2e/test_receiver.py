@@ -41,7 +41,7 @@ def test_the_receiver_checks_signatures_of_real_deliveries(server, alice, tmp_pa
     environment = {key: value for key, value in os.environ.items()
                    if not key.startswith("DMS_")}
     environment.update(WEBHOOK_SECRET=SECRET, PORT=str(port))
-    output = open(tmp_path / "receiver.out", "w+")
+    output = open(tmp_path / "receiver.out", "w+")  # noqa: SIM115 (closed in the finally below)
     receiver = subprocess.Popen([sys.executable, str(SNIPPET)], env=environment, stdout=output,
                                 stderr=subprocess.DEVNULL, text=True)  # http.server's request log
     try:

@@ -16,8 +16,14 @@ from tests.harness import samples
 from tests.harness.client import JSON
 from tests.harness.documents import make_folder, new_document, upload_accepted
 from tests.harness.waiting import wait_indexed, wait_processed
-from tests.harness.webpage import (PHONE, Session, axe_violations, log_in_home, sideways_scroll,
-                                   unnamed_controls)
+from tests.harness.webpage import (
+    PHONE,
+    Session,
+    axe_violations,
+    log_in_home,
+    sideways_scroll,
+    unnamed_controls,
+)
 
 # The browser talks to the socket, the API calls beside it too; their mail accounts point at a
 # server on loopback, which the outbound rule allows only when listed (DMS_OUTBOUND_ALLOW).

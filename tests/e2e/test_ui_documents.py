@@ -64,11 +64,11 @@ def test_upload_through_the_picker_and_see_it_read(session, server, alice, tmp_p
     with page.expect_download() as original:
         page.get_by_role("button", name="Download", exact=True).click()
     assert original.value.suggested_filename == "invoice.png"
-    assert open(original.value.path(), "rb").read() == scan.read_bytes()
+    assert original.value.path().read_bytes() == scan.read_bytes()
     with page.expect_download() as searchable:
         page.get_by_role("button", name="Download searchable PDF").click()
     assert searchable.value.suggested_filename == "invoice.pdf"
-    assert open(searchable.value.path(), "rb").read(5) == b"%PDF-"
+    assert searchable.value.path().read_bytes()[:5] == b"%PDF-"
     assert session.errors == [] and session.foreign == []
 
 
@@ -161,7 +161,7 @@ def test_restore_an_older_version(session, server, alice):
     with page.expect_download() as download:
         versions.get_by_role("button", name="Download version 1").click()
     assert download.value.suggested_filename == "draft.txt"
-    assert open(download.value.path(), "rb").read() == first
+    assert download.value.path().read_bytes() == first
 
     versions.get_by_role("button", name="Restore version 1").click()
     dialog = page.get_by_role("dialog", name="Restore version 1?")

@@ -14,8 +14,15 @@ from playwright.sync_api import expect
 
 from dms.web.api.ui import static_dir
 from tests.harness.users import USER_PASSWORD
-from tests.harness.webpage import (NEW_PASSWORD, PHONE, SECRET, Session, log_in_and_open_tokens,
-                                   sideways_scroll, token_id_of)
+from tests.harness.webpage import (
+    NEW_PASSWORD,
+    PHONE,
+    SECRET,
+    Session,
+    log_in_and_open_tokens,
+    sideways_scroll,
+    token_id_of,
+)
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 

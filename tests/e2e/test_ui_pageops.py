@@ -19,8 +19,15 @@ from tests.harness.client import JSON
 from tests.harness.documents import make_folder, new_document, upload_accepted
 from tests.harness.pdfops import bytes_layout, page_texts
 from tests.harness.waiting import wait_indexed, wait_processed
-from tests.harness.webpage import (PHONE, Session, axe_violations, log_in_home, sideways_scroll,
-                                   unnamed_controls, upload_by_picker)
+from tests.harness.webpage import (
+    PHONE,
+    Session,
+    axe_violations,
+    log_in_home,
+    sideways_scroll,
+    unnamed_controls,
+    upload_by_picker,
+)
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 

@@ -19,8 +19,15 @@ from tests.harness import samples
 from tests.harness.documents import make_folder, new_document, upload_accepted
 from tests.harness.rules import add_rule, filed, rule_body
 from tests.harness.waiting import wait_processed
-from tests.harness.webpage import (PHONE, Session, axe_violations, log_in_home, sideways_scroll,
-                                   token_id_of, unnamed_controls)
+from tests.harness.webpage import (
+    PHONE,
+    Session,
+    axe_violations,
+    log_in_home,
+    sideways_scroll,
+    token_id_of,
+    unnamed_controls,
+)
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 

@@ -12,8 +12,14 @@ from playwright.sync_api import expect
 
 from tests.harness.client import JSON, assert_error
 from tests.harness.users import USER_PASSWORD
-from tests.harness.webpage import (NEW_PASSWORD, SECRET, listed_tokens, log_in_and_open_tokens,
-                                   status_of, token_id_of)
+from tests.harness.webpage import (
+    NEW_PASSWORD,
+    SECRET,
+    listed_tokens,
+    log_in_and_open_tokens,
+    status_of,
+    token_id_of,
+)
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 

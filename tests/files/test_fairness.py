@@ -12,9 +12,18 @@ from collections import deque
 import pytest
 
 from dms.errors import Throttled, Unavailable
-from dms.files.fairness import (FairExecutor, FairSlots, Penalties, Refusals, acting_for,
-                                 current_owner, run_behind, serving, share_of,
-                                 yield_to_requests)
+from dms.files.fairness import (
+    FairExecutor,
+    FairSlots,
+    Penalties,
+    Refusals,
+    acting_for,
+    current_owner,
+    run_behind,
+    serving,
+    share_of,
+    yield_to_requests,
+)
 
 
 def test_share_of_a_pool_is_half_and_at_least_one():

@@ -14,8 +14,13 @@ from dms.files.store import DirectoryStore
 from tests.harness import samples
 from tests.harness.client import JSON, assert_error
 from tests.harness.database import snapshot
-from tests.harness.documents import (new_document, stored_files, temporary_files, upload,
-                                     TOO_MANY_PIXELS)
+from tests.harness.documents import (
+    TOO_MANY_PIXELS,
+    new_document,
+    stored_files,
+    temporary_files,
+    upload,
+)
 from tests.harness.memory import peak_growth_mib
 from tests.harness.waiting import wait_processed
 

@@ -12,10 +12,9 @@ from pathlib import Path
 import pypdfium2
 import pytest
 
-from tests.harness import samples
-from dms.files.pdf import pages
-from dms.files.pdf import UnreadablePdf
+from dms.files.pdf import UnreadablePdf, pages
 from dms.files.pdf.process import ReaderFailed, ReaderTimes
+from tests.harness import samples
 from tests.harness.pdfops import layout, leftovers, write
 
 

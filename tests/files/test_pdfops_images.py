@@ -12,11 +12,11 @@ import pypdfium2
 import pytest
 from PIL import Image, ImageDraw
 
-from tests.harness import samples
-from dms.files.pdf import pages
 from dms.files.imaging import UnacceptableImage
-from dms.files.pdf.process import ReaderFailed
+from dms.files.pdf import pages
 from dms.files.pdf._protocol import IMAGE_REFUSED  # private: only it holds the codes
+from dms.files.pdf.process import ReaderFailed
+from tests.harness import samples
 from tests.harness.pdfops import as_file, layout, leftovers, write
 
 

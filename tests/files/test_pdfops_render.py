@@ -11,14 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import samples
-from dms.files.pdf import pages
-from dms.files.pdf import UnreadablePdf
-from dms.files.pdf.process import ReaderFailed
+from dms.files.pdf import UnreadablePdf, pages
 from dms.files.pdf._protocol import CORRUPT, IMAGE_REFUSED  # private: only it holds the codes
-from tests.harness.pdfops import (as_file, leftovers, noisy_scan, one_line_pdf, separator_sheet,
-                                   write)
-
+from dms.files.pdf.process import ReaderFailed
+from tests.harness import samples
+from tests.harness.pdfops import (
+    as_file,
+    leftovers,
+    noisy_scan,
+    one_line_pdf,
+    separator_sheet,
+    write,
+)
 
 # -- barcodes --------------------------------------------------------------------------------------
 

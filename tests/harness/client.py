@@ -64,10 +64,10 @@ class Client:
     def delete(self, path, **kw):
         return self.request("DELETE", path, **kw)
 
-    def as_anonymous(self) -> "Client":
+    def as_anonymous(self) -> Client:
         return Client(self.base_url, transport=self.transport, verify=self.verify)
 
-    def login(self, username: str, password: str) -> "Client":
+    def login(self, username: str, password: str) -> Client:
         response = self.as_anonymous().post("/api/auth/login/",
                                             {"username": username, "password": password},
                                             media=JSON)

@@ -23,6 +23,7 @@ def _connect(target):
     url = getattr(target, "database_url", None)
     if url:
         import psycopg
+
         from dms.db import postgresql_sql
         return psycopg.connect(url), postgresql_sql
     path = target.db_path if hasattr(target, "db_path") else target

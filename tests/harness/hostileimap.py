@@ -14,8 +14,8 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 
 @dataclass
@@ -35,7 +35,7 @@ class HostileImap:
     # (accepted, closed) of every connection, in time.monotonic(); closed None while it is open
     sessions: list = field(default_factory=list)
 
-    def start(self) -> "HostileImap":
+    def start(self) -> HostileImap:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.stopped = threading.Event()

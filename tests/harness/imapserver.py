@@ -100,7 +100,7 @@ service imap-login {{
 }}
 {chroots}"""
 
-    def start(self) -> "ImapServer":
+    def start(self) -> ImapServer:
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
                         "-subj", "/CN=localhost", "-keyout", str(self.dir / "key.pem"),
                         "-out", str(self.dir / "cert.pem")], check=True, capture_output=True)
@@ -132,7 +132,7 @@ service imap-login {{
             self.process = None
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self) -> "ImapServer":
+    def __enter__(self) -> ImapServer:
         return self.start()
 
     def __exit__(self, *exc_info) -> None:

@@ -39,7 +39,7 @@ class DmsNode:
         self.stop_timeout = stop_timeout
         # Unique: a node started again under its name keeps the log of its first life.
         self.log_path = data_dir.parent / f"{self.name}-{uuid.uuid4().hex[:6]}.log"
-        self._log = open(self.log_path, "w")
+        self._log = open(self.log_path, "w")  # noqa: SIM115 (closed when the node stops)
         extra = ["--port", "0", "--no-worker"] if command == "serve" else []
         self.process = subprocess.Popen(
             dms_command(command, "--data-dir", str(data_dir), *extra, *args),

@@ -6,10 +6,9 @@ to its end."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import io
 import random
+from pathlib import Path
 
 import pypdfium2
 import zxingcpp

@@ -38,7 +38,7 @@ class Cluster:
         subprocess.run([*self._as_postgres, *command], check=True, capture_output=True,
                        timeout=120)
 
-    def start(self) -> "Cluster":
+    def start(self) -> Cluster:
         if self._as_postgres:
             shutil.chown(self.dir, "postgres")
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres",

@@ -76,7 +76,7 @@ class Running:
     def output(self) -> str:
         return "".join(self.lines)
 
-    def drain(self) -> "Running":
+    def drain(self) -> Running:
         """Keep reading the output in a thread from now on: a server that logs much (a line per
         document read) would otherwise stall on a full pipe."""
         self._drainer = threading.Thread(target=self.lines.extend, args=(self.process.stdout,),

@@ -26,7 +26,7 @@ class RedisServer:
     def url(self, db: int = 0) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
 
-    def start(self) -> "RedisServer":
+    def start(self) -> RedisServer:
         self.process = subprocess.Popen(
             [self.command, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", str(self.dir), "--logfile", str(self.dir / "log")],

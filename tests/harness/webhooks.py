@@ -12,8 +12,8 @@ import http.server
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import requests
 

@@ -13,8 +13,15 @@ import os
 import pytest
 
 from tests.harness import samples
-from tests.harness.consume import (CONSUME, EXE, REASON, deep_chain, inbox_titles, looks,
-                                   remove_chain)
+from tests.harness.consume import (
+    CONSUME,
+    EXE,
+    REASON,
+    deep_chain,
+    inbox_titles,
+    looks,
+    remove_chain,
+)
 from tests.harness.waiting import wait_for
 
 

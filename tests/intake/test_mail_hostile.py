@@ -17,9 +17,18 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.client import assert_error
-from tests.harness.hostileimap import (HostileImap, Message, encoded_word_subject, huge_literal,
-                                       many_headers, many_lines, many_literals, nested_mime,
-                                       stall, trickle)
+from tests.harness.hostileimap import (
+    HostileImap,
+    Message,
+    encoded_word_subject,
+    huge_literal,
+    many_headers,
+    many_lines,
+    many_literals,
+    nested_mime,
+    stall,
+    trickle,
+)
 from tests.harness.mail import add_account, checked, inbox, message
 from tests.harness.memory import peak_growth_mib
 from tests.harness.processes import free_port
@@ -133,7 +142,7 @@ def test_trickling_servers_are_cut_at_the_deadline_while_others_are_served(make_
     accounts = [account_on(user, hostile) for user in users]
     bystander = make_user()
     started = time.monotonic()
-    for user, account in zip(users, accounts):
+    for user, account in zip(users, accounts, strict=True):
         before = time.monotonic()
         response = user.post(f"/api/mail-accounts/{account['id']}/check/")
         assert response.status_code == 202, response.text
@@ -145,7 +154,7 @@ def test_trickling_servers_are_cut_at_the_deadline_while_others_are_served(make_
         assert bystander.get("/api/users/me/").status_code == 200
         slowest = max(slowest, time.monotonic() - before)
     assert slowest < 1.5, slowest
-    for user, account in zip(users, accounts):
+    for user, account in zip(users, accounts, strict=True):
         result = checked(user, account["id"], None, timeout=30)["attributes"]
         assert (result["last_error"], result["imported_count"]) == (
             "The check took longer than 3 s (DMS_MAIL_CHECK_SECONDS) and was stopped; it goes on "

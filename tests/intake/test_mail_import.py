@@ -14,8 +14,18 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.database import query_sql
-from tests.harness.mail import (FLAGGED, MAIL_PASSWORD, SEEN, add_account, check, checked, flags,
-                                inbox, message, names)
+from tests.harness.mail import (
+    FLAGGED,
+    MAIL_PASSWORD,
+    SEEN,
+    add_account,
+    check,
+    checked,
+    flags,
+    inbox,
+    message,
+    names,
+)
 from tests.harness.processes import free_port
 from tests.harness.waiting import wait_for, wait_indexed
 

@@ -69,10 +69,10 @@ def refused(number: int) -> str:
 
 def check_all(users, accounts) -> list[dict]:
     """Ask for a check of each account (each its user's) at once; their results."""
-    for user, account in zip(users, accounts):
+    for user, account in zip(users, accounts, strict=True):
         assert user.post(f"/api/mail-accounts/{account['id']}/check/").status_code == 202
     return [checked(user, account["id"], None, timeout=600)["attributes"]
-            for user, account in zip(users, accounts)]
+            for user, account in zip(users, accounts, strict=True)]
 
 
 @pytest.mark.slow

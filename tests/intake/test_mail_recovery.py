@@ -16,7 +16,7 @@ from tests.harness import samples
 from tests.harness.appserver import empty_target, served
 from tests.harness.client import Client
 from tests.harness.mail import SEEN, add_account, check, flags, inbox, message
-from tests.harness.processes import config_args, dms, Running
+from tests.harness.processes import Running, config_args, dms
 
 # Sockets (pytest-socket): Dovecot on loopback and restarted servers.
 pytestmark = pytest.mark.enable_socket

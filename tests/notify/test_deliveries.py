@@ -18,8 +18,7 @@ from tests.harness import samples
 from tests.harness.client import JSON, assert_error
 from tests.harness.documents import create_node, upload_accepted
 from tests.harness.waiting import wait_for, wait_processed
-from tests.harness.webhooks import (SECRET, EventStream, Receiver, add_webhook, signed,
-                                    webhook)
+from tests.harness.webhooks import SECRET, EventStream, Receiver, add_webhook, signed, webhook
 
 ALL = ["node.created", "document.uploaded", "document.processed", "node.renamed", "node.moved",
        "node.tagged", "node.deleted", "node.restored", "document.pages_changed", "rule.applied"]

@@ -24,7 +24,6 @@ from tests.harness.documents import new_document, upload
 from tests.harness.processes import config_args, dms
 from tests.harness.waiting import wait_for, wait_indexed, wait_processed, wait_served
 
-
 LISTINGS = ["/api/folders/?page[size]=100", "/api/documents/?page[size]=100",
             "/api/tokens/?page[size]=100", "/api/webhooks/?page[size]=100"]
 # A webhook whose host resolves nowhere (RFC 2606), disabled: nothing is tried behind the tests.
@@ -290,7 +289,7 @@ def test_health_shows_the_last_verify_workers_and_queue_to_admins_only(admin, al
 
 
 def utc_stamp_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @pytest.mark.slow

@@ -11,13 +11,12 @@ import time
 
 import pytest
 
-from dms.processing import cluster, leases
-from dms.domain.credentials import LoginThrottle
 from dms.db import database
+from dms.domain.credentials import LoginThrottle
+from dms.processing import cluster, leases
 from tests.harness import samples
 from tests.harness.database import query_sql
 from tests.harness.documents import new_document, upload
-
 
 THREADS = 8  # below the server's pool of 10 PostgreSQL connections
 ROUNDS = 5
@@ -55,7 +54,8 @@ def test_one_worker_of_many_gets_a_version_s_lease(alice, config, server):
     leases.release_all()
     for round_ in range(ROUNDS):
         workers = [f"worker-{round_}-{i}" for i in range(THREADS)]
-        taken = together(THREADS, lambda i: leases.take(version_id, workers[i], 60))
+        taken = together(THREADS,
+                         lambda i, workers=workers: leases.take(version_id, workers[i], 60))
         assert taken.count(True) == 1, taken
         winner = workers[taken.index(True)]
         assert query_sql(config, "SELECT worker_id FROM lease WHERE version_id = ?",
@@ -83,7 +83,8 @@ def test_an_expired_lease_is_taken_over_exactly_once(alice, config, server):
 def test_a_period_of_a_periodic_job_is_claimed_once(server):
     assert cluster.claim_period("race-job", 100) is False  # the first claim only records
     for period in range(101, 101 + ROUNDS):
-        claimed = together(THREADS, lambda i: cluster.claim_period("race-job", period))
+        claimed = together(THREADS,
+                           lambda i, period=period: cluster.claim_period("race-job", period))
         assert claimed.count(True) == 1, (period, claimed)
     assert cluster.claim_period("race-job", 101) is False  # an earlier period never runs again
 

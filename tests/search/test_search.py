@@ -167,7 +167,7 @@ def test_whole_words_find_exactly_the_documents_holding_them(alice, config):
     folded = [fold(word) for word in vocabulary]
     assert not any(a != b and b.startswith(a) for a in folded for b in folded)  # whole words
     holding: dict[str, set[str]] = {word: set() for word in vocabulary}
-    for number in range(40):
+    for _ in range(40):
         title_words = rnd.sample(vocabulary, rnd.randint(1, 2))
         text_words = rnd.sample(vocabulary, rnd.randint(3, 12))
         text = "".join(word + rnd.choice([" ", ", ", "_", "-", "\n", ". ", "/"])

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from dms import search
-from dms.search import highlight
 from dms.db.models import User
+from dms.search import highlight
 from tests.harness.client import JSON, assert_error
 from tests.harness.database import add_document
 from tests.harness.waiting import wait_indexed

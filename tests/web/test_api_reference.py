@@ -23,9 +23,10 @@ import inspect
 import re
 from pathlib import Path
 
+import pytest
+
 from dms import errors
 from dms.web import endpoints
-import pytest
 
 pytestmark = pytest.mark.sqlite_only  # no database
 

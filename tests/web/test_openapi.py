@@ -10,13 +10,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 import dms
 from dms.web import api
 from dms.web.api import ROUTE_TABLES
 from dms.web.jsonapi import Route
 from dms.web.openapi import Operation, build
 from tests.harness.client import JSON
-import pytest
 
 pytestmark = pytest.mark.sqlite_only  # no database
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
-from tests.harness.documents import new_document, upload, make_folder
+from tests.harness.documents import make_folder, new_document, upload
 from tests.harness.waiting import wait_processed
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import samples
-from tests.harness.users import ADMIN_PASSWORD
 from dms.cli.parser import build_parser
 from dms.config import Config
+from tests.harness import samples
 from tests.harness.client import Client
+from tests.harness.users import ADMIN_PASSWORD
 
 NGINX = Path("/usr/sbin/nginx")
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs"

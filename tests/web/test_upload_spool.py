@@ -6,6 +6,7 @@ sockets, a real server; the bytes the server process writes are read from /proc.
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -105,8 +106,8 @@ def test_a_small_body_and_a_large_json_body_are_read_as_before(server, alice, co
     big_title = "t" * (600 * 1024)
     head = (f"PATCH /api/documents/{document_id}/ HTTP/1.1\r\nHost: test\r\n"
             f"Authorization: Token {alice.token}\r\nContent-Type: application/vnd.api+json\r\n")
-    body = ('{"data": {"type": "documents", "id": "%s", "attributes": {"title": "%s"}}}'
-            % (document_id, big_title)).encode()
+    body = json.dumps({"data": {"type": "documents", "id": document_id,
+                                "attributes": {"title": big_title}}}).encode()
     with connect(server.port) as sock:
         sock.sendall(head.encode() + b"Content-Length: %d\r\n\r\n" % len(body) + body)
         status, _, raw = read_response(sock)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from dms.domain.pages import separators
 from dms.domain.pages.build import Builder, Built

@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING
 
 from dms.db.models import DocumentVersion, Node
 from dms.errors import Invalid, Unavailable
-from dms.files.pdf import pages
 from dms.files.filetypes import IMAGES, PDF
 from dms.files.imaging import UnacceptableImage
-from dms.files.pdf import UnreadablePdf
+from dms.files.pdf import UnreadablePdf, pages
 from dms.files.store import ReceivedFile
 
 if TYPE_CHECKING:

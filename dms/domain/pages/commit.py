@@ -15,12 +15,13 @@ queued.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
-from dms.domain import tree, trash
+from dms.domain import trash, tree
 from dms.domain.documents import latest_version, searchable_name
 from dms.domain.pages.build import Built
 from dms.errors import Conflict
@@ -191,7 +192,7 @@ def insert_version(document: Node, version_id: str, built: Built, description: s
         short_description=description, source_sha256=source_sha256).execute()
     barcodes = built.barcodes or [None] * len(built.texts)
     rows = [(new_id(), version_id, n, text, method, codes)
-            for n, ((text, method), codes) in enumerate(zip(built.texts, barcodes), 1)]
+            for n, ((text, method), codes) in enumerate(zip(built.texts, barcodes, strict=True), 1)]
     for start in range(0, len(rows), PAGE_ROWS_PER_STATEMENT):
         part = rows[start:start + PAGE_ROWS_PER_STATEMENT]
         database.execute_sql(

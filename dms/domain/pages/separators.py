@@ -18,12 +18,12 @@ that must look at many pages does so in the background, a share of pages at a ti
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from dms.errors import Invalid
-from dms.files.pdf import pages
-from dms.files.pdf import UnreadablePdf, text_layer
+from dms.files.pdf import UnreadablePdf, pages, text_layer
 
 if TYPE_CHECKING:
     from dms.config import Config

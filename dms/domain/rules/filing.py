@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple, Protocol, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from dms.config import Config
 from dms.db import database, document_scope, events, owner_scope, write_transaction
@@ -243,12 +244,12 @@ def apply_steps(owner_id: str, document_id: str, steps: list[Step], max_depth: i
             added = _add_tags(owner, node.id, step.add_tags)
             if added:
                 details["tags"] = added
-        if step.move_to and events.MOVED not in kept and step.move_to != node.parent_id:
-            if tree.depth(step.move_to) + 1 <= max_depth:
-                Node.update(parent=step.move_to).where(Node.id == node.id).execute()
-                details["moved"] = {"from": {"id": node.parent_id, "title": parent_title},
-                                    "to": {"id": step.move_to, "title": folders[step.move_to]}}
-                node.parent_id, parent_title = step.move_to, folders[step.move_to]
+        if (step.move_to and events.MOVED not in kept and step.move_to != node.parent_id
+                and tree.depth(step.move_to) + 1 <= max_depth):
+            Node.update(parent=step.move_to).where(Node.id == node.id).execute()
+            details["moved"] = {"from": {"id": node.parent_id, "title": parent_title},
+                                "to": {"id": step.move_to, "title": folders[step.move_to]}}
+            node.parent_id, parent_title = step.move_to, folders[step.move_to]
         if step.title and events.RENAMED not in kept and step.title != node.title:
             Node.update(title=step.title, title_sort=title_sort_key(step.title)) \
                 .where(Node.id == node.id).execute()

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from dms.errors import Invalid
 from dms.files.fairness import yield_to_requests

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 
 from dms.config import Address, Allowed, normal_host, plain_address
 
-
 RESOLVE_SECONDS = 5.0  # a name that takes longer to resolve is taken as not found
 RESOLVER_THREADS = 4  # lookups at once; more callers wait their turn (within their time limit)
 MAX_ADDRESSES = 8  # addresses of one name tried, in the resolver's order
@@ -134,7 +133,7 @@ class Policy:
         """A TCP connection to a checked address of `host` (all within `timeout` seconds, the
         lookup included); the socket's timeout is then `timeout` for each operation."""
         deadline = time.monotonic() + timeout
-        error: OSError = socket.timeout("timed out")
+        error: OSError = TimeoutError("timed out")
         for family, sockaddr in self.resolve(host, port, timeout):
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -18,12 +18,21 @@ in the reader).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, cast
+from typing import cast
 
 from dms.errors import Unavailable
-from dms.files.pdf._protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
-                                     TOO_LARGE, TOO_MANY_PAGES, TOO_SLOW)
+from dms.files.pdf._protocol import (
+    CORRUPT,
+    ENCRYPTED,
+    MEMORY,
+    NO_PAGES,
+    PAGE_UNREADABLE,
+    TOO_LARGE,
+    TOO_MANY_PAGES,
+    TOO_SLOW,
+)
 from dms.files.pdf.process import Child, PdfReaders, ReaderFailed
 
 log = logging.getLogger("dms.pdf")

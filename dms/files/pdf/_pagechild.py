@@ -22,12 +22,21 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames, fit_scale
-from dms.files.pdf._protocol import (IMAGE_REFUSED, NO_PAGES, PAGE_UNREADABLE, TOO_LARGE,
-                                     TOO_MANY_PAGES, TOO_SLOW, Refused, partial_path)
+from dms.files.pdf._protocol import (
+    IMAGE_REFUSED,
+    NO_PAGES,
+    PAGE_UNREADABLE,
+    TOO_LARGE,
+    TOO_MANY_PAGES,
+    TOO_SLOW,
+    Refused,
+    partial_path,
+)
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PilImage

@@ -23,9 +23,18 @@ from typing import Any, BinaryIO
 
 from dms.files.imaging import fit_scale
 from dms.files.pdf._pagechild import Answer, PageOperations, barcode_texts
-from dms.files.pdf._protocol import (CORRUPT, ENCRYPTED, MEMORY, NO_PAGES, PAGE_UNREADABLE,
-                                     TOO_MANY_PAGES, TOO_SLOW, Refused, read_request, write_frame)
-
+from dms.files.pdf._protocol import (
+    CORRUPT,
+    ENCRYPTED,
+    MEMORY,
+    NO_PAGES,
+    PAGE_UNREADABLE,
+    TOO_MANY_PAGES,
+    TOO_SLOW,
+    Refused,
+    read_request,
+    write_frame,
+)
 
 # -- the operations (in the child) -----------------------------------------------------------------
 

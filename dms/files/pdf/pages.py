@@ -22,15 +22,15 @@ by `PdfReaders.session()` (reading a batch page by page keeps it open in that ch
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence, cast
+from typing import Any, cast
 
 from dms.files.filetypes import IMAGES, sniff
 from dms.files.imaging import ImageLimits, UnacceptableImage, check_frames
-from dms.files.pdf import MARGIN_SECONDS, WRITE_SECONDS_PER_PAGE, UnreadablePdf
-from dms.files.pdf import sentence
-from dms.files.pdf.process import Child, PdfReaders, ReaderFailed
+from dms.files.pdf import MARGIN_SECONDS, WRITE_SECONDS_PER_PAGE, UnreadablePdf, sentence
 from dms.files.pdf._protocol import CORRUPT, ENCRYPTED, IMAGE_REFUSED, partial_path
+from dms.files.pdf.process import Child, PdfReaders, ReaderFailed
 
 log = logging.getLogger("dms.pdf")
 

@@ -28,12 +28,19 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, BinaryIO, Iterator, cast
+from collections.abc import Iterator
+from typing import Any, BinaryIO, cast
 
 from dms.config import Config
 from dms.errors import Unavailable
-from dms.files.fairness import (MOST_NICENESS, FairSlots, Penalties, Refusals, current_owner,
-                                run_behind)
+from dms.files.fairness import (
+    MOST_NICENESS,
+    FairSlots,
+    Penalties,
+    Refusals,
+    current_owner,
+    run_behind,
+)
 from dms.files.pdf._protocol import HEADER, MAX_FRAME, MEMORY, TOO_SLOW, write_frame
 
 log = logging.getLogger("dms.pdf")

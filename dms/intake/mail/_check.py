@@ -31,10 +31,11 @@ import logging
 import shutil
 import ssl
 import time
+from collections.abc import Iterator
 from email import policy
 from email.parser import BytesHeaderParser
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, cast
+from typing import TYPE_CHECKING, cast
 
 import imapclient
 
@@ -45,12 +46,21 @@ from dms.domain.accounts import outbound_policy
 from dms.domain.tags import IDS_PER_QUERY
 from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
-from dms.intake.mail._client import (AnswerTooLarge, BoundedClient, Budget, LiteralTooLarge,
-                                     Spool)
+from dms.intake.mail._client import AnswerTooLarge, BoundedClient, Budget, LiteralTooLarge, Spool
 from dms.intake.mail._failures import CheckFailed, describe, reason_of
-from dms.intake.mail._message import (MAX_ATTACHMENTS, MessageLimits, MessageRefused, Origin,
-                                      attachments, clean, file_name, origin_of, parse, save_payload,
-                                      sender_folder)
+from dms.intake.mail._message import (
+    MAX_ATTACHMENTS,
+    MessageLimits,
+    MessageRefused,
+    Origin,
+    attachments,
+    clean,
+    file_name,
+    origin_of,
+    parse,
+    save_payload,
+    sender_folder,
+)
 
 if TYPE_CHECKING:
     from email.message import Message

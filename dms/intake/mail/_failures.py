@@ -15,8 +15,15 @@ from dms.db.models import MailAccount
 from dms.errors import StorageFull
 from dms.files.outbound import Refused
 from dms.files.outbound.policy import ResolveTimeout
-from dms.intake.mail._client import (STALL_FLOOR, AnswerTooLarge, Budget, LiteralTooLarge,
-                                     SessionTooLarge, Stalled, Unsendable)
+from dms.intake.mail._client import (
+    STALL_FLOOR,
+    AnswerTooLarge,
+    Budget,
+    LiteralTooLarge,
+    SessionTooLarge,
+    Stalled,
+    Unsendable,
+)
 
 log = logging.getLogger("dms.mail")
 

@@ -34,12 +34,13 @@ import datetime as dt
 import email.utils
 import itertools
 import re
+from collections.abc import Iterator
+from email.feedparser import BytesFeedParser
 from email.header import decode_header, make_header
 from email.message import Message
-from email.feedparser import BytesFeedParser
 from email.policy import Compat32
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from dms.config import Config
 from dms.domain import tree, uploads
@@ -171,9 +172,8 @@ def attachments(message: Message) -> tuple[list[Message], bool]:
         if part.is_multipart() or len(found) > MAX_ATTACHMENTS:
             continue
         disposition = part.get_content_disposition()
-        if disposition == "attachment":
-            found.append(part)
-        elif part.get_filename() and part.get("Content-ID") is None:
+        if disposition == "attachment" or (part.get_filename()
+                                           and part.get("Content-ID") is None):
             found.append(part)
     return found[:MAX_ATTACHMENTS], len(found) > MAX_ATTACHMENTS
 
@@ -240,8 +240,8 @@ def origin_of(message: Message, key: str) -> Origin:
     try:  # in UTC, as every time dms answers with; a date without a zone is taken as UTC
         parsed = email.utils.parsedate_to_datetime(_raw(message, "Date")[:200])
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=dt.timezone.utc)
-        sent_at = parsed.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            parsed = parsed.replace(tzinfo=dt.UTC)
+        sent_at = parsed.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     except (TypeError, ValueError, IndexError, OverflowError):
         pass
     return Origin(key, clean(decoded(_raw(message, "Subject"))),

@@ -37,9 +37,10 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 from dms import __version__
 from dms.files import modes, sealing
@@ -222,7 +223,7 @@ def create_backup(data_dir: Path, out: Path, password: str | None = None,
                             progress_stream)
         manifest: dict[str, Any] = {"format_version": FORMAT_VERSION, "app_version": __version__,
                     "schema_version": schema,
-                    "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                    "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                     "counts": counts, "tables": rows, "files": {}}
         options = {"encryption": pyzipper.WZ_AES} if password else {}
         # Owner-only before a byte is written, whatever the umask: it holds every user's papers

@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from dms.ops.backup import DATABASE, BackupError
 from dms.ops.backup._rowfiles import NOT_BACKED_UP, RowFileError, read_table
@@ -102,7 +103,7 @@ def _load(connection: sqlite3.Connection, work: Path, table: str, columns: list[
     count, batch = 0, list[list[Any]]()
     for row in _rows(work, table, columns):
         count += 1
-        for column, value, kind in zip(columns, row, wanted):
+        for column, value, kind in zip(columns, row, wanted, strict=True):
             if value is not None and kind is not None and (
                     not isinstance(value, kind) or isinstance(value, bool) and kind is str):
                 raise BackupError(f"The backup's table {table} cannot be restored: line "

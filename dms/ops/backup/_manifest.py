@@ -9,7 +9,8 @@ import json
 import re
 import stat
 import zipfile
-from typing import Any, Iterable, TypeGuard
+from collections.abc import Iterable
+from typing import Any, TypeGuard
 
 from dms.files.sealing import KEY_FILE
 from dms.ops.backup import DATABASE, FILE_MEMBER, FORMAT_VERSION, MANIFEST, BackupError

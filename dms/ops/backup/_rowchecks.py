@@ -13,20 +13,21 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
+from dms.db import events
 from dms.db.models import Node, OcrStatus
 from dms.domain.accounts import check_username
-from dms.domain.uploads import check_file_name
-from dms.db import events
 from dms.domain.rules import checks as rule_checks
-from dms.domain.turnpool import QUEUED, RUNNING, SUCCEEDED, FAILED
 from dms.domain.tags import check_name
 from dms.domain.tree import check_title
+from dms.domain.turnpool import FAILED, QUEUED, RUNNING, SUCCEEDED
+from dms.domain.uploads import check_file_name
 from dms.domain.webhooks import check_events, check_url
 from dms.errors import DomainError
-from dms.ops.backup import BackupError
 from dms.files.outbound import Policy
+from dms.ops.backup import BackupError
 from dms.text import username_key
 
 BATCH = 1000
@@ -100,7 +101,7 @@ def _users(execute: Callable[..., Any]) -> None:
         if key != folded:
             raise _refuse("user", user_id, "has a username_key that does not match its username")
         _moment("user", user_id, "date_joined", joined)
-        for column, value in zip(TEXT_COLUMNS["user"], texts):
+        for column, value in zip(TEXT_COLUMNS["user"], texts, strict=True):
             if not isinstance(value, str):
                 raise _refuse("user", user_id, f"has a {column} that is not text")
 
@@ -152,7 +153,7 @@ def _tags(execute: Callable[..., Any]) -> None:
             execute, f'SELECT id, name, created_at, {", ".join(TEXT_COLUMNS["tag"])} FROM tag'):
         _rule("tag", tag_id, "name", name, check_name)
         _moment("tag", tag_id, "created_at", created)
-        for column, value in zip(TEXT_COLUMNS["tag"], texts):
+        for column, value in zip(TEXT_COLUMNS["tag"], texts, strict=True):
             if not isinstance(value, str):
                 raise _refuse("tag", tag_id, f"has a {column} that is not text")
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import IO, Any, Callable, Generator
+from typing import IO, Any
 
 TABLE_MEMBER = re.compile(r"tables/([a-z_][a-z0-9_]{0,62})\.jsonl\Z")
 # Tables a backup leaves out: each engine's search keeps its own (rebuilt from the rows), SQLite's
@@ -64,7 +65,7 @@ def read_table(path: Path, name: str
                ) -> tuple[list[str], Generator[list[Any], None, None]]:
     """(the column names, the rows one by one) of a table file; RowFileError on anything a
     table file written by dms cannot hold."""
-    source = open(path, "rb")
+    source = open(path, "rb")  # noqa: SIM115 (closed on a refusal, or by the rows generator)
     header = _line(source, name, 1)
     if header is None or not isinstance(header, list) or not header or not all(
             isinstance(column, str) and re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", column)

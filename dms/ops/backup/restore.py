@@ -25,8 +25,9 @@ import sqlite3
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 from dms.files import modes
 from dms.files.sealing import KEY_FILE
@@ -34,8 +35,14 @@ from dms.files.store import CHUNK_SIZE, fsync_dir
 from dms.files.stored import stored_files
 from dms.ops.backup import DATABASE, FILE_MEMBER, BackupError, Progress
 from dms.ops.backup._loadrows import NEWER_DATABASE, load_tables
-from dms.ops.backup._manifest import (COUNTS, SQLITE_HEADER, check_manifest, check_members,
-                                      read_manifest, some_names)
+from dms.ops.backup._manifest import (
+    COUNTS,
+    SQLITE_HEADER,
+    check_manifest,
+    check_members,
+    read_manifest,
+    some_names,
+)
 
 
 def restore_backup(archive_path: Path, data_dir: Path, password: str | None = None,

@@ -36,9 +36,17 @@ from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
 from dms.files import modes
 from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX
 from dms.files.stored import stored_files
+from dms.ops.verify._queries import (
+    DANGLING,
+    DOCUMENT_ATTRIBUTES,
+    FAILED_WITHOUT_ERROR,
+    LATEST_VERSION,
+    PAGE_ROWS,
+    STUCK,
+    TRASH,
+    UNREAD,
+)
 from dms.ops.verify.tree import Execute, check_tree, repair_tree
-from dms.ops.verify._queries import (DANGLING, DOCUMENT_ATTRIBUTES, FAILED_WITHOUT_ERROR,
-                                     LATEST_VERSION, PAGE_ROWS, STUCK, TRASH, UNREAD)
 from dms.search import check as search_check
 from dms.text import ranges, runs_text, username_key
 
@@ -174,7 +182,7 @@ def _attribute_problems(execute: Execute) -> list[tuple[str, list[tuple[str, obj
         if version_id is None:
             expected = (None, 0, 0)
         differences = [(name, value, should) for name, value, should
-                       in zip(("file_name", "size", "page_count"), actual, expected)
+                       in zip(("file_name", "size", "page_count"), actual, expected, strict=True)
                        if value != should]
         found.append((document_id, differences))
     return found
@@ -254,7 +262,7 @@ def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = N
     With `files`, take the file checks from that earlier report instead of reading every file
     again (a repair changes no file). Files no version refers to are problems once older than
     `grace_seconds` (the sweep's)."""
-    now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    now = now or dt.datetime.now(dt.UTC).replace(tzinfo=None)
     report = Report(checked_at=now.isoformat(timespec="seconds") + "Z")
     if files is None:
         check_files(report, files_dir or data_dir / "files", grace_seconds)
@@ -314,7 +322,7 @@ def repair(report: Report) -> list[str]:
             execute(f"UPDATE node SET {back_to_processing} WHERE id = ?", (now, document_id))
             fixes.append(f"Document {document_id}: added the missing page rows "
                          f"{runs_text(missing)}; set back to received, to be processed again.")
-        for document_id, version_id in execute(UNREAD, ()).fetchall():
+        for document_id, _version_id in execute(UNREAD, ()).fetchall():
             execute(f"UPDATE node SET {back_to_processing} WHERE id = ?", (now, document_id))
             fixes.append(f"Document {document_id}: succeeded with unread pages; set back to "
                          f"received, to be processed again.")

@@ -16,8 +16,9 @@ is about to restore.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from dms.db.models import new_id
 

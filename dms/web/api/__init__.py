@@ -1,9 +1,28 @@
 """The REST API, one module per resource. Each module has a `routes` table; ROUTE_TABLES lists them
 in the order Bottle should try them (fixed paths like /users/me/ before /users/{id}/)."""
 
-from dms.web.api import (auth, documents, events, history, intake, legacy, mail, nodes, pageops,
-                         pages, preferences, rules, search, system, tags, tokens, trash, ui, users,
-                         webhooks)
+from dms.web.api import (
+                         auth,
+                         documents,
+                         events,
+                         history,
+                         intake,
+                         legacy,
+                         mail,
+                         nodes,
+                         pageops,
+                         pages,
+                         preferences,
+                         rules,
+                         search,
+                         system,
+                         tags,
+                         tokens,
+                         trash,
+                         ui,
+                         users,
+                         webhooks,
+)
 
 # legacy first: its exact `GET /api/documents` must win over the tolerant `/api/documents/`.
 ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, legacy.routes,

@@ -10,11 +10,27 @@ from dms.db.models import Node
 from dms.domain import archives, documents, listings, tags, trash, tree
 from dms.domain.mailaccounts import mail_of
 from dms.web.endpoints import Context, content_disposition, file_response
-from dms.web.jsonapi import (JSON, ApiError, RouteTable, created, format_datetime, invalid,
-                             no_content)
+from dms.web.jsonapi import (
+    JSON,
+    ApiError,
+    RouteTable,
+    created,
+    format_datetime,
+    invalid,
+    no_content,
+)
 from dms.web.openapi import Operation
-from dms.web.openapi.shapes import (BINARY, FILES, INTEGER, JSON_OR_VND, PAGE_QUERY, data_of,
-                                    list_of, obj, ref)
+from dms.web.openapi.shapes import (
+    BINARY,
+    FILES,
+    INTEGER,
+    JSON_OR_VND,
+    PAGE_QUERY,
+    data_of,
+    list_of,
+    obj,
+    ref,
+)
 
 routes = RouteTable()
 

@@ -5,8 +5,14 @@ from __future__ import annotations
 from dms.db.models import Token
 from dms.domain import credentials
 from dms.web.endpoints import ATTRIBUTES, Context
-from dms.web.jsonapi import (RouteTable, attributes_of, created, format_datetime, no_content,
-                             resource_data)
+from dms.web.jsonapi import (
+    RouteTable,
+    attributes_of,
+    created,
+    format_datetime,
+    no_content,
+    resource_data,
+)
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import JSON_OR_VND, PAGE_QUERY, data_of, list_of, ref
 

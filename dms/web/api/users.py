@@ -6,8 +6,16 @@ from __future__ import annotations
 from dms.db.models import User
 from dms.domain import accounts
 from dms.web.endpoints import ATTRIBUTES, Context
-from dms.web.jsonapi import (JSON, VND, ApiError, RouteTable, attributes_of, format_datetime,
-                             no_content, resource_data)
+from dms.web.jsonapi import (
+    JSON,
+    VND,
+    ApiError,
+    RouteTable,
+    attributes_of,
+    format_datetime,
+    no_content,
+    resource_data,
+)
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import JSON_OR_VND, PAGE_QUERY, STRING, data_of, list_of, obj, ref
 

@@ -9,8 +9,9 @@ shapes holds the building blocks."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from dms import __version__
 from dms.web.jsonapi import JSON, VND, Route

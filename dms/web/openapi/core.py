@@ -6,8 +6,16 @@ webhooks and the event stream have modules of their own here. The routes describ
 from __future__ import annotations
 
 from dms.db.models import OcrStatus
-from dms.web.openapi.shapes import (BOOLEAN, DATETIME, INTEGER, NULLABLE_STRING, STRING, UUID,
-                                    data_of, obj)
+from dms.web.openapi.shapes import (
+                                    BOOLEAN,
+                                    DATETIME,
+                                    INTEGER,
+                                    NULLABLE_STRING,
+                                    STRING,
+                                    UUID,
+                                    data_of,
+                                    obj,
+)
 
 FOLDER_REF = obj({"data": {"oneOf": [obj({"type": {"const": "folders"}, "id": UUID}),
                                       {"type": "null"}]}})

@@ -6,8 +6,18 @@ from __future__ import annotations
 from dms.domain.rules.checks import SOURCES
 from dms.domain.rules.matching import ALGORITHMS, FIELDS
 from dms.web.openapi.core import FOLDER_REF, NODE_ATTRIBUTES
-from dms.web.openapi.shapes import (BOOLEAN, DATETIME, INTEGER, NULLABLE_STRING, STRING, UUID,
-                                    data_of, list_of, obj, ref)
+from dms.web.openapi.shapes import (
+                                    BOOLEAN,
+                                    DATETIME,
+                                    INTEGER,
+                                    NULLABLE_STRING,
+                                    STRING,
+                                    UUID,
+                                    data_of,
+                                    list_of,
+                                    obj,
+                                    ref,
+)
 
 MATCH = obj({"field": {"enum": list(FIELDS)}, "algorithm": {"enum": list(ALGORITHMS)},
              "pattern": {"type": "string", "maxLength": 1000}, "case_sensitive": BOOLEAN},
