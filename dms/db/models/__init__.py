@@ -1,0 +1,32 @@
+"""The peewee models: the schema as the newest migration leaves it (dms/db/migrations/ creates
+it). This package's face is the names below; callers import them from `dms.db.models`."""
+
+from dms.db.models._activity import (
+    Event,
+    EventStream,
+    IntakeRefusal,
+    MailAccount,
+    Rule,
+    RulePending,
+    RuleRun,
+    SplitRun,
+    TrashEntry,
+    Webhook,
+)
+from dms.db.models._base import (
+    STORED_DATETIME,
+    BaseModel,
+    OcrStatus,
+    UTCDateTimeField,
+    columns_of,
+    from_row,
+    new_id,
+    title_sort_key,
+    utcnow,
+)
+from dms.db.models._papers import PAGE_SEPARATOR, DocumentVersion, Node, Page, Tag, Token, User
+
+__all__ = ["BaseModel", "DocumentVersion", "Event", "EventStream", "IntakeRefusal", "MailAccount",
+           "Node", "OcrStatus", "PAGE_SEPARATOR", "Page", "Rule", "RulePending", "RuleRun",
+           "STORED_DATETIME", "SplitRun", "Tag", "Token", "TrashEntry", "UTCDateTimeField",
+           "User", "Webhook", "columns_of", "from_row", "new_id", "title_sort_key", "utcnow"]
