@@ -11,11 +11,10 @@ import threading
 import pytest
 
 from dms.domain.rules import store
-from dms.errors import DomainError
 from tests.harness.client import NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.documents import make_folder, new_document
-from tests.harness.domaintier import new_user
+from tests.harness.domaintier import assert_refused, new_user
 from tests.harness.rules import add_rule, rule_body
 
 ATTRIBUTES = "/data/attributes/"
@@ -143,11 +142,7 @@ def test_invalid_rules_are_refused_and_nothing_is_created(services, config, attr
                                                           code, detail, field):
     """The fast tier (no server): the domain's refusal, its field (the pointer's tail) and code."""
     owner = new_user("alice")
-    before = snapshot(config)
-    with pytest.raises(DomainError) as refused:
-        store.create_rule(owner, attributes)
-    assert (refused.value.code, str(refused.value), refused.value.field) == (code, detail, field)
-    assert snapshot(config) == before
+    assert_refused(config, lambda: store.create_rule(owner, attributes), code, detail, field)
 
 
 def test_an_invalid_rule_is_answered_with_a_pointer_into_the_body(alice, config):

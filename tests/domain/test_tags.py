@@ -7,12 +7,11 @@ from __future__ import annotations
 import pytest
 
 from dms.domain import tags
-from dms.errors import DomainError
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.documents import make_folder, new_document, upload
-from tests.harness.domaintier import new_user
+from tests.harness.domaintier import assert_refused, new_user
 from tests.harness.processes import config_args
 from tests.harness.waiting import wait_indexed, wait_processed
 
@@ -78,11 +77,7 @@ def test_refused_tags_change_nothing(services, config, attributes, code, detail,
     """The fast tier (no server): the domain's refusal, its field and code."""
     owner = new_user("alice")
     tags.create_tag(owner, {"name": "paid"})
-    before = snapshot(config)
-    with pytest.raises(DomainError) as refused:
-        tags.create_tag(owner, attributes)
-    assert (refused.value.code, str(refused.value), refused.value.field) == (code, detail, field)
-    assert snapshot(config) == before
+    assert_refused(config, lambda: tags.create_tag(owner, attributes), code, detail, field)
 
 
 def test_a_refused_tag_is_answered_with_a_pointer(alice, config):

@@ -8,9 +8,9 @@ import re
 import pytest
 
 from dms.domain import accounts
-from dms.errors import Invalid
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
+from tests.harness.domaintier import assert_refused
 from tests.harness.users import ADMIN_PASSWORD, USER_PASSWORD
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z")
@@ -111,11 +111,7 @@ MIXED_SCRIPTS = ("A username may not mix letters of different scripts (such as L
 def test_creating_a_user_with_bad_attributes_changes_nothing(root, config, attributes, code,
                                                               detail, field):
     """The fast tier (no server): the domain's refusal, its field and code."""
-    before = snapshot(config)
-    with pytest.raises(Invalid) as refused:
-        accounts.create_user_by(root, attributes)
-    assert (refused.value.code, str(refused.value), refused.value.field) == (code, detail, field)
-    assert snapshot(config) == before
+    assert_refused(config, lambda: accounts.create_user_by(root, attributes), code, detail, field)
 
 
 def test_a_refused_user_is_answered_with_a_pointer_to_the_attribute(admin, config):

@@ -12,15 +12,19 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from dms.config import Config
 from dms.db.models import Node, User
 from dms.domain import accounts, tree
 from dms.domain.services import Services
+from dms.errors import DomainError
 from dms.runtime import Runtime, open_installation
+from tests.harness.database import snapshot
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -58,3 +62,14 @@ def new_user(username: str, password: str = "user-password-1", **attributes) -> 
 def home_id(user: User) -> str:
     """The id of `user`'s .home folder."""
     return tree.special_folder(user, Node.HOME).id
+
+
+def assert_refused(config: Config, call: Callable[[], object], code: str, detail: str,
+                   field: str | None) -> None:
+    """`call()` is refused with exactly this code, sentence and field (the pointer's tail through
+    the API), and the database is as it was."""
+    before = snapshot(config)
+    with pytest.raises(DomainError) as refused:
+        call()
+    assert (refused.value.code, str(refused.value), refused.value.field) == (code, detail, field)
+    assert snapshot(config) == before
