@@ -65,12 +65,10 @@ class BackgroundLoop:
         self.join(timeout)
 
     # -- for the round ----------------------------------------------------------------------------
-    def wait(self, seconds: float, keep_wake: bool = False) -> bool:
-        """Until woken or stopping, at most `seconds`; True if woken. The wake-up is used up,
-        unless `keep_wake` (the next `wait` then returns at once)."""
+    def wait(self, seconds: float) -> bool:
+        """Until woken or stopping, at most `seconds`; True if woken. The wake-up is used up."""
         woken = self._wake.wait(seconds)
-        if not keep_wake:
-            self._wake.clear()
+        self._wake.clear()
         return woken
 
     def rest(self, seconds: float) -> bool:

@@ -186,7 +186,9 @@ class Indexer:
             self._close()
             self._failing = True
             self.fresh.moved()  # waiting searches answer from the index as it is
-            self._loop.wait(self._delay, keep_wake=True)
+            # The whole back-off: a commit meanwhile does not cut it short (the changes wait in
+            # the outbox), or a busy server would have the indexer fail again and again at once.
+            self._loop.rest(self._delay)
             self._delay = min(self._delay * 2, RETRY_SECONDS_MAX)
             return
         self._loop.wait(POLL_SECONDS)
@@ -200,7 +202,7 @@ class Indexer:
                 log.warning("another dms process writes the search index of this data dir; "
                             "waiting for it")
                 self._waiting_for_lock = True
-            self._loop.wait(5, keep_wake=True)
+            self._loop.rest(5)  # commits cannot hurry another process' lock
             return
         self._waiting_for_lock = False
         if self.state == STARTING:

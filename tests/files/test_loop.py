@@ -70,14 +70,6 @@ def test_a_wake_up_ends_one_wait_and_is_used_up():
     assert loop.wait(0) is False  # used up
 
 
-def test_a_kept_wake_up_ends_the_next_wait_too():
-    loop = BackgroundLoop("test-keep", lambda: None)
-    loop.wake()
-    assert loop.wait(MINUTE, keep_wake=True) is True
-    assert loop.wait(MINUTE) is True
-    assert loop.wait(0) is False
-
-
 def test_a_wake_up_from_another_thread_ends_a_wait():
     loop = BackgroundLoop("test-other", lambda: None)
     waker = threading.Timer(0.01, loop.wake)
