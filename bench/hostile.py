@@ -147,7 +147,7 @@ def main() -> None:
             victims = [Victim(index, server.port, victim_user) for index in range(args.victims)]
             attacker = Attacker(server.port, attacker_user, args, consume_dir, victim_file,
                                 victim_user)
-            print("target (../shared/docs/targets.md): any request while a hostile file is "
+            print("target (docs/performance.md, Numbers): any request while a hostile file is "
                   "processed p99 <= 100 ms, server RSS <= 500 MiB; DMS_OCR_WORKERS=1")
 
             print(f"\n1. baseline: {args.victims} victims, {args.seconds:g} s, no attack")
