@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from dms.db.models import OcrStatus
 from dms.web.openapi.shapes import (
-                                    BOOLEAN,
-                                    DATETIME,
-                                    INTEGER,
-                                    NULLABLE_STRING,
-                                    STRING,
-                                    UUID,
-                                    data_of,
-                                    obj,
+    BOOLEAN,
+    DATETIME,
+    INTEGER,
+    NULLABLE_STRING,
+    STRING,
+    UUID,
+    data_of,
+    obj,
 )
 
 FOLDER_REF = obj({"data": {"oneOf": [obj({"type": {"const": "folders"}, "id": UUID}),

@@ -7,16 +7,16 @@ from dms.domain.rules.checks import SOURCES
 from dms.domain.rules.matching import ALGORITHMS, FIELDS
 from dms.web.openapi.core import FOLDER_REF, NODE_ATTRIBUTES
 from dms.web.openapi.shapes import (
-                                    BOOLEAN,
-                                    DATETIME,
-                                    INTEGER,
-                                    NULLABLE_STRING,
-                                    STRING,
-                                    UUID,
-                                    data_of,
-                                    list_of,
-                                    obj,
-                                    ref,
+    BOOLEAN,
+    DATETIME,
+    INTEGER,
+    NULLABLE_STRING,
+    STRING,
+    UUID,
+    data_of,
+    list_of,
+    obj,
+    ref,
 )
 
 MATCH = obj({"field": {"enum": list(FIELDS)}, "algorithm": {"enum": list(ALGORITHMS)},
