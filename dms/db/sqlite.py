@@ -15,8 +15,10 @@ PRAGMAS: dict[str, Any] = {
     "busy_timeout": 10_000,
     "journal_mode": "wal",
     "foreign_keys": 1,
-    # FULL: a commit that was acknowledged survives a power cut, not only a killed process.
-    "synchronous": "full",
+    # NORMAL: a COMMIT does not wait for the disk; write_transaction does, outside the write
+    # lock and together with the other writers (dms.db.groupsync), so that an acknowledged
+    # write survives a power cut, not only a killed process, as with FULL.
+    "synchronous": "normal",
     "temp_store": "memory",
 }
 

@@ -3,16 +3,17 @@ space set aside for writes that must work on a full disk.
 
 Concurrency rules (every module that writes follows them):
 - Every write runs inside `write_transaction(*scopes)`. SQLite: a process-wide FIFO lock, then
-  `BEGIN IMMEDIATE`. PostgreSQL (READ COMMITTED): a transaction that first takes one
-  transaction-scoped advisory lock per scope, in sorted order (so two writers never wait for each
-  other crosswise); every check-then-write names the scope its check reads (`USERS`, what one
-  user owns, one document), so two such writes of one scope run one after the other on every node.
-  On SQLite the scopes cost nothing: the one writer holds them all. Writers of this process queue
-  fairly in arrival order instead of meeting in SQLite's busy handler (which backs off in sleeps
-  and let the 16-writer p99 reach 1-2 s); the IMMEDIATE lock still serialises against other
-  processes (the CLI beside a running server), waiting up to busy_timeout. Reads inside the
-  transaction see the state the writes build on, so check-then-write sequences (a move's cycle
-  check, unique names, the last superuser) hold.
+  `BEGIN IMMEDIATE`; after the COMMIT the lock goes, and the write returns once an fsync shared with
+  the other writers made it durable (group commit, dms.db.groupsync). PostgreSQL (READ COMMITTED): a
+  transaction that first takes one transaction-scoped advisory lock per scope, in sorted order (so
+  two writers never wait for each other crosswise); every check-then-write names the scope its check
+  reads (`USERS`, what one user owns, one document), so two such writes of one scope run one after
+  the other on every node. On SQLite the scopes cost nothing: the one writer holds them all. Writers
+  of this process queue fairly in arrival order instead of meeting in SQLite's busy handler (which
+  backs off in sleeps and let the 16-writer p99 reach 1-2 s); the IMMEDIATE lock still serialises
+  against other processes (the CLI beside a running server), waiting up to busy_timeout. Reads
+  inside the transaction see the state the writes build on, so check-then-write sequences (a move's
+  cycle check, unique names, the last superuser) hold.
 - A write changes only the columns it means to: `UPDATE ... SET col = ?`, never `save()` of a row
   read earlier, which would write back stale values over a concurrent change.
 - A write that records events of a user's nodes holds that user's scope (`owner_scope`;
@@ -38,6 +39,7 @@ from peewee import DatabaseError, OperationalError
 
 from dms.db.engine import WRITE_WAIT_SECONDS, advisory_key, database, is_postgresql
 from dms.db.fifolock import FifoLock
+from dms.db.groupsync import GroupSync, group_sync
 from dms.errors import StorageFull, Unavailable
 
 log = logging.getLogger("dms.db")
@@ -113,7 +115,6 @@ def write_transaction(*scopes: str) -> Iterator[None]:
             yield
         return
     started = time.monotonic()
-    committed = False
     if not WRITE_LOCK.acquire(timeout=WRITE_WAIT_SECONDS):
         raise Unavailable("The server is busy writing; try again in a moment.")
     try:
@@ -122,7 +123,8 @@ def write_transaction(*scopes: str) -> Iterator[None]:
             log.info("a write waited %.1f s for its turn", waited)
         with database.atomic("IMMEDIATE"), _holding(scopes):
             yield
-        committed = True
+        journal = group_sync(database.obj.database + "-wal")
+        ticket = journal.ticket()  # before the lock goes: tickets in the order of commits
     except (sqlite3.OperationalError, OperationalError) as error:
         if is_disk_full(error):
             raise StorageFull() from None
@@ -132,9 +134,21 @@ def write_transaction(*scopes: str) -> Iterator[None]:
         raise
     finally:
         WRITE_LOCK.release()
-        if committed:
-            for callback in list(_after_commit):
-                callback()
+    _make_durable(journal, ticket)
+    for callback in list(_after_commit):
+        callback()
+
+
+def _make_durable(journal: GroupSync, ticket: int) -> None:
+    """Wait for the fsync that covers this commit (dms.db.groupsync), outside the write lock."""
+    try:
+        journal.wait(ticket)
+    except OSError as error:
+        log.error("the disk refused to sync the database's journal: %s", error)
+        if is_disk_full(error):
+            raise StorageFull() from None
+        raise Unavailable("The disk could not save the change for certain; check the "
+                          "server's disk and try again.") from None
 
 
 _transaction_depth = threading.local()
