@@ -1,8 +1,9 @@
 """Full-text search over titles and document text (api.md, "Search"), behind one narrow interface:
 
-- the engine (`engine(data_dir)`): `ready`, `status()`, `catch_up(owner_id, seconds)` (wait
-  until the engine holds the owner's changes committed so far), `searchable()` (something with
-  `search(owner_id, words, limit, tag_ids, tags_op)`), `start()`/`stop()`/`notify()`;
+- the engine (`engine(data_dir)`): `ready`, `status()`, `view(owner_id, seconds)` (something
+  with `search(owner_id, words, limit, tag_ids, tags_op)` that holds the owner's changes committed
+  so far, or None while it cannot search), `searchable()` (the same for everyone's, as it is),
+  `start()`/`stop()`/`notify()`;
 - `query(engine, user, text, ...)` (dms.search.service): what GET /search/ answers.
 
 On SQLite the engine is an embedded tantivy index in `<data-dir>/search/` (dms.search.index),

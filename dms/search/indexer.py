@@ -38,6 +38,7 @@ from dms.files.loop import BackgroundLoop
 from dms.search import outbox
 from dms.search.freshness import Freshness
 from dms.search.index import IndexUnusable, SearchIndex, Snapshot
+from dms.search.overlay import Overlaid, Overlays
 
 log = logging.getLogger("dms.search")
 
@@ -97,6 +98,7 @@ class Indexer:
         self._delay, self._disk_full = 1.0, False  # the back-off after a failed step
         self._waiting_for_lock = False
         self.fresh = Freshness()  # what the index holds of the outbox; searches waiting
+        self._overlays = Overlays()  # each owner's changes it lacks, for their searches
         self._failing = False  # the last step failed: the thread waits out its back-off
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -121,18 +123,24 @@ class Indexer:
     def ready(self) -> bool:
         return self.state == READY
 
-    def catch_up(self, owner_id: str, seconds: float) -> bool:
-        """Wait until the index holds every change to `owner_id`'s nodes committed before this
-        call, at most `seconds` (dms.search.freshness); True if it does. False at once while
-        the index is not ready (the search answers 503) or the writer is failing (it retries
-        on its own time)."""
-        if not self._going():
-            return False
-        target = self.fresh.missing(owner_id)
-        if target is None:
-            return True
-        # The wake-up: the row may be another process's (a worker's), not yet looked for.
-        return self.fresh.wait(owner_id, target, seconds, self._going, self._hurry)
+    def view(self, owner_id: str, seconds: float) -> Snapshot | Overlaid | None:
+        """What a search of `owner_id`'s looks at: the index's last commit, and laid over it the
+        owner's finished changes that it lacks (dms.search.overlay); where those are too many,
+        the commit after waiting until the index holds them, at most `seconds`
+        (dms.search.freshness). None while the index is not ready (the search answers 503);
+        while its writer fails (it retries on its own time), the commit as it is."""
+        if self._going():
+            target = self.fresh.missing(owner_id)
+            if target is None:
+                self._overlays.forget(owner_id)
+            else:
+                laid = self._overlays.laid(owner_id, self.fresh.holds(owner_id), target)
+                if laid is not None:
+                    base = self.searchable()  # after the mark was read: it holds at least that
+                    return None if base is None else Overlaid(base, *laid)
+                # The wake-up: the row may be another process's (a worker's), not yet seen.
+                self.fresh.wait(owner_id, target, seconds, self._going, self._hurry)
+        return self.searchable()
 
     def _hurry(self) -> None:
         """A search waits: look at the outbox now, gathering nothing."""

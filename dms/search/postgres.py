@@ -96,9 +96,9 @@ class PostgresSearch:
     def status(self) -> dict:
         return {"state": "ready", "engine": "postgresql", "pending_changes": 0}
 
-    def catch_up(self, owner_id: str, seconds: float) -> bool:
+    def view(self, owner_id: str, seconds: float) -> PostgresSearch:
         """Always caught up: each change writes its entry in its own transaction."""
-        return True
+        return self
 
     def searchable(self) -> PostgresSearch:
         return self

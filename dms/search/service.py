@@ -8,11 +8,13 @@ or another user's; text snippets only for the first SNIPPET_RESULTS results (the
 title highlighted when it matched), each made from at most the first 256 KiB of the document's
 text in SQLite. The whole search stops at its deadline (503) and as soon as its client is gone.
 
-"Done" means findable (docs/api.md, "Search"): a search first waits, at most CATCH_UP_SECONDS
-(within its deadline), until the index holds every change to the caller's nodes committed before it
-began (the engine's `catch_up`; dms.search.indexer applies them ahead of other users'), so a
-document whose status is `succeeded` is found by the next search. Other users' changes never make it
-wait. Past the wait the index is searched as it is: the lag above.
+"Done" means findable (docs/api.md, "Search"): a document whose status is `succeeded` is found by
+the next search. The engine's `view` gives what a search looks at: on tantivy, the index's last
+commit with the caller's few finished changes it lacks laid over it (dms.search.overlay), or, when
+they are many, the commit once the index holds every change to the caller's nodes committed before
+the search began — waiting at most CATCH_UP_SECONDS within its deadline (dms.search.indexer applies
+them ahead of other users'). Other users' changes never make it wait. Past the wait the index is
+searched as it is: the lag above.
 """
 
 from __future__ import annotations
@@ -73,8 +75,7 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
     if not words:
         return []
     deadline = time.monotonic() + timeout
-    indexer.catch_up(user.id, min(CATCH_UP_SECONDS, timeout))
-    index = indexer.searchable()
+    index = indexer.view(user.id, min(CATCH_UP_SECONDS, timeout))
     if index is None:
         raise Unavailable(not_ready(indexer))
 

@@ -1,7 +1,8 @@
-""""Done" means findable: a search waits, at most CATCH_UP_SECONDS, until the index holds the
-changes to the caller's nodes committed before it began, so a document whose status is `succeeded`
-is found by the next search — also when another process (a `dms worker`) finished it, and also
-behind another user's backlog; another user's pending changes never make a search wait; and past a
+""""Done" means findable: a document whose status is `succeeded` is found by the next search —
+from an index in memory laid over the index's last commit while the index lags (a few changes of
+the caller's), else after waiting, at most CATCH_UP_SECONDS, until the index holds the changes to
+the caller's nodes committed before the search began — also when another process (a `dms worker`)
+finished it, and also behind another user's backlog; another user's pending changes never make a search wait; and past a
 short wait only two searches of a user wait on (the waits themselves, without a server). PostgreSQL
 writes its search entries in each change's own transaction: tests/search/test_search.py covers
 it."""
@@ -119,6 +120,24 @@ def test_another_users_pending_changes_do_not_hold_a_search(asleep, alice, bob, 
     # Alice's search neither waited for Bob's change nor woke the indexer for it.
     assert pending(config) == [theirs]
     assert found(bob, "quokkafjord") == [theirs]
+
+
+def test_a_finished_document_is_found_at_once_while_the_index_lags(asleep, alice, config):
+    """The search neither waits for the index nor wakes it: the caller's finished document is
+    laid over the index's last commit from an index in memory (dms.search.overlay), its newest
+    state only, and ranked before the index's other matches."""
+    older = new_document(alice, "quokkafjord quokkafjord report")
+    document_id = new_document(alice, "Scan walrusbay")
+    wait_indexed(config)
+    finish_elsewhere(config, document_id, "Stadtwerke Abschlag quokkafjord")
+    execute_sql(config, "UPDATE node SET title = ?, title_sort = ? WHERE id = ?",
+                "Letter", "letter", document_id)
+    assert pending(config) == [document_id, document_id]
+
+    assert found(alice, "quokkafjord") == [document_id, older]
+    assert found(alice, "walrusbay") == []  # the index's commit holds its old title
+    assert found(alice, "letter") == [document_id]
+    assert pending(config) == [document_id, document_id]  # the index has not taken it
 
 
 def test_a_folder_or_a_document_still_being_read_does_not_hold_a_search(asleep, alice, config):
