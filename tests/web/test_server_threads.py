@@ -25,16 +25,22 @@ def test_sequential_requests_are_served_by_one_thread_of_eight(tiny):  # noqa: F
 
     server = tiny(app, threads=8)
     dispatcher = server.task_dispatcher
+
+    def all_waiting() -> None:
+        """Every thread waits on the condition (counted idle only once it does): the eight just
+        started, and after each answer the one that answered (on a busy machine it could still be
+        finishing, or a thread still starting, and another would rightly take the request)."""
+        deadline = time.monotonic() + 10
+        while dispatcher.active_count and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert dispatcher.active_count == 0
+
+    all_waiting()
     with connect(server.effective_port) as sock:
         for _ in range(40):
             sock.sendall(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
             assert read_response(sock)[0] == "HTTP/1.1 200 OK"
-            # The thread that answered waits again before the next request (on a busy machine
-            # it could still be finishing, and another would rightly take the request).
-            deadline = time.monotonic() + 10
-            while dispatcher.active_count and time.monotonic() < deadline:
-                time.sleep(0.001)
-            assert dispatcher.active_count == 0
+            all_waiting()
     # Round robin (Python's Condition) would have used all 8; the last waiter is woken first.
     assert len(names) == 40
     assert set(names) == {names[0]}, sorted(set(names))
