@@ -1,11 +1,11 @@
-""""Done" means findable: a document whose status is `succeeded` is found by the next search —
-from an index in memory laid over the index's last commit while the index lags (a few changes of
-the caller's), else after waiting, at most CATCH_UP_SECONDS, until the index holds the changes to
-the caller's nodes committed before the search began — also when another process (a `dms worker`)
-finished it, and also behind another user's backlog; another user's pending changes never make a search wait; and past a
-short wait only two searches of a user wait on (the waits themselves, without a server). PostgreSQL
-writes its search entries in each change's own transaction: tests/search/test_search.py covers
-it."""
+""""Done" means findable: a document whose status is `succeeded` is found by the next search — from
+an index in memory laid over the index's last commit while the index lags (a few changes of the
+caller's), else after waiting, at most CATCH_UP_SECONDS, until the index holds the changes to
+the caller's nodes committed before the search began — also when another process (a `dms
+worker`) finished it, and also behind another user's backlog; another user's pending changes
+never make a search wait; and past a short wait only two searches of a user wait on (the waits
+themselves, without a server). PostgreSQL writes its search entries in each change's own
+transaction: tests/search/test_search.py covers it."""
 
 from __future__ import annotations
 
