@@ -5,10 +5,13 @@ waitress on the socket instead (tests/README.md says which tests need that)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
+import socket
 
 import pytest
+import pytest_socket
 import requests
 
 from dms.config import Config
@@ -49,6 +52,19 @@ def pytest_collection_modifyitems(config, items):
     items[:] = keep
 
 
+@contextlib.contextmanager
+def sockets_allowed():
+    """The session's own servers start on loopback (a free port is found with a socket) whatever
+    the test that first needs them allows: pytest-socket blocks sockets test by test, and a
+    fast-tier test may come first. The blocking the test had is put back after."""
+    saved = socket.socket, socket.getaddrinfo, socket.gethostbyname
+    pytest_socket.enable_socket()
+    try:
+        yield
+    finally:
+        socket.socket, socket.getaddrinfo, socket.gethostbyname = saved
+
+
 @pytest.fixture(scope="session")
 def engine(pytestconfig) -> str:
     return pytestconfig.getoption("--engine")
@@ -60,7 +76,8 @@ def postgres(engine):
     if engine != "postgresql":
         yield None
         return
-    cluster = Cluster().start()
+    with sockets_allowed():
+        cluster = Cluster().start()
     try:
         cluster.make_template()
         yield cluster
@@ -150,6 +167,14 @@ def sqlite_template(engine, tmp_path_factory):
 def services(config, sqlite_template):
     """The domain's services on this test's own migrated database, without a server."""
     with domaintier.domain_services(config, sqlite_template) as services:
+        yield services
+
+
+@pytest.fixture
+def reading(config, sqlite_template):
+    """The fast tier with the queue's workers and the search indexer: uploads get read, searches
+    find them (still no server, no socket)."""
+    with domaintier.domain_services(config, sqlite_template, workers=True) as services:
         yield services
 
 

@@ -118,7 +118,7 @@ def create_token(user: User, expiry_hours: object, name: object,
     if isinstance(hours, bool) or not isinstance(hours, int) or not 1 <= hours <= MAX_TOKEN_HOURS:
         raise Invalid(f"expiry_hours must be a whole number of hours from 1 to {MAX_TOKEN_HOURS}.",
                       "expiry_hours")
-    name = name or ""
+    name = "" if name is None else name  # 0, false, [] are not text: refused below
     if not isinstance(name, str) or len(name) > MAX_TOKEN_NAME_LENGTH \
             or has_refused_characters(name):
         raise Invalid(f"name must be text of at most {MAX_TOKEN_NAME_LENGTH} characters, without "

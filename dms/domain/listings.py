@@ -83,7 +83,7 @@ def children(folder: Node, sort: str | None = None,
     with `only`, just those carrying the filter's tags."""
     order = DEFAULT_ORDER
     if sort:
-        columns = SORTS.get(sort.lstrip("-"))
+        columns = SORTS.get(sort[1:] if sort.startswith("-") else sort)
         if columns is None:
             raise Invalid(f"Cannot sort by {sort!r}; use one of {', '.join(SORTS)}, "
                           "optionally with a leading -.")

@@ -225,6 +225,7 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
     between them (A into B, B into A) are serialised, and the second one is refused."""
     node_ids = list(dict.fromkeys(node_ids))
     if not node_ids:
+        owned_node(user, target_id)  # nothing to move, but an unknown target is still unknown
         return []
     if len(node_ids) > MAX_MOVED_NODES:
         raise Invalid(f"At most {MAX_MOVED_NODES} nodes can be moved at once; move them in parts.",

@@ -1,23 +1,43 @@
 """Login, logout, token authentication and login throttling
-(api.md, "Authentication and tokens")."""
+(api.md, "Authentication and tokens").
+
+The rules (refused logins with their field, tokens refused once expired or their user inactive,
+revoking every token of a user, the throttle's window and known addresses) are tested on the fast
+tier, by the domain's functions (`services`, `root`); through the API, what a client sees: the
+login's answer, statuses, media types and pointers, the Authorization header, logout, and a
+throttled login's 429 with Retry-After. The throttle's counts by client address go through
+waitress' X-Forwarded-For handling on a real socket."""
 
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
 
-from dms.domain.credentials import LoginThrottle, address_key
+from dms.db.models import utcnow
+from dms.domain import accounts, credentials
+from dms.domain.credentials import LoginThrottle, address_key, max_failures
 from tests.harness.client import JSON, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
+from tests.harness.domaintier import assert_refused, new_user
 from tests.harness.users import ADMIN_PASSWORD, USER_PASSWORD
 
 LOGIN_FAILED = ("authentication_failed", "Unable to log in with provided credentials.")
 NO_CREDENTIALS = ("not_authenticated", "Authentication credentials were not provided.")
+# Where the fast tier's logins come from; there, the root's password is new_user's,
+# USER_PASSWORD.
+ADDRESS = "192.0.2.1"
 
 
 def login(anon, username, password, media=JSON):
     return anon.post("/api/auth/login/", {"username": username, "password": password}, media=media)
+
+
+def token_user(secret: str) -> str | None:
+    """The id of the user whose token this is, if a request with it is let in."""
+    token = credentials.find_token(secret, utcnow())
+    return token.user.id if token is not None else None
 
 
 def test_login_returns_a_token_and_null_expiry(anon):
@@ -35,31 +55,41 @@ def test_login_accepts_the_jsonapi_media_type_and_the_bare_path(anon):
     assert response.status_code == 200
 
 
-@pytest.mark.parametrize("username, password", [
-    ("admin", "wrong-password"), ("nobody", ADMIN_PASSWORD), ("ADMIN", ADMIN_PASSWORD)])
-def test_wrong_credentials_are_400_and_issue_no_token(anon, config, username, password):
+def test_wrong_credentials_are_refused_and_issue_no_token(root, services, config):
+    for username, password in [("admin", "wrong-password"), ("nobody", USER_PASSWORD),
+                               ("ADMIN", USER_PASSWORD)]:
+        assert_refused(config, partial(accounts.login, username, password, ADDRESS,
+                                       services.throttle), *LOGIN_FAILED, None)
+
+
+def test_missing_or_blank_login_fields_are_refused_with_their_field(root, services, config):
+    for body, code, detail, field in [
+        ({"password": "x"}, "required", "A username is required.", "username"),
+        ({"username": "admin"}, "required", "A password is required.", "password"),
+        ({"username": "", "password": "x"}, "blank", "A username may not be blank.", "username"),
+        ({"username": "admin", "password": ""}, "blank", "A password may not be blank.",
+         "password"),
+        ({"username": 7, "password": "x"}, "invalid", "A username must be text.", "username"),
+    ]:
+        assert_refused(config, partial(accounts.login, body.get("username"), body.get("password"),
+                                       ADDRESS, services.throttle), code, detail, field)
+
+
+def test_a_refused_login_is_400_with_a_pointer_and_issues_no_token(anon, config):
     before = snapshot(config)
-    assert_error(login(anon, username, password), 400, *LOGIN_FAILED, media=JSON)
+    assert_error(login(anon, "admin", "wrong-password"), 400, *LOGIN_FAILED, media=JSON)
+    assert_error(anon.post("/api/auth/login/", {"username": "admin"}, media=JSON), 400,
+                 "required", "A password is required.", "/password", media=JSON)
     assert snapshot(config) == before
 
 
-@pytest.mark.parametrize("body, code, detail, pointer", [
-    ({"password": "x"}, "required", "A username is required.", "/username"),
-    ({"username": "admin"}, "required", "A password is required.", "/password"),
-    ({"username": "", "password": "x"}, "blank", "A username may not be blank.", "/username"),
-    ({"username": "admin", "password": ""}, "blank", "A password may not be blank.", "/password"),
-    ({"username": 7, "password": "x"}, "invalid", "A username must be text.", "/username"),
-])
-def test_missing_or_blank_login_fields_point_at_the_field(anon, body, code, detail, pointer):
-    assert_error(anon.post("/api/auth/login/", body, media=JSON), 400, code, detail, pointer,
-                 media=JSON)
-
-
-def test_an_inactive_user_cannot_log_in_and_loses_token_access(admin, alice, anon):
-    body = {"data": {"type": "users", "attributes": {"is_active": False}}}
-    assert admin.patch(f"/api/users/{alice.user_id}/", body).status_code == 200
-    assert_error(login(anon, "alice", USER_PASSWORD), 400, *LOGIN_FAILED, media=JSON)
-    assert_error(alice.get("/api/users/me/"), 401, "authentication_failed", "Invalid token.")
+def test_an_inactive_user_cannot_log_in_and_loses_token_access(root, services, config):
+    alice = new_user("alice")
+    secret = accounts.login("alice", USER_PASSWORD, ADDRESS, services.throttle)
+    accounts.update_user_by(root, alice.id, {"is_active": False}, None)
+    assert_refused(config, lambda: accounts.login("alice", USER_PASSWORD, ADDRESS,
+                                                  services.throttle), *LOGIN_FAILED, None)
+    assert token_user(secret) is None
 
 
 def test_token_scheme_is_case_insensitive_and_other_schemes_are_refused(admin, anon):
@@ -77,32 +107,37 @@ def test_an_unknown_token_is_401_authentication_failed(anon):
     assert response.headers["WWW-Authenticate"] == "Token"
 
 
-def test_an_expired_token_is_refused(alice, config):
-    created = alice.post("/api/tokens/", {"data": {"type": "tokens",
-                                                   "attributes": {"expiry_hours": 1}}})
-    token = created.json()["data"]
+def test_an_expired_token_is_refused(services, config):
+    alice = new_user("alice")
+    _, other = credentials.issue_token(alice, expiry_hours=None, name="login")
+    token, secret = credentials.create_token(alice, 1, None, 1000)
+    assert token_user(secret) == alice.id
     execute_sql(config, "UPDATE token SET expiry = '2000-01-01 00:00:00.000000' "
-                                "WHERE token_key = ?", token["id"])
-    expired = alice.as_anonymous()
-    expired.token = token["attributes"]["token"]
-    assert_error(expired.get("/api/users/me/"), 401, "authentication_failed", "Invalid token.")
-    assert alice.get("/api/users/me/").status_code == 200
+                        "WHERE token_key = ?", token.token_key)
+    assert token_user(secret) is None
+    assert token_user(other) == alice.id
 
 
-def test_logout_revokes_only_the_calling_token(anon):
-    first, second = anon.login("admin", ADMIN_PASSWORD), anon.login("admin", ADMIN_PASSWORD)
+def test_logout_revokes_the_calling_token_and_logoutall_every_one(anon):
+    first, second, third = (anon.login("admin", ADMIN_PASSWORD) for _ in range(3))
     response = first.post("/api/auth/logout/")
     assert response.status_code == 204 and response.content == b""
     assert_error(first.get("/api/users/me/"), 401, "authentication_failed", "Invalid token.")
     assert second.get("/api/users/me/").status_code == 200
-
-
-def test_logoutall_revokes_every_token_of_the_user_only(anon, alice):
-    first, second = anon.login("admin", ADMIN_PASSWORD), anon.login("admin", ADMIN_PASSWORD)
-    assert first.post("/api/auth/logoutall/").status_code == 204
-    for client in (first, second):
+    response = second.post("/api/auth/logoutall/")
+    assert response.status_code == 204 and response.content == b""
+    for client in (second, third):
         assert_error(client.get("/api/users/me/"), 401, "authentication_failed", "Invalid token.")
-    assert alice.get("/api/users/me/").status_code == 200
+
+
+def test_logoutall_revokes_every_token_of_the_user_only(root, services):
+    alice = new_user("alice")
+    secrets = [accounts.login("admin", USER_PASSWORD, ADDRESS, services.throttle)
+               for _ in range(2)]
+    alices = accounts.login("alice", USER_PASSWORD, ADDRESS, services.throttle)
+    credentials.revoke_all(root)
+    assert [token_user(secret) for secret in secrets] == [None, None]
+    assert token_user(alices) == alice.id
 
 
 def test_logout_needs_a_token(anon):
@@ -110,7 +145,22 @@ def test_logout_needs_a_token(anon):
     assert_error(anon.post("/api/auth/logoutall/"), 401, *NO_CREDENTIALS, media=JSON)
 
 
-def test_repeated_failures_for_one_username_are_throttled(anon, config):
+def test_repeated_failures_for_one_username_are_throttled(root, services, config):
+    now = [1000.0]
+    throttle = LoginThrottle(clock=lambda: now[0], max_failures=max_failures(config))
+    for _ in range(LoginThrottle.MAX_FAILURES["addr+user"]):
+        assert_refused(config, lambda: accounts.login("admin", "wrong-password", ADDRESS,
+                                                      throttle), *LOGIN_FAILED, None)
+    # Even the right password is refused while the account is throttled, until the oldest
+    # failure leaves the window.
+    now[0] += 100
+    assert_refused(config, lambda: accounts.login("admin", USER_PASSWORD, ADDRESS, throttle),
+                   "throttled", "Too many failed logins. Try again in 200 seconds.", None)
+    now[0] += 200
+    assert token_user(accounts.login("admin", USER_PASSWORD, ADDRESS, throttle)) == root.id
+
+
+def test_a_throttled_login_is_429_with_retry_after(anon, config):
     for _ in range(LoginThrottle.MAX_FAILURES["addr+user"]):
         assert login(anon, "admin", "wrong-password").status_code == 400
     before = snapshot(config)
@@ -126,7 +176,7 @@ def test_repeated_failures_for_one_username_are_throttled(anon, config):
     assert snapshot(config) == before
 
 
-def test_throttle_window_slides_and_success_resets(server):
+def test_throttle_window_slides_and_success_resets(services):
     now = [1000.0]
     throttle = LoginThrottle(clock=lambda: now[0])
     keys = [("addr+user", "10.0.0.9", "admin")]
@@ -282,25 +332,25 @@ def test_an_ipv6_guesser_cycling_addresses_in_one_64_is_stopped(anon, alice):
     assert login_from(anon, "203.0.113.50", "alice", USER_PASSWORD).status_code == 429
 
 
-def test_known_addresses_are_bounded_and_forgotten(server, config, admin, alice, bob):
-    execute_sql(config, "DELETE FROM login_address")  # the fixtures' logins
+def test_known_addresses_are_bounded_and_forgotten(root, services, config):
+    alice, bob = new_user("alice"), new_user("bob")
     now = [1000.0]
     throttle = LoginThrottle(clock=lambda: now[0])
     for number in range(LoginThrottle.KNOWN_ADDRESSES + 1):
-        throttle.remember(alice.user_id, f"10.0.0.{number}")
+        throttle.remember(alice.id, f"10.0.0.{number}")
         now[0] += 1
     # The least recently used one went.
-    assert [throttle.is_known(alice.user_id, f"10.0.0.{number}")
+    assert [throttle.is_known(alice.id, f"10.0.0.{number}")
             for number in range(LoginThrottle.KNOWN_ADDRESSES + 1)] == \
         [False] + [True] * LoginThrottle.KNOWN_ADDRESSES
-    assert len(known_address_rows(config, alice.user_id)) == LoginThrottle.KNOWN_ADDRESSES
-    assert not throttle.is_known(bob.user_id, "10.0.0.1")  # known to alice, not to bob
-    throttle.remember(alice.user_id, "10.0.0.1")  # used again: its time starts over
+    assert len(known_address_rows(config, alice.id)) == LoginThrottle.KNOWN_ADDRESSES
+    assert not throttle.is_known(bob.id, "10.0.0.1")  # known to alice, not to bob
+    throttle.remember(alice.id, "10.0.0.1")  # used again: its time starts over
     now[0] += LoginThrottle.KNOWN_ADDRESS_SECONDS - 0.5
-    assert throttle.is_known(alice.user_id, "10.0.0.1")
-    assert not throttle.is_known(alice.user_id, "10.0.0.2")  # stale: forgotten
-    throttle.remember(alice.user_id, "10.0.0.99")  # and the stale rows go
-    assert len(known_address_rows(config, alice.user_id)) == 2
+    assert throttle.is_known(alice.id, "10.0.0.1")
+    assert not throttle.is_known(alice.id, "10.0.0.2")  # stale: forgotten
+    throttle.remember(alice.id, "10.0.0.99")  # and the stale rows go
+    assert len(known_address_rows(config, alice.id)) == 2
     # A deleted user's addresses go with them.
-    assert admin.delete(f"/api/users/{alice.user_id}/").status_code == 204
-    assert known_address_rows(config, alice.user_id) == []
+    accounts.delete_user_by(services, root, alice.id)
+    assert known_address_rows(config, alice.id) == []

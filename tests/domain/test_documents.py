@@ -1,5 +1,10 @@
-"""Uploads, versions and downloads of documents' files
-(api.md, "Uploads, versions and downloads")."""
+"""Uploads, versions and downloads of documents' files (api.md, "Uploads, versions and
+downloads"). Through the API what a client sees: an upload's answer and its download's headers,
+refusals that depend on the request (the Content-Disposition header, names in the URL's
+percent-encoding), the size limit enforced while waitress reads the body, names offered on
+download, Range requests, another user's and anonymous requests. On the fast tier (the domain's
+functions, no server): every accepted type stored byte for byte by version id (and read, with the
+queue's workers), versions, every refused file leaving nothing, and deleting for good."""
 
 from __future__ import annotations
 
@@ -7,14 +12,27 @@ import hashlib
 
 import pytest
 
+from dms.db.models import Node
+from dms.domain import accounts, documents, listings, trash
 from tests.harness import samples
 from tests.harness.client import NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document, stored_files, temporary_files, upload
+from tests.harness.domaintier import (
+    assert_refused,
+    home_id,
+    new_folder,
+    new_user,
+    upload_file,
+    wait_read,
+)
+from tests.harness.domaintier import new_document as create_document
 from tests.harness.waiting import wait_processed
 
 BAD_FILE_NAME = ("A file name may not be . or .. nor contain /, \\, control characters or "
                  "invisible formatting characters such as right-to-left overrides.")
+UNSUPPORTED = ("This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text "
+               "file.")
 SAMPLES = {
     "letter.pdf": (lambda: samples.pdf(["Dear customer", "Page two", "Page three"]),
                    "application/pdf", 3),
@@ -25,8 +43,13 @@ SAMPLES = {
 }
 
 
-@pytest.mark.parametrize("name", SAMPLES)
-def test_every_accepted_type_round_trips_byte_identical(alice, config, name):
+
+# -- through the API ------------------------------------------------------------------------------
+
+def test_an_upload_answers_the_whole_document_and_downloads_byte_identical(alice, config):
+    """One type through the API (the fast tier has every type): the answer, the version's
+    resource, the downloads' headers."""
+    name = "notes.txt"
     make, mime, pages = SAMPLES[name]
     data = make()
     document_id = new_document(alice)
@@ -59,51 +82,20 @@ def test_every_accepted_type_round_trips_byte_identical(alice, config, name):
     assert temporary_files(config) == []
 
 
-def test_each_upload_adds_a_version_and_the_document_shows_the_latest(alice):
-    document_id = new_document(alice)
-    first, second = samples.pdf(["one"]), samples.pdf(["one", "two"])
-    assert upload(alice, document_id, "v1.pdf", first).status_code == 201
-    response = upload(alice, document_id, "v2.pdf", second)
-    attributes = response.json()["data"]["attributes"]
-    assert [(v["number"], v["file_name"], v["page_count"]) for v in attributes["versions"]] == \
-           [(1, "v1.pdf", 1), (2, "v2.pdf", 2)]
-    assert (attributes["file_name"], attributes["size"], attributes["page_count"]) == \
-           ("v2.pdf", len(second), 2)
-    assert alice.get(f"/api/documents/{document_id}/download/").content == second
-    old = attributes["versions"][0]["download_url"]
-    assert alice.get(old).content == first
-    listed = alice.get(f"/api/nodes/{alice.home_id}/").json()["data"][0]["attributes"]
-    assert (listed["file_name"], listed["size"], listed["page_count"]) == ("v2.pdf", len(second), 2)
-
-
 @pytest.mark.parametrize("name, data, disposition, status, code, detail", [
-    ("x.pdf", b"", True, 400, "invalid", "The file is empty."),
-    ("x.zip", b"PK\x03\x04" + b"\x00" * 40, True, 415, "unsupported_media_type",
-     "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file."),
-    ("x.exe", b"MZ\x90\x00\x03\x00\x00\x00", True, 415, "unsupported_media_type",
-     "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file."),
-    ("x.pdf", b"%PDF-1.4\nthis is not really a pdf", True, 400, "invalid",
-     "The PDF is corrupt and cannot be read."),
-    ("x.pdf", samples.pdf(["secret"], encrypt=True), True, 400, "invalid",
-     "The PDF is encrypted with a password; upload it without the password protection."),
-    ("x.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 50, True, 400, "invalid",
-     "The PNG image is corrupt and cannot be read."),
+    ("x.zip", b"PK\x03\x04" + b"\x00" * 40, True, 415, "unsupported_media_type", UNSUPPORTED),
     ("x.pdf", samples.pdf(["fine"]), False, 400, "parse_error",
      "The Content-Disposition header is required, e.g. "
      "`Content-Disposition: attachment; filename=scan.pdf`."),
-    ("%2E%2E", samples.pdf(["fine"]), True, 400, "invalid",
-     BAD_FILE_NAME),
-    ("a\\b.pdf", samples.pdf(["fine"]), True, 400, "invalid",
-     BAD_FILE_NAME),
-    ("a%00b.pdf", samples.pdf(["fine"]), True, 400, "invalid",
-     BAD_FILE_NAME),
+    # Names in the URL's percent-encoding: what is checked is the name they decode to.
+    ("%2E%2E", samples.pdf(["fine"]), True, 400, "invalid", BAD_FILE_NAME),
+    ("a%00b.pdf", samples.pdf(["fine"]), True, 400, "invalid", BAD_FILE_NAME),
     ("invoice%E2%80%AEfdp.exe", samples.pdf(["fine"]), True, 400, "invalid", BAD_FILE_NAME),
-    ("x" * 256, samples.pdf(["fine"]), True, 400, "invalid",
-     "A file name has at most 255 characters."),
 ])
-def test_refused_uploads_leave_nothing_and_a_good_one_still_works(alice, config, name, data,
-                                                                   disposition, status, code,
-                                                                   detail):
+def test_refused_uploads_are_answered_and_leave_nothing(alice, config, name, data, disposition,
+                                                        status, code, detail):
+    """Refusals through the API: the status of each kind, the header only the API reads, names as
+    a URL carries them (the fast tier has every refused file and name)."""
     document_id = new_document(alice)
     before = snapshot(config)
     assert_error(upload(alice, document_id, name, data, disposition), status, code, detail)
@@ -198,31 +190,108 @@ def test_another_users_document_is_not_found_for_upload_and_download(alice, bob,
     assert snapshot(config) == before and stored_files(config) == files
 
 
-def test_deleting_for_good_removes_the_files_of_every_document_below(alice, config):
-    folder = alice.post("/api/nodes/", {"data": {"type": "folders", "attributes": {"title": "F"},
-                                                 "relationships": {"parent": {"data": {
-                                                     "type": "folders", "id": alice.home_id}}}}})
-    folder_id = folder.json()["data"]["id"]
+# -- the fast tier: the domain's functions on the test's own database, no server -----------------
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_every_accepted_type_is_stored_byte_identical_by_version_id(reading, config, name):
+    services, alice = reading, new_user("alice")
+    make, mime, pages = SAMPLES[name]
+    data = make()
+    document_id = create_document(services, alice, "doc", home_id(alice))
+    document = upload_file(services, alice, document_id, name, data)
+    assert (document.file_name, document.size, document.page_count, document.ocr_status) == \
+        (name, len(data), pages, "received")
+    [version] = documents.versions(document_id)
+    assert (version.number, version.file_name, version.size, version.page_count, version.lang,
+            version.mime_type, version.short_description) == \
+        (1, name, len(data), pages, "eng", mime, "")
+    page_ids = documents.page_ids([version.id])[version.id]
+    assert len(page_ids) == len(set(page_ids)) == pages
+    latest = documents.latest_file(alice, document_id)
+    stored = services.store.path(latest.id)
+    assert hashlib.sha256(stored.read_bytes()).hexdigest() == hashlib.sha256(data).hexdigest()
+    assert latest.sha256 == hashlib.sha256(data).hexdigest()
+    # processing works in a temporary directory of its own
+    assert wait_read(document_id)[-1] == "succeeded"
+    assert temporary_files(config) == []
+    # Stored by version id, never by the client's name (beside it, a searchable PDF if Tesseract
+    # read it).
+    version = documents.owned_version(alice, version.id)
+    searchable = [services.store.searchable_path(version.id)] if version.searchable_size else []
+    assert stored_files(config) == sorted(
+        [config.data_dir / "files" / version.id[:2] / version.id, *searchable])
+
+
+def test_each_upload_adds_a_version_and_the_document_shows_the_latest(services):
+    alice = new_user("alice")
+    document_id = create_document(services, alice, "doc", home_id(alice))
+    first, second = samples.pdf(["one"]), samples.pdf(["one", "two"])
+    upload_file(services, alice, document_id, "v1.pdf", first)
+    document = upload_file(services, alice, document_id, "v2.pdf", second)
+    versions = documents.versions(document_id)
+    assert [(v.number, v.file_name, v.page_count) for v in versions] == \
+           [(1, "v1.pdf", 1), (2, "v2.pdf", 2)]
+    assert (document.file_name, document.size, document.page_count) == ("v2.pdf", len(second), 2)
+    latest = documents.latest_file(alice, document_id)
+    assert latest.id == versions[1].id
+    assert services.store.path(latest.id).read_bytes() == second
+    old = documents.owned_version(alice, versions[0].id)
+    assert services.store.path(old.id).read_bytes() == first
+    [listed] = listings.listing(alice, home_id(alice))[1].fetch(0, 100)
+    assert (listed.file_name, listed.size, listed.page_count) == ("v2.pdf", len(second), 2)
+
+
+@pytest.mark.parametrize("name, data, code, detail", [
+    ("x.pdf", b"", "invalid", "The file is empty."),
+    ("x.zip", b"PK\x03\x04" + b"\x00" * 40, "unsupported_media_type", UNSUPPORTED),
+    ("x.exe", b"MZ\x90\x00\x03\x00\x00\x00", "unsupported_media_type", UNSUPPORTED),
+    ("x.pdf", b"%PDF-1.4\nthis is not really a pdf", "invalid",
+     "The PDF is corrupt and cannot be read."),
+    ("x.pdf", samples.pdf(["secret"], encrypt=True), "invalid",
+     "The PDF is encrypted with a password; upload it without the password protection."),
+    ("x.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 50, "invalid",
+     "The PNG image is corrupt and cannot be read."),
+    ("..", samples.pdf(["fine"]), "invalid", BAD_FILE_NAME),
+    ("a\\b.pdf", samples.pdf(["fine"]), "invalid", BAD_FILE_NAME),
+    ("a\x00b.pdf", samples.pdf(["fine"]), "invalid", BAD_FILE_NAME),
+    ("invoice\u202efdp.exe", samples.pdf(["fine"]), "invalid", BAD_FILE_NAME),
+    ("x" * 256, samples.pdf(["fine"]), "invalid", "A file name has at most 255 characters."),
+])
+def test_refused_uploads_leave_nothing_and_a_good_one_still_works(services, config, name, data,
+                                                                   code, detail):
+    alice = new_user("alice")
+    document_id = create_document(services, alice, "doc", home_id(alice))
+    assert_refused(config, lambda: upload_file(services, alice, document_id, name, data), code,
+                   detail, None)
+    assert stored_files(config) == [] and temporary_files(config) == []
+    good = samples.pdf(["good"])
+    upload_file(services, alice, document_id, "good.pdf", good)
+    assert services.store.path(documents.latest_file(alice, document_id).id).read_bytes() == good
+
+
+def test_deleting_for_good_removes_the_files_of_every_document_below(services, config):
+    alice = new_user("alice")
+    folder_id = new_folder(services, alice, "F", home_id(alice))
     for index in range(3):
-        upload(alice, new_document(alice, f"d{index}", folder_id), "x.pdf",
-               samples.pdf([str(index)]))
-    kept = new_document(alice, "kept")
-    upload(alice, kept, "kept.pdf", samples.pdf(["kept"]))
+        upload_file(services, alice, create_document(services, alice, f"d{index}", folder_id),
+                    "x.pdf", samples.pdf([str(index)]))
+    kept = create_document(services, alice, "kept", home_id(alice))
+    upload_file(services, alice, kept, "kept.pdf", samples.pdf(["kept"]))
     assert len(stored_files(config)) == 4
-    assert alice.delete(f"/api/nodes/{folder_id}/").status_code == 204
+    trash.delete(services, alice, folder_id)
     assert len(stored_files(config)) == 4  # in the trash, files and all
-    assert alice.delete(f"/api/trash/{folder_id}/").status_code == 204
-    remaining = stored_files(config)
-    version_id = alice.get(
-        f"/api/documents/{kept}/").json()["data"]["attributes"]["versions"][0]["id"]
-    assert [p.name for p in remaining] == [version_id]
-    assert alice.delete(f"/api/documents/{kept}/").status_code == 204
-    assert alice.delete("/api/trash/").status_code == 204
+    trash.purge(services, alice, folder_id)
+    [version] = documents.versions(kept)
+    assert [p.name for p in stored_files(config)] == [version.id]
+    trash.delete(services, alice, kept, Node.DOCUMENT)
+    assert trash.empty(services, alice) == 1
     assert stored_files(config) == []
 
 
-def test_deleting_a_user_removes_their_files(admin, alice, config):
-    upload(alice, new_document(alice), "x.pdf", samples.pdf(["x"]))
+def test_deleting_a_user_removes_their_files(services, config, root):
+    alice = new_user("alice")
+    upload_file(services, alice, create_document(services, alice, "doc", home_id(alice)), "x.pdf",
+                samples.pdf(["x"]))
     assert len(stored_files(config)) == 1
-    assert admin.delete(f"/api/users/{alice.user_id}/").status_code == 204
+    accounts.delete_user_by(services, root, alice.id)
     assert stored_files(config) == []

@@ -1,9 +1,10 @@
-"""Page operations across documents (docs/api.md, "Page operations"), through the API: pages moved
-into another document (at a position, or replacing its pages), pages extracted into a folder as new
-documents (one, or one per page, titled by title_format or by id), two documents merged; a document
-left without pages, a merge's source go to the trash and come back from it; search follows the moved
-text; the history of each document says what happened; refusals change nothing; another user's pages
-and targets are unknown."""
+"""Page operations across documents (docs/api.md, "Page operations"): pages moved into another
+document (at a position, or replacing its pages), pages extracted into a folder as new documents
+(one, or one per page, titled by title_format or by id), two documents merged; a document left
+without pages, a merge's source go to the trash and come back from it; search follows the moved
+text; the history of each document says what happened; refusals change nothing. These on the fast
+tier: the domain's functions with the queue's workers, no server. Through the API: the answers
+(204, a refused body's pointer), another user's pages and targets are unknown."""
 
 from __future__ import annotations
 
@@ -11,195 +12,206 @@ import re
 
 import pytest
 
+from dms.domain import documents, history, listings, tags, trash, tree
+from dms.domain.pages import operations
+from dms.errors import NotFound
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import make_folder, new_document, upload
+from tests.harness.domaintier import (
+    assert_refused,
+    events_of,
+    home_id,
+    latest_file,
+    new_folder,
+    new_user,
+    page_ids,
+    read_document,
+    search_titles,
+    stored_file,
+)
+from tests.harness.domaintier import new_document as new_domain_document
 from tests.harness.pdfops import page_texts
 from tests.harness.waiting import wait_indexed, wait_processed
 
 
-def letter(client, title: str, words: list[str]) -> tuple[str, list[str]]:
+def letter(services, user, title: str, words: list[str]) -> tuple[str, list[str]]:
     """A processed PDF with one page per word: (its id, its page ids)."""
-    document_id = new_document(client, title)
     data = samples.pdf([f"Page {word} of {title}" for word in words])
-    assert upload(client, document_id, title, data).status_code == 201
-    assert wait_processed(client, document_id)[-1] == "succeeded"
-    return document_id, pages_of(client, document_id)
+    document_id = read_document(services, user, title, title, data)
+    return document_id, page_ids(document_id)
 
 
-def attributes(client, document_id) -> dict:
-    return client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]
+def words(services, document_id) -> list[str]:
+    return [text.split()[1] for text in page_texts(latest_file(services, document_id))]
 
 
-def pages_of(client, document_id) -> list[str]:
-    return [page["id"] for page in attributes(client, document_id)["versions"][-1]["pages"]]
+def descriptions(document_id) -> list[str]:
+    return [version.short_description for version in documents.versions(document_id)]
 
 
-def words(client, document_id) -> list[str]:
-    data = client.get(f"/api/documents/{document_id}/download/").content
-    return [text.split()[1] for text in page_texts(data)]
+def children(user, folder_id) -> dict[str, str]:
+    _, listing = listings.listing(user, folder_id)
+    return {node.title: node.id for node in listing.fetch(0, 100)}
 
 
-def children(client, folder_id) -> dict[str, str]:
-    listing = client.get(f"/api/nodes/{folder_id}/?page[size]=100").json()["data"]
-    return {node["attributes"]["title"]: node["id"] for node in listing}
+def trashed(user) -> dict[str, str]:
+    return {node.title: node.id for node, _ in trash.trashed(user).fetch(0, 100)}
 
 
-def search(client, config, text) -> list[str]:
-    wait_indexed(config)
-    return sorted(hit["title"] for hit in client.get("/api/search/", params={"q": text}).json())
-
-
-def actions(client, node_id) -> list[tuple[str, dict]]:
-    events = client.get(f"/api/nodes/{node_id}/history/").json()["data"]
-    return [(event["attributes"]["action"], event["attributes"]["details"]) for event in events]
-
-
-def test_pages_move_into_another_document_at_a_position(alice, config):
-    source, source_pages = letter(alice, "a.pdf", ["alpha", "bravo", "charlie"])
-    target, _ = letter(alice, "b.pdf", ["one", "two"])
-    body = {"pages": [source_pages[2], source_pages[0]], "dst": target, "position": 1}
-    assert alice.post("/api/pages/move-to-document/", body, media=JSON).status_code == 204
-    assert words(alice, target) == ["one", "charlie", "alpha", "two"]
-    assert words(alice, source) == ["bravo"]
-    assert [v["short_description"] for v in attributes(alice, target)["versions"]] == \
-        ["", "2 page(s) moved from a.pdf"]
-    assert attributes(alice, source)["versions"][-1]["short_description"] == \
-        "2 page(s) moved to b.pdf"
-    assert search(alice, config, "charlie") == ["b.pdf"]
-    assert actions(alice, target)[0] == ("pages_changed", {
+def test_pages_move_into_another_document_at_a_position(reading):
+    alice = new_user("alice")
+    source, source_pages = letter(reading, alice, "a.pdf", ["alpha", "bravo", "charlie"])
+    target, _ = letter(reading, alice, "b.pdf", ["one", "two"])
+    operations.move_to_document(reading, alice, [source_pages[2], source_pages[0]], target, 1,
+                                False)
+    assert words(reading, target) == ["one", "charlie", "alpha", "two"]
+    assert words(reading, source) == ["bravo"]
+    assert descriptions(target) == ["", "2 page(s) moved from a.pdf"]
+    assert descriptions(source)[-1] == "2 page(s) moved to b.pdf"
+    assert search_titles(reading, alice, "charlie") == ["b.pdf"]
+    assert events_of(alice, target)[-1] == ("pages_changed", {
         "version": 2, "description": "2 page(s) moved from a.pdf", "pages": 4})
-    # At the end (position -1, the default), from two documents at once.
-    other, other_pages = letter(alice, "c.pdf", ["xray"])
-    body = {"pages": [other_pages[0], pages_of(alice, source)[0]], "dst": target}
-    assert alice.post("/api/pages/move-to-document/", body, media=JSON).status_code == 204
-    assert words(alice, target) == ["one", "charlie", "alpha", "two", "xray", "bravo"]
+    # At the end (position -1, the route's default), from two documents at once.
+    other, other_pages = letter(reading, alice, "c.pdf", ["xray"])
+    operations.move_to_document(reading, alice, [other_pages[0], page_ids(source)[0]], target,
+                                -1, False)
+    assert words(reading, target) == ["one", "charlie", "alpha", "two", "xray", "bravo"]
     # Both sources were left without pages: they are in the trash, and come back from it.
-    trash = {node["attributes"]["title"]: node["id"] for node in
-             alice.get("/api/trash/").json()["data"]}
-    assert sorted(trash) == ["a.pdf", "c.pdf"]
-    assert alice.get(f"/api/documents/{source}/").status_code == 404
-    assert alice.post(f"/api/trash/{source}/restore/").status_code == 200
-    assert words(alice, source) == ["bravo"]
-    assert actions(alice, source)[1][0] == "deleted"
+    assert sorted(trashed(alice)) == ["a.pdf", "c.pdf"]
+    with pytest.raises(NotFound):
+        tree.owned_node(alice, source)
+    trash.restore(reading, alice, source)
+    assert words(reading, source) == ["bravo"]
+    assert events_of(alice, source)[-2][0] == "deleted"
 
 
-def test_merge_true_replaces_the_target_pages(alice):
-    source, source_pages = letter(alice, "a.pdf", ["alpha", "bravo"])
-    target, _ = letter(alice, "b.pdf", ["one", "two"])
-    body = {"pages": [source_pages[1]], "dst": target, "merge": True}
-    assert alice.post("/api/pages/move-to-document/", body, media=JSON).status_code == 204
-    assert words(alice, target) == ["bravo"]
-    assert words(alice, source) == ["alpha"]
-    target_versions = attributes(alice, target)["versions"]
-    assert target_versions[-1]["short_description"] == "pages replaced by 1 page(s) from a.pdf"
-    old = alice.get(f"/api/document-versions/{target_versions[0]['id']}/download/").content
+def test_merge_true_replaces_the_target_pages(reading):
+    alice = new_user("alice")
+    source, source_pages = letter(reading, alice, "a.pdf", ["alpha", "bravo"])
+    target, _ = letter(reading, alice, "b.pdf", ["one", "two"])
+    operations.move_to_document(reading, alice, [source_pages[1]], target, -1, True)
+    assert words(reading, target) == ["bravo"]
+    assert words(reading, source) == ["alpha"]
+    assert descriptions(target)[-1] == "pages replaced by 1 page(s) from a.pdf"
+    old = stored_file(reading, documents.versions(target)[0].id)
     assert [text.split()[1] for text in page_texts(old)] == ["one", "two"]
 
 
-def test_pages_become_a_new_document_in_a_folder(alice, config):
-    source, source_pages = letter(alice, "batch.pdf", ["alpha", "bravo", "charlie", "delta"])
-    folder = make_folder(alice, "Extracted", alice.home_id)
-    body = {"pages": [source_pages[1], source_pages[2]], "dst": folder,
-            "title_format": "Invoice"}
-    assert alice.post("/api/pages/move-to-folder/", body, media=JSON).status_code == 204
+def test_pages_become_a_new_document_in_a_folder(reading):
+    alice = new_user("alice")
+    source, source_pages = letter(reading, alice, "batch.pdf",
+                                  ["alpha", "bravo", "charlie", "delta"])
+    folder = new_folder(reading, alice, "Extracted", home_id(alice))
+    operations.move_to_folder(reading, alice, [source_pages[1], source_pages[2]], folder, False,
+                              "Invoice")
     made = children(alice, folder)
     assert list(made) == ["Invoice.pdf"]
-    assert words(alice, made["Invoice.pdf"]) == ["bravo", "charlie"]
-    assert words(alice, source) == ["alpha", "delta"]
-    new = attributes(alice, made["Invoice.pdf"])
-    assert (new["ocr_status"], new["file_name"], new["page_count"],
-            [v["short_description"] for v in new["versions"]]) == \
+    assert words(reading, made["Invoice.pdf"]) == ["bravo", "charlie"]
+    assert words(reading, source) == ["alpha", "delta"]
+    new = tree.owned_node(alice, made["Invoice.pdf"])
+    assert (new.ocr_status, new.file_name, new.page_count, descriptions(new.id)) == \
         ("succeeded", "Invoice.pdf", 2, ["2 page(s) extracted from batch.pdf"])
-    assert actions(alice, made["Invoice.pdf"]) == [("created", {
+    assert events_of(alice, new.id) == [("created", {
         "kind": "document", "title": "Invoice.pdf", "pages": 2,
         "origin": {"id": source, "title": "batch.pdf"},
         "parent": {"id": folder, "title": "Extracted"}})]
-    assert search(alice, config, "charlie") == ["Invoice.pdf"]
+    assert search_titles(reading, alice, "charlie") == ["Invoice.pdf"]
 
     # One document per page; without a title_format each is named by its id.
-    body = {"pages": pages_of(alice, source), "dst": folder, "single_page": True}
-    assert alice.post("/api/pages/move-to-folder/", body, media=JSON).status_code == 204
+    operations.move_to_folder(reading, alice, page_ids(source), folder, True, None)
     made = children(alice, folder)
     named = sorted(title for title in made if title != "Invoice.pdf")
     assert len(named) == 2 and all(re.fullmatch(r"document-[0-9a-f]{8}\.pdf", t) for t in named)
     assert all(made[title].startswith(title[9:17]) for title in named)
-    assert sorted(words(alice, made[title])[0] for title in named) == ["alpha", "delta"]
-    assert alice.get(f"/api/documents/{source}/").status_code == 404  # emptied: in the trash
+    assert sorted(words(reading, made[title])[0] for title in named) == ["alpha", "delta"]
+    with pytest.raises(NotFound):  # emptied: in the trash
+        tree.owned_node(alice, source)
 
     # title_format with several documents: <title_format>-<n>.pdf
-    source, source_pages = letter(alice, "more.pdf", ["echo", "foxtrot"])
-    body = {"pages": source_pages, "dst": folder, "single_page": True, "title_format": "Page"}
-    assert alice.post("/api/pages/move-to-folder/", body, media=JSON).status_code == 204
+    source, source_pages = letter(reading, alice, "more.pdf", ["echo", "foxtrot"])
+    operations.move_to_folder(reading, alice, source_pages, folder, True, "Page")
     made = children(alice, folder)
-    assert (words(alice, made["Page-1.pdf"]), words(alice, made["Page-2.pdf"])) == \
+    assert (words(reading, made["Page-1.pdf"]), words(reading, made["Page-2.pdf"])) == \
         (["echo"], ["foxtrot"])
 
 
-def test_merging_documents(alice, config):
-    source, _ = letter(alice, "second.pdf", ["charlie"])
-    target, _ = letter(alice, "first.pdf", ["alpha", "bravo"])
-    alice.post(f"/api/nodes/{source}/tags/", {"tags": ["paid"]}, media=JSON)
-    body = {"src": source, "dst": target}
-    assert alice.post("/api/documents/merge/", body, media=JSON).status_code == 204
-    assert words(alice, target) == ["alpha", "bravo", "charlie"]
-    assert attributes(alice, target)["versions"][-1]["short_description"] == \
-        "1 page(s) merged from second.pdf"
-    assert [node["id"] for node in alice.get("/api/trash/").json()["data"]] == [source]
-    assert search(alice, config, "charlie") == ["first.pdf"]
+def test_merging_documents(reading):
+    alice = new_user("alice")
+    source, _ = letter(reading, alice, "second.pdf", ["charlie"])
+    target, _ = letter(reading, alice, "first.pdf", ["alpha", "bravo"])
+    tags.change_node_tags(alice, source, ["paid"], "replace")
+    operations.merge_documents(reading, alice, source, target)
+    assert words(reading, target) == ["alpha", "bravo", "charlie"]
+    assert descriptions(target)[-1] == "1 page(s) merged from second.pdf"
+    assert list(trashed(alice).values()) == [source]
+    assert search_titles(reading, alice, "charlie") == ["first.pdf"]
 
 
 @pytest.mark.config(trash_days=0)
-def test_without_a_trash_an_emptied_document_is_gone_for_good(alice, config):
-    source, _ = letter(alice, "second.pdf", ["charlie"])
-    target, _ = letter(alice, "first.pdf", ["alpha"])
-    assert alice.post("/api/documents/merge/", {"src": source, "dst": target},
-                      media=JSON).status_code == 204
-    assert alice.get("/api/trash/").json()["data"] == []
-    assert alice.get(f"/api/nodes/{source}/history/").status_code == 404
-    assert words(alice, target) == ["alpha", "charlie"]
+def test_without_a_trash_an_emptied_document_is_gone_for_good(reading):
+    alice = new_user("alice")
+    source, _ = letter(reading, alice, "second.pdf", ["charlie"])
+    target, _ = letter(reading, alice, "first.pdf", ["alpha"])
+    operations.merge_documents(reading, alice, source, target)
+    assert trashed(alice) == {}
+    with pytest.raises(NotFound):  # its history is gone with it
+        history.history_of(alice, source)
+    assert words(reading, target) == ["alpha", "charlie"]
 
 
-def test_refused_moves_and_merges_change_nothing(alice, config):
-    source, source_pages = letter(alice, "a.pdf", ["alpha", "bravo"])
-    target, target_pages = letter(alice, "b.pdf", ["one"])
-    folder = make_folder(alice, "Folder", alice.home_id)
-    empty = new_document(alice, "empty.pdf")
+def test_refused_moves_and_merges_change_nothing(reading, config):
+    alice = new_user("alice")
+    source, source_pages = letter(reading, alice, "a.pdf", ["alpha", "bravo"])
+    target, target_pages = letter(reading, alice, "b.pdf", ["one"])
+    folder = new_folder(reading, alice, "Folder", home_id(alice))
+    empty = new_domain_document(reading, alice, "empty.pdf")
     wait_indexed(config)
-    before = snapshot(config)
+    to_document, to_folder = operations.move_to_document, operations.move_to_folder
     cases = [
-        ("/api/pages/move-to-document/", {"pages": [source_pages[0]], "dst": folder}, 400,
-         "invalid", "That is a folder; a document is needed here.", "/dst"),
-        ("/api/pages/move-to-document/", {"pages": [source_pages[0]], "dst": source}, 400,
-         "invalid", "Those pages are already in that document; reorder them instead.", "/dst"),
-        ("/api/pages/move-to-document/", {"pages": [source_pages[0]], "dst": target,
-                                          "position": 5}, 400, "invalid",
-         "position is -1 (at the end) or between 0 and 1.", "/position"),
-        ("/api/pages/move-to-document/", {"pages": [source_pages[0]], "dst": empty}, 400,
-         "invalid", "The document empty.pdf has no file yet; upload one first.", "/dst"),
-        ("/api/pages/move-to-folder/", {"pages": [source_pages[0]], "dst": target}, 400,
-         "invalid", "That is a document; the pages can only go into a folder.", "/dst"),
-        ("/api/pages/move-to-folder/", {"pages": [source_pages[0]], "dst": folder,
-                                        "title_format": "x" * 33}, 400, "invalid",
-         "title_format is text of at most 32 characters.", "/title_format"),
-        ("/api/pages/move-to-folder/", {"pages": [source_pages[0], target_pages[0]],
-                                        "dst": folder}, 400, "invalid",
-         "All pages must belong to one document; change one document at a time.", "/pages"),
-        ("/api/documents/merge/", {"src": source, "dst": source}, 400, "invalid",
-         "A document cannot be merged into itself.", "/dst"),
-        ("/api/documents/merge/", {"src": source}, 400, "required",
-         "A document id is required.", "/dst"),
+        (to_document, ([source_pages[0]], folder, -1, False), "invalid",
+         "That is a folder; a document is needed here.", "dst"),
+        (to_document, ([source_pages[0]], source, -1, False), "invalid",
+         "Those pages are already in that document; reorder them instead.", "dst"),
+        (to_document, ([source_pages[0]], target, 5, False), "invalid",
+         "position is -1 (at the end) or between 0 and 1.", "position"),
+        (to_document, ([source_pages[0]], empty, -1, False), "invalid",
+         "The document empty.pdf has no file yet; upload one first.", "dst"),
+        (to_folder, ([source_pages[0]], target, False, None), "invalid",
+         "That is a document; the pages can only go into a folder.", "dst"),
+        (to_folder, ([source_pages[0]], folder, False, "x" * 33), "invalid",
+         "title_format is text of at most 32 characters.", "title_format"),
+        (to_folder, ([source_pages[0], target_pages[0]], folder, False, None), "invalid",
+         "All pages must belong to one document; change one document at a time.", "pages"),
+        (operations.merge_documents, (source, source), "invalid",
+         "A document cannot be merged into itself.", "dst"),
+        (operations.merge_documents, (source, None), "required",
+         "A document id is required.", "dst"),
     ]
-    for path, body, status, code, detail, pointer in cases:
-        assert_error(alice.post(path, body, media=JSON), status, code, detail, pointer)
-    assert snapshot(config) == before
+    for operation, arguments, code, detail, field in cases:
+        assert_refused(config, lambda operation=operation, arguments=arguments: operation(
+            reading, alice, *arguments), code, detail, field)
+
+
+def api_letter(client, title: str, words: list[str]) -> tuple[str, list[str]]:
+    """A processed PDF with one page per word, through the API: (its id, its page ids)."""
+    document_id = new_document(client, title)
+    data = samples.pdf([f"Page {word} of {title}" for word in words])
+    assert upload(client, document_id, title, data).status_code == 201
+    assert wait_processed(client, document_id)[-1] == "succeeded"
+    latest = client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"][
+        "versions"][-1]
+    return document_id, [page["id"] for page in latest["pages"]]
 
 
 def test_another_users_pages_and_targets_are_unknown(alice, bob, anon, config):
-    source, source_pages = letter(alice, "a.pdf", ["alpha", "bravo"])
-    target, _ = letter(alice, "b.pdf", ["one"])
-    bobs, bobs_pages = letter(bob, "bob.pdf", ["bob"])
+    """Through the API: another user's pages and targets are unknown (404), an anonymous caller
+    is refused (401), a refused body is answered with a pointer into it; each changes nothing.
+    An accepted merge is answered 204 without a body."""
+    source, source_pages = api_letter(alice, "a.pdf", ["alpha", "bravo"])
+    target, _ = api_letter(alice, "b.pdf", ["one"])
+    bobs, bobs_pages = api_letter(bob, "bob.pdf", ["bob"])
     bobs_folder = make_folder(bob, "Bob's", bob.home_id)
     wait_indexed(config)
     before = snapshot(config)
@@ -215,4 +227,12 @@ def test_another_users_pages_and_targets_are_unknown(alice, bob, anon, config):
         response = client.post(path, body, media=JSON)
         assert (response.status_code, response.json()) == (404, NOT_FOUND), (path, body)
         assert anon.post(path, body, media=JSON).status_code == 401
+    response = alice.post("/api/pages/move-to-document/",
+                          {"pages": [source_pages[0]], "dst": target, "position": 5}, media=JSON)
+    assert_error(response, 400, "invalid", "position is -1 (at the end) or between 0 and 1.",
+                 "/position")
+    assert_error(alice.post("/api/documents/merge/", {"src": source}, media=JSON), 400,
+                 "required", "A document id is required.", "/dst")
     assert snapshot(config) == before
+    response = alice.post("/api/documents/merge/", {"src": source, "dst": target}, media=JSON)
+    assert (response.status_code, response.content) == (204, b"")

@@ -1,32 +1,44 @@
 """Concurrency: check-then-write sequences hold under many threads, and no write undoes another.
-Each test runs real clients in threads against a real server, then checks the whole data dir with
-`dms verify`'s own checks (loops, unreachable nodes, documents whose attributes disagree with their
-latest version)."""
+Each test calls the domain's functions from many threads at once (the fast tier: no server, each
+thread its own connection, as each of waitress' threads has; the queue's workers reading what is
+uploaded meanwhile), then checks the whole data dir with `dms verify`'s own checks (loops,
+unreachable nodes, documents whose attributes disagree with their latest version)."""
 
 from __future__ import annotations
 
+import io
 import random
 import threading
 import time
 
 import pytest
 
-from dms.ops import verify
+from dms.db.models import Node, utcnow
+from dms.domain import accounts, credentials, documents, listings, trash, tree, uploads
+from dms.errors import DomainError, NotFound
+from dms.ops import health, verify
 from tests.harness import samples
-from tests.harness.client import JSON, Client
 from tests.harness.database import unreachable
-from tests.harness.documents import make_folder, new_document, upload
-
-pytestmark = pytest.mark.socket  # racing requests on real threads through waitress
+from tests.harness.domaintier import (
+    assert_refused,
+    domain_thread,
+    home_id,
+    new_document,
+    new_folder,
+    new_user,
+)
 
 SECONDS = 6
+PASSWORD = "user-password-1"
+
 
 
 def run_threads(targets) -> list[str]:
-    """Run each callable in its own thread until SECONDS have passed; returns what went wrong."""
+    """Run each callable in its own thread (which then gives its database connection back)
+    until SECONDS have passed; returns what went wrong."""
     problems: list[str] = []
     deadline = time.monotonic() + SECONDS
-    threads = [threading.Thread(target=target, args=(deadline, problems)) for target in targets]
+    threads = [domain_thread(target, deadline, problems) for target in targets]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -40,171 +52,186 @@ def clean(config) -> list[str]:
     return [] if report.ok else report.lines()
 
 
-def test_renames_during_moves_never_make_a_loop(alice, config):
-    folders = [make_folder(alice, f"F{i}", alice.home_id) for i in range(5)]
+def upload(services, user, document_id: str, name: str, data: bytes) -> Node:
+    return uploads.upload_version(services, user, document_id, io.BytesIO(data), len(data), name)
+
+
+def test_renames_during_moves_never_make_a_loop(services, config):
+    alice = new_user("alice")
+    home = home_id(alice)
+    folders = [new_folder(services, alice, f"F{i}", home) for i in range(5)]
 
     def mover(seed):
         def run(deadline, problems):
-            client, rnd = Client(alice.base_url, alice.token), random.Random(seed)
+            rnd = random.Random(seed)
             while time.monotonic() < deadline:
                 moved, target = rnd.sample(folders, 2)
                 if rnd.random() < 0.3:
-                    target = alice.home_id
-                response = client.post("/api/nodes/move/", {"nodes": [{"id": moved}],
-                                                            "target_parent": {"id": target}},
-                                       media=JSON)
-                if response.status_code not in (200, 400):
-                    problems.append(f"move: {response.status_code} {response.text}")
+                    target = home
+                try:
+                    tree.move_nodes(alice, [moved], target, config.max_tree_depth)
+                except DomainError as error:  # a loop refused (400 through the API)
+                    if error.code != "invalid":
+                        problems.append(f"move: {error.code} {error}")
+                except Exception as error:
+                    problems.append(f"move: {error!r}")
         return run
 
     def renamer(seed):
         def run(deadline, problems):
-            client, rnd = Client(alice.base_url, alice.token), random.Random(seed)
+            rnd = random.Random(seed)
             while time.monotonic() < deadline:
                 folder = rnd.choice(folders)
-                response = client.patch(f"/api/nodes/{folder}/", {"data": {
-                    "type": "folders", "id": folder, "attributes": {"title": f"T{rnd.random()}"}}})
-                if response.status_code != 200:
-                    problems.append(f"rename: {response.status_code} {response.text}")
+                try:
+                    tree.update_node(alice, folder, Node.FOLDER, {"title": f"T{rnd.random()}"})
+                except Exception as error:
+                    problems.append(f"rename: {error!r}")
         return run
 
     assert run_threads([mover(1), mover(2), mover(3), renamer(4), renamer(5), renamer(6)]) == []
     assert unreachable(config) == []
     assert clean(config) == []
+    crumbs = tree.breadcrumbs(folders)
     for folder in folders:  # every folder still hangs below .home, with a finite breadcrumb
-        crumb = alice.get(
-            f"/api/folders/{folder}/", timeout=10).json()["data"]["attributes"]["breadcrumb"]
-        assert crumb[0] == [".home", alice.home_id] and crumb[-1][1] == folder
-    assert alice.get("/health").status_code == 200
+        assert crumbs[folder][0] == [".home", home] and crumbs[folder][-1][1] == folder
+    health.check(services.jobs)  # what GET /health checks: the database and the queue
 
 
-def test_renames_during_uploads_keep_the_latest_versions_attributes(alice, config):
-    document_id = new_document(alice, "report")
+def test_renames_during_uploads_keep_the_latest_versions_attributes(reading, config):
+    alice = new_user("alice")
+    document_id = new_document(reading, alice, "report", home_id(alice))
     bodies = [samples.text("x" * size + "\n") for size in (10, 200, 3000)]
 
     def uploader(deadline, problems):
         """The only thread that uploads: right after each upload, nothing may have written the
         document's attributes back from before it (a rename's stale read once did)."""
-        client, rnd = Client(alice.base_url, alice.token), random.Random(7)
+        rnd = random.Random(7)
         while time.monotonic() < deadline:
             size = rnd.randrange(len(bodies))
-            response = upload(client, document_id, f"v{size}.txt", bodies[size])
-            if response.status_code != 201:
-                problems.append(f"upload: {response.status_code} {response.text}")
-            attributes = client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]
-            latest = attributes["versions"][-1]
-            if (attributes["file_name"], attributes["size"]) != (latest["file_name"],
-                                                                 latest["size"]):
-                problems.append(f"stale attributes {attributes['file_name']} {attributes['size']} "
-                                f"after uploading version {latest['number']}")
+            try:
+                upload(reading, alice, document_id, f"v{size}.txt", bodies[size])
+            except Exception as error:
+                problems.append(f"upload: {error!r}")
+            node = tree.owned_node(alice, document_id)
+            latest = documents.versions(document_id)[-1]
+            if (node.file_name, node.size) != (latest.file_name, latest.size):
+                problems.append(f"stale attributes {node.file_name} {node.size} "
+                                f"after uploading version {latest.number}")
 
     def renamer(seed):
         def run(deadline, problems):
-            client, rnd = Client(alice.base_url, alice.token), random.Random(seed)
+            rnd = random.Random(seed)
             while time.monotonic() < deadline:
-                response = client.patch(f"/api/nodes/{document_id}/", {"data": {
-                    "type": "documents", "attributes": {"title": f"T{rnd.random()}",
-                                                        "ocr": rnd.random() < 0.5}}})
-                if response.status_code != 200:
-                    problems.append(f"rename: {response.status_code} {response.text}")
+                try:
+                    tree.update_node(alice, document_id, Node.DOCUMENT, {
+                        "title": f"T{rnd.random()}", "ocr": rnd.random() < 0.5})
+                except Exception as error:
+                    problems.append(f"rename: {error!r}")
         return run
 
     assert run_threads([uploader, renamer(1), renamer(2), renamer(3)]) == []
-    document = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]
-    latest = document["versions"][-1]
-    assert (document["file_name"], document["size"], document["page_count"]) == \
-        (latest["file_name"], latest["size"], latest["page_count"])
-    assert [v["number"] for v in document["versions"]] == \
-        list(range(1, len(document["versions"]) + 1))
+    node = tree.owned_node(alice, document_id)
+    versions = documents.versions(document_id)
+    latest = versions[-1]
+    assert (node.file_name, node.size, node.page_count) == \
+        (latest.file_name, latest.size, latest.page_count)
+    assert [v.number for v in versions] == list(range(1, len(versions) + 1))
     assert clean(config) == []
 
 
-def test_uploads_into_a_document_whose_folder_is_deleted_meanwhile(alice, config):
+def test_uploads_into_a_document_whose_folder_is_deleted_meanwhile(reading, config):
     """Each round: a folder with a document, deleted while uploads go into the document. Every
-    upload answers 201 or 404 (never 500) and nothing is left behind."""
+    upload succeeds or finds the document gone (404 through the API; never anything else) and
+    nothing is left behind."""
+    alice = new_user("alice")
     problems = []
     for round_number in range(15):
-        folder = make_folder(alice, f"round {round_number}", alice.home_id)
-        document_id = new_document(alice, "doc", folder)
+        folder = new_folder(reading, alice, f"round {round_number}", home_id(alice))
+        document_id = new_document(reading, alice, "doc", folder)
         barrier = threading.Barrier(4)
 
         def uploader(seed, barrier=barrier, document_id=document_id,
                      round_number=round_number):
-            client = Client(alice.base_url, alice.token)
             barrier.wait()
             for attempt in range(3):
-                response = upload(client, document_id, f"{seed}-{attempt}.txt",
-                                  samples.text(f"round {round_number}\n"))
-                if response.status_code not in (201, 404):
-                    problems.append(f"upload: {response.status_code} {response.text}")
+                try:
+                    upload(reading, alice, document_id, f"{seed}-{attempt}.txt",
+                           samples.text(f"round {round_number}\n"))
+                except NotFound:
+                    pass
+                except Exception as error:
+                    problems.append(f"upload: {error!r}")
 
         def deleter(barrier=barrier, round_number=round_number, folder=folder):
             barrier.wait()
             time.sleep(0.002 * round_number)
-            response = Client(alice.base_url, alice.token).delete(f"/api/nodes/{folder}/")
-            if response.status_code != 204:
-                problems.append(f"delete: {response.status_code} {response.text}")
+            try:
+                trash.delete(reading, alice, folder)
+            except Exception as error:
+                problems.append(f"delete: {error!r}")
 
-        threads = [threading.Thread(target=uploader, args=(n,)) for n in range(3)]
-        threads.append(threading.Thread(target=deleter))
+        threads = [domain_thread(uploader, n) for n in range(3)]
+        threads.append(domain_thread(deleter))
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
     assert problems == []
-    assert alice.get("/api/documents/").json()["meta"]["pagination"]["count"] == 0
+    assert listings.of_kind(alice, Node.DOCUMENT).count() == 0
     assert clean(config) == []
 
 
-def test_usernames_that_differ_only_by_case_cannot_be_created_at_once(admin):
+def test_usernames_that_differ_only_by_case_cannot_be_created_at_once(root):
     names = ["carol", "Carol", "CAROL", "cArOl", "caroL", "CaRoL"]
-    answers = {}
+    outcomes = {}
 
     def create(name):
-        client = Client(admin.base_url, admin.token)
-        answers[name] = client.post("/api/users/", {"data": {"type": "users",
-                                                             "attributes": {"username": name}}})
+        try:
+            outcomes[name] = accounts.create_user_by(root, {"username": name})
+        except DomainError as error:
+            outcomes[name] = error
 
-    threads = [threading.Thread(target=create, args=(name,)) for name in names]
+    threads = [domain_thread(create, name) for name in names]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    statuses = sorted(response.status_code for response in answers.values())
-    assert statuses == [200] + [400] * (len(names) - 1)
-    for response in answers.values():
-        if response.status_code == 400:
-            assert response.json() == {"errors": [{
-                "detail": "A user with that username already exists.", "status": "400",
-                "code": "invalid", "source": {"pointer": "/data/attributes/username"}}]}
-    listed = [u["attributes"]["username"]
-              for u in admin.get("/api/users/?page[size]=100").json()["data"]]
+    refused = [outcome for outcome in outcomes.values() if isinstance(outcome, DomainError)]
+    assert len(refused) == len(names) - 1
+    assert {(error.code, str(error), error.field) for error in refused} == \
+        {("invalid", "A user with that username already exists.", "username")}
+    listed = [user.username for user in accounts.all_users()]
     assert len([name for name in listed if name.lower() == "carol"]) == 1
 
 
 @pytest.mark.config(max_tokens_per_user=5)
-def test_the_token_cap_holds_under_concurrent_creation(alice, config):
-    held = alice.get("/api/tokens/").json()["meta"]["pagination"]["count"]  # alice's login token
-    answers = []
+def test_the_token_cap_holds_under_concurrent_creation(services, config):
+    alice = new_user("alice", PASSWORD)
+    first_login = accounts.login("alice", PASSWORD, "127.0.0.1", services.throttle,
+                                 config.max_tokens_per_user)
+    held = credentials.tokens_of(alice).count()  # alice's login token
+    outcomes = []
 
     def create(number):
-        client = Client(alice.base_url, alice.token)
-        answers.append(client.post("/api/tokens/", {"data": {"type": "tokens", "attributes": {
-            "name": f"t{number}"}}}).status_code)
+        try:
+            credentials.create_token(alice, None, f"t{number}", config.max_tokens_per_user)
+            outcomes.append("created")
+        except DomainError as error:
+            outcomes.append((error.code, str(error), error.field))
 
-    threads = [threading.Thread(target=create, args=(n,)) for n in range(12)]
+    threads = [domain_thread(create, n) for n in range(12)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(answers) == [201] * (5 - held) + [400] * (12 - 5 + held)
-    assert alice.get("/api/tokens/").json()["meta"]["pagination"]["count"] == 5
-    refused = alice.post("/api/tokens/", {"expiry_hours": 1}, media=JSON)
-    assert refused.json() == {"errors": [{
-        "detail": "You already have 5 API tokens, the most one user may hold; revoke the ones you "
-                  "no longer use first.", "status": "400", "code": "invalid"}]}
+    full = ("You already have 5 API tokens, the most one user may hold; revoke the ones you no "
+            "longer use first.")
+    assert sorted(outcomes, key=str) == sorted(
+        ["created"] * (5 - held) + [("invalid", full, None)] * (12 - 5 + held), key=str)
+    assert credentials.tokens_of(alice).count() == 5
+    assert_refused(config, lambda: credentials.create_token(alice, 1, None, 5), "invalid", full,
+                   None)
     # A login at the cap still works: it revokes the oldest login token (alice's first one).
-    again = alice.login("alice", "user-password-1")
-    tokens = again.get("/api/tokens/").json()
-    assert tokens["meta"]["pagination"]["count"] == 5
-    assert alice.get("/api/users/me/").status_code == 401  # the oldest login token went
+    accounts.login("alice", PASSWORD, "127.0.0.1", services.throttle, config.max_tokens_per_user)
+    assert credentials.tokens_of(alice).count() == 5
+    assert credentials.find_token(first_login, utcnow()) is None  # the oldest login token went

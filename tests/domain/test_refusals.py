@@ -1,14 +1,18 @@
 """The bounds of what the intake refused (dms.domain.refusals), recorded through the domain function
 the consume folder and the mail checks call, on the test's real database (both engines): each user
-keeps only the newest KEEP_PER_USER, none older than KEEP_DAYS, and they go with their user."""
+keeps only the newest KEEP_PER_USER, none older than KEEP_DAYS, and they go with their user.
+
+The bounds on the fast tier (`services`, `root`: the domain's functions, no server); through the
+API, what the owner is shown of them, page after page."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 from dms.db.models import IntakeRefusal, utcnow
-from dms.domain import refusals
+from dms.domain import accounts, refusals
 from tests.harness.database import execute_sql, query_sql
+from tests.harness.domaintier import new_user
 
 REASON = "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file."
 
@@ -18,6 +22,11 @@ def names(config, owner_id) -> list[str]:
     return [row[0] for row in query_sql(
         config, "SELECT name FROM intake_refusal WHERE owner_id = ? ORDER BY refused_at DESC",
         owner_id)]
+
+
+def kept(user) -> list[str]:
+    """What GET /intake/refusals/ lists for `user`, newest first, by name (the domain's query)."""
+    return [refusal.name for refusal in refusals.refusals_of(user)]
 
 
 def listed(client) -> list[str]:
@@ -37,36 +46,48 @@ def age(config, owner_id, name, days) -> None:
                 at, owner_id, name)
 
 
-def test_only_the_newest_per_user_are_kept(alice, bob, config):
+def test_only_the_newest_per_user_are_kept(services, config):
+    alice, bob = new_user("alice"), new_user("bob")
+    refusals.record(bob.id, "mail", "bob.docx", REASON, "Bob's letter")
+    over = refusals.KEEP_PER_USER + 5
+    for number in range(over):
+        refusals.record(alice.id, "consume", f"scan-{number:03}.exe", REASON)
+    newest = [f"scan-{number:03}.exe" for number in reversed(range(5, over))]
+    assert names(config, alice.id) == newest
+    assert kept(alice) == newest
+    assert names(config, bob.id) == ["bob.docx"]  # another user's are not counted
+
+
+def test_the_owner_is_shown_the_kept_ones_newest_first_page_after_page(alice, bob):
     refusals.record(bob.user_id, "mail", "bob.docx", REASON, "Bob's letter")
     over = refusals.KEEP_PER_USER + 5
     for number in range(over):
         refusals.record(alice.user_id, "consume", f"scan-{number:03}.exe", REASON)
-    newest = [f"scan-{number:03}.exe" for number in reversed(range(5, over))]
-    assert names(config, alice.user_id) == newest
-    assert listed(alice) == newest
-    assert names(config, bob.user_id) == ["bob.docx"]  # another user's are not counted
+    assert listed(alice) == [f"scan-{number:03}.exe" for number in reversed(range(5, over))]
+    assert listed(bob) == ["bob.docx"]
 
 
-def test_none_older_than_the_kept_days(alice, bob, config):
-    refusals.record(alice.user_id, "consume", "old.exe", REASON)
-    refusals.record(alice.user_id, "consume", "recent.exe", REASON)
-    refusals.record(bob.user_id, "mail", "bob-old.docx", REASON, "Old mail")
-    age(config, alice.user_id, "old.exe", refusals.KEEP_DAYS + 1)
-    age(config, alice.user_id, "recent.exe", refusals.KEEP_DAYS - 1)
-    age(config, bob.user_id, "bob-old.docx", refusals.KEEP_DAYS + 1)
-    refusals.record(alice.user_id, "mail", "new.docx", REASON, "New mail")  # the bound applies
-    assert names(config, alice.user_id) == ["new.docx", "recent.exe"]
-    assert names(config, bob.user_id) == []  # everyone's old ones go, not only the recorder's
-    assert listed(alice) == ["new.docx", "recent.exe"]
+def test_none_older_than_the_kept_days(services, config):
+    alice, bob = new_user("alice"), new_user("bob")
+    refusals.record(alice.id, "consume", "old.exe", REASON)
+    refusals.record(alice.id, "consume", "recent.exe", REASON)
+    refusals.record(bob.id, "mail", "bob-old.docx", REASON, "Old mail")
+    age(config, alice.id, "old.exe", refusals.KEEP_DAYS + 1)
+    age(config, alice.id, "recent.exe", refusals.KEEP_DAYS - 1)
+    age(config, bob.id, "bob-old.docx", refusals.KEEP_DAYS + 1)
+    refusals.record(alice.id, "mail", "new.docx", REASON, "New mail")  # the bound applies
+    assert names(config, alice.id) == ["new.docx", "recent.exe"]
+    assert names(config, bob.id) == []  # everyone's old ones go, not only the recorder's
+    assert kept(alice) == ["new.docx", "recent.exe"]
     assert refusals.counts_since(utcnow() - dt.timedelta(hours=24)) == {"consume": 0, "mail": 1}
 
 
-def test_they_are_deleted_with_their_user(admin, alice, bob, config):
+def test_they_are_deleted_with_their_user(root, services, config):
+    alice, bob = new_user("alice"), new_user("bob")
     for name in ("a.exe", "b.exe"):
-        refusals.record(alice.user_id, "consume", name, REASON)
-    refusals.record(bob.user_id, "consume", "c.exe", REASON)
-    assert admin.delete(f"/api/users/{alice.user_id}/").status_code == 204
-    assert names(config, alice.user_id) == []
-    assert names(config, bob.user_id) == ["c.exe"]
+        refusals.record(alice.id, "consume", name, REASON)
+    refusals.record(bob.id, "consume", "c.exe", REASON)
+    accounts.delete_user_by(services, root, alice.id)
+    assert names(config, alice.id) == []
+    assert names(config, bob.id) == ["c.exe"]
     assert refusals.counts_since(utcnow() - dt.timedelta(hours=24)) == {"consume": 1, "mail": 0}

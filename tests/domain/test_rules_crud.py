@@ -1,8 +1,10 @@
-"""Rules kept (docs/api.md, "Rules"), through the API as a user would: create with its
-defaults, read, list in the order they run, change (match and actions key by key), delete; every
-refusal a sentence with a pointer into the body that changes nothing; the limits (200 rules, 1,000
-characters of pattern, names unique per user, also under concurrent requests); the owner, another
-user and an admin (404), anonymous (401)."""
+"""Rules kept (docs/api.md, "Rules"): through the API as a user would, create with its defaults,
+read, list in the order they run, change (match and actions key by key), delete; every refusal a
+sentence with a pointer into the body that changes nothing; the owner, another user and an admin
+(404), anonymous (401). On the fast tier (the domain's functions, no server): each refusal with its
+field and code, `move_to` one of the caller's live folders, names unique per user, and the limits
+(200 rules, 1,000 characters of pattern, names unique also when created from many threads at
+once)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,21 @@ import threading
 
 import pytest
 
+from dms.domain import trash
 from dms.domain.rules import store
+from dms.errors import DomainError
 from tests.harness.client import NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
-from tests.harness.documents import make_folder, new_document
-from tests.harness.domaintier import assert_refused, new_user
+from tests.harness.documents import make_folder
+from tests.harness.domaintier import (
+    assert_refused,
+    domain_thread,
+    home_id,
+    inbox_id,
+    new_document,
+    new_folder,
+    new_user,
+)
 from tests.harness.rules import add_rule, rule_body
 
 ATTRIBUTES = "/data/attributes/"
@@ -145,86 +157,107 @@ def test_invalid_rules_are_refused_and_nothing_is_created(services, config, attr
     assert_refused(config, lambda: store.create_rule(owner, attributes), code, detail, field)
 
 
-def test_an_invalid_rule_is_answered_with_a_pointer_into_the_body(alice, config):
-    """The same refusal through the API: the envelope, the field as a JSON pointer (escaped)."""
+def test_invalid_rules_are_answered_with_a_pointer_into_the_body(alice, config):
+    """The same refusals through the API, on POST and PATCH: the envelope, the field as a JSON
+    pointer (escaped)."""
+    add_rule(alice, "Invoices", "x", actions={"stop": True})
+    other = add_rule(alice, "Other", "x", actions={"stop": True})
     before = snapshot(config)
     attributes = {"name": "n", "match": {"pattern": "x"}, "actions": {"stop": True, "a/b": 1}}
     response = alice.post("/api/rules/", {"data": {"type": "rules", "attributes": attributes}})
     assert_error(response, 400, "invalid", '`actions` has no key "a/b"; its keys are add_tags, '
                  "move_to, set_title, stop.", ATTRIBUTES + "actions/a~1b")
+    response = alice.post("/api/rules/", rule_body("n", "x", actions={"move_to": "no-such"}))
+    assert_error(response, 400, "does_not_exist",
+                 "Invalid folder 'no-such': the folder does not exist.",
+                 ATTRIBUTES + "actions/move_to")
+    response = alice.patch(f"/api/rules/{other['id']}/",
+                           {"data": {"type": "rules", "attributes": {"name": "invoices"}}})
+    assert_error(response, 400, "invalid", "You already have a rule with this name.",
+                 ATTRIBUTES + "name")
     assert snapshot(config) == before
 
 
-def test_move_to_must_be_one_of_the_callers_live_folders(alice, bob, config):
-    document = new_document(alice, "a letter", alice.home_id)
-    trashed = make_folder(alice, "Old", alice.home_id)
-    assert alice.delete(f"/api/nodes/{trashed}/").status_code == 204
-    foreign = make_folder(bob, "Bob's", bob.home_id)
-    before = snapshot(config)
+def test_move_to_must_be_one_of_the_callers_live_folders(services, config):
+    alice, bob = new_user("alice"), new_user("bob")
+    document = new_document(services, alice, "a letter", home_id(alice))
+    trashed = new_folder(services, alice, "Old", home_id(alice))
+    trash.delete(services, alice, trashed)
+    foreign = new_folder(services, bob, "Bob's", home_id(bob))
     for folder in (foreign, trashed, "no-such-folder"):
-        response = alice.post("/api/rules/", rule_body("n", "x", actions={"move_to": folder}))
-        assert_error(response, 400, "does_not_exist",
-                     f"Invalid folder {folder!r}: the folder does not exist.",
-                     ATTRIBUTES + "actions/move_to")
-    response = alice.post("/api/rules/", rule_body("n", "x", actions={"move_to": document}))
-    assert_error(response, 400, "invalid", "A rule can only move documents into a folder; this "
-                                           "is a document.", ATTRIBUTES + "actions/move_to")
-    assert snapshot(config) == before
-    inbox = add_rule(alice, "To the inbox", "x", actions={"move_to": alice.inbox_id})
-    assert inbox["attributes"]["actions"]["move_to"] == alice.inbox_id
+        assert_refused(config, lambda folder=folder: store.create_rule(alice, {
+            "name": "n", "match": {"pattern": "x"}, "actions": {"move_to": folder}}),
+            "does_not_exist", f"Invalid folder {folder!r}: the folder does not exist.",
+            "actions/move_to")
+    assert_refused(config, lambda: store.create_rule(alice, {
+        "name": "n", "match": {"pattern": "x"}, "actions": {"move_to": document}}),
+        "invalid", "A rule can only move documents into a folder; this is a document.",
+        "actions/move_to")
+    inbox = store.create_rule(alice, {"name": "To the inbox", "match": {"pattern": "x"},
+                                      "actions": {"move_to": inbox_id(alice)}})
+    assert (inbox.move_to, inbox.enabled, inbox.last_error) == (inbox_id(alice), True, None)
 
 
-def test_names_are_unique_per_user_regardless_of_case(alice, bob, config):
-    add_rule(alice, "Invoices", "x", actions={"stop": True})
-    before = snapshot(config)
-    response = alice.post("/api/rules/", rule_body("INVOICES", "y", actions={"stop": True}))
-    assert_error(response, 400, "invalid", "You already have a rule with this name.",
-                 ATTRIBUTES + "name")
-    other = add_rule(alice, "Other", "x", actions={"stop": True})
-    response = alice.patch(f"/api/rules/{other['id']}/", {"data": {"type": "rules",
-                                                                    "attributes": {
-                                                                        "name": "invoices"}}})
-    assert_error(response, 400, "invalid", "You already have a rule with this name.",
-                 ATTRIBUTES + "name")
-    assert snapshot(config) != before  # only "Other" was added
-    add_rule(bob, "Invoices", "x", actions={"stop": True})  # another user's names are theirs
+def stop_rule(name: str) -> dict:
+    return {"name": name, "match": {"pattern": "x"}, "actions": {"stop": True}}
 
 
-@pytest.mark.socket  # requests on several threads at once, through waitress' worker threads
-def test_concurrent_creations_keep_names_unique_and_the_limit(alice, config):
-    results: list[int] = []
+def test_names_are_unique_per_user_regardless_of_case(services, config):
+    alice, bob = new_user("alice"), new_user("bob")
+    store.create_rule(alice, stop_rule("Invoices"))
+    assert_refused(config, lambda: store.create_rule(alice, stop_rule("INVOICES")), "invalid",
+                   "You already have a rule with this name.", "name")
+    other = store.create_rule(alice, stop_rule("Other"))
+    assert_refused(config, lambda: store.update_rule(alice, other.id, {"name": "invoices"}),
+                   "invalid", "You already have a rule with this name.", "name")
+    assert store.create_rule(bob, stop_rule("Invoices")).name == "Invoices"  # bob's own names
+    assert [rule.name for rule in store.rules_of(alice)] == ["Invoices", "Other"]
+
+
+def at_once(user, names: list[str]) -> list:
+    """store.create_rule for each name, each in its own thread, released together: "created" or
+    the refusal's (code, sentence, field) for each, sorted."""
+    barrier = threading.Barrier(len(names))
+    outcomes: list = []
 
     def create(name: str) -> None:
-        response = alice.post("/api/rules/", rule_body(name, "x", actions={"stop": True}))
-        results.append(response.status_code)
+        barrier.wait()
+        try:
+            store.create_rule(user, stop_rule(name))
+            outcomes.append("created")
+        except DomainError as error:
+            outcomes.append((error.code, str(error), error.field))
 
-    threads = [threading.Thread(target=create, args=("Same",)) for _ in range(8)]
+    threads = [domain_thread(create, name) for name in names]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(results) == [201] + [400] * 7
+    return sorted(outcomes, key=str)
+
+
+LIMIT = "One user may have at most 200 rules; delete one you no longer need first."
+
+
+def test_concurrent_creations_keep_names_unique_and_the_limit(services, config):
+    """The check-then-write of a rule's name and of the limit, from many threads at once."""
+    alice = new_user("alice")
+    assert at_once(alice, ["Same"] * 8) == \
+        [("invalid", "You already have a rule with this name.", "name")] * 7 + ["created"]
     # 198 more make 199 of the user's 200: of 6 at once, exactly one gets in.
-    user_id = alice.get("/api/users/me/").json()["data"]["id"]
     for index in range(198):
         execute_sql(config, "INSERT INTO rule (id, owner_id, name, name_key, enabled, position, "
                             "match_field, match_algorithm, match_pattern, case_sensitive, "
                             "sources, add_tags, stop, created_at, updated_at) VALUES "
                             "(?, ?, ?, ?, ?, 0, 'text', 'any', 'x', ?, 'api', '[]', ?, "
                             "'2026-01-01 00:00:00.000000', '2026-01-01 00:00:00.000000')",
-                    f"00000000-0000-4000-8000-{index:012d}", user_id, f"r{index}", f"r{index}",
+                    f"00000000-0000-4000-8000-{index:012d}", alice.id, f"r{index}", f"r{index}",
                     True, False, True)
-    results.clear()
-    threads = [threading.Thread(target=create, args=(f"late{index}",)) for index in range(6)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert sorted(results) == [201] + [400] * 5
-    assert query_sql(config, "SELECT count(*) FROM rule WHERE owner_id = ?", user_id) == [(200,)]
-    response = alice.post("/api/rules/", rule_body("one more", "x", actions={"stop": True}))
-    assert_error(response, 400, "invalid", "One user may have at most 200 rules; delete one you "
-                                           "no longer need first.")
+    assert at_once(alice, [f"late{index}" for index in range(6)]) == \
+        [("invalid", LIMIT, None)] * 5 + ["created"]
+    assert query_sql(config, "SELECT count(*) FROM rule WHERE owner_id = ?", alice.id) == [(200,)]
+    assert_refused(config, lambda: store.create_rule(alice, stop_rule("one more")), "invalid",
+                   LIMIT, None)
 
 
 def test_another_users_rule_is_not_found_and_anonymous_is_401(alice, bob, admin, anon, config):

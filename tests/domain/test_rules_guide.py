@@ -1,6 +1,7 @@
 """The guide's three rules (docs/guide.md, "Rules: documents that file themselves") are what a
-server accepts: their curl bodies, taken from the guide as they are (the folder ids put in), make
-rules, and the invoice rule files the guide's kind of invoice."""
+server accepts: their curl bodies, taken from the guide as they are (the folder ids put in) and read
+as POST /rules/ reads a body (dms.web.jsonapi), make rules, and the invoice rule files the guide's
+kind of invoice. On the fast tier: the domain's functions with the queue's workers, no server."""
 
 from __future__ import annotations
 
@@ -8,10 +9,17 @@ import json
 import re
 from pathlib import Path
 
+from dms.domain.rules import store
+from dms.web.jsonapi import attributes_of, resource_data
 from tests.harness import samples
-from tests.harness.documents import make_folder, new_document, upload
-from tests.harness.rules import filed
-from tests.harness.waiting import wait_processed
+from tests.harness.domaintier import (
+    filed,
+    home_id,
+    inbox_id,
+    new_folder,
+    new_user,
+    read_document,
+)
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 FOLDER_IDS = ("09d6b22b-a49e-49a2-ac2a-4b271362c3cd", "5e0c7a51-8a3f-4c1e-b5a2-0d9e8f7a6b5c")
@@ -23,28 +31,25 @@ def guide_rule_bodies() -> list[str]:
     return re.findall(r"-d '(\{\"data\": \{\"type\": \"rules\".*?\}\}\}\})'", section, re.S)
 
 
-def test_the_guides_three_rules_are_accepted_and_file_an_invoice(alice):
+
+def test_the_guides_three_rules_are_accepted_and_file_an_invoice(reading):
     bodies = guide_rule_bodies()
     assert len(bodies) == 3
-    utilities = make_folder(alice, "Utilities", alice.home_id)
-    insurance = make_folder(alice, "Insurance", alice.home_id)
+    alice = new_user("alice")
+    utilities = new_folder(reading, alice, "Utilities", home_id(alice))
+    insurance = new_folder(reading, alice, "Insurance", home_id(alice))
     names = []
     for body in bodies:
         for placeholder, folder in zip(FOLDER_IDS, (utilities, insurance), strict=True):
             body = body.replace(placeholder, folder)
-        response = alice.post("/api/rules/", json.loads(body))
-        assert response.status_code == 201, response.text
-        names.append(response.json()["data"]["attributes"]["name"])
+        attributes = attributes_of(resource_data(json.loads(body), "rules"))
+        names.append(store.create_rule(alice, attributes).name)
     assert names == ["Utility bills", "Invoices", "Insurance"]
 
     invoice = samples.pdf(["ACME Tools GmbH", "Invoice INV-2026-0042"])
-    document = new_document(alice, "scan", alice.inbox_id)
-    assert upload(alice, document, "acme.pdf", invoice).status_code == 201
-    assert wait_processed(alice, document)[-1] == "succeeded"
-    assert filed(alice, document) == ("Invoice 2026-0042 (scan)", alice.inbox_id,
+    document = read_document(reading, alice, "scan", "acme.pdf", invoice)
+    assert filed(alice, document) == ("Invoice 2026-0042 (scan)", inbox_id(alice),
                                       ["invoice", "to pay"])
     letter = samples.pdf(["Alianz Versichemng AG", "Your policy"])
-    document = new_document(alice, "letter", alice.inbox_id)
-    assert upload(alice, document, "letter.pdf", letter).status_code == 201
-    assert wait_processed(alice, document)[-1] == "succeeded"
+    document = read_document(reading, alice, "letter", "letter.pdf", letter)
     assert filed(alice, document) == ("letter", insurance, ["insurance"])

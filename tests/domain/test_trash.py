@@ -1,25 +1,41 @@
-"""The trash (docs/api.md, "The trash"), through the API as a user would: a deleted folder with what
-is below it leaves every listing, read, download and search and comes back whole; restoring into
-.home when the parent went too; deleting for good, emptying, the periodic purge, DMS_TRASH_DAYS=0; a
-node in the trash cannot be changed; every route for its owner, another user and anonymous."""
+"""The trash (docs/api.md, "The trash"). Through the API as a user would: a deleted folder with what
+is below it leaves every listing, read, download and search and comes back whole; a node in the
+trash is answered as an unknown one; every route for its owner, another user and anonymous; many
+clients at once; a backup. On the fast tier (the domain's functions, no server): restoring into
+.home when the parent went too; deleting for good, emptying, the periodic purge, DMS_TRASH_DAYS=0;
+a node in the trash cannot be changed; deleting its owner; a version restored without reading it
+again, and the history of every change (with the queue's workers reading the files)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import random
 import threading
 import time
 
 import pytest
 
-from dms.domain import trash
+from dms.db.models import Node, TrashEntry, User, utcnow
+from dms.domain import accounts, documents, history, listings, tags, trash, tree, uploads
 from dms.ops import verify
 from tests.harness import samples
 from tests.harness.appserver import empty_target, served
-from tests.harness.client import JSON, NOT_FOUND, VND, Client
+from tests.harness.client import JSON, NOT_FOUND, VND, Client, assert_error
 from tests.harness.database import query_sql, snapshot
-from tests.harness.documents import new_document, upload
+from tests.harness.documents import new_document, stored_files, upload
+from tests.harness.domaintier import (
+    assert_refused,
+    home_id,
+    inbox_id,
+    new_folder,
+    new_user,
+    read_document,
+    upload_file,
+    wait_read,
+)
+from tests.harness.domaintier import new_document as create_document
 from tests.harness.processes import config_args, dms
 from tests.harness.waiting import wait_indexed, wait_processed
 
@@ -96,89 +112,20 @@ def test_a_deleted_folder_leaves_everything_and_comes_back_whole(alice, config, 
     assert search(alice, config, "stadtwerke") == ["letter.pdf"]
 
 
-def test_restore_goes_to_home_when_the_parent_is_in_the_trash(alice, papers):
-    assert alice.delete(f"/api/documents/{papers['document']}/").status_code == 204
-    assert alice.delete(f"/api/folders/{papers['year']}/").status_code == 204
-    trashed = [node["id"] for node in alice.get("/api/trash/").json()["data"]]
-    assert trashed == [papers["year"], papers["document"]]  # newest first
-    restored = alice.post(f"/api/trash/{papers['document']}/restore/").json()["data"]
-    assert restored["relationships"]["parent"]["data"]["id"] == alice.home_id
-    assert titles(alice, alice.home_id) == ["Bills", "letter.pdf"]
-    # The folder comes back without the document its own deletion did not take.
-    assert alice.post(f"/api/trash/{papers['year']}/restore/").status_code == 200
-    assert titles(alice, papers["year"]) == []
-
-
-def test_deleting_for_good_and_emptying_remove_the_files(alice, config, papers):
-    stored = sorted(p.name for p in (config.data_dir / "files").rglob("*") if p.is_file())
-    assert stored  # the letter and its searchable PDF (or the letter alone)
-    other = new_document(alice, "note", alice.inbox_id)
-    assert upload(alice, other, "note.txt", samples.text("a note\n")).status_code == 201
-    for node_id in (papers["bills"], other):
-        assert alice.delete(f"/api/nodes/{node_id}/").status_code == 204
-    assert alice.delete(f"/api/trash/{papers['bills']}/").status_code == 204
-    assert [node["id"] for node in alice.get("/api/trash/").json()["data"]] == [other]
-    assert query_sql(config, "SELECT count(*) FROM node WHERE id IN (?, ?, ?)",
-                     papers["bills"], papers["year"], papers["document"]) == [(0,)]
-    remaining = sorted(p.name for p in (config.data_dir / "files").rglob("*") if p.is_file())
-    assert not set(stored) & set(remaining)
-    assert alice.delete("/api/trash/").status_code == 204
-    assert alice.get("/api/trash/").json()["data"] == []
-    assert query_sql(config, "SELECT count(*) FROM document_version") == [(0,)]
-
-
-def test_the_purge_deletes_what_is_past_its_time(alice, bob, server, config, papers):
-    kept = new_document(bob, "kept", bob.home_id)
-    assert alice.delete(f"/api/nodes/{papers['bills']}/").status_code == 204
-    assert bob.delete(f"/api/documents/{kept}/").status_code == 204
-    services = server.runtime.services
-    assert trash.purge_expired(services, dt.datetime.now(dt.UTC).replace(tzinfo=None)
-                               + dt.timedelta(days=29)) == 0
-    assert len(alice.get("/api/trash/").json()["data"]) == 1
-    alice_purge = query_sql(config, "SELECT purge_at FROM trash_entry WHERE node_id = ?",
-                            papers["bills"])[0][0]
-    at = dt.datetime.strptime(alice_purge, "%Y-%m-%d %H:%M:%S.%f")
-    assert trash.purge_expired(services, at) == 1  # bob deleted his later: his stays
-    assert alice.get("/api/trash/").json()["data"] == []
-    assert [node["id"] for node in bob.get("/api/trash/").json()["data"]] == [kept]
-    assert query_sql(config, "SELECT count(*) FROM node WHERE id = ?", papers["bills"]) == [(0,)]
-
-
-@pytest.mark.config(trash_days=0)
-def test_with_no_trash_days_a_delete_is_for_good_at_once(alice, config, papers):
-    assert alice.delete(f"/api/nodes/{papers['bills']}/").status_code == 204
-    assert alice.get("/api/trash/").json()["data"] == []
-    assert query_sql(config, "SELECT count(*) FROM node WHERE id = ?", papers["document"]) == \
-        [(0,)]
-    assert sorted(p for p in (config.data_dir / "files").rglob("*") if p.is_file()) == []
-
-
-def test_a_node_in_the_trash_cannot_be_changed_moved_into_uploaded_into_or_tagged(alice, config,
-                                                                                  papers):
-    assert alice.delete(f"/api/nodes/{papers['bills']}/").status_code == 204
-    other = folder(alice, "Other", alice.home_id)
+def test_a_node_in_the_trash_is_answered_as_an_unknown_one(alice, config):
+    """One refusal of each kind through the API (the fast tier has them all): a change of a node in
+    the trash is the 404 of an unknown id; a new node inside one, a 400 with its pointer."""
+    bills = folder(alice, "Bills", alice.home_id)
+    year = folder(alice, "2026", bills)
+    assert alice.delete(f"/api/nodes/{bills}/").status_code == 204
     before = snapshot(config)
-    refused = [
-        alice.patch(f"/api/nodes/{papers['year']}/",
-                    {"data": {"type": "folders", "id": papers["year"],
-                              "attributes": {"title": "x"}}}),
-        alice.post("/api/nodes/move/", {"source_parent": {"id": alice.home_id},
-                                        "target_parent": {"id": other},
-                                        "nodes": [{"id": papers["bills"]}]}, media=JSON),
-        upload(alice, papers["document"], "again.pdf", LETTER),
-        alice.post(f"/api/nodes/{papers['document']}/tags/", {"tags": ["paid"]}, media=JSON),
-        alice.delete(f"/api/nodes/{papers['year']}/"),
-    ]
-    for response in refused:
-        assert response.status_code == 404, response.text
-    into = alice.post("/api/nodes/move/", {"source_parent": {"id": alice.home_id},
-                                           "target_parent": {"id": papers["year"]},
-                                           "nodes": [{"id": other}]}, media=JSON)
-    assert into.status_code == 404, into.text
+    assert_404(alice.patch(f"/api/nodes/{year}/", {"data": {"type": "folders", "id": year,
+                                                            "attributes": {"title": "x"}}}))
     new = alice.post("/api/nodes/", {"data": {"type": "folders", "attributes": {"title": "x"},
                                               "relationships": {"parent": {"data": {
-                                                  "type": "folders", "id": papers["year"]}}}}})
-    assert new.status_code == 400 and new.json()["errors"][0]["code"] == "does_not_exist"
+                                                  "type": "folders", "id": year}}}}})
+    assert_error(new, 400, "does_not_exist", f"Invalid parent {year!r}: the folder does not exist.",
+                 "/data/relationships/parent")
     assert snapshot(config) == before
 
 
@@ -200,110 +147,6 @@ def test_routes_for_the_owner_another_user_and_anonymous(alice, bob, anon, confi
     assert_404(alice.post("/api/trash/no-such-id/restore/"))
     assert_404(alice.post(f"/api/trash/{papers['year']}/restore/"))
     assert alice.get("/api/trash/").headers["Content-Type"] == VND
-
-
-def test_deleting_a_user_deletes_their_trash(admin, alice, config, papers):
-    assert alice.delete(f"/api/nodes/{papers['bills']}/").status_code == 204
-    assert admin.delete(f"/api/users/{alice.user_id}/").status_code == 204
-    assert query_sql(config, "SELECT count(*) FROM trash_entry") == [(0,)]
-    assert query_sql(config, "SELECT count(*) FROM node WHERE owner_id = ?", alice.user_id) == \
-        [(0,)]
-    assert query_sql(config, "SELECT count(*) FROM event WHERE owner_id = ?", alice.user_id) == \
-        [(0,)]
-    assert sorted(p for p in (config.data_dir / "files").rglob("*") if p.is_file()) == []
-
-
-def test_versions_restore_reuses_the_text_without_reading_again(alice, config, papers):
-    document_id = papers["document"]
-    first = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]
-    assert upload(alice, document_id, "other.txt", samples.text("replaced\n")).status_code == 201
-    assert wait_processed(alice, document_id)[-1] == "succeeded"
-    old = first["versions"][0]["id"]
-    response = alice.post(f"/api/documents/{document_id}/versions/{old}/restore/")
-    assert response.status_code == 201, response.text
-    attributes = response.json()["data"]["attributes"]
-    assert (attributes["ocr_status"], attributes["file_name"], attributes["page_count"],
-            [v["number"] for v in attributes["versions"]]) == ("succeeded", "letter.pdf", 2,
-                                                             [1, 2, 3])
-    third = attributes["versions"][2]
-    content = alice.get(third["download_url"].split(alice.base_url, 1)[-1]).content
-    assert hashlib.sha256(content).hexdigest() == hashlib.sha256(LETTER).hexdigest()
-    assert alice.get(f"/api/documents/{document_id}/ocr-text").json() == \
-        {"text": "Stadtwerke electricity invoice November\n\nTotal 42.17 EUR"}
-    history = alice.get(f"/api/nodes/{document_id}/history/").json()["data"]
-    actions = [event["attributes"]["action"] for event in history]
-    # Two readings (the upload and the text file), none for the restored version.
-    assert actions.count("processed") == 2 and actions[0] == "version_restored"
-    assert history[0]["attributes"]["details"] == {"version": 3, "restored": 1,
-                                                   "file_name": "letter.pdf"}
-    other = new_document(alice, "other")
-    assert_404(alice.post(f"/api/documents/{other}/versions/{old}/restore/"))
-
-
-def test_history_records_every_change_newest_first_with_its_actor(alice, config):
-    inbox = alice.inbox_id
-    first = folder(alice, "First", alice.home_id)
-    second = folder(alice, "Second", alice.home_id)
-    document_id = new_document(alice, "scan", first)
-    assert upload(alice, document_id, "scan.pdf", LETTER).status_code == 201
-    assert wait_processed(alice, document_id)[-1] == "succeeded"
-    [version] = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"][
-        "versions"]
-    assert alice.patch(f"/api/documents/{document_id}/", {"data": {
-        "type": "documents", "id": document_id, "attributes": {"title": "Invoice"}}}
-    ).status_code == 200
-    assert alice.post("/api/nodes/move/", {"source_parent": {"id": first},
-                                           "target_parent": {"id": second},
-                                           "nodes": [{"id": document_id}]},
-                      media=JSON).status_code == 200
-    assert alice.post(f"/api/nodes/{document_id}/tags/", {"tags": ["paid", "2026"]},
-                      media=JSON).status_code == 201
-    assert alice.request("DELETE", f"/api/nodes/{document_id}/tags/",
-                         json_body={"tags": ["2026"]}, media=JSON).status_code == 204
-    assert alice.delete(f"/api/folders/{second}/").status_code == 204
-    assert alice.post(f"/api/trash/{second}/restore/").status_code == 200
-    assert alice.post(f"/api/documents/{document_id}/versions/{version['id']}/restore/"
-                      ).status_code == 201
-    legacy = alice.put("/api/document/upload/note.txt", data=samples.text("a note\n"))
-    assert legacy.status_code == 201, legacy.text
-
-    def events_of(node_id):
-        data = alice.get(f"/api/nodes/{node_id}/history/?page[size]=100").json()["data"]
-        assert [int(event["id"]) for event in data] == \
-            sorted((int(event["id"]) for event in data), reverse=True)
-        return [(event["attributes"]["action"], (event["attributes"]["actor"] or {}).get(
-            "username"), event["attributes"]["details"]) for event in data]
-
-    me = "alice"
-    assert events_of(document_id) == [
-        ("version_restored", me, {"version": 2, "restored": 1, "file_name": "scan.pdf"}),
-        ("untagged", me, {"tags": ["2026"]}),
-        ("tagged", me, {"tags": ["2026", "paid"]}),
-        ("moved", me, {"title": "Invoice", "from": {"id": first, "title": "First"},
-                       "to": {"id": second, "title": "Second"}}),
-        ("renamed", me, {"title": "Invoice", "previous": "scan"}),
-        ("processed", None, {"status": "succeeded", "version": version["id"], "pages": 2}),
-        ("uploaded", me, {"version": 1, "file_name": "scan.pdf", "size": len(LETTER)}),
-        ("created", me, {"title": "scan", "kind": "document",
-                         "parent": {"id": first, "title": "First"}}),
-    ]
-    assert events_of(second) == [
-        ("restored", me, {"title": "Second", "parent": {"id": alice.home_id, "title": ".home"}}),
-        ("deleted", me, {"title": "Second", "parent": {"id": alice.home_id, "title": ".home"}}),
-        ("created", me, {"title": "Second", "kind": "folder",
-                         "parent": {"id": alice.home_id, "title": ".home"}}),
-    ]
-    note = legacy.json()["id"]
-    assert wait_processed(alice, note)[-1] == "succeeded"
-    note_version = alice.get(f"/api/documents/{note}/").json()["data"]["attributes"][
-        "versions"][0]["id"]
-    assert events_of(note) == [("processed", None, {
-        "status": "succeeded", "version": note_version, "pages": 1}), ("imported", me, {
-        "source": "api", "title": "note.txt", "file_name": "note.txt", "size": 7,
-        "parent": {"id": inbox, "title": ".inbox"}})]
-    # Never a document's text.
-    rows = query_sql(config, "SELECT details FROM event")
-    assert not any("Stadtwerke" in details or "a note" in details for (details,) in rows)
 
 
 def test_deletes_restores_and_moves_of_the_same_nodes_at_once_keep_a_tree(alice, config):
@@ -387,3 +230,201 @@ def test_a_backup_keeps_the_trash_and_the_history(alice, server, config, papers,
     finally:
         server.stop()
         thread.join(15)
+
+
+# -- the fast tier: the domain's functions on the test's own database, no server -----------------
+
+@pytest.fixture
+def shelf(services) -> dict:
+    """alice's .home/Bills/2026/letter.pdf, uploaded (not read: no workers run), and alice."""
+    alice = new_user("alice")
+    bills = new_folder(services, alice, "Bills", home_id(alice))
+    year = new_folder(services, alice, "2026", bills)
+    document_id = create_document(services, alice, "letter.pdf", year)
+    upload_file(services, alice, document_id, "letter.pdf", LETTER)
+    return {"user": alice, "bills": bills, "year": year, "document": document_id}
+
+
+
+def listed(user: User, folder_id: str) -> list[str]:
+    """The titles of a folder's children, in listing order (GET /nodes/{id}/)."""
+    return [row.title for row in listings.listing(user, folder_id)[1].fetch(0, 100)]
+
+
+def trashed_ids(user: User) -> list[str]:
+    """The ids of the user's trash, newest first (GET /trash/)."""
+    return [row.id for row, _ in trash.trashed(user).fetch(0, 100)]
+
+
+def test_restore_goes_to_home_when_the_parent_is_in_the_trash(services, shelf):
+    alice = shelf["user"]
+    trash.delete(services, alice, shelf["document"], Node.DOCUMENT)
+    trash.delete(services, alice, shelf["year"], Node.FOLDER)
+    assert trashed_ids(alice) == [shelf["year"], shelf["document"]]  # newest first
+    restored = trash.restore(services, alice, shelf["document"])
+    assert (restored.id, restored.parent_id) == (shelf["document"], home_id(alice))
+    assert listed(alice, home_id(alice)) == ["Bills", "letter.pdf"]
+    # The folder comes back, into its parent, without the document its own deletion did not take.
+    assert trash.restore(services, alice, shelf["year"]).parent_id == shelf["bills"]
+    assert trashed_ids(alice) == []
+    assert listed(alice, shelf["year"]) == []
+
+
+def test_deleting_for_good_and_emptying_remove_the_files(services, config, shelf):
+    alice = shelf["user"]
+    stored = [path.name for path in stored_files(config)]
+    assert stored  # the letter (not read here: no searchable PDF beside it)
+    other = create_document(services, alice, "note", inbox_id(alice))
+    upload_file(services, alice, other, "note.txt", samples.text("a note\n"))
+    for node_id in (shelf["bills"], other):
+        trash.delete(services, alice, node_id)
+    trash.purge(services, alice, shelf["bills"])
+    assert trashed_ids(alice) == [other]
+    assert query_sql(config, "SELECT count(*) FROM node WHERE id IN (?, ?, ?)",
+                     shelf["bills"], shelf["year"], shelf["document"]) == [(0,)]
+    remaining = [path.name for path in stored_files(config)]
+    assert not set(stored) & set(remaining)
+    assert trash.empty(services, alice) == 1
+    assert trashed_ids(alice) == []
+    assert query_sql(config, "SELECT count(*) FROM document_version") == [(0,)]
+    assert stored_files(config) == []
+
+
+def test_the_purge_deletes_what_is_past_its_time(services, config, shelf):
+    alice, bob = shelf["user"], new_user("bob")
+    kept = create_document(services, bob, "kept", home_id(bob))
+    trash.delete(services, alice, shelf["bills"])
+    trash.delete(services, bob, kept, Node.DOCUMENT)
+    assert trash.purge_expired(services, utcnow() + dt.timedelta(days=29)) == 0
+    assert trashed_ids(alice) == [shelf["bills"]]
+    at = TrashEntry.get(TrashEntry.node == shelf["bills"]).purge_at
+    assert trash.purge_expired(services, at) == 1  # bob deleted his later: his stays
+    assert trashed_ids(alice) == []
+    assert trashed_ids(bob) == [kept]
+    assert query_sql(config, "SELECT count(*) FROM node WHERE id = ?", shelf["bills"]) == [(0,)]
+
+
+@pytest.mark.config(trash_days=0)
+def test_with_no_trash_days_a_delete_is_for_good_at_once(services, config, shelf):
+    trash.delete(services, shelf["user"], shelf["bills"])
+    assert trashed_ids(shelf["user"]) == []
+    assert query_sql(config, "SELECT count(*) FROM node WHERE id = ?", shelf["document"]) == \
+        [(0,)]
+    assert stored_files(config) == []
+
+
+def test_a_node_in_the_trash_cannot_be_changed_moved_into_uploaded_into_or_tagged(services, config,
+                                                                                  shelf):
+    alice, year, document_id = shelf["user"], shelf["year"], shelf["document"]
+    trash.delete(services, alice, shelf["bills"])
+    other = new_folder(services, alice, "Other", home_id(alice))
+    depth = services.config.max_tree_depth
+    refused = [
+        lambda: tree.update_node(alice, year, Node.FOLDER, {"title": "x"}),
+        lambda: tree.move_nodes(alice, [shelf["bills"]], other, depth),
+        lambda: upload_file(services, alice, document_id, "again.pdf", LETTER),
+        lambda: tags.change_node_tags(alice, document_id, ["paid"], "replace"),
+        lambda: trash.delete(services, alice, year),
+        lambda: tree.move_nodes(alice, [other], year, depth),  # into one
+    ]
+    for call in refused:
+        assert_refused(config, call, "not_found", "Not found.", None)
+    assert_refused(config, lambda: tree.create_node(
+        alice, Node.FOLDER, {"title": "x"}, year, parent_field="/data/relationships/parent",
+        default_lang="eng", max_depth=depth), "does_not_exist",
+        f"Invalid parent {year!r}: the folder does not exist.", "/data/relationships/parent")
+    assert stored_files(config) == [services.store.path(documents.versions(document_id)[0].id)]
+
+
+def test_deleting_a_user_deletes_their_trash(services, config, root, shelf):
+    alice = shelf["user"]
+    trash.delete(services, alice, shelf["bills"])
+    accounts.delete_user_by(services, root, alice.id)
+    assert query_sql(config, "SELECT count(*) FROM trash_entry") == [(0,)]
+    assert query_sql(config, "SELECT count(*) FROM node WHERE owner_id = ?", alice.id) == [(0,)]
+    assert query_sql(config, "SELECT count(*) FROM event WHERE owner_id = ?", alice.id) == [(0,)]
+    assert stored_files(config) == []
+
+
+def test_versions_restore_reuses_the_text_without_reading_again(reading, config):
+    services, alice = reading, new_user("alice")
+    document_id = read_document(services, alice, "letter.pdf", "letter.pdf", LETTER,
+                                home_id(alice))
+    [first] = documents.versions(document_id)
+    upload_file(services, alice, document_id, "other.txt", samples.text("replaced\n"))
+    assert wait_read(document_id)[-1] == "succeeded"
+    restored = documents.restore_version(services, alice, document_id, first.id)
+    versions = documents.versions(document_id)
+    assert (restored.ocr_status, restored.file_name, restored.page_count,
+            [v.number for v in versions]) == ("succeeded", "letter.pdf", 2, [1, 2, 3])
+    third = documents.owned_version(alice, versions[2].id)
+    content = services.store.path(third.id).read_bytes()
+    assert hashlib.sha256(content).hexdigest() == hashlib.sha256(LETTER).hexdigest()
+    assert documents.latest_text(document_id) == \
+        "Stadtwerke electricity invoice November\n\nTotal 42.17 EUR"
+    rows = history.history_of(alice, document_id).fetch(0, 100)
+    actions = [row.action for row in rows]
+    # Two readings (the upload and the text file), none for the restored version.
+    assert actions.count("processed") == 2 and actions[0] == "version_restored"
+    assert rows[0].details == {"version": 3, "restored": 1, "file_name": "letter.pdf"}
+    other = create_document(services, alice, "other", home_id(alice))
+    assert_refused(config, lambda: documents.restore_version(services, alice, other, first.id),
+                   "not_found", "Not found.", None)
+
+
+def changes(user: User, node_id: str) -> list[tuple]:
+    """(action, the actor's username, details) of the node's history, newest first, its ids
+    checked to fall (GET /nodes/{id}/history/)."""
+    rows = history.history_of(user, node_id).fetch(0, 100)
+    assert [row.id for row in rows] == sorted((row.id for row in rows), reverse=True)
+    return [(row.action, row.actor_username, row.details) for row in rows]
+
+
+def test_history_records_every_change_newest_first_with_its_actor(reading, config):
+    services, alice = reading, new_user("alice")
+    home, inbox = home_id(alice), inbox_id(alice)
+    first = new_folder(services, alice, "First", home)
+    second = new_folder(services, alice, "Second", home)
+    document_id = create_document(services, alice, "scan", first)
+    upload_file(services, alice, document_id, "scan.pdf", LETTER)
+    assert wait_read(document_id)[-1] == "succeeded"
+    [version] = documents.versions(document_id)
+    tree.update_node(alice, document_id, Node.DOCUMENT, {"title": "Invoice"}, Node.DOCUMENT)
+    tree.move_nodes(alice, [document_id], second, services.config.max_tree_depth)
+    assert tags.change_node_tags(alice, document_id, ["paid", "2026"], "replace") == \
+        ["2026", "paid"]
+    assert tags.change_node_tags(alice, document_id, ["2026"], "remove") == ["paid"]
+    trash.delete(services, alice, second, Node.FOLDER)
+    trash.restore(services, alice, second)
+    documents.restore_version(services, alice, document_id, version.id)
+    text = samples.text("a note\n")
+    note = uploads.upload_to_inbox(services, alice, io.BytesIO(text), len(text), "note.txt").id
+
+    me = "alice"
+    assert changes(alice, document_id) == [
+        ("version_restored", me, {"version": 2, "restored": 1, "file_name": "scan.pdf"}),
+        ("untagged", me, {"tags": ["2026"]}),
+        ("tagged", me, {"tags": ["2026", "paid"]}),
+        ("moved", me, {"title": "Invoice", "from": {"id": first, "title": "First"},
+                       "to": {"id": second, "title": "Second"}}),
+        ("renamed", me, {"title": "Invoice", "previous": "scan"}),
+        ("processed", None, {"status": "succeeded", "version": version.id, "pages": 2}),
+        ("uploaded", me, {"version": 1, "file_name": "scan.pdf", "size": len(LETTER)}),
+        ("created", me, {"title": "scan", "kind": "document",
+                         "parent": {"id": first, "title": "First"}}),
+    ]
+    assert changes(alice, second) == [
+        ("restored", me, {"title": "Second", "parent": {"id": home, "title": ".home"}}),
+        ("deleted", me, {"title": "Second", "parent": {"id": home, "title": ".home"}}),
+        ("created", me, {"title": "Second", "kind": "folder",
+                         "parent": {"id": home, "title": ".home"}}),
+    ]
+    assert wait_read(note)[-1] == "succeeded"
+    [note_version] = documents.versions(note)
+    assert changes(alice, note) == [("processed", None, {
+        "status": "succeeded", "version": note_version.id, "pages": 1}), ("imported", me, {
+        "source": "api", "title": "note.txt", "file_name": "note.txt", "size": 7,
+        "parent": {"id": inbox, "title": ".inbox"}})]
+    # Never a document's text.
+    rows = query_sql(config, "SELECT details FROM event")
+    assert not any("Stadtwerke" in details or "a note" in details for (details,) in rows)
