@@ -47,7 +47,6 @@ EXPANSIONS_OTHER = 10
 MIN_TITLE_PREFIX = 2
 MIN_TEXT_PREFIX = 3
 WRITER_HEAP_BYTES = 32 * 1024 * 1024  # tantivy flushes a segment past this much buffered data
-MEMORY_WRITER_HEAP_BYTES = 15_000_000  # tantivy's least: an index of a few nodes in memory
 SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")
 
 
@@ -220,23 +219,6 @@ class SearchIndex:
 
     def holds(self, node_id: str) -> bool:
         return self.snapshot().holds(node_id)
-
-
-def in_memory(entries: list[Entry]) -> Snapshot:
-    """A searchable index in memory of these entries alone (dms.search.overlay): the same
-    schema and analyzer, nothing written to the disk."""
-    import tantivy
-
-    fields = schema()
-    index = tantivy.Index(fields)
-    index.register_tokenizer(ANALYZER, analyzer())
-    writer = index.writer(MEMORY_WRITER_HEAP_BYTES, 1)
-    for entry in entries:
-        writer.add_document(SearchIndex.document(entry))
-    writer.commit()
-    writer.wait_merging_threads()
-    index.reload()
-    return Snapshot(index.searcher(), fields)
 
 
 class Snapshot:

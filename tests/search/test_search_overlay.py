@@ -1,0 +1,64 @@
+"""The overlay's matching (dms.search.overlay, a user's few changes the index lacks, matched in
+memory) finds exactly what the tantivy index finds for the same nodes: the same words, prefixes
+and short words, fields, accents and cases, and tag filters."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dms.search.index import Entry, SearchIndex, terms
+from dms.search.overlay import Overlaid, Pending
+
+pytestmark = pytest.mark.sqlite_only  # the tantivy index; no database
+
+OWNER = "owner-1"
+
+
+def corpus(rnd: random.Random) -> tuple[list[Entry], list[str]]:
+    special = ["Käse", "Straße", "FAÇADE", "2024", "x9z", "Ärger", "naïve"]
+    vocabulary = special + ["".join(rnd.choice("bcdfgklmnprst") + rnd.choice("aeiou")
+                                    for _ in range(rnd.randint(1, 4))) for _ in range(40)]
+    tag_ids = [f"tag-{n}" for n in range(4)]
+    entries = []
+    for number in range(12):
+        tags = rnd.sample(tag_ids, rnd.randint(0, 2))
+        entries.append(Entry(
+            f"node-{number}", OWNER,
+            " ".join(rnd.sample(vocabulary, rnd.randint(1, 3))),
+            " ".join(rnd.choice(vocabulary) + rnd.choice([" ", ", ", "-", "\n", "/"])
+                     for _ in range(rnd.randint(0, 30))),
+            [" ".join(rnd.sample(vocabulary, 1)) for _ in tags], tags))
+    return entries, vocabulary
+
+
+def test_the_overlay_matches_what_the_index_matches(tmp_path):
+    rnd = random.Random(20261128)
+    entries, vocabulary = corpus(rnd)
+    index = SearchIndex(tmp_path / "index")
+    index.create_empty()
+    writer = index.writer()
+    for entry in entries:
+        index.put(writer, entry.node_id, entry)
+    writer.commit()
+    index.reload()
+    snapshot = index.snapshot()
+    empty = SearchIndex(tmp_path / "empty")
+    empty.create_empty()
+    overlay = Overlaid(empty.snapshot(), tuple(Pending.of(entry) for entry in entries),
+                       frozenset(entry.node_id for entry in entries))
+    compared = 0
+    for _ in range(400):
+        words = [word[:rnd.randint(1, len(word))] if rnd.random() < 0.5 else word
+                 for word in rnd.sample(vocabulary, rnd.randint(1, 3))]
+        query = terms(" ".join(words))
+        if not query:
+            continue
+        filters = rnd.choice([(), ("tag-1",), ("tag-0", "tag-2")])
+        op = rnd.choice(["all", "any"])
+        from_index = {node_id for node_id, _ in snapshot.search(OWNER, query, 100, filters, op)}
+        from_overlay = {node_id for node_id, _ in overlay.search(OWNER, query, 100, filters, op)}
+        assert from_overlay == from_index, (query, filters, op)
+        compared += bool(from_index)
+    assert compared > 100  # most queries found something: the comparison means something
