@@ -1,21 +1,41 @@
 """Tags (api.md, "Tags"): each user's own, in Papermerge 2's shapes; on nodes everywhere they
 appear; as filters of listings and search; found by search; renamed and deleted everywhere at
-once."""
+once.
+
+The rules on the fast tier (the domain's functions, no server; `reading` where search must find
+what was read): refused tags and refused lists of a node's tags change nothing, a node's tags
+replaced, added to and taken off, listings and search filtered by tags, search following a tag's
+rename and deletion, a deleted user's tags gone, a deleted tag's `untagged` events. Through the
+API what a client sees: the resources and their statuses, a refusal's pointer, another user's
+tags not found, anonymous 401, the tags on every representation of a node, the filters as query
+parameters. A backup restored elsewhere keeps the tags (`dms backup` and `dms restore` run as
+subprocesses)."""
 
 from __future__ import annotations
 
 import pytest
 
-from dms.domain import tags
+from dms import search
+from dms.db.models import Node
+from dms.domain import accounts, history, listings, tags, trash, tree
 from tests.harness import samples
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
-from tests.harness.documents import make_folder, new_document, upload
-from tests.harness.domaintier import assert_refused, new_user
+from tests.harness.documents import make_folder, new_document
+from tests.harness.domaintier import (
+    assert_refused,
+    home_id,
+    new_folder,
+    new_user,
+    read_document,
+)
+from tests.harness.domaintier import new_document as create_document
 from tests.harness.processes import config_args
-from tests.harness.waiting import wait_indexed, wait_processed
+from tests.harness.waiting import wait_indexed
 
 DEFAULT_COLORS = {"bg_color": "#c41fff", "fg_color": "#FFFFFF"}
+REFUSED_CHARACTERS = ("A tag name may not contain commas, control characters or invisible "
+                      "formatting characters.")
 
 
 def tag_body(**attributes):
@@ -33,13 +53,21 @@ def set_tags(client, node_id, names, method="POST"):
                           media=JSON)
 
 
-def node_tags(client, document_id):
-    return client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"]["tags"]
-
-
 def labels(*names, **colors):
     return [{"name": name, **DEFAULT_COLORS, **colors} for name in names]
 
+
+def labels_of(node_id) -> list[dict]:
+    """The node's tags as every representation of it shows them."""
+    return tags.tags_of([node_id])[node_id]
+
+
+def named(user, name):
+    """The user's tag called `name`."""
+    return next(tag for tag in tags.tags_of_user(user) if tag.name == name)
+
+
+# -- through the API ------------------------------------------------------------------------------
 
 def test_create_list_change_and_delete_a_tag(alice, config):
     created = alice.post("/api/tags/", tag_body(name="paid"))
@@ -60,24 +88,6 @@ def test_create_list_change_and_delete_a_tag(alice, config):
         "pinned": False}
     assert alice.delete(f"/api/tags/{tag['id']}/").status_code == 204
     assert alice.get(f"/api/tags/{tag['id']}/").json() == NOT_FOUND
-
-
-@pytest.mark.parametrize("attributes, code, detail, field", [
-    ({}, "required", "A tag name is required.", "name"),
-    ({"name": "  "}, "blank", "A tag name may not be blank.", "name"),
-    ({"name": "a,b"}, "invalid", "A tag name may not contain commas, control characters or "
-     "invisible formatting characters.", "name"),
-    ({"name": "x" * 101}, "invalid", "A tag name has at most 100 characters.", "name"),
-    ({"name": "ok", "bg_color": "red"}, "invalid", "bg_color must be a colour such as #c41fff.",
-     "bg_color"),
-    ({"name": "ok", "pinned": "yes"}, "invalid", "pinned must be true or false.", "pinned"),
-    ({"name": "PAID"}, "invalid", "A tag with this name already exists.", "/data"),
-])
-def test_refused_tags_change_nothing(services, config, attributes, code, detail, field):
-    """The fast tier (no server): the domain's refusal, its field and code."""
-    owner = new_user("alice")
-    tags.create_tag(owner, {"name": "paid"})
-    assert_refused(config, lambda: tags.create_tag(owner, attributes), code, detail, field)
 
 
 def test_a_refused_tag_is_answered_with_a_pointer(alice, config):
@@ -106,31 +116,28 @@ def test_another_users_tags_do_not_exist_for_them(alice, bob, admin, anon, confi
     assert [t["attributes"]["name"] for t in alice.get("/api/tags/").json()["data"]] == ["private"]
 
 
-def test_node_tags_replace_append_and_remove(alice, bob, config):
+def test_a_nodes_tags_are_answered_with_their_names_and_refusals_point_into_the_body(
+        alice, bob, config):
+    """Through the API: POST answers 201, PATCH 200 (both the node's tag names, in JSON), DELETE
+    204; another user's node is not found; a refused list is answered with its pointer."""
     document_id = new_document(alice, "invoice")
     replaced = set_tags(alice, document_id, ["paid", "important", "Paid"])
     assert (replaced.status_code, replaced.headers["Content-Type"], replaced.json()) == (
         201, JSON, {"tags": ["important", "paid"]})
-    assert node_tags(alice, document_id) == labels("important", "paid")
     appended = set_tags(alice, document_id, ["2024"], "PATCH")
     assert (appended.status_code, appended.json()) == (200, {"tags": ["2024", "important", "paid"]})
-    assert set_tags(alice, document_id, ["important", "unknown"], "DELETE").status_code == 204
-    assert node_tags(alice, document_id) == labels("2024", "paid")
-    # The tags themselves stay; POST replaces what the node had.
-    assert sorted(t["attributes"]["name"] for t in alice.get("/api/tags/").json()["data"]) == \
-        ["2024", "important", "paid"]
-    assert set_tags(alice, document_id, ["important"]).json() == {"tags": ["important"]}
+    removed = set_tags(alice, document_id, ["important", "unknown"], "DELETE")
+    assert (removed.status_code, removed.content) == (204, b"")
     before = snapshot(config)
     assert set_tags(bob, document_id, ["x"]).json() == NOT_FOUND
     assert_error(set_tags(alice, document_id, "paid"), 400, "invalid",
                  "`tags` must be a list of tag names.", "/tags", media=JSON)
-    assert_error(set_tags(alice, document_id, ["a,b"]), 400, "invalid",
-                 "A tag name may not contain commas, control characters or invisible formatting "
-                 "characters.", "/tags/0", media=JSON)
+    assert_error(set_tags(alice, document_id, ["a,b"]), 400, "invalid", REFUSED_CHARACTERS,
+                 "/tags/0", media=JSON)
     assert snapshot(config) == before
 
 
-def test_tags_show_on_nodes_everywhere(alice, config):
+def test_tags_show_on_nodes_everywhere_and_filter_them_as_query_parameters(alice, config):
     folder = make_folder(alice, "Bills", alice.home_id)
     document_id = new_document(alice, "gas", folder)
     red = create_tag(alice, "urgent", bg_color="#ff0000")
@@ -150,83 +157,18 @@ def test_tags_show_on_nodes_everywhere(alice, config):
     assert legacy["tags"] == expected
     assert alice.get("/api/documents").json()[0]["tags"] == expected
 
+    # `tags` and `tags_op` filter the listings and search (their rules: the fast tier's tests).
+    def ids(path, **params):
+        return [item["id"] for item in alice.get(path, params=params).json()["data"]]
 
-def test_listings_filter_by_tags(alice):
-    folder = make_folder(alice, "Mixed", alice.home_id)
-    both = new_document(alice, "both", folder)
-    paid = new_document(alice, "paid only", folder)
-    neither = new_document(alice, "neither", folder)
-    set_tags(alice, both, ["paid", "2024"])
-    set_tags(alice, paid, ["paid"])
-
-    def titles(path, **params):
-        return [d["attributes"]["title"] for d in alice.get(path, params=params).json()["data"]]
-
-    assert titles(f"/api/nodes/{folder}/", tags="paid,2024") == ["both"]
-    assert titles(f"/api/nodes/{folder}/", tags="paid,2024", tags_op="any") == ["both", "paid only"]
-    assert titles(f"/api/nodes/{folder}/", tags="PAID") == ["both", "paid only"]
-    assert titles(f"/api/nodes/{folder}/", tags="paid,nonexistent") == []
-    assert titles(f"/api/nodes/{folder}/", tags="paid,nonexistent", tags_op="any") == \
-        ["both", "paid only"]
-    assert titles("/api/documents/", tags="2024") == ["both"]
-    assert neither and len(titles(f"/api/nodes/{folder}/")) == 3
+    assert ids(f"/api/nodes/{alice.home_id}/", tags="PAID,urgent", tags_op="any") == [folder]
+    assert ids(f"/api/nodes/{folder}/", tags="urgent,nonexistent") == []
+    assert ids("/api/documents/", tags="urgent") == [document_id]
+    assert [(r["title"], r["tags"]) for r in alice.get(
+        "/api/search/", params={"tags": "urgent,nonexistent", "tags_op": "any"}).json()] == \
+        [("gas", ["paid", "urgent"])]
     assert_error(alice.get(f"/api/nodes/{folder}/", params={"tags": "paid", "tags_op": "some"}),
                  400, "invalid", "tags_op must be all or any.", "/tags_op")
-
-
-def test_search_by_tag_name_filter_rename_and_delete(alice, config):
-    invoice = new_document(alice, "Stadtwerke")
-    upload(alice, invoice, "bill.txt", samples.text("electricity bill for march\n"))
-    other = new_document(alice, "Telekom")
-    upload(alice, other, "phone.txt", samples.text("phone bill for march\n"))
-    for document_id in (invoice, other):
-        assert wait_processed(alice, document_id)[-1] == "succeeded"
-    set_tags(alice, invoice, ["paid", "energy"])
-    set_tags(alice, other, ["unpaid"])
-
-    def found(**params):
-        wait_indexed(config)
-        return [(r["title"], r["tags"]) for r in alice.get("/api/search/", params=params).json()]
-
-    assert found(q="energy") == [("Stadtwerke", ["energy", "paid"])]  # a tag name finds its nodes
-    assert found(q="bill", tags="paid") == [("Stadtwerke", ["energy", "paid"])]
-    assert sorted(found(q="bill", tags="paid,unpaid", tags_op="any")) == \
-        [("Stadtwerke", ["energy", "paid"]), ("Telekom", ["unpaid"])]
-    assert found(q="bill", tags="paid,unpaid") == []
-    assert sorted(found(tags="paid,unpaid", tags_op="any")) == \
-        [("Stadtwerke", ["energy", "paid"]), ("Telekom", ["unpaid"])]
-    energy = next(t for t in alice.get("/api/tags/").json()["data"]
-                  if t["attributes"]["name"] == "energy")
-    alice.patch(f"/api/tags/{energy['id']}/", tag_body(name="utilities"))
-    assert found(q="utilities") == [("Stadtwerke", ["paid", "utilities"])]
-    assert found(q="energy") == []
-    assert alice.get(f"/api/documents/{invoice}/").json()["data"]["attributes"]["tags"] == \
-        labels("paid", "utilities")
-    alice.delete(f"/api/tags/{energy['id']}/")
-    assert found(q="utilities") == []
-    assert alice.get(f"/api/documents/{invoice}/").json()["data"]["attributes"]["tags"] == \
-        labels("paid")
-
-
-def test_search_without_words_lists_recent_documents(alice, config):
-    first = new_document(alice, "first")
-    second = new_document(alice, "second")
-    make_folder(alice, "a folder", alice.home_id)
-    alice.patch(f"/api/nodes/{first}/", {"data": {"type": "documents",
-                                                  "attributes": {"title": "first again"}}})
-    results = alice.get("/api/search/").json()
-    assert [(r["title"], r["node_type"], r["highlight"]) for r in results] == [
-        ("first again", "document", None), ("second", "document", None)]
-    assert [r["title"] for r in alice.get("/api/search/", params={"limit": 1}).json()] == \
-        ["first again"]
-    assert second in [r["id"] for r in results]
-
-
-def test_deleting_a_user_deletes_their_tags(admin, make_user, config):
-    carol = make_user("carol")
-    create_tag(carol, "mine")
-    admin.delete(f"/api/users/{carol.user_id}/")
-    assert snapshot(config)["tag"] == []
 
 
 def test_tags_survive_a_backup_and_restore(alice, config, tmp_path):
@@ -251,46 +193,170 @@ def test_tags_survive_a_backup_and_restore(alice, config, tmp_path):
     connection.close()
 
 
-def history(client, node_id) -> list[tuple[str, str | None, dict]]:
-    data = client.get(f"/api/nodes/{node_id}/history/?page[size]=100").json()["data"]
-    return [(event["attributes"]["action"], (event["attributes"]["actor"] or {}).get("username"),
-             event["attributes"]["details"]) for event in data]
+# -- the fast tier --------------------------------------------------------------------------------
+
+def test_refused_tags_change_nothing(services, config):
+    """The domain's refusal, its code, sentence and field (the pointer's tail through the API)."""
+    owner = new_user("alice")
+    tags.create_tag(owner, {"name": "paid"})
+    cases = [
+        ({}, "required", "A tag name is required.", "name"),
+        ({"name": "  "}, "blank", "A tag name may not be blank.", "name"),
+        ({"name": "a,b"}, "invalid", REFUSED_CHARACTERS, "name"),
+        ({"name": "x" * 101}, "invalid", "A tag name has at most 100 characters.", "name"),
+        ({"name": "ok", "bg_color": "red"}, "invalid",
+         "bg_color must be a colour such as #c41fff.", "bg_color"),
+        ({"name": "ok", "pinned": "yes"}, "invalid", "pinned must be true or false.", "pinned"),
+        ({"name": "PAID"}, "invalid", "A tag with this name already exists.", "/data"),
+    ]
+    for attributes, code, detail, field in cases:
+        assert_refused(config, lambda attributes=attributes: tags.create_tag(owner, attributes),
+                       code, detail, field)
 
 
-def test_deleting_a_tag_writes_untagged_on_every_node_it_labelled(alice, config):
-    folder = make_folder(alice, "Bills", alice.home_id)
-    labelled = [folder, new_document(alice, "a", folder), new_document(alice, "b")]
-    other = new_document(alice, "c")
+def test_node_tags_replace_append_and_remove(services, config):
+    alice = new_user("alice")
+    document_id = create_document(services, alice, "invoice")
+    assert tags.change_node_tags(alice, document_id, ["paid", "important", "Paid"],
+                                 "replace") == ["important", "paid"]
+    assert labels_of(document_id) == labels("important", "paid")
+    assert tags.change_node_tags(alice, document_id, ["2024"], "append") == \
+        ["2024", "important", "paid"]
+    assert tags.change_node_tags(alice, document_id, ["important", "unknown"], "remove") == \
+        ["2024", "paid"]
+    assert labels_of(document_id) == labels("2024", "paid")
+    # The tags themselves stay; replacing replaces what the node had.
+    assert sorted(tag.name for tag in tags.tags_of_user(alice)) == ["2024", "important", "paid"]
+    assert tags.change_node_tags(alice, document_id, ["important"], "replace") == ["important"]
+    bob = new_user("bob")
+    cases = [
+        (bob, ["x"], "not_found", "Not found.", None),
+        (alice, "paid", "invalid", "`tags` must be a list of tag names.", "tags"),
+        (alice, ["a,b"], "invalid", REFUSED_CHARACTERS, "/tags/0"),
+    ]
+    for user, names, code, detail, field in cases:
+        assert_refused(config, lambda user=user, names=names: tags.change_node_tags(
+            user, document_id, names, "replace"), code, detail, field)
+
+
+def test_listings_filter_by_tags(services, config):
+    alice = new_user("alice")
+    folder = new_folder(services, alice, "Mixed", home_id(alice))
+    both = create_document(services, alice, "both", folder)
+    paid = create_document(services, alice, "paid only", folder)
+    neither = create_document(services, alice, "neither", folder)
+    tags.change_node_tags(alice, both, ["paid", "2024"], "replace")
+    tags.change_node_tags(alice, paid, ["paid"], "replace")
+
+    def titles(**filters):
+        _, children = listings.listing(alice, folder, **filters)
+        return [node.title for node in children.fetch(0, 100)]
+
+    assert titles(tags="paid,2024") == ["both"]
+    assert titles(tags="paid,2024", tags_op="any") == ["both", "paid only"]
+    assert titles(tags="PAID") == ["both", "paid only"]
+    assert titles(tags="paid,nonexistent") == []
+    assert titles(tags="paid,nonexistent", tags_op="any") == ["both", "paid only"]
+    assert [node.title for node in listings.of_kind(alice, Node.DOCUMENT, "2024").fetch(0, 100)] \
+        == ["both"]
+    assert neither and len(titles()) == 3
+    assert_refused(config, lambda: listings.listing(alice, folder, tags="paid", tags_op="some"),
+                   "invalid", "tags_op must be all or any.", "/tags_op")
+
+
+def test_search_by_tag_name_filter_rename_and_delete(reading, config):
+    alice = new_user("alice")
+    invoice = read_document(reading, alice, "Stadtwerke", "bill.txt",
+                            samples.text("electricity bill for march\n"))
+    other = read_document(reading, alice, "Telekom", "phone.txt",
+                          samples.text("phone bill for march\n"))
+    tags.change_node_tags(alice, invoice, ["paid", "energy"], "replace")
+    tags.change_node_tags(alice, other, ["unpaid"], "replace")
+
+    def found(text=None, **filters):
+        wait_indexed(config)
+        return [(r["title"], r["tags"]) for r in search.query(reading.search, alice, text,
+                                                               **filters)]
+
+    assert found("energy") == [("Stadtwerke", ["energy", "paid"])]  # a tag name finds its nodes
+    assert found("bill", tags="paid") == [("Stadtwerke", ["energy", "paid"])]
+    assert sorted(found("bill", tags="paid,unpaid", tags_op="any")) == \
+        [("Stadtwerke", ["energy", "paid"]), ("Telekom", ["unpaid"])]
+    assert found("bill", tags="paid,unpaid") == []
+    assert sorted(found(tags="paid,unpaid", tags_op="any")) == \
+        [("Stadtwerke", ["energy", "paid"]), ("Telekom", ["unpaid"])]
+    energy = named(alice, "energy")
+    tags.update_tag(alice, energy.id, {"name": "utilities"})
+    assert found("utilities") == [("Stadtwerke", ["paid", "utilities"])]
+    assert found("energy") == []
+    assert labels_of(invoice) == labels("paid", "utilities")
+    tags.delete_tag(alice, energy.id)
+    assert found("utilities") == []
+    assert labels_of(invoice) == labels("paid")
+
+
+def test_search_without_words_lists_recent_documents(services):
+    alice = new_user("alice")
+    first = create_document(services, alice, "first")
+    second = create_document(services, alice, "second")
+    new_folder(services, alice, "a folder", home_id(alice))
+    tree.update_node(alice, first, Node.DOCUMENT, {"title": "first again"})
+    results = search.query(services.search, alice, None)
+    assert [(r["title"], r["node_type"], r["highlight"]) for r in results] == [
+        ("first again", "document", None), ("second", "document", None)]
+    assert [r["title"] for r in search.query(services.search, alice, None, "1")] == \
+        ["first again"]
+    assert second in [r["id"] for r in results]
+
+
+def test_deleting_a_user_deletes_their_tags(services, root, config):
+    carol = new_user("carol")
+    tags.create_tag(carol, {"name": "mine"})
+    accounts.delete_user_by(services, root, carol.id)
+    assert snapshot(config)["tag"] == []
+
+
+def events(user, node_id) -> list[tuple[str, str | None, dict]]:
+    """(action, actor's username, details) of the node's history, newest first."""
+    return [(row.action, row.actor_username, row.details)
+            for row in history.history_of(user, node_id).fetch(0, 100)]
+
+
+def test_deleting_a_tag_writes_untagged_on_every_node_it_labelled(services, config):
+    alice = new_user("alice")
+    folder = new_folder(services, alice, "Bills", home_id(alice))
+    labelled = [folder, create_document(services, alice, "a", folder),
+                create_document(services, alice, "b")]
+    other = create_document(services, alice, "c")
     for node_id in labelled:
-        assert set_tags(alice, node_id, ["paid", "2026"]).status_code == 201
-    assert set_tags(alice, other, ["2026"]).status_code == 201
-    assert alice.delete(f"/api/nodes/{labelled[2]}/").status_code == 204  # in the trash too
-    paid = next(tag for tag in alice.get("/api/tags/").json()["data"]
-                if tag["attributes"]["name"] == "paid")
-    assert alice.delete(f"/api/tags/{paid['id']}/").status_code == 204
+        tags.change_node_tags(alice, node_id, ["paid", "2026"], "replace")
+    tags.change_node_tags(alice, other, ["2026"], "replace")
+    trash.delete(services, alice, labelled[2])  # in the trash too
+    tags.delete_tag(alice, named(alice, "paid").id)
     for node_id in labelled:
-        assert history(alice, node_id)[0] == ("untagged", "alice", {"tags": ["paid"]})
-    assert [action for action, _, _ in history(alice, other)] == ["tagged", "created"]
+        assert events(alice, node_id)[0] == ("untagged", "alice", {"tags": ["paid"]})
+    assert [action for action, _, _ in events(alice, other)] == ["tagged", "created"]
     assert query_sql(config, "SELECT count(*) FROM event WHERE action = 'untagged'") == [(3,)]
 
 
 @pytest.mark.slow
-def test_a_tag_on_100000_nodes_is_deleted_with_an_event_for_each(alice, config):
+def test_a_tag_on_100000_nodes_is_deleted_with_an_event_for_each(services, config):
     """One INSERT ... SELECT writes the events, in the deletion's transaction; nothing about
     each node passes through Python. On PostgreSQL 10,000: its search triggers run for each
     node linked and unlinked (about 1 ms each here), which makes 100,000 take minutes with or
     without the events (their INSERT takes a fraction of a second)."""
     count = 10_000 if config.database_url else 100_000
-    tag = create_tag(alice, "bulk")
+    alice = new_user("alice")
+    tag = tags.create_tag(alice, {"name": "bulk"})
     execute_sql(config, """
         INSERT INTO node (id, owner_id, parent_id, kind, title, title_sort, created_at,
                           updated_at)
         WITH RECURSIVE numbers(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM numbers WHERE i < ?)
         SELECT 'bulk-' || i, ?, ?, 'folder', 'F' || i, 'f' || i, '2026-01-01 00:00:00.000000',
-               '2026-01-01 00:00:00.000000' FROM numbers""", count, alice.user_id, alice.home_id)
+               '2026-01-01 00:00:00.000000' FROM numbers""", count, alice.id, home_id(alice))
     execute_sql(config, "INSERT INTO node_tag (node_id, tag_id) SELECT id, ? FROM node "
-                        "WHERE id LIKE 'bulk-%'", tag["id"])
-    assert alice.delete(f"/api/tags/{tag['id']}/").status_code == 204
+                        "WHERE id LIKE 'bulk-%'", tag.id)
+    tags.delete_tag(alice, tag.id)
     assert query_sql(config, "SELECT count(*), count(DISTINCT node_id), min(details), "
                              "max(details) FROM event WHERE action = 'untagged'") == \
         [(count, count, '{"tags":["bulk"]}', '{"tags":["bulk"]}')]
