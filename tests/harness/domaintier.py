@@ -29,7 +29,7 @@ from dms.domain.services import Services
 from dms.errors import DomainError
 from dms.runtime import Runtime, open_installation
 from tests.harness.database import snapshot
-from tests.harness.waiting import wait_for, wait_indexed
+from tests.harness.waiting import wait_indexed, wait_status_ended
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -111,18 +111,8 @@ def upload_file(services: Services, user: User, document_id: str, name: str,
 def wait_read(document_id: str, timeout: float = 90) -> list[str]:
     """Poll the document's row until its reading ended (the workers of
     domain_services(workers=True)); every status seen, in order."""
-    seen: list[str] = []
-
-    def ended() -> bool:
-        status = database.execute_sql("SELECT ocr_status FROM node WHERE id = ?",
-                                      (document_id,)).fetchone()[0]
-        if not seen or seen[-1] != status:
-            seen.append(status)
-        return status in ("succeeded", "failed")
-
-    wait_for(ended, timeout=timeout, interval=0.05,
-             message=lambda: f"the reading did not end: {seen}")
-    return seen
+    return wait_status_ended(lambda: database.execute_sql(
+        "SELECT ocr_status FROM node WHERE id = ?", (document_id,)).fetchone()[0], timeout, 0.05)
 
 
 def read_document(services: Services, user: User, title: str, name: str, data: bytes,

@@ -43,16 +43,22 @@ def wait_served(request, timeout: float = 30.0, interval: float = 0.1):
 
 def wait_processed(client, document_id, timeout=90):
     """Poll the document until processing ended; returns every status seen, in order."""
-    seen = []
+    return wait_status_ended(lambda: client.get(f"/api/documents/{document_id}/").json()[
+        "data"]["attributes"]["ocr_status"], timeout, 0.1)
+
+
+def wait_status_ended(status_of, timeout: float, interval: float) -> list[str]:
+    """Poll `status_of()`, a document's `ocr_status`, until its reading ended (succeeded or
+    failed); every status seen, in order."""
+    seen: list[str] = []
 
     def ended() -> bool:
-        status = client.get(f"/api/documents/{document_id}/").json()["data"]["attributes"][
-            "ocr_status"]
+        status = status_of()
         if not seen or seen[-1] != status:
             seen.append(status)
         return status in ("succeeded", "failed")
 
-    wait_for(ended, timeout=timeout, interval=0.1,
+    wait_for(ended, timeout=timeout, interval=interval,
              message=lambda: f"processing did not end: {seen}")
     return seen
 
