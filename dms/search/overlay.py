@@ -58,12 +58,14 @@ class Pending:
     node_id: str
     fields: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # title, tags, text
     tag_ids: frozenset[str]
+    chars: int  # of its text: the nodes laid over at once have at most OVERLAY_TEXT_CHARS
 
     @classmethod
     def of(cls, entry: Entry) -> Pending:
         return cls(entry.node_id, (_sorted_terms(entry.title),
                                    _sorted_terms(" ".join(entry.tag_names)),
-                                   _sorted_terms(entry.body)), frozenset(entry.tag_ids))
+                                   _sorted_terms(entry.body)), frozenset(entry.tag_ids),
+                   len(entry.body))
 
     def score(self, words: list[str], tag_ids: tuple[str, ...], tags_op: str) -> float:
         """How well it matches (0: not at all), as Snapshot.search matches."""
@@ -130,7 +132,7 @@ class Overlays:
         nodes = {node_id: kept[node_id] for node_id, seq in newest.items()
                  if node_id in kept and kept[node_id][0] == seq}
         stale = [node_id for node_id in newest if node_id not in nodes]
-        size = 0
+        size = sum(node.chars for _, node in nodes.values() if node is not None)
         for node_id, entry in outbox.entries(stale) if stale else ():
             size += len(entry.body) if entry is not None else 0
             if size > OVERLAY_TEXT_CHARS:
