@@ -1,4 +1,4 @@
-"""The fuzzy algorithm's threshold (dms.domain.rules.matching.FUZZY_THRESHOLD), tuned on OCR-style
+"""The fuzzy algorithm's threshold (dms.domain.matching.FUZZY_THRESHOLD), tuned on OCR-style
 misreadings: the confusions OCR makes (rn for m, 0 for O, 1 and I for l, vv for w), a missing or
 a changed letter in a longer word, a word split in two, must match; near-miss words, which are
 other words, must not. Through the dry run (GET /rules/{id}/matches/, on the fast tier: the
@@ -8,7 +8,7 @@ text is the misreading, so what is tested is what a user gets."""
 from __future__ import annotations
 
 from dms.domain.rules import preview
-from dms.domain.rules.matching import FUZZY_THRESHOLD
+from dms.domain.matching import FUZZY_THRESHOLD
 from tests.harness import samples
 from tests.harness.domaintier import (
     new_document,

@@ -1,9 +1,10 @@
 """Rules: documents that file themselves (docs/api.md, "Rules"). A user's rules look at each
-new document once its text is known and tag it, move it or retitle it.
+new document once its text is known and tag it, move it or retitle it. What a rule's `match`
+finds is dms.domain.matching's (the five algorithms; correspondents and document types match with
+them too).
 
 - `checks`: a rule's attributes checked (limits, pointers into the body);
 - `store`: a user's rules kept (create, change, delete; disabled when their folder goes);
-- `matching`: the five algorithms (RE2 for regular expressions, rapidfuzz for fuzzy);
 - `templates`: the title templates of `set_title`, without str.format;
 - `facts`: what rules look at in a document, read bounded;
 - `filing`: rules at work on new documents, in the job that read them, and applying changes;

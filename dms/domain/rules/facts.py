@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from dms.db import database
 from dms.db.models import PAGE_SEPARATOR, Node
-from dms.domain.rules.matching import Words
+from dms.domain.matching import Words
 
 IDS_PER_QUERY = 500  # SQLite binds at most 32,766 values in one statement
 PAGES_PER_READ = 20

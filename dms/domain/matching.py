@@ -1,5 +1,6 @@
-"""What a rule's `match` finds in a document (api.md, "Rules"): its five algorithms over one field
-or all of them, and the matched text (`{match}` of a title template).
+"""What a rule's `match` finds in a document (api.md, "Rules"), and a correspondent's or document
+type's (api.md §16): the five algorithms over one field or all of them, and the matched text
+(`{match}` of a title template).
 
 - `any` / `all`: one / every word of the pattern is a word of the field. `exact`: the pattern's
   words, in order, next to each other. Words are runs of letters and digits (Unicode), so
