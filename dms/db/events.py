@@ -27,9 +27,9 @@ from dms.db.transactions import holds_scope, owner_scope
 CREATED, UPLOADED, IMPORTED, RENAMED, MOVED = "created", "uploaded", "imported", "renamed", "moved"
 TAGGED, UNTAGGED, PAGES_CHANGED, PROCESSED = "tagged", "untagged", "pages_changed", "processed"
 DELETED, RESTORED, VERSION_RESTORED = "deleted", "restored", "version_restored"
-RULE_APPLIED = "rule_applied"
+RULE_APPLIED, METADATA_CHANGED = "rule_applied", "metadata_changed"
 ACTIONS = (CREATED, UPLOADED, IMPORTED, RENAMED, MOVED, TAGGED, UNTAGGED, PAGES_CHANGED,
-           PROCESSED, DELETED, RESTORED, VERSION_RESTORED, RULE_APPLIED)
+           PROCESSED, DELETED, RESTORED, VERSION_RESTORED, RULE_APPLIED, METADATA_CHANGED)
 DETAIL_LIMIT = 4096  # bytes of JSON: details name things, they do not carry them
 LIST_LIMIT = 10
 
@@ -43,7 +43,7 @@ TYPES = {
     VERSION_RESTORED: "document.uploaded", PROCESSED: "document.processed",
     RENAMED: "node.renamed", MOVED: "node.moved", TAGGED: "node.tagged", UNTAGGED: "node.tagged",
     DELETED: "node.deleted", RESTORED: "node.restored", PAGES_CHANGED: "document.pages_changed",
-    RULE_APPLIED: "rule.applied",
+    RULE_APPLIED: "rule.applied", METADATA_CHANGED: "document.updated",
 }
 EVENT_TYPES = tuple(dict.fromkeys(TYPES.values()))
 

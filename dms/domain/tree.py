@@ -19,6 +19,7 @@ repetition, and the one walk that counts depth is cut at a bound.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 from dms.db import database, events, owner_scope, write_transaction
@@ -185,10 +186,13 @@ def create_node(user: User, kind: str, attributes: dict[str, Any], parent_id: ob
 
 
 def update_node(user: User, node_id: str, kind: str, attributes: dict[str, Any],
-                route_kind: str | None = None) -> Node:
-    """Rename a node and, for a document, change its `lang` or `ocr`: only those columns are
-    written, so a move or an upload committed meanwhile is never undone. `kind` is the type the
-    request says the node is (409 if it is not); `route_kind` the kind the URL promises (404)."""
+                route_kind: str | None = None,
+                also: Callable[[Node], dict[str, Any]] | None = None) -> Node:
+    """Rename a node and, for a document, change its `lang` or `ocr`, and what `also` changes in
+    the same transaction (dms.domain.metadata.document.update_node: the metadata; it returns the
+    changes for the `metadata_changed` event): only those columns are written, so a move or an
+    upload committed meanwhile is never undone. `kind` is the type the request says the node is
+    (409 if it is not); `route_kind` the kind the URL promises (404)."""
     changes = {}
     if "title" in attributes:
         changes["title"] = check_title(attributes["title"])
@@ -207,12 +211,16 @@ def update_node(user: User, node_id: str, kind: str, attributes: dict[str, Any],
             columns.update(title=changes["title"], title_sort=title_sort_key(changes["title"]))
         if node.is_document:
             columns.update({k: changes[k] for k in ("lang", "ocr") if k in changes})
-        if columns:
+        changed_about = also(node) if also is not None and node.is_document else {}
+        if columns or changed_about:
             columns["updated_at"] = utcnow()
             Node.update(**columns).where(Node.id == node.id).execute()
             if columns.get("title", node.title) != node.title:
                 events.record(user.id, node.id, events.RENAMED, user.id, title=columns["title"],
                               previous=node.title)
+            if changed_about:
+                events.record(user.id, node.id, events.METADATA_CHANGED, user.id,
+                              changes=changed_about)
             for name, value in columns.items():
                 setattr(node, name, value)
     return node

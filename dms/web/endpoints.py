@@ -134,11 +134,12 @@ class Context:
         self.field_base = "/"
         return parse_json(raw)
 
-    def resource(self, types: str | tuple[str, ...], refuse_status: int = 415) -> tuple[dict, dict]:
+    def resource(self, types: str | tuple[str, ...], refuse_status: int = 415,
+                 type_optional: bool = False) -> tuple[dict, dict]:
         """A JSON:API body (`application/vnd.api+json`): its `data` object, checked to be one of
         `types`, and its attributes. Fields named by domain errors are then attributes."""
         body = self.json(accept=(VND,), refuse_status=refuse_status)
-        data = resource_data(body, types)
+        data = resource_data(body, types, type_optional)
         attributes = attributes_of(data)
         self.field_base = ATTRIBUTES
         return data, attributes

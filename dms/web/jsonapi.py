@@ -130,8 +130,10 @@ def parse_json(raw: bytes) -> dict:
     return body
 
 
-def resource_data(body: dict, resource_type: str | Iterable[str]) -> dict:
-    """The `data` object of a JSON:API request, checked to be of `resource_type`."""
+def resource_data(body: dict, resource_type: str | Iterable[str], type_optional: bool = False
+                  ) -> dict:
+    """The `data` object of a JSON:API request, checked to be of `resource_type` (which it may
+    leave out if `type_optional`: api.md's note body is `{"data": {"attributes": ...}}`)."""
     types = (resource_type,) if isinstance(resource_type, str) else tuple(resource_type)
     data = body.get("data")
     if data is None:
@@ -139,6 +141,8 @@ def resource_data(body: dict, resource_type: str | Iterable[str]) -> dict:
     if not isinstance(data, dict):
         raise invalid("`data` must be an object.", "/data")
     if "type" not in data:
+        if type_optional:
+            return data
         raise ApiError(400, "required", "`data.type` is required.", "/data/type")
     if data["type"] not in types:
         expected = " or ".join(f"`{t}`" for t in types)

@@ -7,8 +7,8 @@ text is the misreading, so what is tested is what a user gets."""
 
 from __future__ import annotations
 
-from dms.domain.rules import preview
 from dms.domain.matching import FUZZY_THRESHOLD
+from dms.domain.rules import preview
 from tests.harness import samples
 from tests.harness.domaintier import (
     new_document,

@@ -71,3 +71,11 @@ def refused(archive, message, empty_target=False):
     assert not any(".restore-" in p.name for p in archive.parent.iterdir())
     if empty_target:
         assert list(target.iterdir()) == []
+
+
+# The tables a backup carries (every table of dms.db, in name order).
+TABLES = ["correspondent", "custom_field", "custom_field_link", "custom_field_value",
+          "document_mail", "document_type", "document_version", "event", "mail_account",
+          "mail_import", "node", "node_tag", "note", "page", "preference", "rule",
+          "rule_pending", "rule_run", "schema_migrations", "split_part", "split_run", "tag",
+          "token", "trash_entry", "user", "webhook"]

@@ -17,7 +17,7 @@ from dms.config import Config
 from dms.processing.languages import installed_languages
 from tests.harness import samples
 from tests.harness.appserver import empty_target, served
-from tests.harness.backups import rebuild, row_lines
+from tests.harness.backups import TABLES, rebuild, row_lines
 from tests.harness.client import JSON, Client
 from tests.harness.database import query_sql, snapshot
 from tests.harness.documents import new_document, upload
@@ -71,10 +71,6 @@ def state(client, admin, documents) -> dict:
     return seen
 
 
-TABLES = ["document_mail", "document_version", "event", "mail_account", "mail_import", "node",
-          "node_tag", "page", "preference", "rule", "rule_pending", "rule_run",
-          "schema_migrations", "split_part", "split_run", "tag", "token", "trash_entry", "user",
-          "webhook"]
 
 
 @pytest.mark.slow

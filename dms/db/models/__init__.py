@@ -24,9 +24,28 @@ from dms.db.models._base import (
     title_sort_key,
     utcnow,
 )
-from dms.db.models._papers import PAGE_SEPARATOR, DocumentVersion, Node, Page, Tag, Token, User
+from dms.db.models._metadata import (
+    Correspondent,
+    CustomField,
+    CustomFieldLink,
+    CustomFieldValue,
+    DocumentType,
+    Note,
+)
+from dms.db.models._papers import (
+    DOCUMENT_DATE,
+    PAGE_SEPARATOR,
+    DocumentVersion,
+    Node,
+    Page,
+    Tag,
+    Token,
+    User,
+)
 
-__all__ = ["BaseModel", "DocumentVersion", "Event", "EventStream", "IntakeRefusal", "MailAccount",
-           "Node", "OcrStatus", "PAGE_SEPARATOR", "Page", "Rule", "RulePending", "RuleRun",
-           "STORED_DATETIME", "SplitRun", "Tag", "Token", "TrashEntry", "UTCDateTimeField",
-           "User", "Webhook", "columns_of", "from_row", "new_id", "title_sort_key", "utcnow"]
+__all__ = ["BaseModel", "Correspondent", "CustomField", "CustomFieldLink", "CustomFieldValue",
+           "DOCUMENT_DATE", "DocumentType", "DocumentVersion", "Event", "EventStream",
+           "IntakeRefusal", "MailAccount", "Node", "Note", "OcrStatus", "PAGE_SEPARATOR", "Page",
+           "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Token",
+           "TrashEntry", "UTCDateTimeField", "User", "Webhook", "columns_of", "from_row", "new_id",
+           "title_sort_key", "utcnow"]

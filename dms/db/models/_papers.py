@@ -6,7 +6,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from peewee import BooleanField, FloatField, ForeignKeyField, IntegerField, TextField
+from peewee import (
+    BigIntegerField,
+    BooleanField,
+    FloatField,
+    ForeignKeyField,
+    IntegerField,
+    TextField,
+)
 
 from dms.db.models._base import BaseModel, UTCDateTimeField, new_id, utcnow
 
@@ -85,6 +92,13 @@ class Node(BaseModel):
     updated_at = UTCDateTimeField(default=utcnow)
     # None: live. In the trash: the id of the node whose deletion put it there (migration 0013).
     trash_id = TextField(null=True)
+    # What the document is about (migration 0021; dms.domain.metadata): ids of the owner's
+    # correspondent and document type, the date on the paper (NULL: the upload date, see
+    # DOCUMENT_DATE) and the archive serial number, unique per owner.
+    correspondent_id = TextField(null=True)
+    document_type_id = TextField(null=True)
+    document_date = TextField(null=True)
+    asn = BigIntegerField(null=True)
 
     def save(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Refused: a whole-row save writes back every column read earlier, undoing concurrent
@@ -104,6 +118,11 @@ class Node(BaseModel):
     @property
     def is_document(self) -> bool:
         return self.kind == Node.DOCUMENT
+
+
+# A document's date in SQL: the date on the paper, or the upload date (the day of created_at,
+# UTC) where none was read or set (migration 0021); listings sort and filter by it.
+DOCUMENT_DATE = "coalesce(document_date, substr(created_at, 1, 10))"
 
 
 class DocumentVersion(BaseModel):

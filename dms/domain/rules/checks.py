@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dms.domain import tags
-from dms.domain.rules import templates
 from dms.domain.matching import ALGORITHMS, FIELDS, Pattern, check_pattern
+from dms.domain.rules import templates
 from dms.errors import Invalid
 from dms.text import has_refused_characters, required_text
 

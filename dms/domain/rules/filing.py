@@ -29,8 +29,7 @@ from typing import Any, NamedTuple, Protocol
 from dms.config import Config
 from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import Node, User, title_sort_key, utcnow
-from dms.domain import tags, tree
-from dms.domain import matching
+from dms.domain import matching, tags, tree
 from dms.domain.rules import facts, templates
 from dms.domain.rules.checks import RuleSpec, spec_of
 from dms.domain.rules.store import disable, folder_gone

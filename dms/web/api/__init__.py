@@ -9,6 +9,7 @@ from dms.web.api import (
     intake,
     legacy,
     mail,
+    metadata,
     nodes,
     pageops,
     pages,
@@ -26,7 +27,7 @@ from dms.web.api import (
 
 # legacy first: its exact `GET /api/documents` must win over the tolerant `/api/documents/`.
 ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, legacy.routes,
-                tags.routes, preferences.routes, nodes.routes, pageops.routes, documents.routes,
-                pages.routes,
+                tags.routes, metadata.routes, preferences.routes, nodes.routes, pageops.routes,
+                documents.routes, pages.routes,
                 search.routes, mail.routes, intake.routes, trash.routes, history.routes,
                 rules.routes, webhooks.routes, events.routes, ui.routes]

@@ -4,11 +4,14 @@ Another user's node answers exactly like an unknown id, for every route, admins 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import bottle
 
 from dms.db.models import Node
 from dms.domain import archives, documents, listings, tags, trash, tree
 from dms.domain.mailaccounts import mail_of
+from dms.domain.metadata import document as metadata
 from dms.web.endpoints import Context, content_disposition, file_response
 from dms.web.jsonapi import (
     JSON,
@@ -39,14 +42,17 @@ KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.item
 
 
 def node_resource(node: Node | listings.NodeRow, breadcrumb: list[list[str]], labels: list[dict],
-                  mail: dict | None = None, **extra_attributes) -> dict:
+                  mail: dict | None = None, about: dict | None = None,
+                  **extra_attributes) -> dict:
     """A folder or document as JSON:API resource: type, id, attributes, relationships only.
-    `mail`: the message a document came by (None: it did not come by mail)."""
+    `mail`: the message a document came by (None: it did not come by mail); `about`: a
+    document's metadata attributes (dms.domain.metadata.document.about)."""
     attributes = {"title": node.title}
     if node.is_document:
         attributes.update(lang=node.lang, ocr=bool(node.ocr), ocr_status=node.ocr_status,
                           ocr_error=node.ocr_error, file_name=node.file_name, size=node.size,
                           page_count=node.page_count, mail=mail)
+        attributes.update(about or {})
     attributes.update(created_at=format_datetime(node.created_at),
                       updated_at=format_datetime(node.updated_at),
                       breadcrumb=breadcrumb, tags=labels, **extra_attributes)
@@ -59,23 +65,30 @@ def resources(nodes: list[Node | listings.NodeRow]) -> list[dict]:
     """Several nodes with their breadcrumbs and tags, each looked up in one query."""
     ids = [node.id for node in nodes]
     crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
-    return [node_resource(node, crumbs[node.id], labels[node.id], mail.get(node.id))
-            for node in nodes]
+    about = metadata.about(_documents(nodes))
+    return [node_resource(node, crumbs[node.id], labels[node.id], mail.get(node.id),
+                          about.get(node.id)) for node in nodes]
+
+
+def _documents(nodes: Sequence[Node | listings.NodeRow]) -> list[str]:
+    return [node.id for node in nodes if node.is_document]
 
 
 def children_resources(folder: Node, nodes: list[listings.NodeRow]) -> list[dict]:
     """Siblings share their path: the folder's breadcrumb plus their own title and id."""
     path = tree.breadcrumbs([folder.id])[folder.id]
     ids = [node.id for node in nodes]
-    labels, mail = tags.tags_of(ids), mail_of(ids)
-    return [node_resource(node, path + [[node.title, node.id]], labels[node.id], mail.get(node.id))
-            for node in nodes]
+    labels, mail, about = tags.tags_of(ids), mail_of(ids), metadata.about(_documents(nodes))
+    return [node_resource(node, path + [[node.title, node.id]], labels[node.id], mail.get(node.id),
+                          about.get(node.id)) for node in nodes]
 
 
 def single(node: Node, **extra_attributes) -> dict:
     return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id],
                                   tags.tags_of([node.id])[node.id],
-                                  mail_of([node.id]).get(node.id), **extra_attributes)}
+                                  mail_of([node.id]).get(node.id),
+                                  metadata.about(_documents([node])).get(node.id),
+                                  **extra_attributes)}
 
 
 def paginated_nodes(ctx: Context, listing: listings.NodeListing) -> dict:
@@ -114,7 +127,8 @@ def update(ctx: Context, node_id: str, route_kind: str | None = None) -> Node:
     if "id" in data and data["id"] != node_id:
         raise ApiError(409, "conflict", "The id in the body does not match the id in the URL.",
                        "/data/id")
-    return tree.update_node(ctx.user, node_id, KIND_OF_TYPE[data["type"]], attributes, route_kind)
+    return metadata.update_node(ctx.user, node_id, KIND_OF_TYPE[data["type"]], attributes,
+                                route_kind)
 
 
 @routes.get("/nodes/", Operation(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dms.db.models import Rule, RuleRun, User
 from dms.domain import tags, tree
 from dms.domain.mailaccounts import mail_of
+from dms.domain.metadata import document as metadata
 from dms.domain.rules import preview, runs, store
 from dms.domain.rules.checks import spec_of
 from dms.web.api.nodes import node_resource
@@ -92,8 +93,10 @@ def hit_resources(user: User, hits: list[preview.Hit]) -> list[dict]:
     ids = [hit.document_id for hit in hits]
     nodes = preview.hit_documents(user, hits)
     crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
+    about = metadata.about(ids)
     return [node_resource(nodes[hit.document_id], crumbs[hit.document_id],
                           labels[hit.document_id], mail.get(hit.document_id),
+                          about.get(hit.document_id),
                           rule_match={"field": hit.field, "text": hit.text,
                                       "changes": hit.changes})
             for hit in hits if hit.document_id in nodes]

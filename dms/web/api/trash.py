@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dms.domain import listings, tags, trash, tree
 from dms.domain.mailaccounts import mail_of
+from dms.domain.metadata import document as metadata
 from dms.web.api.nodes import node_resource, single
 from dms.web.endpoints import Context
 from dms.web.jsonapi import RouteTable, format_datetime, no_content
@@ -17,8 +18,9 @@ routes = RouteTable()
 def trashed_resources(rows: list[tuple[listings.NodeRow, tuple]]) -> list[dict]:
     ids = [node.id for node, _ in rows]
     crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
+    about = metadata.about(ids)
     return [node_resource(
-        node, crumbs[node.id], labels[node.id], mail.get(node.id),
+        node, crumbs[node.id], labels[node.id], mail.get(node.id), about.get(node.id),
         deleted_at=format_datetime(deleted_at), purge_at=format_datetime(purge_at),
         original_parent={"id": parent_id, "title": parent_title} if parent_id else None)
         for node, (deleted_at, purge_at, parent_id, parent_title) in rows]

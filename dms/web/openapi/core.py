@@ -6,6 +6,7 @@ webhooks and the event stream have modules of their own here. The routes describ
 from __future__ import annotations
 
 from dms.db.models import OcrStatus
+from dms.web.openapi.metadata import DOCUMENT_ATTRIBUTES
 from dms.web.openapi.shapes import (
     BOOLEAN,
     DATETIME,
@@ -31,6 +32,7 @@ NODE_ATTRIBUTES = {
     "mail": {"oneOf": [obj({"subject": STRING, "from": STRING, "date": NULLABLE_STRING,
                             "message_id": STRING}, ["subject", "from", "date", "message_id"]),
                        {"type": "null"}]},
+    **DOCUMENT_ATTRIBUTES,
 }
 VERSION = obj({"id": UUID, "number": INTEGER, "file_name": STRING, "size": INTEGER,
                "page_count": INTEGER, "lang": STRING, "created_at": DATETIME,
@@ -92,7 +94,7 @@ SCHEMAS = {
         "parent": obj({"type": {"const": "folders"}, "id": UUID})}, ["type"])),
     "NodeUpdate": data_of(obj({"type": {"enum": ["folders", "documents"]}, "id": UUID,
                                "attributes": obj({"title": STRING, "lang": STRING,
-                                                  "ocr": BOOLEAN})},
+                                                  "ocr": BOOLEAN, **DOCUMENT_ATTRIBUTES})},
                               ["type"])),
     "Move": obj({"nodes": {"type": "array", "items": obj({"id": UUID}, ["id"])},
                  "target_parent": obj({"id": UUID}, ["id"])}, ["nodes", "target_parent"]),

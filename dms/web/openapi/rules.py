@@ -3,8 +3,8 @@ dry run's answer, MATCHES, for its route."""
 
 from __future__ import annotations
 
-from dms.domain.rules.checks import SOURCES
 from dms.domain.matching import ALGORITHMS, FIELDS
+from dms.domain.rules.checks import SOURCES
 from dms.web.openapi.core import FOLDER_REF, NODE_ATTRIBUTES
 from dms.web.openapi.shapes import (
     BOOLEAN,

@@ -1,0 +1,425 @@
+"""Custom field queries (api.md §16): the `custom_field_query=` parameter of document listings,
+Paperless-ngx's JSON grammar, parsed into a small tree, checked against the caller's own fields
+and compiled into one SQL condition on `node.id` that the listings AND into their WHERE.
+
+The SQL: each atom is `id IN (SELECT document_id FROM custom_field_value WHERE field_id = ? AND
+<value condition>)`, which the (field_id, value column, document_id) indexes of migration 0021
+answer without touching node; a negation is `NOT (...)` over such conditions, never NULL
+(document_id never is). Text is compared through `value_key` with casefolded parameters and
+LIKE ... ESCAPE, and booleans are parameters, so the same SQL runs on SQLite and PostgreSQL.
+
+Paperless-ngx (src/documents/filters.py, CustomFieldQueryParser), whose semantics these are:
+`exists` true/false: the document carries the field, or not. `isnull` true/false: it carries the
+field with no value / with a value (a document without the field matches neither); a
+documentlink's value is null when none of its targets is alive. `NOT` negates the whole atom, so
+["NOT", atom] also matches documents lacking the field. Monetary `exact`, `in` and comparisons
+read the amount alone (currency ignored; "EUR12.30", "12.3" and 12.3 all mean 12.30), while
+`icontains` and friends read its text ("eur12.30"). A select matches option ids, a label standing
+for its option's id. Documentlink `contains`: the document links to all the ids given (its
+`exact` compares the set of live targets, where Paperless-ngx compares its stored list). Dates
+compare as YYYY-MM-DD, and `year__`, `month__` and `day__` compare their parts as numbers.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Callable, Iterable
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any, NamedTuple, NoReturn
+
+from dms.domain.tagfilter import name_key
+from dms.errors import Invalid
+
+PARAMETER = "custom_field_query"
+MAX_QUERY_BYTES = 10_000
+MAX_DEPTH = 10
+MAX_ATOMS = 20
+MAX_LIST = 100  # values of `in`
+MAX_LINK_IDS = 100  # document ids of one documentlink atom, all lists together
+MAX_NUMBER_TEXT = 64  # characters of a number written as text
+MAX_AMOUNT = Decimal(10) ** 15  # whole digits of an amount, as monetary values keep them
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+SHOWN = 60  # characters of a client's value quoted back
+
+BASIC = ("exact", "in", "isnull", "exists")
+TEXT_OPS = ("icontains", "istartswith", "iendswith")
+ORDER_OPS = ("gt", "gte", "lt", "lte", "range")
+OPS = (*BASIC, *TEXT_OPS, *ORDER_OPS, "contains")
+TEXT_TYPES = ("string", "longtext", "url")
+TYPE_OPS = {
+    "string": BASIC + TEXT_OPS, "longtext": BASIC + TEXT_OPS, "url": BASIC + TEXT_OPS,
+    "select": BASIC, "boolean": BASIC,
+    "date": BASIC + ORDER_OPS, "integer": BASIC + ORDER_OPS, "float": BASIC + ORDER_OPS,
+    "monetary": BASIC + TEXT_OPS + ORDER_OPS, "documentlink": (*BASIC, "contains"),
+}
+COLUMNS = {"string": "value_text", "longtext": "value_text", "url": "value_text",
+           "select": "value_text", "boolean": "value_bool", "date": "value_date",
+           "integer": "value_int", "float": "value_float", "monetary": "value_cents"}
+DATE_PARTS = {"year": (1, 4), "month": (6, 2), "day": (9, 2)}  # substr() of YYYY-MM-DD
+PART_OPS = ("exact", "in", *ORDER_OPS)
+COMPARE = {"exact": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+LIKE = {"icontains": "%{}%", "istartswith": "{}%", "iendswith": "%{}"}
+BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
+FALSE = "1 = 0"
+VALUES = "id {}IN (SELECT document_id FROM custom_field_value WHERE field_id = ?{})"
+LINKED = ("id {}IN (SELECT l.document_id FROM custom_field_link AS l JOIN node AS t "
+          "ON t.id = l.target_id WHERE l.field_id = ? AND t.trash_id IS NULL{})")
+IDS = "a list of document ids"
+TOO_DEEP = f"The custom field query is nested more than {MAX_DEPTH} levels deep."
+TOO_MANY = f"The custom field query has more than {MAX_ATOMS} conditions."
+SHAPES = ('[field, operator, value], ["AND", [expression, ...]], ["OR", [expression, ...]] '
+          'or ["NOT", expression]')
+
+
+class QueryField(NamedTuple):
+    """One of the caller's custom fields; `options` a select's (id, label) pairs."""
+    id: str
+    name: str
+    data_type: str
+    options: tuple[tuple[str, str], ...] = ()
+
+
+class Atom(NamedTuple):
+    field: QueryField
+    op: str  # one of OPS; `part` names a date's part
+    value: Any  # checked: a bool, a scalar, a tuple of them, cents as a Decimal, link ids
+    part: str | None = None
+
+
+class Combined(NamedTuple):
+    op: str  # "AND" or "OR"
+    parts: tuple[Expr, ...]
+
+
+class Negated(NamedTuple):
+    part: Expr
+
+
+Expr = Atom | Combined | Negated
+
+
+def compile_field_query(raw: str, fields: Iterable[QueryField]) -> tuple[str, tuple[Any, ...]]:
+    """(SQL condition on `id`, parameters); Invalid for a query that is not one, or that names
+    a field not among `fields`."""
+    sql, params = _compile(parse_field_query(raw, fields))
+    return f"({sql})", tuple(params)
+
+
+def parse_field_query(raw: str, fields: Iterable[QueryField]) -> Expr:
+    """The query's tree, its values checked for their fields and operators."""
+    if len(raw) > MAX_QUERY_BYTES or len(raw.encode("utf-8", "surrogatepass")) > MAX_QUERY_BYTES:
+        _refuse(f"The custom field query is longer than {MAX_QUERY_BYTES:,} bytes.")
+    try:
+        tree = json.loads(raw)
+    except RecursionError:
+        _refuse(TOO_DEEP)
+    except ValueError:
+        _refuse("The custom field query is not valid JSON.")
+    return _Parser(fields).expr(tree, "", 1)
+
+
+def _refuse(sentence: str) -> NoReturn:
+    raise Invalid(sentence, PARAMETER)
+
+
+def _shown(value: object) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except RecursionError:  # parsed near the recursion limit, written back from deeper
+        text = "[[[…"
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
+
+
+def _where(path: str) -> str:
+    return f"The part {path} of the custom field query" if path else "The custom field query"
+
+
+class _Parser:
+    def __init__(self, fields: Iterable[QueryField]):
+        self.by_id: dict[str, QueryField] = {}
+        self.by_name: dict[str, QueryField] = {}
+        for field in fields:
+            self.by_id[field.id] = field
+            self.by_name[name_key(field.name)] = field
+        self.atoms = 0
+
+    def expr(self, value: object, path: str, depth: int) -> Expr:
+        if depth > MAX_DEPTH:
+            _refuse(TOO_DEEP)
+        if isinstance(value, list) and len(value) == 3:
+            return self.atom(*value)
+        if not isinstance(value, list) or len(value) != 2:
+            _refuse(f"{_where(path)} is not an expression: write {SHAPES}.")
+        op, operand = value
+        logical = op.upper() if isinstance(op, str) else None
+        if logical == "NOT":
+            return Negated(self.expr(operand, f"{path}[1]", depth + 1))
+        if logical not in ("AND", "OR"):
+            _refuse(f'{_where(path)} starts with {_shown(op)}, not "AND", "OR" or "NOT" '
+                    "(a condition is [field, operator, value]).")
+        if not isinstance(operand, list) or not operand:
+            _refuse(f"{_where(f'{path}[1]')} must be a nonempty list of expressions.")
+        if len(operand) > MAX_ATOMS:
+            _refuse(TOO_MANY)
+        return Combined(logical, tuple(self.expr(item, f"{path}[1][{index}]", depth + 1)
+                                       for index, item in enumerate(operand)))
+
+    def atom(self, name: object, raw_op: object, value: object) -> Atom:
+        self.atoms += 1
+        if self.atoms > MAX_ATOMS:
+            _refuse(TOO_MANY)
+        field = self.field(name)
+        full_op = raw_op if isinstance(raw_op, str) else ""
+        part, _, op = full_op.rpartition("__")
+        if op not in OPS or (part and part not in DATE_PARTS):
+            _refuse(f"{_shown(raw_op)} is not an operator of custom field queries; they are "
+                    f"{', '.join(OPS)}, and year__, month__ or day__ before one of "
+                    f"{', '.join(PART_OPS)} on a date.")
+        if op not in TYPE_OPS.get(field.data_type, ()) or (part and (
+                field.data_type != "date" or op not in PART_OPS)):
+            _refuse(f"The custom field {_shown(field.name)} ({field.data_type}) does not "
+                    f"support {_shown(full_op)}.")
+        return Atom(field, op, _Value(field, full_op).check(op, part, value), part or None)
+
+    def field(self, name: object) -> QueryField:
+        field = None
+        if isinstance(name, int) and not isinstance(name, bool):
+            field = self.by_id.get(str(name))
+        elif isinstance(name, str):
+            field = self.by_id.get(name) or self.by_name.get(name_key(name))
+        if field is None:
+            _refuse(f"There is no custom field {_shown(name)}.")
+        return field
+
+
+class _Value:
+    """The value of one atom, checked and converted for its field and operator."""
+
+    def __init__(self, field: QueryField, full_op: str):
+        self.field, self.full_op = field, full_op
+
+    def refuse(self, needs: str, value: object = None, shown: bool = False) -> NoReturn:
+        _refuse(f"{_shown(self.full_op)} on the {self.field.data_type} field "
+                f"{_shown(self.field.name)} needs {needs}"
+                + (f", not {_shown(value)}." if shown else "."))
+
+    def check(self, op: str, part: str, value: object) -> Any:
+        kind = self.field.data_type
+        if op in ("isnull", "exists"):
+            return self.scalar(*CONVERTERS["boolean"], value)
+        if kind == "documentlink" and op != "in":
+            return self.links(value)
+        if kind == "documentlink":
+            items = self.items(value, IDS)
+            if sum(len(item) if isinstance(item, list) else 0 for item in items) > MAX_LINK_IDS:
+                self.refuse(f"at most {MAX_LINK_IDS} document ids in all")
+            return tuple(self.links(item) for item in items)
+        needs, convert = self.converter(op, part)
+        if op == "in":
+            items = self.items(value, needs)
+            return tuple(dict.fromkeys(self.scalar(needs, convert, item) for item in items))
+        if op == "range":
+            if not isinstance(value, list) or len(value) != 2:
+                self.refuse(f"a list of two values, each {needs}")
+            return tuple(self.scalar(needs, convert, item) for item in value)
+        return self.scalar(needs, convert, value)
+
+    def converter(self, op: str, part: str) -> tuple[str, Callable[[Any], Any]]:
+        kind = "integer" if part else "string" if op in TEXT_OPS else self.field.data_type
+        if kind == "select":
+            labels = {label: option_id for option_id, label in self.field.options}
+            return "the id or label of one of its options", \
+                lambda value: labels.get(_text(value), _text(value))
+        return CONVERTERS[kind]
+
+    def items(self, value: object, needs: str) -> list[Any]:
+        if not isinstance(value, list) or not 1 <= len(value) <= MAX_LIST:
+            self.refuse(f"a list of 1 to {MAX_LIST} values, each {needs}")
+        return value
+
+    def links(self, value: object) -> tuple[str, ...]:
+        if not isinstance(value, list) or len(value) > MAX_LINK_IDS:
+            self.refuse(f"{IDS}, at most {MAX_LINK_IDS}")
+        return tuple(dict.fromkeys(self.scalar(IDS, _document_id, item) for item in value))
+
+    def scalar(self, needs: str, convert: Callable[[Any], Any], value: object) -> Any:
+        try:
+            return convert(value)
+        except (TypeError, ValueError, ArithmeticError):
+            self.refuse(needs, value, shown=True)
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return json.dumps(value)
+    raise TypeError
+
+
+def _document_id(value: object) -> str:
+    text = _text(value)
+    if not isinstance(value, str | int) or not text:
+        raise TypeError
+    return text
+
+
+def _boolean(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str | int) and str(value).casefold() in BOOLEANS:
+        return BOOLEANS[str(value).casefold()]
+    raise TypeError
+
+
+def _number_text(value: object) -> str:
+    if isinstance(value, str) and len(value) <= MAX_NUMBER_TEXT:
+        return value.strip()
+    raise TypeError
+
+
+def _integer(value: object) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str):
+        value = int(_number_text(value))
+    if isinstance(value, bool) or not isinstance(value, int) or not INT64[0] <= value <= INT64[1]:
+        raise TypeError
+    return value
+
+
+def _float(value: object) -> float:
+    if isinstance(value, str):
+        value = float(_number_text(value))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError
+    if not math.isfinite(number := float(value)):
+        raise ValueError
+    return number
+
+
+def _cents(value: object) -> Decimal:
+    """An amount in cents (maybe with a fraction left); a leading currency code is dropped."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise TypeError
+    text = _number_text(value if isinstance(value, str) else str(value))
+    if text and not text[0].isdigit() and text[0] != "-":
+        text = text[3:]
+    amount = Decimal(text)
+    if not amount.is_finite() or abs(amount) >= MAX_AMOUNT:
+        raise ValueError
+    return amount * 100
+
+
+def _date(value: object) -> str:
+    if not isinstance(value, str) or len(value) > len("YYYY-MM-DD"):
+        raise TypeError
+    return dt.datetime.strptime(value, "%Y-%m-%d").date().isoformat()
+
+
+CONVERTERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
+    "string": ("text", _text), "longtext": ("text", _text), "url": ("text", _text),
+    "date": ("a date written YYYY-MM-DD", _date), "boolean": ("true or false", _boolean),
+    "integer": ("a whole number", _integer), "float": ("a number", _float),
+    "monetary": ("an amount, such as 12.30 or EUR12.30", _cents)}
+
+
+# -- the compiler -------------------------------------------------------------------------------
+
+Sql = tuple[str, list[Any]]
+
+
+def _compile(expr: Expr) -> Sql:
+    if isinstance(expr, Negated):
+        sql, params = _compile(expr.part)
+        return f"NOT ({sql})", params
+    if isinstance(expr, Combined):
+        return _joined(f" {expr.op} ", [_compile(part) for part in expr.parts])
+    return _atom(expr)
+
+
+def _joined(joint: str, parts: list[Sql]) -> Sql:
+    return "(" + joint.join(sql for sql, _ in parts) + ")", [p for _, ps in parts for p in ps]
+
+
+def _values(field: QueryField, condition: str = "", params: Iterable[Any] = (),
+            negated: bool = False) -> Sql:
+    return (VALUES.format("NOT " if negated else "", f" AND {condition}" if condition else ""),
+            [field.id, *params])
+
+
+def _in(column: str, values: tuple[Any, ...] | list[Any]) -> str:
+    return f"{column} = ?" if len(values) == 1 else \
+        f"{column} IN ({', '.join('?' * len(values))})"
+
+
+def _atom(atom: Atom) -> Sql:
+    field, op, value = atom.field, atom.op, atom.value
+    if op == "exists":
+        return _values(field, negated=not value)
+    if field.data_type == "documentlink":
+        return _links(field, op, value)
+    column = COLUMNS[field.data_type]
+    if op == "isnull":
+        return _values(field, f"{column} IS {'' if value else 'NOT '}NULL")
+    if op in TEXT_OPS:
+        needle = value.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return _values(field, "value_key LIKE ? ESCAPE '\\'", [LIKE[op].format(needle)])
+    values = value if op in ("in", "range") else (value,)
+    if field.data_type in TEXT_TYPES:  # value_key first: the index serves it
+        keys = tuple(dict.fromkeys(text.casefold() for text in values))
+        return _values(field, f"{_in('value_key', keys)} AND {_in('value_text', values)}",
+                       [*keys, *values])
+    if field.data_type == "monetary":
+        return _monetary(field, op, values)
+    if atom.part:
+        start, length = DATE_PARTS[atom.part]
+        column = f"CAST(substr(value_date, {start}, {length}) AS INTEGER)"
+    if op == "range":
+        return _values(field, f"{column} >= ? AND {column} <= ?", values)
+    if op == "in":
+        return _values(field, _in(column, values), values)
+    return _values(field, f"{column} {COMPARE[op]} ?", values)
+
+
+def _monetary(field: QueryField, op: str, cents: tuple[Decimal, ...]) -> Sql:
+    """Whole cents against amounts that may hold a fraction of one: 1230.5 matches no `exact`,
+    and `gt` 1230.5 is `> 1230`."""
+    def floor(amount: Decimal, rounding: str = ROUND_FLOOR) -> int:
+        return int(amount.to_integral_value(rounding=rounding))
+
+    if op in ("exact", "in"):
+        whole = list(dict.fromkeys(int(c) for c in cents if c == c.to_integral_value()))
+        return _values(field, _in("value_cents", whole), whole) if whole else (FALSE, [])
+    if op == "range":
+        return _values(field, "value_cents >= ? AND value_cents <= ?",
+                       [floor(cents[0], ROUND_CEILING), floor(cents[1])])
+    bound = floor(cents[0], ROUND_FLOOR if op in ("gt", "lte") else ROUND_CEILING)
+    return _values(field, f"value_cents {COMPARE[op]} ?", [bound])
+
+
+def _links(field: QueryField, op: str, value: Any) -> Sql:
+    """A documentlink's live targets (a target in the trash does not count)."""
+    def linked(target: str | None = None, negated: bool = False, others: tuple[str, ...] = ()
+               ) -> Sql:
+        condition, params = "", []
+        if target is not None:
+            condition, params = " AND l.target_id = ?", [target]
+        elif others:
+            condition, params = f" AND NOT ({_in('l.target_id', others)})", list(others)
+        return LINKED.format("NOT " if negated else "", condition), [field.id, *params]
+
+    def exactly(targets: tuple[str, ...]) -> Sql:
+        return _joined(" AND ", [_values(field), *(linked(t) for t in targets),
+                                 linked(negated=True, others=targets)])
+
+    if op == "isnull":
+        return exactly(()) if value else _joined(" AND ", [_values(field), linked()])
+    if op == "contains":
+        return _joined(" AND ", [linked(t) for t in value]) if value \
+            else _joined(" AND ", [_values(field), linked()])
+    if op == "in":
+        return _joined(" OR ", [exactly(targets) for targets in value])
+    return exactly(value)
