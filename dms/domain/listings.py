@@ -7,11 +7,13 @@ database's own work; rows are plain NodeRows, not models."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, Protocol, cast
 
 from dms.db import database
 from dms.db.models import Node, User
-from dms.domain.tagfilter import TagFilter, tag_filter
+from dms.domain.metadata import filters as metadata_filters
+from dms.domain.tagfilter import tag_filter
 from dms.domain.tree import LIVE, owned_node
 from dms.errors import Invalid
 
@@ -22,6 +24,14 @@ SORTS = {
     "updated_at": ("updated_at", "id"),
 }
 DEFAULT_ORDER = "kind DESC, title_sort, id"  # folders first ('folder' > 'document'), then by title
+
+
+class Filter(Protocol):
+    """A condition on the node row (dms.domain.tagfilter, dms.domain.metadata.filters)."""
+    def sql(self) -> tuple[str, tuple[Any, ...]]: ...
+
+
+Filters = Sequence[Filter | None]
 
 
 class NodeRow(NamedTuple):
@@ -58,8 +68,10 @@ class NodeListing:
     SQLite's own work. `where` and `order` come from this module's constants, never from a
     request; request values travel only as parameters."""
 
-    def __init__(self, where: str, params: tuple[Any, ...], order: str):
+    def __init__(self, where: str, params: tuple[Any, ...], order: str,
+                 order_params: tuple[Any, ...] = ()):
         self.where, self.params, self.order = where, params, order
+        self.order_params = order_params  # a sort by a custom field names it
 
     def count(self) -> int:
         return cast(int, database.execute_sql(f"SELECT COUNT(*) FROM node WHERE {self.where}",
@@ -68,7 +80,7 @@ class NodeListing:
     def fetch(self, offset: int, limit: int) -> list[NodeRow]:
         cursor = database.execute_sql(
             f"SELECT {ROW_COLUMNS} FROM node WHERE {self.where} ORDER BY {self.order} "
-            "LIMIT ? OFFSET ?", (*self.params, limit, offset))
+            "LIMIT ? OFFSET ?", (*self.params, *self.order_params, limit, offset))
         return [NodeRow._make(row) for row in cursor]
 
 
@@ -76,37 +88,52 @@ def special_folders(user: User) -> NodeListing:
     return NodeListing("owner_id = ? AND special IS NOT NULL", (user.id,), "title_sort")
 
 
-def children(folder: Node, sort: str | None = None,
-             only: TagFilter | None = None) -> NodeListing:
+def children(folder: Node, sort: str | None = None, only: Filters = (),
+             user: User | None = None) -> NodeListing:
     """The children of `folder` in listing order: folders first then documents, by title, unless
-    `sort` names an attribute (`title`, `created_at`, `updated_at`; `-` in front reverses);
-    with `only`, just those carrying the filter's tags."""
-    order = DEFAULT_ORDER
+    `sort` names an attribute (`title`, `created_at`, `updated_at`, or one of the metadata sorts
+    of dms.domain.metadata.filters, which need the `user`; `-` in front reverses); with `only`,
+    just those matching every filter (tags, metadata)."""
+    order, order_params = DEFAULT_ORDER, ()
     if sort:
-        columns = SORTS.get(sort[1:] if sort.startswith("-") else sort)
-        if columns is None:
-            raise Invalid(f"Cannot sort by {sort!r}; use one of {', '.join(SORTS)}, "
-                          "optionally with a leading -.")
-        direction = " DESC" if sort.startswith("-") else ""
-        order = ", ".join(column + direction for column in columns)
-    return _filtered(f"parent_id = ? AND {LIVE}", (folder.id,), order, only)
+        order, order_params = _order(sort, user)
+    return _filtered(f"parent_id = ? AND {LIVE}", (folder.id,), order, only, order_params)
 
 
-def _filtered(where: str, params: tuple[Any, ...], order: str,
-              only: TagFilter | None) -> NodeListing:
-    if only is not None:
-        condition, condition_params = only.sql()
-        where, params = f"{where} AND {condition}", (*params, *condition_params)
-    return NodeListing(where, params, order)
+def _order(sort: str, user: User | None) -> tuple[str, tuple[Any, ...]]:
+    name = sort[1:] if sort.startswith("-") else sort
+    columns: tuple[str, ...] | None = SORTS.get(name)
+    params: tuple[Any, ...] = ()
+    if columns is None and user is not None:
+        found = metadata_filters.sort_order(user, name)
+        if found is not None:
+            columns, params = found[0] + ("id",), found[1]
+    if columns is None:
+        names = [*SORTS, *metadata_filters.SORTS, "cf_<field id>"]
+        raise Invalid(f"Cannot sort by {sort!r}; use one of {', '.join(names)}, optionally "
+                      "with a leading -.")
+    direction = " DESC" if sort.startswith("-") else ""
+    return ", ".join(column + direction for column in columns), params
+
+
+def _filtered(where: str, params: tuple[Any, ...], order: str, only: Filters,
+              order_params: tuple[Any, ...] = ()) -> NodeListing:
+    for condition_of in only:
+        if condition_of is not None:
+            condition, condition_params = condition_of.sql()
+            where, params = f"{where} AND {condition}", (*params, *condition_params)
+    return NodeListing(where, params, order, order_params)
 
 
 def listing(user: User, folder_id: str, sort: str | None = None, tags: str | None = None,
-            tags_op: str | None = None) -> tuple[Node, NodeListing]:
+            tags_op: str | None = None, about: Mapping[str, str] | None = None
+            ) -> tuple[Node, NodeListing]:
     """A folder of the caller's and its children (GET /nodes/{id}/), optionally only those
-    with all (or any) of the named tags."""
-    only = tag_filter(user, tags, tags_op)
+    with all (or any) of the named tags and matching the metadata filters in `about` (the
+    request's query)."""
+    only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about or {}))
     folder = owned_node(user, folder_id, Node.FOLDER)
-    return folder, children(folder, sort, only)
+    return folder, children(folder, sort, only, user)
 
 
 def inbox_count(user: User) -> int:
@@ -116,8 +143,14 @@ def inbox_count(user: User) -> int:
         f"AND special = ?) AND {LIVE}", (user.id, Node.INBOX)).fetchone()[0])
 
 
-def of_kind(user: User, kind: str, tags: str | None = None,
-            tags_op: str | None = None) -> NodeListing:
-    """All the caller's folders or documents, optionally only those with the named tags."""
-    return _filtered(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), "title_sort, id",
-                     tag_filter(user, tags, tags_op))
+def of_kind(user: User, kind: str, tags: str | None = None, tags_op: str | None = None,
+            about: Mapping[str, str] | None = None) -> NodeListing:
+    """All the caller's folders or documents, optionally only those with the named tags and
+    (documents) matching the metadata filters and sorted by `sort` in `about` (the query)."""
+    about = about or {}
+    only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about))
+    order, order_params = "title_sort, id", ()
+    if about.get("sort"):
+        order, order_params = _order(about["sort"], user)
+    return _filtered(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), order, only,
+                     order_params)

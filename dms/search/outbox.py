@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 from dms.db import database, write_transaction
 from dms.db.models import PAGE_SEPARATOR, Node, OcrStatus
+from dms.domain.metadata.words import search_words
 from dms.search.index import Entry
 
 REBUILD = "*"
@@ -125,10 +126,13 @@ def _entry(node_id: str, owner_id: str, kind: str, title: str) -> Entry:
         body = PAGE_SEPARATOR.join(
             text for (text,) in database.execute_sql(TEXT, (node_id,)) if text)
     tags = database.execute_sql(TAGS, (node_id,)).fetchall()
-    # The subject and sender of the message a document came by are searched with its tag names.
+    # The subject and sender of the message a document came by, and its metadata's words
+    # (correspondent, type, custom field texts, notes), are searched with its tag names.
     mail = database.execute_sql(MAIL, (node_id,)).fetchall() if kind == "document" else []
+    about = [search_words(node_id)] if kind == "document" else []
     return Entry(node_id, owner_id, title, body,
-                 [name for _, name in tags] + [words for row in mail for words in row],
+                 [name for _, name in tags] + [words for row in mail for words in row]
+                 + [words for words in about if words],
                  [tag_id for tag_id, _ in tags])
 
 

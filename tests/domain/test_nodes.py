@@ -239,8 +239,12 @@ def test_listing_puts_folders_first_then_documents_by_title_ignoring_case(servic
     assert child_titles(owner, home, "-created_at") == by_age[::-1]
     for sort in ("size", "--title"):
         assert_refused(config, lambda sort=sort: listings.listing(owner, home, sort), "invalid",
-                       f"Cannot sort by {sort!r}; use one of title, created_at, updated_at, "
-                       "optionally with a leading -.", None)
+                       f"Cannot sort by {sort!r}; use one of {SORT_NAMES}, optionally with a "
+                       "leading -.", None)
+
+
+SORT_NAMES = ("title, created_at, updated_at, document_date, asn, correspondent, document_type, "
+              "cf_<field id>")
 
 
 def test_a_listing_is_paginated_and_sorted_as_the_query_asks(alice):
@@ -260,8 +264,7 @@ def test_a_listing_is_paginated_and_sorted_as_the_query_asks(alice):
     assert titles(alice.get(f"/api/nodes/{alice.inbox_id}/?sort=-title").json()) == \
         [f"doc {index:02d}" for index in range(24, 14, -1)]
     assert_error(alice.get(f"/api/nodes/{alice.inbox_id}/?sort=size"), 400, "invalid",
-                 "Cannot sort by 'size'; use one of title, created_at, updated_at, optionally "
-                 "with a leading -.")
+                 f"Cannot sort by 'size'; use one of {SORT_NAMES}, optionally with a leading -.")
 
 
 def test_a_document_has_no_children_listing(services, config):

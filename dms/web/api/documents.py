@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dms.db.models import DocumentVersion, Node
 from dms.domain import documents, listings, trash, tree, uploads
+from dms.domain.metadata import filters as metadata_filters
 from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
@@ -40,11 +41,12 @@ def document_body(ctx: Context, document: Node) -> dict:
 
 
 @routes.get("/documents/", Operation(
-    "All the caller's documents", list_of(ref("Node")), query=PAGE_QUERY + ("tags", "tags_op"),
+    "All the caller's documents", list_of(ref("Node")),
+    query=PAGE_QUERY + ("sort", "tags", "tags_op", *metadata_filters.PARAMETERS),
     errors=(400,)))
 def list_documents(ctx: Context):
     return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.DOCUMENT, ctx.query.get("tags"),
-                                             ctx.query.get("tags_op")))
+                                                 ctx.query.get("tags_op"), ctx.query))
 
 
 @routes.get("/documents/{document_id}/", Operation(

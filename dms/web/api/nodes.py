@@ -12,6 +12,7 @@ from dms.db.models import Node
 from dms.domain import archives, documents, listings, tags, trash, tree
 from dms.domain.mailaccounts import mail_of
 from dms.domain.metadata import document as metadata
+from dms.domain.metadata import filters as metadata_filters
 from dms.web.endpoints import Context, content_disposition, file_response
 from dms.web.jsonapi import (
     JSON,
@@ -234,11 +235,12 @@ def inbox_count(ctx: Context):
 
 
 @routes.get("/nodes/{node_id}/", Operation(
-    "A folder's children", list_of(ref("Node")), query=PAGE_QUERY + ("sort", "tags", "tags_op"),
-    errors=(400,)))
+    "A folder's children", list_of(ref("Node")),
+    query=PAGE_QUERY + ("sort", "tags", "tags_op", *metadata_filters.PARAMETERS), errors=(400,)))
 def list_children(ctx: Context, node_id: str):
     folder, children = listings.listing(ctx.user, node_id, ctx.query.get("sort"),
-                                    ctx.query.get("tags"), ctx.query.get("tags_op"))
+                                        ctx.query.get("tags"), ctx.query.get("tags_op"),
+                                        ctx.query)
     return ctx.paginate(children, lambda rows: children_resources(folder, rows))
 
 
