@@ -9,7 +9,9 @@ document's fields, each seeing the title the rules before it made; a rule with `
 run. What `prepare` returns runs inside the transaction that marks the reading ended, so the
 rules are applied exactly once: a crash before that commit leaves the reading unfinished, and
 reconcile queues it again. Each rule that changed something writes one `rule_applied` event
-naming the rule and what it did (never the document's text).
+naming the rule and what it did (never the document's text). Then, in the same transaction, what
+the text tells of what is still unset: a correspondent, a document type, the date on the paper
+(dms.domain.metadata.autofill).
 
 What a person did wins: a document renamed by hand (a `renamed` event with an actor, at any
 time before its rules ran) keeps its title; one moved by hand stays where it was put; tags are
@@ -30,6 +32,7 @@ from dms.config import Config
 from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import Node, User, title_sort_key, utcnow
 from dms.domain import matching, tags, tree
+from dms.domain.metadata import autofill
 from dms.domain.rules import facts, templates
 from dms.domain.rules.checks import RuleSpec, spec_of
 from dms.domain.rules.store import disable, folder_gone
@@ -191,12 +194,17 @@ def prepare(config: Config, document_id: str) -> Callable[[], None] | None:
         return None
     source, owner_id = row
     steps: list[Step] = []
+    suggestion = autofill.Suggestion()
     rules = with_live_folders(owner_id, active_rules(owner_id, source))
-    if rules:
-        started = time.monotonic()
-        document = facts.load([document_id], config.rules_max_text_chars).get(document_id)
-        if document is not None:
-            steps = evaluate(rules, document, started + config.rules_max_seconds)
+    started = time.monotonic()
+    document = facts.load([document_id], config.rules_max_text_chars).get(document_id)
+    if document is not None:
+        deadline = started + config.rules_max_seconds
+        if rules:
+            steps = evaluate(rules, document, deadline)
+        # What rules did not set, the text may tell: a correspondent, a type, the date.
+        suggestion = autofill.suggest(owner_id, document.fields()["text"], utcnow().date(),
+                                      deadline)
 
     def apply() -> None:
         """Inside the transaction that ends the reading (document and owner scopes)."""
@@ -206,6 +214,7 @@ def prepare(config: Config, document_id: str) -> Callable[[], None] | None:
         try:
             with write_transaction(owner_scope(owner_id), document_scope(document_id)):
                 apply_steps(owner_id, document_id, steps, config.max_tree_depth, by_hand=True)
+                autofill.apply(owner_id, document_id, suggestion)
         except (StorageFull, Unavailable):
             raise
         except Exception:  # never keep a document's reading from ending
