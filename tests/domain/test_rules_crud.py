@@ -31,6 +31,10 @@ from tests.harness.rules import add_rule, rule_body
 
 ATTRIBUTES = "/data/attributes/"
 
+# What a rule sets of a document's metadata (api.md §16), none of it here.
+NO_METADATA = {"set_correspondent": None, "set_document_type": None, "set_custom_field": None,
+               "set_document_date_from_text": False}
+
 
 def test_a_rule_is_created_with_its_defaults_read_listed_changed_and_deleted(alice):
     bills = make_folder(alice, "Bills", alice.home_id)
@@ -45,7 +49,8 @@ def test_a_rule_is_created_with_its_defaults_read_listed_changed_and_deleted(ali
         "match": {"field": "mail_from", "algorithm": "exact",
                   "pattern": "billing@stadtwerke.example", "case_sensitive": False},
         "sources": ["api", "import", "consume", "mail"],
-        "actions": {"add_tags": ["bills"], "move_to": bills, "set_title": None, "stop": False},
+        "actions": {"add_tags": ["bills"], "move_to": bills, "set_title": None, "stop": False,
+                    **NO_METADATA},
         "last_error": None, "created_at": created_at, "updated_at": created_at}}
     assert alice.get(f"/api/rules/{rule['id']}/").json() == {"data": rule}
 
@@ -65,7 +70,8 @@ def test_a_rule_is_created_with_its_defaults_read_listed_changed_and_deleted(ali
             changed["order"]) == (
         {"field": "mail_from", "algorithm": "exact", "pattern": "STADTWERKE",
          "case_sensitive": True},
-        {"add_tags": [], "move_to": bills, "set_title": "Bill {created:%Y-%m}", "stop": False},
+        {"add_tags": [], "move_to": bills, "set_title": "Bill {created:%Y-%m}", "stop": False,
+         **NO_METADATA},
         ["mail"], False, 7)
     assert changed["updated_at"] >= created_at
 
@@ -87,7 +93,9 @@ REFUSED = [
     ({"name": "n", "match": {"pattern": "x"}}, 400, "required",
      "A rule needs `actions`: add_tags, move_to, set_title or stop.", "actions"),
     ({"name": "n", "match": {"pattern": "x"}, "actions": {"add_tags": [], "stop": False}}, 400,
-     "invalid", "A rule needs at least one action: add_tags, move_to, set_title or stop.",
+     "invalid", "A rule needs at least one action: add_tags, move_to, set_title, "
+     "set_correspondent, set_document_type, set_custom_field, set_document_date_from_text or "
+     "stop.",
      "actions"),
     ({"name": "n", "match": {"pattern": "(a", "algorithm": "regex"}, "actions": {"stop": True}},
      400, "invalid", "The regular expression is not valid for RE2: missing ): (a. (RE2 has no "
@@ -142,7 +150,8 @@ REFUSED = [
     ({"name": "n", "match": {"pattern": "x"}, "actions": {"move_to": 7}}, 400, "invalid",
      "`move_to` must be a folder id or null.", "actions/move_to"),
     ({"name": "n", "match": {"pattern": "x"}, "actions": {"stop": True, "a/b": 1}}, 400,
-     "invalid", '`actions` has no key "a/b"; its keys are add_tags, move_to, set_title, stop.',
+     "invalid", '`actions` has no key "a/b"; its keys are add_tags, move_to, set_title, stop, '
+     "set_correspondent, set_document_type, set_custom_field, set_document_date_from_text.",
      "actions/a~1b"),
     ({"name": "n", "match": "x", "actions": {"stop": True}}, 400, "invalid",
      "`match` must be an object with field, algorithm, pattern, case_sensitive.", "match"),
@@ -166,7 +175,8 @@ def test_invalid_rules_are_answered_with_a_pointer_into_the_body(alice, config):
     attributes = {"name": "n", "match": {"pattern": "x"}, "actions": {"stop": True, "a/b": 1}}
     response = alice.post("/api/rules/", {"data": {"type": "rules", "attributes": attributes}})
     assert_error(response, 400, "invalid", '`actions` has no key "a/b"; its keys are add_tags, '
-                 "move_to, set_title, stop.", ATTRIBUTES + "actions/a~1b")
+                 "move_to, set_title, stop, set_correspondent, set_document_type, "
+                 "set_custom_field, set_document_date_from_text.", ATTRIBUTES + "actions/a~1b")
     response = alice.post("/api/rules/", rule_body("n", "x", actions={"move_to": "no-such"}))
     assert_error(response, 400, "does_not_exist",
                  "Invalid folder 'no-such': the folder does not exist.",

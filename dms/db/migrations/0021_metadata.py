@@ -20,6 +20,8 @@ notes and archive serial numbers.
   domain. Rows whose document or target is in the trash stay (a restore brings them back) but are
   never shown.
 - `note`: notes on a document, by a user, newest first.
+- `rule.set_metadata`: JSON, what a rule sets of a document's metadata (a correspondent, a type,
+  one custom field's value, the date read from the text); `{}` for rules that set none.
 
 Search: correspondent and type names, the text values of custom fields (string, longtext, url, a
 select's label) and notes join the heading's second part; every change of them marks the document
@@ -110,6 +112,7 @@ def up(migrator, db):
             created_at  {text} NOT NULL
         )""")
     db.execute_sql("CREATE INDEX note_document ON note (document_id, created_at)")
+    db.execute_sql("ALTER TABLE rule ADD COLUMN set_metadata TEXT NOT NULL DEFAULT '{}'")
     if postgresql:
         _postgresql_search(db)
     else:

@@ -108,6 +108,8 @@ class Rule(BaseModel):
     move_to = TextField(null=True)  # a folder id; no foreign key (see migration 0015)
     set_title = TextField(null=True)
     stop = BooleanField(default=False)
+    # JSON: what the rule sets of a document's metadata (migration 0021; rules.checks.Actions).
+    set_metadata = TextField(default="{}")
     last_error = TextField(null=True)
     created_at = UTCDateTimeField(default=utcnow)
     updated_at = UTCDateTimeField(default=utcnow)

@@ -27,7 +27,13 @@ MAX_TAGS_PER_RULE = 20
 MAX_ORDER = 1_000_000  # `order` lies in -MAX_ORDER..MAX_ORDER
 DEFAULT_MATCH = Pattern("text", "any", "", False)
 MATCH_KEYS = ("field", "algorithm", "pattern", "case_sensitive")
-ACTION_KEYS = ("add_tags", "move_to", "set_title", "stop")
+ACTION_KEYS = ("add_tags", "move_to", "set_title", "stop", "set_correspondent",
+               "set_document_type", "set_custom_field", "set_document_date_from_text")
+# What a rule sets of a document's metadata (api.md §16), kept as JSON in `rule.set_metadata`.
+METADATA_ACTIONS = ("set_correspondent", "set_document_type", "set_custom_field",
+                    "set_document_date_from_text")
+NO_ACTION = ("A rule needs at least one action: add_tags, move_to, set_title, set_correspondent, "
+             "set_document_type, set_custom_field, set_document_date_from_text or stop.")
 
 
 @dataclass(frozen=True)
@@ -36,10 +42,26 @@ class Actions:
     move_to: str | None = None
     set_title: str | None = None
     stop: bool = False
+    set_correspondent: str | None = None  # ids of the owner's (checked by dms.domain.rules.store)
+    set_document_type: str | None = None
+    set_custom_field: tuple[str, Any] | None = None  # (field id, value as the API takes it)
+    set_document_date_from_text: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {"add_tags": list(self.add_tags), "move_to": self.move_to,
-                "set_title": self.set_title, "stop": self.stop}
+                "set_title": self.set_title, "stop": self.stop, **self.metadata()}
+
+    def metadata(self) -> dict[str, Any]:
+        """The metadata actions as the API shows them (`set_metadata`'s JSON, every key)."""
+        field = self.set_custom_field
+        return {"set_correspondent": self.set_correspondent,
+                "set_document_type": self.set_document_type,
+                "set_custom_field": {"field": field[0], "value": field[1]} if field else None,
+                "set_document_date_from_text": self.set_document_date_from_text}
+
+    def any(self) -> bool:
+        return bool(self.add_tags or self.move_to or self.set_title or self.stop
+                    or any(self.metadata().values()))
 
 
 @dataclass(frozen=True)
@@ -60,13 +82,20 @@ class RuleSpec:
                     case_sensitive=self.match.case_sensitive, sources=",".join(self.sources),
                     add_tags=json.dumps(list(self.actions.add_tags), ensure_ascii=False),
                     move_to=self.actions.move_to, set_title=self.actions.set_title,
-                    stop=self.actions.stop)
+                    stop=self.actions.stop,
+                    set_metadata=json.dumps(self.actions.metadata(), ensure_ascii=False,
+                                            sort_keys=True))
 
 
 def spec_of(row: Any) -> RuleSpec:
     """The RuleSpec of a `rule` row (a model or anything with its columns)."""
+    stored = json.loads(getattr(row, "set_metadata", None) or "{}")
+    field = stored.get("set_custom_field")
     actions = Actions(tuple(json.loads(row.add_tags)), row.move_to, row.set_title,
-                      bool(row.stop))
+                      bool(row.stop), stored.get("set_correspondent"),
+                      stored.get("set_document_type"),
+                      (field["field"], field["value"]) if field else None,
+                      bool(stored.get("set_document_date_from_text")))
     return RuleSpec(row.name, Pattern(row.match_field, row.match_algorithm, row.match_pattern,
                                       bool(row.case_sensitive)),
                     actions, bool(row.enabled), row.position,
@@ -100,9 +129,8 @@ def check(attributes: dict[str, Any], current: RuleSpec | None) -> RuleSpec:
         raise Invalid("A rule needs `actions`: add_tags, move_to, set_title or stop.", "actions",
                       code="required")
     a = spec.actions
-    if not (a.add_tags or a.move_to or a.set_title or a.stop):
-        raise Invalid("A rule needs at least one action: add_tags, move_to, set_title or "
-                      "stop.", "actions")
+    if not a.any():
+        raise Invalid(NO_ACTION, "actions")
     return replace(spec, template=templates.parse(a.set_title) if a.set_title else ())
 
 
@@ -210,4 +238,29 @@ def _actions(value: object, current: Actions) -> Actions:
         actions = replace(actions, set_title=template)
     if "stop" in given:
         actions = replace(actions, stop=_boolean(given["stop"], "actions/stop"))
+    return _metadata_actions(given, actions)
+
+
+def _metadata_actions(given: dict[str, Any], actions: Actions) -> Actions:
+    """Their shapes; the ids and the value are checked against the owner's names and fields
+    where the rule is written (dms.domain.rules.store)."""
+    for key in ("set_correspondent", "set_document_type"):
+        if key in given:
+            value = given[key]
+            if value is not None and (not isinstance(value, str) or not value):
+                raise Invalid(f"`{key}` must be an id or null.", f"actions/{key}")
+            actions = (replace(actions, set_correspondent=value) if key == "set_correspondent"
+                       else replace(actions, set_document_type=value))
+    if "set_custom_field" in given:
+        value = given["set_custom_field"]
+        if value is not None:
+            value = _object(value, "actions/set_custom_field", ("field", "value"))
+            if not isinstance(value.get("field"), str) or not value["field"]:
+                raise Invalid("`set_custom_field` needs the id of one of your custom fields in "
+                              "`field`.", "actions/set_custom_field/field")
+            value = (value["field"], value.get("value"))
+        actions = replace(actions, set_custom_field=value)
+    if "set_document_date_from_text" in given:
+        actions = replace(actions, set_document_date_from_text=_boolean(
+            given["set_document_date_from_text"], "actions/set_document_date_from_text"))
     return actions

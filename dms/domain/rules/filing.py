@@ -33,6 +33,7 @@ from dms.db import database, document_scope, events, owner_scope, write_transact
 from dms.db.models import Node, User, title_sort_key, utcnow
 from dms.domain import matching, tags, tree
 from dms.domain.metadata import autofill
+from dms.domain.rules import _metadata as rule_metadata
 from dms.domain.rules import facts, templates
 from dms.domain.rules.checks import RuleSpec, spec_of
 from dms.domain.rules.store import disable, folder_gone
@@ -52,6 +53,7 @@ class Step:
     add_tags: tuple[str, ...]
     move_to: str | None
     title: str | None  # the title its template makes (None: it sets none)
+    metadata: rule_metadata.MetadataStep = rule_metadata.MetadataStep()
 
 
 def mark_new(document_id: str, source: str) -> None:
@@ -79,6 +81,7 @@ class RuleRow(NamedTuple):
     move_to: str | None
     set_title: str | None
     stop: bool
+    set_metadata: str
 
 
 RULE_COLUMNS = ", ".join(RuleRow._fields)
@@ -170,7 +173,8 @@ def evaluate(rules: Sequence[tuple[NamedRule, RuleSpec]], document: facts.Docume
             if title is not None:
                 document.retitled(title)
         steps.append(Step(rule.id, rule.name, found, spec.actions.add_tags,
-                          spec.actions.move_to, title))
+                          spec.actions.move_to, title,
+                          rule_metadata.planned(spec.actions, document.text, utcnow().date())))
         if stop and spec.actions.stop:
             break
     return steps
@@ -240,6 +244,7 @@ def apply_steps(owner_id: str, document_id: str, steps: list[Step], max_depth: i
     if node is None or not node.is_document:
         return False
     kept = hand_changes(document_id) if by_hand else set()
+    kept_metadata = rule_metadata.hand_changed(document_id) if by_hand else set()
     folders = live_folders(owner_id, {step.move_to for step in steps if step.move_to})
     parent_title = title_of(node.parent_id)
     owner = User(id=owner_id)
@@ -264,6 +269,7 @@ def apply_steps(owner_id: str, document_id: str, steps: list[Step], max_depth: i
                 .where(Node.id == node.id).execute()
             details["renamed"] = {"from": node.title, "to": step.title}
             node.title = step.title
+        details.update(rule_metadata.apply(owner_id, node.id, step.metadata, kept_metadata))
         if details:
             events.record(owner_id, node.id, events.RULE_APPLIED, None,
                           rule={"id": step.rule_id, "name": step.rule_name},

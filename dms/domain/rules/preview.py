@@ -19,6 +19,7 @@ from dms.config import Config
 from dms.db import database
 from dms.db.models import Node, OcrStatus, Rule, User
 from dms.domain import tags
+from dms.domain.rules import _metadata as rule_metadata
 from dms.domain.rules import facts
 from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import Step, evaluate, live_folders
@@ -114,5 +115,6 @@ def _hits(user: User, matched: list[tuple[str, tuple[str, str], Step]]) -> list[
             changes["move_to"] = {"id": step.move_to, "title": folders[step.move_to]}
         if step.title and step.title != title:
             changes["set_title"] = step.title
+        changes.update(rule_metadata.preview(user.id, document_id, step.metadata))
         hits.append(Hit(document_id, step.match.field, step.match.text, changes))
     return hits

@@ -15,6 +15,7 @@ from peewee import ModelSelect
 from dms.db import database, owner_scope, write_transaction
 from dms.db.models import Node, Rule, User, new_id, utcnow
 from dms.domain import tags, tree
+from dms.domain.metadata import fields, labels
 from dms.domain.ownership import owned
 from dms.domain.rules.checks import MAX_RULES_PER_USER, RuleSpec, check, spec_of
 from dms.errors import Invalid
@@ -42,6 +43,7 @@ def create_rule(user: User, attributes: dict[str, Any]) -> Rule:
             raise Invalid(f"One user may have at most {MAX_RULES_PER_USER} rules; delete one "
                           "you no longer need first.")
         _check_folder(user, spec)
+        check_metadata(user, spec)
         now = utcnow()
         Rule.insert(id=rule_id, owner=user.id, created_at=now, updated_at=now,
                     **spec.columns()).execute()
@@ -54,6 +56,7 @@ def update_rule(user: User, rule_id: str, attributes: dict[str, Any]) -> Rule:
         spec = check(attributes, spec_of(rule))
         if spec.name != rule.name:
             _check_name_free(user, spec, rule.id)
+        check_metadata(user, spec)
         columns = spec.columns()
         if spec.actions.move_to != rule.move_to or (spec.enabled and not rule.enabled):
             _check_folder(user, spec)
@@ -90,6 +93,28 @@ def _check_folder(user: User, spec: RuleSpec) -> None:
     if not folder.is_folder:
         raise Invalid("A rule can only move documents into a folder; this is a document.",
                       MOVE_TO)
+
+
+def check_metadata(user: User, spec: RuleSpec) -> None:
+    """The names and the field a rule sets are the caller's, and the value fits the field
+    (inside the caller's transaction)."""
+    actions = spec.actions
+    for key, kind in (("set_correspondent", labels.CORRESPONDENTS),
+                      ("set_document_type", labels.DOCUMENT_TYPES)):
+        label_id = getattr(actions, key)
+        if label_id is not None and not kind.model.select().where(
+                kind.model.id == label_id, kind.model.owner == user.id).exists():
+            raise Invalid(f"You have no {kind.noun} with this id.", f"actions/{key}")
+    if actions.set_custom_field is not None:
+        field_id, value = actions.set_custom_field
+        field = fields.definitions(user).get(field_id)
+        if field is None:
+            raise Invalid("You have no custom field with this id.",
+                          "actions/set_custom_field/field")
+        if field.data_type == "documentlink":
+            raise Invalid("A rule cannot set a documentlink field: links name documents.",
+                          "actions/set_custom_field/field")
+        fields.encode(field, value, "actions/set_custom_field/value")
 
 
 def folder_gone(folder_title: str) -> str:

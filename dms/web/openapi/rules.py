@@ -22,9 +22,13 @@ from dms.web.openapi.shapes import (
 MATCH = obj({"field": {"enum": list(FIELDS)}, "algorithm": {"enum": list(ALGORITHMS)},
              "pattern": {"type": "string", "maxLength": 1000}, "case_sensitive": BOOLEAN},
             extra=False)
+NULLABLE_ID = {"oneOf": [UUID, {"type": "null"}]}
 ACTIONS = obj({"add_tags": {"type": "array", "items": STRING, "maxItems": 20},
-               "move_to": {"oneOf": [UUID, {"type": "null"}]},
-               "set_title": NULLABLE_STRING, "stop": BOOLEAN}, extra=False)
+               "move_to": NULLABLE_ID, "set_title": NULLABLE_STRING, "stop": BOOLEAN,
+               "set_correspondent": NULLABLE_ID, "set_document_type": NULLABLE_ID,
+               "set_custom_field": {"oneOf": [obj({"field": UUID, "value": {}}, ["field"]),
+                                              {"type": "null"}]},
+               "set_document_date_from_text": BOOLEAN}, extra=False)
 RULE_SETTINGS = {
     "name": {"type": "string", "minLength": 1, "maxLength": 100}, "enabled": BOOLEAN,
     "order": INTEGER, "match": MATCH,
@@ -45,7 +49,11 @@ SCHEMAS = {
         "attributes": obj({**NODE_ATTRIBUTES, "rule_match": obj({
             "field": {"enum": [f for f in FIELDS if f != "any"]}, "text": STRING,
             "changes": obj({"add_tags": {"type": "array", "items": STRING},
-                            "move_to": NAMED_FOLDER, "set_title": NULLABLE_STRING})})}),
+                            "move_to": NAMED_FOLDER, "set_title": NULLABLE_STRING,
+                            "set_correspondent": NULLABLE_STRING,
+                            "set_document_type": NULLABLE_STRING,
+                            "set_custom_field": {"type": ["object", "null"]},
+                            "set_document_date": NULLABLE_STRING})})}),
         "relationships": obj({"parent": FOLDER_REF})},
         ["type", "id", "attributes", "relationships"], extra=False),
     "RuleRun": obj({"type": {"const": "rule-runs"}, "id": UUID, "attributes": obj({
