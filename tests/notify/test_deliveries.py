@@ -21,7 +21,8 @@ from tests.harness.waiting import wait_for, wait_processed
 from tests.harness.webhooks import SECRET, EventStream, Receiver, add_webhook, signed, webhook
 
 ALL = ["node.created", "document.uploaded", "document.processed", "node.renamed", "node.moved",
-       "node.tagged", "node.deleted", "node.restored", "document.pages_changed", "rule.applied"]
+       "node.tagged", "node.deleted", "node.restored", "document.pages_changed", "rule.applied",
+       "document.updated"]
 FAST = dict(outbound_allow=("127.0.0.1",), webhook_retry_seconds=0.2, webhook_timeout_seconds=1)
 BODY_KEYS = ["id", "type", "at", "user_id", "node", "details"]
 
@@ -58,6 +59,9 @@ def test_every_event_type_is_delivered_signed_as_the_stream_sends_it(alice, bob,
     assert alice.patch(f"/api/documents/{document}/", {"data": {
         "type": "documents", "id": document, "attributes": {"title": "letter 2026"}}}
     ).status_code == 200
+    assert alice.patch(f"/api/documents/{document}/", {"data": {
+        "type": "documents", "id": document, "attributes": {"document_date": "2024-03-12"}}}
+    ).status_code == 200
     assert alice.post("/api/nodes/move/", {"nodes": [{"id": document}], "target_parent": {
         "id": alice.home_id}}, media=JSON).status_code == 200
     for method in ("POST", "DELETE"):
@@ -81,6 +85,7 @@ def test_every_event_type_is_delivered_signed_as_the_stream_sends_it(alice, bob,
         ("document.uploaded", "uploaded", "letter", document),
         ("document.processed", "processed", "letter", document),
         ("node.renamed", "renamed", "letter 2026", document),
+        ("document.updated", "metadata_changed", "letter 2026", document),
         ("node.moved", "moved", "letter 2026", document),
         ("node.tagged", "tagged", "letter 2026", document),
         ("node.tagged", "untagged", "letter 2026", document),
@@ -111,18 +116,20 @@ def test_every_event_type_is_delivered_signed_as_the_stream_sends_it(alice, bob,
         assert uuid.UUID(delivery.headers["X-DMS-Delivery"])
     assert len({d.headers["X-DMS-Delivery"] for d in mine}) == len(mine)
     # Whole bodies, as the history recorded them, with the node as the change left it.
-    renamed, moved = mine[4].event, mine[5].event
+    renamed, updated, moved = mine[4].event, mine[5].event, mine[6].event
     assert renamed["node"] == {"id": document, "type": "documents", "title": "letter 2026",
                                "parent_id": folder}
     assert renamed["details"] == {"title": "letter 2026", "previous": "letter",
                                   "action": "renamed"}
+    assert updated["details"] == {"changes": {"document_date": {
+        "from": updated["at"][:10], "to": "2024-03-12"}}, "action": "metadata_changed"}
     assert moved["node"]["parent_id"] == alice.home_id
     assert moved["details"] == {"title": "letter 2026", "from": {"id": folder, "title": "Bills"},
                                 "to": {"id": alice.home_id, "title": ".home"},
                                 "action": "moved"}
     assert mine[0].event["node"] == {"id": folder, "type": "folders", "title": "Bills",
                                      "parent_id": alice.home_id}
-    assert mine[13].event["details"]["source"] == "api"
+    assert mine[14].event["details"]["source"] == "api"
     assert mine[3].event["details"]["status"] == "succeeded"
     assert mine[0].event["at"].endswith("Z")
 

@@ -37,8 +37,16 @@ def papers(alice):
     [version] = alice.get(f"/api/documents/{document}/").json()["data"]["attributes"]["versions"]
     trashed = create(alice, "folders", "Old", alice.home_id)
     assert alice.delete(f"/api/folders/{trashed}/").status_code == 204
+    about = {kind: alice.post(f"/api/{kind}/", {"data": {"type": kind, "attributes": attributes}})
+             .json()["data"]["id"] for kind, attributes in (
+                 ("correspondents", {"name": "Bank"}), ("document-types", {"name": "Bill"}),
+                 ("custom-fields", {"name": "Amount", "data_type": "monetary"}))}
+    note = alice.post(f"/api/documents/{document}/notes/",
+                      {"data": {"attributes": {"note": "private"}}}).json()["data"]["id"]
     return {"folder": folder, "document": document, "version": version["id"],
-            "trashed": trashed}
+            "trashed": trashed, "correspondent": about["correspondents"],
+            "document_type": about["document-types"], "field": about["custom-fields"],
+            "note": note}
 
 
 # Each route as (name, method, path template, body maker, status for the owner).
@@ -57,6 +65,26 @@ ROUTES = [
      201),
     ("restore from the trash", "POST", "/api/trash/{trashed}/restore/", None, 200),
     ("delete from the trash for good", "DELETE", "/api/trash/{trashed}/", None, 204),
+    ("correspondent detail", "GET", "/api/correspondents/{correspondent}/", None, 200),
+    ("change a correspondent", "PATCH", "/api/correspondents/{correspondent}/",
+     lambda ids: {"data": {"type": "correspondents", "attributes": {"name": "Bank 2"}}}, 200),
+    ("delete a correspondent", "DELETE", "/api/correspondents/{correspondent}/", None, 204),
+    ("document type detail", "GET", "/api/document-types/{document_type}/", None, 200),
+    ("change a document type", "PATCH", "/api/document-types/{document_type}/",
+     lambda ids: {"data": {"type": "document-types", "attributes": {"name": "Bill 2"}}}, 200),
+    ("delete a document type", "DELETE", "/api/document-types/{document_type}/", None, 204),
+    ("custom field detail", "GET", "/api/custom-fields/{field}/", None, 200),
+    ("change a custom field", "PATCH", "/api/custom-fields/{field}/",
+     lambda ids: {"data": {"type": "custom-fields", "attributes": {"name": "Sum"}}}, 200),
+    ("delete a custom field", "DELETE", "/api/custom-fields/{field}/", None, 204),
+    ("a document's notes", "GET", "/api/documents/{document}/notes/", None, 200),
+    ("add a note", "POST", "/api/documents/{document}/notes/",
+     lambda ids: {"data": {"attributes": {"note": "mine"}}}, 201),
+    ("delete a note", "DELETE", "/api/notes/{note}/", None, 204),
+    ("set a document's metadata", "PATCH", "/api/documents/{document}/",
+     lambda ids: {"data": {"type": "documents", "attributes": {
+         "correspondent": ids["correspondent"],
+         "custom_fields": [{"field": ids["field"], "value": "EUR1.00"}]}}}, 200),
 ]
 
 
@@ -129,7 +157,8 @@ def test_no_list_contains_another_users_nodes(alice, bob, admin, papers, anon):
     for stranger in (bob, admin):
         seen = set()
         for path in ("/api/nodes/", "/api/folders/", "/api/documents/",
-                     f"/api/nodes/{stranger.home_id}/", f"/api/nodes/{stranger.inbox_id}/"):
+                     f"/api/nodes/{stranger.home_id}/", f"/api/nodes/{stranger.inbox_id}/",
+                     "/api/correspondents/", "/api/document-types/", "/api/custom-fields/"):
             response = stranger.get(path + "?page[size]=100")
             assert response.status_code == 200
             seen |= {item["id"] for item in response.json()["data"]}
