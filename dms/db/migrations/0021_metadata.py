@@ -101,6 +101,10 @@ def up(migrator, db):
             position    INTEGER NOT NULL,
             PRIMARY KEY (field_id, document_id, target_id)
         )""")
+    # A document's links, read by document; and the foreign keys' checks when a node is
+    # deleted for good look up both ends.
+    db.execute_sql("CREATE INDEX custom_field_link_document ON custom_field_link "
+                   "(document_id, field_id, position)")
     db.execute_sql("CREATE INDEX custom_field_link_target ON custom_field_link "
                    "(target_id, field_id)")
     db.execute_sql(f"""
