@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.harness.client import NOT_FOUND, assert_error
+from tests.harness.database import snapshot
 from tests.harness.documents import new_document
 
 
@@ -163,19 +164,19 @@ REFUSED = [  # (data_type, extra_data, value, the sentence)
 
 @pytest.mark.parametrize("data_type,extra,value,sentence", REFUSED,
                          ids=[f"{r[0]}-{r[2]!s:.12}" for r in REFUSED])
-def test_a_refused_value_names_its_element_and_changes_nothing(alice, data_type, extra, value,
-                                                               sentence):
+def test_a_refused_value_names_its_element_and_changes_nothing(alice, config, data_type, extra,
+                                                               value, sentence):
     document = new_document(alice, "Vertrag")
     kept = created(alice, "custom-fields", name="kept", data_type="string")
     assert patch_document(alice, document, custom_fields=[
         {"field": kept["id"], "value": "bleibt"}]).status_code == 200
     field = created(alice, "custom-fields", name="f", data_type=data_type, extra_data=extra)
-    before = about(alice, document)
+    before, rows = about(alice, document), snapshot(config)
     response = patch_document(alice, document, title="Neu", archive_serial_number=1,
                               custom_fields=[{"field": field["id"], "value": value}])
     assert_error(response, 400, "invalid", sentence,
                  "/data/attributes/custom_fields/0/value")
-    assert about(alice, document) == before
+    assert (about(alice, document), snapshot(config)) == (before, rows)
     assert alice.get(f"/api/documents/{document}/").json()["data"]["attributes"]["title"] \
         == "Vertrag"
 
