@@ -1,6 +1,7 @@
 """Changed copies of backups, for the restore's checks: members left out or added, a database or
-a table file edited, a manifest rewritten, all with checksums that match; and a restore of one
-refused, the folder left as it was."""
+a table file edited, a manifest rewritten, all with checksums that match; a restore of one
+refused, the folder left as it was; and metadata on documents (api.md §11b), for a backup to
+carry."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import hashlib
 import json
 import zipfile
 
+from dms.domain.metadata.document import MAX_ASN
 from tests.harness.processes import dms
 
 MALFORMED = "The backup's manifest is malformed: "
@@ -58,6 +60,22 @@ def row_lines(lines):
     return json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
 
 
+def lines_change(match, values):
+    """A `rows` change for rebuild(): the rows whose columns are `match` {column: value} get
+    `values` {column: value}; with `match` None, a row of `values` is added (null elsewhere)."""
+    def change(lines):
+        header, rows = row_lines(lines)
+        if match is None:
+            rows.append([values.get(column) for column in header])
+        else:
+            for row in rows:
+                if all(row[header.index(key)] == wanted for key, wanted in match.items()):
+                    for column, value in values.items():
+                        row[header.index(column)] = value
+        return [lines[0]] + [json.dumps(row) + "\n" for row in rows]
+    return change
+
+
 def refused(archive, message, empty_target=False):
     """Restore `archive` into `<its folder>/new`: refused with `message`, exit status 1, and
     the folder exactly as before (no target, or the empty one; no temporary folder)."""
@@ -79,3 +97,58 @@ TABLES = ["correspondent", "custom_field", "custom_field_link", "custom_field_va
           "mail_import", "node", "node_tag", "note", "page", "preference", "rule",
           "rule_pending", "rule_run", "schema_migrations", "split_part", "split_run", "tag",
           "token", "trash_entry", "user", "webhook"]
+
+
+
+def _made(client, kind, **attributes):
+    response = client.post(f"/api/{kind}/", {"data": {"type": kind, "attributes": attributes}})
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
+
+
+def _describe(client, document_id, **attributes):
+    response = client.patch(f"/api/documents/{document_id}/",
+                            {"data": {"type": "documents", "attributes": attributes}})
+    assert response.status_code == 200, response.text
+
+
+def describe(client, documents):
+    """Metadata on three of the client's documents, through the API: a correspondent and a
+    case-sensitive regex document type on the first two; custom fields of every kind of column (a
+    monetary amount with its currency and a bare one, a date, a select option, an integer, a
+    float, false, a longtext, a url, a null) on the first; a documentlink from the first to the
+    other two (kept both ways by the domain); notes; a document date; serial numbers 17, 0 and
+    the highest. Returns the ids made, by name (the fields' by their own: "amount", ...; the notes'
+as a list, under "notes")."""
+    first, second, third = documents
+    ids = {"sender": _made(client, "correspondents", name="Stadtwerke Köln", match="stadtwerke",
+                           matching_algorithm="any"),
+           "kind": _made(client, "document-types", name="Abrechnung", match=r"Abrechnung \d+",
+                         matching_algorithm="regex", is_insensitive=False)}
+    for name, data_type, extra in (
+            ("amount", "monetary", {"default_currency": "EUR"}), ("fee", "monetary", {}),
+            ("due", "date", {}), ("count", "integer", {}), ("rate", "float", {}),
+            ("paid", "boolean", {}), ("memo", "longtext", {}), ("portal", "url", {}),
+            ("contract", "string", {}), ("related", "documentlink", {}),
+            ("status", "select", {"select_options": [{"id": "open", "label": "Offen"},
+                                                     {"label": "Bezahlt"}]})):
+        ids[name] = _made(client, "custom-fields", name=name.title(), data_type=data_type,
+                          extra_data=extra)
+    values = {"amount": "12.3", "fee": "-7.5", "due": "2024-12-31", "count": -2147483648,
+              "rate": 0.1, "paid": False, "memo": "Zeile 1\nZeile 2", "status": "open",
+              "portal": "https://example.org/konto?id=1", "contract": None,
+              "related": [second, third]}
+    _describe(client, first, correspondent=ids["sender"], document_type=ids["kind"],
+              document_date="2024-03-12", archive_serial_number=17,
+              custom_fields=[{"field": ids[name], "value": value}
+                             for name, value in values.items()])
+    _describe(client, second, correspondent=ids["sender"], archive_serial_number=0)
+    _describe(client, third, archive_serial_number=MAX_ASN)
+    ids["notes"] = []
+    for document_id, note in ((first, "Gekündigt zum 31. Mai"), (first, "Bestätigung kam"),
+                              (second, "Zählerstand\n4711")):
+        response = client.post(f"/api/documents/{document_id}/notes/",
+                               {"data": {"attributes": {"note": note}}})
+        assert response.status_code == 201, response.text
+        ids["notes"].append(response.json()["data"]["id"])
+    return ids

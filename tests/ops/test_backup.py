@@ -17,7 +17,7 @@ from dms.config import Config
 from dms.processing.languages import installed_languages
 from tests.harness import samples
 from tests.harness.appserver import empty_target, served
-from tests.harness.backups import TABLES, rebuild, row_lines
+from tests.harness.backups import TABLES, describe, rebuild, row_lines
 from tests.harness.client import JSON, Client
 from tests.harness.database import query_sql, snapshot
 from tests.harness.documents import new_document, upload
@@ -25,7 +25,9 @@ from tests.harness.processes import config_args, dms
 from tests.harness.waiting import wait_for, wait_indexed, wait_processed, wait_served
 
 LISTINGS = ["/api/folders/?page[size]=100", "/api/documents/?page[size]=100",
-            "/api/tokens/?page[size]=100", "/api/webhooks/?page[size]=100"]
+            "/api/tokens/?page[size]=100", "/api/webhooks/?page[size]=100",
+            "/api/correspondents/?page[size]=100", "/api/document-types/?page[size]=100",
+            "/api/custom-fields/?page[size]=100"]
 # A webhook whose host resolves nowhere (RFC 2606), disabled: nothing is tried behind the tests.
 WEBHOOK = {"data": {"type": "webhooks", "attributes": {
     "url": "https://dms-webhook.invalid/hook", "events": ["node.created"],
@@ -40,7 +42,9 @@ def folder(client, title, parent):
 
 @pytest.fixture
 def filled(admin, alice, config):
-    """Users, nested folders, several versions, OCR text, tokens and a webhook."""
+    """Users, nested folders, several versions, OCR text, tokens, a webhook, and what the
+    documents are about: correspondents, document types, custom fields with values of every
+    column's type, documentlinks both ways, notes, a document date and serial numbers."""
     alice.post("/api/tokens/", {"expiry_hours": 10, "name": "scanner"}, media=JSON)
     assert alice.post("/api/webhooks/", WEBHOOK).status_code == 201
     outer = folder(alice, "Outer", alice.home_id)
@@ -53,12 +57,13 @@ def filled(admin, alice, config):
         documents.append(document_id)
     for document_id in documents:
         wait_processed(alice, document_id)
+    describe(alice, documents)
     return documents
 
 
 def state(client, admin, documents) -> dict:
-    """Everything a user and the admin can see: listings, document details and text, every
-    file's SHA-256."""
+    """Everything a user and the admin can see: listings, document details (with their
+    metadata), text and notes, every file's SHA-256."""
     seen = {path: client.get(path).json()["data"] for path in LISTINGS}
     seen["users"] = admin.get("/api/users/").json()["data"]
     for document_id in documents:
@@ -68,6 +73,7 @@ def state(client, admin, documents) -> dict:
             version["download_url"] = hashlib.sha256(content).hexdigest()
         seen[document_id] = detail
         seen[document_id + " text"] = client.get(f"/api/documents/{document_id}/ocr-text").json()
+        seen[document_id + " notes"] = client.get(f"/api/documents/{document_id}/notes/").json()
     return seen
 
 
@@ -78,6 +84,9 @@ def state(client, admin, documents) -> dict:
 def test_round_trip_restores_everything(alice, admin, server, filled, config, tmp_path,
                                         password, request):
     original = state(alice, admin, filled)
+    first, second, third = filled  # the first links to the others, they back to it
+    assert [[field["value"] for field in original[document]["attributes"]["custom_fields"]]
+            for document in (second, third)] == [[[first]], [[first]]]
     archive = tmp_path / "backup.zip"
     stdin = password + "\n" if password else None
     options = ["--password-stdin"] if password else []
@@ -121,6 +130,10 @@ def assert_same_state(config, alice, admin, documents, original, replacing) -> N
         client = Client(server.url, alice.token)
         found = wait_served(lambda: client.get("/api/search/", params={"q": "second"}), timeout=60)
         assert sorted(r["id"] for r in found.json()) == sorted(documents)
+        # ... with what the documents are about: a note's words, a correspondent's name.
+        for words, expected in (("gekündigt", documents[:1]), ("stadtwerke", documents[:2])):
+            found = client.get("/api/search/", params={"q": words})
+            assert sorted(r["id"] for r in found.json()) == sorted(expected), words
         # The webhook's secret opens with the restored key (mail.key came with the backup): its
         # ping fails for its host, not for its secret.
         [webhook] = client.get("/api/webhooks/").json()["data"]

@@ -1,9 +1,10 @@
 """A restore refuses rows the API would refuse, checked by the API's own rules in both formats: a
 title with a slash, a NUL or a right-to-left override, a time that is not one, a username that
-differs only by case from another or that the API would refuse (also for mixing scripts), a rule or
-a webhook the API would refuse, a value of the wrong type in a table file. Nothing lands in the
-target, and the folder is left exactly as it was. The backups and the refusal's checks:
-tests/ops/conftest.py, tests/harness/backups.py."""
+differs only by case from another or that the API would refuse (also for mixing scripts), a rule
+(its metadata actions too) or a webhook the API would refuse, a value of the wrong type in a table
+file. Nothing lands in the target, and the folder is left exactly as it was. The backups and the
+refusal's checks: tests/ops/conftest.py, tests/harness/backups.py. What a document is about:
+test_restore_metadata."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import zipfile
 
 import pytest
 
-from tests.harness.backups import rebuild, refused, row_lines
+from tests.harness.backups import lines_change, rebuild, refused, row_lines
 
 # Restores into new data dirs; the rows' engine is SQLite.
 # Sockets (pytest-socket): restored data dirs served and asked over HTTP.
@@ -34,7 +35,8 @@ def value_cases(outer: str, alice: str, version: str) -> list[tuple]:
     rule = {"id": "r-hostile", "owner_id": alice, "name": "Hostile", "name_key": "hostile",
             "enabled": 1, "position": 0, "match_field": "text", "match_algorithm": "any",
             "match_pattern": "x", "case_sensitive": 0, "sources": "api", "add_tags": "[]",
-            "move_to": None, "set_title": "{title.__class__}", "stop": 0, "last_error": None,
+            "move_to": None, "set_title": "{title.__class__}", "stop": 0, "set_metadata": "{}",
+            "last_error": None,
             "created_at": "2026-01-02 03:04:05.000000",
             "updated_at": "2026-01-02 03:04:05.000000"}
     webhook = {"id": "w-hostile", "owner_id": alice, "url": "https://hooks.example.org/",
@@ -63,6 +65,9 @@ def value_cases(outer: str, alice: str, version: str) -> list[tuple]:
         ("rule", None, rule, "r-hostile", "is a rule the API would refuse (A title template may "
          "use {title}, {file_name}, {created}, {mail_from}, {mail_subject}, {match} (and "
          "{created:%d.%m.%Y} for another date format); {title.__class__} is none of them)"),
+        ("rule", None, {**rule, "set_title": None, "set_metadata": '{"set_correspondent": 7}'},
+         "r-hostile", "is a rule the API would refuse (`set_correspondent` must be an id or "
+                      "null)"),
         ("webhook", None, webhook, "w-hostile", "has events that are not a list of event types"),
         ("webhook", None, {**webhook, "events": '["node.created"]', "url": "file:///etc/passwd"},
          "w-hostile", "has a url the API would refuse (url must be an http or https URL, such as "
@@ -90,27 +95,12 @@ def sql_change(table, match, values):
     return change
 
 
-def lines_change(match, values):
-    """A `rows` change for rebuild() (format 2)."""
-    def change(lines):
-        header, rows = row_lines(lines)
-        if match is None:
-            rows.append([values.get(column) for column in header])
-        else:
-            (key, wanted), = match.items()
-            for row in rows:
-                if row[header.index(key)] == wanted:
-                    for column, value in values.items():
-                        row[header.index(column)] = value
-        return [lines[0]] + [json.dumps(row) + "\n" for row in rows]
-    return change
-
-
-@pytest.mark.parametrize("case", range(12), ids=["slash", "NUL", "RLO", "garbage time",
+@pytest.mark.parametrize("case", range(13), ids=["slash", "NUL", "RLO", "garbage time",
                                                  "ALICE beside alice", "refused username",
                                                  "source_sha256", "short_description",
                                                  "mixed scripts", "a rule's template",
-                                                 "webhook events", "webhook url"])
+                                                 "a rule's metadata", "webhook events",
+                                                 "webhook url"])
 def test_rows_the_api_would_refuse_are_refused_in_both_formats(filled_dir, base, logical, work,
                                                                case):
     data_dir, ids = filled_dir

@@ -86,7 +86,7 @@ def owned_field(user: User, field_id: object) -> CustomField:
     return owned(CustomField, user, field_id)
 
 
-def _check_name(value: object) -> str:
+def check_name(value: object) -> str:
     name = required_text(value, "name", "custom field name", MAX_NAME_LENGTH)
     if has_refused_characters(name):
         raise Invalid("A custom field name may not contain control characters or invisible "
@@ -94,7 +94,7 @@ def _check_name(value: object) -> str:
     return name
 
 
-def _check_extra(data_type: str, value: object, current: dict[str, Any]) -> dict[str, Any]:
+def check_extra(data_type: str, value: object, current: dict[str, Any]) -> dict[str, Any]:
     """extra_data as stored: a select's options with ids, a monetary field's default currency;
     nothing else is kept."""
     if value is None:
@@ -150,12 +150,12 @@ def _check_options(options: object) -> list[dict[str, str]]:
 
 
 def create_field(user: User, attributes: dict[str, Any]) -> CustomField:
-    name = _check_name(attributes.get("name"))
+    name = check_name(attributes.get("name"))
     data_type = attributes.get("data_type")
     if data_type not in DATA_TYPES:
         raise Invalid(f"data_type must be one of {', '.join(DATA_TYPES)}.", "data_type",
                       code="required" if data_type is None else "invalid")
-    extra = _check_extra(data_type, attributes.get("extra_data"), {})
+    extra = check_extra(data_type, attributes.get("extra_data"), {})
     with write_transaction(owner_scope(user.id)):
         if _name_taken(user, name_key(name)):
             raise Invalid(DUPLICATE, "name")
@@ -173,7 +173,7 @@ def create_field(user: User, attributes: dict[str, Any]) -> CustomField:
 def update_field(user: User, field_id: str, attributes: dict[str, Any]) -> CustomField:
     """A new name or extra data; the type stays (a change is refused: values would lose their
     meaning). Options taken away clear the values that chose them."""
-    name = _check_name(attributes["name"]) if "name" in attributes else None
+    name = check_name(attributes["name"]) if "name" in attributes else None
     with write_transaction(owner_scope(user.id)):
         row = owned_field(user, field_id)
         if "data_type" in attributes and attributes["data_type"] != row.data_type:
@@ -186,7 +186,7 @@ def update_field(user: User, field_id: str, attributes: dict[str, Any]) -> Custo
             columns.update(name=name, name_key=name_key(name))
         if "extra_data" in attributes:
             current = definition(row)
-            extra = _check_extra(row.data_type, attributes["extra_data"], current.extra)
+            extra = check_extra(row.data_type, attributes["extra_data"], current.extra)
             columns["extra_data"] = _json(extra)
             gone = set(current.option_ids) - {o["id"] for o in extra.get("select_options", [])}
             for option_id in sorted(gone):

@@ -5,8 +5,10 @@ versions whose file is missing, files no version refers to, rows pointing at row
 trash marks that disagree with the tree (a deletion that did not take its whole subtree),
 documents stuck in processing, a folder tree that is not a tree (loops, nodes unreachable from
 their owner's .home and .inbox, parents owned by another user or that are documents), documents
-whose attributes, page rows or status disagree with their latest version, and usernames that
-differ only by case. A worker of the cluster runs the same check weekly; the last result of either
+whose attributes, page rows or status disagree with their latest version, usernames that differ
+only by case, documentlinks without their mirror (A -> B stored, B -> A not), and documents
+carrying another user's correspondent, document type or custom field (or linking to another
+user's document). A worker of the cluster runs the same check weekly; the last result of either
 is kept in the database (table `verify_result`) and shown at GET /health (the details to admins).
 
 `repair()` (`dms verify --repair`) fixes what is safely fixable, in one write transaction: it
@@ -37,10 +39,12 @@ from dms.files import modes
 from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX
 from dms.files.stored import stored_files
 from dms.ops.verify._queries import (
+    ANOTHER_USERS,
     DANGLING,
     DOCUMENT_ATTRIBUTES,
     FAILED_WITHOUT_ERROR,
     LATEST_VERSION,
+    LINK_WITHOUT_MIRROR,
     PAGE_ROWS,
     STUCK,
     TRASH,
@@ -66,6 +70,10 @@ DOCUMENT_TITLES = {
     "unread": "documents marked succeeded with unread pages",
     "failed": "documents marked failed without an error",
 }
+METADATA_TITLES = {
+    "mirrors": "documentlinks without their mirror (A -> B stored, B -> A not)",
+    "another_users": "documents with another user's correspondent, document type or custom field",
+}
 
 
 @dataclass
@@ -85,6 +93,7 @@ class Report:
     unreachable: list[str] = field(default_factory=list)
     misplaced: list[str] = field(default_factory=list)
     documents: dict[str, list[str]] = field(default_factory=dict)
+    metadata: dict[str, list[str]] = field(default_factory=dict)  # METADATA_TITLES' keys
     username_clashes: list[str] = field(default_factory=list)
     search_drift: list[str] = field(default_factory=list)
     search_note: str | None = None  # no index to compare (not a problem: it is rebuilt)
@@ -95,7 +104,8 @@ class Report:
         return not (self.corrupt or self.missing or self.orphaned or self.stuck
                     or any(self.dangling.values()) or any(self.trash.values()) or self.loops
                     or self.unreachable or self.misplaced or any(self.documents.values())
-                    or self.username_clashes or self.search_drift or self.loose_modes)
+                    or any(self.metadata.values()) or self.username_clashes
+                    or self.search_drift or self.loose_modes)
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, **asdict(self)}
@@ -114,6 +124,7 @@ class Report:
                  "misplaced node)", self.unreachable),
                 ("nodes whose parent belongs to another user or is a document", self.misplaced),
                 *((DOCUMENT_TITLES[key], items) for key, items in self.documents.items()),
+                *((METADATA_TITLES[key], items) for key, items in self.metadata.items()),
                 ("usernames that differ only by case", self.username_clashes),
                 ("differences between the search index and the database (repair rebuilds the "
                  "index)", self.search_drift),
@@ -214,6 +225,14 @@ def check_rows(report: Report, execute: Execute | None = None) -> None:
                    f"{ranges(_unread_numbers(execute, version_id))} unread"
                    for document_id, version_id in execute(UNREAD, ()).fetchall()],
         "failed": [f"document {row[0]}" for row in execute(FAILED_WITHOUT_ERROR, ()).fetchall()],
+    }
+    report.metadata = {
+        "mirrors": [f"{document_id} -> {target_id} (custom field {field_id})"
+                    for document_id, target_id, field_id in execute(LINK_WITHOUT_MIRROR, ())],
+        "another_users": [f"document {document_id} ({what} {thing_id}"
+                          + (f", link to {target_id})" if target_id else ")")
+                          for document_id, what, thing_id, target_id
+                          in execute(ANOTHER_USERS, ()).fetchall()],
     }
     by_key: dict[str, list[tuple[str, str]]] = {}
     for user_id, username in execute("SELECT id, username FROM \"user\" ORDER BY username, id",
@@ -355,6 +374,10 @@ def _not_repaired(report: Report) -> list[str]:
         lines.append("Not repaired: trash marks that disagree with the folder tree; the owner "
                      "restores the deletion involved (POST /trash/{id}/restore/) or deletes it "
                      "for good (DELETE /trash/{id}/), either of which makes it whole again.")
+    if any(report.metadata.values()):
+        lines.append("Not repaired: documentlinks without their mirror, and documents with "
+                     "another user's correspondent, document type or custom field: which end or "
+                     "owner is right cannot be told.")
     if report.username_clashes:
         lines.append("Not repaired: usernames that differ only by case; an admin renames one of "
                      "each.")

@@ -1,6 +1,6 @@
 """The SQL of `dms verify` (dms.ops.verify): rows pointing at nothing, trash marks that disagree
-with the tree, documents whose attributes, pages or state disagree with their versions. Reads
-only; each query lists what it finds by id."""
+with the tree, documents whose attributes, pages or state disagree with their versions, metadata
+that disagrees with itself. Reads only; each query lists what it finds by id."""
 
 from __future__ import annotations
 
@@ -53,6 +53,33 @@ TRASH = {
         "SELECT n.id FROM node AS n WHERE n.special IS NOT NULL AND n.trash_id IS NOT NULL "
         "ORDER BY n.id",
 }
+
+
+# A document's metadata (migration 0021, dms.domain.metadata.document): a documentlink is kept both
+# ways, A -> B beside B -> A (the trash included: a link stays while an end is in the trash), and
+# a document's correspondent, document type and custom fields are its owner's, as are the
+# documents its links name. Each row: (document, target) and the field; (document, what, its id,
+# the target of a link or '').
+LINK_WITHOUT_MIRROR = """
+    SELECT l.document_id, l.target_id, l.field_id FROM custom_field_link AS l
+    WHERE NOT EXISTS (SELECT 1 FROM custom_field_link AS m WHERE m.field_id = l.field_id
+                      AND m.document_id = l.target_id AND m.target_id = l.document_id)
+    ORDER BY l.document_id, l.target_id, l.field_id"""
+ANOTHER_USERS = """
+    SELECT n.id, 'correspondent', c.id, '' FROM node AS n
+    JOIN correspondent AS c ON c.id = n.correspondent_id WHERE c.owner_id <> n.owner_id
+    UNION ALL
+    SELECT n.id, 'document type', t.id, '' FROM node AS n
+    JOIN document_type AS t ON t.id = n.document_type_id WHERE t.owner_id <> n.owner_id
+    UNION ALL
+    SELECT n.id, 'custom field', f.id, '' FROM custom_field_value AS v
+    JOIN node AS n ON n.id = v.document_id JOIN custom_field AS f ON f.id = v.field_id
+    WHERE f.owner_id <> n.owner_id
+    UNION ALL
+    SELECT l.document_id, 'custom field', f.id, l.target_id FROM custom_field_link AS l
+    JOIN custom_field AS f ON f.id = l.field_id JOIN node AS d ON d.id = l.document_id
+    JOIN node AS t ON t.id = l.target_id WHERE d.owner_id <> f.owner_id OR t.owner_id <> f.owner_id
+    ORDER BY 1, 2, 3, 4"""
 
 
 def _sql_list(values: tuple[str, ...]) -> str:
