@@ -11,6 +11,7 @@ import { nudge, setLive, stopAll } from "./docstatus.js";
 import { $, clearMessages, focusHeading, showError, showStatus } from "./dom.js";
 import * as events from "./events.js";
 import { setUp as setUpKeys, showHelp } from "./keys.js";
+import { chosenFilters } from "./metadata.js";
 import { closeMenu, setUp as setUpMenu } from "./menu.js";
 import * as tree from "./tree.js";
 import { clearUploads, setUp as setUpUploads, uploadFiles } from "./upload.js";
@@ -45,10 +46,12 @@ const inboxId = () => state.me.relationships.inbox_folder.data.id;
 
 /** What the views may ask of the shell. */
 const ctx = {
-  /** Opens an address; `replace` keeps the history entry, `focus: false` leaves the focus. */
-  navigate(hash, { replace = false, focus = true } = {}) {
+  /** Opens an address; `replace` keeps the history entry, `focus: false` leaves the focus (or
+   *  gives it to the control with one of `focusKeys` as data-focus, as refresh() does). */
+  navigate(hash, { replace = false, focus = true, focusKeys = [] } = {}) {
     state.keepMessages = true;
     state.focusNext = focus;
+    state.focusKeys = focusKeys;
     if (replace) history.replaceState(null, "", hash);
     if (replace || location.hash === hash) route();
     else location.hash = hash;
@@ -238,8 +241,10 @@ function setUpSearch() {
   const search = () => {
     clearTimeout(timer);
     const current = parse(location.hash);
-    const tags = current.name === "search" ? (current.params.get("tags") ?? "").split(",").filter(Boolean) : [];
-    const hash = searchView.searchHash(input.value.trim(), tags, current.params.get("op") ?? "all");
+    const here = current.name === "search";
+    const tags = here ? (current.params.get("tags") ?? "").split(",").filter(Boolean) : [];
+    const filters = here ? chosenFilters(current.params) : {};
+    const hash = searchView.searchHash(input.value.trim(), tags, current.params.get("op") ?? "all", filters);
     ctx.navigate(hash, { replace: current.name === "search", focus: false });
   };
   input.addEventListener("input", () => {

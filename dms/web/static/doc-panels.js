@@ -1,9 +1,10 @@
 // The document view's side panels: its text, its tags (add — a new name creates the tag —,
-// remove), its versions (download, restore an older one as the newest) and its history.
+// remove), its notes (add, delete), its versions (download, restore an older one as the newest)
+// and its history.
 
-import { api, download, id as encoded, JSON_MEDIA, withQuery } from "./api.js";
+import { api, download, id as encoded, JSON_MEDIA, listAll, withQuery } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
-import { attempt, busy, el, folderName, formatSize, showStatus, timeElement } from "./dom.js";
+import { attempt, busy, el, folderName, formatDate, formatSize, showStatus, timeElement } from "./dom.js";
 import { tagList, tagSuggestions } from "./parts.js";
 
 /** History events shown: the newest ones. */
@@ -48,6 +49,54 @@ export async function tagsPanel(ctx, document) {
   const chips = tagList(document.attributes.tags, (name) => change("DELETE", name, `Tag “${name}” removed.`))
     ?? el("p", { class: "muted" }, "No tags.");
   return section("tags-title", "Tags", chips, form);
+}
+
+/** Notes, newest first, each with its author and time; added and deleted here, without reading
+ *  the view again (what is typed in the Details panel stays). */
+export async function notesPanel(document) {
+  const { items } = await listAll(`/documents/${encoded(document.id)}/notes/`);
+  const list = el("ol", { class: "plain-list notes", "aria-label": "Notes, newest first" });
+  const empty = el("p", { class: "muted" }, "No notes.");
+  const text = el("textarea", { id: "note-text", rows: "3", maxlength: "65536" });
+  const shown = () => { empty.hidden = list.childElementCount > 0; };
+  const item = (note) => {
+    const a = note.attributes;
+    const remove = el("button", { type: "button", class: "button button-small button-danger-outline",
+      "aria-label": `Delete note of ${formatDate(a.created_at)}`, onclick: async () => {
+        const sure = await confirmDialog({ title: "Delete note?", ok: "Delete", danger: true,
+          text: `“${a.note.length > 80 ? `${a.note.slice(0, 80)}…` : a.note}” is deleted for good.` });
+        if (!sure || await attempt(() => api("DELETE", `/notes/${encoded(note.id)}/`)) === undefined) return;
+        const next = row.nextElementSibling ?? row.previousElementSibling;
+        row.remove();
+        shown();
+        (next?.querySelector("button") ?? text).focus();
+        showStatus("Note deleted.");
+      } }, "Delete");
+    const row = el("li", { class: "note" }, el("p", { class: "note-text" }, a.note),
+      el("div", { class: "note-meta" }, el("span", { class: "hint" }, `${a.user ?? "dms"} · `, timeElement(a.created_at)), remove));
+    return row;
+  };
+  list.append(...items.map(item));
+  shown();
+  const form = el("form", { class: "inline-form", novalidate: true },
+    el("label", { for: "note-text" }, "Add a note"), text,
+    el("div", { class: "actions" }, el("button", { type: "submit", class: "button" }, "Add note")));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!text.value.trim()) {
+      text.focus();
+      return;
+    }
+    const added = await busy(form, () => attempt(() => api("POST", `/documents/${encoded(document.id)}/notes/`,
+      { data: { type: "notes", attributes: { note: text.value } } })));
+    if (!added) return;
+    list.prepend(item(added.data));
+    shown();
+    text.value = "";
+    text.focus();
+    showStatus("Note added.");
+  });
+  return section("notes-title", "Notes", empty, list, form);
 }
 
 export function versionsPanel(ctx, document) {
@@ -99,6 +148,12 @@ const SENTENCES = {
   version_restored: (d) => `Version ${d.restored} restored as version ${d.version}`,
   pages_changed: (d) => d.description ?? "Pages changed",
   rule_applied: (d) => `Rule ${quoted(d.rule?.name ?? d.rule ?? "")} applied`,
+  metadata_changed: (d) => {
+    if (d.notes) return `Note ${d.notes.added ? "added" : "deleted"}: ${quoted(d.notes.text ?? "")}`;
+    if (d.custom_fields) return `Linked from another document: ${Object.keys(d.custom_fields).join(", ")}`;
+    const { custom_fields: fields = {}, ...changes } = d.changes ?? {};
+    return `Details changed: ${[...Object.keys(changes).map((key) => key.replaceAll("_", " ")), ...Object.keys(fields)].join(", ")}`;
+  },
 };
 
 export async function historyPanel(document) {

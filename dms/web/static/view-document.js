@@ -1,20 +1,25 @@
 // The document view: where it is (breadcrumbs), its status (followed live until final), its
 // downloads (the original, the searchable PDF), rename, move, delete, its pages as previews
-// with their tools (doc-pages.js, doc-pageops.js), and the panels of doc-panels.js: text, tags,
+// with their tools (doc-pages.js, doc-pageops.js), its Details (doc-details.js: correspondent,
+// type, date, serial number, custom fields) and the panels of doc-panels.js: tags, notes, text,
 // versions, history.
 
 import { api, download, id as encoded } from "./api.js";
 import { deleteNodes, moveNodesByDialog, renameNode } from "./actions.js";
-import { historyPanel, tagsPanel, textPanel, versionsPanel } from "./doc-panels.js";
+import { detailsPanel } from "./doc-details.js";
+import { historyPanel, notesPanel, tagsPanel, textPanel, versionsPanel } from "./doc-panels.js";
 import { pagesSection } from "./doc-pages.js";
 import { isFinal, watch } from "./docstatus.js";
 import { attempt, busy, el, statusBadge } from "./dom.js";
+import { names } from "./metadata.js";
 import { breadcrumbs } from "./parts.js";
 
 export async function render(ctx, documentId) {
   const { data: document } = await api("GET", `/documents/${encoded(documentId)}/`);
-  const [text, tags, history] = await Promise.all([
-    textPanel(document), tagsPanel(ctx, document), historyPanel(document)]);
+  const [text, tags, history, notes, correspondents, types, fields] = await Promise.all([
+    textPanel(document), tagsPanel(ctx, document), historyPanel(document), notesPanel(document),
+    names("/correspondents/"), names("/document-types/"), names("/custom-fields/")]);
+  const details = await detailsPanel(ctx, document, { correspondents, types, fields });
   const latest = document.attributes.versions?.at(-1) ?? null;
   const { title, breadcrumb } = document.attributes;
   const parentId = breadcrumb.at(-2)?.[1];
@@ -63,7 +68,7 @@ export async function render(ctx, documentId) {
     document.attributes.ocr_error ? el("p", { class: "message message-error" }, document.attributes.ocr_error) : null,
     toolbar,
     el("div", { class: "doc-layout" }, pages.node,
-      el("div", { class: "doc-side" }, tags, text, versionsPanel(ctx, document), history)));
+      el("div", { class: "doc-side" }, details, tags, notes, text, versionsPanel(ctx, document), history)));
   const find = (name) => [...toolbar.querySelectorAll("button")].find((b) => b.textContent === name);
   return {
     node, title, folderId: parentId, breadcrumb: breadcrumb.slice(0, -1),

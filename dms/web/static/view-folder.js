@@ -1,13 +1,15 @@
 // The folder view: breadcrumbs, the folder's sub-folders and documents a page at a time
-// (GET /nodes/{id}/, sorted), multi-select and what to do with the selection (rename, move,
-// delete), a new folder, uploads (the picker, or files dropped onto the list); rows drag onto
-// folders. The status of documents being read follows docstatus.js.
+// (GET /nodes/{id}/, sorted, filtered by correspondent, type and document date through the filter
+// bar of metadata.js), multi-select and what to do with the selection (rename, move, delete), a
+// new folder, uploads (the picker, or files dropped onto the list); rows drag onto folders. The
+// status of documents being read follows docstatus.js. Sort and filters live in the address.
 
 import { api, id as encoded, withQuery } from "./api.js";
 import { deleteNodes, moveNodesByDialog, newFolder, renameNode } from "./actions.js";
 import { draggable, dropTarget } from "./dnd.js";
 import { isFinal, watch } from "./docstatus.js";
 import { el, folderName, formatSize, icon, statusBadge, timeElement } from "./dom.js";
+import { chosenFilters, dayElement, filterBar, names } from "./metadata.js";
 import { breadcrumbs, tagList } from "./parts.js";
 import { pickFiles } from "./upload.js";
 
@@ -17,26 +19,42 @@ const PAGE_SIZE = 100;
 const MAX_WATCHED_ROWS = 20;
 const SORTS = [
   ["", "Name (folders first)"], ["-title", "Name, Z to A"], ["-updated_at", "Recently changed"],
-  ["-created_at", "Newest first"], ["created_at", "Oldest first"],
+  ["-created_at", "Newest first"], ["created_at", "Oldest first"], ["-document_date", "Document date, newest first"],
+  ["document_date", "Document date, oldest first"], ["asn", "Serial number"], ["-asn", "Serial number, highest first"],
+  ["correspondent", "Correspondent"], ["document_type", "Document type"],
 ];
 
 export async function render(ctx, folderId, params) {
   const sort = SORTS.some(([value]) => value === params.get("sort")) ? params.get("sort") : "";
   const number = Math.max(1, Number.parseInt(params.get("page") || "1", 10) || 1);
-  const [folder, list] = await Promise.all([
+  const filters = chosenFilters(params);
+  const filtered = Object.values(filters).some(Boolean);
+  let refusal = null;
+  const [folder, list, correspondents, types] = await Promise.all([
     api("GET", `/folders/${encoded(folderId)}/`),
-    api("GET", withQuery(`/nodes/${encoded(folderId)}/`, { "page[size]": PAGE_SIZE, "page[number]": number, sort })),
+    api("GET", withQuery(`/nodes/${encoded(folderId)}/`, { "page[size]": PAGE_SIZE, "page[number]": number, sort, ...filters }))
+      .catch((error) => {
+        // A filter the API refuses (a deleted correspondent in an old address): said in the bar.
+        if (!filtered || error.status !== 400) throw error;
+        refusal = error.message;
+        return { data: [], meta: { pagination: { page: 1, pages: 1, count: 0 } } };
+      }),
+    names("/correspondents/"), names("/document-types/"),
   ]);
-  return new FolderView(ctx, folder.data, list, sort).build();
+  return new FolderView(ctx, folder.data, list, sort, { filters, filtered, refusal, correspondents, types, params }).build();
 }
 
 class FolderView {
-  constructor(ctx, folder, list, sort) {
+  constructor(ctx, folder, list, sort, about) {
     this.ctx = ctx;
     this.folder = folder;
     this.rows = list.data;
     this.pagination = list.meta.pagination;
     this.sort = sort;
+    this.about = about;
+    const name = (items) => new Map(items.map((item) => [item.id, item.attributes.name]));
+    this.correspondents = name(about.correspondents);
+    this.types = name(about.types);
     this.selected = new Set();
     this.stops = [];
   }
@@ -48,7 +66,8 @@ class FolderView {
     const node = el("section", { class: "view view-folder", "aria-labelledby": "folder-title" },
       breadcrumbs(this.folder.attributes.breadcrumb.slice(0, -1)),
       el("div", { class: "view-head" }, el("h1", { id: "folder-title" }, title)),
-      this.toolbar, this.table, this.buildPager());
+      this.toolbar, filterBar({ ...this.about, error: this.about.refusal, apply: (values, focus) => this.reopen({ ...values, page: "" }, focus) }),
+      this.table, this.buildPager());
     dropTarget(node, this.folder.id);
     this.updateSelection();
     return {
@@ -97,7 +116,8 @@ class FolderView {
 
   buildTable() {
     if (this.rows.length === 0) {
-      return el("p", { class: "empty-folder" }, "This folder is empty. Upload files, or drop them here.");
+      return el("p", { class: "empty-folder" }, this.about.filtered ? "No document in this folder matches the filters."
+        : "This folder is empty. Upload files, or drop them here.");
     }
     this.all = el("input", { type: "checkbox", "aria-label": "Select all", onchange: (e) => this.selectAll(e.target.checked) });
     return el("div", { class: "table-wrap" }, el("table", { class: "table nodes" },
@@ -106,7 +126,10 @@ class FolderView {
         el("th", { scope: "col", class: "col-select" }, this.all),
         el("th", { scope: "col" }, "Name"),
         el("th", { scope: "col", class: "col-status" }, "Status"),
-        el("th", { scope: "col", class: "col-wide" }, "Size"),
+        el("th", { scope: "col", class: "col-meta" }, "Correspondent"),
+        el("th", { scope: "col", class: "col-meta" }, "Type"),
+        el("th", { scope: "col", class: "col-meta" }, "Date"),
+        el("th", { scope: "col", class: "col-wide col-size" }, "Size"),
         el("th", { scope: "col", class: "col-wide" }, "Changed"))),
       el("tbody", {}, this.rows.map((node) => this.row(node)))));
   }
@@ -122,12 +145,16 @@ class FolderView {
       } });
     const href = isFolder ? `#/folder/${encoded(node.id)}` : `#/doc/${encoded(node.id)}`;
     const status = el("td", { class: "col-status" }, isFolder ? "" : statusBadge(node));
+    const a = node.attributes;
     const tr = el("tr", { "data-node-id": node.id },
       el("td", { class: "col-select" }, check),
       el("td", { class: "col-name" }, el("a", { href, class: "node-link" }, icon(isFolder ? "folder" : "document"),
         el("span", {}, title)), tagList(node.attributes.tags)),
       status,
-      el("td", { class: "col-wide" }, isFolder ? "" : formatSize(node.attributes.size)),
+      el("td", { class: "col-meta" }, this.correspondents.get(a.correspondent) ?? ""),
+      el("td", { class: "col-meta" }, this.types.get(a.document_type) ?? ""),
+      el("td", { class: "col-meta" }, isFolder ? "" : dayElement(a.document_date)),
+      el("td", { class: "col-wide col-size" }, isFolder ? "" : formatSize(node.attributes.size)),
       el("td", { class: "col-wide" }, timeElement(node.attributes.updated_at)));
     // Dragging a selected row takes the whole selection along.
     const dragged = () => (this.selected.has(node.id) ? [...this.selected] : [node.id]);
@@ -148,11 +175,13 @@ class FolderView {
       el("button", { type: "button", class: "button", disabled: page >= pages, onclick: () => this.reopen({ page: page + 1 }) }, "Next page"));
   }
 
-  reopen(changes) {
-    const params = new URLSearchParams({ sort: this.sort, page: String(this.pagination.page), ...changes });
+  /** The folder again with `changes` to its sort, page or filters; `focus`: the control that
+   *  keeps the focus (data-focus), else the heading gets it. */
+  reopen(changes, focus = null) {
+    const params = new URLSearchParams({ sort: this.sort, page: String(this.pagination.page), ...this.about.filters, ...changes });
     for (const [name, value] of [...params]) if (!value || (name === "page" && value === "1")) params.delete(name);
     const query = params.toString();
-    this.ctx.navigate(`#/folder/${encoded(this.folder.id)}${query ? `?${query}` : ""}`);
+    this.ctx.navigate(`#/folder/${encoded(this.folder.id)}${query ? `?${query}` : ""}`, focus ? { focus: false, focusKeys: [focus] } : {});
   }
 
   selectedNodes() {

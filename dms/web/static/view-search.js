@@ -1,21 +1,25 @@
 // Search results (GET /search/, api.md, "Search"): what the search box in the top bar asks, as you
 // type, best matches first, each with where it is (the breadcrumb's titles), its highlighted
-// snippet (rendered as text and <mark>, never as HTML) and its tags; filters by tags (all or any).
-// Without words: the recently changed documents.
+// snippet (rendered as text and <mark>, never as HTML) and its tags; filters by tags (all or any)
+// and by correspondent, type and document date (the filter bar of metadata.js). Without words:
+// the recently changed documents.
 
 import { api, id as encoded, withQuery } from "./api.js";
 import { el, folderName, highlighted, icon } from "./dom.js";
+import { chosenFilters, filterBar, names } from "./metadata.js";
 import { tagList } from "./parts.js";
 
 /** Tags offered as filters: the caller's first 100 (the API's page). */
 const FILTER_TAGS = 100;
 
-/** The address of a search: `#/search?q=…&tags=a,b&op=any`. */
-export function searchHash(q, tags = [], op = "all") {
+/** The address of a search: `#/search?q=…&tags=a,b&op=any&correspondent=…`; `filters`: those of
+ *  the filter bar. */
+export function searchHash(q, tags = [], op = "all", filters = {}) {
   const params = new URLSearchParams();
   if (q) params.set("q", q);
   if (tags.length) params.set("tags", tags.join(","));
   if (tags.length && op === "any") params.set("op", op);
+  for (const [name, value] of Object.entries(filters)) if (value) params.set(name, value);
   const query = params.toString();
   return `#/search${query ? `?${query}` : ""}`;
 }
@@ -24,16 +28,20 @@ export async function render(ctx, params) {
   const q = params.get("q") ?? "";
   const chosen = (params.get("tags") ?? "").split(",").filter(Boolean);
   const op = params.get("op") === "any" ? "any" : "all";
-  const [results, tags] = await Promise.all([
-    api("GET", withQuery("/search/", { q, tags: chosen.join(","), tags_op: chosen.length ? op : "" })),
-    api("GET", `/tags/?page[size]=${FILTER_TAGS}`),
+  const about = chosenFilters(params);
+  const [results, tags, correspondents, types] = await Promise.all([
+    api("GET", withQuery("/search/", { q, tags: chosen.join(","), tags_op: chosen.length ? op : "", ...about })),
+    api("GET", `/tags/?page[size]=${FILTER_TAGS}`), names("/correspondents/"), names("/document-types/"),
   ]);
   const title = q ? `Search: ${q}` : "Recent documents";
 
   const refilter = (form) => {
     const picked = [...form.querySelectorAll("input[name=tag]:checked")].map((box) => box.value);
-    ctx.navigate(searchHash(q, picked, form.op.value), { replace: true, focus: false });
+    ctx.navigate(searchHash(q, picked, form.op.value, about), { replace: true, focus: false });
   };
+  const bar = filterBar({ params, correspondents, types, apply: (values, focus) =>
+    ctx.navigate(searchHash(q, chosen, op, values), { replace: true, focus: false, focusKeys: [focus] }) });
+  const filtered = chosen.length || Object.values(about).some(Boolean);
   const filters = tags.data.length ? el("form", { class: "filters", novalidate: true, onchange: (e) => refilter(e.currentTarget) },
     el("fieldset", {}, el("legend", {}, "Filter by tags"),
       el("div", { class: "filter-tags" }, tags.data.map(({ attributes: tag }) => el("label", { class: "filter-tag" },
@@ -46,8 +54,8 @@ export async function render(ctx, params) {
   const count = results.length === 1 ? "1 result" : `${results.length} results`;
   const node = el("section", { class: "view view-search", "aria-labelledby": "search-title" },
     el("div", { class: "view-head" }, el("h1", { id: "search-title" }, q ? `Results for “${q}”` : title)),
-    filters,
-    el("p", { class: "muted", "aria-live": "polite" }, q || chosen.length ? count : "Type in the search box to search titles, text and tags."),
+    filters, bar,
+    el("p", { class: "muted", "aria-live": "polite" }, q || filtered ? count : "Type in the search box to search titles, text and tags."),
     el("ol", { class: "results" }, results.map(result)));
   return { node, title, folderId: null };
 }

@@ -4,6 +4,8 @@
 
 import { el } from "./dom.js";
 import * as account from "./settings-account.js";
+import * as fields from "./settings-fields.js";
+import { correspondents, documentTypes } from "./settings-labels.js";
 import * as mail from "./settings-mail.js";
 import * as rules from "./settings-rules.js";
 import * as tokens from "./settings-tokens.js";
@@ -14,6 +16,9 @@ const SECTIONS = [
   { id: "profile", title: "Profile", module: account },
   { id: "mail", title: "Mail accounts", module: mail },
   { id: "rules", title: "Rules", module: rules },
+  { id: "correspondents", title: "Correspondents", module: correspondents },
+  { id: "document-types", title: "Document types", module: documentTypes },
+  { id: "custom-fields", title: "Custom fields", module: fields },
   { id: "webhooks", title: "Webhooks", module: webhooks },
 ];
 

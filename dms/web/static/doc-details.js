@@ -1,0 +1,204 @@
+// The document view's Details panel (api.md, "A document's metadata"): correspondent, document
+// type, document date, archive serial number and the document's custom fields, each with an input
+// fitting its type (links to other documents are chips with the document picker of
+// doc-pickers.js); fields are added and taken off here too. One Save sends everything in one
+// PATCH; a refusal's sentence goes beside the input its pointer names and nothing typed is lost.
+
+import { api, id as encoded } from "./api.js";
+import { documentDialog } from "./doc-pickers.js";
+import { busy, el, showStatus } from "./dom.js";
+import { ErrorSlots, nameSelect } from "./metadata.js";
+
+/** The API's largest serial number (api.md, "A document's metadata"). */
+const MAX_ASN = 4_294_967_295;
+const MONEY = /^([A-Za-z]{3})?(.*)$/;
+
+/** The panel; `labels`: the caller's {correspondents, types, fields}. */
+export async function detailsPanel(ctx, document, labels) {
+  const a = document.attributes;
+  const fields = new Map(labels.fields.map((field) => [field.id, field]));
+  const linked = [...new Set(a.custom_fields.filter((item) => fields.get(item.field)?.attributes.data_type === "documentlink")
+    .flatMap((item) => item.value ?? []))];
+  const titles = new Map(await Promise.all(linked.map((id) => api("GET", `/documents/${encoded(id)}/`)
+    .then((answer) => [id, answer.data.attributes.title], () => [id, "A document"]))));
+  return new DetailsForm(ctx, document, labels, fields, titles).node;
+}
+
+class DetailsForm {
+  constructor(ctx, document, labels, fields, titles) {
+    const a = document.attributes;
+    this.ctx = ctx;
+    this.document = document;
+    this.fields = fields;
+    this.titles = titles;
+    this.errors = new ErrorSlots();
+    this.rows = [];
+    const field = (key, id, label, control, hint = null) => el("div", { class: "field" },
+      el("label", { for: id }, label), control, this.errors.slot(key, control), hint);
+    const correspondent = nameSelect({ id: "details-correspondent" }, labels.correspondents, a.correspondent);
+    const type = nameSelect({ id: "details-type" }, labels.types, a.document_type);
+    const date = el("input", { type: "date", id: "details-date", value: a.document_date ?? "", "aria-describedby": "details-date-hint" });
+    const asn = el("input", { type: "number", id: "details-asn", min: "0", max: String(MAX_ASN), step: "1",
+      value: a.archive_serial_number ?? "" });
+    this.read = () => ({
+      correspondent: correspondent.value || null,
+      document_type: type.value || null,
+      document_date: date.validity.badInput ? "" : date.value || null,
+      // Something the browser cannot read as a number goes as "", for the server to refuse.
+      archive_serial_number: asn.validity.badInput ? "" : (asn.value === "" ? null : Number(asn.value)),
+      custom_fields: this.rows.map((row) => ({ field: row.field.id, value: row.value() })),
+    });
+    this.list = el("div", { class: "custom-fields" });
+    for (const item of a.custom_fields) if (fields.has(item.field)) this.addRow(fields.get(item.field), item.value);
+
+    this.adding = el("select", { id: "details-add-field" });
+    const add = el("button", { type: "button", class: "button", onclick: () => this.addChosen() }, "Add field");
+    this.addArea = el("div", { class: "field" }, el("label", { for: "details-add-field" }, "Add a custom field"),
+      el("div", { class: "copy-row" }, this.adding, add), this.errors.slot("custom_fields", this.adding));
+    this.none = fields.size ? null : el("p", { class: "hint" }, "You have no custom fields yet. ",
+      el("a", { href: "#/settings/custom-fields" }, "Make one in Settings."));
+    this.offer();
+
+    this.node = el("section", { class: "panel", "aria-labelledby": "details-title" }, el("h2", { id: "details-title" }, "Details"));
+    this.form = el("form", { class: "details-form", "aria-labelledby": "details-title", novalidate: true },
+      el("div", { class: "field-pair" },
+        field("correspondent", correspondent.id, "Correspondent", correspondent),
+        field("document_type", type.id, "Document type", type)),
+      el("div", { class: "field-pair" },
+        field("document_date", date.id, "Document date", date, el("small", { class: "hint", id: "details-date-hint" }, "Empty: the upload day.")),
+        field("archive_serial_number", asn.id, "Serial number", asn)),
+      this.list, this.addArea, this.none, this.errors.general,
+      el("div", { class: "actions" }, el("button", { type: "submit", class: "button button-primary", "data-focus": "details-save" },
+        "Save details")));
+    this.form.addEventListener("submit", (event) => this.save(event));
+    this.node.append(this.form);
+  }
+
+  /** The fields not on the document yet, in the Add select; the select hides when there are none. */
+  offer() {
+    const taken = new Set(this.rows.map((row) => row.field.id));
+    const free = [...this.fields.values()].filter((field) => !taken.has(field.id));
+    this.adding.replaceChildren(...free.map((field) => el("option", { value: field.id }, field.attributes.name)));
+    this.addArea.hidden = free.length === 0;
+  }
+
+  addChosen() {
+    const field = this.fields.get(this.adding.value);
+    if (!field) return;
+    const row = this.addRow(field, null);
+    this.offer();
+    row.focus.focus();
+  }
+
+  addRow(field, value) {
+    const row = { field, ...fieldInput(field, value, this) };
+    const name = field.attributes.name;
+    const remove = el("button", { type: "button", class: "button button-small button-danger-outline",
+      "aria-label": `Remove field ${name}`, onclick: () => {
+        this.rows = this.rows.filter((other) => other !== row);
+        row.node.remove();
+        this.offer();
+        (this.addArea.hidden ? this.form.querySelector("[type=submit]") : this.adding).focus();
+      } }, "Remove");
+    row.error = this.errors.slot(`field-${field.id}`, row.focus);
+    row.node = el("div", { class: `field custom-field cf-${field.attributes.data_type}` },
+      el("div", { class: "custom-field-head" }, row.label, remove), row.control, row.error, row.hint);
+    this.rows.push(row);
+    this.list.append(row.node);
+    return row;
+  }
+
+  async save(event) {
+    event.preventDefault();
+    this.errors.clear();
+    // The pointers name the rows by their place in the list sent.
+    this.rows.forEach((row, index) => this.errors.slots.set(`custom_fields/${index}`, this.errors.slots.get(`field-${row.field.id}`)));
+    const { document, ctx } = this;
+    try {
+      await busy(this.form, () => api("PATCH", `/documents/${encoded(document.id)}/`,
+        { data: { type: "documents", id: document.id, attributes: this.read() } }));
+    } catch (error) {
+      if (error.status !== 401) this.errors.show(error);
+      return;
+    } finally {
+      for (const key of [...this.errors.slots.keys()]) if (key.startsWith("custom_fields/")) this.errors.slots.delete(key);
+    }
+    await ctx.refresh("details-save");
+    showStatus("Details saved.");
+  }
+}
+
+/** One custom field's input: {label, control, focus (what takes the focus), value()}. */
+function fieldInput(field, value, form) {
+  const { name, data_type: type, extra_data: extra } = field.attributes;
+  const id = `cf-${field.id}`;
+  const label = el("label", { for: id }, name);
+  const input = (attributes) => el("input", { id, value: value ?? "", autocomplete: "off", ...attributes });
+  const text = (control) => ({ label, control, focus: control, value: () => control.value.trim() || null });
+  switch (type) {
+    case "longtext": return text(el("textarea", { id, rows: "4" }, value ?? ""));
+    case "url": return text(input({ type: "url", spellcheck: "false" }));
+    case "date": return text(input({ type: "date" }));
+    case "integer": case "float": {
+      const control = input({ type: "number", step: type === "integer" ? "1" : "any" });
+      return { label, control, focus: control,
+        value: () => (control.validity.badInput ? "" : (control.value === "" ? null : Number(control.value))) };
+    }
+    case "boolean": {
+      // No value yet shows as neither ticked nor not ticked, and stays so until the box is clicked.
+      const control = el("input", { type: "checkbox", id, checked: value === true });
+      control.indeterminate = value === null || value === undefined;
+      return { label: el("div", { class: "check" }, control, label), control: null, focus: control,
+        value: () => (control.indeterminate ? null : control.checked) };
+    }
+    case "select": {
+      const options = (extra.select_options ?? []).map((option) => ({ id: option.id, attributes: { name: option.label } }));
+      const control = nameSelect({ id }, options, value);
+      return { label, control, focus: control, value: () => control.value || null };
+    }
+    case "monetary": {
+      const [, currency, amount] = MONEY.exec(value ?? "") ?? [];
+      const code = el("input", { type: "text", id: `${id}-currency`, class: "currency", value: currency ?? extra.default_currency ?? "",
+        maxlength: "3", autocomplete: "off", spellcheck: "false", autocapitalize: "characters", "aria-label": `${name}: currency` });
+      const sum = el("input", { type: "text", id, inputmode: "decimal", value: amount ?? "", autocomplete: "off",
+        placeholder: "0.00", "aria-describedby": `${id}-hint` });
+      return { label, focus: sum, control: el("div", { class: "money" }, code, sum),
+        hint: el("small", { class: "hint", id: `${id}-hint` }, "A currency code such as EUR, and an amount such as 12.30."),
+        value: () => (sum.value.trim() ? code.value.trim().toUpperCase() + sum.value.trim() : null) };
+    }
+    case "documentlink": return linksInput(field, value, form);
+    default: return text(input({ type: "text", maxlength: "128" }));
+  }
+}
+
+/** A documentlink's documents as chips (a link each, and a button that takes it away) and a
+ *  button that picks another in the document picker. */
+function linksInput(field, value, form) {
+  const name = field.attributes.name;
+  const ids = [...(value ?? [])];
+  const { document, titles } = form;
+  const labelId = `cf-${field.id}-label`;
+  const chips = el("ul", { class: "tags links", "aria-labelledby": labelId });
+  const pick = el("button", { type: "button", class: "button button-small", id: `cf-${field.id}`,
+    "aria-describedby": labelId, onclick: async () => {
+      const chosen = await documentDialog({ title: `Link a document: ${name}`, ok: "Link", exclude: document.id,
+        folderId: document.attributes.breadcrumb.at(-2)?.[1] });
+      if (chosen && !ids.includes(chosen.id)) {
+        ids.push(chosen.id);
+        titles.set(chosen.id, chosen.title);
+        show();
+      }
+    } }, "Link a document…");
+  const show = () => chips.replaceChildren(...(ids.length ? [] : [el("li", { class: "muted" }, "No document linked.")]), ...ids.map((linked) => {
+    const title = titles.get(linked) ?? "A document";
+    return el("li", { class: "tag" }, el("a", { href: `#/doc/${encoded(linked)}` }, title),
+      el("button", { type: "button", class: "tag-remove", "aria-label": `Remove link to ${title}`, onclick: () => {
+        ids.splice(ids.indexOf(linked), 1);
+        show();
+        pick.focus();
+      } }, "×"));
+  }));
+  show();
+  return { label: el("span", { class: "field-label", id: labelId }, name), focus: pick,
+    control: el("div", { class: "links-field" }, chips, pick), value: () => [...ids] };
+}
