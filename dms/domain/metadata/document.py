@@ -232,12 +232,7 @@ def _write_values(user: User, node: Node, current: dict[str, Any], plan: _Planne
         if definitions[field_id].data_type == "documentlink":
             _relink(node.id, field_id, [], touched)
     for field_id, columns in plan.values.items():
-        names = ", ".join(columns)
-        database.execute_sql(
-            f"INSERT INTO custom_field_value (document_id, field_id, {names}) VALUES "
-            f"(?, ?, {', '.join('?' * len(columns))}) ON CONFLICT (document_id, field_id) DO "
-            f"UPDATE SET {', '.join(f'{name} = excluded.{name}' for name in columns)}",
-            (node.id, field_id, *columns.values()))
+        custom.store_value(node.id, field_id, columns)
         if field_id in plan.links:
             _relink(node.id, field_id, plan.links[field_id], touched)
     after = {item["field"]: item["value"] for item in about([node.id])[node.id]["custom_fields"]}

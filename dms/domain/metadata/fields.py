@@ -288,6 +288,17 @@ def decode(field: FieldDef, row: dict[str, Any], links: list[str]) -> Any:
     return monetary_text(row["value_currency"] or "", row["value_cents"])
 
 
+def store_value(document_id: str, field_id: str, columns: dict[str, Any]) -> None:
+    """The document's value of the field becomes `columns` (encode's), inserted or replaced,
+    inside the caller's write transaction."""
+    names = ", ".join(columns)
+    database.execute_sql(
+        f"INSERT INTO custom_field_value (document_id, field_id, {names}) VALUES "
+        f"(?, ?, {', '.join('?' * len(columns))}) ON CONFLICT (document_id, field_id) DO "
+        f"UPDATE SET {', '.join(f'{name} = excluded.{name}' for name in columns)}",
+        (document_id, field_id, *columns.values()))
+
+
 def monetary_text(currency: str, cents: int) -> str:
     sign = "-" if cents < 0 else ""
     return f"{currency}{sign}{abs(cents) // 100}.{abs(cents) % 100:02d}"

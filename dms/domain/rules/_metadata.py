@@ -107,12 +107,7 @@ def _set_field(owner_id: str, document_id: str, wanted: tuple[str, Any],
     after = fields.decode(field, columns, [])
     if any(item["field"] == field_id for item in values) and before == after:
         return {}
-    names = ", ".join(columns)
-    database.execute_sql(
-        f"INSERT INTO custom_field_value (document_id, field_id, {names}) VALUES "
-        f"(?, ?, {', '.join('?' * len(columns))}) ON CONFLICT (document_id, field_id) DO "
-        f"UPDATE SET {', '.join(f'{name} = excluded.{name}' for name in columns)}",
-        (document_id, field_id, *columns.values()))
+    fields.store_value(document_id, field_id, columns)
     return {field.name: {"from": before, "to": after}}
 
 
