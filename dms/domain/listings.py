@@ -113,7 +113,9 @@ def _order(sort: str, user: User | None) -> tuple[str, tuple[Any, ...]]:
         raise Invalid(f"Cannot sort by {sort!r}; use one of {', '.join(names)}, optionally "
                       "with a leading -.")
     direction = " DESC" if sort.startswith("-") else ""
-    return ", ".join(column + direction for column in columns), params
+    # `(x IS NULL)` keeps documents without a value last, whichever way the values run.
+    return ", ".join(column + ("" if column.endswith("IS NULL)") else direction)
+                     for column in columns), params
 
 
 def _filtered(where: str, params: tuple[Any, ...], order: str, only: Filters,

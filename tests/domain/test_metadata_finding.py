@@ -108,6 +108,11 @@ def test_listings_sort_by_date_number_correspondent_and_a_field(alice, corpus):
     assert titles(alice.get(everything + "correspondent"))[:1] == ["Steuer 2023"]
     assert titles(alice.get(everything + "asn"))[:3] == [
         "Strom Februar", "Strom Dezember", "Strom Januar"]
+    # Reversed, the values run the other way and the documents without one still come last.
+    assert titles(alice.get(everything + "-asn"))[:3] == [
+        "Strom Januar", "Strom Dezember", "Strom Februar"]
+    assert titles(alice.get(everything + f"-cf_{ids['amount']}"))[:3] == [
+        "Strom Februar", "Strom Januar", "Strom Dezember"]
 
 
 def test_refused_filters_name_the_parameter(alice, bob, corpus):
