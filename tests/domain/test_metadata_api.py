@@ -118,6 +118,7 @@ def test_a_documents_correspondent_type_date_and_number_are_set_counted_and_clea
 FIELDS = [  # (data_type, extra_data, value sent, value answered)
     ("string", {}, "Vertrag 4711", "Vertrag 4711"),
     ("longtext", {}, "Zeile 1\nZeile 2", "Zeile 1\nZeile 2"),
+    ("longtext", {}, "Ä" * 65_536, "Ä" * 65_536),  # far past an index entry of PostgreSQL's
     ("url", {}, "https://example.org/vertrag?id=1", "https://example.org/vertrag?id=1"),
     ("date", {}, "2024-12-31", "2024-12-31"),
     ("boolean", {}, False, False),
@@ -133,7 +134,7 @@ def test_every_type_reads_back_in_its_encoding(alice):
     document = new_document(alice, "Vertrag")
     sent, answered = [], []
     for index, (data_type, extra, value, expected) in enumerate(FIELDS):
-        field = created(alice, "custom-fields", name=f"f{index}", data_type=data_type,
+        field = created(alice, "custom-fields", name=f"f{index:02d}", data_type=data_type,
                         extra_data=extra)
         sent.append({"field": field["id"], "value": value})
         answered.append({"field": field["id"], "value": expected})

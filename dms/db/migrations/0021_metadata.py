@@ -89,8 +89,10 @@ def up(migrator, db):
             value_currency {text},
             PRIMARY KEY (document_id, field_id)
         )""")
-    # A custom field query reads the documents with a value of one field in a range.
-    for column in ("value_key", "value_int", "value_float", "value_date", "value_cents"):
+    # A custom field query reads the documents with a value of one field in a range. Not text:
+    # a longtext value (64 KiB) is past what a PostgreSQL index entry may hold (2,704 bytes), and
+    # `icontains` cannot use an index anyway.
+    for column in ("value_bool", "value_int", "value_float", "value_date", "value_cents"):
         db.execute_sql(f"CREATE INDEX custom_field_{column} ON custom_field_value "
                        f"(field_id, {column}, document_id)")
     db.execute_sql(f"""

@@ -25,10 +25,12 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from collections.abc import Callable, Iterable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any, NamedTuple, NoReturn
 
+from dms.db import is_postgresql
 from dms.domain.tagfilter import name_key
 from dms.errors import Invalid
 
@@ -66,6 +68,12 @@ FALSE = "1 = 0"
 VALUES = "id {}IN (SELECT document_id FROM custom_field_value WHERE field_id = ?{})"
 LINKED = ("id {}IN (SELECT l.document_id FROM custom_field_link AS l JOIN node AS t "
           "ON t.id = l.target_id WHERE l.field_id = ? AND t.trash_id IS NULL{})")
+# On SQLite the atoms test the node's id as `+id`: the unary plus keeps the planner from driving
+# the listing by the matching ids (a lookup and a sort of every match: 37 ms for a page of a
+# filter keeping 18,000 of 100,000 documents) instead of walking the listing's own index in its
+# order and stopping at the page's end (3.4 ms). PostgreSQL has no unary plus on text.
+SQLITE_NODE_ID = r"+id \1IN (SELECT "
+ATOM_START = re.compile(r"(?<![\w.])id (NOT )?IN \(SELECT ")  # our own SQL: VALUES, LINKED
 IDS = "a list of document ids"
 TOO_DEEP = f"The custom field query is nested more than {MAX_DEPTH} levels deep."
 TOO_MANY = f"The custom field query has more than {MAX_ATOMS} conditions."
@@ -104,6 +112,8 @@ def compile_field_query(raw: str, fields: Iterable[QueryField]) -> tuple[str, tu
     """(SQL condition on `id`, parameters); Invalid for a query that is not one, or that names
     a field not among `fields`."""
     sql, params = _compile(parse_field_query(raw, fields))
+    if not is_postgresql():
+        sql = ATOM_START.sub(SQLITE_NODE_ID, sql)
     return f"({sql})", tuple(params)
 
 
