@@ -60,7 +60,11 @@ def up(migrator, db):
     db.execute_sql("ALTER TABLE node ADD COLUMN asn BIGINT")
     db.execute_sql("CREATE UNIQUE INDEX node_owner_asn ON node (owner_id, asn) "
                    "WHERE asn IS NOT NULL")
+    # Listings sorted by the date on the paper: a folder's, and all of a user's documents.
     db.execute_sql("CREATE INDEX node_children_document_date ON node (parent_id, "
+                   "coalesce(document_date, substr(created_at, 1, 10)), id) "
+                   "WHERE trash_id IS NULL")
+    db.execute_sql("CREATE INDEX node_owner_document_date ON node (owner_id, kind, "
                    "coalesce(document_date, substr(created_at, 1, 10)), id) "
                    "WHERE trash_id IS NULL")
     db.execute_sql(f"""
