@@ -19,7 +19,9 @@ if sys.argv[1] == "limit":
 held, barrier = [], threading.Barrier(8)
 def work():
     barrier.wait()
-    held.append([bytearray(2000) for _ in range(2000)])  # malloc'd, not pymalloc's small blocks
+    # malloc'd (not pymalloc's small blocks); 1 MB a thread, so that the eight threads' 8 MB in
+    # one shared arena never need a second 64 MiB heap (counted here like another arena).
+    held.append([bytearray(2000) for _ in range(500)])
     barrier.wait()  # every thread alive until all have allocated
 threads = [threading.Thread(target=work) for _ in range(8)]
 for thread in threads:
