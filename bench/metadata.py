@@ -38,9 +38,8 @@ against the count the generated data gives, and the first row of the sorted page
 order asked for. With --explain (the default) each engine's query plans of the cases over 1.5x
 are printed: the exact count and page SQL the listing runs (dms.domain.listings), EXPLAIN QUERY
 PLAN on SQLite, EXPLAIN ANALYZE on PostgreSQL, each with parameters' values (custom
-plans). --proposed applies, as a what-if, what docs/performance.md proposes that needs no change
-to dms's code: PROPOSED_INDEXES after loading, and on PostgreSQL plan_cache_mode=force_custom_plan
-for the server's connections. It never asserts.
+plans). --proposed adds, after loading, the indexes docs/performance.md proposes
+(PROPOSED_INDEXES: a what-if, not dms's schema). It never asserts.
 
     .venv/bin/python -m bench.metadata [--documents 100000] [--layouts one spread]
         [--engines sqlite postgresql] [--runs 50] [--warmup 10] [--no-explain]
@@ -88,12 +87,8 @@ DOCUMENT = ("INSERT INTO node (id, owner_id, parent_id, kind, title, title_sort,
             "ocr_status, file_name, size, page_count, created_at, updated_at, correspondent_id, "
             "document_date) VALUES (?, ?, ?, 'document', ?, ?, 'eng', TRUE, 'succeeded', ?, ?, 1, "
             "?, ?, ?, ?)")
-# --proposed: what docs/performance.md proposes for the cases this benchmark found over the target
-# that needs no change to dms's code (a what-if, never the default: dms as it is is measured):
-# these indexes, and on PostgreSQL custom plans for every execution (CUSTOM_PLANS, passed in
-# DMS_DATABASE_URL: psycopg prepares a statement run 5 times on a connection, and PostgreSQL then
-# may keep a generic plan that ignores the parameters' values).
-CUSTOM_PLANS = "options=" + urllib.parse.quote("-c plan_cache_mode=force_custom_plan")
+# --proposed: the indexes docs/performance.md proposes for `correspondent=` (a what-if, never the
+# default: dms's own schema is what is measured).
 PROPOSED_INDEXES = (
     "CREATE INDEX bench_node_children_correspondent ON node "
     "(parent_id, correspondent_id, kind DESC, title_sort, id) WHERE trash_id IS NULL",
@@ -452,11 +447,7 @@ def run(engine: str, layout: str, args, cluster) -> list[dict]:
         started = time.perf_counter()
         built = load(target, layout, args.documents, args.batch, args.proposed)
         if args.proposed:
-            if engine == "postgresql":
-                env["DMS_DATABASE_URL"] += "?" + CUSTOM_PLANS
-            print("--proposed (not dms as it is): "
-                  + ("the server's connections with plan_cache_mode=force_custom_plan; "
-                     if engine == "postgresql" else "") + "after loading:\n  "
+            print("--proposed (not dms's schema), after loading:\n  "
                   + ";\n  ".join(PROPOSED_INDEXES))
         print(f"loaded in {time.perf_counter() - started:.0f} s"
               + (f"; dms.db {target.stat().st_size / 2**20:.0f} MiB" if engine == "sqlite"
@@ -509,8 +500,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--batch", type=int, default=10_000, help="documents per transaction")
     parser.add_argument("--proposed", action="store_true",
-                        help="a what-if: the indexes (and on PostgreSQL the custom plans) that "
-                        "performance.md proposes")
+                        help="a what-if: add the indexes performance.md proposes, after loading")
     parser.add_argument("--no-explain", dest="explain", action="store_false",
                         help="do not print the query plans of the cases over the target")
     args = parser.parse_args()
