@@ -17,20 +17,20 @@ read the amount alone (currency ignored; "EUR12.30", "12.3" and 12.3 all mean 12
 `icontains` and friends read its text ("eur12.30"). A select matches option ids, a label standing
 for its option's id. Documentlink `contains`: the document links to all the ids given (its
 `exact` compares the set of live targets, where Paperless-ngx compares its stored list). Dates
-compare as YYYY-MM-DD, and `year__`, `month__` and `day__` compare their parts as numbers.
+compare as YYYY-MM-DD, and `year__`, `month__` and `day__` compare their parts as numbers. The
+values are read by _queryvalues.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import math
 import re
 from collections.abc import Callable, Iterable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any, NamedTuple, NoReturn
 
 from dms.db import is_postgresql
+from dms.domain.metadata import _queryvalues as readers
 from dms.domain.tagfilter import name_key
 from dms.errors import Invalid
 
@@ -40,9 +40,6 @@ MAX_DEPTH = 10
 MAX_ATOMS = 20
 MAX_LIST = 100  # values of `in`
 MAX_LINK_IDS = 100  # document ids of one documentlink atom, all lists together
-MAX_NUMBER_TEXT = 64  # characters of a number written as text
-MAX_AMOUNT = Decimal(10) ** 15  # whole digits of an amount, as monetary values keep them
-INT64 = (-(2 ** 63), 2 ** 63 - 1)
 SHOWN = 60  # characters of a client's value quoted back
 
 BASIC = ("exact", "in", "isnull", "exists")
@@ -63,7 +60,6 @@ DATE_PARTS = {"year": (1, 4), "month": (6, 2), "day": (9, 2)}  # substr() of YYY
 PART_OPS = ("exact", "in", *ORDER_OPS)
 COMPARE = {"exact": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 LIKE = {"icontains": "%{}%", "istartswith": "{}%", "iendswith": "%{}"}
-BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
 FALSE = "1 = 0"
 VALUES = "id {}IN (SELECT document_id FROM custom_field_value WHERE field_id = ?{})"
 LINKED = ("id {}IN (SELECT l.document_id FROM custom_field_link AS l JOIN node AS t "
@@ -218,7 +214,7 @@ class _Value:
     def check(self, op: str, part: str, value: object) -> Any:
         kind = self.field.data_type
         if op in ("isnull", "exists"):
-            return self.scalar(*CONVERTERS["boolean"], value)
+            return self.scalar(*readers.CONVERTERS["boolean"], value)
         if kind == "documentlink" and op != "in":
             return self.links(value)
         if kind == "documentlink":
@@ -241,8 +237,8 @@ class _Value:
         if kind == "select":
             labels = {label: option_id for option_id, label in self.field.options}
             return "the id or label of one of its options", \
-                lambda value: labels.get(_text(value), _text(value))
-        return CONVERTERS[kind]
+                lambda value: labels.get(readers.text(value), readers.text(value))
+        return readers.CONVERTERS[kind]
 
     def items(self, value: object, needs: str) -> list[Any]:
         if not isinstance(value, list) or not 1 <= len(value) <= MAX_LIST:
@@ -252,88 +248,13 @@ class _Value:
     def links(self, value: object) -> tuple[str, ...]:
         if not isinstance(value, list) or len(value) > MAX_LINK_IDS:
             self.refuse(f"{IDS}, at most {MAX_LINK_IDS}")
-        return tuple(dict.fromkeys(self.scalar(IDS, _document_id, item) for item in value))
+        return tuple(dict.fromkeys(self.scalar(IDS, readers.document_id, item) for item in value))
 
     def scalar(self, needs: str, convert: Callable[[Any], Any], value: object) -> Any:
         try:
             return convert(value)
         except (TypeError, ValueError, ArithmeticError):
             self.refuse(needs, value, shown=True)
-
-
-def _text(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return json.dumps(value)
-    raise TypeError
-
-
-def _document_id(value: object) -> str:
-    text = _text(value)
-    if not isinstance(value, str | int) or not text:
-        raise TypeError
-    return text
-
-
-def _boolean(value: object) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str | int) and str(value).casefold() in BOOLEANS:
-        return BOOLEANS[str(value).casefold()]
-    raise TypeError
-
-
-def _number_text(value: object) -> str:
-    if isinstance(value, str) and len(value) <= MAX_NUMBER_TEXT:
-        return value.strip()
-    raise TypeError
-
-
-def _integer(value: object) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    elif isinstance(value, str):
-        value = int(_number_text(value))
-    if isinstance(value, bool) or not isinstance(value, int) or not INT64[0] <= value <= INT64[1]:
-        raise TypeError
-    return value
-
-
-def _float(value: object) -> float:
-    if isinstance(value, str):
-        value = float(_number_text(value))
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError
-    if not math.isfinite(number := float(value)):
-        raise ValueError
-    return number
-
-
-def _cents(value: object) -> Decimal:
-    """An amount in cents (maybe with a fraction left); a leading currency code is dropped."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise TypeError
-    text = _number_text(value if isinstance(value, str) else str(value))
-    if text and not text[0].isdigit() and text[0] != "-":
-        text = text[3:]
-    amount = Decimal(text)
-    if not amount.is_finite() or abs(amount) >= MAX_AMOUNT:
-        raise ValueError
-    return amount * 100
-
-
-def _date(value: object) -> str:
-    if not isinstance(value, str) or len(value) > len("YYYY-MM-DD"):
-        raise TypeError
-    return dt.datetime.strptime(value, "%Y-%m-%d").date().isoformat()
-
-
-CONVERTERS: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "string": ("text", _text), "longtext": ("text", _text), "url": ("text", _text),
-    "date": ("a date written YYYY-MM-DD", _date), "boolean": ("true or false", _boolean),
-    "integer": ("a whole number", _integer), "float": ("a number", _float),
-    "monetary": ("an amount, such as 12.30 or EUR12.30", _cents)}
 
 
 # -- the compiler -------------------------------------------------------------------------------
@@ -378,7 +299,7 @@ def _atom(atom: Atom) -> Sql:
         needle = value.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return _values(field, "value_key LIKE ? ESCAPE '\\'", [LIKE[op].format(needle)])
     values = value if op in ("in", "range") else (value,)
-    if field.data_type in TEXT_TYPES:  # value_key first: the index serves it
+    if field.data_type in TEXT_TYPES:  # exact text (value_text), compared casefolded first
         keys = tuple(dict.fromkeys(text.casefold() for text in values))
         return _values(field, f"{_in('value_key', keys)} AND {_in('value_text', values)}",
                        [*keys, *values])
