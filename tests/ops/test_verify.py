@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from dms.ops.verify import REPAIRED_ERROR, gaps
+from dms.ops.verify import REPAIRED_ERROR
+from dms.ops.verify.documents import gaps
 from dms.ops.verify.tree import LOST_AND_FOUND, check_tree
 from dms.text import ranges, runs_text
 from tests.harness import samples

@@ -19,7 +19,8 @@ cannot be repaired here, and unreferenced files are the server's start-up sweep'
 
 The package dms.ops.verify: this module owns the report, the file and row checks, and running,
 saving and repairing; with `tree` (the folder-tree checks and the lost+found repair, which a
-restore runs too) it is the face. `_queries`, the SQL of the row checks, is private.
+restore runs too) and `documents` (a document's page rows and attributes against its latest
+version) it is the face. `_queries`, the SQL of the row checks, is private.
 """
 
 from __future__ import annotations
@@ -41,15 +42,14 @@ from dms.files.stored import stored_files
 from dms.ops.verify._queries import (
     ANOTHER_USERS,
     DANGLING,
-    DOCUMENT_ATTRIBUTES,
     FAILED_WITHOUT_ERROR,
     LATEST_VERSION,
     LINK_WITHOUT_MIRROR,
-    PAGE_ROWS,
     STUCK,
     TRASH,
     UNREAD,
 )
+from dms.ops.verify.documents import attribute_problems, page_problems
 from dms.ops.verify.tree import Execute, check_tree, repair_tree
 from dms.search import check as search_check
 from dms.text import ranges, runs_text, username_key
@@ -153,52 +153,6 @@ def _sha256(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def gaps(numbers: list[int], page_count: int) -> list[tuple[int, int]]:
-    """The runs of 1..page_count missing from the sorted `numbers` (never builds 1..page_count:
-    a corrupt page_count may be huge)."""
-    found, expected = [], 1
-    for number in numbers:
-        if number > page_count:
-            break
-        if number > expected:
-            found.append((expected, number - 1))
-        expected = max(expected, number + 1)
-    if expected <= page_count:
-        found.append((expected, page_count))
-    return found
-
-
-def _page_numbers(execute: Execute, version_id: str) -> list[int]:
-    return [row[0] for row in execute(
-        "SELECT number FROM page WHERE version_id = ? ORDER BY number", (version_id,)).fetchall()]
-
-
-def _page_problems(execute: Execute) -> list[tuple[str, str, list[tuple[int, int]], list[int],
-                                                   int]]:
-    """(document, version, runs of missing numbers, numbers beyond 1..page_count, page_count)."""
-    found = []
-    for document_id, version_id, page_count in execute(PAGE_ROWS, ()).fetchall():
-        numbers = _page_numbers(execute, version_id)
-        missing = gaps(numbers, page_count)
-        extra = [number for number in numbers if not 1 <= number <= page_count]
-        found.append((document_id, version_id, missing, extra, page_count))
-    return found
-
-
-def _attribute_problems(execute: Execute) -> list[tuple[str, list[tuple[str, object, object]]]]:
-    """(document, [(attribute, value, what the latest version says)])."""
-    found = []
-    for row in execute(DOCUMENT_ATTRIBUTES, ()).fetchall():
-        document_id, actual, version_id, expected = row[0], row[1:4], row[4], row[5:8]
-        if version_id is None:
-            expected = (None, 0, 0)
-        differences = [(name, value, should) for name, value, should
-                       in zip(("file_name", "size", "page_count"), actual, expected, strict=True)
-                       if value != should]
-        found.append((document_id, differences))
-    return found
-
-
 def check_rows(report: Report, execute: Execute | None = None) -> None:
     """Every check of the database (not of the files) into `report`."""
     execute = execute or database.execute_sql
@@ -216,11 +170,11 @@ def check_rows(report: Report, execute: Execute | None = None) -> None:
     report.documents = {
         "attributes": [f"document {document_id}: " + "; ".join(
             f"{name} is {value!r}, should be {should!r}" for name, value, should in differences)
-            for document_id, differences in _attribute_problems(execute)],
+            for document_id, differences in attribute_problems(execute)],
         "pages": [f"document {document_id} (version {version_id}): " + "; ".join(
             ([f"page rows {runs_text(missing)} missing"] if missing else [])
             + ([f"page rows {ranges(extra)} beyond its {page_count} pages"] if extra else []))
-            for document_id, version_id, missing, extra, page_count in _page_problems(execute)],
+            for document_id, version_id, missing, extra, page_count in page_problems(execute)],
         "unread": [f"document {document_id} (version {version_id}): pages "
                    f"{ranges(_unread_numbers(execute, version_id))} unread"
                    for document_id, version_id in execute(UNREAD, ()).fetchall()],
@@ -314,7 +268,7 @@ def repair(report: Report) -> list[str]:
                               "ocr_attempts = 0, "
                               + ("ocr_seconds = 0, " if "ocr_seconds" in columns else "")
                               + "updated_at = ?")
-        for document_id, differences in _attribute_problems(execute):
+        for document_id, differences in attribute_problems(execute):
             latest = execute(f"SELECT v.file_name, v.size, v.page_count FROM node AS n "
                              f"JOIN document_version AS v ON v.id = {LATEST_VERSION} "
                              f"WHERE n.id = ?", (document_id,)).fetchone()
@@ -324,7 +278,7 @@ def repair(report: Report) -> list[str]:
             fixes.append(f"Document {document_id}: {names} set from its latest version."
                          if latest else f"Document {document_id}: {names} cleared, as it has no "
                                         f"version.")
-        for document_id, version_id, missing, extra, page_count in _page_problems(execute):
+        for document_id, version_id, missing, extra, page_count in page_problems(execute):
             if extra:
                 fixes.append(f"Not repaired: document {document_id} (version {version_id}) has "
                              f"page rows {ranges(extra)} beyond its {page_count} pages.")
