@@ -163,8 +163,12 @@ def test_no_list_contains_another_users_nodes(alice, bob, admin, papers, anon):
             assert response.status_code == 200
             seen |= {item["id"] for item in response.json()["data"]}
         assert seen and not seen & alice_ids
-    for path in ("/api/nodes/", "/api/folders/", "/api/documents/"):
+    for path in ("/api/nodes/", "/api/folders/", "/api/documents/", "/api/correspondents/",
+                 "/api/document-types/", "/api/custom-fields/"):
         assert_error(anon.get(path), 401, *NO_CREDENTIALS)
+    for kind in ("correspondents", "document-types", "custom-fields"):
+        body = {"data": {"type": kind, "attributes": {"name": "x", "data_type": "string"}}}
+        assert_error(anon.post(f"/api/{kind}/", body), 401, *NO_CREDENTIALS)
 
 
 def test_the_trash_of_one_user_is_not_anothers(alice, bob, admin, anon, papers, config):
