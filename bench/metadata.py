@@ -22,7 +22,11 @@ transactions of --batch documents (as bench/scale.py does):
   deleted in each loading transaction (the server's start-up builds its index from every node and
   is waited for before anything is timed); on PostgreSQL the custom field values are written with
   `session_replication_role = replica` (their marks would only recompute each document's
-  heading, which holds no word of a monetary, boolean or date value).
+  heading, which holds no word of a monetary, boolean or date value), which also holds back the
+  trigger copying each document's listing keys onto its values (migration 0022): the loader
+  copies them after, with dms's own statement (COPY_VALUE_KEYS).
+- No ANALYZE on SQLite: dms never runs one, so its planner goes by its rules, not statistics
+  (PostgreSQL's autovacuum gathers them; the loader runs VACUUM ANALYZE as it would).
 Then `dms serve` (one process, DMS_OCR_WORKERS=1) answers, over one keep-alive connection as the
 admin, for the folder listing (GET /api/nodes/{folder}/) and GET /api/documents/, page[size]=100,
 page 1 and the middle page of each listing's own pages, the cases:
@@ -38,12 +42,10 @@ against the count the generated data gives, and the first row of the sorted page
 order asked for. With --explain (the default) each engine's query plans of the cases over 1.5x
 are printed: the exact count and page SQL the listing runs (dms.domain.listings), EXPLAIN QUERY
 PLAN on SQLite, EXPLAIN ANALYZE on PostgreSQL, each with parameters' values (custom
-plans). --proposed adds, after loading, the indexes docs/performance.md proposes
-(PROPOSED_INDEXES: a what-if, not dms's schema). It never asserts.
+plans). It never asserts.
 
     .venv/bin/python -m bench.metadata [--documents 100000] [--layouts one spread]
         [--engines sqlite postgresql] [--runs 50] [--warmup 10] [--no-explain]
-        [--proposed]
     .venv/bin/python -m bench.metadata --documents 10000 --runs 20      # quick: checks it runs
 """
 
@@ -67,7 +69,7 @@ from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine
 from bench.lib.search_queries import percentile
 from bench.lib.search_server import OutputDrain, wait_for_index
 from dms.db import database, is_postgresql, open_database, postgresql_sql
-from dms.db.models import Node, User, new_id
+from dms.db.models import COPY_VALUE_KEYS, Node, User, new_id
 from dms.db.schema import migrate_schema
 from dms.domain import accounts, listings
 from dms.domain.metadata import fields as custom
@@ -87,14 +89,6 @@ DOCUMENT = ("INSERT INTO node (id, owner_id, parent_id, kind, title, title_sort,
             "ocr_status, file_name, size, page_count, created_at, updated_at, correspondent_id, "
             "document_date) VALUES (?, ?, ?, 'document', ?, ?, 'eng', TRUE, 'succeeded', ?, ?, 1, "
             "?, ?, ?, ?)")
-# --proposed: the indexes docs/performance.md proposes for `correspondent=` (a what-if, never the
-# default: dms's own schema is what is measured).
-PROPOSED_INDEXES = (
-    "CREATE INDEX bench_node_children_correspondent ON node "
-    "(parent_id, correspondent_id, kind DESC, title_sort, id) WHERE trash_id IS NULL",
-    "CREATE INDEX bench_node_owner_correspondent ON node "
-    "(owner_id, kind, correspondent_id, title_sort, id) WHERE trash_id IS NULL",
-)
 VALUE = ("INSERT INTO custom_field_value (document_id, field_id, value_text, value_key, value_int, "
          "value_float, value_date, value_bool, value_cents, value_currency) "
          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -136,7 +130,7 @@ def a_date(rng: random.Random, first_year: int, last_year: int) -> str:
         .isoformat()
 
 
-def load(target, layout: str, size: int, batch: int, proposed: bool = False) -> Built:
+def load(target, layout: str, size: int, batch: int) -> Built:
     """The database of one run: the admin, their correspondents, fields and documents."""
     open_database(target)
     migrate_schema()
@@ -198,13 +192,11 @@ def load(target, layout: str, size: int, batch: int, proposed: bool = False) -> 
             many(VALUE, values)
             if not is_postgresql():  # the server's start-up build indexes every node
                 database.execute_sql("DELETE FROM search_outbox")
-    if proposed:
-        for sql in PROPOSED_INDEXES:
-            database.execute_sql(sql)
     if is_postgresql():
+        with database.atomic():
+            database.execute_sql(COPY_VALUE_KEYS)
         database.execute_sql("VACUUM ANALYZE")
     else:
-        database.execute_sql("ANALYZE")  # as a database that has been in use a while
         database.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     database.close()
     return built
@@ -397,12 +389,10 @@ def explain(target, built: Built, rows: list[dict]) -> None:
             if key not in seen:
                 seen.add(key)
                 print(f"\n  -- {row['listing']}: {row['case']} (x p50 {row['r50']:.2f})")
-                count_sql = f"SELECT COUNT(*) FROM node WHERE {listing.where}"
-                plan(f"count: {count_sql}", count_sql, listing.params)
-            fetch_sql = (f"SELECT {listings.ROW_COLUMNS} FROM node WHERE {listing.where} "
-                         f"ORDER BY {listing.order} LIMIT ? OFFSET ?")
-            plan(f"page {page} (OFFSET {offset}): ... ORDER BY {listing.order} LIMIT ? OFFSET ?",
-                 fetch_sql, (*listing.params, *listing.order_params, PAGE_SIZE, offset))
+                count_sql, count_params = listing.count_sql()
+                plan(f"count: {count_sql}", count_sql, count_params)
+            fetch_sql, fetch_params = listing.page_sql(offset, PAGE_SIZE)
+            plan(f"page {page} (OFFSET {offset}): {fetch_sql}", fetch_sql, fetch_params)
     finally:
         database.close()
 
@@ -445,10 +435,7 @@ def run(engine: str, layout: str, args, cluster) -> list[dict]:
             data_dir.mkdir()
             target = data_dir / "dms.db"
         started = time.perf_counter()
-        built = load(target, layout, args.documents, args.batch, args.proposed)
-        if args.proposed:
-            print("--proposed (not dms's schema), after loading:\n  "
-                  + ";\n  ".join(PROPOSED_INDEXES))
+        built = load(target, layout, args.documents, args.batch)
         print(f"loaded in {time.perf_counter() - started:.0f} s"
               + (f"; dms.db {target.stat().st_size / 2**20:.0f} MiB" if engine == "sqlite"
                  else ""), flush=True)
@@ -499,8 +486,6 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50, help="timed requests of each, per case")
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--batch", type=int, default=10_000, help="documents per transaction")
-    parser.add_argument("--proposed", action="store_true",
-                        help="a what-if: add the indexes performance.md proposes, after loading")
     parser.add_argument("--no-explain", dest="explain", action="store_false",
                         help="do not print the query plans of the cases over the target")
     args = parser.parse_args()

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, Protocol, cast
 from dms.db import database
 from dms.db.models import Node, User
 from dms.domain.metadata import filters as metadata_filters
+from dms.domain.metadata.orderedquery import OrderedMatches
 from dms.domain.tagfilter import tag_filter
 from dms.domain.tree import LIVE, owned_node
 from dms.errors import Invalid
@@ -74,14 +75,37 @@ class NodeListing:
         self.order_params = order_params  # a sort by a custom field names it
 
     def count(self) -> int:
-        return cast(int, database.execute_sql(f"SELECT COUNT(*) FROM node WHERE {self.where}",
-                                              self.params).fetchone()[0])
+        return cast(int, database.execute_sql(*self.count_sql()).fetchone()[0])
 
     def fetch(self, offset: int, limit: int) -> list[NodeRow]:
-        cursor = database.execute_sql(
-            f"SELECT {ROW_COLUMNS} FROM node WHERE {self.where} ORDER BY {self.order} "
-            "LIMIT ? OFFSET ?", (*self.params, *self.order_params, limit, offset))
-        return [NodeRow._make(row) for row in cursor]
+        return [NodeRow._make(row) for row in database.execute_sql(*self.page_sql(offset, limit))]
+
+    def count_sql(self) -> tuple[str, tuple[Any, ...]]:
+        return f"SELECT COUNT(*) FROM node WHERE {self.where}", self.params
+
+    def page_sql(self, offset: int, limit: int) -> tuple[str, tuple[Any, ...]]:
+        return (f"SELECT {ROW_COLUMNS} FROM node WHERE {self.where} ORDER BY {self.order} "
+                "LIMIT ? OFFSET ?", (*self.params, *self.order_params, limit, offset))
+
+
+class OrderedListing(NodeListing):
+    """The documents a custom field query keeps, in title order, read from the custom field
+    values alone (dms.domain.metadata.orderedquery): the count reads only the matching values,
+    a page skips index entries and then reads its own nodes."""
+
+    def __init__(self, matches: OrderedMatches, scope: str, scope_params: tuple[Any, ...]):
+        rows, params = matches.sql(scope, scope_params)
+        super().__init__(f"id IN (SELECT document_id FROM ({rows}) AS matched)", params,
+                         "title_sort, id")
+        self.rows = rows
+
+    def count_sql(self) -> tuple[str, tuple[Any, ...]]:
+        return f"SELECT COUNT(*) FROM ({self.rows}) AS matched", self.params
+
+    def page_sql(self, offset: int, limit: int) -> tuple[str, tuple[Any, ...]]:
+        return (f"SELECT {ROW_COLUMNS} FROM node WHERE id IN (SELECT document_id FROM "
+                f"({self.rows} LIMIT ? OFFSET ?) AS page) ORDER BY {self.order}",
+                (*self.params, limit, offset))
 
 
 def special_folders(user: User) -> NodeListing:
@@ -95,9 +119,22 @@ def children(folder: Node, sort: str | None = None, only: Filters = (),
     of dms.domain.metadata.filters, which need the `user`; `-` in front reverses); with `only`,
     just those matching every filter (tags, metadata)."""
     order, order_params = DEFAULT_ORDER, ()
+    matches = _ordered_matches(sort, only)
+    if matches is not None:
+        return OrderedListing(matches, "parent_id = ?", (folder.id,))
     if sort:
         order, order_params = _order(sort, user)
     return _filtered(f"parent_id = ? AND {LIVE}", (folder.id,), order, only, order_params)
+
+
+def _ordered_matches(sort: str | None, only: Filters) -> OrderedMatches | None:
+    """The ordered form of a custom field query when it is the listing's only filter and the
+    order is by title (documents only: folders come first, and carry no values)."""
+    present = [condition for condition in only if condition is not None]
+    if sort not in (None, "", "title") or len(present) != 1 or \
+            not isinstance(present[0], metadata_filters.MetadataFilter):
+        return None
+    return present[0].ordered
 
 
 def _order(sort: str, user: User | None) -> tuple[str, tuple[Any, ...]]:
@@ -152,6 +189,9 @@ def of_kind(user: User, kind: str, tags: str | None = None, tags_op: str | None 
     about = about or {}
     only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about))
     order, order_params = "title_sort, id", ()
+    matches = _ordered_matches(about.get("sort"), only)
+    if matches is not None and kind == Node.DOCUMENT:  # the fields are the user's: no owner_id
+        return OrderedListing(matches, "", ())
     if about.get("sort"):
         order, order_params = _order(about["sort"], user)
     return _filtered(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), order, only,

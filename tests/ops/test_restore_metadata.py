@@ -10,6 +10,7 @@ through the API; refused in one sentence, the folder left exactly as it was
 from __future__ import annotations
 
 import collections
+import sqlite3
 
 import pytest
 
@@ -158,3 +159,19 @@ def test_the_described_backup_itself_restores(described, work):
     result = dms("restore", archive, "--data-dir", work / "new")
     assert result.returncode == 0, result.stderr
     assert dms("verify", "--data-dir", work / "new").returncode == 0
+
+
+def test_a_backups_copy_of_the_listing_keys_is_copied_again(described, work):
+    """Custom field values carry a copy of their document's folder, title and trash mark
+    (migration 0022); a backup's copy is not trusted: the restore copies it again."""
+    archive, ids = described
+    changed = rebuild(archive, work / "keys.zip", rows={"custom_field_value": lines_change(
+        {"document_id": ids["first"]}, {"parent_id": None, "title_sort": "zzz"})})
+    result = dms("restore", changed, "--data-dir", work / "new")
+    assert result.returncode == 0, result.stderr
+    assert dms("verify", "--data-dir", work / "new").returncode == 0
+    with sqlite3.connect(work / "new" / "dms.db") as connection:
+        assert connection.execute(
+            "SELECT DISTINCT v.parent_id, v.title_sort FROM custom_field_value AS v WHERE "
+            "v.document_id = ?", (ids["first"],)).fetchall() == connection.execute(
+            "SELECT parent_id, title_sort FROM node WHERE id = ?", (ids["first"],)).fetchall()

@@ -11,14 +11,15 @@ import sys
 
 import pytest
 
-from dms.ops.verify import METADATA_TITLES
+from dms.ops.verify import DOCUMENT_TITLES, METADATA_TITLES
 from tests.harness.backups import describe
-from tests.harness.database import execute_sql
+from tests.harness.database import execute_sql, query_sql
 from tests.harness.documents import new_document
 from tests.harness.processes import config_args, environment
 from tests.harness.waiting import wait_indexed
 
 MIRRORS, ANOTHER_USERS = (METADATA_TITLES[key] for key in ("mirrors", "another_users"))
+VALUES = DOCUMENT_TITLES["values"]
 NOT_REPAIRED = ("Not repaired: documentlinks without their mirror, and documents with another "
                 "user's correspondent, document type or custom field: which end or owner is "
                 "right cannot be told.")
@@ -89,3 +90,22 @@ def test_another_users_names_and_fields_are_reported(config, described, bob):
         f"document {ids['second']} (custom field {field}, link to {ids['first']})",
         f"document {ids['third']} (custom field {field}, link to {ids['first']})"])
     assert verify(config) == (1, expected((ANOTHER_USERS, items)))
+
+
+def test_values_out_of_step_with_their_document_are_reported_and_copied_again(config, described):
+    """The copy of a document's listing keys on its values (migration 0022), changed behind the
+    triggers' back, is reported per value and copied again by --repair."""
+    ids = described
+    execute_sql(config, "UPDATE custom_field_value SET title_sort = 'elsewhere', parent_id = NULL "
+                        "WHERE document_id = ?", ids["second"])
+    fields = sorted(row[0] for row in query_sql(
+        config, "SELECT field_id FROM custom_field_value WHERE document_id = ?", ids["second"]))
+    assert fields  # described gives every document values
+    assert verify(config) == (1, expected((VALUES, [
+        f"document {ids['second']} (custom field {field})" for field in fields])))
+    assert verify(config, "--repair") == (0, [
+        f"Copied their document's folder, title and trash mark to {len(fields)} custom field "
+        "values again.", "Checked 0 stored files.", "No problems found."])
+    assert query_sql(config, "SELECT DISTINCT v.title_sort, v.parent_id FROM custom_field_value "
+                             "AS v WHERE v.document_id = ?", ids["second"]) == \
+        query_sql(config, "SELECT title_sort, parent_id FROM node WHERE id = ?", ids["second"])

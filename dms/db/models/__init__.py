@@ -25,6 +25,8 @@ from dms.db.models._base import (
     utcnow,
 )
 from dms.db.models._metadata import (
+    COPY_VALUE_KEYS,
+    VALUE_KEYS_OUT_OF_STEP,
     Correspondent,
     CustomField,
     CustomFieldLink,
@@ -43,7 +45,8 @@ from dms.db.models._papers import (
     User,
 )
 
-__all__ = ["BaseModel", "Correspondent", "CustomField", "CustomFieldLink", "CustomFieldValue",
+__all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "CustomFieldLink",
+           "CustomFieldValue", "VALUE_KEYS_OUT_OF_STEP",
            "DOCUMENT_DATE", "DocumentType", "DocumentVersion", "Event", "EventStream",
            "IntakeRefusal", "MailAccount", "Node", "Note", "OcrStatus", "PAGE_SEPARATOR", "Page",
            "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Token",

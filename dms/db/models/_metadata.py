@@ -73,10 +73,28 @@ class CustomFieldValue(BaseModel):
     value_bool = BooleanField(null=True)
     value_cents = BigIntegerField(null=True)
     value_currency = TextField(null=True)
+    # A copy of the document's listing keys, kept by triggers (migration 0022): custom field
+    # queries read a folder's matching values in title order without touching node.
+    parent_id = TextField(null=True)
+    title_sort = TextField(null=True)
+    trash_id = TextField(null=True)
 
     class Meta:
         table_name = "custom_field_value"
         primary_key = CompositeKey("document", "field")
+
+
+# The copy of a document's listing keys on its values (migration 0022's triggers keep it): the
+# values out of step with their document, and the statement copying the keys again (dms verify
+# --repair; a restore, whose rows bring the copy as it was backed up).
+LISTING_KEYS = ("parent_id", "title_sort", "trash_id")
+VALUE_KEYS_OUT_OF_STEP = ("SELECT v.document_id, v.field_id FROM custom_field_value AS v "
+                          "JOIN node AS n ON n.id = v.document_id WHERE " + " OR ".join(
+                              f"coalesce(v.{key}, '') <> coalesce(n.{key}, '')"
+                              for key in LISTING_KEYS) + " ORDER BY 1, 2")
+COPY_VALUE_KEYS = (f"UPDATE custom_field_value SET ({', '.join(LISTING_KEYS)}) = "
+                   f"(SELECT {', '.join(LISTING_KEYS)} FROM node "
+                   "WHERE node.id = custom_field_value.document_id)")
 
 
 class CustomFieldLink(BaseModel):

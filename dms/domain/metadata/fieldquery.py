@@ -107,7 +107,12 @@ Expr = Atom | Combined | Negated
 def compile_field_query(raw: str, fields: Iterable[QueryField]) -> tuple[str, tuple[Any, ...]]:
     """(SQL condition on `id`, parameters); Invalid for a query that is not one, or that names
     a field not among `fields`."""
-    sql, params = _compile(parse_field_query(raw, fields))
+    return compile_expr(parse_field_query(raw, fields))
+
+
+def compile_expr(expr: Expr) -> tuple[str, tuple[Any, ...]]:
+    """A parsed query's (SQL condition on `id`, parameters)."""
+    sql, params = _compile(expr)
     if not is_postgresql():
         sql = ATOM_START.sub(SQLITE_NODE_ID, sql)
     return f"({sql})", tuple(params)
@@ -287,35 +292,45 @@ def _in(column: str, values: tuple[Any, ...] | list[Any]) -> str:
 
 
 def _atom(atom: Atom) -> Sql:
+    if atom.field.data_type == "documentlink" and atom.op != "exists":
+        return _links(atom.field, atom.op, atom.value)
+    found = value_condition(atom)
+    if found is None:
+        return FALSE, []
+    condition, params, negated = found
+    return _values(atom.field, condition, params, negated)
+
+
+def value_condition(atom: Atom) -> tuple[str, list[Any], bool] | None:
+    """An atom (not a documentlink's, but `exists`) as (condition on one custom_field_value row
+    of its field, "" for any; parameters; negated: the document has no such row), or None when
+    no document can match."""
     field, op, value = atom.field, atom.op, atom.value
     if op == "exists":
-        return _values(field, negated=not value)
-    if field.data_type == "documentlink":
-        return _links(field, op, value)
+        return "", [], not value
     column = COLUMNS[field.data_type]
     if op == "isnull":
-        return _values(field, f"{column} IS {'' if value else 'NOT '}NULL")
+        return f"{column} IS {'' if value else 'NOT '}NULL", [], False
     if op in TEXT_OPS:
         needle = value.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return _values(field, "value_key LIKE ? ESCAPE '\\'", [LIKE[op].format(needle)])
+        return "value_key LIKE ? ESCAPE '\\'", [LIKE[op].format(needle)], False
     values = value if op in ("in", "range") else (value,)
     if field.data_type in TEXT_TYPES:  # exact text (value_text), compared casefolded first
         keys = tuple(dict.fromkeys(text.casefold() for text in values))
-        return _values(field, f"{_in('value_key', keys)} AND {_in('value_text', values)}",
-                       [*keys, *values])
+        return f"{_in('value_key', keys)} AND {_in('value_text', values)}", [*keys, *values], False
     if field.data_type == "monetary":
-        return _monetary(field, op, values)
+        return _monetary(op, values)
     if atom.part:
         start, length = DATE_PARTS[atom.part]
         column = f"CAST(substr(value_date, {start}, {length}) AS INTEGER)"
     if op == "range":
-        return _values(field, f"{column} >= ? AND {column} <= ?", values)
+        return f"{column} >= ? AND {column} <= ?", list(values), False
     if op == "in":
-        return _values(field, _in(column, values), values)
-    return _values(field, f"{column} {COMPARE[op]} ?", values)
+        return _in(column, values), list(values), False
+    return f"{column} {COMPARE[op]} ?", list(values), False
 
 
-def _monetary(field: QueryField, op: str, cents: tuple[Decimal, ...]) -> Sql:
+def _monetary(op: str, cents: tuple[Decimal, ...]) -> tuple[str, list[Any], bool] | None:
     """Whole cents against amounts that may hold a fraction of one: 1230.5 matches no `exact`,
     and `gt` 1230.5 is `> 1230`."""
     def floor(amount: Decimal, rounding: str = ROUND_FLOOR) -> int:
@@ -323,12 +338,12 @@ def _monetary(field: QueryField, op: str, cents: tuple[Decimal, ...]) -> Sql:
 
     if op in ("exact", "in"):
         whole = list(dict.fromkeys(int(c) for c in cents if c == c.to_integral_value()))
-        return _values(field, _in("value_cents", whole), whole) if whole else (FALSE, [])
+        return (_in("value_cents", whole), whole, False) if whole else None
     if op == "range":
-        return _values(field, "value_cents >= ? AND value_cents <= ?",
-                       [floor(cents[0], ROUND_CEILING), floor(cents[1])])
+        return ("value_cents >= ? AND value_cents <= ?",
+                [floor(cents[0], ROUND_CEILING), floor(cents[1])], False)
     bound = floor(cents[0], ROUND_FLOOR if op in ("gt", "lte") else ROUND_CEILING)
-    return _values(field, f"value_cents {COMPARE[op]} ?", [bound])
+    return f"value_cents {COMPARE[op]} ?", [bound], False
 
 
 def _links(field: QueryField, op: str, value: Any) -> Sql:

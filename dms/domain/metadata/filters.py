@@ -18,8 +18,9 @@ from dms.db import database
 from dms.db.models import DOCUMENT_DATE, User
 from dms.domain.metadata import fields as custom
 from dms.domain.metadata.document import MAX_ASN
-from dms.domain.metadata.fieldquery import PARAMETER, QueryField, compile_field_query
+from dms.domain.metadata.fieldquery import PARAMETER, QueryField, compile_expr, parse_field_query
 from dms.domain.metadata.labels import CORRESPONDENTS, DOCUMENT_TYPES, Kind
+from dms.domain.metadata.orderedquery import OrderedMatches, ordered_matches
 from dms.errors import Invalid
 
 NONE = "none"
@@ -43,9 +44,12 @@ SORT_COLUMN = {**{kind: "value_key" for kind in custom.TEXT_TYPES}, "select": "v
 
 @dataclass(frozen=True)
 class MetadataFilter:
-    """The documents matching every metadata filter of a request."""
+    """The documents matching every metadata filter of a request; `ordered` the same documents
+    read from the custom field values in title order, when a custom field query is the only
+    filter and takes that way (dms.domain.metadata.orderedquery)."""
     conditions: tuple[str, ...]
     params: tuple[Any, ...]
+    ordered: OrderedMatches | None = None
 
     def sql(self) -> tuple[str, tuple[Any, ...]]:
         return "(" + " AND ".join(self.conditions) + ")", self.params
@@ -60,12 +64,11 @@ def metadata_filter(user: User, query: Mapping[str, str]) -> MetadataFilter | No
     for name, kind in (("correspondent", CORRESPONDENTS), ("document_type", DOCUMENT_TYPES)):
         if name in query:
             value = query[name]
-            if value == NONE:
-                conditions.append(f"{kind.column} IS NULL")
-            else:
+            if value != NONE:
                 _check_owned(kind, user, value, name)
-                conditions.append(f"{kind.column} = ?")
-                params.append(value)
+            # The expression the label's listing indexes lead with (migration 0022), '' for none.
+            conditions.append(f"coalesce({kind.column}, '') = ?")
+            params.append("" if value == NONE else value)
     if "asn" in query:
         conditions.append("asn = ?")
         params.append(_asn(query["asn"]))
@@ -73,11 +76,15 @@ def metadata_filter(user: User, query: Mapping[str, str]) -> MetadataFilter | No
         if name in query:
             conditions.append(f"{DOCUMENT_DATE} {operator} ?")
             params.append(custom.check_date(query[name], name, name))
+    ordered = None
     if PARAMETER in query:
-        condition, extra = compile_field_query(query[PARAMETER], query_fields(user))
+        expr = parse_field_query(query[PARAMETER], query_fields(user))
+        condition, extra = compile_expr(expr)
         conditions.append(condition)
         params.extend(extra)
-    return MetadataFilter(tuple(conditions), tuple(params))
+        if len(conditions) == 2:  # kind = 'document' and this one
+            ordered = ordered_matches(expr)
+    return MetadataFilter(tuple(conditions), tuple(params), ordered)
 
 
 def query_fields(user: User) -> list[QueryField]:

@@ -73,6 +73,7 @@ def restore_backup(archive_path: Path, data_dir: Path, password: str | None = No
             manifest = _extract_and_check(archive_path, work, password, latest_schema,
                                           progress_stream)
             _migrate(work / DATABASE)
+            _copy_derived(work / DATABASE)
             _check_values(work / DATABASE)
             if (work / KEY_FILE).exists():
                 os.chmod(work / KEY_FILE, 0o600)
@@ -274,6 +275,18 @@ def _migrate(path: Path) -> None:
     finally:
         restored.close()
     log_applied(applied)
+
+
+def _copy_derived(path: Path) -> None:
+    """What the database keeps a copy of (the listing keys on custom field values) copied
+    again from the restored rows: a backup's copy is not trusted to be in step."""
+    from dms.db.models import COPY_VALUE_KEYS
+
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute(COPY_VALUE_KEYS)
+    finally:
+        connection.close()
 
 
 def _check_values(path: Path) -> None:

@@ -35,7 +35,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dms.db import database, write_transaction
-from dms.db.models import STORED_DATETIME, OcrStatus, new_id, utcnow
+from dms.db.models import (
+    COPY_VALUE_KEYS,
+    STORED_DATETIME,
+    VALUE_KEYS_OUT_OF_STEP,
+    OcrStatus,
+    new_id,
+    utcnow,
+)
 from dms.files import modes
 from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX
 from dms.files.stored import stored_files
@@ -69,6 +76,8 @@ DOCUMENT_TITLES = {
     "pages": "documents whose page rows do not number 1 to their page count",
     "unread": "documents marked succeeded with unread pages",
     "failed": "documents marked failed without an error",
+    "values": "custom field values whose copy of their document's folder, title or trash mark "
+              "is out of step",
 }
 METADATA_TITLES = {
     "mirrors": "documentlinks without their mirror (A -> B stored, B -> A not)",
@@ -179,6 +188,8 @@ def check_rows(report: Report, execute: Execute | None = None) -> None:
                    f"{ranges(_unread_numbers(execute, version_id))} unread"
                    for document_id, version_id in execute(UNREAD, ()).fetchall()],
         "failed": [f"document {row[0]}" for row in execute(FAILED_WITHOUT_ERROR, ()).fetchall()],
+        "values": [f"document {document_id} (custom field {field_id})" for document_id, field_id
+                   in execute(VALUE_KEYS_OUT_OF_STEP, ()).fetchall()],
     }
     report.metadata = {
         "mirrors": [f"{document_id} -> {target_id} (custom field {field_id})"
@@ -303,6 +314,11 @@ def repair(report: Report) -> list[str]:
             execute("UPDATE node SET ocr_error = ? WHERE id = ?", (REPAIRED_ERROR, document_id))
             fixes.append(f"Document {document_id}: failed without an error; its error now "
                          f"reads: {REPAIRED_ERROR}")
+        out_of_step = execute(VALUE_KEYS_OUT_OF_STEP, ()).fetchall()
+        if out_of_step:
+            execute(COPY_VALUE_KEYS, ())
+            fixes.append(f"Copied their document's folder, title and trash mark to "
+                         f"{len(out_of_step)} custom field values again.")
         fixes.extend(repair_tree(execute, check_tree(execute), now))
     if tightened:
         fixes.append(f"Made {len(tightened)} entries of the data dir owner-only: "
