@@ -3,10 +3,11 @@ Paperless-ngx's JSON grammar, parsed into a small tree, checked against the call
 and compiled into one SQL condition on `node.id` that the listings AND into their WHERE.
 
 The SQL: each atom is `id IN (SELECT document_id FROM custom_field_value WHERE field_id = ? AND
-<value condition>)`, which the (field_id, value column, document_id) indexes of migration 0021
-answer without touching node; a negation is `NOT (...)` over such conditions, never NULL
-(document_id never is). Text is compared through `value_key` with casefolded parameters and
-LIKE ... ESCAPE, and booleans are parameters, so the same SQL runs on SQLite and PostgreSQL.
+<value condition>)`, which the value indexes of migration 0022 answer without touching node (and
+dms.domain.metadata.orderedquery answers the common queries in title order); a negation is
+`NOT (...)` over such conditions, never NULL (document_id never is). Text is compared through
+`value_key` with casefolded parameters and LIKE ... ESCAPE, and booleans are parameters, so the
+same SQL runs on SQLite and PostgreSQL.
 
 Paperless-ngx (src/documents/filters.py, CustomFieldQueryParser), whose semantics these are:
 `exists` true/false: the document carries the field, or not. `isnull` true/false: it carries the
