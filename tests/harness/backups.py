@@ -9,10 +9,27 @@ import hashlib
 import json
 import zipfile
 
+from dms.config import Config
 from dms.domain.metadata.document import MAX_ASN
+from tests.harness.appserver import running
+from tests.harness.client import Client
 from tests.harness.processes import dms
+from tests.harness.users import ADMIN_PASSWORD
 
 MALFORMED = "The backup's manifest is malformed: "
+
+
+def backed_up(root, fill):
+    """A backup (format 2, `root`/backup.zip) of a data dir under `root` that `fill(admin)`
+    filled through a server; returns (the archive, what `fill` returned)."""
+    config = Config(host="127.0.0.1", port=0, data_dir=root / "data", threads=4,
+                    admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
+    with running(config) as server:
+        filled = fill(Client(server.url).login("admin", ADMIN_PASSWORD))
+    archive = root / "backup.zip"
+    made = dms("backup", archive, "--data-dir", config.data_dir)
+    assert made.returncode == 0, made.stderr
+    return archive, filled
 
 
 def rebuild(source, target, *, database=None, manifest=None, drop=(), extra=None,
@@ -93,10 +110,10 @@ def refused(archive, message, empty_target=False):
 
 # The tables a backup carries (every table of dms.db, in name order).
 TABLES = ["correspondent", "custom_field", "custom_field_link", "custom_field_value",
-          "document_mail", "document_type", "document_version", "event", "mail_account",
-          "mail_import", "node", "node_tag", "note", "page", "preference", "rule",
-          "rule_pending", "rule_run", "schema_migrations", "split_part", "split_run", "tag",
-          "token", "trash_entry", "user", "webhook"]
+          "document_mail", "document_type", "document_version", "event", "group_member",
+          "mail_account", "mail_import", "node", "node_tag", "note", "page", "preference",
+          "rule", "rule_pending", "rule_run", "schema_migrations", "split_part", "split_run",
+          "tag", "token", "trash_entry", "user", "user_group", "webhook"]
 
 
 

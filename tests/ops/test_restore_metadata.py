@@ -14,13 +14,10 @@ import sqlite3
 
 import pytest
 
-from dms.config import Config
-from tests.harness.appserver import running
-from tests.harness.backups import describe, lines_change, rebuild, refused
-from tests.harness.client import Client
+from tests.harness.backups import backed_up, describe, lines_change, rebuild, refused
 from tests.harness.documents import new_document
 from tests.harness.processes import dms
-from tests.harness.users import ADMIN_PASSWORD, add_user
+from tests.harness.users import add_user
 
 # Restores into new data dirs; the rows' engine is SQLite.
 # Sockets (pytest-socket): the described data dir is made by a server.
@@ -31,11 +28,7 @@ pytestmark = [pytest.mark.sqlite_only, pytest.mark.enable_socket]
 def described(tmp_path_factory):
     """A backup (format 2) of alice's three described documents (tests.harness.backups.describe)
     beside bob's document, correspondent and custom field. Returns (archive, ids)."""
-    root = tmp_path_factory.mktemp("described")
-    config = Config(host="127.0.0.1", port=0, data_dir=root / "data", threads=4,
-                    admin_username="admin", admin_password=ADMIN_PASSWORD, ocr_workers=1)
-    with running(config) as server:
-        admin = Client(server.url).login("admin", ADMIN_PASSWORD)
+    def fill(admin):
         alice, bob = add_user(admin, "alice"), add_user(admin, "bob")
         documents = [new_document(alice, f"doc {index}") for index in range(3)]
         ids = {**describe(alice, documents), **dict(zip(("first", "second", "third"), documents,
@@ -48,10 +41,9 @@ def described(tmp_path_factory):
                                                            "attributes": attributes}})
             assert response.status_code == 201, response.text
             ids[name] = response.json()["data"]["id"]
-    archive = root / "described.zip"
-    made = dms("backup", archive, "--data-dir", config.data_dir)
-    assert made.returncode == 0, made.stderr
-    return archive, ids
+        return ids
+
+    return backed_up(tmp_path_factory.mktemp("described"), fill)
 
 
 def cases(ids: dict) -> dict[str, tuple]:

@@ -44,10 +44,12 @@ from dms.db.models._papers import (
     Token,
     User,
 )
+from dms.db.models._sharing import Group, GroupMember
 
 __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "CustomFieldLink",
            "CustomFieldValue", "VALUE_KEYS_OUT_OF_STEP",
-           "DOCUMENT_DATE", "DocumentType", "DocumentVersion", "Event", "EventStream",
+           "DOCUMENT_DATE", "DocumentType", "DocumentVersion", "Event", "EventStream", "Group",
+           "GroupMember",
            "IntakeRefusal", "MailAccount", "Node", "Note", "OcrStatus", "PAGE_SEPARATOR", "Page",
            "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Token",
            "TrashEntry", "UTCDateTimeField", "User", "Webhook", "columns_of", "from_row", "new_id",

@@ -25,8 +25,10 @@ from typing import Any
 
 from dms.db import events
 from dms.db.models import Node, OcrStatus
+from dms.domain.access import groups
 from dms.domain.accounts import check_username
 from dms.domain.rules import checks as rule_checks
+from dms.domain.tagfilter import name_key
 from dms.domain.tags import check_name
 from dms.domain.tree import check_title
 from dms.domain.turnpool import FAILED, QUEUED, RUNNING, SUCCEEDED
@@ -48,6 +50,7 @@ TEXT_COLUMNS = {  # besides those checked by a rule below: text, or null where a
 
 def check_values(execute: Callable[..., Any]) -> None:
     _users(execute)
+    _groups(execute)
     _nodes(execute)
     _versions(execute)
     _tags(execute)
@@ -76,6 +79,15 @@ def _users(execute: Callable[..., Any]) -> None:
         for column, value in zip(TEXT_COLUMNS["user"], texts, strict=True):
             if not isinstance(value, str):
                 raise refuse("user", user_id, f"has a {column} that is not text")
+
+
+def _groups(execute: Callable[..., Any]) -> None:
+    for group_id, name, key, created in rows(
+            execute, "SELECT id, name, name_key, created_at FROM user_group"):
+        rule("user_group", group_id, "name", name, groups.check_name)
+        if key != name_key(name):
+            raise refuse("user_group", group_id, "has a name_key that is not its name's")
+        moment("user_group", group_id, "created_at", created)
 
 
 def _nodes(execute: Callable[..., Any]) -> None:

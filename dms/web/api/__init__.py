@@ -5,6 +5,7 @@ from dms.web.api import (
     auth,
     documents,
     events,
+    groups,
     history,
     intake,
     legacy,
@@ -26,7 +27,8 @@ from dms.web.api import (
 )
 
 # legacy first: its exact `GET /api/documents` must win over the tolerant `/api/documents/`.
-ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, legacy.routes,
+ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, groups.routes,
+                legacy.routes,
                 tags.routes, metadata.routes, preferences.routes, nodes.routes, pageops.routes,
                 documents.routes, pages.routes,
                 search.routes, mail.routes, intake.routes, trash.routes, history.routes,
