@@ -28,8 +28,10 @@ CREATED, UPLOADED, IMPORTED, RENAMED, MOVED = "created", "uploaded", "imported",
 TAGGED, UNTAGGED, PAGES_CHANGED, PROCESSED = "tagged", "untagged", "pages_changed", "processed"
 DELETED, RESTORED, VERSION_RESTORED = "deleted", "restored", "version_restored"
 RULE_APPLIED, METADATA_CHANGED = "rule_applied", "metadata_changed"
+ACCESS_GRANTED, ACCESS_REVOKED = "access_granted", "access_revoked"
 ACTIONS = (CREATED, UPLOADED, IMPORTED, RENAMED, MOVED, TAGGED, UNTAGGED, PAGES_CHANGED,
-           PROCESSED, DELETED, RESTORED, VERSION_RESTORED, RULE_APPLIED, METADATA_CHANGED)
+           PROCESSED, DELETED, RESTORED, VERSION_RESTORED, RULE_APPLIED, METADATA_CHANGED,
+           ACCESS_GRANTED, ACCESS_REVOKED)
 DETAIL_LIMIT = 4096  # bytes of JSON: details name things, they do not carry them
 LIST_LIMIT = 10
 
@@ -44,6 +46,7 @@ TYPES = {
     RENAMED: "node.renamed", MOVED: "node.moved", TAGGED: "node.tagged", UNTAGGED: "node.tagged",
     DELETED: "node.deleted", RESTORED: "node.restored", PAGES_CHANGED: "document.pages_changed",
     RULE_APPLIED: "rule.applied", METADATA_CHANGED: "document.updated",
+    ACCESS_GRANTED: "node.access_changed", ACCESS_REVOKED: "node.access_changed",
 }
 EVENT_TYPES = tuple(dict.fromkeys(TYPES.values()))
 

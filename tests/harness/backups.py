@@ -111,7 +111,8 @@ def refused(archive, message, empty_target=False):
 # The tables a backup carries (every table of dms.db, in name order).
 TABLES = ["correspondent", "custom_field", "custom_field_link", "custom_field_value",
           "document_mail", "document_type", "document_version", "event", "group_member",
-          "mail_account", "mail_import", "node", "node_tag", "note", "page", "preference",
+          "mail_account", "mail_import", "node", "node_grant", "node_tag", "note", "page",
+          "preference",
           "rule", "rule_pending", "rule_run", "schema_migrations", "split_part", "split_run",
           "tag", "token", "trash_entry", "user", "user_group", "webhook"]
 

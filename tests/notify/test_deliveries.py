@@ -22,7 +22,7 @@ from tests.harness.webhooks import SECRET, EventStream, Receiver, add_webhook, s
 
 ALL = ["node.created", "document.uploaded", "document.processed", "node.renamed", "node.moved",
        "node.tagged", "node.deleted", "node.restored", "document.pages_changed", "rule.applied",
-       "document.updated"]
+       "document.updated", "node.access_changed"]
 FAST = dict(outbound_allow=("127.0.0.1",), webhook_retry_seconds=0.2, webhook_timeout_seconds=1)
 BODY_KEYS = ["id", "type", "at", "user_id", "node", "details"]
 
@@ -74,6 +74,11 @@ def test_every_event_type_is_delivered_signed_as_the_stream_sends_it(alice, bob,
                       ).status_code == 201
     assert alice.delete(f"/api/documents/{document}/").status_code == 204
     assert alice.post(f"/api/trash/{document}/restore/").status_code == 200
+    shared = alice.post(f"/api/nodes/{document}/access/", {"user": bob.user_id,
+                                                          "role": "viewer"}, media=JSON)
+    assert shared.status_code == 201, shared.text
+    assert alice.delete(f"/api/nodes/{document}/access/{shared.json()['data']['id']}/"
+                        ).status_code == 204
     legacy = alice.put("/api/document/upload/scan.txt", data=samples.text("Receipt\n"))
     assert legacy.status_code == 201, legacy.text
     assert wait_processed(alice, legacy.json()["id"])[-1] == "succeeded"
@@ -94,6 +99,8 @@ def test_every_event_type_is_delivered_signed_as_the_stream_sends_it(alice, bob,
         ("document.uploaded", "version_restored", "letter 2026", document),
         ("node.deleted", "deleted", "letter 2026", document),
         ("node.restored", "restored", "letter 2026", document),
+        ("node.access_changed", "access_granted", "letter 2026", document),
+        ("node.access_changed", "access_revoked", "letter 2026", document),
         ("node.created", "imported", "scan.txt", legacy.json()["id"]),
         ("document.processed", "processed", "scan.txt", legacy.json()["id"]),
     ]
@@ -129,7 +136,10 @@ def test_every_event_type_is_delivered_signed_as_the_stream_sends_it(alice, bob,
                                 "action": "moved"}
     assert mine[0].event["node"] == {"id": folder, "type": "folders", "title": "Bills",
                                      "parent_id": alice.home_id}
-    assert mine[14].event["details"]["source"] == "api"
+    assert mine[16].event["details"]["source"] == "api"
+    assert [mine[n].event["details"] for n in (14, 15)] == [
+        {"user": "bob", "role": "viewer", "action": "access_granted"},
+        {"user": "bob", "role": "viewer", "action": "access_revoked"}]
     assert mine[3].event["details"]["status"] == "succeeded"
     assert mine[0].event["at"].endswith("Z")
 

@@ -104,7 +104,8 @@ REFUSED = [
     ({"events": ["node.created", "node.exploded"]}, "events", "invalid",
      "events has an unknown event type 'node.exploded'; the types are node.created, "
      "document.uploaded, document.processed, node.renamed, node.moved, node.tagged, "
-     "node.deleted, node.restored, document.pages_changed, rule.applied, document.updated."),
+     "node.deleted, node.restored, document.pages_changed, rule.applied, document.updated, "
+     "node.access_changed."),
     ({"secret": None}, "secret", "required",
      "secret is required: the key the deliveries are signed with."),
     ({"secret": "short"}, "secret", "invalid",

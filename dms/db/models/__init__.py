@@ -44,13 +44,13 @@ from dms.db.models._papers import (
     Token,
     User,
 )
-from dms.db.models._sharing import Group, GroupMember
+from dms.db.models._sharing import Group, GroupMember, NodeGrant
 
 __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "CustomFieldLink",
            "CustomFieldValue", "VALUE_KEYS_OUT_OF_STEP",
            "DOCUMENT_DATE", "DocumentType", "DocumentVersion", "Event", "EventStream", "Group",
-           "GroupMember",
-           "IntakeRefusal", "MailAccount", "Node", "Note", "OcrStatus", "PAGE_SEPARATOR", "Page",
+           "GroupMember", "IntakeRefusal", "MailAccount", "Node", "NodeGrant", "Note", "OcrStatus",
+           "PAGE_SEPARATOR", "Page",
            "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Token",
            "TrashEntry", "UTCDateTimeField", "User", "Webhook", "columns_of", "from_row", "new_id",
            "title_sort_key", "utcnow"]

@@ -1,4 +1,5 @@
-"""Sharing between users (migration 0023): groups of users and their members."""
+"""Sharing between users: groups of users and their members (migration 0023), grants of folders
+and documents to users and groups (0024)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import TYPE_CHECKING
 from peewee import CompositeKey, ForeignKeyField, TextField
 
 from dms.db.models._base import BaseModel, UTCDateTimeField, new_id, utcnow
-from dms.db.models._papers import User
+from dms.db.models._papers import Node, User
 
 
 class Group(BaseModel):
@@ -34,3 +35,24 @@ class GroupMember(BaseModel):
     class Meta:
         table_name = "group_member"
         primary_key = CompositeKey("group", "user")
+
+
+class NodeGrant(BaseModel):
+    """A node shared with one user or one group, as a viewer or an editor; a folder's grant
+    covers everything below it."""
+
+    id = TextField(primary_key=True, default=new_id)
+    node = ForeignKeyField(Node, on_delete="CASCADE")
+    user = ForeignKeyField(User, null=True, on_delete="CASCADE")
+    group = ForeignKeyField(Group, null=True, on_delete="CASCADE")
+    role = TextField()
+    granted_by = ForeignKeyField(User, null=True, on_delete="SET NULL", backref="+",
+                                 column_name="granted_by")
+    created_at = UTCDateTimeField(default=utcnow)
+    if TYPE_CHECKING:
+        node_id = TextField()
+        user_id = TextField()
+        group_id = TextField()
+
+    class Meta:
+        table_name = "node_grant"

@@ -88,6 +88,14 @@ def _groups(execute: Callable[..., Any]) -> None:
         if key != name_key(name):
             raise refuse("user_group", group_id, "has a name_key that is not its name's")
         moment("user_group", group_id, "created_at", created)
+    for grant_id, special, to_owner, created in rows(
+            execute, "SELECT g.id, n.special, g.user_id = n.owner_id, g.created_at "
+                     "FROM node_grant AS g JOIN node AS n ON n.id = g.node_id"):
+        if special is not None:
+            raise refuse("node_grant", grant_id, f"shares the special folder .{special}")
+        if to_owner:
+            raise refuse("node_grant", grant_id, "shares a node with its own owner")
+        moment("node_grant", grant_id, "created_at", created)
 
 
 def _nodes(execute: Callable[..., Any]) -> None:

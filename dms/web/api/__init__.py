@@ -2,6 +2,7 @@
 in the order Bottle should try them (fixed paths like /users/me/ before /users/{id}/)."""
 
 from dms.web.api import (
+    access,
     auth,
     documents,
     events,
@@ -28,7 +29,7 @@ from dms.web.api import (
 
 # legacy first: its exact `GET /api/documents` must win over the tolerant `/api/documents/`.
 ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, groups.routes,
-                legacy.routes,
+                access.routes, legacy.routes,
                 tags.routes, metadata.routes, preferences.routes, nodes.routes, pageops.routes,
                 documents.routes, pages.routes,
                 search.routes, mail.routes, intake.routes, trash.routes, history.routes,

@@ -154,6 +154,8 @@ const SENTENCES = {
     const { custom_fields: fields = {}, ...changes } = d.changes ?? {};
     return `Details changed: ${[...Object.keys(changes).map((key) => key.replaceAll("_", " ")), ...Object.keys(fields)].join(", ")}`;
   },
+  access_granted: (d) => `Shared with ${d.user ?? d.group} as ${d.role}`,
+  access_revoked: (d) => `No longer shared with ${d.user ?? d.group}`,
 };
 
 export async function historyPanel(document) {
