@@ -108,6 +108,45 @@ class OrderedListing(NodeListing):
                 (*self.params, limit, offset))
 
 
+class FieldSortListing(NodeListing):
+    """The nodes of a scope sorted by one custom field's value (`sort=[-]cf_<id>`, a number,
+    date or amount): first those with a value, read in value order from the values' own index
+    (migration 0025), then those without one by id — the general order `(value IS NULL), value,
+    id`, reversed by `-` with the empty ones still last, without looking up and sorting every
+    node's value. `value_scope` is the scope as a condition on the values' listing keys."""
+
+    def __init__(self, where: str, params: tuple[Any, ...], value_scope: str,
+                 value_params: tuple[Any, ...], field_id: str, column: str, descending: bool):
+        super().__init__(where, params, "id DESC" if descending else "id")
+        direction = " DESC" if descending else ""
+        self.values = (f"FROM custom_field_value WHERE field_id = ? AND {value_scope}"
+                       f"trash_id IS NULL AND {column} IS NOT NULL")
+        self.value_params = (field_id, *value_params)
+        self.value_order = f"{column}{direction}, document_id{direction}"
+        self.without = (f"NOT EXISTS (SELECT 1 FROM custom_field_value AS v WHERE "
+                        f"v.document_id = node.id AND v.field_id = ? AND v.{column} IS NOT NULL)")
+        self.field_id = field_id
+
+    def fetch(self, offset: int, limit: int) -> list[NodeRow]:
+        with_value = cast(int, database.execute_sql(f"SELECT count(*) {self.values}",
+                                                    self.value_params).fetchone()[0])
+        ids: list[str] = []
+        if offset < with_value:
+            ids += [row[0] for row in database.execute_sql(
+                f"SELECT document_id {self.values} ORDER BY {self.value_order} LIMIT ? OFFSET ?",
+                (*self.value_params, limit, offset))]
+        if len(ids) < limit:
+            ids += [row[0] for row in database.execute_sql(
+                f"SELECT id FROM node WHERE {self.where} AND {self.without} "
+                f"ORDER BY {self.order} LIMIT ? OFFSET ?",
+                (*self.params, self.field_id, limit - len(ids), max(0, offset - with_value)))]
+        if not ids:
+            return []
+        found = {row[0]: NodeRow._make(row) for row in database.execute_sql(
+            f"SELECT {ROW_COLUMNS} FROM node WHERE id IN ({','.join('?' * len(ids))})", ids)}
+        return [found[node_id] for node_id in ids if node_id in found]
+
+
 def special_folders(user: User) -> NodeListing:
     return NodeListing("owner_id = ? AND special IS NOT NULL", (user.id,), "title_sort")
 
@@ -122,9 +161,23 @@ def children(folder: Node, sort: str | None = None, only: Filters = (),
     matches = _ordered_matches(sort, only)
     if matches is not None:
         return OrderedListing(matches, "parent_id = ?", (folder.id,))
+    by_field = _field_sort(sort, only, user)
+    if by_field is not None:
+        return FieldSortListing(f"parent_id = ? AND {LIVE}", (folder.id,), "parent_id = ? AND ",
+                                (folder.id,), *by_field)
     if sort:
         order, order_params = _order(sort, user)
     return _filtered(f"parent_id = ? AND {LIVE}", (folder.id,), order, only, order_params)
+
+
+def _field_sort(sort: str | None, only: Filters, user: User | None
+                ) -> tuple[str, str, bool] | None:
+    """(field id, value column, descending) of a sort by a custom field that the value-order
+    indexes answer, when the listing has no filter."""
+    if not sort or user is None or any(condition is not None for condition in only):
+        return None
+    found = metadata_filters.field_sort(user, sort.removeprefix("-"))
+    return None if found is None else (*found, sort.startswith("-"))
 
 
 def _ordered_matches(sort: str | None, only: Filters) -> OrderedMatches | None:
@@ -192,6 +245,10 @@ def of_kind(user: User, kind: str, tags: str | None = None, tags_op: str | None 
     matches = _ordered_matches(about.get("sort"), only)
     if matches is not None and kind == Node.DOCUMENT:  # the fields are the user's: no owner_id
         return OrderedListing(matches, "", ())
+    by_field = _field_sort(about.get("sort"), only, user)
+    if by_field is not None and kind == Node.DOCUMENT:
+        return FieldSortListing(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), "",
+                                (), *by_field)
     if about.get("sort"):
         order, order_params = _order(about["sort"], user)
     return _filtered(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), order, only,

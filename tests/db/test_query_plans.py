@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from dms.domain.listings import DEFAULT_ORDER, ROW_COLUMNS
+from dms.domain.listings import DEFAULT_ORDER, ROW_COLUMNS, FieldSortListing
 from dms.domain.metadata.fieldquery import QueryField, parse_field_query
 from dms.domain.metadata.orderedquery import ordered_matches
 from dms.domain.tree import MARK_TRASHED, SUBTREE
@@ -92,3 +92,13 @@ def test_a_custom_field_query_reads_its_values_index_in_title_order(config, alic
         "MERGE (INTERSECT)", bool_folder,
         "SEARCH custom_field_value USING COVERING INDEX custom_field_value_date_folder "
         "(field_id=? AND parent_id=? AND trash_id=?)"]
+
+
+def test_a_sort_by_a_field_reads_its_values_in_value_order(config, alice):
+    listing = FieldSortListing("parent_id = ? AND trash_id IS NULL", ("folder",),
+                               "parent_id = ? AND ", ("folder",), "field", "value_cents", True)
+    steps = plan(config, f"SELECT document_id {listing.values} ORDER BY {listing.value_order} "
+                         "LIMIT 100 OFFSET 500", *listing.value_params)
+    assert steps == ["SEARCH custom_field_value USING COVERING INDEX "
+                     "custom_field_value_cents_folder_order (field_id=? AND parent_id=? AND "
+                     "trash_id=? AND value_cents>?)"]  # `IS NOT NULL`: the range above NULL

@@ -36,6 +36,7 @@ SORTS = {
                       "(SELECT name_key FROM document_type WHERE id = node.document_type_id)"),
 }
 FIELD_SORT = "cf_"
+ORDERED_SORT_TYPES = ("integer", "float", "date", "monetary")  # see field_sort
 # The column a custom field's values sort by.
 SORT_COLUMN = {**{kind: "value_key" for kind in custom.TEXT_TYPES}, "select": "value_text",
                "date": "value_date", "boolean": "value_bool", "integer": "value_int",
@@ -108,6 +109,17 @@ def sort_order(user: User, sort: str) -> tuple[tuple[str, ...], tuple[Any, ...]]
     value = (f"(SELECT {SORT_COLUMN[field.data_type]} FROM custom_field_value "
              "WHERE document_id = node.id AND field_id = ?)")
     return (f"({value} IS NULL)", value), (field.id, field.id)
+
+
+def field_sort(user: User, sort: str) -> tuple[str, str] | None:
+    """(field id, value column) of a `cf_<id>` sort name (without its `-`) whose values the
+    value-order indexes of migration 0025 hold (numbers, dates, amounts); None for any other."""
+    if not sort.startswith(FIELD_SORT):
+        return None
+    field = custom.definitions(user).get(sort[len(FIELD_SORT):])
+    if field is None or field.data_type not in ORDERED_SORT_TYPES:
+        return None
+    return field.id, SORT_COLUMN[field.data_type]
 
 
 def _check_owned(kind: Kind, user: User, value: str, name: str) -> None:
