@@ -128,14 +128,10 @@ class FieldSortListing(NodeListing):
         self.field_id = field_id
 
     def fetch(self, offset: int, limit: int) -> list[NodeRow]:
-        with_value = cast(int, database.execute_sql(f"SELECT count(*) {self.values}",
-                                                    self.value_params).fetchone()[0])
-        ids: list[str] = []
-        if offset < with_value:
-            ids += [row[0] for row in database.execute_sql(
-                f"SELECT document_id {self.values} ORDER BY {self.value_order} LIMIT ? OFFSET ?",
-                (*self.value_params, limit, offset))]
-        if len(ids) < limit:
+        ids = [row[0] for row in database.execute_sql(*self.page_sql(offset, limit))]
+        if len(ids) < limit:  # past the values: the nodes without one, where this page needs them
+            with_value = offset + len(ids) if ids else cast(int, database.execute_sql(
+                f"SELECT count(*) {self.values}", self.value_params).fetchone()[0])
             ids += [row[0] for row in database.execute_sql(
                 f"SELECT id FROM node WHERE {self.where} AND {self.without} "
                 f"ORDER BY {self.order} LIMIT ? OFFSET ?",
@@ -145,6 +141,12 @@ class FieldSortListing(NodeListing):
         found = {row[0]: NodeRow._make(row) for row in database.execute_sql(
             f"SELECT {ROW_COLUMNS} FROM node WHERE id IN ({','.join('?' * len(ids))})", ids)}
         return [found[node_id] for node_id in ids if node_id in found]
+
+    def page_sql(self, offset: int, limit: int) -> tuple[str, tuple[Any, ...]]:
+        """The page's documents with a value (the nodes without one follow, when it needs
+        them)."""
+        return (f"SELECT document_id {self.values} ORDER BY {self.value_order} LIMIT ? OFFSET ?",
+                (*self.value_params, limit, offset))
 
 
 def special_folders(user: User) -> NodeListing:
