@@ -51,10 +51,11 @@ def up(migrator, db):
         # follow the title order, each entry checked.
         keys = f"{column}, title_sort, document_id" if column == "value_bool" else \
             f"title_sort, document_id, {column}"
+        live, where = live_values(postgresql, column)
         db.execute_sql(f"CREATE INDEX custom_field_{column}_folder ON custom_field_value "
-                       f"(field_id, parent_id, trash_id, {keys}) WHERE {column} IS NOT NULL")
+                       f"(field_id, parent_id, {live}{keys}) WHERE {where}")
         db.execute_sql(f"CREATE INDEX custom_field_{column}_owner ON custom_field_value "
-                       f"(field_id, trash_id, {keys}) WHERE {column} IS NOT NULL")
+                       f"(field_id, {live}{keys}) WHERE {where}")
     # Led by the label, so that no listing without that filter is drawn to them (one led by
     # parent_id made SQLite page an unfiltered folder through it, 30x slower); `none` is '', an
     # equality like any label's (SQLite rates `IS NULL` below a plain owner index).
@@ -63,6 +64,17 @@ def up(migrator, db):
                        "parent_id, kind DESC, title_sort, id) WHERE trash_id IS NULL")
         db.execute_sql(f"CREATE INDEX node_owner_{name} ON node (coalesce({name}_id, ''), "
                        "owner_id, kind, title_sort, id) WHERE trash_id IS NULL")
+
+
+def live_values(postgresql, column):
+    """(the key column saying a value's document is live, or ""; the index's condition). Queries
+    say `trash_id IS NULL`. SQLite takes it as an equality on a key column and then reads the
+    index alone (as a term of a partial index's condition it reads each row again); PostgreSQL
+    keeps a key column's order only after equalities, and `IS NULL` is none, so there it is the
+    partial index's condition."""
+    if postgresql:
+        return "", f"{column} IS NOT NULL AND trash_id IS NULL"
+    return "trash_id, ", f"{column} IS NOT NULL"
 
 
 def _sqlite_triggers(db):

@@ -62,7 +62,10 @@ PART_OPS = ("exact", "in", *ORDER_OPS)
 COMPARE = {"exact": "=", "gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 LIKE = {"icontains": "%{}%", "istartswith": "{}%", "iendswith": "%{}"}
 FALSE = "1 = 0"
-VALUES = "id {}IN (SELECT document_id FROM custom_field_value WHERE field_id = ?{})"
+# `trash_id IS NULL`: a listed node is live, and so are its values (their copy of its keys,
+# migration 0022); the value indexes hold only live values on PostgreSQL.
+VALUES = ("id {}IN (SELECT document_id FROM custom_field_value WHERE field_id = ? AND "
+          "trash_id IS NULL{})")
 LINKED = ("id {}IN (SELECT l.document_id FROM custom_field_link AS l JOIN node AS t "
           "ON t.id = l.target_id WHERE l.field_id = ? AND t.trash_id IS NULL{})")
 # On SQLite the atoms test the node's id as `+id`: the unary plus keeps the planner from driving
