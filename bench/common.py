@@ -142,6 +142,19 @@ def timed_beside(call, floor_call, warmup: int = 20, runs: int = 300) -> dict[st
             "ratio": p50 / floor_p50}
 
 
+def engine_target(engine: str, cluster, data_dir: Path) -> tuple[Path | str, dict[str, str]]:
+    """Where a benchmark's database goes, and the environment of the server it starts: a new
+    database of the throwaway PostgreSQL `cluster` (tests/harness/pgcluster.py), or dms.db in
+    `data_dir` (made here); one OCR worker either way."""
+    env = {"DMS_OCR_WORKERS": "1"}
+    if engine == "postgresql":
+        url = cluster.new_database(empty=True)
+        env["DMS_DATABASE_URL"] = url
+        return url, env
+    data_dir.mkdir()
+    return data_dir / "dms.db", env
+
+
 def machine() -> str:
     cpu = "unknown CPU"
     try:

@@ -65,7 +65,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine
+from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, engine_target, machine
 from bench.lib.search_queries import percentile
 from bench.lib.search_server import OutputDrain, wait_for_index
 from dms.db import database, is_postgresql, open_database, postgresql_sql
@@ -427,13 +427,7 @@ def run(engine: str, layout: str, args, cluster) -> list[dict]:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     with tempfile.TemporaryDirectory(prefix="dms-bench-metadata-") as tmp:
         data_dir = Path(tmp) / "data"
-        env = {"DMS_OCR_WORKERS": "1"}
-        if engine == "postgresql":
-            url = cluster.new_database(empty=True)
-            target, env["DMS_DATABASE_URL"] = url, url
-        else:
-            data_dir.mkdir()
-            target = data_dir / "dms.db"
+        target, env = engine_target(engine, cluster, data_dir)
         started = time.perf_counter()
         built = load(target, layout, args.documents, args.batch)
         print(f"loaded in {time.perf_counter() - started:.0f} s"

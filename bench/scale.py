@@ -40,7 +40,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, machine
+from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, engine_target, machine
 from bench.lib.corpus import FUNCTION_WORDS, TextGenerator, rare_words, vocabulary
 from bench.lib.search_queries import percentile
 from bench.lib.search_server import OutputDrain, wait_for_index
@@ -239,21 +239,15 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     with tempfile.TemporaryDirectory(prefix="dms-bench-scale-") as tmp:
         data_dir = Path(tmp) / "data"
-        env = {"DMS_OCR_WORKERS": "1"}
-        if engine == "postgresql":
-            url = cluster.new_database(empty=True)
-            target, env["DMS_DATABASE_URL"] = url, url
-        else:
-            data_dir.mkdir()
-            target = data_dir / "dms.db"
+        target, env = engine_target(engine, cluster, data_dir)
         started = time.perf_counter()
         layout, username, password = load(target, args.size, owner_count, args, words, rare)
         print(f"loaded in {time.perf_counter() - started:.0f} s; "
               + (f"dms.db {target.stat().st_size / 2**30:.2f} GiB" if engine == "sqlite" else
-                 f"database {database_size(url) / 2**30:.2f} GiB"), flush=True)
+                 f"database {database_size(str(target)) / 2**30:.2f} GiB"), flush=True)
         if engine == "postgresql":
             print("  largest parts: " + "; ".join(
-                f"{name} {size / 2**30:.2f} GiB" for name, size in database_parts(url)),
+                f"{name} {size / 2**30:.2f} GiB" for name, size in database_parts(str(target))),
                 flush=True)
         started = time.perf_counter()
         server = ServerProcess(data_dir, **env)
@@ -311,7 +305,7 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
 
                 def sample(stop):
                     import psycopg
-                    with psycopg.connect(url, autocommit=True) as watcher:
+                    with psycopg.connect(str(target), autocommit=True) as watcher:
                         while not stop.is_set():
                             count = watcher.execute(
                                 "SELECT count(*) FROM pg_stat_activity WHERE datname = "

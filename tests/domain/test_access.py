@@ -193,3 +193,11 @@ def test_refused_shares_say_why_and_change_nothing(alice, bob, admin, config):
     assert_error(bob.get(path), 403, *ONLY_THE_OWNER)
     assert_error(bob.delete(f"{path}{grant['id']}/"), 403, *ONLY_THE_OWNER)
     assert snapshot(config) == before
+
+
+def test_an_anonymous_caller_gets_401(alice, anon):
+    path = f"/api/nodes/{alice.home_id}/access/"
+    for response in (anon.get(path), anon.post(path, {"user": alice.user_id, "role": "viewer"}),
+                     anon.delete(f"{path}some-grant/")):
+        assert_error(response, 401, "not_authenticated",
+                     "Authentication credentials were not provided.")
