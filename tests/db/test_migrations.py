@@ -119,3 +119,32 @@ def test_usernames_clashing_by_case_are_kept_and_reported(tmp_path, config, capl
     finally:
         server.stop()
         thread.join(10)
+
+
+def test_custom_field_values_get_their_documents_listing_keys_on_upgrade(tmp_path):
+    """Migration 0022 copies each existing value's document keys (parent, title, trash mark),
+    which custom field queries then read; the search outbox gets no row for the copy."""
+    db.open_database(tmp_path / "dms.db")
+    schema.migration_runner().up(target="0021_metadata")
+    rows = {
+        "user": ("INSERT INTO \"user\" (id, username, username_key, password_hash, email, "
+                 "first_name, last_name, is_active, is_staff, is_superuser, date_joined) "
+                 "VALUES ('u', 'alice', 'alice', 'x', '', '', '', 1, 0, 0, ?)", (STAMP,)),
+        "node": ("INSERT INTO node (id, owner_id, parent_id, kind, special, title, title_sort, "
+                 "created_at, updated_at) VALUES ('home', 'u', NULL, 'folder', 'home', '.home', "
+                 "'.home', ?, ?), ('doc', 'u', 'home', 'document', NULL, 'Bill', 'bill', ?, ?)",
+                 (STAMP,) * 4),
+        "custom_field": ("INSERT INTO custom_field (id, owner_id, name, name_key, data_type, "
+                         "created_at) VALUES ('f', 'u', 'Paid', 'paid', 'boolean', ?)", (STAMP,)),
+        "custom_field_value": ("INSERT INTO custom_field_value (document_id, field_id, "
+                               "value_bool) VALUES ('doc', 'f', 1)", ()),
+    }
+    for sql, params in rows.values():
+        db.database.execute_sql(sql, params)
+    db.database.execute_sql("DELETE FROM search_outbox")
+    schema.migrate_schema()
+    assert db.database.execute_sql(
+        "SELECT document_id, parent_id, title_sort, trash_id FROM custom_field_value"
+    ).fetchall() == [("doc", "home", "bill", None)]
+    assert db.database.execute_sql("SELECT count(*) FROM search_outbox").fetchone() == (0,)
+    db.database.close()
