@@ -66,9 +66,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, engine_target, machine
+from bench.lib.bulk import many, stamp
 from bench.lib.search_queries import percentile
 from bench.lib.search_server import OutputDrain, wait_for_index
-from dms.db import database, is_postgresql, open_database, postgresql_sql
+from dms.db import database, is_postgresql, open_database
 from dms.db.models import COPY_VALUE_KEYS, Node, User, new_id
 from dms.db.schema import migrate_schema
 from dms.domain import accounts, listings
@@ -112,16 +113,6 @@ class Built:
     correspondents: list[str]
     fields: dict[str, str]  # name -> id
     docs: list[Doc] = field(default_factory=list)
-
-
-def many(sql: str, rows: list[tuple]) -> None:
-    if rows:
-        cursor = database.connection().cursor()
-        cursor.executemany(postgresql_sql(sql) if is_postgresql() else sql, rows)
-
-
-def stamp() -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S.000000", time.gmtime())
 
 
 def a_date(rng: random.Random, first_year: int, last_year: int) -> str:

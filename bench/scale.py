@@ -41,10 +41,11 @@ import urllib.parse
 from pathlib import Path
 
 from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, engine_target, machine
+from bench.lib.bulk import many, stamp
 from bench.lib.corpus import FUNCTION_WORDS, TextGenerator, rare_words, vocabulary
 from bench.lib.search_queries import percentile
 from bench.lib.search_server import OutputDrain, wait_for_index
-from dms.db import database, is_postgresql, open_database, postgresql_sql
+from dms.db import database, is_postgresql, open_database
 from dms.db.models import Node, new_id
 from dms.db.schema import migrate_schema
 from dms.domain import accounts
@@ -65,16 +66,6 @@ VERSION = ("INSERT INTO document_version (id, document_id, number, file_name, mi
            "page_count, sha256, lang, created_at) "
            "VALUES (?, ?, 1, ?, 'application/pdf', ?, 1, ?, 'eng', ?)")
 PAGE = "INSERT INTO page (id, version_id, number, text, method) VALUES (?, ?, 1, ?, 'layer')"
-
-
-def many(sql: str, rows: list[tuple]) -> None:
-    if rows:
-        cursor = database.connection().cursor()
-        cursor.executemany(postgresql_sql(sql) if is_postgresql() else sql, rows)
-
-
-def stamp() -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S.000000", time.gmtime())
 
 
 class Layout:
