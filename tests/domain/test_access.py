@@ -15,7 +15,7 @@ from dms.db.models import NodeGrant
 from dms.domain import trash
 from dms.domain.access import grants, groups
 from dms.domain.access.rule import EDITOR, OWNER, VIEWER, reach, role_of
-from dms.errors import Forbidden, NotFound
+from dms.errors import Forbidden, Invalid, NotFound
 from tests.harness.client import NOT_FOUND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.documents import new_document as post_document
@@ -201,3 +201,35 @@ def test_an_anonymous_caller_gets_401(alice, anon):
                      anon.delete(f"{path}some-grant/")):
         assert_error(response, 401, "not_authenticated",
                      "Authentication credentials were not provided.")
+
+
+def test_a_grant_to_a_group_deleted_meanwhile_is_made_or_refused_never_broken(services,
+                                                                               household):
+    """Grants take the USERS write scope that deletions of users and groups take: a grant to a
+    group being deleted either lands before (and goes with the group) or is refused in words."""
+    h = household
+    folders = [new_folder(services, h["alice"], f"F{n}", home_id(h["alice"])) for n in range(8)]
+    start = threading.Barrier(9)
+    outcomes: list[str] = []
+
+    def share(folder: str) -> None:
+        start.wait()
+        try:
+            grants.grant(h["alice"], folder, {"group": h["group"], "role": VIEWER})
+            outcomes.append("made")
+        except Invalid as refused:
+            outcomes.append(refused.message)
+
+    def remove() -> None:
+        start.wait()
+        groups.delete(h["root"], h["group"])
+
+    threads = [threading.Thread(target=share, args=(f,)) for f in folders]
+    threads.append(threading.Thread(target=remove))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(outcomes) == 8
+    assert set(outcomes) <= {"made", f"There is no group with the id {h['group']!r}."}
+    assert NodeGrant.select().count() == 0  # whatever was made went with the group

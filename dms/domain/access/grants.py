@@ -4,7 +4,8 @@ covers everything below it, now and later (dms.domain.access.rule reads grants b
 
 One grant per node and grantee: granting again changes the role. Each grant and revocation is an
 event of the node (`access_granted`, `access_revoked`, with who did it), written in the same write
-transaction, in the node's owner's write scope (the events' order). The special folders are not
+transaction, in the node's owner's write scope (the events' order) — a grant in USERS as well,
+beside users' and groups' deletions. The special folders are not
 shared (sharing .home would share everything at once, .inbox what arrives tomorrow); a grant to
 the owner is refused, as is one to an unknown user or group. At most MAX_GRANTS_PER_NODE grants on
 one node.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from dms.db import database, events, owner_scope, write_transaction
+from dms.db import USERS, database, events, owner_scope, write_transaction
 from dms.db.models import Group, Node, NodeGrant, User, new_id, utcnow
 from dms.domain.access.rule import OWNER, ROLES, live_node, reach
 from dms.errors import Invalid, NotFound
@@ -71,7 +72,9 @@ def grant(actor: User, node_id: str, body: dict[str, Any]) -> tuple[GrantRow, bo
     it is new). Everything is checked before the first write; a refusal changes nothing."""
     grantee, grantee_id, role = _parsed(body)
     owner_id = _manageable(actor, node_id).owner_id
-    with write_transaction(owner_scope(owner_id)):
+    # USERS too: a user's or group's deletion (in that scope) never slips between the check of
+    # the grantee and the insert.
+    with write_transaction(owner_scope(owner_id), USERS):
         node = _manageable(actor, node_id)  # again, inside: still live, still the same owner's
         if node.owner_id != owner_id:
             raise NotFound()
