@@ -19,6 +19,7 @@ from peewee import ModelSelect
 
 from dms.db import USERS, database, with_space_reserve, write_transaction
 from dms.db.models import Node, User, new_id, utcnow
+from dms.domain.access.sight import shared_folder_id
 from dms.domain.credentials import (
     ADDRESS,
     ADDRESS_AND_USER,
@@ -258,8 +259,9 @@ def check_relationships(relationships: object, target: User) -> None:
     relationships = relationships or {}
     if not isinstance(relationships, dict):
         raise Invalid("`relationships` must be an object.", "/data/relationships")
-    folders = special_folder_ids([target.id])[target.id]
-    for name, special in (("home_folder", "home"), ("inbox_folder", "inbox")):
+    folders = {**special_folder_ids([target.id])[target.id], "shared": shared_folder_id(target.id)}
+    for name, special in (("home_folder", "home"), ("inbox_folder", "inbox"),
+                          ("shared_folder", "shared")):
         if name not in relationships:
             continue
         given = relationships[name]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from peewee import fn
 
-from dms.db import database, document_scope, events, owner_scope, write_transaction
+from dms.db import database, document_scope, events, write_transaction
 from dms.db.models import (
     PAGE_SEPARATOR,
     DocumentVersion,
@@ -22,7 +22,7 @@ from dms.db.models import (
     new_id,
     utcnow,
 )
-from dms.domain import tree
+from dms.domain.access.rule import EDITOR, VIEWER, changing, reach
 from dms.errors import Invalid, NotFound
 from dms.processing import searchable
 from dms.processing.languages import check_lang
@@ -43,14 +43,14 @@ def reprocess(services: Services, user: User, document_id: object, lang: object 
     if not isinstance(document_id, str) or not document_id:
         raise Invalid("doc_id, the id of the document to process, is required.", "doc_id",
                       code="required")
-    tree.owned_node(user, document_id, Node.DOCUMENT)
+    reach(user, document_id, EDITOR, Node.DOCUMENT)
     lang = check_lang(lang, "lang") if lang is not None else None
     version = latest_version(document_id)
     if version is None:
         raise Invalid("This document has no file yet; upload one first.", "doc_id")
     services.jobs.cancel([version.id])
     with write_transaction(document_scope(document_id)):
-        document = tree.owned_node(user, document_id, Node.DOCUMENT)
+        document = reach(user, document_id, EDITOR, Node.DOCUMENT).node
         DocumentVersion.update(searchable_size=None, searchable_sha256=None) \
             .where(DocumentVersion.id == version.id).execute()
         columns = dict(ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0,
@@ -96,31 +96,31 @@ def latest_version(document_id: str) -> DocumentVersion | None:
                 .order_by(DocumentVersion.number.desc()).first())
 
 
-def owned_version(user: User, version_id: str) -> DocumentVersion:
-    """A version of one of the caller's live documents (not in the trash)."""
-    version: DocumentVersion | None = (DocumentVersion.select().join(Node)
-               .where(DocumentVersion.id == version_id, Node.owner == user.id,
-                      Node.trash_id.is_null()).first())
+def reached_version(user: User, version_id: str, need: str = VIEWER) -> DocumentVersion:
+    """A version of a live document (not in the trash) the caller may read (or `need`)."""
+    version = DocumentVersion.get_or_none(DocumentVersion.id == version_id)
     if version is None:
         raise NotFound()
+    reach(user, version.document_id, need, Node.DOCUMENT)
     return version
 
 
 def latest_file(user: User, document_id: str) -> DocumentVersion:
-    """The latest version of the caller's document, to download."""
-    tree.owned_node(user, document_id, Node.DOCUMENT)
+    """The latest version of a document the caller may read, to download."""
+    reach(user, document_id, VIEWER, Node.DOCUMENT)
     version = latest_version(document_id)
     if version is None:
         raise NotFound("This document has no file yet.")
     return version
 
 
-def owned_page(user: User, page_id: str) -> tuple[Page, DocumentVersion]:
-    """A page of one of the caller's documents, with its version."""
-    row = (Page.select(Page, DocumentVersion).join(DocumentVersion).join(Node)
-           .where(Page.id == page_id, Node.owner == user.id, Node.trash_id.is_null()).first())
+def reached_page(user: User, page_id: str) -> tuple[Page, DocumentVersion]:
+    """A page of a document the caller may read, with its version."""
+    row = (Page.select(Page, DocumentVersion).join(DocumentVersion)
+           .where(Page.id == page_id).first())
     if row is None:
         raise NotFound()
+    reach(user, row.version.document_id, VIEWER, Node.DOCUMENT)
     return row, row.version
 
 
@@ -130,17 +130,18 @@ def restore_version(services: Services, user: User, document_id: str, version_id
     its pages and their text and its searchable PDF: nothing is read again, unless the old
     version's own reading had not finished. One write transaction with its history."""
     new_id_ = new_id()
-    tree.owned_node(user, document_id, Node.DOCUMENT)
-    old = owned_version(user, version_id)
+    reach(user, document_id, EDITOR, Node.DOCUMENT)
+    old = reached_version(user, version_id, EDITOR)
     if old.document_id != document_id:
         raise NotFound()
     previous = latest_version(document_id)
     services.store.duplicate(old.id, new_id_)
     try:
-        with write_transaction(owner_scope(user.id), document_scope(document_id)):
-            document = tree.owned_node(user, document_id, Node.DOCUMENT)  # deleted meanwhile?
+        with changing(user, document_id, Node.DOCUMENT, EDITOR, "",
+                      document_scope(document_id)) as reached:  # deleted meanwhile?
+            document = reached.node
             number = _copy_version(document, old, new_id_)
-            events.record(user.id, document.id, events.VERSION_RESTORED, user.id,
+            events.record(document.owner_id, document.id, events.VERSION_RESTORED, user.id,
                           version=number, restored=old.number, file_name=old.file_name)
     except BaseException:
         services.store.remove([new_id_])

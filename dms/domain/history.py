@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, cast
 
 from dms.db import database
 from dms.db.models import Node, User
-from dms.errors import NotFound
+from dms.domain.access.rule import reach
 
 
 class EventRow(NamedTuple):
@@ -43,11 +43,12 @@ class History:
 
 
 def history_of(user: User, node_id: str) -> History:
-    """GET /nodes/{id}/history/: the caller's node, live or in the trash."""
+    """GET /nodes/{id}/history/: the caller's node, live or in the trash, or a live node shared
+    with them."""
     owned = database.execute_sql("SELECT 1 FROM node WHERE id = ? AND owner_id = ?",
                                  (node_id, user.id)).fetchone()
     if owned is None:
-        raise NotFound()
+        reach(user, node_id)
     return History(node_id)
 
 

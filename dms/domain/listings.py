@@ -12,10 +12,12 @@ from typing import Any, NamedTuple, Protocol, cast
 
 from dms.db import database
 from dms.db.models import Node, User
+from dms.domain.access.rule import TO_USER, reach
+from dms.domain.access.sight import SHARED_TITLE, shared_folder, shared_folder_id
 from dms.domain.metadata import filters as metadata_filters
 from dms.domain.metadata.orderedquery import OrderedMatches
 from dms.domain.tagfilter import tag_filter
-from dms.domain.tree import LIVE, owned_node
+from dms.domain.tree import LIVE
 from dms.errors import Invalid
 
 # sort= value -> ORDER BY columns; each matches one index of migration 0002 (read either way).
@@ -52,6 +54,7 @@ class NodeRow(NamedTuple):
     page_count: int
     created_at: str
     updated_at: str
+    owner_id: str
 
     # Node's properties, which read the fields above (not fields: mypy's NamedTuple refuses them).
     is_special = Node.is_special  # type: ignore[misc]
@@ -149,8 +152,73 @@ class FieldSortListing(NodeListing):
                 (*self.value_params, limit, offset))
 
 
+class SpecialFolders(NodeListing):
+    """The caller's .home and .inbox, then .shared (not a row: dms.domain.access.sight)."""
+
+    def __init__(self, user: User):
+        super().__init__("owner_id = ? AND special IS NOT NULL", (user.id,), "title_sort")
+        self.user = user
+
+    def count(self) -> int:
+        return super().count() + 1
+
+    def fetch(self, offset: int, limit: int) -> list[NodeRow]:
+        shared = shared_folder(self.user)
+        rows = [*super().fetch(0, 2), NodeRow._make((
+            shared.id, None, Node.FOLDER, shared.special, SHARED_TITLE, None, None, None, None,
+            None, 0, 0, shared.created_at, shared.updated_at, self.user.id))]
+        return rows[offset:offset + limit]
+
+
 def special_folders(user: User) -> NodeListing:
-    return NodeListing("owner_id = ? AND special IS NOT NULL", (user.id,), "title_sort")
+    return SpecialFolders(user)
+
+
+# The nodes shared with the caller directly (the roots .shared lists): a grant to them or to a
+# group they are in; never their own (a grant to the owner is refused; a group's may name them).
+SHARED_ROOTS = (f"id IN (SELECT g.node_id FROM node_grant AS g WHERE {TO_USER}) "
+                f"AND owner_id <> ? AND {LIVE}")
+# Every node at or below those roots (live or not: the caller adds its own conditions).
+SHARED_BELOW = f"""id IN (WITH RECURSIVE below(id) AS (
+        SELECT g.node_id FROM node_grant AS g WHERE {TO_USER}
+        UNION
+        SELECT n.id FROM node AS n JOIN below ON n.parent_id = below.id
+    ) SELECT id FROM below)"""
+
+
+def has_shares(user: User) -> bool:
+    """Whether anything is shared with the user (one index lookup, or two)."""
+    return database.execute_sql(f"SELECT 1 FROM node_grant AS g WHERE {TO_USER} LIMIT 1",
+                                (user.id, user.id)).fetchone() is not None
+
+
+def folder_of(user: User, folder_id: str) -> Node:
+    """A folder the caller may read, or their .shared folder; else the 404 of an unknown id."""
+    if folder_id == shared_folder_id(user.id):
+        return shared_folder(user)
+    return reach(user, folder_id, kind=Node.FOLDER).node
+
+
+class OwnerFilter:
+    """`owner=me|others|<username>` (api.md §21): whose nodes a list keeps."""
+
+    def __init__(self, user: User, value: str):
+        self.user, self.value = user, value
+
+    def sql(self) -> tuple[str, tuple[Any, ...]]:
+        if self.value == "me":
+            return "owner_id = ?", (self.user.id,)
+        if self.value == "others":
+            return "owner_id <> ?", (self.user.id,)
+        return 'owner_id = (SELECT id FROM "user" WHERE username = ?)', (self.value,)
+
+
+def owner_filter(user: User, value: str | None) -> OwnerFilter | None:
+    if value is None or value == "":
+        return None
+    if len(value) > 150:
+        raise Invalid("owner is me, others or a username.", "owner")
+    return OwnerFilter(user, value)
 
 
 def children(folder: Node, sort: str | None = None, only: Filters = (),
@@ -222,11 +290,17 @@ def _filtered(where: str, params: tuple[Any, ...], order: str, only: Filters,
 def listing(user: User, folder_id: str, sort: str | None = None, tags: str | None = None,
             tags_op: str | None = None, about: Mapping[str, str] | None = None
             ) -> tuple[Node, NodeListing]:
-    """A folder of the caller's and its children (GET /nodes/{id}/), optionally only those
+    """A folder the caller may read and its children (GET /nodes/{id}/), optionally only those
     with all (or any) of the named tags and matching the metadata filters in `about` (the
-    request's query)."""
-    only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about or {}))
-    folder = owned_node(user, folder_id, Node.FOLDER)
+    request's query). Their .shared folder's children are the roots shared with them."""
+    about = about or {}
+    only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about),
+            owner_filter(user, about.get("owner")))
+    folder = folder_of(user, folder_id)
+    if folder.special == shared_folder(user).special:
+        order, order_params = _order(sort, user) if sort else (DEFAULT_ORDER, ())
+        return folder, _filtered(SHARED_ROOTS, (user.id, user.id, user.id), order, only,
+                                 order_params)
     return folder, children(folder, sort, only, user)
 
 
@@ -239,11 +313,19 @@ def inbox_count(user: User) -> int:
 
 def of_kind(user: User, kind: str, tags: str | None = None, tags_op: str | None = None,
             about: Mapping[str, str] | None = None) -> NodeListing:
-    """All the caller's folders or documents, optionally only those with the named tags and
-    (documents) matching the metadata filters and sorted by `sort` in `about` (the query)."""
+    """All the folders or documents the caller may read (theirs, and those below what is shared
+    with them), optionally only those with the named tags, (documents) matching the metadata
+    filters, of the owner `owner=` names, and sorted by `sort` in `about` (the query)."""
     about = about or {}
-    only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about))
+    only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about),
+            owner_filter(user, about.get("owner")))
     order, order_params = "title_sort, id", ()
+    if has_shares(user):  # the general way: the owner's indexes cannot answer both at once
+        scope = f"kind = ? AND {LIVE} AND (owner_id = ? OR {SHARED_BELOW})"
+        params: tuple[Any, ...] = (kind, user.id, user.id, user.id)
+        if about.get("sort"):
+            order, order_params = _order(about["sort"], user)
+        return _filtered(scope, params, order, only, order_params)
     matches = _ordered_matches(about.get("sort"), only)
     if matches is not None and kind == Node.DOCUMENT:  # the fields are the user's: no owner_id
         return OrderedListing(matches, "", ())

@@ -155,7 +155,7 @@ def _step(services: Services, builder: Builder, run_id: str, worker_id: str,
     run = SplitRun.get_or_none(SplitRun.id == run_id)
     if run is None or run.worker_id != worker_id or run.state != RUNNING:
         return False
-    source = Node.get_or_none(Node.id == run.document_id, Node.owner == run.owner_id)
+    source = Node.get_or_none(Node.id == run.document_id)  # the commit checks who may change it
     version = DocumentVersion.get_or_none(DocumentVersion.id == run.version_id,
                                           DocumentVersion.document == run.document_id)
     if source is None or version is None:  # deleted for good meanwhile

@@ -16,7 +16,7 @@ from peewee import ModelSelect
 
 from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import Tag, User, new_id, utcnow
-from dms.domain import tree
+from dms.domain.access.rule import EDITOR, changing
 from dms.domain.ownership import owned
 from dms.domain.tagfilter import name_key
 from dms.errors import Invalid
@@ -161,11 +161,13 @@ def ensure_tags(user: User, names: list[str]) -> list[str]:
 
 def change_node_tags(user: User, node_id: str, names_value: object, how: str) -> list[str]:
     """POST replaces the node's tags (creating missing tags), PATCH adds to them, DELETE takes
-    the named ones off (the tags themselves stay). Returns the node's tag names after."""
+    the named ones off (the tags themselves stay). Returns the node's tag names after. Tags are
+    each person's own (api.md §21): on a node shared with them as editor, someone changes their
+    own tags on it and sees only theirs; the owner's stay as they are."""
     names = check_names(names_value)
-    with write_transaction(owner_scope(user.id)):
-        node = tree.owned_node(user, node_id)
-        before = [tag["name"] for tag in tags_of([node.id])[node.id]]
+    with changing(user, node_id, None, EDITOR, "", owner_scope(user.id)) as reached:
+        node = reached.node
+        before = [tag["name"] for tag in tags_of([node.id], user.id)[node.id]]
         if how == "remove":
             keys = [name_key(name) for name in names]
             if keys:
@@ -176,27 +178,30 @@ def change_node_tags(user: User, node_id: str, names_value: object, how: str) ->
         else:
             tag_ids = ensure_tags(user, names)
             if how == "replace":
-                database.execute_sql("DELETE FROM node_tag WHERE node_id = ?", (node.id,))
+                database.execute_sql("DELETE FROM node_tag WHERE node_id = ? AND tag_id IN "
+                                     "(SELECT id FROM tag WHERE owner_id = ?)",
+                                     (node.id, user.id))
             for tag_id in tag_ids:
                 database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES (?, ?) "
                                      "ON CONFLICT DO NOTHING", (node.id, tag_id))
-        after = [tag["name"] for tag in tags_of([node.id])[node.id]]
+        after = [tag["name"] for tag in tags_of([node.id], user.id)[node.id]]
         for action, changed in ((events.TAGGED, [n for n in after if n not in before]),
                                 (events.UNTAGGED, [n for n in before if n not in after])):
             if changed:
-                events.record(user.id, node.id, action, user.id, tags=changed)
+                events.record(node.owner_id, node.id, action, user.id, tags=changed)
     return after
 
 
-def tags_of(node_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """{node id: [{"name", "bg_color", "fg_color"}, ...] by name} for several nodes at once."""
+def tags_of(node_ids: list[str], owner_id: str) -> dict[str, list[dict[str, Any]]]:
+    """{node id: [{"name", "bg_color", "fg_color"}, ...] by name} for several nodes at once: the
+    tags of `owner_id` (each person sees their own tags on a shared node)."""
     result: dict[str, list[dict[str, Any]]] = {node_id: [] for node_id in node_ids}
     for start in range(0, len(node_ids), IDS_PER_QUERY):
         chunk = node_ids[start:start + IDS_PER_QUERY]
         rows = database.execute_sql(
             f"SELECT nt.node_id, t.name, t.bg_color, t.fg_color FROM node_tag AS nt "
             f"JOIN tag AS t ON t.id = nt.tag_id WHERE nt.node_id IN ({','.join('?' * len(chunk))}) "
-            f"ORDER BY t.name_key", chunk)
+            f"AND t.owner_id = ? ORDER BY t.name_key", (*chunk, owner_id))
         for node_id, name, bg_color, fg_color in rows:
             result[node_id].append({"name": name, "bg_color": bg_color, "fg_color": fg_color})
     return result

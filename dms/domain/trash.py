@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 from dms.db import database, events, owner_scope, with_space_reserve, write_transaction
 from dms.db.models import Node, OcrStatus, TrashEntry, User, utcnow
 from dms.domain import listings, tree
+from dms.domain.access.rule import Reached, changing
 from dms.domain.rules import store as rules
 from dms.errors import Forbidden, NotFound
 
@@ -41,8 +42,8 @@ def delete(services: Services, user: User, node_id: str, kind: str | None = None
     """DELETE of a node (api.md, "Deleting"): into the caller's trash with everything below it, or,
     with DMS_TRASH_DAYS=0, gone for good at once."""
     def remove() -> Removed:
-        with write_transaction(owner_scope(user.id)):
-            return remove_in_transaction(services, user, _deletable(user, node_id, kind))
+        with changing(user, node_id, kind) as reached:
+            return remove_in_transaction(services, user, _deletable(reached))
     # On a full disk too: deleting is how space is made (into the trash, then out of it).
     with_space_reserve(remove).finish(services)
 
@@ -58,31 +59,36 @@ class Removed(NamedTuple):
 
 
 def remove_in_transaction(services: Services, user: User, node: Node) -> Removed:
-    """Put the caller's live, non-special `node` in the trash with its subtree (or, with
-    DMS_TRASH_DAYS=0, delete it for good), with its `deleted` event, inside the caller's write
-    transaction (in the owner's scope). Also for the documents a page operation empties or
+    """Put the live, non-special `node` in its owner's trash with its subtree (or, with
+    DMS_TRASH_DAYS=0, delete it for good), with its `deleted` event by `user`, inside the caller's
+    write transaction (in the owner's scope). Also for the documents a page operation empties or
     replaces (dms.domain.pages.commit)."""
+    owner_id = node.owner_id
     if services.config.trash_days == 0:
-        rules.disable_for_deleted(user.id, f"{tree.SUBTREE} SELECT id FROM below", (node.id,))
+        rules.disable_for_deleted(owner_id, f"{tree.SUBTREE} SELECT id FROM below", (node.id,))
         gone = tree.delete_subtree_rows(node.id)
         return Removed(gone, gone)
     now = utcnow()
     parent = Node.get_by_id(node.parent_id)
     tree.trash_subtree(node.id)
     # Rules that move into a folder now in the trash stop, saying why (api.md, "Rules").
-    rules.disable_for_deleted(user.id, "SELECT id FROM node WHERE trash_id = ?", (node.id,))
-    TrashEntry.insert(node=node.id, owner=user.id, deleted_at=now,
+    rules.disable_for_deleted(owner_id, "SELECT id FROM node WHERE trash_id = ?", (node.id,))
+    TrashEntry.insert(node=node.id, owner=owner_id, deleted_at=now,
                       purge_at=now + dt.timedelta(days=services.config.trash_days),
                       original_parent_id=parent.id, original_parent_title=parent.title).execute()
-    events.record(user.id, node.id, events.DELETED, user.id, title=node.title,
+    events.record(owner_id, node.id, events.DELETED, user.id, title=node.title,
                   parent={"id": parent.id, "title": parent.title})
     return Removed(tree.subtree_version_ids(node.id), [])
 
 
-def _deletable(user: User, node_id: str, kind: str | None) -> Node:
-    node = tree.owned_node(user, node_id, kind)
+def _deletable(reached: Reached) -> Node:
+    """The node, unless it is a special folder or the folder or document someone shared with the
+    caller (an editor deletes what is inside it; the owner decides about the whole)."""
+    node = reached.node
     if node.is_special:
         raise Forbidden(f"The special folder {node.title} cannot be deleted.")
+    if not reached.inside:
+        raise Forbidden(f"{node.title} is shared with you; only its owner can delete it.")
     return node
 
 

@@ -8,7 +8,9 @@ The tree is an adjacency list (`node.parent_id`) with indexes per listing order,
 - ancestors (breadcrumbs, the cycle check of a move) are a recursive query up the parents,
   as long as the path is deep, not as large as the tree;
 - a subtree is deleted in one statement inside one transaction.
-Every lookup is by owner: another user's node is indistinguishable from an unknown id.
+Every lookup asks dms.domain.access.rule: a node neither the caller's nor shared with them is
+indistinguishable from an unknown id. A node's owner is its folder's (a node made in a shared
+folder is the folder owner's), and never changes: a move stays inside one owner's tree.
 
 Concurrency rules: every change runs in `write_transaction()` and re-reads what it checks inside
 it (the cycle check and the move it allows are one transaction), and writes only the columns it
@@ -27,11 +29,19 @@ from dms.db.models import (
     Node,
     OcrStatus,
     User,
-    columns_of,
     from_row,
     new_id,
     title_sort_key,
     utcnow,
+)
+from dms.domain.access.rule import (
+    EDITOR,
+    NODE_COLUMNS,
+    OWNER,
+    RANK,
+    changing,
+    reach,
+    role_of,
 )
 from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
 from dms.domain.preferences import ocr_language
@@ -47,7 +57,6 @@ MAX_MOVED_NODES = 10_000  # per POST /nodes/move/ (SQLite binds at most 32,766 v
 
 # A node in the trash behaves as if it did not exist, except to the trash's own routes. Raw SQL
 # made a model directly: every request about a node reads it (dms.db.models.from_row).
-NODE_COLUMNS = columns_of(Node)
 OWNED_NODE = (f"SELECT {', '.join(NODE_COLUMNS)} FROM node "
               "WHERE id = ? AND owner_id = ? AND trash_id IS NULL")
 LIVE = "trash_id IS NULL"
@@ -64,7 +73,9 @@ def check_title(value: object, field: str = "title") -> str:
 
 
 def owned_node(user: User, node_id: str, kind: str | None = None) -> Node:
-    """The caller's node `node_id` (of `kind`, if given), else the 404 of an unknown id."""
+    """The caller's own node `node_id` (of `kind`, if given), else the 404 of an unknown id —
+    for what only ever concerns one's own tree (intake's folders, rules' targets); a node
+    someone shares is reached through dms.domain.access.rule."""
     node = _live_node(user, node_id)
     if node is None or (kind is not None and node.kind != kind):
         raise NotFound()
@@ -76,9 +87,9 @@ def _live_node(user: User, node_id: str) -> Node | None:
     return from_row(Node, NODE_COLUMNS, row) if row is not None else None
 
 
-def owned_nodes(user: User, node_ids: list[str]) -> list[Node]:
-    """Several of the caller's nodes, in the order asked; 404 if any is unknown or foreign."""
-    return [owned_node(user, node_id) for node_id in node_ids]
+def reached_nodes(user: User, node_ids: list[str]) -> list[Node]:
+    """Several nodes the caller may read, in the order asked; 404 if any is unknown or foreign."""
+    return [reach(user, node_id).node for node_id in node_ids]
 
 
 def special_folder(user: User, special: str) -> Node:
@@ -95,14 +106,15 @@ def too_deep(max_depth: int) -> str:
 # -- changes ---------------------------------------------------------------------------------
 
 def parent_folder(user: User, parent_id: object, field: str) -> Node:
-    """The folder a new node goes into; unknown and foreign ids read alike
-    (api.md, "Creating a folder or document")."""
+    """The folder a new node goes into: the caller's, or one shared with them as editor;
+    unknown and foreign ids read alike (api.md, "Creating a folder or document")."""
     if not isinstance(parent_id, str) or not parent_id:
         raise Invalid("A parent folder is required.", field, code="required")
-    parent = _live_node(user, parent_id)
-    if parent is None:
+    reached = role_of(user, parent_id)
+    if reached is None:
         raise Invalid(f"Invalid parent {parent_id!r}: the folder does not exist.", field,
                       code="does_not_exist")
+    parent = reach(user, parent_id, EDITOR).node  # 403 for a viewer
     if not parent.is_folder:
         raise Invalid("A document cannot contain other nodes; choose a folder as parent.", field)
     return parent
@@ -110,10 +122,11 @@ def parent_folder(user: User, parent_id: object, field: str) -> Node:
 
 def insert_node(user: User, kind: str, parent: Node, title: str, lang: str | None = None,
                 ocr: bool = True, node_id: str | None = None) -> Node:
-    """Add a node (inside the caller's write transaction; no checks): the row and its model."""
+    """Add a node (inside the caller's write transaction; no checks): the row and its model.
+    It is the folder owner's, whoever makes it (`user`, in its history)."""
     now = utcnow()
     fields: dict[str, Any] = dict(
-        id=node_id or new_id(), owner=user.id, parent=parent.id, kind=kind, special=None,
+        id=node_id or new_id(), owner=parent.owner_id, parent=parent.id, kind=kind, special=None,
         title=title, title_sort=title_sort_key(title), created_at=now, updated_at=now)
     if kind == Node.DOCUMENT:
         fields.update(lang=lang, ocr=ocr, ocr_status=OcrStatus.RECEIVED, file_name=None, size=0,
@@ -176,7 +189,8 @@ def create_node(user: User, kind: str, attributes: dict[str, Any], parent_id: ob
     settings = {}
     if kind == Node.DOCUMENT:
         settings = document_settings(attributes, ocr_language(user, default_lang))
-    with write_transaction(owner_scope(user.id)):
+    owner_id = parent_folder(user, parent_id, parent_field).owner_id
+    with write_transaction(owner_scope(owner_id)):
         parent = parent_folder(user, parent_id, parent_field)
         if depth(parent.id) + 1 > max_depth:
             raise Invalid(too_deep(max_depth), parent_field)
@@ -198,8 +212,8 @@ def update_node(user: User, node_id: str, kind: str, attributes: dict[str, Any],
         changes["title"] = check_title(attributes["title"])
     if kind == Node.DOCUMENT:
         changes.update(document_settings(attributes))
-    with write_transaction(owner_scope(user.id)):
-        node = owned_node(user, node_id, route_kind)
+    with changing(user, node_id, route_kind) as reached:
+        node = reached.node
         if node.is_special:
             raise Forbidden(f"The special folder {node.title} cannot be renamed.")
         if node.kind != kind:
@@ -216,10 +230,10 @@ def update_node(user: User, node_id: str, kind: str, attributes: dict[str, Any],
             columns["updated_at"] = utcnow()
             Node.update(**columns).where(Node.id == node.id).execute()
             if columns.get("title", node.title) != node.title:
-                events.record(user.id, node.id, events.RENAMED, user.id, title=columns["title"],
-                              previous=node.title)
+                events.record(node.owner_id, node.id, events.RENAMED, user.id,
+                              title=columns["title"], previous=node.title)
             if changed_about:
-                events.record(user.id, node.id, events.METADATA_CHANGED, user.id,
+                events.record(node.owner_id, node.id, events.METADATA_CHANGED, user.id,
                               changes=changed_about)
             for name, value in columns.items():
                 setattr(node, name, value)
@@ -230,20 +244,27 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
                max_depth: int = DEFAULT_MAX_DEPTH) -> list[Node]:
     """Move several nodes under `target_id`, all or nothing (api.md, "Moving", POST /nodes/move/).
     The checks and the move are one write transaction: two moves that would close a loop
-    between them (A into B, B into A) are serialised, and the second one is refused."""
+    between them (A into B, B into A) are serialised, and the second one is refused.
+
+    In a folder shared with them as editor, someone moves nodes only inside it: a move never
+    takes a node to another owner's tree, nor out of the shared folder, nor moves the shared
+    folder itself (each node's and the target's role is read with the rule)."""
     node_ids = list(dict.fromkeys(node_ids))
     if not node_ids:
-        owned_node(user, target_id)  # nothing to move, but an unknown target is still unknown
+        reach(user, target_id)  # nothing to move, but an unknown target is still unknown
         return []
     if len(node_ids) > MAX_MOVED_NODES:
         raise Invalid(f"At most {MAX_MOVED_NODES} nodes can be moved at once; move them in parts.",
                       "/nodes")
-    with write_transaction(owner_scope(user.id)):
-        target = owned_node(user, target_id)
-        # By id only, the owner compared here: with the owner in SQL, SQLite walks all the
-        # owner's nodes (see dms.search.service._owned).
-        nodes = [node for node in Node.select().where(Node.id.in_(node_ids))
-                 if node.owner_id == user.id and node.trash_id is None]
+    with changing(user, target_id) as reached:
+        target = reached.node
+        if reached.role == OWNER:
+            # By id only, the owner compared here: with the owner in SQL, SQLite walks all the
+            # owner's nodes (see dms.search.service._owned).
+            nodes = [node for node in Node.select().where(Node.id.in_(node_ids))
+                     if node.owner_id == user.id and node.trash_id is None]
+        else:
+            nodes = _moved_by_editor(user, node_ids, target)
         if len(nodes) != len(node_ids):
             raise NotFound()
         for node in nodes:
@@ -269,13 +290,35 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
             f"SELECT id, title FROM node WHERE id IN ({','.join('?' * len(old_parents))})",
             old_parents).fetchall())
         events.record_many([
-            (user.id, node.id, events.MOVED, user.id,
+            (target.owner_id, node.id, events.MOVED, user.id,
              {"title": node.title, "from": {"id": node.parent_id,
                                             "title": sources.get(node.parent_id)},
               "to": {"id": target.id, "title": target.title}})
             for node in nodes if node.parent_id != target.id])
     for node in nodes:
         node.parent_id, node.updated_at = target.id, now
+    return nodes
+
+
+def _moved_by_editor(user: User, node_ids: list[str], target: Node) -> list[Node]:
+    """The nodes an editor moves into `target` (a folder of a tree shared with them): each must be
+    reached as editor from inside a grant that covers the target too (so it stays in the shared
+    folder; the grant's own node never moves). A node that is not theirs to see → 404 (in the
+    caller's loop: fewer nodes), one they may not move → 403. At most MAX_MOVED_NODES nodes,
+    two queries each."""
+    above_target = ancestor_ids(target.id)
+    nodes = []
+    for node_id in node_ids:
+        reached = role_of(user, node_id)
+        if reached is None or reached.node.owner_id != target.owner_id:
+            continue
+        if RANK[reached.role] < RANK[EDITOR]:
+            raise Forbidden("It is shared with you to read; changing it needs the editor role.")
+        if not any(RANK[role] >= RANK[EDITOR] and where != node_id and where in above_target
+                   for where, role in reached.grants):
+            raise Forbidden(f"{reached.node.title} can only be moved inside the folder shared "
+                            "with you.")
+        nodes.append(reached.node)
     return nodes
 
 

@@ -28,6 +28,7 @@ from peewee import IntegrityError
 from dms.db import database, document_scope, events, is_disk_full, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
 from dms.domain import tree
+from dms.domain.access.rule import EDITOR, changing, reach
 from dms.domain.pages import batches, commit
 from dms.domain.preferences import ocr_language
 from dms.domain.rules import filing
@@ -124,15 +125,16 @@ def upload_version(services: Services, user: User, document_id: str, stream: Bin
                    length: int | None, file_name: object) -> Node:
     """PUT /documents/{id}/upload/{name}: the body becomes the document's newest version."""
     name = check_file_name(file_name)
-    tree.owned_node(user, document_id, Node.DOCUMENT)  # 404 before reading a large body
+    reach(user, document_id, EDITOR, Node.DOCUMENT)  # 404/403 before reading a large body
     upload = receive_upload(services, stream, length)
     previous = latest_version(document_id)
     version_id = _store(services.store, upload)
     try:
-        with write_transaction(owner_scope(user.id), document_scope(document_id)):
-            document = tree.owned_node(user, document_id, Node.DOCUMENT)  # deleted meanwhile?
+        with changing(user, document_id, Node.DOCUMENT, EDITOR, "",
+                      document_scope(document_id)) as reached:  # deleted meanwhile?
+            document = reached.node
             number = _record_version(document, upload, name, version_id)
-            events.record(user.id, document.id, events.UPLOADED, user.id, version=number,
+            events.record(document.owner_id, document.id, events.UPLOADED, user.id, version=number,
                           file_name=name, size=upload.received.size)
             if number == 1:  # its first file makes a document new: its rules will run
                 filing.mark_new(document.id, "api")

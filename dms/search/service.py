@@ -19,6 +19,7 @@ searched as it is: the lag above.
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 from dms.db import database
 from dms.db.models import User
 from dms.domain import tree
-from dms.domain.listings import Filters
+from dms.domain.access.rule import shared_among, sharers
+from dms.domain.access.sight import Sight
+from dms.domain.listings import SHARED_BELOW, Filters, has_shares, owner_filter
 from dms.domain.metadata.filters import metadata_filter
 from dms.domain.tagfilter import tag_filter
 from dms.domain.tags import tags_of
@@ -72,10 +75,12 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
     only = tag_filter(user, tags, tags_op)
     if only is not None and only.matches_nothing:
         return []
-    about_filter = metadata_filter(user, about or {})
+    about = about or {}
+    about_filter = metadata_filter(user, about)
+    whose = owner_filter(user, about.get("owner"))
     if text is None or not text.strip():
-        return _results([(node_id, kind, title, None) for node_id, kind, title in
-                         _recent_documents(user, limit, (only, about_filter))])
+        return _results(user, [(node_id, kind, title, None) for node_id, kind, title in
+                               _recent_documents(user, limit, (only, about_filter, whose))])
     words = terms(text)[:MAX_QUERY_WORDS]
     if not words:
         return []
@@ -88,15 +93,22 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
         return time.monotonic() > deadline or client_gone()
 
     try:
-        wanted = MAX_LIMIT if about_filter is not None else limit
-        hits = index.search(user.id, words, wanted, *((only.tag_ids, only.op) if only else ()))
-        if should_stop():
-            raise highlight.Stopped()
-        nodes = _owned(user, [node_id for node_id, _ in hits], (only, about_filter))
+        wanted = MAX_LIMIT if about_filter is not None or whose is not None else limit
+        ranked = []
+        for owner_id in [user.id, *sharers(user)]:  # what others share with the caller too
+            ranked.append(index.search(owner_id, words, wanted,
+                                       *((only.tag_ids, only.op) if only else ())))
+            if should_stop():
+                raise highlight.Stopped()
+        # Interleaved by score, each owner's list in its own order (the caller's own changes,
+        # laid over the index, come first in theirs).
+        hits = list(heapq.merge(*ranked, key=lambda hit: -hit[1]))
+        nodes = _readable(user, list(dict.fromkeys(node_id for node_id, _ in hits)),
+                          (only, about_filter, whose))
         kept = [node_id for node_id, _ in hits if node_id in nodes][:limit]
         results = []
         for rank, node_id in enumerate(kept):
-            kind, title, _ = nodes[node_id]
+            kind, title, _, _ = nodes[node_id]
             text_snippet = None
             if rank < SNIPPET_RESULTS and kind == "document":
                 text_snippet = highlight.snippet(_text_start(node_id), words, should_stop)
@@ -105,31 +117,50 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
     except highlight.Stopped:
         raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
                           "for longer or more words.") from None
-    return _results(results, {node_id: (parent_id, title)
-                              for node_id, (_, title, parent_id) in nodes.items()})
+    return _results(user, results, {node_id: (parent_id, title)
+                                    for node_id, (_, title, parent_id, _) in nodes.items()})
 
 
-def _results(rows: list[tuple[str, str, str, str | None]],
+def _results(user: User, rows: list[tuple[str, str, str, str | None]],
              known: dict[str, tuple[str | None, str]] | None = None) -> list[dict]:
     """(id, kind, title, highlight) rows in the shape of api.md, "Search"; `known`: {id: (parent id,
-    title)} already read, for the breadcrumbs."""
+    title)} already read, for the breadcrumbs. A document someone shares with the caller shows its
+    owner, the caller's role, and its path from their .shared folder (dms.domain.access.sight)."""
     ids = [row[0] for row in rows]
-    crumbs, labels = tree.breadcrumbs(ids, known), tags_of(ids)
-    return [{
-        "id": node_id,
-        "title": title,
-        "node_type": kind,
-        "breadcrumb": [title for title, _ in crumbs[node_id]],
-        "tags": [label["name"] for label in labels[node_id]],
-        "highlight": found,
-        "text": None,
-        "user_id": None,
-    } for node_id, kind, title, found in rows]
+    crumbs, labels = tree.breadcrumbs(ids, known), tags_of(ids, user.id)
+    owners = dict(database.execute_sql(
+        f"SELECT id, owner_id FROM node WHERE id IN ({','.join('?' * len(ids))})", ids)
+        .fetchall()) if ids else {}
+    sight = Sight(user)
+    sight.owners(set(owners.values()))
+    results = []
+    for node_id, kind, title, found in rows:
+        path = crumbs[node_id]
+        shown = sight.shown(node_id, owners.get(node_id, user.id),
+                            path[-2][1] if len(path) > 1 else None, path)
+        results.append({
+            "id": node_id,
+            "title": title,
+            "node_type": kind,
+            "breadcrumb": [crumb_title for crumb_title, _ in shown.breadcrumb],
+            "tags": [label["name"] for label in labels[node_id]],
+            "highlight": found,
+            "text": None,
+            "user_id": None,
+            "owner": shown.owner,
+            "access": shown.access,
+        })
+    return results
 
 
 def _recent_documents(user: User, limit: int, only: Filters) -> list[tuple]:
-    """GET /search/ without q: the caller's documents, most recently changed first."""
-    where, params = "owner_id = ? AND kind = 'document' AND trash_id IS NULL", (user.id,)
+    """GET /search/ without q: the caller's documents and those shared with them, most recently
+    changed first."""
+    where = "owner_id = ? AND kind = 'document' AND trash_id IS NULL"
+    params: tuple[Any, ...] = (user.id,)
+    if has_shares(user):
+        where = f"kind = 'document' AND trash_id IS NULL AND (owner_id = ? OR {SHARED_BELOW})"
+        params = (user.id, user.id, user.id)
     condition, extra = _conditions(only)
     where, params = f"{where} AND {condition}", (*params, *extra)
     return database.execute_sql(
@@ -155,10 +186,10 @@ def _conditions(only: Filters) -> tuple[str, tuple[Any, ...]]:
     return " AND ".join(sql for sql, _ in parts), tuple(p for _, params in parts for p in params)
 
 
-def _owned(user: User, node_ids: list[str],
-           only: Filters) -> dict[str, tuple[str, str, str | None]]:
-    """{id: (kind, title, parent id)} of those hits that are still the caller's nodes (and
-    still match the filters)."""
+def _readable(user: User, node_ids: list[str],
+              only: Filters) -> dict[str, tuple[str, str, str | None, str]]:
+    """{id: (kind, title, parent id, owner id)} of those hits that are still the caller's nodes
+    or shared with them (and still match the filters)."""
     if not node_ids:
         return {}
     marks = ",".join("?" * len(node_ids))
@@ -170,8 +201,10 @@ def _owned(user: User, node_ids: list[str],
         f"SELECT id, owner_id, kind, title, parent_id FROM node WHERE id IN ({marks}) "
         f"AND {condition} AND trash_id IS NULL",
         (*node_ids, *extra)).fetchall()
-    return {node_id: (kind, title, parent_id) for node_id, owner_id, kind, title, parent_id in rows
-            if owner_id == user.id}
+    shared = shared_among(user, [row[0] for row in rows if row[1] != user.id])
+    return {node_id: (kind, title, parent_id, owner_id)
+            for node_id, owner_id, kind, title, parent_id in rows
+            if owner_id == user.id or node_id in shared}
 
 
 def _text_start(document_id: str) -> str:

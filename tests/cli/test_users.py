@@ -63,7 +63,7 @@ def test_ordinary_users_from_the_command_line(config):
         attributes = me.json()["data"]["attributes"]
         assert (attributes["email"], attributes["is_staff"], attributes["is_superuser"],
                 sorted(me.json()["data"]["relationships"])) == \
-            ("alice@example.org", False, False, ["home_folder", "inbox_folder"])
+            ("alice@example.org", False, False, ["home_folder", "inbox_folder", "shared_folder"])
         bob = login(server.url, "bob", "bob-password").json()["token"]
         users = requests.get(server.url + "/api/users/", headers={"Authorization": f"Token {bob}"})
         assert users.status_code == 200  # staff manage accounts

@@ -152,6 +152,10 @@ def test_the_owner_shares_changes_the_role_and_takes_it_back(alice, bob, admin):
         "access_revoked", "access_granted", "access_granted"]
 
 
+NAME_ONE = ('Name either a user or a group to share with: {"user": id}, {"username": name} or '
+            '{"group": id}.')
+
+
 def test_refused_shares_say_why_and_change_nothing(alice, bob, admin, config):
     document = post_document(alice, "policy")
     path = f"/api/nodes/{document}/access/"
@@ -166,13 +170,20 @@ def test_refused_shares_say_why_and_change_nothing(alice, bob, admin, config):
          "There is no user with the id 'nobody'.", "/user"),
         ({"group": "nothing", "role": "viewer"}, 400, "invalid",
          "There is no group with the id 'nothing'.", "/group"),
-        ({"user": bob.user_id, "group": group, "role": "viewer"}, 400, "invalid",
-         'Name either a user or a group to share with: {"user": id} or {"group": id}.',
+        ({"user": bob.user_id, "group": group, "role": "viewer"}, 400, "invalid", NAME_ONE,
          "/group"),
-        ({"role": "viewer"}, 400, "required",
-         'Name either a user or a group to share with: {"user": id} or {"group": id}.',
-         "/user"),
+        ({"user": bob.user_id, "username": "bob", "role": "viewer"}, 400, "invalid", NAME_ONE,
+         "/username"),
+        ({"role": "viewer"}, 400, "required", NAME_ONE, "/user"),
         ({"user": 7, "role": "viewer"}, 400, "invalid", "user is the id of a user.", "/user"),
+        ({"username": ["bob"], "role": "viewer"}, 400, "invalid",
+         "username is the name of a user.", "/username"),
+        ({"username": "nobody", "role": "viewer"}, 400, "invalid",
+         "There is no user with the name 'nobody'.", "/username"),
+        ({"username": "BOB", "role": "viewer"}, 400, "invalid",
+         "There is no user with the name 'BOB'.", "/username"),  # exact, as at login
+        ({"username": "alice", "role": "viewer"}, 400, "invalid",
+         "That is its owner, who may do everything with it already.", "/username"),
         ({"user": bob.user_id, "role": "owner"}, 400, "invalid",
          "role is one of viewer, editor.", "/role"),
     ]:

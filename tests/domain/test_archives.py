@@ -94,7 +94,7 @@ def test_bad_download_requests(alice, bob, admin, anon):
 def archive_of(services: Services, user: User, node_ids: list[str], archive_type: str = "zip",
                password: str | None = None) -> bytes:
     """The archive GET /nodes/download/ streams for the caller's nodes, whole."""
-    nodes = tree.owned_nodes(user, node_ids)
+    nodes = tree.reached_nodes(user, node_ids)
     members = archives.entries([node.id for node in nodes], services.store, False,
                                services.config.max_tree_depth)
     if archive_type == "zip":

@@ -216,7 +216,7 @@ def test_every_accepted_type_is_stored_byte_identical_by_version_id(reading, con
     assert temporary_files(config) == []
     # Stored by version id, never by the client's name (beside it, a searchable PDF if Tesseract
     # read it).
-    version = documents.owned_version(alice, version.id)
+    version = documents.reached_version(alice, version.id)
     searchable = [services.store.searchable_path(version.id)] if version.searchable_size else []
     assert stored_files(config) == sorted(
         [config.data_dir / "files" / version.id[:2] / version.id, *searchable])
@@ -235,7 +235,7 @@ def test_each_upload_adds_a_version_and_the_document_shows_the_latest(services):
     latest = documents.latest_file(alice, document_id)
     assert latest.id == versions[1].id
     assert services.store.path(latest.id).read_bytes() == second
-    old = documents.owned_version(alice, versions[0].id)
+    old = documents.reached_version(alice, versions[0].id)
     assert services.store.path(old.id).read_bytes() == first
     [listed] = listings.listing(alice, home_id(alice))[1].fetch(0, 100)
     assert (listed.file_name, listed.size, listed.page_count) == ("v2.pdf", len(second), 2)

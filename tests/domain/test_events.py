@@ -108,5 +108,5 @@ def test_a_tag_deletion_whose_events_fail_is_rolled_back_whole(config, papers, m
     with pytest.raises(EventNotWritten):
         tags.delete_tag(alice, tag.id)
     assert snapshot(config) == before
-    assert tags.tags_of([nodes["letter"]])[nodes["letter"]] == \
+    assert tags.tags_of([nodes["letter"]], alice.id)[nodes["letter"]] == \
         [{"name": "paid", "bg_color": "#c41fff", "fg_color": "#FFFFFF"}]

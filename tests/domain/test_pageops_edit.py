@@ -64,7 +64,7 @@ def test_deleting_a_page_makes_a_version_without_it(reading, letter):
         [(1, 4, ""), (2, 3, "1 page(s) deleted")]
     assert words(reading, document_id) == ["alpha", "charlie", "delta"]
     # The pages keep their text without reading again; the older version stays as it was.
-    assert [documents.owned_page(alice, page)[0].text for page in page_ids(document_id)] == \
+    assert [documents.reached_page(alice, page)[0].text for page in page_ids(document_id)] == \
         [f"Page {w} of the letter" for w in ("alpha", "charlie", "delta")]
     assert stored_file(reading, versions[0].id) == original
     assert search_titles(reading, alice, "bravo") == []
@@ -101,7 +101,7 @@ def test_rotating_pages_turns_them_and_keeps_their_text(reading, letter):
     # The previews are drawn as the pages are shown: the turned ones wide, the others tall.
     sizes = []
     for page_id in page_ids(document_id):
-        with Image.open(previews.preview(reading, *documents.owned_page(alice, page_id))) as jpeg:
+        with Image.open(previews.preview(reading, *documents.reached_page(alice, page_id))) as jpeg:
             sizes.append(jpeg.size)
     assert [width > height for width, height in sizes] == [True, False, False, True]
     assert words(reading, document_id) == WORDS

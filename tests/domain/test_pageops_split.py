@@ -47,7 +47,7 @@ def uploaded(services, user, title, data, parent=None) -> str:
 
 def texts(user, document_id) -> list[str]:
     """Each page's text as the document's latest version's pages hold it, folded."""
-    return [" ".join(documents.owned_page(user, page)[0].text.split())
+    return [" ".join(documents.reached_page(user, page)[0].text.split())
             for page in page_ids(document_id)]
 
 
@@ -66,7 +66,7 @@ def test_a_batch_with_two_qr_separator_sheets_becomes_three_documents(reading):
     tags.change_node_tags(alice, source, ["scanned"], "replace")
 
     parts = split(reading, alice, source, {"separator": "barcode"})
-    labels = tags.tags_of([p.id for p in parts])
+    labels = tags.tags_of([p.id for p in parts], alice.id)
     assert [(p.kind, p.title, p.page_count, p.ocr_status, [t["name"] for t in labels[p.id]],
              p.parent_id) for p in parts] == [
         ("document", "batch-1.pdf", 1, "succeeded", ["scanned"], folder),

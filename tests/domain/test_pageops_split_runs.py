@@ -179,7 +179,7 @@ def test_a_split_into_many_parts_starts_a_run_that_makes_them(reading, config):
     done = run_to_end(reading, run.id)
     assert (done.state, done.parts, done.parts_made, done.error) == ("succeeded", 45, 45, None)
     parts = parts_of(alice, run.id)
-    labels = tags.tags_of([part.id for part in parts])
+    labels = tags.tags_of([part.id for part in parts], alice.id)
     assert [(p.title, p.page_count, p.ocr_status, [t["name"] for t in labels[p.id]], p.parent_id)
             for p in parts] == [
         (f"batch-{n}.pdf", 1, "succeeded", ["scanned"], folder) for n in range(1, 46)]

@@ -58,8 +58,8 @@ def labels(*names, **colors):
 
 
 def labels_of(node_id) -> list[dict]:
-    """The node's tags as every representation of it shows them."""
-    return tags.tags_of([node_id])[node_id]
+    """The node's tags as every representation of it shows them to its owner."""
+    return tags.tags_of([node_id], Node.get_by_id(node_id).owner_id)[node_id]
 
 
 def named(user, name):

@@ -357,7 +357,7 @@ def test_versions_restore_reuses_the_text_without_reading_again(reading, config)
     versions = documents.versions(document_id)
     assert (restored.ocr_status, restored.file_name, restored.page_count,
             [v.number for v in versions]) == ("succeeded", "letter.pdf", 2, [1, 2, 3])
-    third = documents.owned_version(alice, versions[2].id)
+    third = documents.reached_version(alice, versions[2].id)
     content = services.store.path(third.id).read_bytes()
     assert hashlib.sha256(content).hexdigest() == hashlib.sha256(LETTER).hexdigest()
     assert documents.latest_text(document_id) == \

@@ -38,7 +38,7 @@ def with_file(services: Services, user: User, title: str, parent_id: str, name: 
 def zip_of(services: Services, user: User, node_ids: list[str]) -> zipfile.ZipFile:
     """The zip of GET /nodes/download/?node_ids=...: the caller's nodes (404 for any other),
     each folder with what is below it."""
-    nodes = tree.owned_nodes(user, node_ids)
+    nodes = tree.reached_nodes(user, node_ids)
     members = archives.entries([node.id for node in nodes], services.store, False,
                                services.config.max_tree_depth)
     return zipfile.ZipFile(io.BytesIO(b"".join(archives.stream_zip(members))))
@@ -119,7 +119,7 @@ def test_a_restored_version_serves_the_same_searchable_pdf(reading):
     assert (third.number, third.searchable_size) == (3, len(original))
     # What GET /documents/{id}/download/?searchable=1 and the version's own download serve.
     latest = documents.latest_file(alice, document_id)
-    by_version = documents.owned_version(alice, third.id)
+    by_version = documents.reached_version(alice, third.id)
     assert latest.id == by_version.id == third.id
     assert services.store.searchable_path(latest.id).read_bytes() == \
         services.store.searchable_path(by_version.id).read_bytes() == original

@@ -43,6 +43,7 @@ def expected_user(client, **attributes) -> dict:
         "relationships": {
             "inbox_folder": {"data": {"type": "folders", "id": client.inbox_id}},
             "home_folder": {"data": {"type": "folders", "id": client.home_id}},
+            "shared_folder": {"data": {"type": "folders", "id": client.shared_id}},
         },
     }
 
@@ -289,6 +290,8 @@ def test_refused_self_changes_change_nothing(root, config):
         ({"username": "\u0430lice"}, None, "invalid", MIXED_SCRIPTS, "username"),
         ({}, {"home_folder": {"data": {"type": "folders", "id": UNKNOWN_ID}}}, "invalid",
          "home_folder cannot be changed.", "/data/relationships/home_folder"),
+        ({}, {"shared_folder": {"data": {"type": "folders", "id": UNKNOWN_ID}}}, "invalid",
+         "shared_folder cannot be changed.", "/data/relationships/shared_folder"),
     ]:
         assert_refused(config, partial(accounts.update_user_by, alice, alice.id, attributes,
                                        relationships), code, detail, field)

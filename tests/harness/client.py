@@ -33,6 +33,7 @@ class Client:
         self.user_id: str | None = None
         self.home_id: str | None = None
         self.inbox_id: str | None = None
+        self.shared_id: str | None = None
         self.username: str | None = None
 
     def request(self, method: str, path: str, *, json_body=None, media: str | None = None,
@@ -78,6 +79,7 @@ class Client:
         client.username = me["attributes"]["username"]
         client.home_id = me["relationships"]["home_folder"]["data"]["id"]
         client.inbox_id = me["relationships"]["inbox_folder"]["data"]["id"]
+        client.shared_id = me["relationships"]["shared_folder"]["data"]["id"]
         return client
 
 

@@ -127,7 +127,8 @@ def read_document(services: Services, user: User, title: str, name: str, data: b
 def filed(user: User, document_id: str) -> tuple[str, str, list[str]]:
     """(title, parent folder id, tag names) of the user's live document."""
     node = tree.owned_node(user, document_id, Node.DOCUMENT)
-    return node.title, node.parent_id, [tag["name"] for tag in tags.tags_of([node.id])[node.id]]
+    labels = tags.tags_of([node.id], user.id)[node.id]
+    return node.title, node.parent_id, [tag["name"] for tag in labels]
 
 
 def events_of(user: User, node_id: str) -> list[tuple[str, dict]]:

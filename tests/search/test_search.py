@@ -62,7 +62,8 @@ def test_finds_words_from_scans_with_breadcrumb_and_highlight(alice, library):
     assert search(alice, "electricity") == [{
         "id": library["invoice"], "title": "Stadtwerke", "node_type": "document",
         "breadcrumb": [".home", "Finances", "2024", "Stadtwerke"], "tags": [],
-        "highlight": "<em>Electricity</em> Invoice", "text": None, "user_id": None}]
+        "highlight": "<em>Electricity</em> Invoice", "text": None, "user_id": None,
+        "owner": "alice", "access": "owner"}]
 
 
 def test_prefix_accents_and_case(alice, library):
@@ -73,7 +74,8 @@ def test_prefix_accents_and_case(alice, library):
     garden = search(alice, "garten")
     assert garden == [{"id": library["garden"], "title": "Gärten", "node_type": "folder",
                        "breadcrumb": [".home", "Gärten"], "tags": [],
-                       "highlight": "<em>Gärten</em>", "text": None, "user_id": None}]
+                       "highlight": "<em>Gärten</em>", "text": None, "user_id": None,
+                       "owner": "alice", "access": "owner"}]
     # Every word must match: both words of the note, not one of each document.
     assert ids(search(alice, "käse äpfel")) == [library["note"]]
     assert search(alice, "käse electricity") == []

@@ -70,7 +70,7 @@ def access_of(actor: User, node_id: str) -> Access:
 def grant(actor: User, node_id: str, body: dict[str, Any]) -> tuple[GrantRow, bool]:
     """Share the node with the user or group the body names, as its role: (the grant, whether
     it is new). Everything is checked before the first write; a refusal changes nothing."""
-    grantee, grantee_id, role = _parsed(body)
+    named_by, named, role = _parsed(body)
     owner_id = _manageable(actor, node_id).owner_id
     # USERS too: a user's or group's deletion (in that scope) never slips between the check of
     # the grantee and the insert.
@@ -81,7 +81,7 @@ def grant(actor: User, node_id: str, body: dict[str, Any]) -> tuple[GrantRow, bo
         if node.special is not None:
             raise Invalid("The special folders .home and .inbox are not shared; share a folder "
                           "or document inside them.")
-        name = _grantee_name(grantee, grantee_id, node)
+        grantee, grantee_id, name = _grantee(named_by, named, node)
         column = NodeGrant.user if grantee == "user" else NodeGrant.group
         existing = NodeGrant.get_or_none(NodeGrant.node == node.id, column == grantee_id)
         if existing is None:
@@ -130,32 +130,39 @@ def _manageable(actor: User, node_id: str) -> Node:
 
 
 def _parsed(body: dict[str, Any]) -> tuple[str, str, str]:
-    named = [key for key in ("user", "group") if body.get(key) is not None]
+    """(grantee kind, what names it, role). A user is named by id or, as a person sharing knows
+    them, by username (`{"username": "bob"}`): the page's Share dialog types a name."""
+    named = [key for key in ("user", "username", "group") if body.get(key) is not None]
     if len(named) != 1:
-        raise Invalid("Name either a user or a group to share with: {\"user\": id} or "
-                      "{\"group\": id}.", named[1] if len(named) > 1 else "user",
+        raise Invalid("Name either a user or a group to share with: {\"user\": id}, "
+                      "{\"username\": name} or {\"group\": id}.",
+                      named[1] if len(named) > 1 else "user",
                       code="required" if not named else "invalid")
     grantee = named[0]
     if not isinstance(body[grantee], str):
-        raise Invalid(f"{grantee} is the id of a {grantee}.", grantee)
+        noun = "the name of a user" if grantee == "username" else f"the id of a {grantee}"
+        raise Invalid(f"{grantee} is {noun}.", grantee)
     role = body.get("role")
     if role not in ROLES:
         raise Invalid(f"role is one of {', '.join(ROLES)}.", "role")
     return grantee, body[grantee], role
 
 
-def _grantee_name(grantee: str, grantee_id: str, node: Node) -> str:
-    if grantee == "user":
-        user = User.get_or_none(User.id == grantee_id)
+def _grantee(grantee: str, named: str, node: Node) -> tuple[str, str, str]:
+    """("user" or "group", its id, its name) of the grantee the body named."""
+    if grantee in ("user", "username"):
+        user = User.get_or_none(User.id == named if grantee == "user" else
+                                User.username == named)
         if user is None:
-            raise Invalid(f"There is no user with the id {grantee_id[:60]!r}.", "user")
+            noun = "id" if grantee == "user" else "name"
+            raise Invalid(f"There is no user with the {noun} {named[:60]!r}.", grantee)
         if user.id == node.owner_id:
-            raise Invalid("That is its owner, who may do everything with it already.", "user")
-        return str(user.username)
-    group = Group.get_or_none(Group.id == grantee_id)
+            raise Invalid("That is its owner, who may do everything with it already.", grantee)
+        return "user", str(user.id), str(user.username)
+    group = Group.get_or_none(Group.id == named)
     if group is None:
-        raise Invalid(f"There is no group with the id {grantee_id[:60]!r}.", "group")
-    return str(group.name)
+        raise Invalid(f"There is no group with the id {named[:60]!r}.", "group")
+    return "group", str(group.id), str(group.name)
 
 
 def _row(node_id: str, grant_id: str) -> GrantRow:

@@ -10,33 +10,48 @@ the tree joined with the grants (UNION: it ends on a loop a corrupt tree might h
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NamedTuple
 
-from dms.db import database
-from dms.db.models import Node, User, from_row
-from dms.domain.tree import NODE_COLUMNS
+from dms.db import database, owner_scope, write_transaction
+from dms.db.models import Node, User, columns_of, from_row
 from dms.errors import Forbidden, NotFound
 
 OWNER, EDITOR, VIEWER = "owner", "editor", "viewer"
 ROLES = (VIEWER, EDITOR)  # what a grant gives
 RANK = {VIEWER: 1, EDITOR: 2, OWNER: 3}
 
+# Raw SQL made a model directly: every request about a node reads it (dms.db.models.from_row).
+NODE_COLUMNS = columns_of(Node)
 LIVE_NODE = f"SELECT {', '.join(NODE_COLUMNS)} FROM node WHERE id = ? AND trash_id IS NULL"
-# The roles the grants on the node and above it give `user` (directly or through a group).
-GRANTED_ROLES = """
+# The grants that name a user, directly or through a group they are in (two parameters: the
+# user's id twice).
+TO_USER = "(g.user_id = ? OR g.group_id IN (SELECT group_id FROM group_member WHERE user_id = ?))"
+# The grants on the node and above it that name the user: where each is, and its role.
+GRANTED_ROLES = f"""
     WITH RECURSIVE up(id) AS (
         SELECT id FROM node WHERE id = ?
         UNION
         SELECT n.parent_id FROM node AS n JOIN up ON n.id = up.id WHERE n.parent_id IS NOT NULL
     )
-    SELECT DISTINCT g.role FROM node_grant AS g JOIN up ON g.node_id = up.id
-    WHERE g.user_id = ? OR g.group_id IN (SELECT group_id FROM group_member WHERE user_id = ?)"""
+    SELECT g.node_id, g.role FROM node_grant AS g JOIN up ON g.node_id = up.id WHERE {TO_USER}"""
 
 
 class Reached(NamedTuple):
-    """A live node and the caller's role on it."""
+    """A live node and the caller's role on it; `grants`: where the grants that give it are and
+    their roles (empty for the owner)."""
     node: Node
     role: str
+    grants: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def inside(self) -> bool:
+        """Whether the caller may edit the folder above the node too: its owner, or an editor by
+        a grant on a folder above it. A grant's own node (the shared root) is not inside: an
+        editor may not move it out nor delete it."""
+        return self.role == OWNER or any(
+            RANK[role] >= RANK[EDITOR] and where != self.node.id for where, role in self.grants)
 
 
 def role_of(user: User, node_id: object) -> Reached | None:
@@ -47,11 +62,11 @@ def role_of(user: User, node_id: object) -> Reached | None:
         return None
     if node.owner_id == user.id:
         return Reached(node, OWNER)
-    granted = [role for (role,) in database.execute_sql(GRANTED_ROLES,
-                                                        (node.id, user.id, user.id))]
+    granted = tuple((where, role) for where, role in database.execute_sql(
+        GRANTED_ROLES, (node.id, user.id, user.id)))
     if not granted:
         return None
-    return Reached(node, max(granted, key=RANK.__getitem__))
+    return Reached(node, max((role for _, role in granted), key=RANK.__getitem__), granted)
 
 
 def live_node(node_id: object) -> Node | None:
@@ -75,7 +90,47 @@ def reach(user: User, node_id: object, need: str = VIEWER, kind: str | None = No
     return reached
 
 
+@contextmanager
+def changing(user: User, node_id: object, kind: str | None = None, need: str = EDITOR,
+             refusal: str = "", *scopes: str) -> Iterator[Reached]:
+    """The write transaction of a change to the node `node_id`, in its owner's write scope (and
+    `scopes`): the node and the caller's role, read again inside it (a grant taken back
+    meanwhile counts). A node never changes owner, so the scope learnt before is the right one."""
+    owner_id = reach(user, node_id, need, kind, refusal).node.owner_id
+    with write_transaction(owner_scope(owner_id), *scopes):
+        yield reach(user, node_id, need, kind, refusal)
+
+
 def _refusal(role: str, need: str) -> str:
     if need == OWNER:
         return "Only its owner may do this; it is shared with you."
     return "It is shared with you to read; changing it needs the editor role."
+
+
+MAX_SHARERS = 50  # owners whose shared documents one search looks through (api.md §21)
+
+
+def sharers(user: User) -> list[str]:
+    """The owners of what is shared with the user (not the user), at most MAX_SHARERS."""
+    return [owner for (owner,) in database.execute_sql(
+        f"SELECT DISTINCT n.owner_id FROM node_grant AS g JOIN node AS n ON n.id = g.node_id "
+        f"WHERE {TO_USER} AND n.owner_id <> ? ORDER BY n.owner_id LIMIT ?",
+        (user.id, user.id, user.id, MAX_SHARERS))]
+
+
+def shared_among(user: User, node_ids: list[str]) -> set[str]:
+    """Those of `node_ids` that a grant to the user covers (on them or on a folder above): one
+    walk up from all of them at once (UNION: it ends on a loop), bounded by their number and the
+    tree's depth."""
+    if not node_ids:
+        return set()
+    marks = ",".join("?" * len(node_ids))
+    return {start for (start,) in database.execute_sql(f"""
+        WITH RECURSIVE up(start, id) AS (
+            SELECT id, id FROM node WHERE id IN ({marks})
+            UNION
+            SELECT up.start, n.parent_id FROM node AS n JOIN up ON n.id = up.id
+            WHERE n.parent_id IS NOT NULL
+        )
+        SELECT DISTINCT up.start FROM up JOIN node_grant AS g ON g.node_id = up.id
+        WHERE {TO_USER}""", (*node_ids, user.id, user.id))}

@@ -52,10 +52,16 @@ class MetadataChange:
 def update_node(user: User, node_id: str, kind: str, attributes: dict[str, Any],
                 route_kind: str | None = None) -> Node:
     """PATCH of a node (dms.domain.tree.update_node): a document's metadata is checked here
-    first, then applied in the transaction that renames it, all or nothing."""
+    first, then applied in the transaction that renames it, all or nothing. The labels, fields
+    and serial numbers are the document owner's, also when an editor it is shared with changes
+    them (api.md §21)."""
     change = check(attributes) if kind == Node.DOCUMENT else MetadataChange()
     return tree.update_node(user, node_id, kind, attributes, route_kind,
-                            also=lambda node: apply(user, node, change))
+                            also=lambda node: apply(_owner(user, node), node, change))
+
+
+def _owner(user: User, node: Node) -> User:
+    return user if node.owner_id == user.id else User.get_by_id(node.owner_id)
 
 
 def check(attributes: dict[str, Any]) -> MetadataChange:

@@ -8,9 +8,9 @@ from typing import Any, cast
 
 from peewee import JOIN
 
-from dms.db import events, owner_scope, write_transaction
+from dms.db import events
 from dms.db.models import Node, Note, User, new_id, utcnow
-from dms.domain import tree
+from dms.domain.access.rule import VIEWER, changing, reach
 from dms.errors import Invalid, NotFound
 from dms.text import has_refused_characters
 
@@ -20,8 +20,8 @@ PREVIEW_CHARS = 80  # of a note, in its event: events name things, they do not c
 
 
 def notes_of(user: User, document_id: str) -> Any:
-    """The notes of one of the caller's live documents, newest first (a query to paginate)."""
-    tree.owned_node(user, document_id, Node.DOCUMENT)
+    """The notes of a live document the caller may read, newest first (a query to paginate)."""
+    reach(user, document_id, VIEWER, Node.DOCUMENT)
     return (Note.select(Note, User.username.alias("username"))
             .join(User, on=(User.id == Note.user), join_type=JOIN.LEFT_OUTER)
             .where(Note.document == document_id)
@@ -43,28 +43,29 @@ def check_note(value: object) -> str:
 
 def add_note(user: User, document_id: str, value: object) -> Note:
     text = check_note(value)
-    with write_transaction(owner_scope(user.id)):
-        document = tree.owned_node(user, document_id, Node.DOCUMENT)
+    with changing(user, document_id, Node.DOCUMENT) as reached:
+        document = reached.node
         if Note.select().where(Note.document == document.id).count() >= MAX_NOTES_PER_DOCUMENT:
             raise Invalid(f"A document has at most {MAX_NOTES_PER_DOCUMENT} notes; delete old "
                           "ones first.", "note")
         note_id = new_id()
         Note.insert(id=note_id, document=document.id, user=user.id, note=text,
                     created_at=utcnow()).execute()
-        events.record(user.id, document.id, events.METADATA_CHANGED, user.id,
+        events.record(document.owner_id, document.id, events.METADATA_CHANGED, user.id,
                       notes={"added": note_id, "text": text[:PREVIEW_CHARS]})
     return with_author(note_id)
 
 
 def delete_note(user: User, note_id: str) -> None:
-    """Any note on one of the caller's live documents."""
-    with write_transaction(owner_scope(user.id)):
-        note = Note.select(Note).join(Node, on=(Node.id == Note.document)).where(
-            Note.id == note_id, Node.owner == user.id, Node.trash_id.is_null()).first()
-        if note is None:
+    """Any note on a live document of the caller's, or shared with them as editor."""
+    note = Note.get_or_none(Note.id == note_id)
+    if note is None:
+        raise NotFound()
+    with changing(user, note.document_id, Node.DOCUMENT) as reached:
+        if Note.get_or_none(Note.id == note_id) is None:  # deleted meanwhile
             raise NotFound()
         Note.delete().where(Note.id == note.id).execute()
-        events.record(user.id, note.document_id, events.METADATA_CHANGED, user.id,
+        events.record(reached.node.owner_id, note.document_id, events.METADATA_CHANGED, user.id,
                       notes={"deleted": note.id, "text": note.note[:PREVIEW_CHARS]})
 
 

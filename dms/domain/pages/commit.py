@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING
 from dms.db import database, document_scope, events, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
 from dms.domain import trash, tree
+from dms.domain.access.rule import EDITOR, RANK, reach, role_of
 from dms.domain.documents import latest_version, searchable_name
 from dms.domain.pages.build import Built
-from dms.errors import Conflict
+from dms.errors import Conflict, Invalid
 from dms.files.filetypes import PDF
 from dms.processing import searchable
 
@@ -93,6 +94,7 @@ def commit(services: Services, user: User, operation: Operation,
     `then(new documents)` runs in that transaction after the rows are written (a split's run
     records its progress with them); what it raises undoes the whole operation."""
     store = services.store
+    owner_id = _owner_of(operation)
     items: list[NewVersion | NewDocument] = [*operation.versions, *operation.documents]
     stored: list[str] = []
     try:
@@ -109,7 +111,7 @@ def commit(services: Services, user: User, operation: Operation,
                                           item.built.covered)
         documents = [v.document.id for v in operation.versions] + \
             [e.document.id for e in operation.emptied + operation.kept]
-        with write_transaction(owner_scope(user.id), *map(document_scope, documents)):
+        with write_transaction(owner_scope(owner_id), *map(document_scope, documents)):
             removed = _write(services, user, operation)
             if then is not None:
                 then([d.node for d in operation.documents])  # type: ignore[misc]  # _write set them
@@ -133,13 +135,14 @@ def _write(services: Services, user: User, operation: Operation) -> trash.Remove
     for version in operation.versions:
         number = insert_version(version.document, version.version_id, version.built,
                                 version.description, version.searchable)
-        events.record(user.id, version.document.id, events.PAGES_CHANGED, user.id,
+        events.record(version.document.owner_id, version.document.id, events.PAGES_CHANGED,
+                      user.id,
                       version=number, description=version.description,
                       pages=version.built.page_count)
     folders: dict[str, Node] = {}
     for new in operation.documents:
         if new.folder_id not in folders:
-            folders[new.folder_id] = tree.owned_node(user, new.folder_id, Node.FOLDER)
+            folders[new.folder_id] = reach(user, new.folder_id, EDITOR, Node.FOLDER).node
         folder = folders[new.folder_id]
         new.node = tree.insert_node(user, Node.DOCUMENT, folder, new.title, lang=new.origin.lang,
                                     ocr=bool(new.origin.ocr), node_id=new.node_id)
@@ -152,22 +155,37 @@ def _write(services: Services, user: User, operation: Operation) -> trash.Remove
                             pages=new.built.page_count)
     stopped, gone = [], []
     for emptied in operation.emptied:
-        removed = trash.remove_in_transaction(services, user,
-                                              tree.owned_node(user, emptied.document.id))
+        removed = trash.remove_in_transaction(
+            services, user, reach(user, emptied.document.id, EDITOR).node)
         stopped += removed.stopped
         gone += removed.gone
     return trash.Removed(stopped, gone)
 
 
+def _owner_of(operation: Operation) -> str:
+    """The one owner of every document and folder the operation touches: pages never move from
+    one person's tree to another's (a folder shared with the caller is its owner's tree)."""
+    documents: list[Node] = [item.document for item in operation.versions] + \
+        [item.document for item in operation.emptied] + [item.document for item in operation.kept]
+    owners = {str(document.owner_id) for document in documents}
+    folder_ids = list({new.folder_id for new in operation.documents})
+    if folder_ids:
+        owners |= {str(owner) for (owner,) in database.execute_sql(
+            f"SELECT owner_id FROM node WHERE id IN ({','.join('?' * len(folder_ids))})",
+            folder_ids)}
+    if len(owners) != 1:
+        raise Invalid("Pages move only between documents and folders of one owner; a folder "
+                      "shared with you and your own are two owners'.")
+    return owners.pop()
+
+
 def _check_unchanged(user: User, document_id: str, based_on: str,
                      folder_id: str | None = None) -> None:
-    """Inside the transaction: the document is still the caller's, live, (in `folder_id`,) and
-    its latest version is still the one the pages were taken from."""
-    found = database.execute_sql(
-        "SELECT parent_id FROM node WHERE id = ? AND owner_id = ? AND trash_id IS NULL",
-        (document_id, user.id)).fetchone()
-    if found and folder_id is not None and found[0] != folder_id:
-        found = None
+    """Inside the transaction: the caller may still change the document, live, (in `folder_id`,)
+    and its latest version is still the one the pages were taken from."""
+    reached = role_of(user, document_id)
+    found = reached is not None and RANK[reached.role] >= RANK[EDITOR] and \
+        (folder_id is None or reached.node.parent_id == folder_id)
     latest = latest_version(document_id) if found else None
     if latest is None or latest.id != based_on:
         raise Conflict(CHANGED_MEANWHILE)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dms.db import database
 from dms.db.models import DocumentVersion, Node, Page, User
 from dms.domain import tree
+from dms.domain.access.rule import EDITOR, reach, role_of
 from dms.domain.documents import latest_version
 from dms.domain.pages.build import Builder, Placed, SourcePage
 from dms.domain.pages.commit import Emptied, NewDocument, NewVersion, Operation, commit
@@ -211,19 +212,24 @@ def _items(services: Services, value: object, keys: tuple[str, ...]) -> list[dic
 
 
 def _find(user: User, page_ids: list[str], field: str) -> list[SourcePage]:
-    """The caller's pages, in the order asked; 404 if any is unknown, foreign or in the trash,
-    400 if any is of an older version."""
+    """Pages of documents the caller may change, in the order asked; 404 if any is unknown,
+    foreign or in the trash, 403 if shared with them to read, 400 if any is of an older
+    version."""
     found: dict[str, SourcePage] = {}
     for start in range(0, len(page_ids), IDS_PER_QUERY):
         part = page_ids[start:start + IDS_PER_QUERY]
         query = (Page.select(Page, DocumentVersion, Node).join(DocumentVersion).join(Node)
-                 .where(Page.id.in_(part), Node.owner == user.id, Node.trash_id.is_null()))
+                 .where(Page.id.in_(part), Node.trash_id.is_null()))
         for page in query:
             version = page.version
             found[page.id] = SourcePage(page.id, page.number, page.text, page.method, version,
                                         version.document, page.barcodes)
-    if len(found) != len(page_ids):
+    roles = {document_id: role_of(user, document_id)
+             for document_id in {page.document.id for page in found.values()}}
+    if len(found) != len(page_ids) or None in roles.values():
         raise NotFound()
+    for document_id in roles:
+        reach(user, document_id, EDITOR)  # 403 for a viewer
     latest = _latest_ids({page.document.id for page in found.values()})
     if any(latest.get(page.document.id) != page.version.id for page in found.values()):
         raise Invalid(OLDER_VERSION, field)
@@ -271,7 +277,7 @@ def document_with_file(user: User, document_id: object,
     None: a folder is as unknown as any other id there), with its latest version."""
     if not isinstance(document_id, str) or not document_id:
         raise Invalid("A document id is required.", field, code="required")
-    document = tree.owned_node(user, document_id, Node.DOCUMENT if field is None else None)
+    document = reach(user, document_id, EDITOR, Node.DOCUMENT if field is None else None).node
     if not document.is_document:
         raise Invalid("That is a folder; a document is needed here.", field)
     version = latest_version(document.id)
@@ -283,7 +289,7 @@ def document_with_file(user: User, document_id: object,
 def _folder(user: User, folder_id: object) -> Node:
     if not isinstance(folder_id, str) or not folder_id:
         raise Invalid("A folder id is required.", "dst", code="required")
-    folder = tree.owned_node(user, folder_id)
+    folder = reach(user, folder_id, EDITOR).node
     if not folder.is_folder:
         raise Invalid("That is a document; the pages can only go into a folder.", "dst")
     return folder

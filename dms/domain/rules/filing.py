@@ -282,7 +282,7 @@ def apply_steps(owner_id: str, document_id: str, steps: list[Step], max_depth: i
 
 def _add_tags(owner: User, node_id: str, names: tuple[str, ...]) -> list[str]:
     """Put the named tags on the node (creating missing tags); the names it did not have."""
-    before = {tags.name_key(tag["name"]) for tag in tags.tags_of([node_id])[node_id]}
+    before = {tags.name_key(tag["name"]) for tag in tags.tags_of([node_id], owner.id)[node_id]}
     wanted = [name for name in names if tags.name_key(name) not in before]
     if not wanted:
         return []

@@ -103,7 +103,7 @@ def hit_documents(user: User, hits: list[Hit]) -> dict[str, Node]:
 def _hits(user: User, matched: list[tuple[str, tuple[str, str], Step]]) -> list[Hit]:
     """What the rule would change in each matched document (their tags and the rule's folder
     read once for all)."""
-    labels = tags.tags_of([document_id for document_id, _, _ in matched])
+    labels = tags.tags_of([document_id for document_id, _, _ in matched], user.id)
     folders = live_folders(user.id, {step.move_to for _, _, step in matched if step.move_to})
     hits = []
     for document_id, (parent_id, title), step in matched:

@@ -4,7 +4,8 @@ list, one document with its versions, uploads and downloads of its files."""
 from __future__ import annotations
 
 from dms.db.models import DocumentVersion, Node
-from dms.domain import documents, listings, trash, tree, uploads
+from dms.domain import documents, listings, trash, uploads
+from dms.domain.access.rule import reach
 from dms.domain.metadata import filters as metadata_filters
 from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
 from dms.web.endpoints import Context
@@ -37,12 +38,13 @@ def document_body(ctx: Context, document: Node) -> dict:
     """The full document: its node resource with `versions` (oldest first) in the attributes."""
     versions = documents.versions(document.id)
     pages = documents.page_ids([v.id for v in versions])
-    return single(document, versions=[version_resource(ctx, v, pages[v.id]) for v in versions])
+    return single(ctx.user, document,
+                  versions=[version_resource(ctx, v, pages[v.id]) for v in versions])
 
 
 @routes.get("/documents/", Operation(
-    "All the caller's documents", list_of(ref("Node")),
-    query=PAGE_QUERY + ("sort", "tags", "tags_op", *metadata_filters.PARAMETERS),
+    "All the documents the caller may read", list_of(ref("Node")),
+    query=PAGE_QUERY + ("sort", "tags", "tags_op", "owner", *metadata_filters.PARAMETERS),
     errors=(400,)))
 def list_documents(ctx: Context):
     return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.DOCUMENT, ctx.query.get("tags"),
@@ -52,7 +54,7 @@ def list_documents(ctx: Context):
 @routes.get("/documents/{document_id}/", Operation(
     "One document with versions", data_of(ref("Node"))))
 def get_document(ctx: Context, document_id: str):
-    return document_body(ctx, tree.owned_node(ctx.user, document_id, Node.DOCUMENT))
+    return document_body(ctx, reach(ctx.user, document_id, kind=Node.DOCUMENT).node)
 
 
 @routes.patch("/documents/{document_id}/", Operation(
@@ -99,7 +101,7 @@ def download_latest(ctx: Context, document_id: str):
 @routes.get("/document-versions/{version_id}/", Operation(
     "One version of a document", data_of(ref("VersionResource"))))
 def get_version(ctx: Context, version_id: str):
-    version = documents.owned_version(ctx.user, version_id)
+    version = documents.reached_version(ctx.user, version_id)
     page_ids = documents.page_ids([version.id])[version.id]
     return {"data": {"type": "document_versions", "id": version.id,
                      "attributes": version_resource(ctx, version, page_ids)}}
@@ -109,4 +111,4 @@ def get_version(ctx: Context, version_id: str):
     "One version's file (or its searchable PDF)", media=FILES, query=("searchable",),
     errors=(416,)))
 def download_version(ctx: Context, version_id: str):
-    return version_file(ctx, documents.owned_version(ctx.user, version_id), searchable_asked(ctx))
+    return version_file(ctx, documents.reached_version(ctx.user, version_id), searchable_asked(ctx))

@@ -3,8 +3,9 @@ objects. Uploads here land in the caller's .inbox as new documents."""
 
 from __future__ import annotations
 
-from dms.db.models import Node
-from dms.domain import listings, tags, tree, uploads
+from dms.db.models import Node, User
+from dms.domain import listings, tags, uploads
+from dms.domain.access.rule import reach
 from dms.web.endpoints import Context
 from dms.web.jsonapi import JSON, Reply, RouteTable, format_datetime
 from dms.web.openapi import Operation
@@ -30,8 +31,8 @@ def legacy_object(document: Node | listings.NodeRow, labels: list[dict]) -> dict
     }
 
 
-def legacy_objects(documents: list) -> list[dict]:
-    labels = tags.tags_of([document.id for document in documents])
+def legacy_objects(user: User, documents: list) -> list[dict]:
+    labels = tags.tags_of([document.id for document in documents], user.id)
     return [legacy_object(document, labels[document.id]) for document in documents]
 
 
@@ -40,19 +41,19 @@ def legacy_objects(documents: list) -> list[dict]:
     {"type": "array", "items": ref("LegacyDocument")}), strict_slash=True, **LEGACY)
 def list_documents_legacy(ctx: Context):
     listing = listings.of_kind(ctx.user, Node.DOCUMENT)
-    return legacy_objects(listing.fetch(0, listing.count()))
+    return legacy_objects(ctx.user, listing.fetch(0, listing.count()))
 
 
 @routes.get("/document/{document_id}", Operation(
     "Legacy: one document", ref("LegacyDocument")), **LEGACY)
 def get_document_legacy(ctx: Context, document_id: str):
-    return legacy_objects([tree.owned_node(ctx.user, document_id, Node.DOCUMENT)])[0]
+    return legacy_objects(ctx.user, [reach(ctx.user, document_id, kind=Node.DOCUMENT).node])[0]
 
 
 def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
     document = uploads.upload_to_inbox(ctx.services, ctx.user, ctx.environ["wsgi.input"],
                                          ctx.content_length(), file_name)
-    return Reply(legacy_objects([document])[0], status=201)
+    return Reply(legacy_objects(ctx.user, [document])[0], status=201)
 
 
 @routes.put("/document/upload/", Operation(

@@ -1,15 +1,20 @@
 """Nodes and folders (api.md, "Folders and documents"): list, create, rename, move, delete.
 
-Another user's node answers exactly like an unknown id, for every route, admins included."""
+Another user's node answers exactly like an unknown id, for every route, admins included, unless
+it is shared with the caller (api.md §21): then each node shows the caller's role on it
+(`access`), its `owner`, and a breadcrumb from the caller's .shared folder
+(dms.domain.access.sight)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import bottle
 
-from dms.db.models import Node
+from dms.db.models import Node, User
 from dms.domain import archives, documents, listings, tags, trash, tree
+from dms.domain.access.sight import SHARED, Shown, Sight
 from dms.domain.mailaccounts import mail_of
 from dms.domain.metadata import document as metadata
 from dms.domain.metadata import filters as metadata_filters
@@ -42,13 +47,14 @@ TYPE_OF_KIND = {Node.FOLDER: "folders", Node.DOCUMENT: "documents"}
 KIND_OF_TYPE = {resource_type: kind for kind, resource_type in TYPE_OF_KIND.items()}
 
 
-def node_resource(node: Node | listings.NodeRow, breadcrumb: list[list[str]], labels: list[dict],
+def node_resource(node: Node | listings.NodeRow, shown: Shown, labels: list[dict],
                   mail: dict | None = None, about: dict | None = None,
                   **extra_attributes) -> dict:
     """A folder or document as JSON:API resource: type, id, attributes, relationships only.
-    `mail`: the message a document came by (None: it did not come by mail); `about`: a
-    document's metadata attributes (dms.domain.metadata.document.about)."""
-    attributes = {"title": node.title}
+    `shown`: the caller's role, the owner, the breadcrumb and parent they see; `mail`: the
+    message a document came by (None: it did not come by mail); `about`: a document's metadata
+    attributes (dms.domain.metadata.document.about)."""
+    attributes: dict[str, Any] = {"title": node.title}
     if node.is_document:
         attributes.update(lang=node.lang, ocr=bool(node.ocr), ocr_status=node.ocr_status,
                           ocr_error=node.ocr_error, file_name=node.file_name, size=node.size,
@@ -56,44 +62,50 @@ def node_resource(node: Node | listings.NodeRow, breadcrumb: list[list[str]], la
         attributes.update(about or {})
     attributes.update(created_at=format_datetime(node.created_at),
                       updated_at=format_datetime(node.updated_at),
-                      breadcrumb=breadcrumb, tags=labels, **extra_attributes)
-    parent = {"type": "folders", "id": node.parent_id} if node.parent_id else None
+                      breadcrumb=shown.breadcrumb, tags=labels, access=shown.access,
+                      owner=shown.owner, **extra_attributes)
+    parent = {"type": "folders", "id": shown.parent_id} if shown.parent_id else None
     return {"type": TYPE_OF_KIND[node.kind], "id": node.id, "attributes": attributes,
             "relationships": {"parent": {"data": parent}}}
 
 
-def resources(nodes: list[Node | listings.NodeRow]) -> list[dict]:
-    """Several nodes with their breadcrumbs and tags, each looked up in one query."""
+def resources(user: User, nodes: Sequence[Node | listings.NodeRow],
+              crumbs: dict[str, list[list[str]]] | None = None) -> list[dict]:
+    """Several nodes with their breadcrumbs (`crumbs` if known) and the caller's tags, each
+    looked up in one query."""
     ids = [node.id for node in nodes]
-    crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
+    crumbs = crumbs if crumbs is not None else tree.breadcrumbs(ids)
+    labels, mail = tags.tags_of(ids, user.id), mail_of(ids)
     about = metadata.about(_documents(nodes))
-    return [node_resource(node, crumbs[node.id], labels[node.id], mail.get(node.id),
-                          about.get(node.id)) for node in nodes]
+    sight = Sight(user)
+    sight.owners({node.owner_id for node in nodes})
+    return [node_resource(node, sight.shown(node.id, node.owner_id, node.parent_id,
+                                            crumbs.get(node.id) or [[node.title, node.id]]),
+                          labels[node.id], mail.get(node.id), about.get(node.id))
+            for node in nodes]
 
 
 def _documents(nodes: Sequence[Node | listings.NodeRow]) -> list[str]:
     return [node.id for node in nodes if node.is_document]
 
 
-def children_resources(folder: Node, nodes: list[listings.NodeRow]) -> list[dict]:
-    """Siblings share their path: the folder's breadcrumb plus their own title and id."""
+def children_resources(user: User, folder: Node, nodes: list[listings.NodeRow]) -> list[dict]:
+    """Siblings share their path: the folder's breadcrumb plus their own title and id (the
+    roots in .shared: their own, each from wherever it is)."""
+    if folder.special == SHARED:
+        return resources(user, nodes)
     path = tree.breadcrumbs([folder.id])[folder.id]
-    ids = [node.id for node in nodes]
-    labels, mail, about = tags.tags_of(ids), mail_of(ids), metadata.about(_documents(nodes))
-    return [node_resource(node, path + [[node.title, node.id]], labels[node.id], mail.get(node.id),
-                          about.get(node.id)) for node in nodes]
+    return resources(user, nodes, {node.id: [*path, [node.title, node.id]] for node in nodes})
 
 
-def single(node: Node, **extra_attributes) -> dict:
-    return {"data": node_resource(node, tree.breadcrumbs([node.id])[node.id],
-                                  tags.tags_of([node.id])[node.id],
-                                  mail_of([node.id]).get(node.id),
-                                  metadata.about(_documents([node])).get(node.id),
-                                  **extra_attributes)}
+def single(user: User, node: Node, **extra_attributes) -> dict:
+    resource = resources(user, [node])[0]
+    resource["attributes"].update(extra_attributes)
+    return {"data": resource}
 
 
 def paginated_nodes(ctx: Context, listing: listings.NodeListing) -> dict:
-    return ctx.paginate(listing, resources)
+    return ctx.paginate(listing, lambda rows: resources(ctx.user, rows))
 
 
 def parent_reference(data: dict) -> tuple[object, str]:
@@ -142,7 +154,7 @@ def list_top_level(ctx: Context):
     "Create a folder or a document", data_of(ref("Node")), 201, request=ref("NodeInput"),
     errors=(409,)))
 def create_node(ctx: Context):
-    return created(single(create(ctx, ("folders", "documents"))))
+    return created(single(ctx.user, create(ctx, ("folders", "documents"))))
 
 
 @routes.post("/nodes/move/", Operation(
@@ -168,7 +180,7 @@ def move_nodes(ctx: Context):
                        "`target_parent` must be an object with the target folder's `id`.",
                        "/target_parent")
     moved = tree.move_nodes(ctx.user, node_ids, target_id, ctx.config.max_tree_depth)
-    return {"data": resources(moved)}
+    return {"data": resources(ctx.user, moved)}
 
 
 @routes.get("/nodes/download/", Operation(
@@ -188,7 +200,7 @@ def download_nodes(ctx: Context):
     password = ctx.query.get("password") or None
     if password and archive_type != "zip":
         raise invalid("A password can only protect a zip archive (archive_type=zip).")
-    nodes = tree.owned_nodes(ctx.user, node_ids)
+    nodes = tree.reached_nodes(ctx.user, node_ids)
     if len(nodes) == 1 and nodes[0].is_document and not password:
         return version_file(ctx, documents.latest_file(ctx.user, nodes[0].id),
                             searchable_asked(ctx))
@@ -236,19 +248,20 @@ def inbox_count(ctx: Context):
 
 @routes.get("/nodes/{node_id}/", Operation(
     "A folder's children", list_of(ref("Node")),
-    query=PAGE_QUERY + ("sort", "tags", "tags_op", *metadata_filters.PARAMETERS), errors=(400,)))
+    query=PAGE_QUERY + ("sort", "tags", "tags_op", "owner", *metadata_filters.PARAMETERS),
+    errors=(400,)))
 def list_children(ctx: Context, node_id: str):
     folder, children = listings.listing(ctx.user, node_id, ctx.query.get("sort"),
                                         ctx.query.get("tags"), ctx.query.get("tags_op"),
                                         ctx.query)
-    return ctx.paginate(children, lambda rows: children_resources(folder, rows))
+    return ctx.paginate(children, lambda rows: children_resources(ctx.user, folder, rows))
 
 
 @routes.patch("/nodes/{node_id}/", Operation(
     "Rename a node; a document's lang and ocr", data_of(ref("Node")), request=ref("NodeUpdate"),
     errors=(403, 409)))
 def update_node(ctx: Context, node_id: str):
-    return single(update(ctx, node_id))
+    return single(ctx.user, update(ctx, node_id))
 
 
 @routes.delete("/nodes/{node_id}/", Operation(
@@ -259,26 +272,27 @@ def delete_node(ctx: Context, node_id: str):
 
 
 @routes.get("/folders/", Operation(
-    "All the caller's folders", list_of(ref("Node")), query=PAGE_QUERY))
+    "All the folders the caller may read", list_of(ref("Node")), query=PAGE_QUERY + ("owner",)))
 def list_folders(ctx: Context):
-    return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.FOLDER))
+    return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.FOLDER,
+                                                 about={"owner": ctx.query.get("owner", "")}))
 
 
 @routes.post("/folders/", Operation(
     "Create a folder", data_of(ref("Node")), 201, request=ref("NodeInput"), errors=(409,)))
 def create_folder(ctx: Context):
-    return created(single(create(ctx, ("folders",))))
+    return created(single(ctx.user, create(ctx, ("folders",))))
 
 
 @routes.get("/folders/{folder_id}/", Operation("One folder", data_of(ref("Node"))))
 def get_folder(ctx: Context, folder_id: str):
-    return single(tree.owned_node(ctx.user, folder_id, Node.FOLDER))
+    return single(ctx.user, listings.folder_of(ctx.user, folder_id))
 
 
 @routes.patch("/folders/{folder_id}/", Operation(
     "Rename a folder", data_of(ref("Node")), request=ref("NodeUpdate"), errors=(403, 409)))
 def update_folder(ctx: Context, folder_id: str):
-    return single(update(ctx, folder_id, route_kind=Node.FOLDER))
+    return single(ctx.user, update(ctx, folder_id, route_kind=Node.FOLDER))
 
 
 @routes.delete("/folders/{folder_id}/", Operation(

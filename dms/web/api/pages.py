@@ -6,7 +6,8 @@ from __future__ import annotations
 import bottle
 
 from dms.db.models import Node
-from dms.domain import documents, previews, tree
+from dms.domain import documents, previews
+from dms.domain.access.rule import reach
 from dms.processing.languages import accepted_languages
 from dms.web.endpoints import Context
 from dms.web.jsonapi import JSON, VND, RouteTable
@@ -25,7 +26,7 @@ def wants(ctx: Context, media: str) -> bool:
     "A page as JSON:API, text or JPEG preview (by Accept)",
     media={VND: ref("Page"), "text/plain": STRING, "image/jpeg": BINARY}))
 def get_page(ctx: Context, page_id: str):
-    page, version = documents.owned_page(ctx.user, page_id)
+    page, version = documents.reached_page(ctx.user, page_id)
     if wants(ctx, "image/jpeg"):
         path = previews.preview(ctx.services, page, version)
         return bottle.static_file(path.name, root=str(path.parent), mimetype="image/jpeg")
@@ -44,7 +45,7 @@ def get_page(ctx: Context, page_id: str):
 @routes.get("/documents/{document_id}/ocr-text", Operation(
     "A document's text", obj({"text": STRING})), media_type=JSON)
 def ocr_text(ctx: Context, document_id: str):
-    document = tree.owned_node(ctx.user, document_id, Node.DOCUMENT)
+    document = reach(ctx.user, document_id, kind=Node.DOCUMENT).node
     return {"text": documents.latest_text(document.id)}
 
 

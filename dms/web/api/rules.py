@@ -4,12 +4,9 @@ rule over them in the background, and those runs followed."""
 from __future__ import annotations
 
 from dms.db.models import Rule, RuleRun, User
-from dms.domain import tags, tree
-from dms.domain.mailaccounts import mail_of
-from dms.domain.metadata import document as metadata
 from dms.domain.rules import preview, runs, store
 from dms.domain.rules.checks import spec_of
-from dms.web.api.nodes import node_resource
+from dms.web.api.nodes import resources
 from dms.web.endpoints import Context
 from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
 from dms.web.openapi import Operation
@@ -90,16 +87,15 @@ class HitListing:
 def hit_resources(user: User, hits: list[preview.Hit]) -> list[dict]:
     """Each matched document as a node resource, with `rule_match`: the field, the matched text
     and what the rule would change."""
-    ids = [hit.document_id for hit in hits]
     nodes = preview.hit_documents(user, hits)
-    crumbs, labels, mail = tree.breadcrumbs(ids), tags.tags_of(ids), mail_of(ids)
-    about = metadata.about(ids)
-    return [node_resource(nodes[hit.document_id], crumbs[hit.document_id],
-                          labels[hit.document_id], mail.get(hit.document_id),
-                          about.get(hit.document_id),
-                          rule_match={"field": hit.field, "text": hit.text,
-                                      "changes": hit.changes})
-            for hit in hits if hit.document_id in nodes]
+    found = [nodes[hit.document_id] for hit in hits if hit.document_id in nodes]
+    matched = {hit.document_id: hit for hit in hits}
+    listed = resources(user, found)
+    for resource in listed:
+        hit = matched[resource["id"]]
+        resource["attributes"]["rule_match"] = {"field": hit.field, "text": hit.text,
+                                                "changes": hit.changes}
+    return listed
 
 
 @routes.get("/rules/{rule_id}/matches/", Operation(

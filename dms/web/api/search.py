@@ -14,7 +14,8 @@ routes = RouteTable()
 
 @routes.get("/search/", Operation(
     "Search titles and text", {"type": "array", "items": ref("SearchResult")},
-    query=("q", "limit", "tags", "tags_op", *metadata_filters.PARAMETERS), errors=(400, 503)),
+    query=("q", "limit", "tags", "tags_op", "owner", *metadata_filters.PARAMETERS),
+    errors=(400, 503)),
     media_type=JSON)
 def search_nodes(ctx: Context):
     return search.query(ctx.services.search, ctx.user, ctx.query.get("q"),

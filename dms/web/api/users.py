@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dms.db.models import User
 from dms.domain import accounts
+from dms.domain.access.sight import shared_folder_id
 from dms.web.endpoints import ATTRIBUTES, Context
 from dms.web.jsonapi import (
     JSON,
@@ -39,6 +40,7 @@ def user_resource(user: User, folders: dict[str, str]) -> dict:
         "relationships": {
             "inbox_folder": {"data": {"type": "folders", "id": folders["inbox"]}},
             "home_folder": {"data": {"type": "folders", "id": folders["home"]}},
+            "shared_folder": {"data": {"type": "folders", "id": shared_folder_id(user.id)}},
         },
     }
 

@@ -25,7 +25,7 @@ SCHEMAS = {
                                "attributes": obj({"name": NAME, "members": MEMBERS})},
                               ["type"])),
     "Grant": GRANT,
-    "GrantInput": obj({"user": UUID, "group": UUID, "role": ROLE}, ["role"]),
+    "GrantInput": obj({"user": UUID, "username": STRING, "group": UUID, "role": ROLE}, ["role"]),
     "Access": obj({"type": {"const": "access"}, "id": UUID, "attributes": obj({
         "owner": obj({"id": UUID, "username": STRING}),
         "grants": {"type": "array", "items": GRANT}}, extra=False)},

@@ -23,8 +23,10 @@ FOLDER_REF = obj({"data": {"oneOf": [obj({"type": {"const": "folders"}, "id": UU
 BREADCRUMB = {"type": "array", "items": {"type": "array", "items": STRING}}
 NODE_TAG = obj({"name": STRING, "bg_color": STRING, "fg_color": STRING},
                ["name", "bg_color", "fg_color"])
+ACCESS = {"enum": ["owner", "editor", "viewer"]}  # the caller's role (api.md §21)
 NODE_ATTRIBUTES = {
     "title": STRING, "created_at": DATETIME, "updated_at": DATETIME, "breadcrumb": BREADCRUMB,
+    "access": ACCESS, "owner": STRING,
     "tags": {"type": "array", "items": NODE_TAG}, "lang": STRING, "ocr": BOOLEAN,
     "ocr_status": {"enum": list(OcrStatus.ALL)},
     "ocr_error": NULLABLE_STRING, "file_name": NULLABLE_STRING, "size": INTEGER,
@@ -65,7 +67,8 @@ SCHEMAS = {
         "attributes": obj({"username": STRING, "first_name": STRING, "last_name": STRING,
                            "email": STRING, "is_active": BOOLEAN, "is_staff": BOOLEAN,
                            "is_superuser": BOOLEAN, "date_joined": DATETIME}),
-        "relationships": obj({"inbox_folder": FOLDER_REF, "home_folder": FOLDER_REF})},
+        "relationships": obj({"inbox_folder": FOLDER_REF, "home_folder": FOLDER_REF,
+                              "shared_folder": FOLDER_REF})},
         ["type", "id", "attributes", "relationships"], extra=False),
     "UserInput": data_of(obj({"type": {"const": "users"}, "id": UUID, "attributes": obj({
         "username": STRING, "first_name": STRING, "last_name": STRING, "email": STRING,
@@ -138,7 +141,7 @@ SCHEMAS = {
                          "breadcrumb": {"type": "array", "items": STRING},
                          "tags": {"type": "array", "items": STRING},
                          "highlight": NULLABLE_STRING, "text": {"type": "null"},
-                         "user_id": {"type": "null"}}),
+                         "user_id": {"type": "null"}, "owner": STRING, "access": ACCESS}),
 }
 
 # The larger answers, named for the routes' Operations (dms/web/api/).
