@@ -5,6 +5,9 @@ The requests the targets compare with our own stack's floor (`/users/me/`, a fol
 children) are timed alternately with a bare waitress app (bench/floor.py) on its own keep-alive
 connection, and printed as ratios to its median. The big folder's documents all carry the tag
 `paid`, every third also `2024`: a tag-filtered page of it is timed beside the unfiltered one.
+The big folder is shared with a second user, bob, as a viewer (api.md §21): his page of it is
+timed alternately with the owner's same page (the target: within 1.3× of it), with his
+"Shared with me" and his list of all documents (the 10,000 shared with him).
 
     .venv/bin/python -m bench.tree [--nodes 100000]
 """
@@ -12,11 +15,20 @@ connection, and printed as ratios to its median. The big folder's documents all 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from pathlib import Path
 
-from bench.common import ADMIN_PASSWORD, FloorProcess, ServerProcess, machine, timed, timed_beside
+from bench.common import (
+    ADMIN_PASSWORD,
+    FloorProcess,
+    KeepAlive,
+    ServerProcess,
+    machine,
+    timed,
+    timed_beside,
+)
 from dms.db import database, open_database
 from dms.db.models import Node, new_id, utcnow
 from dms.db.schema import migrate_schema
@@ -73,9 +85,13 @@ def build_tree(data_dir: Path, total: int) -> dict[str, str]:
         for start in range(0, len(rows), 500):
             Node.insert_many(rows[start:start + 500]).execute()
         tag_big_folder(user.id, [row["id"] for row in rows if row["parent"] == big], now)
+    bob = accounts.create_user("bob", ADMIN_PASSWORD)
+    database.execute_sql("INSERT INTO node_grant (id, node_id, user_id, role, granted_by, "
+                         "created_at) VALUES (?, ?, ?, 'viewer', ?, ?)",
+                         (new_id(), big, bob.id, user.id, now.strftime("%Y-%m-%d %H:%M:%S.%f")))
     database.close()
     return {"big": big, "small": small, "deep": deep, "mover": mover, "home": home.id,
-            "inbox": inbox.id, "nodes": str(len(rows) + 2), "user": user.id}
+            "inbox": inbox.id, "nodes": str(len(rows) + 2), "user": user.id, "bob": bob.id}
 
 
 def tag_big_folder(owner_id: str, document_ids: list[str], now) -> None:
@@ -110,6 +126,9 @@ def main() -> None:
         try:
             server.login()
             http, bare = server.connection(), floor.connection()
+            bobs = KeepAlive(server.port, server.login("bob"))
+            shared_id = json.loads(bobs.get("/api/users/me/"))["data"]["relationships"][
+                "shared_folder"]["data"]["id"]
 
             def floor_call():
                 bare.get("/api/users/me/")
@@ -138,6 +157,17 @@ def main() -> None:
                                            f"&page[number]={next(counter) % 33 + 1}")),
                 "same, only tags=paid (all 10,000 match)":
                     timed(lambda: http.get(f"/api/nodes/{ids['big']}/?page[size]=100&tags=paid"
+                                           f"&page[number]={next(counter) % pages + 1}")),
+                "bob: page of 100 from the 10,000-children folder shared with him (x the "
+                "owner's same page)": timed_beside(
+                    lambda: bobs.get(f"/api/nodes/{ids['big']}/?page[size]=100"
+                                     f"&page[number]={next(counter) % pages + 1}"),
+                    lambda: http.get(f"/api/nodes/{ids['big']}/?page[size]=100"
+                                     f"&page[number]={next(counter) % pages + 1}")),
+                "bob: his Shared with me (one folder)":
+                    timed(lambda: bobs.get(f"/api/nodes/{shared_id}/")),
+                "bob: all his documents, page of 100 (10,000 shared with him)":
+                    timed(lambda: bobs.get(f"/api/documents/?page[size]=100"
                                            f"&page[number]={next(counter) % pages + 1}")),
                 "breadcrumb 20 levels deep (GET /api/folders/{id}/)":
                     timed(lambda: http.get(f"/api/folders/{ids['deep']}/")),
