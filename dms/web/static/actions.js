@@ -1,6 +1,5 @@
-// What a person does to nodes, from any view: make a folder, rename, move, delete (to the trash).
-// Each asks what it needs in a dialog, calls the API, says what happened, and resolves true when
-// something changed (the caller then reads its view again).
+// What a person does to nodes from any view: each asks in a dialog, calls the API, says what
+// happened, and resolves true when something changed (the caller then reads its view again).
 
 import { api, id as encoded, JSON_MEDIA } from "./api.js";
 import { confirmDialog, folderDialog, promptDialog } from "./dialogs.js";

@@ -1,8 +1,7 @@
 // @ts-check
 // The public REST API of this origin, as the page uses it: JSON calls with the session's token,
-// lists of every page, binary answers (previews, downloads) and uploads with progress.
-// Nothing here knows a view. A 401 on a call made with a token ends the session through the
-// handler app.js registers (the page then shows the login form).
+// lists, binary answers and uploads with progress. Nothing here knows a view. A 401 on a call made
+// with a token ends the session through the handler app.js registers.
 
 const TOKEN_KEY = "dms.token";
 export const JSON_MEDIA = "application/json";
@@ -53,20 +52,19 @@ export class ApiError extends Error {
 
 const UNREACHABLE = "Could not reach the server. Check the connection and try again.";
 
-/** Turns a non-2xx answer into an ApiError with the envelope's sentence (api.md, "Errors"). */
-async function failure(response) {
-  const payload = await response.json().catch(() => null);
+/** A refusal as an ApiError with the envelope's sentence (api.md, "Errors"); `retryAfter`: the
+ *  header's text, or null. */
+function refusal(status, payload, retryAfter = null) {
   const first = payload?.errors?.[0];
-  const detail = first?.detail || `The server answered ${response.status} ${response.statusText}`.trim() + ".";
+  const detail = first?.detail || `The server answered ${status}.`;
   // A revoked or expired session token: forget it and ask for a new login.
-  if (response.status === 401 && token) {
+  if (status === 401 && token) {
     forgetToken();
     onUnauthorized(`Your session has ended: ${detail} Please log in again.`);
     return new ApiError(`Your session has ended: ${detail} Please log in again.`, 401);
   }
-  const retryAfter = Number.parseInt(response.headers.get("Retry-After") ?? "", 10);
-  return new ApiError(detail, response.status, first?.source?.pointer ?? null,
-    Number.isFinite(retryAfter) ? retryAfter : null);
+  const seconds = Number.parseInt(retryAfter ?? "", 10);
+  return new ApiError(detail, status, first?.source?.pointer ?? null, Number.isFinite(seconds) ? seconds : null);
 }
 
 /**
@@ -90,7 +88,7 @@ async function send(method, path, { body, media = VND_MEDIA, accept, signal } = 
     if (error.name === "AbortError") throw error;
     throw new ApiError(UNREACHABLE, 0);
   }
-  if (!response.ok) throw await failure(response);
+  if (!response.ok) throw refusal(response.status, await response.json().catch(() => null), response.headers.get("Retry-After"));
   return response;
 }
 
@@ -173,12 +171,7 @@ export function uploadFile(documentId, file, onProgress) {
         resolve(payload.data);
         return;
       }
-      const detail = payload?.errors?.[0]?.detail || `The server answered ${request.status}.`;
-      if (request.status === 401 && token) {
-        forgetToken();
-        onUnauthorized(`Your session has ended: ${detail} Please log in again.`);
-      }
-      reject(new ApiError(detail, request.status));
+      reject(refusal(request.status, payload));
     });
     request.addEventListener("error", () => reject(new ApiError(UNREACHABLE, 0)));
     request.send(file);

@@ -1,14 +1,12 @@
-// dms web page: the shell. Log in and out, the address (#/folder/<id>, #/doc/<id>,
-// #/search?q=…, #/trash, #/settings/<section>) and the view it names, the search box, the side
-// bar's tree, messages, keys. Plain ES modules, no framework, no build step; it talks only to
-// the public REST API of this origin (api.js), and the CSP forbids inline code, so every listener
-// is attached from here or from the views' modules (one module per view: view-*.js, settings-*.js).
+// dms web page: the shell. Log in and out, the address (#/folder/<id>, #/doc/<id>, #/search?q=…,
+// #/trash, #/settings/<section>) and the view it names, the search box, the side bar's tree,
+// messages, keys. The CSP forbids inline code: every listener is attached from a module.
 
 import { api, forgetToken, hasToken, JSON_MEDIA, setToken, whenUnauthorized } from "./api.js";
 import { moveNodes } from "./actions.js";
 import { setUp as setUpDragAndDrop } from "./dnd.js";
 import { nudge, setLive, stopAll } from "./docstatus.js";
-import { $, clearMessages, focusHeading, showError, showStatus } from "./dom.js";
+import { $, busy, clearMessages, focusHeading, showError, showStatus } from "./dom.js";
 import * as events from "./events.js";
 import { setUp as setUpKeys, showHelp } from "./keys.js";
 import { chosenFilters } from "./metadata.js";
@@ -29,7 +27,7 @@ const LIVE_SETTLE_MS = 400;
 const TREE_EVENTS = new Set(["node.created", "node.moved", "node.deleted", "node.restored", "node.renamed"]);
 
 const state = {
-  me: null, view: null, viewName: null, navigation: 0, keepMessages: false, focusNext: true, focusKeys: [],
+  me: null, view: null, navigation: 0, keepMessages: false, focusNext: true, focusKeys: [],
   events: [], eventsTimer: null,
 };
 
@@ -46,6 +44,8 @@ const inboxId = () => state.me.relationships.inbox_folder.data.id;
 
 /** What the views may ask of the shell. */
 const ctx = {
+  /** The caller's user resource. */
+  me: () => state.me,
   /** Opens an address; `replace` keeps the history entry, `focus: false` leaves the focus (or
    *  gives it to the control with one of `focusKeys` as data-focus, as refresh() does). */
   navigate(hash, { replace = false, focus = true, focusKeys = [] } = {}) {
@@ -105,7 +105,6 @@ async function route() {
     }
     state.view?.dispose?.();
     state.view = view;
-    state.viewName = name;
     $("view").replaceChildren(view.node);
     document.title = `${view.title} · dms`;
     tree.setCurrent(view.folderId ?? null, view.breadcrumb ?? []);
@@ -175,18 +174,15 @@ async function onLogin(event) {
   clearMessages();
   const form = event.currentTarget;
   const credentials = { username: form.username.value, password: form.password.value };
-  const buttons = form.querySelectorAll("button");
-  buttons.forEach((button) => { button.disabled = true; });
   try {
-    const result = await api("POST", "/auth/login/", credentials, { media: JSON_MEDIA });
-    setToken(result.token);
-    form.reset();
-    await enter();
+    await busy(form, async () => {
+      setToken((await api("POST", "/auth/login/", credentials, { media: JSON_MEDIA })).token);
+      form.reset();
+      await enter();
+    });
   } catch (error) {
     showError(error.message);
     if (!hasToken()) form.password.select();
-  } finally {
-    buttons.forEach((button) => { button.disabled = false; });
   }
 }
 
@@ -264,15 +260,8 @@ function setUpSearch() {
 function bind() {
   whenUnauthorized((message) => endSession(message, true));
   $("login-form").addEventListener("submit", onLogin);
-  setUpMenu({
-    tokens: () => ctx.navigate("#/settings/tokens"),
-    profile: () => ctx.navigate("#/settings/profile"),
-    mail: () => ctx.navigate("#/settings/mail"),
-    rules: () => ctx.navigate("#/settings/rules"),
-    webhooks: () => ctx.navigate("#/settings/webhooks"),
-    help: showHelp,
-    logout,
-  });
+  const sections = ["tokens", "profile", "mail", "rules", "webhooks"];
+  setUpMenu({ ...Object.fromEntries(sections.map((name) => [name, () => ctx.navigate(`#/settings/${name}`)])), help: showHelp, logout });
   $("help-button").addEventListener("click", showHelp);
   setUpSearch();
   setUpLive();

@@ -1,10 +1,9 @@
 // Modal dialogs (<dialog> with showModal: the browser traps focus, Escape cancels): a
-// confirmation, a one-field prompt, the folder picker that moves nodes (and extracts pages), and
-// the keyboard help; modal() builds others (doc-pickers.js). Each is built when asked and removed
-// when closed; focus goes back where it was.
+// confirmation, a one-field prompt, the folder picker and the keyboard help; modal() builds
+// others. Each is built when asked and removed when closed; focus goes back where it was.
 
 import { listAll } from "./api.js";
-import { el, folderPath } from "./dom.js";
+import { button, el, field, folderPath } from "./dom.js";
 
 let counter = 0;
 
@@ -39,14 +38,15 @@ export function modal(title, build, cancelled = null) {
 }
 
 export const actions = (...buttons) => el("div", { class: "actions actions-end" }, ...buttons);
+/** A dialog form's Cancel (which closes it with null) and its submit button, `ok`. */
+export const formActions = (close, ok) => actions(button("Cancel", () => close(null)),
+  el("button", { type: "submit", class: "button button-primary" }, ok));
 
 /** Resolves true only for the confirming button; Cancel has the focus (the safe choice). */
 export function confirmDialog({ title, text, ok = "OK", danger = false }) {
   return modal(title, (dialog, close) => {
-    const cancel = el("button", { type: "button", class: "button", autofocus: true, onclick: () => close(false) }, "Cancel");
-    dialog.append(el("p", {}, text), actions(cancel,
-      el("button", { type: "button", class: `button ${danger ? "button-danger" : "button-primary"}`,
-        onclick: () => close(true) }, ok)));
+    dialog.append(el("p", {}, text), actions(button("Cancel", () => close(false), "", { autofocus: true }),
+      button(ok, () => close(true), danger ? "button-danger" : "button-primary")));
   }, false);
 }
 
@@ -56,10 +56,7 @@ export function promptDialog({ title, label, value = "", ok = "Save", hint = nul
     const input = el("input", { type: "text", id: `prompt-${counter}`, value, autocomplete: "off",
       required: true, maxlength: "200", "aria-describedby": hint ? `prompt-hint-${counter}` : null });
     const form = el("form", { novalidate: true },
-      el("div", { class: "field" }, el("label", { for: input.id }, label), input,
-        hint ? el("small", { class: "hint", id: `prompt-hint-${counter}` }, hint) : null),
-      actions(el("button", { type: "button", class: "button", onclick: () => close(null) }, "Cancel"),
-        el("button", { type: "submit", class: "button button-primary" }, ok)));
+      field(label, input, hint ? el("small", { class: "hint", id: `prompt-hint-${counter}` }, hint) : null), formActions(close, ok));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       if (input.value.trim()) close(input.value.trim());
@@ -81,10 +78,8 @@ export function folderDialog({ title, ok = "Move here", exclude = new Set(), sel
       el("p", { class: "muted" }, "Loading folders…"));
     const note = el("p", { class: "hint", hidden: true });
     const form = el("form", { novalidate: true },
-      el("div", { class: "field" }, el("label", { for: filter.id }, "Filter folders"), filter),
-      list, note, fields,
-      actions(el("button", { type: "button", class: "button", onclick: () => close(null) }, "Cancel"),
-        el("button", { type: "submit", class: "button button-primary" }, ok)));
+      field("Filter folders", filter),
+      list, note, fields, formActions(close, ok));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const chosen = list.querySelector("input:checked");
@@ -132,6 +127,6 @@ export function helpDialog(shortcuts) {
         el("tbody", {}, shortcuts.map(([keys, what]) => el("tr", {},
           el("td", {}, keys.map((key) => el("kbd", {}, key))), el("td", {}, what))))),
       el("p", { class: "hint" }, "Keys work when no text field has the focus. Escape closes a dialog; Tab and Shift+Tab reach every control."),
-      actions(el("button", { type: "button", class: "button button-primary", autofocus: true, onclick: () => close(null) }, "Close")));
+      actions(button("Close", () => close(null), "button-primary", { autofocus: true })));
   });
 }

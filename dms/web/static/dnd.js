@@ -1,7 +1,6 @@
-// Drag and drop: a folder's rows (the dragged one, or every selected one) dropped onto a folder —
-// a folder's row, a folder of the tree, a breadcrumb — are moved there; files from the desktop
-// dropped onto a folder, or onto the open folder's list, are uploaded into it. The keyboard's way
-// to the same: the Move dialog and the Upload button.
+// Drag and drop: a folder's rows (the dragged one, or every selected one) dropped onto a folder
+// (a row, the tree, a breadcrumb) are moved there; files from the desktop dropped onto a folder
+// are uploaded into it. The keyboard's way to the same: the Move dialog and the Upload button.
 
 const NODES = "application/x-dms-nodes";
 
@@ -26,7 +25,7 @@ export function draggable(element, ids, label) {
   element.addEventListener("dragend", () => element.classList.remove("is-dragged"));
 }
 
-const carries = (event, type) => [...event.dataTransfer.types].includes(type);
+export const carries = (event, type) => [...(event.dataTransfer?.types ?? [])].includes(type);
 
 /** Makes `element` a place to drop nodes (moved into `folderId`) and files (uploaded there). */
 export function dropTarget(element, folderId) {

@@ -1,12 +1,11 @@
-// The document view's Details panel (api.md, "A document's metadata"): correspondent, document
-// type, document date, archive serial number and the document's custom fields, each with an input
-// fitting its type (links to other documents are chips with the document picker of
-// doc-pickers.js); fields are added and taken off here too. One Save sends everything in one
-// PATCH; a refusal's sentence goes beside the input its pointer names and nothing typed is lost.
+// The document view's Details panel (api.md, "A document's metadata"): correspondent, type, date,
+// serial number and custom fields (added and taken off here), each with an input fitting its type.
+// One Save sends everything in one PATCH; a refusal's sentence goes beside the input its pointer
+// names and nothing typed is lost. Read-only (inputs disabled, no Save) for a viewer.
 
 import { api, id as encoded } from "./api.js";
 import { documentDialog } from "./doc-pickers.js";
-import { busy, el, showStatus } from "./dom.js";
+import { busy, button, el, showStatus } from "./dom.js";
 import { ErrorSlots, nameSelect } from "./metadata.js";
 
 /** The API's largest serial number (api.md, "A document's metadata"). */
@@ -14,14 +13,19 @@ const MAX_ASN = 4_294_967_295;
 const MONEY = /^([A-Za-z]{3})?(.*)$/;
 
 /** The panel; `labels`: the caller's {correspondents, types, fields}. */
-export async function detailsPanel(ctx, document, labels) {
+export async function detailsPanel(ctx, document, labels, writable) {
   const a = document.attributes;
   const fields = new Map(labels.fields.map((field) => [field.id, field]));
   const linked = [...new Set(a.custom_fields.filter((item) => fields.get(item.field)?.attributes.data_type === "documentlink")
     .flatMap((item) => item.value ?? []))];
   const titles = new Map(await Promise.all(linked.map((id) => api("GET", `/documents/${encoded(id)}/`)
     .then((answer) => [id, answer.data.attributes.title], () => [id, "A document"]))));
-  return new DetailsForm(ctx, document, labels, fields, titles).node;
+  const form = new DetailsForm(ctx, document, labels, fields, titles);
+  if (!writable) {
+    for (const control of form.form.elements) control.disabled = true;
+    for (const part of [form.addArea, form.none, form.form.lastElementChild]) if (part) part.hidden = true;
+  }
+  return form.node;
 }
 
 class DetailsForm {
@@ -33,10 +37,12 @@ class DetailsForm {
     this.titles = titles;
     this.errors = new ErrorSlots();
     this.rows = [];
-    const field = (key, id, label, control, hint = null) => el("div", { class: "field" },
-      el("label", { for: id }, label), control, this.errors.slot(key, control), hint);
-    const correspondent = nameSelect({ id: "details-correspondent" }, labels.correspondents, a.correspondent);
-    const type = nameSelect({ id: "details-type" }, labels.types, a.document_type);
+    // A shared document's names and fields are its owner's, which the caller's lists may lack: they
+    // are kept as they are (a PATCH replaces all of them).
+    const kept = (items, id) => (id && !items.some((item) => item.id === id) ? [...items, { id, attributes: { name: "The owner’s" } }] : items);
+    const correspondent = nameSelect({ id: "details-correspondent" }, kept(labels.correspondents, a.correspondent), a.correspondent);
+    const type = nameSelect({ id: "details-type" }, kept(labels.types, a.document_type), a.document_type);
+    const others = a.custom_fields.filter((item) => !fields.has(item.field));
     const date = el("input", { type: "date", id: "details-date", value: a.document_date ?? "", "aria-describedby": "details-date-hint" });
     const asn = el("input", { type: "number", id: "details-asn", min: "0", max: String(MAX_ASN), step: "1",
       value: a.archive_serial_number ?? "" });
@@ -46,13 +52,13 @@ class DetailsForm {
       document_date: date.validity.badInput ? "" : date.value || null,
       // Something the browser cannot read as a number goes as "", for the server to refuse.
       archive_serial_number: asn.validity.badInput ? "" : (asn.value === "" ? null : Number(asn.value)),
-      custom_fields: this.rows.map((row) => ({ field: row.field.id, value: row.value() })),
+      custom_fields: [...this.rows.map((row) => ({ field: row.field.id, value: row.value() })), ...others],
     });
     this.list = el("div", { class: "custom-fields" });
     for (const item of a.custom_fields) if (fields.has(item.field)) this.addRow(fields.get(item.field), item.value);
 
     this.adding = el("select", { id: "details-add-field" });
-    const add = el("button", { type: "button", class: "button", onclick: () => this.addChosen() }, "Add field");
+    const add = button("Add field", () => this.addChosen());
     this.addArea = el("div", { class: "field" }, el("label", { for: "details-add-field" }, "Add a custom field"),
       el("div", { class: "copy-row" }, this.adding, add), this.errors.slot("custom_fields", this.adding));
     this.none = fields.size ? null : el("p", { class: "hint" }, "You have no custom fields yet. ",
@@ -62,11 +68,11 @@ class DetailsForm {
     this.node = el("section", { class: "panel", "aria-labelledby": "details-title" }, el("h2", { id: "details-title" }, "Details"));
     this.form = el("form", { class: "details-form", "aria-labelledby": "details-title", novalidate: true },
       el("div", { class: "field-pair" },
-        field("correspondent", correspondent.id, "Correspondent", correspondent),
-        field("document_type", type.id, "Document type", type)),
+        this.errors.field("correspondent", "Correspondent", correspondent),
+        this.errors.field("document_type", "Document type", type)),
       el("div", { class: "field-pair" },
-        field("document_date", date.id, "Document date", date, el("small", { class: "hint", id: "details-date-hint" }, "Empty: the upload day.")),
-        field("archive_serial_number", asn.id, "Serial number", asn)),
+        this.errors.field("document_date", "Document date", date, el("small", { class: "hint", id: "details-date-hint" }, "Empty: the upload day.")),
+        this.errors.field("archive_serial_number", "Serial number", asn)),
       this.list, this.addArea, this.none, this.errors.general,
       el("div", { class: "actions" }, el("button", { type: "submit", class: "button button-primary", "data-focus": "details-save" },
         "Save details")));
@@ -93,13 +99,12 @@ class DetailsForm {
   addRow(field, value) {
     const row = { field, ...fieldInput(field, value, this) };
     const name = field.attributes.name;
-    const remove = el("button", { type: "button", class: "button button-small button-danger-outline",
-      "aria-label": `Remove field ${name}`, onclick: () => {
-        this.rows = this.rows.filter((other) => other !== row);
-        row.node.remove();
-        this.offer();
-        (this.addArea.hidden ? this.form.querySelector("[type=submit]") : this.adding).focus();
-      } }, "Remove");
+    const remove = button("Remove", () => {
+      this.rows = this.rows.filter((other) => other !== row);
+      row.node.remove();
+      this.offer();
+      (this.addArea.hidden ? this.form.querySelector("[type=submit]") : this.adding).focus();
+    }, "button-small button-danger-outline", { "aria-label": `Remove field ${name}` });
     row.error = this.errors.slot(`field-${field.id}`, row.focus);
     row.node = el("div", { class: `field custom-field cf-${field.attributes.data_type}` },
       el("div", { class: "custom-field-head" }, row.label, remove), row.control, row.error, row.hint);
@@ -179,16 +184,15 @@ function linksInput(field, value, form) {
   const { document, titles } = form;
   const labelId = `cf-${field.id}-label`;
   const chips = el("ul", { class: "tags links", "aria-labelledby": labelId });
-  const pick = el("button", { type: "button", class: "button button-small", id: `cf-${field.id}`,
-    "aria-describedby": labelId, onclick: async () => {
-      const chosen = await documentDialog({ title: `Link a document: ${name}`, ok: "Link", exclude: document.id,
-        folderId: document.attributes.breadcrumb.at(-2)?.[1] });
-      if (chosen && !ids.includes(chosen.id)) {
-        ids.push(chosen.id);
-        titles.set(chosen.id, chosen.title);
-        show();
-      }
-    } }, "Link a document…");
+  const pick = button("Link a document…", async () => {
+    const chosen = await documentDialog({ title: `Link a document: ${name}`, ok: "Link", exclude: document.id,
+      folderId: document.attributes.breadcrumb.at(-2)?.[1] });
+    if (chosen && !ids.includes(chosen.id)) {
+      ids.push(chosen.id);
+      titles.set(chosen.id, chosen.title);
+      show();
+    }
+  }, "button-small", { id: `cf-${field.id}`, "aria-describedby": labelId });
   const show = () => chips.replaceChildren(...(ids.length ? [] : [el("li", { class: "muted" }, "No document linked.")]), ...ids.map((linked) => {
     const title = titles.get(linked) ?? "A document";
     return el("li", { class: "tag" }, el("a", { href: `#/doc/${encoded(linked)}` }, title),

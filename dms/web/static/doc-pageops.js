@@ -1,22 +1,17 @@
-// The page tools of the document view (api.md, "Page operations", Papermerge 2.1's routes):
-// on each page (a <figure> of doc-pages.js) a checkbox to select it and buttons to turn it, move
-// it one place earlier or later and delete it; pages dragged onto another page's place; with the
-// selected pages: delete, extract into a new document in a folder, move to the end of another
-// document; split the document (after the selected pages, at barcode separator sheets or at blank
-// pages) and merge another document into it. Keys on a page: Shift+arrows move it, r / Shift+R
-// turn it, Delete deletes it.
+// The page tools of the document view (api.md, "Page operations"): each page's checkbox and
+// buttons (turn, move one place, delete; keys Shift+arrows, r / Shift+R, Delete), pages dragged
+// into place, what to do with the selected ones (delete, extract, move to another document),
+// split and merge.
 //
-// Every call takes the page ids of the latest version and makes a new version (new page ids), so
-// the view is read again after each one (ctx.refresh), the focus going back to the same control
-// of the page where it now is. A refusal shows the API's sentence; when the document changed
-// meanwhile (409, or pages of an older version) the view is read again too. A turned page that
-// Tesseract had read is read again: the view's status badge follows it (docstatus.js). A split
-// too large for one request answers 202 and goes on in the background: the folder opens and the
-// status says so.
+// Every call makes a new version (new page ids), so the view is read again after each one, the
+// focus going back to the same control of the page where it now is; so too when the document
+// changed meanwhile (409, or pages of an older version). A split too large for one request
+// answers 202 and goes on in the background: the folder opens and the status says so.
 
 import { api, id as encoded, JSON_MEDIA } from "./api.js";
+import { carries } from "./dnd.js";
 import { documentDialog, extractDialog, splitDialog } from "./doc-pickers.js";
-import { el, folderName, icon, showError, showStatus } from "./dom.js";
+import { button, el, folderName, icon, showError, showStatus } from "./dom.js";
 
 /** A quarter turn clockwise (api.md: `angle`, negative for counter-clockwise). */
 const TURN = 90;
@@ -38,7 +33,6 @@ function describePages(numbers) {
   return `Pages ${numbers.slice(0, -1).join(", ")} and ${numbers.at(-1)}`;
 }
 
-const carries = (event, type) => [...(event.dataTransfer?.types ?? [])].includes(type);
 const quoted = (text) => `“${text}”`;
 
 class PageTools {
@@ -65,22 +59,22 @@ class PageTools {
 
   decorate(figure, number) {
     const last = this.ids.length;
-    const button = (kind, label, iconName, action, extra = {}) => el("button", { type: "button", class: "icon-button",
-      "aria-label": label, title: label, "data-focus": `page-${number}-${kind}`, onclick: action, ...extra }, icon(iconName));
+    const tool = (kind, label, iconName, action, extra = {}) => button(icon(iconName), action, "icon-button",
+      { "aria-label": label, title: label, "data-focus": `page-${number}-${kind}`, ...extra });
     const check = el("input", { type: "checkbox", "aria-label": `Select page ${number}`, "data-focus": `page-${number}-select`,
       onchange: (event) => this.select(number, event.target.checked) });
     figure.setAttribute("aria-label", `Page ${number}`);
     figure.querySelector("figcaption").replaceChildren(
       el("label", { class: "page-select" }, check, `Page ${number}`),
       el("div", { class: "page-tools", role: "group", "aria-label": `Tools of page ${number}` },
-        button("ccw", `Rotate page ${number} counter-clockwise`, "rotate-ccw", () => this.rotate(number, -TURN)),
-        button("cw", `Rotate page ${number} clockwise`, "rotate-cw", () => this.rotate(number, TURN)),
-        button("earlier", `Move page ${number} earlier`, "earlier", () => this.move(number, number - 1, "earlier"),
+        tool("ccw", `Rotate page ${number} counter-clockwise`, "rotate-ccw", () => this.rotate(number, -TURN)),
+        tool("cw", `Rotate page ${number} clockwise`, "rotate-cw", () => this.rotate(number, TURN)),
+        tool("earlier", `Move page ${number} earlier`, "earlier", () => this.move(number, number - 1, "earlier"),
           { disabled: number === 1 }),
-        button("later", `Move page ${number} later`, "later", () => this.move(number, number + 1, "later"),
+        tool("later", `Move page ${number} later`, "later", () => this.move(number, number + 1, "later"),
           { disabled: number === last }),
-        button("delete", `Delete page ${number}`, "trash", () => this.remove([number], "delete"),
-          { class: "icon-button icon-button-danger" })));
+        tool("delete", `Delete page ${number}`, "trash", () => this.remove([number], "delete"),
+          { class: "button icon-button button-danger-outline" })));
     figure.addEventListener("keydown", (event) => this.onKey(event, number));
     this.dragAndDrop(figure, number);
   }
@@ -142,21 +136,19 @@ class PageTools {
   // ---- selection and the toolbar ----
 
   buildToolbar() {
-    const button = (text, action, extra = {}) => el("button", { type: "button", class: "button button-small",
-      onclick: action, ...extra }, text);
+    const small = (text, action, kind = "", extra = {}) => button(text, action, `button-small ${kind}`, extra);
     this.all = el("input", { type: "checkbox", id: "pages-all", "data-focus": "pages-all", onchange: (event) => this.selectAll(event.target.checked) });
     this.count = el("span", { class: "selection-count", "aria-live": "polite" });
-    this.deleteButton = button("Delete selected", () => this.remove(this.chosen(), null),
-      { class: "button button-small button-danger-outline" });
-    this.extractButton = button("Extract to folder", () => this.extract());
-    this.moveButton = button("Move to document", () => this.moveToDocument());
+    this.deleteButton = small("Delete selected", () => this.remove(this.chosen(), null), "button-danger-outline");
+    this.extractButton = small("Extract to folder", () => this.extract());
+    this.moveButton = small("Move to document", () => this.moveToDocument());
     return el("div", { class: "toolbar page-toolbar", role: "toolbar", "aria-label": "Page actions" },
       el("div", { class: "toolbar-group" },
         el("div", { class: "check" }, this.all, el("label", { for: "pages-all" }, "Select all pages")), this.count),
       el("div", { class: "toolbar-group" }, this.deleteButton, this.extractButton, this.moveButton),
       el("div", { class: "toolbar-group" },
-        button("Split document", () => this.split(), { disabled: this.ids.length < 2 }),
-        button("Merge a document in", () => this.merge())));
+        small("Split document", () => this.split(), "", { disabled: this.ids.length < 2 }),
+        small("Merge a document in", () => this.merge())));
   }
 
   chosen() {

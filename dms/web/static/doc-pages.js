@@ -1,15 +1,12 @@
-// A document's pages as previews: GET /pages/{id}/ with Accept: image/jpeg needs the token, so
-// each preview is fetched as a Blob and drawn on a <canvas> (role img, named "Page n") — the
-// page's CSP (img-src 'self') admits no blob: URL, and a canvas needs none. Previews load only
-// when they come near the screen (IntersectionObserver), PARALLEL_PREVIEWS at a time, and stop
-// loading when the view is left.
-//
-// The page tools (doc-pageops.js) add to each figure its checkbox and buttons, and a toolbar
-// above the list.
+// A document's pages as previews: GET /pages/{id}/ needs the token, so each preview is fetched as
+// a Blob and drawn on a <canvas> (role img) — the CSP (img-src 'self') admits no blob: URL, and a
+// canvas needs none. Previews load when they come near the screen, PARALLEL_PREVIEWS at a time,
+// and stop when the view is left. Whoever may change the document gets the page tools
+// (doc-pageops.js).
 
 import { fetchBlob, id as encoded } from "./api.js";
 import { pageTools } from "./doc-pageops.js";
-import { el } from "./dom.js";
+import { el, plural } from "./dom.js";
 
 const PARALLEL_PREVIEWS = 2;
 /** A preview the server is too busy for (429: the user's share of its PDF readers is taken, by
@@ -20,7 +17,7 @@ const MAX_RETRY_SECONDS = 5;
 const LOOK_AHEAD = "400px";
 
 /** `folderId`: the document's folder (where the page tools put new documents first). */
-export function pagesSection(ctx, document, version, folderId) {
+export function pagesSection(ctx, document, version, folderId, writable) {
   const pages = version?.pages ?? [];
   const controller = new AbortController();
   const waiting = [];
@@ -55,8 +52,8 @@ export function pagesSection(ctx, document, version, folderId) {
     return figure;
   });
   const node = el("section", { class: "doc-pages", "aria-labelledby": "pages-title" },
-    el("h2", { id: "pages-title" }, pages.length === 1 ? "1 page" : `${pages.length} pages`),
-    pages.length ? pageTools(ctx, document, version, figures, folderId) : null,
+    el("h2", { id: "pages-title" }, plural(pages.length, "page")),
+    pages.length && writable ? pageTools(ctx, document, version, figures, folderId) : null,
     pages.length ? el("div", { class: "pages" }, figures)
       : el("p", { class: "muted" }, document.attributes.file_name ? "No pages yet." : "This document has no file yet."));
   return {

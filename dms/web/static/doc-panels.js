@@ -1,10 +1,9 @@
-// The document view's side panels: its text, its tags (add — a new name creates the tag —,
-// remove), its notes (add, delete), its versions (download, restore an older one as the newest)
-// and its history.
+// The document view's side panels: text, tags (a new name creates the tag), notes, versions
+// (download, restore an older one as the newest) and history.
 
 import { api, download, id as encoded, JSON_MEDIA, listAll, withQuery } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
-import { attempt, busy, el, folderName, formatDate, formatSize, showStatus, timeElement } from "./dom.js";
+import { attempt, busy, button, el, folderName, formatDate, formatSize, plural, showStatus, timeElement } from "./dom.js";
 import { tagList, tagSuggestions } from "./parts.js";
 
 /** History events shown: the newest ones. */
@@ -24,7 +23,7 @@ export async function textPanel(document) {
   return section("text-title", "Text", body);
 }
 
-export async function tagsPanel(ctx, document) {
+export async function tagsPanel(ctx, document, writable) {
   const nodePath = `/nodes/${encoded(document.id)}/tags/`;
   const change = async (method, name, message) => {
     const done = await attempt(() => api(method, nodePath, { tags: [name] }, { media: JSON_MEDIA }));
@@ -46,14 +45,14 @@ export async function tagsPanel(ctx, document) {
     const name = input.value.trim();
     if (name) busy(form, () => change("PATCH", name, `Tag “${name}” added.`));
   });
-  const chips = tagList(document.attributes.tags, (name) => change("DELETE", name, `Tag “${name}” removed.`))
+  const chips = tagList(document.attributes.tags, writable && ((name) => change("DELETE", name, `Tag “${name}” removed.`)))
     ?? el("p", { class: "muted" }, "No tags.");
-  return section("tags-title", "Tags", chips, form);
+  return section("tags-title", "Tags", chips, writable && form);
 }
 
-/** Notes, newest first, each with its author and time; added and deleted here, without reading
- *  the view again (what is typed in the Details panel stays). */
-export async function notesPanel(document) {
+/** Notes, newest first, each with its author and time; added and deleted here (when `writable`),
+ *  without reading the view again (what is typed in the Details panel stays). */
+export async function notesPanel(document, writable) {
   const { items } = await listAll(`/documents/${encoded(document.id)}/notes/`);
   const list = el("ol", { class: "plain-list notes", "aria-label": "Notes, newest first" });
   const empty = el("p", { class: "muted" }, "No notes.");
@@ -61,17 +60,16 @@ export async function notesPanel(document) {
   const shown = () => { empty.hidden = list.childElementCount > 0; };
   const item = (note) => {
     const a = note.attributes;
-    const remove = el("button", { type: "button", class: "button button-small button-danger-outline",
-      "aria-label": `Delete note of ${formatDate(a.created_at)}`, onclick: async () => {
-        const sure = await confirmDialog({ title: "Delete note?", ok: "Delete", danger: true,
-          text: `“${a.note.length > 80 ? `${a.note.slice(0, 80)}…` : a.note}” is deleted for good.` });
-        if (!sure || await attempt(() => api("DELETE", `/notes/${encoded(note.id)}/`)) === undefined) return;
-        const next = row.nextElementSibling ?? row.previousElementSibling;
-        row.remove();
-        shown();
-        (next?.querySelector("button") ?? text).focus();
-        showStatus("Note deleted.");
-      } }, "Delete");
+    const remove = writable && button("Delete", async () => {
+      const sure = await confirmDialog({ title: "Delete note?", ok: "Delete", danger: true,
+        text: `“${a.note.length > 80 ? `${a.note.slice(0, 80)}…` : a.note}” is deleted for good.` });
+      if (!sure || await attempt(() => api("DELETE", `/notes/${encoded(note.id)}/`)) === undefined) return;
+      const next = row.nextElementSibling ?? row.previousElementSibling;
+      row.remove();
+      shown();
+      (next?.querySelector("button") ?? text).focus();
+      showStatus("Note deleted.");
+    }, "button-small button-danger-outline", { "aria-label": `Delete note of ${formatDate(a.created_at)}` });
     const row = el("li", { class: "note" }, el("p", { class: "note-text" }, a.note),
       el("div", { class: "note-meta" }, el("span", { class: "hint" }, `${a.user ?? "dms"} · `, timeElement(a.created_at)), remove));
     return row;
@@ -96,18 +94,18 @@ export async function notesPanel(document) {
     text.focus();
     showStatus("Note added.");
   });
-  return section("notes-title", "Notes", empty, list, form);
+  return section("notes-title", "Notes", empty, list, writable ? form : null);
 }
 
-export function versionsPanel(ctx, document) {
+export function versionsPanel(ctx, document, writable) {
   const versions = [...(document.attributes.versions ?? [])].reverse();
   if (!versions.length) return section("versions-title", "Versions", el("p", { class: "muted" }, "No versions yet."));
   const latest = versions[0];
-  const restore = async (version, button) => {
+  const restore = async (version, target) => {
     const sure = await confirmDialog({ title: `Restore version ${version.number}?`, ok: "Restore",
       text: `Its file becomes the newest version (${latest.number + 1}); version ${latest.number} stays as it is.` });
     if (!sure) return;
-    const done = await busy(button, () => attempt(() =>
+    const done = await busy(target, () => attempt(() =>
       api("POST", `/documents/${encoded(document.id)}/versions/${encoded(version.id)}/restore/`)));
     if (done) {
       await ctx.refresh();
@@ -115,17 +113,17 @@ export function versionsPanel(ctx, document) {
     }
   };
   const rows = versions.map((version) => {
-    const get = el("button", { type: "button", class: "button button-small", "aria-label": `Download version ${version.number}`,
-      onclick: (event) => busy(event.currentTarget, () => attempt(() =>
-        download(`/document-versions/${encoded(version.id)}/download/`, version.file_name))) }, "Download");
+    const get = button("Download", (event) => busy(event.currentTarget, () => attempt(() =>
+      download(`/document-versions/${encoded(version.id)}/download/`, version.file_name))), "button-small",
+    { "aria-label": `Download version ${version.number}` });
     const back = version === latest ? el("span", { class: "badge badge-info" }, "current")
-      : el("button", { type: "button", class: "button button-small", "aria-label": `Restore version ${version.number}`,
-        onclick: (event) => restore(version, event.currentTarget) }, "Restore");
-    return el("li", { class: "version" },
+      : writable && button("Restore", (event) => restore(version, event.currentTarget), "button-small",
+        { "aria-label": `Restore version ${version.number}` });
+    return el("li", { class: "line" },
       el("div", {}, el("strong", {}, `Version ${version.number}`), " · ", version.file_name ?? "",
         el("div", { class: "hint" }, formatSize(version.size), " · ",
-          version.page_count === 1 ? "1 page" : `${version.page_count} pages`, " · ", timeElement(version.created_at))),
-      el("div", { class: "version-actions" }, get, back));
+          plural(version.page_count, "page"), " · ", timeElement(version.created_at))),
+      el("div", { class: "line-actions" }, get, back));
   });
   return section("versions-title", "Versions", el("ul", { class: "plain-list" }, rows));
 }
@@ -142,7 +140,7 @@ const SENTENCES = {
   tagged: (d) => `Tagged ${(d.tags ?? []).join(", ")}`,
   untagged: (d) => `Tag removed: ${(d.tags ?? []).join(", ")}`,
   processed: (d) => (d.status === "failed" ? `Reading failed: ${d.reason ?? ""}`
-    : `Text read (${d.pages === 1 ? "1 page" : `${d.pages} pages`})`),
+    : `Text read (${plural(d.pages, "page")})`),
   deleted: () => "Moved to the Trash",
   restored: () => "Restored from the Trash",
   version_restored: (d) => `Version ${d.restored} restored as version ${d.version}`,

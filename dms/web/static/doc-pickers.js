@@ -1,10 +1,9 @@
 // The page tools' dialogs (doc-pageops.js): a document picker (the open folder's documents, or
-// those a search finds), where to extract pages to (the folder picker of dialogs.js with a title
-// and "one document per page"), and where to split a document.
+// those a search finds), where to extract pages to, and where to split a document.
 
 import { api, id as encoded, withQuery } from "./api.js";
-import { actions, folderDialog, modal } from "./dialogs.js";
-import { el, folderName } from "./dom.js";
+import { folderDialog, formActions, modal } from "./dialogs.js";
+import { el, field, folderName } from "./dom.js";
 
 /** Documents of the open folder offered at first: the API's largest page. */
 const FOLDER_DOCUMENTS = 100;
@@ -26,11 +25,9 @@ export function documentDialog({ title, text, ok, exclude, folderId }) {
       el("p", { class: "muted" }, "Loading documents…"));
     const form = el("form", { novalidate: true },
       text ? el("p", {}, text) : null,
-      el("div", { class: "field" }, el("label", { for: find.id }, "Find a document"), find,
+      field("Find a document", find,
         el("small", { class: "hint", id: `doc-find-hint-${counter}` }, "Words of its title or text; empty: this folder’s documents.")),
-      list,
-      actions(el("button", { type: "button", class: "button", onclick: () => close(null) }, "Cancel"),
-        el("button", { type: "submit", class: "button button-primary" }, ok)));
+      list, formActions(close, ok));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const chosen = list.querySelector("input:checked");
@@ -87,7 +84,7 @@ export async function extractDialog({ count, folderId }) {
     autocomplete: "off", "aria-describedby": `extract-hint-${counter}` });
   const single = el("input", { type: "checkbox", id: `extract-single-${counter}` });
   const fields = [
-    el("div", { class: "field" }, el("label", { for: name.id }, "Title of the new document (optional)"), name,
+    field("Title of the new document (optional)", name,
       el("small", { class: "hint", id: `extract-hint-${counter}` },
         `Up to ${MAX_TITLE_FORMAT} characters; “.pdf” is added. Empty: “document-” and a part of its id.`)),
     count > 1 ? el("div", { class: "check" }, single, el("label", { for: single.id }, "One document per page")) : null,
@@ -119,8 +116,7 @@ export function splitDialog({ after }) {
       choice("blank", "At blank pages", "Pages without text or marks; those pages are left out."));
     const form = el("form", { novalidate: true }, group,
       el("p", { class: "hint" }, "The parts become new documents in this folder; this document goes to the Trash."),
-      actions(el("button", { type: "button", class: "button", onclick: () => close(null) }, "Cancel"),
-        el("button", { type: "submit", class: "button button-primary" }, "Split")));
+      formActions(close, "Split"));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const how = form.querySelector("input[name=split]:checked")?.value;

@@ -1,11 +1,9 @@
-// The processing status of documents (ocr_status, api.md, "OCR status") as it changes. Whoever
-// shows a status (the upload list, a folder's rows, the document view) calls watch(id, callback)
-// and gets the document each time it is read, until its status is final or it stops watching.
+// The processing status of documents (api.md, "OCR status") as it changes: whoever shows one
+// calls watch(id, callback) and gets the document each time it is read, until its status is final.
 //
-// Each watched document is read with GET /documents/{id}/, again and again with back-off. The
-// live source (events.js) makes that fast: app.js calls nudge(id) when an event about a watched
-// document arrives, and the watcher reads it at once. While a stream is open (setLive(true))
-// polling is only a safety net and slows to LIVE_MAX_POLL_MS; when it closes, polling takes over.
+// Each watched document is read again and again with back-off. The live source (events.js) makes
+// that fast: app.js calls nudge(id) when an event about it arrives. While a stream is open
+// (setLive(true)) polling is only a safety net and slows to LIVE_MAX_POLL_MS.
 
 import { api, id as encoded } from "./api.js";
 

@@ -18,6 +18,17 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
+/** A form field: `label` for `control`, then `more` (a hint, an error). */
+export const field = (label, control, ...more) => el("div", { class: "field" }, el("label", { for: control.id }, label), control, ...more);
+
+/** A <select> of [value, text] `options`, `value` chosen. */
+export const select = (attributes, options, value) => el("select", attributes,
+  options.map(([code, text]) => el("option", { value: code, selected: code === value }, text)));
+
+/** A button of class "button" and `kind` (e.g. "button-small button-danger-outline"). */
+export const button = (text, onclick, kind = "", attributes = {}) =>
+  el("button", { type: "button", class: `button ${kind}`.trim(), onclick, ...attributes }, text);
+
 const SVG = "http://www.w3.org/2000/svg";
 // 24×24 outlines, drawn in currentColor; decorative (aria-hidden): the text beside them names things.
 const ICONS = {
@@ -25,6 +36,7 @@ const ICONS = {
   document: "M6.5 3h7.5l4.5 4.5v12a1.5 1.5 0 0 1-1.5 1.5h-10.5a1.5 1.5 0 0 1-1.5-1.5v-14.5a1.5 1.5 0 0 1 1.5-1.5zM14 3v4.5h4.5M8.5 12.5h7M8.5 16h7",
   inbox: "M3 13.5l2.5-8h13l2.5 8v5a1.5 1.5 0 0 1-1.5 1.5h-15a1.5 1.5 0 0 1-1.5-1.5zM3 13.5h5l1.5 2.5h5l1.5-2.5h5",
   home: "M3.5 11l8.5-7 8.5 7M6 9.5v10h4.5v-6h3v6h4.5v-10",
+  shared: "M9 11a3.5 3.5 0 1 0 0-7 3.5 3.5 0 0 0 0 7zM2.5 20v-1a5 5 0 0 1 5-5h3a5 5 0 0 1 5 5v1M16 4.2a3.5 3.5 0 0 1 0 6.6M21.5 20v-1a5 5 0 0 0-3.5-4.8",
   trash: "M4 7h16M9.5 7V4.5h5V7M6.5 7l1 13h9l1-13M10 11v5.5M14 11v5.5",
   settings: "M12 8.5a3.5 3.5 0 1 0 0 7 3.5 3.5 0 0 0 0-7zM12 2.5v3M12 18.5v3M2.5 12h3M18.5 12h3M5.3 5.3l2.1 2.1M16.6 16.6l2.1 2.1M5.3 18.7l2.1-2.1M16.6 7.4l2.1-2.1",
   chevron: "M9 6l6 6-6 6",
@@ -60,6 +72,9 @@ export function timeElement(iso) {
   return el("time", { datetime: iso, title: iso }, formatDate(iso));
 }
 
+/** "1 page", "12 pages". */
+export const plural = (count, one, many = `${one}s`) => `${count.toLocaleString()} ${count === 1 ? one : many}`;
+
 export function formatSize(bytes) {
   if (!bytes) return "—";
   const units = ["bytes", "KB", "MB", "GB", "TB"];
@@ -73,7 +88,7 @@ export function formatSize(bytes) {
 }
 
 /** The special folders' names as a person reads them. */
-export const folderName = (title) => ({ ".home": "Home", ".inbox": "Inbox" }[title] ?? title);
+export const folderName = (title) => ({ ".home": "Home", ".inbox": "Inbox", ".shared": "Shared with me" }[title] ?? title);
 
 /** "Home / Invoices": where a folder resource is. */
 export const folderPath = (folder) => folder.attributes.breadcrumb.map(([title]) => folderName(title)).join(" / ");
@@ -95,20 +110,14 @@ export function statusBadge(document) {
 
 // ---- messages ----
 
-export function showError(message) {
-  $("status").textContent = "";
-  $("alert").textContent = message;
-}
-
-export function showStatus(message) {
-  $("alert").textContent = "";
-  $("status").textContent = message;
-}
-
-export function clearMessages() {
-  $("alert").textContent = "";
-  $("status").textContent = "";
-}
+/** The page's alert (an error) and status (what went well): one at a time. */
+const say = (alert, status) => {
+  $("alert").textContent = alert;
+  $("status").textContent = status;
+};
+export const showError = (message) => say(message, "");
+export const showStatus = (message) => say("", message);
+export const clearMessages = () => say("", "");
 
 /** Runs an action and shows its failure as the page's alert; returns undefined on failure. */
 export async function attempt(task) {

@@ -1,15 +1,13 @@
 // The live source: the caller's events as they happen (GET /events/, api.md, "The event stream"),
-// handed to the listeners app.js registers (the processing status of documents shown, the open
-// folder's rows, the inbox count). EventSource cannot send the Authorization header, so the stream
-// is read with fetch() and a stream reader, and parsed here (the Server-Sent Events format: `id:`
-// and `data:` lines, a blank line ends an event, a line starting with ":" is a comment).
+// handed to the listeners app.js registers. EventSource cannot send the Authorization header, so
+// the stream is read with fetch() and parsed here (Server-Sent Events: `id:` and `data:` lines, a
+// blank line ends an event, a line starting with ":" is a comment).
 //
 // - Only a visible tab keeps a stream open: a browser opens at most 6 connections to one server,
-//   and a stream holds one for as long as it runs. A tab hidden for 10 to 20 s closes it and,
-//   when shown again, resumes after the last event it had (Last-Event-ID): nothing is missed.
-// - A stream that ends (the server closes it after DMS_EVENTS_MAX_SECONDS, or restarts) is opened
-//   again, later each time it fails. While none is open, watchers poll (docstatus.js): the live
-//   source is a speed-up, never the only way the page learns of a change.
+//   and a stream holds one. A tab hidden for 10 to 20 s closes it and, shown again, resumes after
+//   the last event it had (Last-Event-ID).
+// - A stream that ends is opened again, later each time it fails. While none is open, watchers
+//   poll (docstatus.js): the live source is a speed-up, never the only way to learn of a change.
 // - 401 (the token is gone) and 404 (a server without the stream) stop it for this session.
 
 import { API_ROOT, authorization } from "./api.js";

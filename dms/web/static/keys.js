@@ -1,6 +1,5 @@
-// Keyboard shortcuts: global ones (search, help, go to Home, Inbox, Trash) and those of the open
-// view (its `keys`). They act only when no text field has the focus and no dialog is open; the
-// help dialog lists them.
+// Keyboard shortcuts, global ones and those of the open view (its `keys`), listed by the help
+// dialog. They act only when no text field has the focus and no dialog is open.
 
 import { helpDialog } from "./dialogs.js";
 

@@ -4,7 +4,7 @@
 // sentence beside the input its pointer names.
 
 import { listAll } from "./api.js";
-import { el } from "./dom.js";
+import { button, el, field, select } from "./dom.js";
 
 export const ALGORITHMS = [["none", "None: only chosen by hand"], ["any", "Any of the words"], ["all", "All the words"],
   ["exact", "The exact words, in order"], ["regex", "Regular expression (RE2)"], ["fuzzy", "Fuzzy (misspellings, OCR errors)"]];
@@ -28,37 +28,30 @@ const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", time
 export const dayElement = (day) => (day ? el("time", { datetime: day }, dayFormat.format(new Date(`${day}T00:00:00Z`))) : null);
 
 /** A <select> of named resources; `first`: [value, text] choices before them. */
-export function nameSelect(attributes, items, value, first = [["", "—"]]) {
-  const chosen = value ?? "";
-  return el("select", attributes, first.map(([code, text]) => el("option", { value: code, selected: code === chosen }, text)),
-    items.map((item) => el("option", { value: item.id, selected: item.id === chosen }, item.attributes.name)));
-}
+export const nameSelect = (attributes, items, value, first = [["", "—"]]) =>
+  select(attributes, [...first, ...items.map((item) => [item.id, item.attributes.name])], value ?? "");
 
-/** The filter bar: correspondent, document type and a range of document dates, read from and
- *  written to the view's address. A choice applies at once, a date when it is left or on Enter;
- *  `apply(values, focus)` gets every filter's value ("" for none) and the data-focus of the control that
- *  should have the focus after. On a phone the fields fold away
- *  behind a button; they start open while a filter is on. */
+/** The filter bar: correspondent, type and a range of document dates. A choice applies at once, a
+ *  date when it is left or on Enter: `apply(values, focus)` gets every filter's value ("" for
+ *  none) and the data-focus of the control to focus then. On a phone the fields fold away behind
+ *  a button (open while a filter is on). */
 export function filterBar({ params, correspondents, types, apply, error = null }) {
   const active = FILTERS.filter((name) => params.get(name)).length;
-  const field = (id, label, control) => el("div", { class: "field" }, el("label", { for: id }, label), control);
-  const choose = (name, label, items) => field(`filter-${name}`, label, nameSelect({ id: `filter-${name}`, name,
+  const choose = (name, label, items) => field(label, nameSelect({ id: `filter-${name}`, name,
     "data-focus": `filter-${name}` }, items, params.get(name), [["", "Any"], ["none", "None"]]));
-  const day = (name, label) => field(`filter-${name}`, label, el("input", { type: "date", id: `filter-${name}`, name,
+  const day = (name, label) => field(label, el("input", { type: "date", id: `filter-${name}`, name,
     value: params.get(name) ?? "", "data-focus": `filter-${name}` }));
   const form = el("form", { class: `filter-bar${active ? " is-open" : ""}`, "aria-label": "Filters", novalidate: true });
   const send = (target) => {
     if (form.isConnected) apply(Object.fromEntries(FILTERS.map((name) => [name, form.elements[name].value])), target.dataset.focus);
   };
-  const toggle = el("button", { type: "button", class: "button filter-toggle", "aria-controls": "filter-fields",
-    "aria-expanded": String(active > 0), onclick: () => {
-      toggle.setAttribute("aria-expanded", String(form.classList.toggle("is-open")));
-    } }, active ? `Filters (${active} on)` : "Filters");
+  const toggle = button(active ? `Filters (${active} on)` : "Filters", () => {
+    toggle.setAttribute("aria-expanded", String(form.classList.toggle("is-open")));
+  }, "filter-toggle", { "aria-controls": "filter-fields", "aria-expanded": String(active > 0) });
   form.append(toggle, el("div", { class: "filter-fields", id: "filter-fields" },
     choose("correspondent", "Correspondent", correspondents), choose("document_type", "Document type", types),
     day("document_date_after", "Dated from"), day("document_date_before", "Dated until"),
-    active ? el("button", { type: "button", class: "button",
-      onclick: () => apply(Object.fromEntries(FILTERS.map((name) => [name, ""])), "filter-correspondent") }, "Clear filters") : null,
+    active ? button("Clear filters", () => apply(Object.fromEntries(FILTERS.map((name) => [name, ""])), "filter-correspondent")) : null,
     error ? el("p", { class: "field-error", role: "alert" }, error) : null));
   const isDay = (target) => target instanceof HTMLInputElement && target.type === "date";
   form.addEventListener("change", (event) => { if (!isDay(event.target)) send(event.target); });
@@ -88,6 +81,11 @@ export class ErrorSlots {
   constructor() {
     this.slots = new Map();
     this.general = el("p", { class: "message message-error", role: "alert" });
+  }
+
+  /** A form field (dom.js) with the error paragraph of `key` below its control. */
+  field(key, label, control, ...more) {
+    return field(label, control, this.slot(key, control), ...more);
   }
 
   /** A new error paragraph for `key`; `control` gets the focus and the description. */

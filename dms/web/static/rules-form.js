@@ -1,18 +1,15 @@
-// Settings › Rules: the dialog that creates or edits a rule (api.md, "Rules") — name, enabled,
-// order, what it matches, the sources it looks at, and what it does (tags to add, a folder to move
-// to, a title template, stop). The server checks everything: a refusal's sentence is shown next to
-// the field its source.pointer names (/data/attributes/match/pattern → the pattern), and the
-// words for the rule's parts, which the list shows too, live here.
+// Settings › Rules: the dialog that creates or edits a rule (api.md, "Rules"), and the words for
+// a rule's parts, which the list shows too. The server checks everything: a refusal's sentence is
+// shown next to the field its source.pointer names (/data/attributes/match/pattern → the pattern).
 
 import { api, id as encoded } from "./api.js";
-import { actions, folderDialog, modal } from "./dialogs.js";
-import { busy, el, folderPath } from "./dom.js";
+import { folderDialog, formActions, modal } from "./dialogs.js";
+import { busy, button, el, folderPath, select } from "./dom.js";
+import { ALGORITHMS, ErrorSlots } from "./metadata.js";
 import { tagList, tagSuggestions } from "./parts.js";
 
 export const FIELDS = [["text", "Text"], ["title", "Title"], ["file_name", "File name"], ["mail_from", "Mail sender"],
   ["mail_subject", "Mail subject"], ["any", "Any field"]];
-const ALGORITHMS = [["any", "Any of the words"], ["all", "All the words"], ["exact", "The exact words, in order"],
-  ["regex", "Regular expression (RE2)"], ["fuzzy", "Fuzzy (misspellings, OCR errors)"]];
 export const SOURCES = [["api", "Uploads"], ["import", "dms import"], ["consume", "The consume folder"],
   ["mail", "Mail attachments"]];
 const PATTERN_HINTS = {
@@ -27,7 +24,6 @@ const MAX_NAME = 100;
 const MAX_PATTERN = 1000;
 const MAX_TEMPLATE = 500;
 const MAX_ORDER = 1_000_000;
-const ATTRIBUTES = "/data/attributes/";
 
 /** Creates (`rule` null) or edits a rule; `folders`: a Map of folder ids to their paths.
  *  Resolves with the saved rule resource, or null. */
@@ -37,10 +33,10 @@ export function ruleDialog({ rule = null, folders = new Map() }) {
     actions: { add_tags: [], move_to: null, set_title: null, stop: false } };
   return modal(rule ? `Edit rule “${a.name}”` : "New rule", (dialog, close) => {
     dialog.classList.add("dialog-wide");
-    const form = new RuleForm(a, folders);
+    const form = new RuleForm(a, folders, close);
     form.node.addEventListener("submit", async (event) => {
       event.preventDefault();
-      form.clearErrors();
+      form.errors.clear();
       const attributes = form.attributes();
       try {
         const saved = await busy(form.node, () => (rule
@@ -48,23 +44,21 @@ export function ruleDialog({ rule = null, folders = new Map() }) {
           : api("POST", "/rules/", { data: { type: "rules", attributes } })));
         close(saved.data);
       } catch (error) {
-        form.showError(error); // (a 401 closed the dialog already: app.js endSession)
+        form.errors.show(error); // (a 401 closed the dialog already: app.js endSession)
       }
     });
-    form.cancel.addEventListener("click", () => close(null));
     dialog.append(form.node);
   });
 }
 
 class RuleForm {
-  constructor(a, folders) {
+  constructor(a, folders, close) {
     this.folders = folders;
     this.tags = [...a.actions.add_tags];
     this.moveTo = a.actions.move_to;
-    this.slots = new Map(); // a pointer's key → {control, error}
+    this.errors = new ErrorSlots();
+    const slot = this.errors.slot.bind(this.errors);
     const text = (id, value, extra = {}) => el("input", { id, type: "text", value: value ?? "", autocomplete: "off", ...extra });
-    const select = (id, options, value) => el("select", { id },
-      options.map(([code, label]) => el("option", { value: code, selected: code === value }, label)));
     const check = (id, label, checked, extra = {}) => el("div", { class: "check" },
       el("input", { id, type: "checkbox", checked, ...extra }), el("label", { for: id }, label));
 
@@ -73,8 +67,8 @@ class RuleForm {
       value: String(a.order), "aria-describedby": "rule-order-hint" });
     const enabled = check("rule-enabled", "Enabled: files new documents", a.enabled);
     this.enabled = enabled.querySelector("input");
-    this.field = select("rule-field", FIELDS, a.match.field);
-    this.algorithm = select("rule-algorithm", ALGORITHMS, a.match.algorithm);
+    this.field = select({ id: "rule-field" }, FIELDS, a.match.field);
+    this.algorithm = select({ id: "rule-algorithm" }, ALGORITHMS.slice(1), a.match.algorithm); // all but "none"
     this.pattern = text("rule-pattern", a.match.pattern, { class: "mono", maxlength: String(MAX_PATTERN), spellcheck: "false",
       required: true, "aria-describedby": "rule-pattern-hint" });
     const patternHint = el("small", { class: "hint", id: "rule-pattern-hint" });
@@ -86,7 +80,7 @@ class RuleForm {
 
     this.tagInput = text("rule-tag", "", { list: "rule-tag-names", maxlength: "100", "aria-describedby": "rule-tag-hint" });
     this.chips = el("div", { class: "rule-tags" });
-    const addTag = el("button", { type: "button", class: "button", onclick: () => this.addTags() }, "Add tag");
+    const addTag = button("Add tag", () => this.addTags());
     this.tagInput.addEventListener("keydown", (event) => {
       if (event.key === "Enter" || event.key === ",") {
         event.preventDefault(); // Enter would save the whole rule
@@ -95,50 +89,46 @@ class RuleForm {
     });
     // The button is described by the path itself (the output's own name is its label).
     this.folderName = el("span", { id: "rule-folder-path" });
-    this.chooseFolder = el("button", { type: "button", class: "button", "aria-describedby": "rule-folder-path",
-      onclick: () => this.pickFolder() }, "Choose folder…");
-    this.noFolder = el("button", { type: "button", class: "button", onclick: () => {
+    this.chooseFolder = button("Choose folder…", () => this.pickFolder(), "", { "aria-describedby": "rule-folder-path" });
+    this.noFolder = button("Don’t move", () => {
       this.setFolder(null);
       this.chooseFolder.focus(); // the focused button is hidden now
-    } }, "Don’t move");
+    });
     this.title = text("rule-title", a.actions.set_title, { maxlength: String(MAX_TEMPLATE), spellcheck: "false",
       "aria-describedby": "rule-title-hint" });
     const stop = check("rule-stop", "Stop: later rules leave a matched document alone", a.actions.stop);
     this.stop = stop.querySelector("input");
-    this.cancel = el("button", { type: "button", class: "button" }, "Cancel");
 
     // The error goes right below its field, above the field's hint.
-    const field = (key, label, control, ...more) => el("div", { class: "field" },
-      el("label", { for: control.id }, label), control, this.slot(key, control), ...more);
+    const field = this.errors.field.bind(this.errors);
     const matchSet = el("fieldset", { class: "group" }, el("legend", {}, "What it matches"),
       el("div", { class: "field-row" },
         el("div", { class: "field-grow" }, field("match/field", "Look in", this.field)),
         el("div", { class: "field-grow" }, field("match/algorithm", "How", this.algorithm))),
       field("match/pattern", "Pattern", this.pattern, patternHint),
-      caseBox, this.slot("match/case_sensitive", this.caseSensitive), this.slot("match", this.pattern));
+      caseBox, slot("match/case_sensitive", this.caseSensitive), slot("match", this.pattern));
     const sourceSet = el("fieldset", { class: "group" },
       el("legend", {}, "New documents it looks at"), el("div", { class: "check-row" }, sourceBoxes),
-      this.slot("sources", this.sources[0]));
+      slot("sources", this.sources[0]));
     const actionSet = el("fieldset", { class: "group" }, el("legend", {}, "What it does"),
       el("div", { class: "field" }, el("label", { for: "rule-tag" }, "Add tags"), this.chips,
         el("div", { class: "copy-row" }, this.tagInput, addTag),
         el("small", { class: "hint", id: "rule-tag-hint" }, "One of your tags, or a new name (it is created)."),
-        tagSuggestions("rule-tag-names"), this.slot("actions/add_tags", this.tagInput)),
+        tagSuggestions("rule-tag-names"), slot("actions/add_tags", this.tagInput)),
       el("div", { class: "field" }, el("span", { class: "field-label", id: "rule-folder-label" }, "Move to a folder"),
         el("output", { "aria-labelledby": "rule-folder-label" }, this.folderName),
         el("div", { class: "actions" }, this.chooseFolder, this.noFolder),
-        this.slot("actions/move_to", this.chooseFolder)),
+        slot("actions/move_to", this.chooseFolder)),
       field("actions/set_title", "New title", this.title, el("small", { class: "hint", id: "rule-title-hint" },
         "Empty: the title stays. Takes {title}, {file_name}, {created} or {created:%Y}, {mail_from}, {mail_subject} and {match}.")),
-      stop, this.slot("actions/stop", this.stop), this.slot("actions", this.tagInput));
-    this.general = el("p", { class: "message message-error", role: "alert" });
+      stop, slot("actions/stop", this.stop), slot("actions", this.tagInput));
     this.node = el("form", { class: "rule-form", novalidate: true },
       el("div", { class: "field-row" },
         el("div", { class: "field-grow" }, field("name", "Name", this.name)),
         field("order", "Order", this.order, el("small", { class: "hint", id: "rule-order-hint" }, "Lower runs first."))),
-      enabled, this.slot("enabled", this.enabled),
-      a.last_error ? el("p", { class: "message message-error" }, a.last_error) : null, matchSet, sourceSet, actionSet, this.general,
-      actions(this.cancel, el("button", { type: "submit", class: "button button-primary" }, "Save rule")));
+      enabled, slot("enabled", this.enabled),
+      a.last_error ? el("p", { class: "message message-error" }, a.last_error) : null, matchSet, sourceSet, actionSet, this.errors.general,
+      formActions(close, "Save rule"));
     this.name.setAttribute("autofocus", "");
 
     const algorithmChanged = () => {
@@ -151,13 +141,6 @@ class RuleForm {
     algorithmChanged();
     this.showTags();
     this.setFolder(this.moveTo);
-  }
-
-  /** The error paragraph of a pointer's key; `control` gets the focus and the description. */
-  slot(key, control) {
-    const error = el("p", { class: "field-error", id: `rule-error-${key.replaceAll("/", "-")}`, hidden: true });
-    this.slots.set(key, { control, error });
-    return error;
   }
 
   showTags() {
@@ -205,38 +188,5 @@ class RuleForm {
       sources: this.sources.filter((box) => box.checked).map((box) => box.value),
       actions: { add_tags: this.tags, move_to: this.moveTo, set_title: this.title.value.trim() || null, stop: this.stop.checked },
     };
-  }
-
-  clearErrors() {
-    this.general.textContent = "";
-    for (const { control, error } of this.slots.values()) {
-      if (error.hidden) continue;
-      error.hidden = true;
-      error.textContent = "";
-      control.removeAttribute("aria-invalid");
-      const described = (control.getAttribute("aria-describedby") ?? "").split(" ").filter((id) => id && id !== error.id);
-      if (described.length) control.setAttribute("aria-describedby", described.join(" "));
-      else control.removeAttribute("aria-describedby");
-    }
-  }
-
-  /** The API's sentence beside the field its pointer names (api.md, "Errors"), else above the
-   *  buttons. */
-  showError(error) {
-    let key = error.pointer?.startsWith(ATTRIBUTES) ? error.pointer.slice(ATTRIBUTES.length) : null;
-    // "sources/2" or "actions/add_tags/1": the list's field.
-    while (key && !this.slots.has(key) && key.includes("/")) key = key.slice(0, key.lastIndexOf("/"));
-    const slot = key ? this.slots.get(key) : null;
-    if (!slot) {
-      this.general.textContent = error.message;
-      return;
-    }
-    slot.error.textContent = error.message;
-    slot.error.hidden = false;
-    // aria-invalid belongs to fields; a button (the folder's) only gets the description.
-    if (slot.control.matches("input, select")) slot.control.setAttribute("aria-invalid", "true");
-    const described = slot.control.getAttribute("aria-describedby");
-    slot.control.setAttribute("aria-describedby", described ? `${slot.error.id} ${described}` : slot.error.id);
-    slot.control.focus();
   }
 }

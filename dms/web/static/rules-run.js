@@ -1,12 +1,11 @@
-// Settings › Rules: a rule tried and applied (api.md, "Rules"). "Try it" is the dry run — the
-// documents the rule would match and what it would change in each (tags, folder, title), and
-// whether all documents were looked at; nothing changes. "Apply to existing documents" starts a
-// run and follows GET /rule-runs/{id}/ to its end; the rule's card shows how far it got, also
-// after the view was drawn again.
+// Settings › Rules: a rule tried and applied (api.md, "Rules"). "Try it" is the dry run: what the
+// rule would change in each document it matches; nothing changes. "Apply to existing documents"
+// starts a run and follows it to its end; the rule's card shows how far it got, also after the
+// view was drawn again.
 
 import { api, hasToken, id as encoded, withQuery } from "./api.js";
 import { actions, modal } from "./dialogs.js";
-import { attempt, el, showError, showStatus } from "./dom.js";
+import { attempt, button, el, plural, showError, showStatus } from "./dom.js";
 import { FIELDS } from "./rules-form.js";
 
 /** Matches shown by the dry run: the API's largest page (the rest is counted, not listed). */
@@ -23,7 +22,6 @@ const ENDED = new Set(["succeeded", "failed"]);
 const runs = new Map();
 const following = new Set();
 
-const plural = (count, one, many = `${one}s`) => `${count.toLocaleString()} ${count === 1 ? one : many}`;
 const fieldName = (code) => (FIELDS.find(([value]) => value === code)?.[1] ?? code).toLowerCase();
 
 /** Shows the dry run; resolves "apply" when the person asks to apply the rule, else null. */
@@ -33,10 +31,8 @@ export function tryDialog(rule) {
     const body = el("div", { class: "trial", "aria-live": "polite", "aria-busy": "true" },
       el("p", { class: "muted" }, "Looking through your documents…"));
     dialog.append(el("p", { class: "hint" }, "What the rule would do to the documents you have; this changes nothing."),
-      body, actions(
-        el("button", { type: "button", class: "button", autofocus: true, onclick: () => close(null) }, "Close"),
-        el("button", { type: "button", class: "button button-primary", onclick: () => close("apply") },
-          "Apply to existing documents")));
+      body, actions(button("Close", () => close(null), "", { autofocus: true }),
+        button("Apply to existing documents", () => close("apply"), "button-primary")));
     api("GET", withQuery(`/rules/${encoded(rule.id)}/matches/`, { "page[size]": TRIAL_SIZE })).then((found) => {
       body.replaceChildren(...trialResult(found, () => close(null)));
     }).catch((error) => {

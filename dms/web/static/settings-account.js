@@ -2,7 +2,7 @@
 // change of password (api.md, "Users").
 
 import { api, id as encoded, JSON_MEDIA } from "./api.js";
-import { busy, clearMessages, el, showError, showStatus } from "./dom.js";
+import { busy, clearMessages, el, field, showError, showStatus } from "./dom.js";
 
 export async function render() {
   const me = (await api("GET", "/users/me/")).data; // fresh, in case an admin changed the account
@@ -10,12 +10,9 @@ export async function render() {
     el("dd", {}, code ? el("code", { id, class: "selectable" }, value) : el("span", { id }, value))];
   const form = el("form", { id: "password-form", class: "card", "aria-labelledby": "password-title", novalidate: true },
     el("h2", { id: "password-title" }, "Change password"),
-    el("div", { class: "field" }, el("label", { for: "new-password" }, "New password"),
-      el("input", { id: "new-password", name: "password", type: "password", autocomplete: "new-password",
-        "aria-describedby": "new-password-hint" }),
-      el("small", { id: "new-password-hint", class: "hint" }, "At least 8 characters.")),
-    el("div", { class: "field" }, el("label", { for: "repeat-password" }, "Repeat new password"),
-      el("input", { id: "repeat-password", name: "repeat", type: "password", autocomplete: "new-password" })),
+    field("New password", el("input", { id: "new-password", name: "password", type: "password", autocomplete: "new-password",
+      "aria-describedby": "new-password-hint" }), el("small", { id: "new-password-hint", class: "hint" }, "At least 8 characters.")),
+    field("Repeat new password", el("input", { id: "repeat-password", name: "repeat", type: "password", autocomplete: "new-password" })),
     el("div", { class: "actions" }, el("button", { type: "submit", class: "button button-primary" }, "Change password")));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();

@@ -1,13 +1,11 @@
-// Settings › Custom fields (api.md, "Custom fields"): the caller's fields with their type and how
-// many documents carry each; add, edit and delete. The type is chosen once (the API keeps it); a
-// money field has a default currency, a choice field its options (added, renamed, taken away:
-// the documents that chose a removed option keep the field without a value).
+// Settings › Custom fields (api.md, "Custom fields"): add, edit, delete. The type is chosen once
+// (the API keeps it); a money field has a default currency, a choice field its options (the
+// documents that chose a removed option keep the field without a value).
 
-import { api, id as encoded } from "./api.js";
-import { confirmDialog } from "./dialogs.js";
-import { attempt, busy, clearMessages, el, showStatus } from "./dom.js";
+import { id as encoded } from "./api.js";
+import { button, el, plural, select } from "./dom.js";
 import { DATA_TYPES, ErrorSlots, names } from "./metadata.js";
-import { formSlot } from "./parts.js";
+import { confirmDelete, dataTable, formButtons, formSlot, onSubmit, rowActions, sectionPage } from "./parts.js";
 
 const TYPES = new Map(DATA_TYPES);
 /** The API's bounds: options of a choice field. */
@@ -17,16 +15,9 @@ export async function render(ctx) {
   const fields = await names("/custom-fields/");
   const { add, slot, edit } = formSlot(ctx, { type: "custom-fields", path: "/custom-fields/", noun: "Custom field",
     addLabel: "Add custom field", form: fieldForm });
-  return el("div", {},
-    el("div", { class: "view-head" }, el("h1", {}, "Custom fields"), add),
-    el("p", { class: "muted" }, "Facts your documents carry: an amount, a due date, a contract number, links to other documents. "
-      + "Add them to a document in its Details."),
-    slot,
-    fields.length ? el("div", { class: "table-wrap" }, el("table", { class: "table" },
-      el("caption", { class: "visually-hidden" }, "Your custom fields"),
-      el("thead", {}, el("tr", {}, ["Name", "Type", "Documents"].map((head) => el("th", { scope: "col" }, head)),
-        el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
-      el("tbody", {}, fields.map((field) => fieldRow(ctx, field, edit))))) : el("p", { class: "muted" }, "You have no custom fields yet."));
+  return sectionPage("Custom fields", add, "Facts your documents carry: an amount, a due date, a contract number, links to "
+    + "other documents. Add them to a document in its Details.", slot, dataTable("Your custom fields", ["Name", "Type", "Documents"],
+    fields.map((field) => fieldRow(ctx, field, edit)), "You have no custom fields yet."));
 }
 
 function describe(a) {
@@ -38,36 +29,25 @@ function describe(a) {
 
 function fieldRow(ctx, field, edit) {
   const a = field.attributes;
-  const remove = async () => {
-    const sure = await confirmDialog({ title: "Delete custom field?", ok: "Delete", danger: true,
-      text: `“${a.name}” and its values on ${a.document_count === 1 ? "1 document" : `${a.document_count} documents`} are deleted.` });
-    if (sure && await attempt(() => api("DELETE", `/custom-fields/${encoded(field.id)}/`)) !== undefined) {
-      showStatus(`Custom field “${a.name}” deleted.`);
-      ctx.refresh();
-    }
-  };
+  const remove = () => confirmDelete(ctx, { title: "Delete custom field?", path: `/custom-fields/${encoded(field.id)}/`,
+    text: `“${a.name}” and its values on ${plural(a.document_count, "document")} are deleted.`,
+    done: `Custom field “${a.name}” deleted.` });
   return el("tr", {},
     el("td", { "data-label": "Name", class: "cell-wrap" }, a.name),
     el("td", { "data-label": "Type", class: "cell-wrap" }, `${TYPES.get(a.data_type) ?? a.data_type}${describe(a)}`),
     el("td", { "data-label": "Documents" }, String(a.document_count)),
-    el("td", { class: "cell-actions" },
-      el("button", { type: "button", class: "button button-small", "aria-label": `Edit: ${a.name}`, onclick: () => edit(field) }, "Edit"),
-      el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete: ${a.name}`,
-        onclick: remove }, "Delete")));
+    rowActions(a.name, () => edit(field), remove));
 }
 
 function fieldForm(field, save, cancel) {
   const a = field?.attributes ?? { name: "", data_type: "string", extra_data: {} };
   const errors = new ErrorSlots();
   const name = el("input", { id: "cf-name", type: "text", value: a.name, maxlength: "128", autocomplete: "off", required: true });
-  const type = el("select", { id: "cf-type", disabled: Boolean(field), "aria-describedby": "cf-type-hint" },
-    DATA_TYPES.map(([code, text]) => el("option", { value: code, selected: code === a.data_type }, text)));
+  const type = select({ id: "cf-type", disabled: Boolean(field), "aria-describedby": "cf-type-hint" }, DATA_TYPES, a.data_type);
   const currency = el("input", { id: "cf-currency", type: "text", class: "currency", maxlength: "3", autocomplete: "off",
     spellcheck: "false", autocapitalize: "characters", value: a.extra_data.default_currency ?? "", "aria-describedby": "cf-currency-hint" });
   const options = el("ol", { class: "plain-list options", "aria-label": "Options" });
-  const addOption = el("button", { type: "button", class: "button button-small", onclick: () => {
-    option({ label: "" }).querySelector("input").focus();
-  } }, "Add option");
+  const addOption = button("Add option", () => option({ label: "" }).querySelector("input").focus(), "button-small");
   const renumber = () => {
     [...options.children].forEach((row, index) => {
       row.querySelector("input").setAttribute("aria-label", `Option ${index + 1}`);
@@ -77,21 +57,19 @@ function fieldForm(field, save, cancel) {
   };
   const option = ({ id = "", label }) => {
     const row = el("li", { class: "copy-row" }, el("input", { type: "text", value: label, "data-id": id, maxlength: "128", autocomplete: "off" }),
-      el("button", { type: "button", class: "button button-small button-danger-outline", onclick: () => {
+      button("Remove", () => {
         const next = row.nextElementSibling ?? row.previousElementSibling;
         row.remove();
         renumber();
         (next?.querySelector("input") ?? addOption).focus();
-      } }, "Remove"));
+      }, "button-small button-danger-outline"));
     options.append(row);
     renumber();
     return row;
   };
   (a.extra_data.select_options ?? []).forEach(option);
   renumber();
-  const field_ = (key, control, label, ...more) => el("div", { class: "field" },
-    el("label", { for: control.id }, label), control, errors.slot(key, control), ...more);
-  const money = field_("extra_data/default_currency", currency, "Default currency",
+  const money = errors.field("extra_data/default_currency", "Default currency", currency,
     el("small", { class: "hint", id: "cf-currency-hint" }, "A three-letter code such as EUR, taken when an amount has none. Optional."));
   const choices = el("fieldset", { class: "group" }, el("legend", {}, "Options"), options,
     errors.slot("extra_data/select_options", addOption), addOption,
@@ -106,16 +84,11 @@ function fieldForm(field, save, cancel) {
   const titleId = "cf-form-title";
   const form = el("form", { class: "card", "aria-labelledby": titleId, novalidate: true },
     el("h2", { id: titleId }, field ? "Edit custom field" : "New custom field"),
-    el("div", { class: "field-row" }, el("div", { class: "field-grow" }, field_("name", name, "Name")),
-      el("div", { class: "field-grow" }, field_("data_type", type, "Type",
+    el("div", { class: "field-row" }, el("div", { class: "field-grow" }, errors.field("name", "Name", name)),
+      el("div", { class: "field-grow" }, errors.field("data_type", "Type", type,
         el("small", { class: "hint", id: "cf-type-hint" }, field ? "A field’s type stays as it was made." : "It cannot be changed later.")))),
-    money, choices, errors.general,
-    el("div", { class: "actions" }, el("button", { type: "submit", class: "button button-primary" }, "Save custom field"),
-      el("button", { type: "button", class: "button", onclick: cancel }, "Cancel")));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clearMessages();
-    errors.clear();
+    money, choices, errors.general, formButtons("Save custom field", cancel));
+  onSubmit(form, () => {
     const attributes = { name: name.value.trim() };
     if (!field) attributes.data_type = type.value;
     if (type.value === "monetary") {
@@ -125,11 +98,7 @@ function fieldForm(field, save, cancel) {
       attributes.extra_data = { select_options: [...options.querySelectorAll("input")].map((input) => (
         input.dataset.id ? { id: input.dataset.id, label: input.value.trim() } : { label: input.value.trim() })) };
     }
-    try {
-      await busy(form, () => save(attributes));
-    } catch (error) {
-      if (error.status !== 401) errors.show(error);
-    }
-  });
+    return save(attributes);
+  }, errors);
   return form;
 }

@@ -1,13 +1,11 @@
 // Settings › Correspondents and Settings › Document types (api.md, "Correspondents and document
-// types"): the caller's names with how dms matches them in a document's text and how many
-// documents carry each (a link to those documents); add, edit (in one form above the list, as
-// webhooks are) and delete, which takes the name off its documents and leaves them.
+// types"): the caller's names, how dms matches them in a document's text and how many documents
+// carry each; add, edit, delete (which takes the name off its documents and leaves them).
 
-import { api, id as encoded } from "./api.js";
-import { confirmDialog } from "./dialogs.js";
-import { attempt, busy, clearMessages, el, showStatus } from "./dom.js";
+import { id as encoded } from "./api.js";
+import { el, plural, select } from "./dom.js";
 import { ALGORITHMS, dayElement, ErrorSlots, names } from "./metadata.js";
-import { formSlot } from "./parts.js";
+import { confirmDelete, dataTable, formButtons, formSlot, onSubmit, rowActions, sectionPage } from "./parts.js";
 
 const HOW = new Map(ALGORITHMS);
 
@@ -27,29 +25,16 @@ async function render(ctx, kind) {
     addLabel: `Add ${kind.noun.toLowerCase()}`, form: (item, save, cancel) => labelForm(kind, item, save, cancel) });
   const dated = kind.type === "correspondents";
   const heads = ["Name", "Matching", "Documents", dated ? "Last document" : null].filter(Boolean);
-  return el("div", {},
-    el("div", { class: "view-head" }, el("h1", {}, kind.title), add),
-    el("p", { class: "muted" }, kind.intro),
-    slot,
-    items.length ? el("div", { class: "table-wrap" }, el("table", { class: "table" },
-      el("caption", { class: "visually-hidden" }, `Your ${kind.title.toLowerCase()}`),
-      el("thead", {}, el("tr", {}, heads.map((head) => el("th", { scope: "col" }, head)),
-        el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
-      el("tbody", {}, items.map((item) => labelRow(ctx, kind, item, edit, dated)))))
-      : el("p", { class: "muted" }, `You have no ${kind.title.toLowerCase()} yet.`));
+  const kinds = kind.title.toLowerCase();
+  return sectionPage(kind.title, add, kind.intro, slot, dataTable(`Your ${kinds}`, heads,
+    items.map((item) => labelRow(ctx, kind, item, edit, dated)), `You have no ${kinds} yet.`));
 }
 
 function labelRow(ctx, kind, item, edit, dated) {
   const a = item.attributes;
-  const count = a.document_count === 1 ? "1 document" : `${a.document_count} documents`;
-  const remove = async () => {
-    const sure = await confirmDialog({ title: `Delete ${kind.noun.toLowerCase()}?`, ok: "Delete", danger: true,
-      text: `“${a.name}” is taken off its ${count}; the documents stay.` });
-    if (sure && await attempt(() => api("DELETE", `${kind.path}${encoded(item.id)}/`)) !== undefined) {
-      showStatus(`${kind.noun} “${a.name}” deleted.`);
-      ctx.refresh();
-    }
-  };
+  const count = plural(a.document_count, "document");
+  const remove = () => confirmDelete(ctx, { title: `Delete ${kind.noun.toLowerCase()}?`, path: `${kind.path}${encoded(item.id)}/`,
+    text: `“${a.name}” is taken off its ${count}; the documents stay.`, done: `${kind.noun} “${a.name}” deleted.` });
   return el("tr", {},
     el("td", { "data-label": "Name", class: "cell-wrap" }, a.name),
     el("td", { "data-label": "Matching" }, a.matching_algorithm === "none" ? "By hand" : HOW.get(a.matching_algorithm),
@@ -58,10 +43,7 @@ function labelRow(ctx, kind, item, edit, dated) {
     el("td", { "data-label": "Documents" }, a.document_count
       ? el("a", { href: `#/search?${kind.filter}=${encoded(item.id)}`, "aria-label": `${count}: ${a.name}` }, count) : count),
     dated ? el("td", { "data-label": "Last" }, dayElement(a.last_correspondence) ?? el("span", { class: "muted" }, "—")) : null,
-    el("td", { class: "cell-actions" },
-      el("button", { type: "button", class: "button button-small", "aria-label": `Edit: ${a.name}`, onclick: () => edit(item) }, "Edit"),
-      el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete: ${a.name}`,
-        onclick: remove }, "Delete")));
+    rowActions(a.name, () => edit(item), remove));
 }
 
 function labelForm(kind, item, save, cancel) {
@@ -69,35 +51,20 @@ function labelForm(kind, item, save, cancel) {
   const errors = new ErrorSlots();
   const titleId = `${kind.type}-form-title`;
   const name = el("input", { id: "label-name", type: "text", value: a.name, maxlength: "128", autocomplete: "off", required: true });
-  const algorithm = el("select", { id: "label-algorithm" },
-    ALGORITHMS.map(([code, text]) => el("option", { value: code, selected: code === a.matching_algorithm }, text)));
+  const algorithm = select({ id: "label-algorithm" }, ALGORITHMS, a.matching_algorithm);
   const match = el("input", { id: "label-match", type: "text", value: a.match, maxlength: "256", autocomplete: "off",
     spellcheck: "false", class: "mono", "aria-describedby": "label-match-hint" });
   const insensitive = el("input", { id: "label-insensitive", type: "checkbox", checked: a.is_insensitive });
-  const field = (key, control, label, ...more) => el("div", { class: "field" },
-    el("label", { for: control.id }, label), control, errors.slot(key, control), ...more);
   const form = el("form", { class: "card", "aria-labelledby": titleId, novalidate: true },
     el("h2", { id: titleId }, item ? `Edit ${kind.noun.toLowerCase()}` : `New ${kind.noun.toLowerCase()}`),
-    field("name", name, "Name"),
+    errors.field("name", "Name", name),
     el("div", { class: "field-row" },
-      el("div", { class: "field-grow" }, field("matching_algorithm", algorithm, "Matching")),
-      el("div", { class: "field-grow" }, field("match", match, "Words to find",
+      el("div", { class: "field-grow" }, errors.field("matching_algorithm", "Matching", algorithm)),
+      el("div", { class: "field-grow" }, errors.field("match", "Words to find", match,
         el("small", { class: "hint", id: "label-match-hint" }, "Looked for in the text of new documents; empty: never matches.")))),
     el("div", { class: "check" }, insensitive, el("label", { for: insensitive.id }, "Ignore case")),
-    errors.slot("is_insensitive", insensitive), errors.general,
-    el("div", { class: "actions" }, el("button", { type: "submit", class: "button button-primary" }, `Save ${kind.noun.toLowerCase()}`),
-      el("button", { type: "button", class: "button", onclick: cancel }, "Cancel")));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clearMessages();
-    errors.clear();
-    const attributes = { name: name.value.trim(), matching_algorithm: algorithm.value, match: match.value,
-      is_insensitive: insensitive.checked };
-    try {
-      await busy(form, () => save(attributes));
-    } catch (error) {
-      if (error.status !== 401) errors.show(error);
-    }
-  });
+    errors.slot("is_insensitive", insensitive), errors.general, formButtons(`Save ${kind.noun.toLowerCase()}`, cancel));
+  onSubmit(form, () => save({ name: name.value.trim(), matching_algorithm: algorithm.value, match: match.value,
+    is_insensitive: insensitive.checked }), errors);
   return form;
 }

@@ -1,11 +1,9 @@
-// Settings › Mail accounts (api.md, "Mail accounts"): IMAP accounts whose attachments become
-// documents in the inbox. List, add, edit (an empty password keeps the old one), delete, and check
-// now (the check runs in the background: the row follows it until `checking` is false).
+// Settings › Mail accounts (api.md, "Mail accounts"): add, edit (an empty password keeps the old
+// one), delete, and check now (in the background: the row follows it until `checking` is false).
 
 import { api, id as encoded } from "./api.js";
-import { confirmDialog } from "./dialogs.js";
-import { attempt, busy, clearMessages, el, showError, showStatus, timeElement } from "./dom.js";
-import { formSlot } from "./parts.js";
+import { attempt, busy, button, clearMessages, el, field, select, showStatus, timeElement } from "./dom.js";
+import { confirmDelete, dataTable, formButtons, formSlot, onSubmit, rowActions, sectionPage } from "./parts.js";
 
 /** How often, and how many times, a running check is read again (2 minutes in all). */
 const CHECK_POLL_MS = 1000;
@@ -18,24 +16,17 @@ export async function render(ctx) {
   const { add, slot, edit } = formSlot(ctx, { type: "mail-accounts", path: "/mail-accounts/", noun: "Mail account",
     addLabel: "Add mail account", form: accountForm });
   const rows = list.data.map((account) => accountRow(ctx, account, edit));
-  return el("div", {},
-    el("div", { class: "view-head" }, el("h1", {}, "Mail accounts"), add),
-    el("p", { class: "muted" }, "Attachments of new messages in these mailboxes become documents in your Inbox."),
-    slot,
-    rows.length ? el("div", { class: "table-wrap" }, el("table", { class: "table" },
-      el("caption", { class: "visually-hidden" }, "Your mail accounts"),
-      el("thead", {}, el("tr", {}, ["Account", "Last checked", "Result", "Imported"].map((name) => el("th", { scope: "col" }, name)),
-        el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
-      el("tbody", {}, rows))) : el("p", { class: "muted" }, "You have no mail accounts."));
+  return sectionPage("Mail accounts", add, "Attachments of new messages in these mailboxes become documents in your Inbox.",
+    slot, dataTable("Your mail accounts", ["Account", "Last checked", "Result", "Imported"], rows, "You have no mail accounts."));
 }
 
 function accountRow(ctx, account, edit) {
   const a = account.attributes;
   const name = `${a.username} on ${a.host}`;
   const result = a.checking ? "Checking…" : a.last_error ?? (a.last_checked_at ? "OK" : "Not checked yet");
-  const check = async (button) => {
+  const check = async (target) => {
     clearMessages();
-    const started = await busy(button, () => attempt(() => api("POST", `/mail-accounts/${encoded(account.id)}/check/`)));
+    const started = await busy(target, () => attempt(() => api("POST", `/mail-accounts/${encoded(account.id)}/check/`)));
     if (!started) return;
     showStatus(`Checking ${name}…`);
     for (let poll = 0; poll < CHECK_POLLS; poll += 1) {
@@ -49,34 +40,20 @@ function accountRow(ctx, account, edit) {
       }
     }
   };
-  const remove = async () => {
-    const sure = await confirmDialog({ title: "Delete mail account?", ok: "Delete", danger: true,
-      text: `${name} will not be checked any more. The documents it brought stay.` });
-    if (sure && await attempt(() => api("DELETE", `/mail-accounts/${encoded(account.id)}/`)) !== undefined) {
-      showStatus("Mail account deleted.");
-      ctx.refresh();
-    }
-  };
+  const remove = () => confirmDelete(ctx, { title: "Delete mail account?", path: `/mail-accounts/${encoded(account.id)}/`,
+    text: `${name} will not be checked any more. The documents it brought stay.`, done: "Mail account deleted." });
   return el("tr", {},
     el("td", { "data-label": "Account" }, name, a.enabled ? null : el("span", { class: "badge badge-muted" }, "off")),
     el("td", { "data-label": "Last checked" }, timeElement(a.last_checked_at)),
     el("td", { "data-label": "Result", class: a.last_error ? "text-danger" : null }, result),
     el("td", { "data-label": "Imported" }, String(a.imported_count)),
-    el("td", { class: "cell-actions" },
-      el("button", { type: "button", class: "button button-small", "aria-label": `Check now: ${name}`,
-        onclick: (event) => check(event.currentTarget) }, "Check now"),
-      el("button", { type: "button", class: "button button-small", "aria-label": `Edit: ${name}`, onclick: () => edit(account) }, "Edit"),
-      el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete: ${name}`,
-        onclick: remove }, "Delete")));
+    rowActions(name, () => edit(account), remove,
+      button("Check now", (event) => check(event.currentTarget), "button-small", { "aria-label": `Check now: ${name}` })));
 }
 
 function accountForm(account, save, cancel) {
   const a = account?.attributes ?? {};
-  const field = (label, input, hint = null) => el("div", { class: "field" }, el("label", { for: input.id }, label), input,
-    hint ? el("small", { class: "hint" }, hint) : null);
   const text = (id, name, value, extra = {}) => el("input", { id, name, type: "text", value: value ?? "", autocomplete: "off", ...extra });
-  const choice = (id, name, options, value) => el("select", { id, name },
-    options.map(([code, label]) => el("option", { value: code, selected: code === value }, label)));
   const box = (id, name, label, checked) => el("label", { class: "check" },
     el("input", { id, name, type: "checkbox", checked }), label);
   const form = el("form", { class: "card", "aria-labelledby": "mail-form-title", novalidate: true },
@@ -85,22 +62,19 @@ function accountForm(account, save, cancel) {
       el("div", { class: "field-grow" }, field("IMAP server", text("mail-host", "host", a.host, { spellcheck: "false" }))),
       field("Port", el("input", { id: "mail-port", name: "port", type: "number", min: "1", max: "65535",
         value: a.port ?? "", placeholder: "993" })),
-      field("Security", choice("mail-security", "security", SECURITY, a.security ?? "ssl"))),
+      field("Security", select({ id: "mail-security", name: "security" }, SECURITY, a.security ?? "ssl"))),
     el("div", { class: "field-row" },
       el("div", { class: "field-grow" }, field("Mail username", text("mail-username", "username", a.username, { spellcheck: "false" }))),
       el("div", { class: "field-grow" }, field("Mail password", el("input", { id: "mail-password", name: "password",
-        type: "password", autocomplete: "new-password" }), account ? "Leave empty to keep the current password." : null))),
+        type: "password", autocomplete: "new-password" }), account ? el("small", { class: "hint" }, "Leave empty to keep the current password.") : null))),
     el("div", { class: "field-row" },
       el("div", { class: "field-grow" }, field("Mailbox", text("mail-mailbox", "mailbox", a.mailbox ?? "INBOX"))),
-      field("After import", choice("mail-after", "after_import", AFTER_IMPORT, a.after_import ?? "mark_seen")),
+      field("After import", select({ id: "mail-after", name: "after_import" }, AFTER_IMPORT, a.after_import ?? "mark_seen")),
       el("div", { class: "field-grow" }, field("Move to mailbox", text("mail-move-to", "move_to", a.move_to)))),
     box("mail-per-sender", "folder_per_sender", "A folder in the Inbox for each sender", a.folder_per_sender ?? false),
     box("mail-enabled", "enabled", "Check this account every few minutes", a.enabled ?? true),
-    el("div", { class: "actions" }, el("button", { type: "submit", class: "button button-primary" }, "Save mail account"),
-      el("button", { type: "button", class: "button", onclick: cancel }, "Cancel")));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clearMessages();
+    formButtons("Save mail account", cancel));
+  onSubmit(form, () => {
     const attributes = {
       host: form.host.value.trim(), security: form.security.value, username: form.username.value.trim(),
       mailbox: form.mailbox.value.trim() || "INBOX", after_import: form.after_import.value,
@@ -109,11 +83,7 @@ function accountForm(account, save, cancel) {
     };
     if (form.port.value) attributes.port = Number(form.port.value);
     if (form.password.value) attributes.password = form.password.value;
-    try {
-      await busy(form, () => save(attributes));
-    } catch (error) {
-      showError(error.message);
-    }
+    return save(attributes);
   });
   return form;
 }

@@ -1,11 +1,10 @@
 // Settings › Rules (api.md, "Rules"): the caller's rules in the order they run, each a card saying
-// what it matches, which new documents it looks at and what it does (and why dms disabled it);
-// New rule and Edit open the rule dialog (rules-form.js), Try it and Apply to existing documents
-// are in rules-run.js, Delete asks first.
+// what it matches, looks at and does (and why dms disabled it). The rule dialog is rules-form.js,
+// Try it and Apply rules-run.js.
 
 import { api, id as encoded, listAll } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
-import { attempt, el, folderPath, showStatus } from "./dom.js";
+import { attempt, button, el, folderPath, showStatus } from "./dom.js";
 import { ruleDialog, SOURCES } from "./rules-form.js";
 import { applyRule, runLine, tryDialog } from "./rules-run.js";
 
@@ -25,10 +24,10 @@ export async function render(ctx) {
     await ctx.refresh(created ? "new-rule" : `edit-${rule.id}`);
     showStatus(created ? `Rule “${rule.attributes.name}” created.` : `Rule “${rule.attributes.name}” saved.`);
   };
-  const add = el("button", { type: "button", class: "button button-primary", "data-focus": "new-rule", onclick: async () => {
+  const add = button("New rule", async () => {
     const rule = await ruleDialog({ folders });
     if (rule) await saved(rule, true);
-  } }, "New rule");
+  }, "button-primary", { "data-focus": "new-rule" });
   const cards = rules.map((rule, index) => ruleCard(ctx, rule, index, folders, saved));
   return el("div", {},
     el("div", { class: "view-head" }, el("h1", {}, "Rules"), add),
@@ -65,8 +64,8 @@ function ruleCard(ctx, rule, index, folders, saved) {
   const trial = async () => {
     if (await tryDialog(rule) === "apply") await apply(false);
   };
-  const button = (label, action, extra = {}) => el("button", { type: "button", class: "button button-small",
-    "aria-label": `${label}: ${a.name}`, onclick: action, ...extra }, label);
+  const act = (label, action, focus, kind = "button-small") => button(label, action, kind,
+    { "aria-label": `${label}: ${a.name}`, "data-focus": focus });
   return el("li", {}, el("article", { class: "card rule", "aria-labelledby": titleId },
     el("div", { class: "rule-head" }, el("h2", { id: titleId }, a.name),
       a.enabled ? el("span", { class: "badge badge-success" }, "Enabled") : el("span", { class: "badge badge-muted" }, "Disabled")),
@@ -78,10 +77,10 @@ function ruleCard(ctx, rule, index, folders, saved) {
       el("dt", {}, "Does"), el("dd", {}, el("ul", { class: "plain-list" }, describeActions(a.actions, folders)))),
     runLine(rule.id),
     el("div", { class: "actions" },
-      button("Try it", trial, { "data-focus": `try-${rule.id}` }),
-      button("Apply to existing documents", () => apply(true), { "data-focus": `apply-${rule.id}` }),
-      button("Edit", edit, { "data-focus": `edit-${rule.id}` }),
-      button("Delete", remove, { class: "button button-small button-danger-outline" }))));
+      act("Try it", trial, `try-${rule.id}`),
+      act("Apply to existing documents", () => apply(true), `apply-${rule.id}`),
+      act("Edit", edit, `edit-${rule.id}`),
+      act("Delete", remove, null, "button-small button-danger-outline"))));
 }
 
 /** A Map of the rules' folders' ids to their paths ("Home / Bills"); a folder missing from it

@@ -1,18 +1,18 @@
-// Settings › API Tokens: the caller's tokens (api.md, "Tokens"), this browser's own marked; a new
-// token with its validity and name, its secret shown once with a Copy button; revoking one
-// (revoking this browser's own logs out).
+// Settings › API Tokens (api.md, "Tokens"), this browser's own marked: a new token's secret is
+// shown once; revoking this browser's own logs out.
 
 import { api, id as encoded, sessionTokenId } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
-import { busy, clearMessages, el, parseDate, showError, showStatus, timeElement } from "./dom.js";
+import { button, clearMessages, el, field, parseDate, showError, showStatus, timeElement } from "./dom.js";
+import { formButtons, onSubmit } from "./parts.js";
 
 export async function render(ctx) {
   const current = await sessionTokenId();
   const body = el("tbody", { id: "tokens-body" });
   const table = el("table", { id: "tokens-table", class: "table" },
     el("caption", { class: "visually-hidden" }, "Your API tokens, newest first"),
-    el("thead", {}, el("tr", {}, ["ID", "Name", "Created", "Expires"].map((name) => el("th", { scope: "col" }, name)),
-      el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
+    el("thead", {}, el("tr", {}, ["ID", "Name", "Created", "Expires", el("span", { class: "visually-hidden" }, "Actions")]
+      .map((head) => el("th", { scope: "col" }, head)))),
     body);
   const empty = el("p", { id: "tokens-empty", class: "muted empty", hidden: true });
   const secret = el("input", { id: "token-secret", type: "text", class: "mono", readonly: true, spellcheck: "false",
@@ -22,12 +22,12 @@ export async function render(ctx) {
     el("p", { class: "warning", id: "secret-warning" }, "Copy this token now: you will not see it again."),
     el("div", { class: "field" }, el("label", { for: "token-secret" }, "Token secret"),
       el("div", { class: "copy-row" }, secret,
-        el("button", { type: "button", class: "button button-primary", onclick: () => copy(secret) }, "Copy"))),
-    el("div", { class: "actions" }, el("button", { type: "button", class: "button", onclick: () => {
+        button("Copy", () => copy(secret), "button-primary"))),
+    el("div", { class: "actions" }, button("Done", () => {
       hideSecret();
       clearMessages();
       newButton.focus();
-    } }, "Done")));
+    })));
   const hideSecret = () => {
     // The secret must not linger in the page once the user moved on.
     secret.value = "";
@@ -72,8 +72,8 @@ export async function render(ctx) {
     secret.select();
     await list();
   }, () => toggle(false, true));
-  const newButton = el("button", { type: "button", id: "new-token-button", class: "button button-primary",
-    "aria-controls": "new-token-form", "aria-expanded": "false", onclick: () => toggle(form.hidden, true) }, "New Token");
+  const newButton = button("New Token", () => toggle(form.hidden, true), "button-primary",
+    { "aria-controls": "new-token-form", "aria-expanded": "false" });
   const toggle = (open, moveFocus) => {
     form.hidden = !open;
     newButton.setAttribute("aria-expanded", String(open));
@@ -96,25 +96,17 @@ function newTokenForm(create, cancel) {
   const form = el("form", { id: "new-token-form", class: "card", "aria-labelledby": "new-token-title", hidden: true, novalidate: true },
     el("h2", { id: "new-token-title" }, "New token"),
     el("div", { class: "field-row" },
-      el("div", { class: "field" }, el("label", { for: "token-hours" }, "Validity (hours)"),
-        el("input", { id: "token-hours", name: "expiry_hours", type: "number", inputmode: "numeric", min: "1", max: "87600",
-          step: "1", value: "4464", required: true, "aria-describedby": "token-hours-hint" }),
-        el("small", { id: "token-hours-hint", class: "hint" }, "4464 hours is about six months.")),
+      field("Validity (hours)", el("input", { id: "token-hours", name: "expiry_hours", type: "number", inputmode: "numeric",
+        min: "1", max: "87600", step: "1", value: "4464", required: true, "aria-describedby": "token-hours-hint" }),
+      el("small", { id: "token-hours-hint", class: "hint" }, "4464 hours is about six months.")),
       el("div", { class: "field field-grow" }, el("label", { for: "token-name" }, "Name"),
         el("input", { id: "token-name", name: "name", type: "text", maxlength: "100", placeholder: "optional, e.g. scanner",
           autocomplete: "off" }))),
-    el("div", { class: "actions" }, el("button", { type: "submit", class: "button button-primary" }, "Create"),
-      el("button", { type: "button", class: "button", onclick: cancel }, "Cancel")));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clearMessages();
+    formButtons("Create", cancel));
+  onSubmit(form, () => {
     const attributes = { expiry_hours: Number(form.expiry_hours.value) };
     if (form.name.value.trim()) attributes.name = form.name.value.trim();
-    try {
-      await busy(form, () => create(attributes));
-    } catch (error) {
-      showError(error.message);
-    }
+    return create(attributes);
   });
   return form;
 }
@@ -129,8 +121,8 @@ function row(token, mine, revoke) {
     el("td", { "data-label": "Created" }, timeElement(created)),
     el("td", { "data-label": "Expires" }, expiry === null ? "never" : timeElement(expiry),
       expired ? el("span", { class: "badge badge-danger" }, "expired") : null),
-    el("td", { class: "cell-actions" }, el("button", { type: "button", class: "button button-small button-danger-outline",
-      "aria-label": `Revoke token ${token.id}`, onclick: () => revoke(token, mine) }, "Revoke")));
+    el("td", { class: "cell-actions" }, button("Revoke", () => revoke(token, mine), "button-small button-danger-outline",
+      { "aria-label": `Revoke token ${token.id}` })));
 }
 
 async function copy(input) {

@@ -1,12 +1,10 @@
 // Settings › Webhooks (api.md, "Webhooks"): URLs that your events are POSTed to, signed with a
-// secret. List (with the last delivery's status and error), add, edit (an empty secret keeps the
-// old one: the server never shows it again), delete, and "Send a test" (a `ping` sent now; its
-// answer is shown).
+// secret, with their last delivery; add, edit (an empty secret keeps the old one: the server never
+// shows it again), delete, and "Send a test" (a `ping` sent now; its answer is shown).
 
 import { api, id as encoded } from "./api.js";
-import { confirmDialog } from "./dialogs.js";
-import { attempt, busy, clearMessages, el, showError, showStatus, timeElement } from "./dom.js";
-import { formSlot } from "./parts.js";
+import { attempt, busy, button, clearMessages, el, field, showError, showStatus, timeElement } from "./dom.js";
+import { confirmDelete, dataTable, formButtons, formSlot, onSubmit, rowActions, sectionPage } from "./parts.js";
 
 const EVENTS = [
   ["document.processed", "A document was read (its text is known)"],
@@ -23,16 +21,9 @@ export async function render(ctx) {
   const { add, slot, edit } = formSlot(ctx, { type: "webhooks", path: "/webhooks/", noun: "Webhook",
     addLabel: "Add webhook", form: webhookForm });
   const rows = list.data.map((webhook) => webhookRow(ctx, webhook, edit));
-  return el("div", {},
-    el("div", { class: "view-head" }, el("h1", {}, "Webhooks"), add),
-    el("p", { class: "muted" }, "dms sends your events to these addresses as they happen, signed with the webhook's secret ",
-      "(the X-DMS-Signature header). A failed delivery is tried again for a day."),
-    slot,
-    rows.length ? el("div", { class: "table-wrap" }, el("table", { class: "table" },
-      el("caption", { class: "visually-hidden" }, "Your webhooks"),
-      el("thead", {}, el("tr", {}, ["Address and events", "Last delivery"].map((name) => el("th", { scope: "col" }, name)),
-        el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
-      el("tbody", {}, rows))) : el("p", { class: "muted" }, "You have no webhooks."));
+  return sectionPage("Webhooks", add, "dms sends your events to these addresses as they happen, signed with the webhook's "
+    + "secret (the X-DMS-Signature header). A failed delivery is tried again for a day.",
+  slot, dataTable("Your webhooks", ["Address and events", "Last delivery"], rows, "You have no webhooks."));
 }
 
 function result(a) {
@@ -44,33 +35,23 @@ function result(a) {
 function webhookRow(ctx, webhook, edit) {
   const a = webhook.attributes;
   const name = a.url;
-  const test = async (button) => {
+  const test = async (target) => {
     clearMessages();
-    const answer = await busy(button, () => attempt(() => api("POST", `/webhooks/${encoded(webhook.id)}/test/`)));
+    const answer = await busy(target, () => attempt(() => api("POST", `/webhooks/${encoded(webhook.id)}/test/`)));
     if (!answer) return;
     const delivery = answer.data.attributes;
     if (delivery.ok) showStatus(`Test sent: the receiver answered ${delivery.status} in ${delivery.duration_ms} ms.`);
     else showError(`Test failed: ${delivery.error ?? `the receiver answered ${delivery.status}.`}`);
   };
-  const remove = async () => {
-    const sure = await confirmDialog({ title: "Delete webhook?", ok: "Delete", danger: true,
-      text: `Nothing more will be sent to ${name}.` });
-    if (sure && await attempt(() => api("DELETE", `/webhooks/${encoded(webhook.id)}/`)) !== undefined) {
-      showStatus("Webhook deleted.");
-      ctx.refresh();
-    }
-  };
+  const remove = () => confirmDelete(ctx, { title: "Delete webhook?", path: `/webhooks/${encoded(webhook.id)}/`,
+    text: `Nothing more will be sent to ${name}.`, done: "Webhook deleted." });
   return el("tr", {},
     el("td", { "data-label": "Address", class: "cell-wrap" }, name, a.enabled ? null : el("span", { class: "badge badge-muted" }, "off"),
       el("div", { class: "hint" }, a.events.join(", "))),
     el("td", { "data-label": "Last sent" }, a.last_delivery_at ? timeElement(a.last_delivery_at) : null,
       el("div", { class: a.last_error ? "text-danger" : "hint" }, result(a))),
-    el("td", { class: "cell-actions" },
-      el("button", { type: "button", class: "button button-small", "aria-label": `Send a test: ${name}`,
-        onclick: (event) => test(event.currentTarget) }, "Send a test"),
-      el("button", { type: "button", class: "button button-small", "aria-label": `Edit: ${name}`, onclick: () => edit(webhook) }, "Edit"),
-      el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete: ${name}`,
-        onclick: remove }, "Delete")));
+    rowActions(name, () => edit(webhook), remove,
+      button("Send a test", (event) => test(event.currentTarget), "button-small", { "aria-label": `Send a test: ${name}` })));
 }
 
 /** A random secret, shown so that it can be copied to the receiver (hex of SECRET_BYTES bytes). */
@@ -84,13 +65,14 @@ function webhookForm(webhook, save, cancel) {
   const chosen = new Set(a.events);
   const secret = el("input", { id: "webhook-secret", name: "secret", type: "text", autocomplete: "off", spellcheck: "false",
     minlength: "16", maxlength: "256" });
-  const generate = el("button", { type: "button", class: "button", onclick: () => { secret.value = newSecret(); secret.select(); } },
-    "Generate a secret");
+  const generate = button("Generate a secret", () => {
+    secret.value = newSecret();
+    secret.select();
+  });
   const form = el("form", { class: "card", "aria-labelledby": "webhook-form-title", novalidate: true },
     el("h2", { id: "webhook-form-title" }, webhook ? "Edit webhook" : "New webhook"),
-    el("div", { class: "field" }, el("label", { for: "webhook-url" }, "Address (URL)"),
-      el("input", { id: "webhook-url", name: "url", type: "url", value: a.url ?? "", placeholder: "https://example.org/dms-hook",
-        autocomplete: "off", spellcheck: "false" })),
+    field("Address (URL)", el("input", { id: "webhook-url", name: "url", type: "url", value: a.url ?? "",
+      placeholder: "https://example.org/dms-hook", autocomplete: "off", spellcheck: "false" })),
     el("div", { class: "field" }, el("label", { for: "webhook-secret" }, "Secret"),
       el("div", { class: "field-row" }, el("div", { class: "field-grow" }, secret), generate),
       el("small", { class: "hint" }, webhook ? "Leave empty to keep the current secret."
@@ -100,21 +82,14 @@ function webhookForm(webhook, save, cancel) {
         el("input", { type: "checkbox", name: "events", value: type, checked: chosen.has(type) }), `${label} (${type})`))),
     el("label", { class: "check" }, el("input", { id: "webhook-enabled", name: "enabled", type: "checkbox", checked: a.enabled }),
       "Send deliveries to this webhook"),
-    el("div", { class: "actions" }, el("button", { type: "submit", class: "button button-primary" }, "Save webhook"),
-      el("button", { type: "button", class: "button", onclick: cancel }, "Cancel")));
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    clearMessages();
+    formButtons("Save webhook", cancel));
+  onSubmit(form, () => {
     const attributes = {
       url: form.url.value.trim(), enabled: form.enabled.checked,
       events: [...form.querySelectorAll("input[name=events]:checked")].map((box) => box.value),
     };
     if (secret.value || !webhook) attributes.secret = secret.value;
-    try {
-      await busy(form, () => save(attributes));
-    } catch (error) {
-      showError(error.message);
-    }
+    return save(attributes);
   });
   return form;
 }

@@ -1,10 +1,13 @@
-// The folder tree in the side bar: .home and .inbox (with the number of documents waiting in the
-// inbox), their sub-folders loaded when a folder is opened, the current folder marked; each
-// folder is a drop target (dnd.js). Disclosure buttons open and close branches.
+// The folder tree in the side bar: .home, .inbox (with its count), .shared ("Shared with me") and
+// their sub-folders, loaded when a folder is opened; each folder the caller may change is a drop
+// target (dnd.js).
 
 import { api, id as encoded, MAX_PAGE_SIZE } from "./api.js";
 import { $, el, folderName, icon } from "./dom.js";
 import { dropTarget } from "./dnd.js";
+import { mayChange } from "./share.js";
+
+const SPECIAL = { ".home": "home", ".inbox": "inbox", ".shared": "shared" };
 
 /** Sub-folders read per folder: 5 pages of 100. Folders come first in a listing, so reading stops
  *  at the first document. */
@@ -18,7 +21,7 @@ let inboxId = null;
 /** Reads the roots and every open branch again (after a create, rename, move or delete). */
 export async function refresh() {
   const list = await api("GET", "/nodes/");
-  const rank = (node) => (node.attributes.title === ".home" ? 0 : 1);
+  const rank = (node) => Object.keys(SPECIAL).indexOf(node.attributes.title);
   roots = [...list.data].sort((a, b) => rank(a) - rank(b));
   const home = roots.find((node) => node.attributes.title === ".home");
   inboxId = roots.find((node) => node.attributes.title === ".inbox")?.id ?? null;
@@ -82,7 +85,7 @@ async function subFolders(folderId) {
 
 async function item(folder) {
   const title = folderName(folder.attributes.title);
-  const special = { ".home": "home", ".inbox": "inbox" }[folder.attributes.title];
+  const special = SPECIAL[folder.attributes.title];
   const link = el("a", { href: `#/folder/${encoded(folder.id)}`, class: "tree-link" },
     icon(special ?? "folder"), el("span", { class: "tree-title" }, title));
   const open = expanded.has(folder.id);
@@ -91,7 +94,7 @@ async function item(folder) {
   const children = el("ul", { class: "tree-children", hidden: !open });
   const node = el("li", { class: "tree-item", "data-folder-id": folder.id },
     el("div", { class: "tree-row" }, toggle, link), children);
-  dropTarget(link, folder.id);
+  if (special !== "shared" && mayChange(folder)) dropTarget(link, folder.id);
   toggle.addEventListener("click", async () => {
     if (expanded.has(folder.id)) expanded.delete(folder.id);
     else expanded.add(folder.id);

@@ -1,7 +1,6 @@
-// Uploads from the file picker and from files dropped onto a folder. Each file becomes a document
-// titled by its name (POST /nodes/), then its bytes go up with a progress bar (PUT
-// /documents/{id}/upload/{name} through XMLHttpRequest), then its processing status is followed
-// (docstatus.js) until it is done or failed. The list sits in the "Uploads" panel.
+// Uploads from the file picker and from files dropped onto a folder: each file becomes a document
+// titled by its name, its bytes go up with a progress bar, then its processing status is followed
+// (docstatus.js) until it is done or failed, in the "Uploads" panel.
 
 import { api, id as encoded, uploadFile } from "./api.js";
 import { $, el, STATUS } from "./dom.js";

@@ -1,8 +1,6 @@
-// The document view: where it is (breadcrumbs), its status (followed live until final), its
-// downloads (the original, the searchable PDF), rename, move, delete, its pages as previews
-// with their tools (doc-pages.js, doc-pageops.js), its Details (doc-details.js: correspondent,
-// type, date, serial number, custom fields) and the panels of doc-panels.js: tags, notes, text,
-// versions, history.
+// The document view: breadcrumbs, its status (followed live until final), downloads, rename,
+// move, delete, share, its owner when that is someone else, its pages (doc-pages.js), Details
+// (doc-details.js) and the panels of doc-panels.js. A viewer (share.js) is offered no change.
 
 import { api, download, id as encoded } from "./api.js";
 import { deleteNodes, moveNodesByDialog, renameNode } from "./actions.js";
@@ -10,20 +8,22 @@ import { detailsPanel } from "./doc-details.js";
 import { historyPanel, notesPanel, tagsPanel, textPanel, versionsPanel } from "./doc-panels.js";
 import { pagesSection } from "./doc-pages.js";
 import { isFinal, watch } from "./docstatus.js";
-import { attempt, busy, el, statusBadge } from "./dom.js";
+import { attempt, busy, button, el, statusBadge } from "./dom.js";
 import { names } from "./metadata.js";
 import { breadcrumbs } from "./parts.js";
+import { mayChange, mayShare, ownerNote, shareDialog } from "./share.js";
 
 export async function render(ctx, documentId) {
   const { data: document } = await api("GET", `/documents/${encoded(documentId)}/`);
+  const writable = mayChange(document);
   const [text, tags, history, notes, correspondents, types, fields] = await Promise.all([
-    textPanel(document), tagsPanel(ctx, document), historyPanel(document), notesPanel(document),
+    textPanel(document), tagsPanel(ctx, document, writable), historyPanel(document), notesPanel(document, writable),
     names("/correspondents/"), names("/document-types/"), names("/custom-fields/")]);
-  const details = await detailsPanel(ctx, document, { correspondents, types, fields });
+  const details = await detailsPanel(ctx, document, { correspondents, types, fields }, writable);
   const latest = document.attributes.versions?.at(-1) ?? null;
   const { title, breadcrumb } = document.attributes;
   const parentId = breadcrumb.at(-2)?.[1];
-  const pages = pagesSection(ctx, document, latest, parentId);
+  const pages = pagesSection(ctx, document, latest, parentId, writable);
 
   const badge = el("span", { class: "doc-status" }, statusBadge(document));
   let stopWatching = () => {};
@@ -37,38 +37,37 @@ export async function render(ctx, documentId) {
   }
 
   const actions = {
-    download: (button) => busy(button, () => attempt(() =>
+    download: (target) => busy(target, () => attempt(() =>
       download(`/documents/${encoded(document.id)}/download/`, latest?.file_name ?? title))),
-    searchable: (button) => busy(button, () => attempt(() =>
+    searchable: (target) => busy(target, () => attempt(() =>
       download(`/documents/${encoded(document.id)}/download/?searchable=1`, `${title}.pdf`))),
-    rename: async () => { if (await renameNode(document)) ctx.changed(); },
-    move: async () => { if (await moveNodesByDialog([document])) ctx.changed(); },
+    rename: async () => { if (writable && await renameNode(document)) ctx.changed(); },
+    move: async () => { if (writable && await moveNodesByDialog([document])) ctx.changed(); },
     remove: async () => {
-      if (await deleteNodes([document])) {
+      if (writable && await deleteNodes([document])) {
         ctx.navigate(`#/folder/${encoded(parentId)}`);
         ctx.changed();
       }
     },
   };
-  const button = (text, action, extra = {}) => el("button", { type: "button", class: "button",
-    onclick: (event) => action(event.currentTarget), ...extra }, text);
+  const act = (text, action, kind = "", extra = {}) => button(text, (event) => action(event.currentTarget), kind, extra);
   const hasFile = Boolean(latest);
   const toolbar = el("div", { class: "toolbar", role: "toolbar", "aria-label": "Document actions" },
     el("div", { class: "toolbar-group" },
-      button("Download", actions.download, { class: "button button-primary", disabled: !hasFile }),
-      button("Download searchable PDF", actions.searchable, { disabled: !latest?.searchable_pdf,
+      act("Download", actions.download, "button-primary", { disabled: !hasFile }),
+      act("Download searchable PDF", actions.searchable, "", { disabled: !latest?.searchable_pdf,
         title: latest?.searchable_pdf ? null : "Made when Tesseract reads the pages" })),
     el("div", { class: "toolbar-group" },
-      button("Rename", actions.rename), button("Move", actions.move),
-      button("Delete", actions.remove, { class: "button button-danger-outline" })));
+      writable ? [act("Rename", actions.rename), act("Move", actions.move), act("Delete", actions.remove, "button-danger-outline")] : null,
+      mayShare(document, ctx.me()) ? act("Share…", () => shareDialog(document)) : null));
 
   const node = el("article", { class: "view view-document", "aria-labelledby": "doc-title" },
     breadcrumbs(breadcrumb.slice(0, -1)),
-    el("div", { class: "view-head" }, el("h1", { id: "doc-title" }, title), badge),
+    el("div", { class: "view-head" }, el("h1", { id: "doc-title" }, title), badge, ownerNote(document, ctx.me())),
     document.attributes.ocr_error ? el("p", { class: "message message-error" }, document.attributes.ocr_error) : null,
     toolbar,
     el("div", { class: "doc-layout" }, pages.node,
-      el("div", { class: "doc-side" }, details, tags, notes, text, versionsPanel(ctx, document), history)));
+      el("div", { class: "doc-side" }, details, tags, notes, text, versionsPanel(ctx, document, writable), history)));
   const find = (name) => [...toolbar.querySelectorAll("button")].find((b) => b.textContent === name);
   return {
     node, title, folderId: parentId, breadcrumb: breadcrumb.slice(0, -1),

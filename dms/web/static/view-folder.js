@@ -1,16 +1,15 @@
-// The folder view: breadcrumbs, the folder's sub-folders and documents a page at a time
-// (GET /nodes/{id}/, sorted, filtered by correspondent, type and document date through the filter
-// bar of metadata.js), multi-select and what to do with the selection (rename, move, delete), a
-// new folder, uploads (the picker, or files dropped onto the list); rows drag onto folders. The
-// status of documents being read follows docstatus.js. Sort and filters live in the address.
+// The folder view: its sub-folders and documents a page at a time, sorted and filtered (both in the
+// address), what to do with the selected rows, a new folder, uploads; rows drag onto folders. What
+// the caller may not change (shared with them as a viewer; "Shared with me") offers none of that.
 
 import { api, id as encoded, withQuery } from "./api.js";
 import { deleteNodes, moveNodesByDialog, newFolder, renameNode } from "./actions.js";
 import { draggable, dropTarget } from "./dnd.js";
 import { isFinal, watch } from "./docstatus.js";
-import { el, folderName, formatSize, icon, statusBadge, timeElement } from "./dom.js";
+import { button, el, folderName, formatSize, icon, plural, select, statusBadge, timeElement } from "./dom.js";
 import { chosenFilters, dayElement, filterBar, names } from "./metadata.js";
-import { breadcrumbs, tagList } from "./parts.js";
+import { breadcrumbs, pager, tagList } from "./parts.js";
+import { mayChange, mayShare, ownerNote, shareDialog } from "./share.js";
 import { pickFiles } from "./upload.js";
 
 /** A page of a folder: the API's largest, so a folder of 100 shows whole. */
@@ -47,7 +46,10 @@ export async function render(ctx, folderId, params) {
 class FolderView {
   constructor(ctx, folder, list, sort, about) {
     this.ctx = ctx;
+    this.me = ctx.me();
     this.folder = folder;
+    this.shared = folder.attributes.title === ".shared";
+    this.writable = !this.shared && mayChange(folder);
     this.rows = list.data;
     this.pagination = list.meta.pagination;
     this.sort = sort;
@@ -65,17 +67,17 @@ class FolderView {
     this.table = this.buildTable();
     const node = el("section", { class: "view view-folder", "aria-labelledby": "folder-title" },
       breadcrumbs(this.folder.attributes.breadcrumb.slice(0, -1)),
-      el("div", { class: "view-head" }, el("h1", { id: "folder-title" }, title)),
+      el("div", { class: "view-head" }, el("h1", { id: "folder-title" }, title), ownerNote(this.folder, this.me)),
       this.toolbar, filterBar({ ...this.about, error: this.about.refusal, apply: (values, focus) => this.reopen({ ...values, page: "" }, focus) }),
       this.table, this.buildPager());
-    dropTarget(node, this.folder.id);
+    if (this.writable) dropTarget(node, this.folder.id);
     this.updateSelection();
     return {
       node, title, folderId: this.folder.id, breadcrumb: this.folder.attributes.breadcrumb,
       dispose: () => this.stops.forEach((stop) => stop()),
       isStale: (event) => this.isStale(event),
       keys: {
-        n: () => this.create(), u: () => pickFiles(this.folder.id), F2: () => this.rename(),
+        n: () => this.create(), u: () => this.writable && pickFiles(this.folder.id), F2: () => this.rename(),
         m: () => this.move(), Delete: () => this.remove(), a: () => this.selectAll(true),
         Escape: () => this.selectAll(false),
       },
@@ -98,39 +100,35 @@ class FolderView {
   }
 
   buildToolbar() {
-    const button = (text, action, extra = {}) => el("button", { type: "button", class: "button", onclick: action, ...extra }, text);
-    this.renameButton = button("Rename", () => this.rename());
-    this.moveButton = button("Move", () => this.move());
-    this.deleteButton = button("Delete", () => this.remove(), { class: "button button-danger-outline" });
+    // Those a root is shared with neither move nor delete it.
+    const changeable = this.rows.some(mayChange);
+    const fixed = !changeable || this.shared;
+    this.renameButton = button("Rename", () => this.rename(), "", { hidden: !changeable });
+    this.moveButton = button("Move", () => this.move(), "", { hidden: fixed });
+    this.deleteButton = button("Delete", () => this.remove(), "button-danger-outline", { hidden: fixed });
+    const shareable = this.rows.some((node) => mayShare(node, this.me));
+    this.shareButton = button("Share…", () => this.share(), "", { hidden: !shareable });
     this.count = el("span", { class: "selection-count", "aria-live": "polite" });
-    const sort = el("select", { id: "folder-sort", onchange: (event) => this.reopen({ sort: event.target.value, page: "" }) },
-      SORTS.map(([value, text]) => el("option", { value, selected: value === this.sort }, text)));
+    const sort = select({ id: "folder-sort", onchange: (event) => this.reopen({ sort: event.target.value, page: "" }) }, SORTS, this.sort);
     return el("div", { class: "toolbar", role: "toolbar", "aria-label": "Folder actions" },
-      el("div", { class: "toolbar-group" },
-        button("New folder", () => this.create()),
-        el("button", { type: "button", class: "button button-primary", onclick: () => pickFiles(this.folder.id) },
-          icon("upload"), "Upload")),
-      el("div", { class: "toolbar-group" }, this.renameButton, this.moveButton, this.deleteButton, this.count),
+      this.writable ? el("div", { class: "toolbar-group" }, button("New folder", () => this.create()),
+        button([icon("upload"), "Upload"], () => pickFiles(this.folder.id), "button-primary")) : null,
+      el("div", { class: "toolbar-group", hidden: !changeable && !shareable },
+        this.renameButton, this.moveButton, this.deleteButton, this.shareButton, this.count),
       el("div", { class: "toolbar-group toolbar-end" }, el("label", { for: "folder-sort" }, "Sort by"), sort));
   }
 
   buildTable() {
     if (this.rows.length === 0) {
       return el("p", { class: "empty-folder" }, this.about.filtered ? "No document in this folder matches the filters."
-        : "This folder is empty. Upload files, or drop them here.");
+        : this.shared ? "Nothing is shared with you yet." : `This folder is empty.${this.writable ? " Upload files, or drop them here." : ""}`);
     }
     this.all = el("input", { type: "checkbox", "aria-label": "Select all", onchange: (e) => this.selectAll(e.target.checked) });
     return el("div", { class: "table-wrap" }, el("table", { class: "table nodes" },
       el("caption", { class: "visually-hidden" }, "Folders and documents"),
-      el("thead", {}, el("tr", {},
-        el("th", { scope: "col", class: "col-select" }, this.all),
-        el("th", { scope: "col" }, "Name"),
-        el("th", { scope: "col", class: "col-status" }, "Status"),
-        el("th", { scope: "col", class: "col-meta" }, "Correspondent"),
-        el("th", { scope: "col", class: "col-meta" }, "Type"),
-        el("th", { scope: "col", class: "col-meta" }, "Date"),
-        el("th", { scope: "col", class: "col-wide col-size" }, "Size"),
-        el("th", { scope: "col", class: "col-wide" }, "Changed"))),
+      el("thead", {}, el("tr", {}, [["col-select", this.all], [null, "Name"], ["col-status", "Status"], ["col-meta", "Correspondent"],
+        ["col-meta", "Type"], ["col-meta", "Date"], ["col-wide col-size", "Size"], ["col-wide", "Changed"]]
+        .map(([column, head]) => el("th", { scope: "col", class: column }, head)))),
       el("tbody", {}, this.rows.map((node) => this.row(node)))));
   }
 
@@ -149,7 +147,8 @@ class FolderView {
     const tr = el("tr", { "data-node-id": node.id },
       el("td", { class: "col-select" }, check),
       el("td", { class: "col-name" }, el("a", { href, class: "node-link" }, icon(isFolder ? "folder" : "document"),
-        el("span", {}, title)), tagList(node.attributes.tags)),
+        // Whose a row is, where that is not said above it already.
+        el("span", {}, title)), a.owner !== this.folder.attributes.owner && ownerNote(node, this.me), tagList(a.tags)),
       status,
       el("td", { class: "col-meta" }, this.correspondents.get(a.correspondent) ?? ""),
       el("td", { class: "col-meta" }, this.types.get(a.document_type) ?? ""),
@@ -158,9 +157,11 @@ class FolderView {
       el("td", { class: "col-wide" }, timeElement(node.attributes.updated_at)));
     // Dragging a selected row takes the whole selection along.
     const dragged = () => (this.selected.has(node.id) ? [...this.selected] : [node.id]);
-    draggable(tr, dragged, () => (dragged().length > 1 ? `${dragged().length} items` : title));
-    if (isFolder) dropTarget(tr, node.id);
-    else if (!isFinal(node) && this.stops.length < MAX_WATCHED_ROWS) {
+    if (mayChange(node)) {
+      draggable(tr, dragged, () => (dragged().length > 1 ? `${dragged().length} items` : title));
+      if (isFolder) dropTarget(tr, node.id);
+    }
+    if (!isFinal(node) && this.stops.length < MAX_WATCHED_ROWS) {
       this.stops.push(watch(node.id, (latest) => latest && status.replaceChildren(statusBadge(latest))));
     }
     return tr;
@@ -168,11 +169,8 @@ class FolderView {
 
   buildPager() {
     const { page, pages, count } = this.pagination;
-    if (pages <= 1) return el("p", { class: "muted pager-note" }, count === 1 ? "1 item" : `${count} items`);
-    return el("nav", { class: "pager", "aria-label": "Pages of this folder" },
-      el("button", { type: "button", class: "button", disabled: page <= 1, onclick: () => this.reopen({ page: page - 1 }) }, "Previous page"),
-      el("span", {}, `Page ${page} of ${pages} (${count} items)`),
-      el("button", { type: "button", class: "button", disabled: page >= pages, onclick: () => this.reopen({ page: page + 1 }) }, "Next page"));
+    if (pages <= 1) return el("p", { class: "muted pager-note" }, plural(count, "item"));
+    return pager("Pages of this folder", this.pagination, `Page ${page} of ${pages} (${count} items)`, (to) => this.reopen({ page: to }));
   }
 
   /** The folder again with `changes` to its sort, page or filters; `focus`: the control that
@@ -195,10 +193,12 @@ class FolderView {
   }
 
   updateSelection() {
-    const count = this.selected.size;
-    this.renameButton.disabled = count !== 1;
-    this.moveButton.disabled = count === 0;
-    this.deleteButton.disabled = count === 0;
+    const nodes = this.selectedNodes();
+    const count = nodes.length;
+    const changeable = count > 0 && nodes.every(mayChange);
+    this.renameButton.disabled = count !== 1 || !changeable;
+    this.moveButton.disabled = this.deleteButton.disabled = !changeable;
+    this.shareButton.disabled = count !== 1 || !mayShare(nodes[0], this.me);
     this.count.textContent = count ? `${count} selected` : "";
     for (const tr of this.table.querySelectorAll("tbody tr")) tr.classList.toggle("is-selected", this.selected.has(tr.dataset.nodeId));
     if (this.all) {
@@ -207,22 +207,24 @@ class FolderView {
     }
   }
 
+  // The keys call these too: each does only what its button (enabled and shown) would.
   async create() {
-    if (await newFolder(this.folder.id)) this.ctx.changed();
+    if (this.writable && await newFolder(this.folder.id)) this.ctx.changed();
   }
 
   async rename() {
-    const [node] = this.selectedNodes();
-    if (this.selected.size === 1 && await renameNode(node)) this.ctx.changed();
+    if (!this.renameButton.disabled && await renameNode(this.selectedNodes()[0])) this.ctx.changed();
   }
 
   async move() {
-    const nodes = this.selectedNodes();
-    if (nodes.length && await moveNodesByDialog(nodes)) this.ctx.changed();
+    if (!this.moveButton.hidden && !this.moveButton.disabled && await moveNodesByDialog(this.selectedNodes())) this.ctx.changed();
   }
 
   async remove() {
-    const nodes = this.selectedNodes();
-    if (nodes.length && await deleteNodes(nodes)) this.ctx.changed();
+    if (!this.deleteButton.hidden && !this.deleteButton.disabled && await deleteNodes(this.selectedNodes())) this.ctx.changed();
+  }
+
+  async share() {
+    if (!this.shareButton.disabled) await shareDialog(this.selectedNodes()[0]);
   }
 }

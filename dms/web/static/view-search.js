@@ -1,13 +1,13 @@
-// Search results (GET /search/, api.md, "Search"): what the search box in the top bar asks, as you
-// type, best matches first, each with where it is (the breadcrumb's titles), its highlighted
-// snippet (rendered as text and <mark>, never as HTML) and its tags; filters by tags (all or any)
-// and by correspondent, type and document date (the filter bar of metadata.js). Without words:
-// the recently changed documents.
+// Search results (GET /search/, api.md, "Search") as you type: each with where it is, its
+// highlighted snippet (text and <mark>, never HTML), its tags and whose it is when not the
+// caller's; filters by tags and the filter bar of metadata.js. Without words: the recently
+// changed documents.
 
 import { api, id as encoded, withQuery } from "./api.js";
-import { el, folderName, highlighted, icon } from "./dom.js";
+import { el, folderName, highlighted, icon, plural, select } from "./dom.js";
 import { chosenFilters, filterBar, names } from "./metadata.js";
 import { tagList } from "./parts.js";
+import { ownerNote } from "./share.js";
 
 /** Tags offered as filters: the caller's first 100 (the API's page). */
 const FILTER_TAGS = 100;
@@ -47,25 +47,24 @@ export async function render(ctx, params) {
       el("div", { class: "filter-tags" }, tags.data.map(({ attributes: tag }) => el("label", { class: "filter-tag" },
         el("input", { type: "checkbox", name: "tag", value: tag.name, checked: chosen.includes(tag.name) }), tag.name))),
       el("div", { class: "field-inline" }, el("label", { for: "tags-op" }, "Documents with"),
-        el("select", { id: "tags-op", name: "op" },
-          el("option", { value: "all", selected: op === "all" }, "all of these tags"),
-          el("option", { value: "any", selected: op === "any" }, "any of these tags"))))) : null;
+        select({ id: "tags-op", name: "op" }, [["all", "all of these tags"], ["any", "any of these tags"]], op)))) : null;
 
-  const count = results.length === 1 ? "1 result" : `${results.length} results`;
+  const count = plural(results.length, "result");
   const node = el("section", { class: "view view-search", "aria-labelledby": "search-title" },
     el("div", { class: "view-head" }, el("h1", { id: "search-title" }, q ? `Results for “${q}”` : title)),
     filters, bar,
     el("p", { class: "muted", "aria-live": "polite" }, q || filtered ? count : "Type in the search box to search titles, text and tags."),
-    el("ol", { class: "results" }, results.map(result)));
+    el("ol", { class: "results" }, results.map((hit) => result(hit, ctx.me()))));
   return { node, title, folderId: null };
 }
 
-function result(hit) {
+function result(hit, me) {
   const isFolder = hit.node_type === "folder";
   const href = isFolder ? `#/folder/${encoded(hit.id)}` : `#/doc/${encoded(hit.id)}`;
   const where = hit.breadcrumb.slice(0, -1).map(folderName).join(" / ");
   return el("li", { class: "result" },
     el("a", { href, class: "node-link result-title" }, icon(isFolder ? "folder" : "document"), el("span", {}, hit.title)),
+    ownerNote(hit, me),
     where ? el("div", { class: "result-where" }, el("span", { class: "visually-hidden" }, "In "), where) : null,
     hit.highlight ? el("p", { class: "snippet" }, highlighted(hit.highlight)) : null,
     tagList(hit.tags));

@@ -1,9 +1,8 @@
-// The trash (api.md, "The trash"): what was deleted, newest first, where it was and until when it
-// is kept; restore one, delete one for good, or empty the trash.
+// The trash (api.md, "The trash"): what was deleted, where it was and until when it is kept.
 
 import { api, id as encoded, withQuery } from "./api.js";
-import { confirmDialog } from "./dialogs.js";
-import { attempt, busy, el, folderName, icon, showStatus, timeElement } from "./dom.js";
+import { attempt, busy, button, el, folderName, icon, showStatus, timeElement } from "./dom.js";
+import { confirmDelete, dataTable, pager } from "./parts.js";
 
 const PAGE_SIZE = 100;
 
@@ -12,32 +11,18 @@ export async function render(ctx, params) {
   const list = await api("GET", withQuery("/trash/", { "page[size]": PAGE_SIZE, "page[number]": number }));
   const { page, pages, count } = list.meta.pagination;
 
-  const restore = async (node, button) => {
-    const done = await busy(button, () => attempt(() => api("POST", `/trash/${encoded(node.id)}/restore/`)));
+  const restore = async (node, target) => {
+    const done = await busy(target, () => attempt(() => api("POST", `/trash/${encoded(node.id)}/restore/`)));
     if (done) {
       const where = done.data.attributes.breadcrumb.at(-2)?.[0];
       showStatus(`“${node.attributes.title}” restored${where ? ` to ${folderName(where)}` : ""}.`);
       ctx.changed();
     }
   };
-  const purge = async (node) => {
-    const sure = await confirmDialog({ title: `Delete “${node.attributes.title}” for good?`, ok: "Delete for good",
-      danger: true, text: "It cannot be restored afterwards; its files are deleted." });
-    if (!sure) return;
-    if (await attempt(() => api("DELETE", `/trash/${encoded(node.id)}/`)) !== undefined) {
-      showStatus(`“${node.attributes.title}” deleted for good.`);
-      ctx.refresh();
-    }
-  };
-  const empty = async () => {
-    const sure = await confirmDialog({ title: "Empty the trash?", ok: "Empty trash", danger: true,
-      text: `${count === 1 ? "The item" : `All ${count} items`} in the trash will be deleted for good.` });
-    if (!sure) return;
-    if (await attempt(() => api("DELETE", "/trash/")) !== undefined) {
-      showStatus("The trash is empty.");
-      ctx.refresh();
-    }
-  };
+  const purge = ({ id, attributes: { title } }) => confirmDelete(ctx, { title: `Delete “${title}” for good?`, ok: "Delete for good",
+    text: "It cannot be restored afterwards; its files are deleted.", path: `/trash/${encoded(id)}/`, done: `“${title}” deleted for good.` });
+  const empty = () => confirmDelete(ctx, { title: "Empty the trash?", ok: "Empty trash", path: "/trash/", done: "The trash is empty.",
+    text: `${count === 1 ? "The item" : `All ${count} items`} in the trash will be deleted for good.` });
 
   const rows = list.data.map((node) => {
     const { title, original_parent: parent, deleted_at: deleted, purge_at: purgeAt } = node.attributes;
@@ -48,26 +33,16 @@ export async function render(ctx, params) {
       el("td", { "data-label": "Deleted", class: "col-wide" }, timeElement(deleted)),
       el("td", { "data-label": "Kept until", class: "col-wide" }, timeElement(purgeAt)),
       el("td", { class: "cell-actions" },
-        el("button", { type: "button", class: "button button-small", "aria-label": `Restore ${title}`,
-          onclick: (event) => restore(node, event.currentTarget) }, "Restore"),
-        el("button", { type: "button", class: "button button-small button-danger-outline", "aria-label": `Delete for good: ${title}`,
-          onclick: () => purge(node) }, "Delete for good")));
+        button("Restore", (event) => restore(node, event.currentTarget), "button-small", { "aria-label": `Restore ${title}` }),
+        button("Delete for good", () => purge(node), "button-small button-danger-outline", { "aria-label": `Delete for good: ${title}` })));
   });
-  const table = rows.length ? el("div", { class: "table-wrap" }, el("table", { class: "table trash" },
-    el("caption", { class: "visually-hidden" }, "Deleted folders and documents, newest first"),
-    el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Name"), el("th", { scope: "col" }, "Was in"),
-      el("th", { scope: "col", class: "col-wide" }, "Deleted"), el("th", { scope: "col", class: "col-wide" }, "Kept until"),
-      el("th", { scope: "col" }, el("span", { class: "visually-hidden" }, "Actions")))),
-    el("tbody", {}, rows))) : el("p", { class: "empty-folder" }, "The trash is empty.");
-  const pager = pages > 1 ? el("nav", { class: "pager", "aria-label": "Pages of the trash" },
-    el("button", { type: "button", class: "button", disabled: page <= 1, onclick: () => ctx.navigate(`#/trash?page=${page - 1}`) }, "Previous page"),
-    el("span", {}, `Page ${page} of ${pages}`),
-    el("button", { type: "button", class: "button", disabled: page >= pages, onclick: () => ctx.navigate(`#/trash?page=${page + 1}`) }, "Next page")) : null;
+  const table = rows.length ? dataTable("Deleted folders and documents, newest first",
+    ["Name", "Was in", ["Deleted", "col-wide"], ["Kept until", "col-wide"]], rows) : el("p", { class: "empty-folder" }, "The trash is empty.");
 
   const node = el("section", { class: "view view-trash", "aria-labelledby": "trash-title" },
     el("div", { class: "view-head" }, el("h1", { id: "trash-title" }, "Trash"),
-      el("button", { type: "button", class: "button button-danger-outline", disabled: count === 0, onclick: empty }, "Empty trash")),
+      button("Empty trash", empty, "button-danger-outline", { disabled: count === 0 })),
     el("p", { class: "muted" }, "Deleted folders and documents stay here for a while, then they are deleted for good."),
-    table, pager);
+    table, pages > 1 ? pager("Pages of the trash", list.meta.pagination, `Page ${page} of ${pages}`, (to) => ctx.navigate(`#/trash?page=${to}`)) : null);
   return { node, title: "Trash", folderId: null };
 }
