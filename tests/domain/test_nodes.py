@@ -78,7 +78,8 @@ def test_create_folder_returns_201_and_the_whole_node(alice):
     assert stable(folder) == {
         "type": "folders", "id": folder["id"],
         "attributes": {"title": "Bills", "breadcrumb": [[".home", alice.home_id],
-                                                        ["Bills", folder["id"]]], "tags": []},
+                                                        ["Bills", folder["id"]]], "tags": [],
+                       "access": "owner", "owner": "alice"},
         "relationships": {"parent": {"data": {"type": "folders", "id": alice.home_id}}},
     }
 
@@ -100,7 +101,7 @@ def test_create_document_in_both_parent_forms_with_defaults_before_upload(alice)
                        "archive_serial_number": None, "custom_fields": [], "notes_count": 0,
                        "breadcrumb": [[".home", alice.home_id], ["Bills", folder["id"]],
                                       ["scan.pdf", document["id"]]],
-                       "tags": []},
+                       "tags": [], "access": "owner", "owner": "alice"},
         "relationships": {"parent": {"data": {"type": "folders", "id": folder["id"]}}},
     }
     with_lang = make(alice, "documents", "Brief", folder["id"], lang="deu+eng", ocr=False)
@@ -209,19 +210,24 @@ def test_bad_creation_requests_change_nothing(alice, bob, config):
 
 # -- listing --------------------------------------------------------------------------------------
 
-def test_top_level_nodes_are_home_and_inbox(alice):
+def test_top_level_nodes_are_home_inbox_and_shared(alice):
     response = alice.get("/api/nodes/")
     assert response.status_code == 200 and response.headers["Content-Type"] == VND
     body = response.json()
+    mine = {"tags": [], "access": "owner", "owner": "alice"}
     assert [stable(item) for item in body["data"]] == [
         {"type": "folders", "id": alice.home_id,
-         "attributes": {"title": ".home", "breadcrumb": [[".home", alice.home_id]], "tags": []},
+         "attributes": {"title": ".home", "breadcrumb": [[".home", alice.home_id]], **mine},
          "relationships": {"parent": {"data": None}}},
         {"type": "folders", "id": alice.inbox_id,
-         "attributes": {"title": ".inbox", "breadcrumb": [[".inbox", alice.inbox_id]], "tags": []},
+         "attributes": {"title": ".inbox", "breadcrumb": [[".inbox", alice.inbox_id]], **mine},
+         "relationships": {"parent": {"data": None}}},
+        {"type": "folders", "id": alice.shared_id,
+         "attributes": {"title": ".shared", "breadcrumb": [[".shared", alice.shared_id]],
+                        **mine},
          "relationships": {"parent": {"data": None}}},
     ]
-    assert body["meta"] == {"pagination": {"page": 1, "pages": 1, "count": 2}}
+    assert body["meta"] == {"pagination": {"page": 1, "pages": 1, "count": 3}}
 
 
 def test_listing_puts_folders_first_then_documents_by_title_ignoring_case(services, config):
@@ -298,7 +304,8 @@ def test_folder_detail_flat_folder_list_and_delete(alice):
     assert stable(detail.json()["data"]) == {
         "type": "folders", "id": inner["id"],
         "attributes": {"title": "inner", "tags": [], "breadcrumb": [
-            [".home", alice.home_id], ["Outer", outer["id"]], ["inner", inner["id"]]]},
+            [".home", alice.home_id], ["Outer", outer["id"]], ["inner", inner["id"]]],
+            "access": "owner", "owner": "alice"},
         "relationships": {"parent": {"data": {"type": "folders", "id": outer["id"]}}},
     }
     listing = alice.get("/api/folders/").json()

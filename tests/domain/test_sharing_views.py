@@ -37,8 +37,9 @@ def household(alice, bob, admin, make_user):
                       {"group": group, "role": "viewer"}).status_code == 201
     assert alice.post(f"/api/nodes/{letter}/access/",
                       {"username": "bob", "role": "editor"}).status_code == 201
-    return {"alice": alice, "bob": bob, "carol": carol, "papers": papers, "family": family,
-            "policy": policy, "letter": letter, "notes": notes}
+    return {"alice": alice, "bob": bob, "carol": carol, "admin": admin, "group": group,
+            "papers": papers, "family": family, "policy": policy, "letter": letter,
+            "notes": notes}
 
 
 def seen(resource: dict) -> tuple:
@@ -131,3 +132,18 @@ def test_nothing_is_made_in_or_moved_into_shared_and_it_cannot_be_changed(househ
             ("GET", f"/api/nodes/{shared}/history/", None)):
         assert bob.request(method, path, json_body=body).json() == NOT_FOUND, path
     assert snapshot(config) == before
+
+
+def test_a_change_of_a_groups_members_counts_at_once(household):
+    h = household
+    carol, admin = h["carol"], h["admin"]
+    assert carol.get(f"/api/documents/{h['policy']}/").status_code == 200
+    response = admin.patch(f"/api/groups/{h['group']}/", {"data": {
+        "type": "groups", "attributes": {"members": [h["bob"].user_id]}}})
+    assert response.status_code == 200, response.text
+    assert carol.get(f"/api/documents/{h['policy']}/").json() == NOT_FOUND
+    assert carol.get(f"/api/nodes/{carol.shared_id}/").json()["data"] == []
+    assert carol.get("/api/search/?q=insurance").json() == []
+    assert [node["attributes"]["title"] for node in
+            h["bob"].get(f"/api/nodes/{h['bob'].shared_id}/").json()["data"]] == \
+        ["Family", "letter"]

@@ -188,6 +188,7 @@ async function onLogin(event) {
 
 async function logout() {
   clearMessages();
+  events.stop(); // before the token goes: a stream that reconnects with it would meet a 401
   let problem = null;
   try {
     await api("POST", "/auth/logout/");
