@@ -147,3 +147,25 @@ def test_a_change_of_a_groups_members_counts_at_once(household):
     assert [node["attributes"]["title"] for node in
             h["bob"].get(f"/api/nodes/{h['bob'].shared_id}/").json()["data"]] == \
         ["Family", "letter"]
+
+
+def test_a_list_of_ones_own_and_shared_documents_pages_and_sorts_as_one(household):
+    h = household
+    bob = h["bob"]
+    for title in ("apple", "zebra", "mango"):
+        create_node(bob, "documents", title, bob.home_id)
+    create_node(h["alice"], "documents", "kiwi", h["family"])
+
+    def titles(query: str) -> list[str]:
+        return [node["attributes"]["title"] for node in
+                bob.get(f"/api/documents/?{query}").json()["data"]]
+
+    everything = ["apple", "kiwi", "letter", "mango", "notes", "policy", "zebra"]
+    assert titles("page[size]=100") == everything
+    assert [title for number in range(1, 8) for title in
+            titles(f"page[size]=1&page[number]={number}")] == everything
+    assert titles("page[size]=3&page[number]=2") == everything[3:6]
+    assert titles("page[size]=100&sort=-title") == everything[::-1]
+    body = bob.get("/api/documents/?page[size]=2&page[number]=4").json()
+    assert ([node["attributes"]["title"] for node in body["data"]], body["meta"]) == \
+        (["zebra"], {"pagination": {"page": 4, "pages": 4, "count": 7}})
