@@ -13,7 +13,7 @@ from typing import Any, NamedTuple, Protocol, cast
 from dms.db import database
 from dms.db.models import Node, User
 from dms.domain.access.rule import TO_USER, reach
-from dms.domain.access.sight import SHARED_TITLE, shared_folder, shared_folder_id
+from dms.domain.access.sight import SHARED, SHARED_TITLE, shared_folder, shared_folder_id
 from dms.domain.metadata import filters as metadata_filters
 from dms.domain.metadata.orderedquery import OrderedMatches
 from dms.domain.tagfilter import tag_filter
@@ -325,7 +325,7 @@ def listing(user: User, folder_id: str, sort: str | None = None, tags: str | Non
     only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about),
             owner_filter(user, about.get("owner")))
     folder = folder_of(user, folder_id)
-    if folder.special == shared_folder(user).special:
+    if folder.special == SHARED:
         order, order_params = _order(sort, user) if sort else (DEFAULT_ORDER, ())
         return folder, _filtered(SHARED_ROOTS, (user.id, user.id, user.id), order, only,
                                  order_params)

@@ -8,10 +8,7 @@ transaction, in the node's owner's write scope (the events' order) — a grant i
 beside users' and groups' deletions. The special folders are not
 shared (sharing .home would share everything at once, .inbox what arrives tomorrow); a grant to
 the owner is refused, as is one to an unknown user or group. At most MAX_GRANTS_PER_NODE grants on
-one node.
-
-Not yet honoured by the other routes: until they ask dms.domain.access.rule, a grant gives its
-grantee nothing (api.md §5a)."""
+one node. Every route honours them through dms.domain.access.rule."""
 
 from __future__ import annotations
 

@@ -6,6 +6,10 @@ node and on every folder above it that name them, directly or through a group th
 theirs was before sharing. A node in the trash has no role for anyone here (the trash's own routes
 are its owner's). The answer costs two queries however deep the node: its row, then one walk up
 the tree joined with the grants (UNION: it ends on a loop a corrupt tree might hold).
+
+`reach` answers a route's question (404, or 403 with a sentence); `changing` is the write
+transaction of a change, in the owner's scope, the question asked again inside it. For search,
+`sharers` (whose documents to look through) and `shared_among` (which hits a grant covers).
 """
 
 from __future__ import annotations
