@@ -25,11 +25,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from dms.db import database
-from dms.db.models import User
+from dms.db.models import Node, User
 from dms.domain import tree
 from dms.domain.access.rule import shared_among, sharers
 from dms.domain.access.sight import Sight
-from dms.domain.listings import SHARED_BELOW, Filters, has_shares, owner_filter
+from dms.domain.listings import Filters, of_kind, owner_filter
 from dms.domain.metadata.filters import metadata_filter
 from dms.domain.tagfilter import tag_filter
 from dms.domain.tags import tags_of
@@ -76,11 +76,11 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
     if only is not None and only.matches_nothing:
         return []
     about = about or {}
-    about_filter = metadata_filter(user, about)
-    whose = owner_filter(user, about.get("owner"))
     if text is None or not text.strip():
         return _results(user, [(node_id, kind, title, None) for node_id, kind, title in
-                               _recent_documents(user, limit, (only, about_filter, whose))])
+                               _recent_documents(user, limit, tags, tags_op, about)])
+    about_filter = metadata_filter(user, about)
+    whose = owner_filter(user, about.get("owner"))
     words = terms(text)[:MAX_QUERY_WORDS]
     if not words:
         return []
@@ -153,19 +153,12 @@ def _results(user: User, rows: list[tuple[str, str, str, str | None]],
     return results
 
 
-def _recent_documents(user: User, limit: int, only: Filters) -> list[tuple]:
+def _recent_documents(user: User, limit: int, tags: str | None, tags_op: str | None,
+                      about: Mapping[str, str]) -> list[tuple[str, str, str]]:
     """GET /search/ without q: the caller's documents and those shared with them, most recently
-    changed first."""
-    where = "owner_id = ? AND kind = 'document' AND trash_id IS NULL"
-    params: tuple[Any, ...] = (user.id,)
-    if has_shares(user):
-        where = f"kind = 'document' AND trash_id IS NULL AND (owner_id = ? OR {SHARED_BELOW})"
-        params = (user.id, user.id, user.id)
-    condition, extra = _conditions(only)
-    where, params = f"{where} AND {condition}", (*params, *extra)
-    return database.execute_sql(
-        f"SELECT id, kind, title FROM node WHERE {where} ORDER BY updated_at DESC, id DESC LIMIT ?",
-        (*params, limit)).fetchall()
+    changed first: the list of all documents (dms.domain.listings.of_kind) in that order."""
+    listing = of_kind(user, Node.DOCUMENT, tags, tags_op, {**about, "sort": "-updated_at"})
+    return [(row.id, row.kind, row.title) for row in listing.fetch(0, limit)]
 
 
 def not_ready(indexer: Indexer) -> str:
