@@ -84,6 +84,13 @@ def open_settings(page, base_url: str, section: str, heading: str) -> None:
     expect(page.locator("main")).not_to_have_attribute("aria-busy", "true")
 
 
+def log_out(session) -> None:
+    """Logs out and waits until the page has forgotten the token: a page opened before that
+    would still find it and be answered 401."""
+    session.menu("Log out")
+    expect(session.page.get_by_role("status")).to_have_text("You have been logged out.")
+
+
 def open_share_dialog(page, title: str):
     row(page, title).get_by_role("checkbox").check()
     page.get_by_role("button", name="Share…").click()
@@ -412,7 +419,7 @@ def test_the_new_views_pass_axe_and_name_every_control(browser, server, admin, a
         page.get_by_role("button", name="Edit: Family").click()
         check_view(page, "groups", found)
         session.screenshot(f"66-{scheme}-settings-groups.png")
-        session.menu("Log out")
+        log_out(session)
 
         page = log_in_home(session)
         dialog = open_share_dialog(page, "Family papers")
@@ -440,7 +447,7 @@ def test_the_new_views_on_a_phone(browser, server, admin, alice, bob):
             page.get_by_role("button", name=f"Add {heading[:-1].lower()}").click()
             assert sideways_scroll(page) == 0, section
             phone.screenshot(f"67-phone-{section}.png")
-        phone.menu("Log out")
+        log_out(phone)
         page = log_in_home(phone)
         open_share_dialog(page, "Family papers with a rather long name")
         assert sideways_scroll(page) == 0
