@@ -95,6 +95,8 @@ def test_lists_and_search_include_shared_documents_and_filter_by_owner(household
     assert titles("/api/documents/?owner=nobody") == []
     assert titles("/api/folders/") == [".home", ".inbox", "Family"]
     assert titles(f"/api/nodes/{bob.shared_id}/?owner=me") == []
+    assert_error(bob.get("/api/documents/?owner=" + "x" * 151), 400, "invalid",
+                 "owner is me, others or a username.", "/owner")
 
     def found(query: str) -> list[tuple]:
         return sorted((hit["title"], hit["owner"], hit["access"], hit["breadcrumb"]) for hit in

@@ -20,6 +20,7 @@ from tests.harness.documents import make_folder, new_document
 from tests.harness.waiting import wait_for
 from tests.harness.webpage import (
     PHONE,
+    REFUSED,
     Session,
     axe_violations,
     log_in_home,
@@ -29,8 +30,6 @@ from tests.harness.webpage import (
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
-# What the browser's console says of each refused request (the page shows the API's sentence).
-REFUSED = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
 MONEY_SENTENCE = ("A value of the monetary field 'Amount' is an amount with at most two decimals, "
                   "after an optional currency code: EUR12.30, -5.00 or 7.5.")
 ABOUT = ("correspondent", "document_type", "document_date", "archive_serial_number",

@@ -21,6 +21,7 @@ from tests.harness.rules import add_rule, filed, rule_body
 from tests.harness.waiting import wait_processed
 from tests.harness.webpage import (
     PHONE,
+    REFUSED,
     Session,
     axe_violations,
     log_in_home,
@@ -35,7 +36,6 @@ pytestmark = pytest.mark.socket  # the browser talks to the socket; the API call
 RUN_MS = 60_000
 # What the browser's console says of each refused request (the page shows the API's sentence).
 ELECTRICITY = "Electricity bills from the municipal utility"  # a rule's name that wraps
-REFUSED = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
 
 # What a rule sets of a document's metadata (api.md §16); the page does not offer it yet.
 NO_METADATA = {"set_correspondent": None, "set_document_type": None, "set_custom_field": None,

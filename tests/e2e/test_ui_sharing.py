@@ -21,6 +21,7 @@ from tests.harness.users import ADMIN_PASSWORD, USER_PASSWORD
 from tests.harness.waiting import wait_indexed, wait_processed
 from tests.harness.webpage import (
     PHONE,
+    REFUSED,
     Session,
     axe_violations,
     log_in_home,
@@ -31,7 +32,6 @@ from tests.harness.webpage import (
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
 FAILED_LOGIN = 400
-REFUSED = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
 
 
 def account(username: str, **changes) -> dict:

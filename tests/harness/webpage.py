@@ -22,6 +22,8 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 2, "i
          "has_touch": True}
 SECRET = re.compile(r"^[0-9a-f]{64}$")
 NEW_PASSWORD = "correct-horse-42"
+# What the browser's console says of a refused request (the page shows the API's sentence).
+REFUSED = "Failed to load resource: the server responded with a status of 400 (Bad Request)"
 
 
 class Session:
