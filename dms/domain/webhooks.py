@@ -5,7 +5,9 @@ secret (dms.notify delivers them). Another user's webhook is, as everything of t
   are) because it must be read back to sign, never returned, never logged.
 - A new webhook gets the owner's events from its creation on: `last_event_id` starts at the
   owner's newest event, read in the owner's write scope, where no event of the owner is being
-  written (dms.db.events), so none is missed or sent from before.
+  written (dms.db.events), so none is missed or sent from before. The events of owners who
+  share something with the webhook's owner (dms.domain.access.following) are followed from their
+  newest on too.
 - A webhook that was disabled (by its owner, or after too many failures in a row) and is enabled
   again starts afresh from that moment: what happened meanwhile is not sent.
 - The URL: http or https, without user:password, stored in ASCII (a host name in another
@@ -24,9 +26,10 @@ from urllib.parse import urlsplit
 from peewee import ModelSelect
 
 from dms.config import Config
-from dms.db import database, owner_scope, write_transaction
+from dms.db import owner_scope, write_transaction
 from dms.db.events import EVENT_TYPES
 from dms.db.models import User, Webhook, new_id, utcnow
+from dms.domain.access.following import follow_sharers_from_now, newest_event
 from dms.domain.accounts import outbound_policy
 from dms.domain.ownership import owned
 from dms.errors import Invalid
@@ -129,13 +132,6 @@ def owned_webhook(user: User, webhook_id: str) -> Webhook:
     return owned(Webhook, user, webhook_id)
 
 
-def latest_event_id(owner_id: str) -> int:
-    """The owner's newest event (0 for none). In the owner's write scope, every event of the
-    owner still to commit will have a larger id."""
-    return cast(int, database.execute_sql(
-        "SELECT coalesce(max(id), 0) FROM event WHERE owner_id = ?", (owner_id,)).fetchone()[0])
-
-
 # After a success: no event is being tried again. (last_error stays: the latest failure's
 # sentence, which failures_in_a_row = 0 shows to be over.)
 RETRY_CLEARED = dict(attempts=0, retry_since=None, next_attempt_at=0.0, failures_in_a_row=0)
@@ -152,7 +148,8 @@ def create_webhook(user: User, attributes: dict[str, Any], config: Config) -> We
         if webhooks_of(user).count() >= MAX_WEBHOOKS_PER_USER:
             raise Invalid(f"One user may have at most {MAX_WEBHOOKS_PER_USER} webhooks.")
         Webhook.insert(id=webhook_id, owner=user.id, created_at=utcnow(),
-                       last_event_id=latest_event_id(user.id), **values).execute()
+                       last_event_id=newest_event(user.id), **values).execute()
+        follow_sharers_from_now(webhook_id, user.id)
     return Webhook.get_by_id(webhook_id)
 
 
@@ -165,7 +162,8 @@ def update_webhook(user: User, webhook_id: str, attributes: dict[str, Any],
     with write_transaction(owner_scope(user.id)):
         webhook = owned_webhook(user, webhook_id)
         if values.get("enabled") and not webhook.enabled:
-            values.update(FRESH, last_event_id=latest_event_id(user.id))
+            values.update(FRESH, last_event_id=newest_event(user.id))
+            follow_sharers_from_now(webhook.id, user.id)
         elif "url" in values and values["url"] != webhook.url:
             values.update(FRESH)  # the event waiting is tried at once, at the new address
         if values:

@@ -3,10 +3,12 @@ cluster.
 
 What happened is the event log (dms.db.events), written in each change's own transaction; where a
 webhook's delivery stands is its row (`last_event_id`: every event of its owner up to that id is
-delivered or given up). So a killed or restarted server loses nothing: the next deliverer takes
-the webhook and POSTs the event after `last_event_id` again (at-least-once; the event's `id` in
-the body and X-DMS-Delivery, the same for every try, let a receiver drop a duplicate). One
-owner's events commit in the order of their ids, so moving past an id never skips one.
+delivered or given up) and, for each owner who shares something with its owner, a
+`webhook_cursor` row (the same for that owner's events about what they share, dms.notify.feed).
+So a killed or restarted server loses nothing: the next deliverer takes the webhook and POSTs the
+event after that place again (at-least-once; the event's `id` in the body and X-DMS-Delivery, the
+same for every try, let a receiver drop a duplicate). One owner's events commit in the order of
+their ids, so moving past an id never skips one.
 
 How it runs, in every `dms serve` process (web-only nodes too, not `dms worker`), outside request
 threads:
@@ -101,6 +103,8 @@ class Hook:
     events: frozenset[str]
     secret: str  # sealed
     last_event_id: int
+    cursors: feed.Cursors  # its place: last_event_id as its owner's, then the other owners'
+    stored: feed.Cursors  # its webhook_cursor rows as they are
     attempts: int
     retry_since: float | None
     next_attempt_at: float
@@ -118,8 +122,10 @@ DUE = ('SELECT id, owner_id, place FROM (SELECT w.id, w.owner_id, w.next_attempt
        'row_number() OVER (PARTITION BY w.owner_id ORDER BY w.next_attempt_at, w.id) AS place '
        'FROM webhook AS w JOIN "user" AS u ON u.id = w.owner_id '
        'WHERE w.enabled = ? AND u.is_active = ? AND w.next_attempt_at <= ? '
-       'AND (w.lease_until IS NULL OR w.lease_until < ?) AND EXISTS (SELECT 1 FROM event AS e '
-       'WHERE e.owner_id = w.owner_id AND e.id > w.last_event_id)) AS due '
+       'AND (w.lease_until IS NULL OR w.lease_until < ?) AND (EXISTS (SELECT 1 FROM event AS e '
+       'WHERE e.owner_id = w.owner_id AND e.id > w.last_event_id) OR EXISTS (SELECT 1 '
+       'FROM webhook_cursor AS c JOIN event AS e ON e.owner_id = c.owner_id '
+       'AND e.id > c.last_event_id WHERE c.webhook_id = w.id))) AS due '
        'WHERE place <= ? ORDER BY place, next_attempt_at LIMIT ?')
 # Rows of DUE a scan reads: those it cannot take (of owners at their share: at most one per busy
 # sender) and those for the free senders, with room for leases another process takes first.
@@ -256,7 +262,7 @@ class Deliverer:
         try:
             hook = self._hook(webhook_id)
             if hook is not None:
-                self._failed(hook, None, UNEXPECTED)
+                self._failed(hook, None, None, UNEXPECTED)
             return True
         except Exception:
             log.warning("webhook %s waits for its lease to expire (%g s)", webhook_id,
@@ -271,33 +277,40 @@ class Deliverer:
             hook = self._hook(webhook_id)
             if hook is None or hook.next_attempt_at > time.time():
                 return
-            batch = feed.events_after(hook.owner_id, hook.last_event_id)
-            if not batch:
+            batch = feed.read(hook.owner_id, hook.cursors)
+            if batch.cursors == hook.cursors:  # nothing new: rows of who stopped sharing go
+                if hook.stored != _others(hook, hook.cursors):
+                    self._advance(hook, hook.cursors)
                 return
-            index = next((i for i, event in enumerate(batch) if event.type in hook.events),
-                         None)
+            index = next((i for i, (event, _) in enumerate(batch.events)
+                          if event.type in hook.events), None)
             if index is None:  # none of these is wanted: past them at once
-                self._advance(hook, batch[-1].id)
+                self._advance(hook, batch.cursors)
                 continue
-            wanted = batch[index]
+            wanted, place = batch.events[index]
             if index:
-                hook = self._advance(hook, batch[index - 1].id)
+                hook = self._advance(hook, batch.events[index - 1][1])
                 if hook is None:
                     return
             release_connection()  # no pooled connection while the receiver takes its time
             answer = self._post(hook, wanted)
             if not answer.ok:
-                self._failed(hook, wanted, answer)
+                self._failed(hook, wanted, place, answer)
                 return
-            if not self._succeeded(hook, wanted, answer):
+            if not self._succeeded(hook, wanted, place, answer):
                 return
 
     def _hook(self, webhook_id: str) -> Hook | None:
+        """The webhook if this deliverer holds it, with its place: its rows for the owners who
+        share with its owner now (and where to start for one it has none for yet)."""
         row = database.execute_sql(HOOK, (webhook_id, True, True, self.holder)).fetchone()
         if row is None:
             return None
-        return Hook(row[0], row[1], row[2], frozenset(json.loads(row[3])), *row[4:10],
-                    bool(row[10]))
+        kept = dict(database.execute_sql("SELECT owner_id, last_event_id FROM webhook_cursor "
+                                         "WHERE webhook_id = ?", (webhook_id,)).fetchall())
+        cursors = feed.starting_places(row[1], {**kept, row[1]: row[5]})
+        return Hook(row[0], row[1], row[2], frozenset(json.loads(row[3])), row[4], row[5],
+                    cursors, kept, *row[6:10], bool(row[10]))
 
     def _post(self, hook: Hook, event: feed.FeedEvent) -> Answer:
         secret = self._secret(hook.id, hook.secret)
@@ -317,43 +330,55 @@ class Deliverer:
         except sealing.Unsealable:
             return None
 
-    def _update(self, hook: Hook, **columns) -> bool:
-        """Write `columns` if this deliverer still holds the webhook and it still waits at the
-        same event (its owner may have re-enabled it meanwhile); the lease is renewed."""
+    def _update(self, hook: Hook, place: feed.Cursors | None = None, **columns) -> bool:
+        """Write `columns` (and move to `place`) if this deliverer still holds the webhook and
+        it still waits at the same event (its owner may have re-enabled it meanwhile); the lease
+        is renewed."""
         columns["lease_until"] = time.time() + self.lease_seconds()
+        if place is not None:
+            columns["last_event_id"] = place[hook.owner_id]
         sets = ", ".join(f"{name} = ?" for name in columns)
         with write_transaction():
-            return database.execute_sql(
-                f"UPDATE webhook SET {sets} WHERE id = ? AND lease_holder = ? "
-                "AND last_event_id = ?",
-                (*columns.values(), hook.id, self.holder, hook.last_event_id)).rowcount == 1
+            if database.execute_sql(
+                    f"UPDATE webhook SET {sets} WHERE id = ? AND lease_holder = ? "
+                    "AND last_event_id = ?",
+                    (*columns.values(), hook.id, self.holder, hook.last_event_id)).rowcount != 1:
+                return False
+            if place is not None:
+                _move_cursors(hook, place)
+            return True
 
-    def _advance(self, hook: Hook, event_id: int) -> Hook | None:
+    def _advance(self, hook: Hook, place: feed.Cursors) -> Hook | None:
         """Past events the webhook does not want; None when it is no longer this one's."""
-        if not self._update(hook, last_event_id=event_id):
+        if not self._update(hook, place):
             return None
-        return dataclasses.replace(hook, last_event_id=event_id)
+        return dataclasses.replace(hook, last_event_id=place[hook.owner_id], cursors=place,
+                                   stored=_others(hook, place))
 
-    def _succeeded(self, hook: Hook, event: feed.FeedEvent, answer: Answer) -> bool:
-        return self._update(hook, last_event_id=event.id, last_status=answer.status,
-                            last_delivery_at=_stamp(), **webhooks.RETRY_CLEARED)
+    def _succeeded(self, hook: Hook, event: feed.FeedEvent, place: feed.Cursors,
+                   answer: Answer) -> bool:
+        return self._update(hook, place, last_status=answer.status, last_delivery_at=_stamp(),
+                            **webhooks.RETRY_CLEARED)
 
-    def _failed(self, hook: Hook, event: feed.FeedEvent | None, answer: Answer) -> None:
-        """A failed try of `event` (None: of the turn, by an error of dms)."""
+    def _failed(self, hook: Hook, event: feed.FeedEvent | None, place: feed.Cursors | None,
+                answer: Answer) -> None:
+        """A failed try of `event` (None: of the turn, by an error of dms), `place` the webhook's
+        place after it."""
         now = time.time()
         attempts, failures = hook.attempts + 1, hook.failures_in_a_row + 1
         since = hook.retry_since if hook.retry_since is not None else now
         columns = dict(attempts=attempts, retry_since=since, failures_in_a_row=failures,
                        last_status=answer.status, last_delivery_at=_stamp(),
                        last_error=answer.error)
-        config = self.config
+        config, moved_to = self.config, None
         if failures >= config.webhook_max_failures:
             columns.update(enabled=False, last_error=(
                 f"Disabled after {failures} failed deliveries in a row; the last: {answer.error}"))
             log.warning("webhook %s disabled after %d failed deliveries in a row", hook.id,
                         failures)
         elif event is not None and now - since >= config.webhook_retry_hours * 3600:
-            columns.update(last_event_id=event.id, attempts=0, retry_since=None,
+            moved_to = place
+            columns.update(attempts=0, retry_since=None,
                            next_attempt_at=0.0, last_error=(
                                f"Event {event.id} ({event.type}) was given up after "
                                f"{config.webhook_retry_hours:g} hours of failed deliveries; "
@@ -361,7 +386,7 @@ class Deliverer:
         else:
             columns["next_attempt_at"] = now + min(
                 config.webhook_retry_seconds * 2 ** (attempts - 1), MAX_RETRY_GAP)
-        self._update(hook, **columns)
+        self._update(hook, moved_to, **columns)
 
     # -- POST /webhooks/{id}/test/ --------------------------------------------------------------
     def test(self, user: User, webhook_id: str) -> tuple[str, Answer]:
@@ -391,6 +416,25 @@ class Deliverer:
         headers = delivery_headers(secret, feed.PING, ping_id, body)
         return ping_id, post(policy, webhook.url, body, headers,
                              self.config.webhook_timeout_seconds)
+
+
+def _move_cursors(hook: Hook, place: feed.Cursors) -> None:
+    """The webhook's rows of other owners as `place` has them: those of owners who no longer
+    share with its owner go."""
+    gone = [owner_id for owner_id in hook.stored if owner_id not in place]
+    if gone:
+        database.execute_sql(f"DELETE FROM webhook_cursor WHERE webhook_id = ? AND owner_id IN "
+                             f"({','.join('?' * len(gone))})", (hook.id, *gone))
+    for owner_id, after in _others(hook, place).items():
+        if hook.stored.get(owner_id) != after:
+            database.execute_sql(
+                "INSERT INTO webhook_cursor (webhook_id, owner_id, last_event_id) VALUES (?, ?, ?) "
+                "ON CONFLICT (webhook_id, owner_id) DO UPDATE SET last_event_id = "
+                "excluded.last_event_id", (hook.id, owner_id, after))
+
+
+def _others(hook: Hook, place: feed.Cursors) -> feed.Cursors:
+    return {owner_id: after for owner_id, after in place.items() if owner_id != hook.owner_id}
 
 
 def _stamp() -> str:

@@ -1,6 +1,8 @@
-"""The event stream (GET /events/, api.md, "The event stream"): the caller's events as Server-Sent
-Events, as they happen, each an `id:` line (the event's id) and a `data:` line (the webhook body's
-JSON, dms.notify.feed); resumable after an id (Last-Event-ID or ?since=); a comment every
+"""The event stream (GET /events/, api.md, "The event stream"): the caller's events, and those of
+what others share with them (dms.notify.feed), as Server-Sent Events, as they happen, each an
+`id:` line (the caller's place after it: the event's id for a caller with nothing shared with
+them) and a `data:` line (the webhook body's JSON, dms.notify.feed); resumable after a place
+(Last-Event-ID or ?since=); a comment every
 DMS_EVENTS_HEARTBEAT_SECONDS; ended after DMS_EVENTS_MAX_SECONDS (the client reconnects with
 Last-Event-ID and misses nothing).
 
@@ -12,10 +14,12 @@ stream is also a connection, counted against DMS_CONNECTION_LIMIT like any other
 stream holds no database connection; it reads when woken.
 
 Waking: one watch thread per process asks the database for the newest event id of each user with
-an open stream, when a write of this process commits (dms.db.on_commit) and at least every
-POLL_SECONDS (writes of other nodes and processes), and wakes that user's streams when it grew.
-One owner's events commit in the order of their ids (dms.db.events), so a stream that reads
-"after the last id I sent" never skips one and never sends one twice.
+an open stream and of each owner who shares something with them, when a write of this process
+commits (dms.db.on_commit) and at least every POLL_SECONDS (writes of other nodes and processes),
+and wakes the streams of the users whose owners' newest grew; it reads who shares with whom every
+POLL_SECONDS, and wakes a user's streams when someone new does. One owner's events commit in the
+order of their ids (dms.db.events), so a stream that reads "after the last id I sent" of each
+owner never skips one and never sends one twice.
 
 The cap per user (MAX_STREAMS_PER_USER, 429 with Retry-After past it) holds across every node:
 open streams are rows of `event_stream`, counted in the owner's write scope; each process renews
@@ -35,8 +39,8 @@ from collections.abc import Callable, Iterator
 from dms.config import Config
 from dms.db import database, owner_scope, release_connection, write_transaction
 from dms.db.models import User, new_id, utcnow
+from dms.domain.access.following import newest_event, sharers_of
 from dms.domain.credentials import token_is_live
-from dms.domain.webhooks import latest_event_id
 from dms.errors import Throttled, Unavailable
 from dms.files.loop import BackgroundLoop
 from dms.notify import feed
@@ -55,12 +59,13 @@ OWNERS_PER_QUERY = 200
 
 
 class Stream:
-    """One open stream: its owner, the token it was opened with, the last event id sent."""
+    """One open stream: its owner, the token it was opened with, its place (the last event id
+    read of each owner whose events it sends)."""
 
     def __init__(self, hub: StreamHub, owner_id: str, token_digest: str, stream_id: str,
-                 cursor: int):
+                 cursors: feed.Cursors):
         self.hub, self.owner_id, self.token_digest = hub, owner_id, token_digest
-        self.id, self.cursor = stream_id, cursor
+        self.id, self.cursors = stream_id, cursors
         self.wake = threading.Event()
 
     def chunks(self, client_gone: Callable[[], bool]) -> Iterator[bytes]:
@@ -76,12 +81,14 @@ class Stream:
                 batch = self._read()
                 if batch is None:
                     return
-                for event in batch:
-                    yield b"id: %d\ndata: %s\n\n" % (event.id, event.body)
-                    self.cursor = event.id
+                for event, place in batch.events:
+                    yield b"id: %s\ndata: %s\n\n" % (
+                        feed.place_text(self.owner_id, place).encode(), event.body)
+                    self.cursors = place
+                self.cursors = batch.cursors  # past the events not shared with the caller too
                 if time.monotonic() >= end or self.hub.stopping or client_gone():
                     return
-                if len(batch) == feed.BATCH:
+                if batch.full:
                     continue  # more are waiting
                 # Until woken: the heartbeat, the end, the server's stop, or the client gone
                 # (looked at every CLIENT_CHECK_SECONDS, so that its place under the caps is
@@ -99,11 +106,13 @@ class Stream:
         finally:
             self.hub.close(self)
 
-    def _read(self) -> list[feed.FeedEvent] | None:
-        """The next events, or None when the database cannot be read (the stream ends; its
-        client resumes later with Last-Event-ID)."""
+    def _read(self) -> feed.Read | None:
+        """The next events (of the owners who share something with the caller now), or None when
+        the database cannot be read (the stream ends; its client resumes later with
+        Last-Event-ID)."""
         try:
-            return feed.events_after(self.owner_id, self.cursor)
+            self.cursors = feed.starting_places(self.owner_id, self.cursors)
+            return feed.read(self.owner_id, self.cursors)
         except Exception as error:
             log.info("an event stream of user %s ended: %s", self.owner_id, error)
             return None
@@ -127,8 +136,10 @@ class StreamHub:
         self.server_id = uuid.uuid4().hex
         self._watch = BackgroundLoop("dms-events", self._look_round)
         self._slots = threading.BoundedSemaphore(config.events_max_streams)
-        self._streams: dict[str, set[Stream]] = {}  # owner id: open streams
+        self._streams: dict[str, set[Stream]] = {}  # user id: their open streams
+        self._sharers: dict[str, set[str]] = {}  # user id: who shares with them, as last read
         self._latest: dict[str, int] = {}  # owner id: newest event id seen by the watch
+        self._sharers_at = 0.0  # when the watch next reads who shares with whom
         self._lock = threading.Lock()
         self._renew_at = 0.0  # when the watch next renews this process's rows
 
@@ -157,8 +168,9 @@ class StreamHub:
         with self._lock:
             return sum(len(streams) for streams in self._streams.values())
 
-    def open(self, user: User, token_digest: str, after: int | None) -> Stream:
-        """A new stream of the user's events after `after` (None: from now on). Unavailable
+    def open(self, user: User, token_digest: str, after: feed.Cursors | None) -> Stream:
+        """A new stream of the user's events after the place `after` (None: from now on; the
+        events of owners who share with the user from their newest on). Unavailable
         (503) when this process serves its most streams, Throttled (429) when the user has
         MAX_STREAMS_PER_USER open."""
         if self.stopping:
@@ -184,11 +196,17 @@ class StreamHub:
                     "VALUES (?, ?, ?, ?)", (stream_id, user.id, self.server_id,
                                             now + EXPIRE_SECONDS))
                 # In the owner's scope: every event of theirs still to commit comes after it.
-                cursor = latest_event_id(user.id) if after is None else after
+                # (Others' newest are read outside theirs: one of theirs still to commit with a
+                # smaller id was made before the stream was asked for.)
+                cursors = feed.starting_places(user.id, {user.id: newest_event(user.id)}) \
+                    if after is None else feed.starting_places(user.id, after)
+                if after is None:
+                    cursors.update({owner_id: newest_event(owner_id) for owner_id in cursors
+                                    if owner_id != user.id})
         except BaseException:
             self._slots.release()
             raise
-        stream = Stream(self, user.id, token_digest, stream_id, cursor)
+        stream = Stream(self, user.id, token_digest, stream_id, cursors)
         with self._lock:
             self._streams.setdefault(user.id, set()).add(stream)
         return stream
@@ -199,7 +217,7 @@ class StreamHub:
             streams.discard(stream)
             if not streams:
                 self._streams.pop(stream.owner_id, None)
-                self._latest.pop(stream.owner_id, None)
+                self._sharers.pop(stream.owner_id, None)
         self._slots.release()
         try:
             with write_transaction():
@@ -229,10 +247,22 @@ class StreamHub:
         self._watch.rest(MIN_POLL_GAP)
 
     def _look(self) -> None:
-        """Wake the streams of the users whose newest event is newer than the watch saw."""
+        """Wake the streams of the users whose owners' newest event (theirs, or of someone who
+        shares with them) is newer than the watch saw, or whom someone new shares with."""
         with self._lock:
-            owners = list(self._streams)
-        grown = []
+            users = list(self._streams)
+            sharers = {user_id: self._sharers.get(user_id, set()) for user_id in users}
+        woken = set()
+        if time.monotonic() >= self._sharers_at:
+            self._sharers_at = time.monotonic() + POLL_SECONDS
+            for start in range(0, len(users), OWNERS_PER_QUERY):
+                for user_id, now_sharing in sharers_of(users[start:start + OWNERS_PER_QUERY]) \
+                        .items():
+                    if now_sharing - sharers[user_id]:
+                        woken.add(user_id)
+                    sharers[user_id] = now_sharing
+        owners = sorted(set(users).union(*sharers.values()))
+        grown, latest = set(), {}
         for start in range(0, len(owners), OWNERS_PER_QUERY):
             part = owners[start:start + OWNERS_PER_QUERY]
             # One max() per owner: each is a step down the (owner_id, id) index on both engines,
@@ -240,11 +270,16 @@ class StreamHub:
             for owner_id, newest in database.execute_sql(" UNION ALL ".join(
                     ["SELECT CAST(? AS TEXT), (SELECT max(id) FROM event WHERE owner_id = ?)"]
                     * len(part)), [value for owner in part for value in (owner, owner)]):
+                latest[owner_id] = newest
                 if newest != self._latest.get(owner_id):
-                    grown.append((owner_id, newest))
+                    grown.add(owner_id)
+        woken.update(user_id for user_id in users
+                     if user_id in grown or sharers[user_id] & grown)
         with self._lock:
-            for owner_id, newest in grown:
-                if owner_id in self._streams:
-                    self._latest[owner_id] = newest
-                    for stream in self._streams[owner_id]:
-                        stream.wake.set()
+            self._latest = latest
+            for user_id in users:
+                if user_id in self._streams:
+                    self._sharers[user_id] = sharers[user_id]
+                    if user_id in woken:
+                        for stream in self._streams[user_id]:
+                            stream.wake.set()

@@ -194,7 +194,7 @@ def _readable(user: User, node_ids: list[str],
         f"SELECT id, owner_id, kind, title, parent_id FROM node WHERE id IN ({marks}) "
         f"AND {condition} AND trash_id IS NULL",
         (*node_ids, *extra)).fetchall()
-    shared = shared_among(user, [row[0] for row in rows if row[1] != user.id])
+    shared = shared_among(user.id, [row[0] for row in rows if row[1] != user.id])
     return {node_id: (kind, title, parent_id, owner_id)
             for node_id, owner_id, kind, title, parent_id in rows
             if owner_id == user.id or node_id in shared}

@@ -148,3 +148,44 @@ def test_custom_field_values_get_their_documents_listing_keys_on_upgrade(tmp_pat
     ).fetchall() == [("doc", "home", "bill", None)]
     assert db.database.execute_sql("SELECT count(*) FROM search_outbox").fetchone() == (0,)
     db.database.close()
+
+
+def test_grants_and_webhooks_of_grantees_follow_the_owners_events_from_the_upgrade_on(tmp_path):
+    """Migration 0026: existing grants and memberships start at the newest event (nothing older is
+    sent to a grantee again), and a grantee's webhook gets its place in the owner's events."""
+    db.open_database(tmp_path / "dms.db")
+    schema.migration_runner().up(target="0025_value_order_indexes")
+    user = ("INSERT INTO \"user\" (id, username, username_key, password_hash, email, first_name, "
+            "last_name, is_active, is_staff, is_superuser, date_joined) VALUES "
+            "(?, ?, ?, 'x', '', '', '', 1, 0, 0, ?)")
+    for user_id, name in (("u", "alice"), ("v", "bob"), ("w", "carol")):
+        db.database.execute_sql(user, (user_id, name, name, STAMP))
+    for sql, params in (
+            ("INSERT INTO node (id, owner_id, parent_id, kind, special, title, title_sort, "
+             "created_at, updated_at) VALUES ('home', 'u', NULL, 'folder', 'home', '.home', "
+             "'.home', ?, ?), ('bills', 'u', 'home', 'folder', NULL, 'Bills', 'bills', ?, ?)",
+             (STAMP,) * 4),
+            ("INSERT INTO event (owner_id, node_id, actor_id, action, details, at) VALUES "
+             "('u', 'bills', 'u', 'created', '{}', ?), ('u', 'bills', 'u', 'renamed', '{}', ?)",
+             (STAMP, STAMP)),
+            ("INSERT INTO user_group (id, name, name_key, created_at) VALUES "
+             "('g', 'Family', 'family', ?)", (STAMP,)),
+            ("INSERT INTO group_member (group_id, user_id) VALUES ('g', 'w')", ()),
+            ("INSERT INTO node_grant (id, node_id, user_id, group_id, role, granted_by, "
+             "created_at) VALUES ('g1', 'bills', 'v', NULL, 'viewer', 'u', ?), "
+             "('g2', 'bills', NULL, 'g', 'editor', 'u', ?)", (STAMP, STAMP)),
+            ("INSERT INTO webhook (id, owner_id, url, events, secret, created_at, "
+             "last_event_id) VALUES ('h1', 'v', 'http://127.0.0.1/', '[]', 's', ?, 0), "
+             "('h2', 'w', 'http://127.0.0.1/', '[]', 's', ?, 0), "
+             "('h3', 'u', 'http://127.0.0.1/', '[]', 's', ?, 0)", (STAMP,) * 3)):
+        db.database.execute_sql(sql, params)
+    newest = db.database.execute_sql("SELECT max(id) FROM event").fetchone()[0]
+    schema.migrate_schema()
+    assert db.database.execute_sql("SELECT id, since FROM node_grant ORDER BY id").fetchall() == \
+        [("g1", newest), ("g2", newest)]
+    assert db.database.execute_sql("SELECT user_id, since FROM group_member").fetchall() == \
+        [("w", newest)]
+    assert db.database.execute_sql("SELECT webhook_id, owner_id, last_event_id FROM "
+                                   "webhook_cursor ORDER BY webhook_id").fetchall() == \
+        [("h1", "u", newest), ("h2", "u", newest)]
+    db.database.close()

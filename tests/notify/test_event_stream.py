@@ -74,7 +74,8 @@ def test_a_bad_resume_point_and_no_token_are_refused(server, alice, anon):
         answer = requests.get(f"{server.url}/api/events/{query}", timeout=30, headers={
             "Authorization": f"Token {alice.token}", **headers})
         assert_error(answer, 400, "invalid",
-                     f"{name} must be the id of an event (a whole number such as 1234).")
+                     f"{name} must be the id of an event (a whole number such as 1234) or the "
+                     "id: of the stream's last event.")
     assert_error(requests.get(f"{server.url}/events/", timeout=30), 401, "not_authenticated",
                  "Authentication credentials were not provided.")
     head = requests.head(f"{server.url}/api/events/", timeout=30, headers={
@@ -107,7 +108,8 @@ def test_a_resume_point_is_ascii_digits_and_nothing_around_them(server, alice, h
         assert (answer.getheader("Content-Type"), json.loads(answer.read())) == (
             VND, {"errors": [{
                 "detail": f"{'since' if header is None else 'Last-Event-ID'} must be the id of "
-                          "an event (a whole number such as 1234).",
+                          "an event (a whole number such as 1234) or the id: of the stream's "
+                          "last event.",
                 "status": "400", "code": "invalid"}]})
     finally:
         connection.close()

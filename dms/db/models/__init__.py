@@ -12,6 +12,7 @@ from dms.db.models._activity import (
     SplitRun,
     TrashEntry,
     Webhook,
+    WebhookCursor,
 )
 from dms.db.models._base import (
     STORED_DATETIME,
@@ -52,5 +53,5 @@ __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "Cust
            "GroupMember", "IntakeRefusal", "MailAccount", "Node", "NodeGrant", "Note", "OcrStatus",
            "PAGE_SEPARATOR", "Page",
            "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Token",
-           "TrashEntry", "UTCDateTimeField", "User", "Webhook", "columns_of", "from_row", "new_id",
-           "title_sort_key", "utcnow"]
+           "TrashEntry", "UTCDateTimeField", "User", "Webhook", "WebhookCursor", "columns_of",
+           "from_row", "new_id", "title_sort_key", "utcnow"]

@@ -9,6 +9,7 @@ from peewee import (
     AutoField,
     BigIntegerField,
     BooleanField,
+    CompositeKey,
     FloatField,
     ForeignKeyField,
     IntegerField,
@@ -192,6 +193,21 @@ class Webhook(BaseModel):
     last_status = IntegerField(null=True)
     last_error = TextField(null=True)
     failures_in_a_row = IntegerField(default=0)
+
+
+class WebhookCursor(BaseModel):
+    """A webhook's position in the events of another owner who shares something with the
+    webhook's owner (migration 0026): their events up to it are delivered or passed over."""
+    webhook = ForeignKeyField(Webhook, on_delete="CASCADE")
+    owner = ForeignKeyField(User, backref="+", on_delete="CASCADE")
+    if TYPE_CHECKING:
+        webhook_id = TextField()
+        owner_id = TextField()
+    last_event_id = BigIntegerField()
+
+    class Meta:
+        table_name = "webhook_cursor"
+        primary_key = CompositeKey("webhook", "owner")
 
 
 class EventStream(BaseModel):

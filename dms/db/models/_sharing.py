@@ -1,11 +1,11 @@
 """Sharing between users: groups of users and their members (migration 0023), grants of folders
-and documents to users and groups (0024)."""
+and documents to users and groups (0024); from when each can show a user events (0026)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from peewee import CompositeKey, ForeignKeyField, TextField
+from peewee import BigIntegerField, CompositeKey, ForeignKeyField, TextField
 
 from dms.db.models._base import BaseModel, UTCDateTimeField, new_id, utcnow
 from dms.db.models._papers import Node, User
@@ -28,6 +28,7 @@ class GroupMember(BaseModel):
 
     group = ForeignKeyField(Group, on_delete="CASCADE")
     user = ForeignKeyField(User, on_delete="CASCADE")
+    since = BigIntegerField(default=0)  # the newest event id of anyone when it began
     if TYPE_CHECKING:
         group_id = TextField()
         user_id = TextField()
@@ -49,6 +50,7 @@ class NodeGrant(BaseModel):
     granted_by = ForeignKeyField(User, null=True, on_delete="SET NULL", backref="+",
                                  column_name="granted_by")
     created_at = UTCDateTimeField(default=utcnow)
+    since = BigIntegerField(default=0)  # its owner's newest event id just before it
     if TYPE_CHECKING:
         node_id = TextField()
         user_id = TextField()

@@ -5,10 +5,11 @@ covers everything below it, now and later (dms.domain.access.rule reads grants b
 One grant per node and grantee: granting again changes the role. Each grant and revocation is an
 event of the node (`access_granted`, `access_revoked`, with who did it), written in the same write
 transaction, in the node's owner's write scope (the events' order) — a grant in USERS as well,
-beside users' and groups' deletions. The special folders are not
-shared (sharing .home would share everything at once, .inbox what arrives tomorrow); a grant to
-the owner is refused, as is one to an unknown user or group. At most MAX_GRANTS_PER_NODE grants on
-one node. Every route honours them through dms.domain.access.rule."""
+beside users' and groups' deletions. From the grant on, its owner's events about what it covers
+reach the grantee's event streams and webhooks (dms.domain.access.following). The special folders
+are not shared (sharing .home would share everything at once, .inbox what arrives tomorrow); a
+grant to the owner is refused, as is one to an unknown user or group. At most MAX_GRANTS_PER_NODE
+grants on one node. Every route honours them through dms.domain.access.rule."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any, NamedTuple
 
 from dms.db import USERS, database, events, owner_scope, write_transaction
 from dms.db.models import Group, Node, NodeGrant, User, new_id, utcnow
+from dms.domain.access.following import follow_grant, newest_event
 from dms.domain.access.rule import OWNER, ROLES, live_node, reach
 from dms.errors import Invalid, NotFound
 
@@ -86,9 +88,10 @@ def grant(actor: User, node_id: str, body: dict[str, Any]) -> tuple[GrantRow, bo
                     MAX_GRANTS_PER_NODE:
                 raise Invalid(f"A folder or document is shared with at most "
                               f"{MAX_GRANTS_PER_NODE} users and groups; take some back first.")
-            grant_id = new_id()
+            grant_id, since = new_id(), newest_event(node.owner_id)
             NodeGrant.insert(id=grant_id, node=node.id, role=role, granted_by=actor.id,
-                             created_at=utcnow(), **{grantee: grantee_id}).execute()
+                             created_at=utcnow(), since=since, **{grantee: grantee_id}).execute()
+            follow_grant(node.owner_id, since, **{grantee: grantee_id})
             events.record(node.owner_id, node.id, events.ACCESS_GRANTED, actor.id,
                           **{grantee: name}, role=role)
         else:

@@ -5,7 +5,9 @@ A name is 1-150 characters (Paperless-ngx's limit), unique regardless of case an
 (`name_key`, as tags' and usernames' are). `members` is the whole list of user ids, replaced on
 each change; each must be a user (active or not), at most MAX_MEMBERS of them. Every change runs
 in the USERS write scope, so that a name is checked and taken in one step and a user deleted
-meanwhile is never added (a user's deletion removes their memberships: ON DELETE CASCADE)."""
+meanwhile is never added (a user's deletion removes their memberships: ON DELETE CASCADE). A new
+member receives the events of what is shared with the group from joining on
+(dms.domain.access.following)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from peewee import ModelSelect
 
 from dms.db import USERS, database, write_transaction
 from dms.db.models import Group, GroupMember, User, new_id, utcnow
+from dms.domain.access.following import follow_membership, newest_event_of_anyone
 from dms.domain.tagfilter import name_key
 from dms.errors import Forbidden, Invalid, NotFound
 from dms.text import has_refused_characters, required_text
@@ -137,7 +140,16 @@ def _set_members(group_id: str, wanted: list[str]) -> None:
         unknown = next((user_id for user_id in wanted if user_id not in known), None)
         if unknown is not None:
             raise Invalid(f"members: there is no user with the id {unknown[:60]!r}.", "members")
-    GroupMember.delete().where(GroupMember.group == group_id).execute()
-    if wanted:
-        GroupMember.insert_many([{"group": group_id, "user": user_id} for user_id in wanted]) \
-            .execute()
+    # Members who stay keep their row (and `since`: from when the group's shares reach them).
+    staying = {row[0] for row in database.execute_sql(
+        "SELECT user_id FROM group_member WHERE group_id = ?", (group_id,))}
+    gone = [user_id for user_id in staying if user_id not in wanted]
+    if gone:
+        GroupMember.delete().where(GroupMember.group == group_id,
+                                   GroupMember.user.in_(gone)).execute()
+    joining = [user_id for user_id in wanted if user_id not in staying]
+    if joining:
+        since = newest_event_of_anyone()
+        GroupMember.insert_many([{"group": group_id, "user": user_id, "since": since}
+                                 for user_id in joining]).execute()
+        follow_membership(group_id, joining, since)

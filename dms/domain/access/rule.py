@@ -122,10 +122,10 @@ def sharers(user: User) -> list[str]:
         (user.id, user.id, user.id, MAX_SHARERS))]
 
 
-def shared_among(user: User, node_ids: list[str]) -> set[str]:
-    """Those of `node_ids` that a grant to the user covers (on them or on a folder above): one
-    walk up from all of them at once (UNION: it ends on a loop), bounded by their number and the
-    tree's depth."""
+def shared_among(user_id: str, node_ids: list[str]) -> set[str]:
+    """Those of `node_ids` that a grant to the user covers now (on them or on a folder above):
+    one walk up from all of them at once (UNION: it ends on a loop), bounded by their number and
+    the tree's depth."""
     if not node_ids:
         return set()
     marks = ",".join("?" * len(node_ids))
@@ -137,4 +137,4 @@ def shared_among(user: User, node_ids: list[str]) -> set[str]:
             WHERE n.parent_id IS NOT NULL
         )
         SELECT DISTINCT up.start FROM up JOIN node_grant AS g ON g.node_id = up.id
-        WHERE {TO_USER}""", (*node_ids, user.id, user.id))}
+        WHERE {TO_USER}""", (*node_ids, user_id, user_id))}

@@ -3,10 +3,9 @@ Events (dms.notify.streams serves it)."""
 
 from __future__ import annotations
 
-import re
-
 import bottle
 
+from dms.notify import feed
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable
 from dms.web.openapi import Operation
@@ -15,23 +14,24 @@ from dms.web.openapi.webhooks import SSE_EVENT
 routes = RouteTable()
 
 EVENT_STREAM = "text/event-stream"
-EVENT_ID = re.compile(r"[0-9]{1,18}\Z")  # an event's id: a whole number (a BIGINT)
 
 
-def resume_after(ctx: Context) -> int | None:
+def resume_after(ctx: Context) -> feed.Cursors | None:
     """Last-Event-ID (what an EventSource sends when it reconnects) or ?since=: resume after that
-    event; None: from now on. One rule for both: the value is the id in ASCII digits and nothing
-    else; a space, a sign or a non-breaking space around it is refused, not trimmed.
+    place (an event's id, or the `id:` the stream sent, dms.notify.feed); None: from now on. One
+    rule for both: the value is exactly such a place and nothing else; a space, a sign or a
+    non-breaking space around it is refused, not trimmed.
     An empty value is no starting point (HTTP's own spaces around a header's value are not part
     of it: waitress drops them)."""
     for given, name in ((ctx.header("Last-Event-ID"), "Last-Event-ID"),
                         (ctx.query.get("since"), "since")):
         if not given:
             continue
-        if not EVENT_ID.match(given):
+        place = feed.parse_place(ctx.user.id, given)
+        if place is None:
             raise ApiError(400, "invalid", f"{name} must be the id of an event (a whole number "
-                                           "such as 1234).")
-        return int(given)
+                                           "such as 1234) or the id: of the stream's last event.")
+        return place
     return None
 
 
