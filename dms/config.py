@@ -149,6 +149,10 @@ class Config:
     trusted_proxy: str | None = None
     # Serve under a sub-path, e.g. /dms behind a proxy that forwards https://host/dms/...
     url_prefix: str = ""
+    # The Paperless-ngx dialect (api.md §17) under this path ("": off), and the API version it
+    # serves a request that names none (2.x-era scripts send none).
+    paperless_prefix: str = "/paperless"
+    paperless_default_version: int = 9
     # Most client connections open at once. At the limit the idle and slow ones (oldest activity
     # first) are closed to make room; one whose request is being served never is. The soft limit
     # of open files is raised at start-up to fit; if it cannot be, fewer are served (logged).
@@ -258,7 +262,7 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         if level not in LOG_LEVELS:
             raise ConfigError(f"{source} must be one of {', '.join(LOG_LEVELS)}, not {raw!r}.")
         return level
-    if name == "url_prefix":
+    if name in ("url_prefix", "paperless_prefix"):
         prefix = "/" + str(raw).strip("/") if str(raw).strip("/") else ""
         if any(c in prefix for c in "?#% "):
             raise ConfigError(f"{source} must be a plain path such as /dms, not {raw!r}.")
@@ -302,6 +306,7 @@ FIELD_TYPES = {f.name: str(f.type).split(" ")[0] for f in dataclasses.fields(Con
 # Allowed values of numeric settings (inclusive); absent: at least 1, no upper bound.
 RANGES: dict[str, tuple[float, float | None]] = {
     "port": (0, 65535),
+    "paperless_default_version": (1, 10),
     "db_pool_size": (2, 1000),
     "max_pages": (1, 1_000_000),
     "split_max_pages": (1, 1_000_000),

@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
 
     try:
         return run_command(args, config)
+    except ConfigError as error:  # a setting only the running application can check
+        print(f"dms: {error}", file=sys.stderr)
+        return ExitStatus.REFUSED
     except (DatabaseUnavailable, QueueUnavailable) as error:
         print(f"dms: {error}", file=sys.stderr)
         return ExitStatus.FAILED

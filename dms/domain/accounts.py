@@ -100,12 +100,22 @@ def check_password(password: object, field: str = "password") -> str:
 
 
 def login(username: object, password: object, address: str, throttle: LoginThrottle,
-          max_tokens: int = DEFAULT_MAX_TOKENS) -> str:
-    """POST /auth/login/: a new token's secret for correct credentials of an active user.
-    Failures count per address and username together, per address and per username (see
-    LoginThrottle), the address by its address_key (IPv6 by /64). From an address the user logged in
-    from before, the username's count does not refuse the login: a guesser on many addresses cannot
-    lock the owner out there, and is still stopped everywhere else."""
+          max_tokens: int = DEFAULT_MAX_TOKENS, token_name: str = LOGIN_TOKEN_NAME) -> str:
+    """POST /auth/login/: a new token's secret for correct credentials of an active user
+    (`authenticate`), named `token_name`."""
+    user = authenticate(username, password, address, throttle)
+    _, secret = with_space_reserve(lambda: issue_token(
+        user, expiry_hours=None, name=token_name, max_tokens=max_tokens, make_room=True))
+    return secret
+
+
+def authenticate(username: object, password: object, address: str,
+                 throttle: LoginThrottle) -> User:
+    """The active user these credentials are of (a login, HTTP Basic). Failures count per
+    address and username together, per address and per username (see LoginThrottle), the address
+    by its address_key (IPv6 by /64). From an address the user logged in from before, the
+    username's count does not refuse the login: a guesser on many addresses cannot lock the owner
+    out there, and is still stopped everywhere else."""
     username = required_text(username, "username", "username", strip=False)
     password = required_text(password, "password", "password", strip=False)
     user_key, where = username_key(username), address_key(address)
@@ -123,10 +133,8 @@ def login(username: object, password: object, address: str, throttle: LoginThrot
     # failures (clearing it at each of the owner's logins would give a guesser a new allowance),
     # the address's count other usernames'.
     throttle.reset([keys[0]])
-    _, secret = with_space_reserve(lambda: issue_token(
-        user, expiry_hours=None, name=LOGIN_TOKEN_NAME, max_tokens=max_tokens, make_room=True))
     throttle.remember(user.id, where)
-    return secret
+    return user
 
 
 def check_profile(attributes: dict[str, Any], partial: bool) -> dict[str, Any]:
@@ -355,6 +363,11 @@ def active_superusers(except_id: str | None = None) -> int:
 
 def all_users() -> ModelSelect[User]:
     return User.select().order_by(User.username)
+
+
+def visible_users(actor: User) -> ModelSelect[User]:
+    """The users `actor` may see, by username: everyone for an admin, else only themselves."""
+    return all_users() if actor.is_admin else all_users().where(User.id == actor.id)
 
 
 def ensure_first_superuser(username: str, password: str | None) -> str | None:

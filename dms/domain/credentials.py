@@ -86,8 +86,9 @@ def issue_token(user: User, expiry_hours: int | None, name: str = "",
     value. `expiry_hours=None` makes a token that lasts until revoked (tokens from login).
 
     A user holds at most `max_tokens`. Past it, an explicit new token is refused; a login
-    (`make_room`) instead revokes the user's oldest login token, so scripts that log in on every
-    run keep working without piling up tokens. Count and insert share one write transaction."""
+    (`make_room`) instead revokes the user's oldest token of the same name (a login's, or one
+    app's of the Paperless-ngx dialect), so scripts that log in on every run keep working without
+    piling up tokens. Count and insert share one write transaction."""
     while True:
         secret = secrets.token_hex(32)
         digest = token_digest(secret)
@@ -98,7 +99,7 @@ def issue_token(user: User, expiry_hours: int | None, name: str = "",
                 held = Token.select().where(Token.user == user.id).count()
                 if held >= max_tokens:
                     oldest = (Token.select(Token.digest)
-                              .where(Token.user == user.id, Token.name == LOGIN_TOKEN_NAME)
+                              .where(Token.user == user.id, Token.name == name)
                               .order_by(Token.created).limit(held - max_tokens + 1))
                     if not make_room or not oldest.count():
                         raise Invalid(f"You already have {held} API tokens, the most one user "

@@ -9,11 +9,12 @@ import functools
 
 import bottle
 
-from dms.config import Config
+from dms.config import Config, ConfigError
 from dms.runtime import Runtime, open_installation
 from dms.web.api import ROUTE_TABLES
 from dms.web.endpoints import DmsBottle, bottle_rule, endpoint
 from dms.web.openapi import build as build_openapi
+from dms.web.paperless.app import PaperlessApp
 
 
 @contextlib.contextmanager
@@ -40,16 +41,37 @@ class App(DmsBottle):
         super().__init__()
         self.runtime = runtime
         self.services = runtime.services
+        # The Paperless-ngx dialect (api.md §17) under its prefix, unless switched off.
+        self.paperless_prefix = runtime.config.paperless_prefix
+        self.paperless = PaperlessApp(runtime) if self.paperless_prefix else None
         self.api_routes = tuple(route for table in ROUTE_TABLES for route in table.routes)
+        _check_prefix(self.paperless_prefix, self.api_routes)
         with compiled_once(self.router):
             for route in self.api_routes:
                 callback = endpoint(runtime, route)
                 for prefix in route.prefixes:
                     self.route(bottle_rule(route, prefix), route.method, callback)
 
+    def __call__(self, environ: dict, start_response):
+        path, prefix = environ.get("PATH_INFO", ""), self.paperless_prefix
+        if self.paperless is not None and (path == prefix or path.startswith(prefix + "/")):
+            environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + prefix
+            environ["PATH_INFO"] = path[len(prefix):]
+            return self.paperless(environ, start_response)
+        return super().__call__(environ, start_response)
+
     @functools.cached_property
     def openapi_document(self) -> dict:
         return build_openapi(self.api_routes)
+
+
+def _check_prefix(prefix: str, routes: tuple) -> None:
+    """The dialect's prefix may not hide a path of dms's own (`/api`, `/nodes`, the page)."""
+    first = prefix.strip("/").split("/")[0]
+    own = {route.path.strip("/").split("/")[0] for route in routes} | {"api", "static", ""}
+    if prefix and first in own:
+        raise ConfigError(f"DMS_PAPERLESS_PREFIX {prefix!r} would hide dms's own /{first}/; "
+                          "choose another path, such as /paperless.")
 
 
 def create_app(config: Config) -> App:

@@ -189,3 +189,30 @@ def test_grants_and_webhooks_of_grantees_follow_the_owners_events_from_the_upgra
                                    "webhook_cursor ORDER BY webhook_id").fetchall() == \
         [("h1", "u", newest), ("h2", "u", newest)]
     db.database.close()
+
+
+def test_numbers_for_the_paperless_dialect_are_given_on_upgrade_and_after(tmp_path):
+    """Migration 0027: existing users, tags, ... get their rowid as their number; new rows one
+    more than the highest, never one in use."""
+    db.open_database(tmp_path / "dms.db")
+    schema.migration_runner().up(target="0026_shared_events")
+    user = ("INSERT INTO \"user\" (id, username, username_key, password_hash, email, first_name, "
+            "last_name, is_active, is_staff, is_superuser, date_joined) VALUES "
+            "(?, ?, ?, 'x', '', '', '', 1, 0, 0, ?)")
+    for user_id, name in (("u", "alice"), ("v", "bob")):
+        db.database.execute_sql(user, (user_id, name, name, STAMP))
+    db.database.execute_sql("INSERT INTO tag (id, owner_id, name, name_key, bg_color, fg_color, "
+                            "description, pinned, created_at) VALUES ('t1', 'u', 'a', 'a', "
+                            "'#000000', '#ffffff', '', 0, ?), ('t2', 'v', 'b', 'b', '#000000', "
+                            "'#ffffff', '', 0, ?)", (STAMP, STAMP))
+    schema.migrate_schema()
+    assert db.database.execute_sql('SELECT id, seq FROM "user" ORDER BY seq').fetchall() == \
+        [("u", 1), ("v", 2)]
+    db.database.execute_sql("DELETE FROM tag WHERE id = 't1'")
+    db.database.execute_sql("INSERT INTO tag (id, owner_id, name, name_key, bg_color, fg_color, "
+                            "description, pinned, created_at) VALUES ('t3', 'u', 'c', 'c', "
+                            "'#000000', '#ffffff', '', 0, ?)", (STAMP,))
+    assert db.database.execute_sql("SELECT id, seq FROM tag ORDER BY seq").fetchall() == \
+        [("t2", 2), ("t3", 3)]
+    assert db.database.execute_sql("SELECT count(*) FROM ui_settings").fetchone() == (0,)
+    db.database.close()

@@ -49,9 +49,9 @@ def test_names_are_created_listed_changed_and_deleted_per_user(alice, bob, kind)
     assert_error(alice.post(f"/api/{kind}/", body(kind, name="STADTWERKE")), 400, "invalid",
                  f"A {kind[:-1].replace('-', ' ')} with this name already exists.",
                  "/data/attributes/name")
-    assert_error(alice.post(f"/api/{kind}/", body(kind, name="x", matching_algorithm="auto")),
+    assert_error(alice.post(f"/api/{kind}/", body(kind, name="x", matching_algorithm="learned")),
                  400, "invalid", "matching_algorithm must be one of none, any, all, exact, "
-                 "regex, fuzzy.", "/data/attributes/matching_algorithm")
+                 "regex, fuzzy, auto.", "/data/attributes/matching_algorithm")
     assert_error(alice.post(f"/api/{kind}/", body(kind, name="x", matching_algorithm="regex",
                                                   match="(a")), 400, "invalid",
                  "The regular expression is not valid for RE2: missing ): (a. (RE2 has no "

@@ -81,9 +81,8 @@ def test_a_dangling_row_in_the_rows_is_refused(logical, work):
      "backup is damaged."),
     (lambda lines: ['{"id": 1}\n'] + lines[1:],
      "The backup is damaged: tables/tag.jsonl does not start with a list of column names."),
-    (lambda lines: lines + [lines[1]],
-     "The backup's table tag cannot be restored: UNIQUE constraint failed: tag.owner_id, "
-     "tag.name_key."),
+    (lambda lines: lines + [lines[1]],  # the same row again: its number (seq) is taken first
+     "The backup's table tag cannot be restored: UNIQUE constraint failed: tag.seq."),
 ], ids=["a row less", "not JSON", "a short row", "a nested value", "unfinished",
         "a renamed column", "no header", "a duplicate"])
 def test_a_damaged_table_file_is_refused(logical, work, change, message):
@@ -94,7 +93,8 @@ def test_a_damaged_table_file_is_refused(logical, work, change, message):
     if len(lines) < 2:  # the fixture's data has no tags: give the table two
         rows = [[{"id": f"t{n}", "owner_id": "x", "name": f"tag {n}", "name_key": f"tag {n}",
                   "bg_color": "#c41fff", "fg_color": "#FFFFFF", "description": "",
-                  "pinned": 0, "created_at": "2026-01-02 03:04:05.000000"}[c] for c in header]
+                  "pinned": 0, "created_at": "2026-01-02 03:04:05.000000", "seq": n}[c]
+                 for c in header]
                 for n in (1, 2)]
         lines += [json.dumps(row) + "\n" for row in rows]
     n = len(lines) - 1

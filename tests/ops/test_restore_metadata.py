@@ -61,9 +61,9 @@ def cases(ids: dict) -> dict[str, tuple]:
             "correspondent", {"id": ids["sender"]}, {"name_key": "finanzamt"}, ids["sender"],
             "has a name_key that does not match its name"),
         "an unknown algorithm": (
-            "document_type", {"id": ids["kind"]}, {"matching_algorithm": "auto"}, ids["kind"],
+            "document_type", {"id": ids["kind"]}, {"matching_algorithm": "learned"}, ids["kind"],
             "is a document type the API would refuse (matching_algorithm must be one of none, "
-            "any, all, exact, regex, fuzzy)"),
+            "any, all, exact, regex, fuzzy, auto)"),
         "a pattern RE2 refuses": (
             "document_type", {"id": ids["kind"]}, {"match": "(a"}, ids["kind"],
             "is a document type the API would refuse (The regular expression is not valid for "

@@ -43,6 +43,7 @@ from dms.db.models._papers import (
     Page,
     Tag,
     Token,
+    UiSettings,
     User,
 )
 from dms.db.models._sharing import Group, GroupMember, NodeGrant
@@ -53,5 +54,5 @@ __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "Cust
            "GroupMember", "IntakeRefusal", "MailAccount", "Node", "NodeGrant", "Note", "OcrStatus",
            "PAGE_SEPARATOR", "Page",
            "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Token",
-           "TrashEntry", "UTCDateTimeField", "User", "Webhook", "WebhookCursor", "columns_of",
-           "from_row", "new_id", "title_sort_key", "utcnow"]
+           "TrashEntry", "UTCDateTimeField", "UiSettings", "User", "Webhook", "WebhookCursor",
+           "columns_of", "from_row", "new_id", "title_sort_key", "utcnow"]

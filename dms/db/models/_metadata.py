@@ -33,6 +33,7 @@ class _MatchedName(BaseModel):
     matching_algorithm = TextField(default="none")
     is_insensitive = BooleanField(default=True)
     created_at = UTCDateTimeField(default=utcnow)
+    seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect (migration 0027)
 
 
 class Correspondent(_MatchedName):
@@ -55,6 +56,7 @@ class CustomField(BaseModel):
     data_type = TextField()
     extra_data = TextField(default="{}")
     created_at = UTCDateTimeField(default=utcnow)
+    seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect (migration 0027)
 
 
 class CustomFieldValue(BaseModel):
@@ -125,3 +127,4 @@ class Note(BaseModel):
         user_id = TextField(null=True)
     note = TextField()
     created_at = UTCDateTimeField(default=utcnow)
+    seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect (migration 0027)

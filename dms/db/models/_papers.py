@@ -32,6 +32,7 @@ class User(BaseModel):
     is_staff = BooleanField(default=False)
     is_superuser = BooleanField(default=False)
     date_joined = UTCDateTimeField(default=utcnow)
+    seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect (migration 0027)
 
     @property
     def is_admin(self) -> bool:
@@ -54,6 +55,17 @@ class Token(BaseModel):
 
     def is_expired(self, now: dt.datetime) -> bool:
         return self.expiry is not None and self.expiry <= now
+
+
+class UiSettings(BaseModel):
+    """A user's settings of Paperless-ngx's apps (migration 0027): a JSON object, theirs whole."""
+    user = ForeignKeyField(User, primary_key=True, backref="+", on_delete="CASCADE")
+    if TYPE_CHECKING:
+        user_id = TextField()
+    settings = TextField()
+
+    class Meta:
+        table_name = "ui_settings"
 
 
 class Node(BaseModel):
@@ -184,3 +196,4 @@ class Tag(BaseModel):
     description = TextField(default="")
     pinned = BooleanField(default=False)
     created_at = UTCDateTimeField(default=utcnow)
+    seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect (migration 0027)

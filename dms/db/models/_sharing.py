@@ -18,6 +18,7 @@ class Group(BaseModel):
     name = TextField()
     name_key = TextField()
     created_at = UTCDateTimeField(default=utcnow)
+    seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect (migration 0027)
 
     class Meta:
         table_name = "user_group"

@@ -45,6 +45,17 @@ def visible_group(actor: User, group_id: object) -> Group:
     return cast(Group, group)
 
 
+def memberships(user_ids: list[str]) -> dict[str, list[str]]:
+    """{user id: the ids of the groups they are in} for these users, in one query."""
+    found: dict[str, list[str]] = {}
+    if user_ids:
+        for user_id, group_id in database.execute_sql(
+                "SELECT user_id, group_id FROM group_member "
+                f"WHERE user_id IN ({','.join('?' * len(user_ids))})", user_ids):
+            found.setdefault(user_id, []).append(group_id)
+    return found
+
+
 def members(group_ids: list[str]) -> dict[str, list[str]]:
     """{group id: its members' user ids, by username}, in one query."""
     found: dict[str, list[str]] = {group_id: [] for group_id in group_ids}

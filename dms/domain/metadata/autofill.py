@@ -20,7 +20,7 @@ from typing import Any
 from dms.db import database, events
 from dms.domain import matching
 from dms.domain.metadata.dates import read_document_date
-from dms.domain.metadata.labels import CORRESPONDENTS, DOCUMENT_TYPES, NONE, Kind
+from dms.domain.metadata.labels import CORRESPONDENTS, DOCUMENT_TYPES, UNMATCHED, Kind
 from dms.errors import DomainError
 
 log = logging.getLogger("dms.metadata")
@@ -46,8 +46,8 @@ def _first_match(kind: Kind, owner_id: str, text: matching.Words,
                  deadline: float) -> tuple[str, str] | None:
     rows = database.execute_sql(
         f"SELECT id, name, match, matching_algorithm, is_insensitive FROM {kind.table} "
-        "WHERE owner_id = ? AND matching_algorithm <> ? AND match <> '' ORDER BY name_key, id",
-        (owner_id, NONE)).fetchall()
+        "WHERE owner_id = ? AND matching_algorithm NOT IN (?, ?) AND match <> '' "
+        "ORDER BY name_key, id", (owner_id, *UNMATCHED)).fetchall()
     for label_id, name, pattern, algorithm, insensitive in rows:
         if time.monotonic() > deadline:
             log.warning("%ss of user %s not all tried: the time of DMS_RULES_MAX_SECONDS ran "

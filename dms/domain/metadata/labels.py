@@ -3,11 +3,12 @@ what it is, with Paperless-ngx's automatic matching.
 
 Both kinds behave alike; `Kind` says which table and words. A name is unique for its owner
 regardless of case and width (as tags are: `name_key`), 1-128 characters (Paperless-ngx's
-limit). `matching_algorithm` is `none` (the default: never matched) or one of the rule engine's
+limit). `matching_algorithm` is `none` (the default: never matched), one of the rule engine's
 algorithms (dms.domain.matching: any, all, exact, regex with RE2, fuzzy) over the document's
-text; an empty `match` never matches (Paperless-ngx's apps create names that way). Deleting one
-clears it from its documents (the column's ON DELETE SET NULL), each getting a
-`metadata_changed` event in the same transaction.
+text, or `auto` (Paperless-ngx's learned matching: kept, never matched); an empty `match` never
+matches (Paperless-ngx's apps create names that way). Deleting one clears it from its documents
+(the column's ON DELETE SET NULL), each getting a `metadata_changed` event in the same
+transaction.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ MAX_NAME_LENGTH = 128
 MAX_MATCH_LENGTH = 256
 MAX_PER_USER = 10_000
 NONE = "none"
-MATCHING_ALGORITHMS = (NONE, *ALGORITHMS)
+# Paperless-ngx's learned matching: kept as a client set it, never matched (dms does not learn).
+AUTO = "auto"
+MATCHING_ALGORITHMS = (NONE, *ALGORITHMS, AUTO)
+UNMATCHED = (NONE, AUTO)
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def _check_pattern(row: Any, values: dict[str, Any]) -> None:
     algorithm = values.get("matching_algorithm", getattr(row, "matching_algorithm", NONE))
     match = values.get("match", getattr(row, "match", ""))
     insensitive = values.get("is_insensitive", getattr(row, "is_insensitive", True))
-    if algorithm != NONE and match:
+    if algorithm not in UNMATCHED and match:
         try:
             check_pattern(algorithm, match, not insensitive, "match")
         except Invalid as error:  # the rule engine names a rule's field

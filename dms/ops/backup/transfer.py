@@ -3,8 +3,8 @@ open PostgreSQL database, which must hold no dms data yet: `dms restore --databa
 
 One transaction: all rows or none. Tables go in the order their foreign keys need (referenced
 tables first), a folder before what it holds; SQLite's 0/1 flags become booleans; node.seq's
-(and event.id's) identity continues after the highest copied value. The search rows are written by
-the database's own triggers as the rows arrive (dms.search.postgres).
+(and event.id's, and the other numbers') identity continues after the highest copied value. The
+search rows are written by the database's own triggers as the rows arrive (dms.search.postgres).
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ def check_empty() -> None:
                           "empty database.")
 
 
-IDENTITIES = (("node", "seq"), ("event", "id"))
+IDENTITIES = (("node", "seq"), ("event", "id"), ('"user"', "seq"), ("user_group", "seq"),
+              ("tag", "seq"),
+              ("correspondent", "seq"), ("document_type", "seq"), ("custom_field", "seq"),
+              ("note", "seq"))  # the numbers of migration 0027 too
 
 
 def copy_into_database(path: Path) -> None:

@@ -1,0 +1,49 @@
+"""Numbers: the stable positive integers by which the Paperless-ngx dialect (api.md §17) knows
+documents, users, groups, tags, correspondents, document types, custom fields and notes (their
+`seq`, migrations 0004 and 0027), beside the UUIDs of dms's own API. A number names one object
+for ever; what it finds is still only what the caller may reach (each kind's own rule)."""
+
+from __future__ import annotations
+
+from dms.db import database
+
+# kind: (table, the condition that keeps other rows of the table out)
+KINDS = {
+    "document": ("node", "kind = 'document'"), "user": ('"user"', "1 = 1"),
+    "group": ("user_group", "1 = 1"),
+    "tag": ("tag", "1 = 1"), "correspondent": ("correspondent", "1 = 1"),
+    "document_type": ("document_type", "1 = 1"), "custom_field": ("custom_field", "1 = 1"),
+    "note": ("note", "1 = 1"),
+}
+MAX_NUMBER = 2**63 - 1
+MAX_AT_ONCE = 10_000  # numbers translated by one call (a client's id__in=)
+
+
+def numbers_of(kind: str, ids: list[str]) -> dict[str, int]:
+    """{UUID: number} of these objects of `kind` (those that exist)."""
+    table, only = KINDS[kind]
+    found: dict[str, int] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        found.update(database.execute_sql(
+            f"SELECT id, seq FROM {table} WHERE {only} AND id IN ({','.join('?' * len(part))})",
+            part).fetchall())
+    return found
+
+
+def ids_of(kind: str, numbers: list[int]) -> dict[int, str]:
+    """{number: UUID} of the objects of `kind` that have these numbers (unknown ones left out).
+    At most MAX_AT_ONCE numbers (the caller bounds what a client sends)."""
+    table, only = KINDS[kind]
+    wanted = [n for n in dict.fromkeys(numbers) if 0 < n <= MAX_NUMBER][:MAX_AT_ONCE]
+    found: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        found.update(database.execute_sql(
+            f"SELECT seq, id FROM {table} WHERE {only} AND seq IN ({','.join('?' * len(part))})",
+            part).fetchall())
+    return found
+
+
+def id_of(kind: str, number: int) -> str | None:
+    return ids_of(kind, [number]).get(number)

@@ -1,0 +1,50 @@
+"""A user's library in numbers (what Paperless-ngx's apps and Home Assistant show: GET
+/paperless/api/statistics/, api.md §17): their own live documents, by file type, the characters of
+their text, the documents in their .inbox, their tags, correspondents and document types, and the
+highest archive serial number. Each a count over the owner's indexes; the characters read the text
+of every latest version (what Paperless-ngx does too)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from dms.db import database
+from dms.db.models import Node, User
+from dms.domain.tree import LIVE
+
+LATEST = ("v.number = (SELECT max(number) FROM document_version WHERE document_id = n.id)")
+
+
+class Library(NamedTuple):
+    documents: int
+    in_inbox: int
+    file_types: list[tuple[str, int]]  # (MIME type, documents), the most common first
+    characters: int
+    tags: int
+    correspondents: int
+    document_types: int
+    highest_asn: int | None
+
+
+def library_of(user: User) -> Library:
+    mine = f"n.owner_id = ? AND n.kind = 'document' AND n.{LIVE}"
+    file_types = [(mime, count) for mime, count in database.execute_sql(
+        f"SELECT v.mime_type, count(*) FROM node AS n JOIN document_version AS v "
+        f"ON v.document_id = n.id AND {LATEST} WHERE {mine} GROUP BY v.mime_type "
+        "ORDER BY count(*) DESC, v.mime_type", (user.id,))]
+    characters = database.execute_sql(
+        f"SELECT coalesce(sum(length(p.text)), 0) FROM node AS n JOIN document_version AS v "
+        f"ON v.document_id = n.id AND {LATEST} JOIN page AS p ON p.version_id = v.id "
+        f"WHERE {mine}", (user.id,)).fetchone()[0]
+    counts = database.execute_sql(
+        f"SELECT (SELECT count(*) FROM node AS n WHERE {mine}), "
+        f"(SELECT count(*) FROM node AS n WHERE {mine} AND n.parent_id = (SELECT id FROM node "
+        "WHERE owner_id = ? AND special = ?)), "
+        "(SELECT count(*) FROM tag WHERE owner_id = ?), "
+        "(SELECT count(*) FROM correspondent WHERE owner_id = ?), "
+        "(SELECT count(*) FROM document_type WHERE owner_id = ?), "
+        f"(SELECT max(n.asn) FROM node AS n WHERE {mine})",
+        (user.id, user.id, user.id, Node.INBOX, user.id, user.id, user.id, user.id)).fetchone()
+    documents, in_inbox, tags, correspondents, document_types, highest_asn = counts
+    return Library(documents, in_inbox, file_types, int(characters), tags, correspondents,
+                   document_types, highest_asn)

@@ -1,0 +1,37 @@
+"""The dialect's WSGI application (dms.web.app hands it every request under the prefix): its
+routes, and Bottle's own answers (an unknown path, a method a path does not take) in Django REST
+framework's shape, with the dialect's headers."""
+
+from __future__ import annotations
+
+import bottle
+
+from dms.runtime import Runtime
+from dms.web.paperless import documents, labels, system
+from dms.web.paperless.protocol import JSON, Route, endpoint, headers
+
+ROUTE_TABLES = (system.routes, labels.routes, documents.routes)
+
+
+def bottle_rule(route: Route) -> str:
+    """`/api/tags/{id}/` -> `/api/tags/<id><:re:/?>`: Django's paths end in a slash; one without
+    it is served too (a client that drops it gets the same answer, not a redirect)."""
+    return route.path.replace("{", "<").replace("}", ">").rstrip("/") + "<:re:/?>"
+
+
+class PaperlessApp(bottle.Bottle):
+    def __init__(self, runtime: Runtime):
+        super().__init__()
+        for table in ROUTE_TABLES:
+            for route in table.routes:
+                self.route(bottle_rule(route), route.method, endpoint(runtime, route))
+
+    def default_error_handler(self, res: bottle.HTTPError) -> bytes:
+        status = res.status_code
+        method = bottle.request.environ.get("REQUEST_METHOD", "")
+        sentence = {404: "Not found.", 405: f'Method "{method}" not allowed.',
+                    413: "The request body is too large."}.get(status, "A server error occurred.")
+        bottle.response.content_type = JSON
+        for name, value in headers().items():
+            bottle.response.set_header(name, value)
+        return bottle.json_dumps({"detail": sentence}).encode("utf-8")
