@@ -217,3 +217,11 @@ def document_counts(tag_ids: list[str]) -> dict[str, int]:
             f"WHERE nt.tag_id IN ({','.join('?' * len(chunk))}) AND n.kind = 'document' "
             "AND n.trash_id IS NULL GROUP BY nt.tag_id", chunk).fetchall())
     return found
+
+
+def names_of(user: User, tag_ids: list[str]) -> dict[str, str]:
+    """{tag id: name} of those of `tag_ids` that are the user's tags."""
+    if not tag_ids:
+        return {}
+    return {tag.id: tag.name for tag in Tag.select(Tag.id, Tag.name).where(
+        Tag.owner == user.id, Tag.id.in_(tag_ids))}

@@ -114,7 +114,7 @@ TABLES = ["correspondent", "custom_field", "custom_field_link", "custom_field_va
           "mail_account", "mail_import", "node", "node_grant", "node_tag", "note", "page",
           "preference",
           "rule", "rule_pending", "rule_run", "schema_migrations", "split_part", "split_run",
-          "tag", "token", "trash_entry", "ui_settings", "user", "user_group", "webhook",
+          "tag", "task", "token", "trash_entry", "ui_settings", "user", "user_group", "webhook",
           "webhook_cursor"]
 
 

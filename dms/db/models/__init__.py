@@ -10,6 +10,7 @@ from dms.db.models._activity import (
     RulePending,
     RuleRun,
     SplitRun,
+    Task,
     TrashEntry,
     Webhook,
     WebhookCursor,
@@ -53,6 +54,6 @@ __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "Cust
            "DOCUMENT_DATE", "DocumentType", "DocumentVersion", "Event", "EventStream", "Group",
            "GroupMember", "IntakeRefusal", "MailAccount", "Node", "NodeGrant", "Note", "OcrStatus",
            "PAGE_SEPARATOR", "Page",
-           "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Token",
+           "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Task", "Token",
            "TrashEntry", "UTCDateTimeField", "UiSettings", "User", "Webhook", "WebhookCursor",
            "columns_of", "from_row", "new_id", "title_sort_key", "utcnow"]

@@ -210,6 +210,24 @@ class WebhookCursor(BaseModel):
         primary_key = CompositeKey("webhook", "owner")
 
 
+class Task(BaseModel):
+    """What became of a file given to the Paperless-ngx dialect's post_document (migration
+    0028, dms.domain.tasks)."""
+    seq = BigIntegerField(primary_key=True)  # its number in the dialect
+    id = TextField(unique=True)  # the UUID post_document answered
+    owner = ForeignKeyField(User, backref="+", on_delete="CASCADE")
+    if TYPE_CHECKING:
+        owner_id = TextField()
+        document_id = TextField(null=True)
+    file_name = TextField()
+    mime_type = TextField(null=True)
+    status = TextField()  # SUCCESS or FAILURE
+    result = TextField(null=True)
+    document = ForeignKeyField(Node, null=True, backref="+", on_delete="SET NULL")
+    created_at = UTCDateTimeField(default=utcnow)
+    acknowledged = BooleanField(default=False)
+
+
 class EventStream(BaseModel):
     """An open event stream (GET /events/), counted against the cap per user on every node."""
     id = TextField(primary_key=True, default=new_id)

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from peewee import JOIN
 
-from dms.db import events
+from dms.db import database, events
 from dms.db.models import Node, Note, User, new_id, utcnow
 from dms.domain.access.rule import VIEWER, changing, reach
 from dms.errors import Invalid, NotFound
@@ -74,3 +74,9 @@ def with_author(note_id: str) -> Note:
     return cast(Note, Note.select(Note, User.username.alias("username"))
                 .join(User, on=(User.id == Note.user), join_type=JOIN.LEFT_OUTER)
                 .where(Note.id == note_id).objects().get())
+
+
+def note_ids_of(document_id: str) -> set[str]:
+    """The ids of the document's notes."""
+    return {str(row[0]) for row in database.execute_sql(
+        "SELECT id FROM note WHERE document_id = ?", (document_id,))}

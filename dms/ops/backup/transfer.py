@@ -40,7 +40,7 @@ def check_empty() -> None:
 IDENTITIES = (("node", "seq"), ("event", "id"), ('"user"', "seq"), ("user_group", "seq"),
               ("tag", "seq"),
               ("correspondent", "seq"), ("document_type", "seq"), ("custom_field", "seq"),
-              ("note", "seq"))  # the numbers of migration 0027 too
+              ("note", "seq"), ("task", "seq"))  # the numbers of migrations 0027-0028 too
 
 
 def copy_into_database(path: Path) -> None:

@@ -4,13 +4,45 @@ framework's shape, with the dialect's headers."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import bottle
 
+from dms import __version__
 from dms.runtime import Runtime
-from dms.web.paperless import documents, labels, system
-from dms.web.paperless.protocol import JSON, Route, endpoint, headers
+from dms.web.paperless import documents, labels, system, tasks
+from dms.web.paperless.protocol import (
+    FOLLOWED_RELEASE,
+    JSON,
+    Call,
+    Route,
+    Routes,
+    endpoint,
+    headers,
+)
 
-ROUTE_TABLES = (system.routes, labels.routes, documents.routes)
+described = Routes()
+ROUTE_TABLES = (system.routes, labels.routes, documents.routes, tasks.routes, described)
+
+
+@described.add("GET", "/api/schema/", auth=False)
+def schema(call: Call) -> dict[str, Any]:
+    """An OpenAPI document of the dialect: its paths and methods (pypaperless reads it, and the
+    version headers, when it starts)."""
+    paths: dict[str, dict[str, Any]] = {}
+    for table in ROUTE_TABLES:
+        for route in table.routes:
+            paths.setdefault(route.path, {})[route.method.lower()] = {
+                "operationId": route.handler.__name__,
+                "responses": {"200": {"description": "as Paperless-ngx answers"}},
+                **({"security": [{"tokenAuth": []}, {"basicAuth": []}]} if route.auth else {})}
+    return {"openapi": "3.0.3",
+            "info": {"title": "dms: the Paperless-ngx dialect", "version": FOLLOWED_RELEASE,
+                     "description": f"dms {__version__} speaking Paperless-ngx's REST API"},
+            "paths": dict(sorted(paths.items())),
+            "components": {"securitySchemes": {
+                "tokenAuth": {"type": "apiKey", "in": "header", "name": "Authorization"},
+                "basicAuth": {"type": "http", "scheme": "basic"}}}}
 
 
 def bottle_rule(route: Route) -> str:

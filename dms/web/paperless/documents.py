@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import bottle
+
 from dms.db.models import Node
-from dms.domain import documentfacts, listings, numbers
+from dms.domain import documentfacts, documents, listings, numbers, previews, tags, trash
 from dms.domain.access.rule import EDITOR, RANK, role_of
-from dms.web.paperless.protocol import Call, Routes, not_found, number
+from dms.domain.metadata import document as document_metadata
+from dms.domain.metadata import notes
+from dms.web.endpoints import file_response
+from dms.web.paperless import translate
+from dms.web.paperless.protocol import Call, Reply, Routes, not_found, number
 
 routes = Routes()
 
@@ -130,7 +136,114 @@ def list_documents(call: Call) -> dict[str, Any]:
 
 @routes.add("GET", "/api/documents/{document_id}/")
 def get_document(call: Call, document_id: str) -> dict[str, Any]:
-    found = numbers.id_of("document", number(document_id))
-    if found is None or role_of(call.user, found) is None:
+    return shapes(call, [_reached(call, document_id)])[0]
+
+
+def _reached(call: Call, raw: str) -> str:
+    """The id of the document numbered `raw` if the caller may read it; else DRF's 404 (what a
+    viewer may not change is refused by the domain: 403 with its sentence)."""
+    found = numbers.id_of("document", number(raw))
+    reached = role_of(call.user, found) if found is not None else None
+    if reached is None or reached.node.kind != Node.DOCUMENT:
         raise not_found("Document")
+    return reached.node.id
+
+
+def apply_change(call: Call, document_id: str, change: translate.DocumentChange) -> None:
+    """What a client wrote about a document, through the same domain functions as dms's own
+    PATCH and tag routes."""
+    if change.attributes:
+        document_metadata.update_node(call.user, document_id, Node.DOCUMENT, change.attributes)
+    if change.tag_names is not None:
+        tags.change_node_tags(call.user, document_id, change.tag_names, "replace")
+
+
+@routes.add("PATCH", "/api/documents/{document_id}/", fields=translate.FIELDS)
+def update_document(call: Call, document_id: str) -> dict[str, Any]:
+    found = _reached(call, document_id)
+    apply_change(call, found, translate.change_of(call.user, call.body()))
     return shapes(call, [found])[0]
+
+
+@routes.add("PUT", "/api/documents/{document_id}/", fields=translate.FIELDS)
+def replace_document(call: Call, document_id: str) -> dict[str, Any]:
+    return update_document(call, document_id)
+
+
+@routes.add("DELETE", "/api/documents/{document_id}/")
+def delete_document(call: Call, document_id: str) -> Reply:
+    """To the trash, as in Paperless-ngx and dms."""
+    trash.delete(call.services, call.user, _reached(call, document_id), Node.DOCUMENT)
+    return Reply(None, 204)
+
+
+# -- files ----------------------------------------------------------------------------------------
+def _file(call: Call, document_id: str, inline: bool) -> Any:
+    """The searchable PDF when there is one (Paperless-ngx's archived file), else the original;
+    `?original=true` the original."""
+    version = documents.latest_file(call.user, _reached(call, document_id))
+    store = call.services.store
+    original = (call.arg("original") or "").lower() in ("true", "1")
+    disposition = "inline" if inline else "attachment"
+    if version.searchable_size is not None and not original:
+        answer = file_response(store.searchable_path(version.id), "application/pdf",
+                               documents.searchable_name(version.file_name),
+                               etag=version.searchable_sha256 or version.sha256)
+    else:
+        path = store.path(version.id)
+        if not path.is_file():
+            raise not_found()
+        answer = file_response(path, version.mime_type, version.file_name, etag=version.sha256)
+    if inline:
+        answer.set_header("Content-Disposition", answer.headers["Content-Disposition"]
+                          .replace("attachment", disposition, 1))
+    return answer
+
+
+@routes.add("GET", "/api/documents/{document_id}/download/")
+def download(call: Call, document_id: str) -> Any:
+    return _file(call, document_id, inline=False)
+
+
+@routes.add("GET", "/api/documents/{document_id}/preview/")
+def preview(call: Call, document_id: str) -> Any:
+    return _file(call, document_id, inline=True)
+
+
+@routes.add("GET", "/api/documents/{document_id}/thumb/")
+def thumbnail(call: Call, document_id: str) -> Any:
+    """The first page's preview image."""
+    version = documents.latest_file(call.user, _reached(call, document_id))
+    first = documents.page_ids([version.id])[version.id][:1]
+    if not first:
+        raise not_found()
+    page, version = documents.reached_page(call.user, first[0])
+    path = previews.preview(call.services, page, version)
+    return bottle.static_file(path.name, root=str(path.parent), mimetype="image/jpeg")
+
+
+# -- notes ----------------------------------------------------------------------------------------
+def _notes(call: Call, document_id: str) -> list[dict[str, Any]]:
+    return shapes(call, [document_id])[0]["notes"]
+
+
+@routes.add("GET", "/api/documents/{document_id}/notes/")
+def list_notes(call: Call, document_id: str) -> list[dict[str, Any]]:
+    return _notes(call, _reached(call, document_id))
+
+
+@routes.add("POST", "/api/documents/{document_id}/notes/", fields={"note": "note"})
+def add_note(call: Call, document_id: str) -> list[dict[str, Any]]:
+    found = _reached(call, document_id)
+    notes.add_note(call.user, found, call.body().get("note"))
+    return _notes(call, found)
+
+
+@routes.add("DELETE", "/api/documents/{document_id}/notes/")
+def delete_note(call: Call, document_id: str) -> list[dict[str, Any]]:
+    found = _reached(call, document_id)
+    note_id = numbers.id_of("note", number(call.arg("id") or ""))
+    if note_id is None or note_id not in notes.note_ids_of(found):
+        raise not_found()
+    notes.delete_note(call.user, note_id)
+    return _notes(call, found)

@@ -221,3 +221,4 @@ def list_storage_paths(call: Call) -> dict[str, Any]:
 def create_storage_path(call: Call) -> dict[str, Any]:
     call.user  # noqa: B018
     raise detail(403, "dms files documents in folders; it has no storage paths.")
+
