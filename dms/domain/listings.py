@@ -340,13 +340,14 @@ def inbox_count(user: User) -> int:
 
 
 def of_kind(user: User, kind: str, tags: str | None = None, tags_op: str | None = None,
-            about: Mapping[str, str] | None = None) -> NodeListing:
+            about: Mapping[str, str] | None = None, extra: Filters = ()) -> NodeListing:
     """All the folders or documents the caller may read (theirs, and those below what is shared
     with them), optionally only those with the named tags, (documents) matching the metadata
-    filters, of the owner `owner=` names, and sorted by `sort` in `about` (the query)."""
+    filters, of the owner `owner=` names, matching each of `extra` (dms.domain.docfilters), and
+    sorted by `sort` in `about` (the query)."""
     about = about or {}
     only = (tag_filter(user, tags, tags_op), metadata_filters.metadata_filter(user, about),
-            owner_filter(user, about.get("owner")))
+            owner_filter(user, about.get("owner")), *extra)
     order, order_params = "title_sort, id", ()
     if has_shares(user):
         if about.get("sort"):

@@ -1,0 +1,144 @@
+"""More ways to find documents (the filters Paperless-ngx's clients send, api.md §17), each one
+SQL condition on the node row with its parameters, ANDed into a listing
+(dms.domain.listings.of_kind's `extra`): words in the title, tags by id (all, any, none, or
+whether any), correspondents and types (one, any of some, none of some, or none at all), dates
+of the paper and of the upload, the file's type, name and checksum, custom fields present, the
+.inbox, a set of ids.
+
+Request values travel only as parameters; each list a filter takes is bounded (MAX_VALUES). Tags
+are the caller's own (their tags on shared documents); correspondents, types and fields are
+matched by id, so another user's never match the caller's documents."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dms.db.models import DOCUMENT_DATE, Node, User
+from dms.errors import Invalid
+
+MAX_VALUES = 1000
+
+
+@dataclass(frozen=True)
+class Condition:
+    where: str
+    params: tuple[Any, ...] = ()
+
+    def sql(self) -> tuple[str, tuple[Any, ...]]:
+        return f"({self.where})", self.params
+
+
+def _marks(values: list[Any]) -> str:
+    if len(values) > MAX_VALUES:
+        raise Invalid(f"At most {MAX_VALUES} values in one filter.")
+    return ",".join("?" * len(values)) or "NULL"
+
+
+def _like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+TITLE_MATCHES = {"contains": ("%", "%"), "starts": ("", "%"), "ends": ("%", ""),
+                 "exact": ("", "")}
+
+
+def title(how: str, words: str) -> Condition:
+    """The title contains / starts with / ends with / is `words`, regardless of case."""
+    before, after = TITLE_MATCHES[how]
+    return Condition("title_sort LIKE ? ESCAPE '\\'",
+                     (before + _like(words.casefold()) + after,))
+
+
+def tags(user: User, tag_ids: list[str], how: str) -> Condition:
+    """The caller's tags: `all` of them, `any` of them, `none` of them."""
+    marks = _marks(tag_ids)
+    mine = f"SELECT node_id FROM node_tag WHERE tag_id IN ({marks})"
+    if how == "all":
+        return Condition(f"id IN ({mine} GROUP BY node_id HAVING count(*) = ?)",
+                         (*tag_ids, len(set(tag_ids))))
+    return Condition(f"id {'NOT ' if how == 'none' else ''}IN ({mine})", tuple(tag_ids))
+
+
+def tagged(user: User, yes: bool) -> Condition:
+    """Carries any of the caller's tags (or none)."""
+    return Condition(f"{'' if yes else 'NOT '}EXISTS (SELECT 1 FROM node_tag AS nt JOIN tag AS t "
+                     "ON t.id = nt.tag_id WHERE nt.node_id = node.id AND t.owner_id = ?)",
+                     (user.id,))
+
+
+LABEL_COLUMNS = {"correspondent": "correspondent_id", "document_type": "document_type_id"}
+
+
+def label(name: str, ids: list[str], how: str) -> Condition:
+    """The correspondent or type is one of `ids` (`in`) or none of them (`none`)."""
+    column = LABEL_COLUMNS[name]
+    if how == "none":
+        return Condition(f"({column} IS NULL OR {column} NOT IN ({_marks(ids)}))", tuple(ids))
+    return Condition(f"{column} IN ({_marks(ids)})", tuple(ids))
+
+
+def label_missing(name: str, missing: bool) -> Condition:
+    return Condition(f"{LABEL_COLUMNS[name]} IS {'' if missing else 'NOT '}NULL")
+
+
+COMPARISONS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+def paper_date(how: str, day: str) -> Condition:
+    """The date on the paper (the upload date where none) compared with `day` (YYYY-MM-DD)."""
+    return Condition(f"{DOCUMENT_DATE} {COMPARISONS[how]} ?", (day,))
+
+
+def paper_year(year: int) -> Condition:
+    return Condition(f"substr({DOCUMENT_DATE}, 1, 4) = ?", (f"{year:04d}",))
+
+
+def added_date(how: str, day: str) -> Condition:
+    return Condition(f"substr(created_at, 1, 10) {COMPARISONS[how]} ?", (day,))
+
+
+def serial_number(asn: int) -> Condition:
+    return Condition("asn = ?", (asn,))
+
+
+LATEST = ("(SELECT {column} FROM document_version WHERE document_id = node.id "
+          "ORDER BY number DESC LIMIT 1)")
+
+
+def mime_type(value: str) -> Condition:
+    return Condition(f"{LATEST.format(column='mime_type')} = ?", (value,))
+
+
+def checksum(value: str) -> Condition:
+    """The SHA-256 of the latest version's file (dms keeps no MD5)."""
+    return Condition(f"{LATEST.format(column='sha256')} = ?", (value.lower(),))
+
+
+def file_name(value: str) -> Condition:
+    return Condition("lower(file_name) = lower(?)", (value,))
+
+
+def fields(field_ids: list[str], how: str) -> Condition:
+    """Carries a value of `all` / `any` / `none` of these custom fields."""
+    marks = _marks(field_ids)
+    having = f"SELECT document_id FROM custom_field_value WHERE field_id IN ({marks})"
+    if how == "all":
+        return Condition(f"id IN ({having} GROUP BY document_id HAVING count(*) = ?)",
+                         (*field_ids, len(set(field_ids))))
+    return Condition(f"id {'NOT ' if how == 'none' else ''}IN ({having})", tuple(field_ids))
+
+
+def has_fields(yes: bool) -> Condition:
+    return Condition(f"{'' if yes else 'NOT '}EXISTS (SELECT 1 FROM custom_field_value "
+                     "WHERE document_id = node.id)")
+
+
+def in_inbox(user: User, yes: bool) -> Condition:
+    """Directly in the caller's .inbox (dms's inbox is a folder)."""
+    return Condition(f"parent_id {'=' if yes else '<>'} (SELECT id FROM node "
+                     "WHERE owner_id = ? AND special = ?)", (user.id, Node.INBOX))
+
+
+def among(ids: list[str]) -> Condition:
+    return Condition(f"id IN ({_marks(ids)})", tuple(ids))
