@@ -48,3 +48,11 @@ def library_of(user: User) -> Library:
     documents, in_inbox, tags, correspondents, document_types, highest_asn = counts
     return Library(documents, in_inbox, file_types, int(characters), tags, correspondents,
                    document_types, highest_asn)
+
+
+def highest_asn(user: User) -> int | None:
+    """The highest archive serial number of the user's documents (in the trash too: a number
+    stays taken)."""
+    highest = database.execute_sql("SELECT max(asn) FROM node WHERE owner_id = ? "
+                                   "AND asn IS NOT NULL", (user.id,)).fetchone()[0]
+    return int(highest) if highest is not None else None

@@ -92,7 +92,7 @@ def _deletable(reached: Reached) -> Node:
     return node
 
 
-def trashed(user: User) -> listings.NodeListing:
+def trashed(user: User) -> TrashListing:
     """The roots of the caller's deletions, newest first (GET /trash/), as NodeListing rows with
     the entry's columns after the node's."""
     return TrashListing(user.id)

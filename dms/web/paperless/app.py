@@ -10,7 +10,7 @@ import bottle
 
 from dms import __version__
 from dms.runtime import Runtime
-from dms.web.paperless import documents, labels, system, tasks
+from dms.web.paperless import bulk, documents, labels, search, system, tasks
 from dms.web.paperless.protocol import (
     FOLLOWED_RELEASE,
     JSON,
@@ -22,7 +22,8 @@ from dms.web.paperless.protocol import (
 )
 
 described = Routes()
-ROUTE_TABLES = (system.routes, labels.routes, documents.routes, tasks.routes, described)
+ROUTE_TABLES = (system.routes, labels.routes, documents.routes, tasks.routes, bulk.routes,
+                search.routes, described)
 
 
 @described.add("GET", "/api/schema/", auth=False)
@@ -54,9 +55,11 @@ def bottle_rule(route: Route) -> str:
 class PaperlessApp(bottle.Bottle):
     def __init__(self, runtime: Runtime):
         super().__init__()
-        for table in ROUTE_TABLES:
-            for route in table.routes:
-                self.route(bottle_rule(route), route.method, endpoint(runtime, route))
+        # Bottle tries rules in the order they were added: fixed paths first, so that
+        # /api/documents/next_asn/ is not taken for a document numbered "next_asn".
+        every = [route for table in ROUTE_TABLES for route in table.routes]
+        for route in sorted(every, key=lambda route: route.path.count("{")):
+            self.route(bottle_rule(route), route.method, endpoint(runtime, route))
 
     def default_error_handler(self, res: bottle.HTTPError) -> bytes:
         status = res.status_code

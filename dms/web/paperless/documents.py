@@ -6,6 +6,8 @@ The list and the detail read the same facts of a page of documents at once
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from typing import Any, cast
 
 import bottle
@@ -16,15 +18,18 @@ from dms.domain import (
     docfilters,
     documentfacts,
     documents,
+    history,
     listings,
+    matching,
     numbers,
     previews,
+    statistics,
     tags,
     trash,
 )
 from dms.domain.access.rule import EDITOR, RANK, role_of
+from dms.domain.metadata import autofill, notes
 from dms.domain.metadata import document as document_metadata
-from dms.domain.metadata import notes
 from dms.web.endpoints import file_response
 from dms.web.paperless import translate
 from dms.web.paperless.finding import conditions, field_query
@@ -37,6 +42,7 @@ ORDERINGS = {"created": "document_date", "added": "created_at", "modified": "upd
              "title": "title", "archive_serial_number": "asn",
              "correspondent__name": "correspondent", "document_type__name": "document_type"}
 DEFAULT_ORDERING = "-created"
+MAX_HISTORY = 1000  # the newest events of a document's history shown
 
 
 def _time(stored: str) -> str:
@@ -310,3 +316,59 @@ def delete_note(call: Call, document_id: str) -> list[dict[str, Any]]:
         raise not_found()
     notes.delete_note(call.user, note_id)
     return _notes(call, found)
+
+
+# -- about one document ---------------------------------------------------------------------
+@routes.add("GET", "/api/documents/next_asn/")
+def next_asn(call: Call) -> int:
+    return (statistics.highest_asn(call.user) or 0) + 1
+
+
+@routes.add("GET", "/api/documents/{document_id}/metadata/")
+def file_metadata(call: Call, document_id: str) -> dict[str, Any]:
+    found = _reached(call, document_id)
+    version = documents.latest_file(call.user, found)
+    archived = version.searchable_size is not None
+    return {"original_checksum": version.sha256, "original_size": version.size,
+            "original_mime_type": version.mime_type, "media_filename": version.file_name,
+            "has_archive_version": archived, "original_metadata": [],
+            "archive_checksum": version.searchable_sha256 if archived else None,
+            "archive_media_filename": documents.searchable_name(version.file_name)
+            if archived else None,
+            "original_filename": version.file_name,
+            "archive_size": version.searchable_size, "archive_metadata": [] if archived else None,
+            "lang": version.lang}
+
+
+@routes.add("GET", "/api/documents/{document_id}/suggestions/")
+def suggestions(call: Call, document_id: str) -> dict[str, Any]:
+    """What dms's matching (api.md §16) would set from the text: the owner's correspondents and
+    types whose patterns match, and the date read."""
+    found = _reached(call, document_id)
+    owner_id = next(iter(documentfacts.facts([found], call.user.id, with_text=False).values())) \
+        .owner_id
+    suggestion = autofill.suggest(owner_id, matching.Words(documents.latest_text(found)),
+                                  dt.date.today(),
+                                  time.monotonic() + call.config.rules_max_seconds)
+    labels = {name: numbers.numbers_of(name, [chosen[0]]).get(chosen[0]) if chosen else None
+              for name, chosen in (("correspondent", suggestion.correspondent),
+                                   ("document_type", suggestion.document_type))}
+    return {"correspondents": [labels["correspondent"]] if labels["correspondent"] else [],
+            "tags": [],
+            "document_types": [labels["document_type"]] if labels["document_type"] else [],
+            "storage_paths": [],
+            "dates": [suggestion.document_date] if suggestion.document_date else []}
+
+
+@routes.add("GET", "/api/documents/{document_id}/history/")
+def document_history(call: Call, document_id: str) -> list[dict[str, Any]]:
+    """dms's history of the document (api.md §12), newest first, as Paperless-ngx's audit log:
+    its creation `create`, every other change `update` with the history's details."""
+    found = _reached(call, document_id)
+    rows = history.history_of(call.user, found).fetch(0, MAX_HISTORY)
+    actors = numbers.numbers_of("user", list({row.actor_id for row in rows if row.actor_id}))
+    return [{"id": row.id, "timestamp": _time(row.at),
+             "action": "create" if row.action in ("created", "imported") else "update",
+             "changes": {"action": row.action, **row.details},
+             "actor": {"id": actors.get(row.actor_id), "username": row.actor_username}
+             if row.actor_id else None} for row in rows]

@@ -131,7 +131,8 @@ KINDS = [
 
 
 # -- the routes, the same for every kind --------------------------------------------------------
-def _shaped(call: Call, kind: Kind, rows: list[Any], detail: bool = False) -> list[dict]:
+def shaped(call: Call, kind: Kind, rows: list[Any], detail: bool = False) -> list[dict]:
+    """The caller's `rows` of `kind` as Paperless-ngx's JSON."""
     ids = [row.id for row in rows]
     row_numbers = numbers.numbers_of(kind.number_kind, ids)
     counts = kind.counts(ids)
@@ -179,7 +180,7 @@ def _list(kind: Kind) -> Callable:
     def list_all(call: Call) -> dict[str, Any]:
         rows, row_numbers = _listed(call, kind)
         return call.page(len(rows),
-                         lambda offset, limit: _shaped(call, kind, rows[offset:offset + limit]),
+                         lambda offset, limit: shaped(call, kind, rows[offset:offset + limit]),
                          lambda: [row_numbers[row.id] for row in rows])
     list_all.__name__ = f"list_{kind.path}"
     return list_all
@@ -196,7 +197,7 @@ def _found(call: Call, kind: Kind, raw: str) -> Any:
 
 def _get(kind: Kind) -> Callable:
     def get_one(call: Call, item_id: str) -> dict[str, Any]:
-        return _shaped(call, kind, [_found(call, kind, item_id)], detail=True)[0]
+        return shaped(call, kind, [_found(call, kind, item_id)], detail=True)[0]
     get_one.__name__ = f"get_{kind.path}"
     return get_one
 
@@ -208,7 +209,7 @@ def _create(kind: Kind) -> Callable:
             raise invalid("name", "This field is required." if body.get("name") is None
                           else "This field may not be blank.")
         made = kind.create(call.user, kind.attributes(body))
-        return Reply(_shaped(call, kind, [made])[0], 201)
+        return Reply(shaped(call, kind, [made])[0], 201)
     create.__name__ = f"create_{kind.path}"
     return create
 
@@ -217,7 +218,7 @@ def _update(kind: Kind) -> Callable:
     def update(call: Call, item_id: str) -> dict[str, Any]:
         row = _found(call, kind, item_id)
         changed = kind.update(call.user, row.id, kind.attributes(call.body()))
-        return _shaped(call, kind, [changed], detail=True)[0]
+        return shaped(call, kind, [changed], detail=True)[0]
     update.__name__ = f"update_{kind.path}"
     return update
 

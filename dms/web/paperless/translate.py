@@ -27,7 +27,8 @@ class DocumentChange:
     tag_names: list[str] | None = None  # replaces the caller's tags on it
 
 
-def _pk(name: str, value: object) -> int:
+def pk(name: str, value: object) -> int:
+    """A primary key (a number) a client sent, or DRF's 400 naming `name`."""
     if isinstance(value, bool) or not isinstance(value, (int, str)) \
             or not str(value).isascii() or not str(value).isdigit() or len(str(value)) > 18:
         raise invalid(name, f"Incorrect type. Expected pk value, received {type(value).__name__}.")
@@ -35,7 +36,7 @@ def _pk(name: str, value: object) -> int:
 
 
 def _id(kind: str, name: str, value: object) -> str:
-    number = _pk(name, value)
+    number = pk(name, value)
     found = numbers.id_of(kind, number)
     if found is None:
         raise invalid(name, f'Invalid pk "{number}" - object does not exist.')
@@ -62,7 +63,7 @@ def change_of(user: User, body: dict[str, Any]) -> DocumentChange:
     if "archive_serial_number" in body:
         given = body["archive_serial_number"]
         change.attributes["archive_serial_number"] = None if given in (None, "") else \
-            _pk("archive_serial_number", given)
+            pk("archive_serial_number", given)
     if "custom_fields" in body:
         change.attributes["custom_fields"] = _custom_fields(body["custom_fields"])
     if "tags" in body:
@@ -76,7 +77,7 @@ def tag_names(user: User, given: object) -> list[str]:
         raise invalid("tags", f'Expected a list of items but got type "{type(given).__name__}".')
     if len(given) > MAX_TAGS:
         raise invalid("tags", f"Ensure this field has no more than {MAX_TAGS} elements.")
-    wanted = [_pk("tags", value) for value in given]
+    wanted = [pk("tags", value) for value in given]
     ids = numbers.ids_of("tag", wanted)
     mine = tags.names_of(user, list(ids.values()))
     for number in wanted:

@@ -1,0 +1,180 @@
+"""The dialect's work on many documents at once (api.md §17): `bulk_edit` (tags, correspondent,
+type, custom fields, deletion, reading again), `selection_data`, and the trash. Each document
+goes through the same domain function as a change of one in dms's own API, in the order given;
+every document and every number is checked before the first change (an unknown one is a 400
+naming it, as in Paperless-ngx, and nothing changes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dms.db.models import Node
+from dms.domain import documents as dms_documents
+from dms.domain import numbers, tags, trash
+from dms.domain.access.rule import role_of
+from dms.domain.metadata import document as document_metadata
+from dms.web.paperless import translate
+from dms.web.paperless.documents import shapes
+from dms.web.paperless.protocol import Call, Reply, Routes, invalid
+
+routes = Routes()
+
+MAX_DOCUMENTS = 1000  # documents one bulk request changes
+MAX_TRASH = 10_000  # deletions of the caller's the trash routes read
+METHODS = ("add_tag", "remove_tag", "modify_tags", "set_correspondent", "set_document_type",
+           "modify_custom_fields", "delete", "reprocess", "set_storage_path")
+
+
+def _documents(call: Call, given: object) -> list[str]:
+    """The ids of the documents these numbers name, each one the caller reaches."""
+    if not isinstance(given, list) or not given:
+        raise invalid("documents", "This field is required." if not given else
+                      f'Expected a list of items but got type "{type(given).__name__}".')
+    if len(given) > MAX_DOCUMENTS:
+        raise invalid("documents", f"Ensure this field has no more than {MAX_DOCUMENTS} "
+                                   "elements.")
+    wanted = [translate.pk("documents", value) for value in given]
+    ids = numbers.ids_of("document", wanted)
+    for number in wanted:
+        reached = role_of(call.user, ids[number]) if number in ids else None
+        if reached is None or reached.node.kind != Node.DOCUMENT:
+            raise invalid("documents", f"Some documents in {wanted} don't exist or were "
+                                       "specified twice.")
+    return [ids[number] for number in dict.fromkeys(wanted)]
+
+
+def _tag_names(call: Call, parameters: dict[str, Any], name: str) -> list[str]:
+    given = parameters.get(name)
+    return translate.tag_names(call.user, given if isinstance(given, list) else [given])
+
+
+@routes.add("POST", "/api/documents/bulk_edit/")
+def bulk_edit(call: Call) -> dict[str, str]:
+    body = call.body()
+    method, parameters = body.get("method"), body.get("parameters", {})
+    if method not in METHODS:
+        raise invalid("method", f'"{method}" is not a valid choice.')
+    if not isinstance(parameters, dict):
+        raise invalid("parameters", "Expected a dictionary of items.")
+    ids = _documents(call, body.get("documents"))
+    user, services = call.user, call.services
+    if method in ("add_tag", "remove_tag", "modify_tags"):
+        add = _tag_names(call, parameters, "tag") if method == "add_tag" else \
+            _tag_names(call, parameters, "add_tags") if method == "modify_tags" else []
+        remove = _tag_names(call, parameters, "tag") if method == "remove_tag" else \
+            _tag_names(call, parameters, "remove_tags") if method == "modify_tags" else []
+        for document_id in ids:
+            if remove:
+                tags.change_node_tags(user, document_id, remove, "remove")
+            if add:
+                tags.change_node_tags(user, document_id, add, "append")
+    elif method in ("set_correspondent", "set_document_type"):
+        name = method.removeprefix("set_")
+        if name not in parameters:
+            raise invalid("parameters", f"{name} not specified")
+        change = translate.change_of(user, {name: parameters[name]})
+        for document_id in ids:
+            document_metadata.update_node(user, document_id, Node.DOCUMENT, change.attributes)
+    elif method == "modify_custom_fields":
+        _modify_fields(call, ids, parameters)
+    elif method == "delete":
+        for document_id in ids:
+            trash.delete(services, user, document_id, Node.DOCUMENT)
+    elif method == "reprocess":
+        for document_id in ids:
+            dms_documents.reprocess(services, user, document_id, None)
+    # set_storage_path: dms has no storage paths; nothing to do.
+    return {"result": "OK"}
+
+
+def _modify_fields(call: Call, ids: list[str], parameters: dict[str, Any]) -> None:
+    """`add_custom_fields` ([numbers], or {number: value}) and `remove_custom_fields` ([numbers])
+    on each document, its other values kept."""
+    added = parameters.get("add_custom_fields", [])
+    removed = parameters.get("remove_custom_fields", [])
+    adding = translate.change_of(call.user, {"custom_fields": added}).attributes["custom_fields"]
+    if not isinstance(removed, list):
+        raise invalid("remove_custom_fields", "Expected a list of items.")
+    removing = {numbers.id_of("custom_field", translate.pk("remove_custom_fields", value))
+                for value in removed}
+    for document_id in ids:
+        current = document_metadata.about([document_id])[document_id]["custom_fields"]
+        values = {value["field"]: value["value"] for value in current
+                  if value["field"] not in removing}
+        for value in adding:  # a field added without a value keeps the value it has
+            if value["value"] is not None or value["field"] not in values:
+                values[value["field"]] = value["value"]
+        document_metadata.update_node(call.user, document_id, Node.DOCUMENT, {"custom_fields": [
+            {"field": field, "value": value} for field, value in values.items()]})
+
+
+@routes.add("POST", "/api/documents/selection_data/")
+def selection_data(call: Call) -> dict[str, Any]:
+    """How many of the chosen documents carry each of the caller's labels."""
+    ids = _documents(call, call.body().get("documents"))
+    shown = shapes(call, ids)
+    counted: dict[str, dict[int, int]] = {"tags": {}, "correspondent": {}, "document_type": {},
+                                          "custom_fields": {}}
+    for document in shown:
+        for tag in document["tags"]:
+            counted["tags"][tag] = counted["tags"].get(tag, 0) + 1
+        for name in ("correspondent", "document_type"):
+            if document[name] is not None:
+                counted[name][document[name]] = counted[name].get(document[name], 0) + 1
+        for value in document["custom_fields"]:
+            counted["custom_fields"][value["field"]] = \
+                counted["custom_fields"].get(value["field"], 0) + 1
+
+    def listed(name: str) -> list[dict[str, int]]:
+        return [{"id": number, "document_count": count}
+                for number, count in sorted(counted[name].items())]
+    return {"selected_correspondents": listed("correspondent"),
+            "selected_tags": listed("tags"), "selected_document_types": listed("document_type"),
+            "selected_storage_paths": [], "selected_custom_fields": listed("custom_fields")}
+
+
+# -- the trash ------------------------------------------------------------------------------------
+@routes.add("GET", "/api/trash/")
+def list_trash(call: Call) -> dict[str, Any]:
+    """The caller's deleted documents, newest deletion first (folders deleted with what they
+    held are dms's own: its trash shows them)."""
+    rows = [(row, entry) for row, entry in trash.trashed(call.user).fetch(0, MAX_TRASH)
+            if row.kind == Node.DOCUMENT]
+
+    def page(offset: int, limit: int) -> list[dict[str, Any]]:
+        chosen = rows[offset:offset + limit]
+        shown = shapes(call, [row.id for row, _ in chosen])
+        for document, (_, entry) in zip(shown, chosen, strict=True):
+            document["deleted_at"] = str(entry[0]).replace(" ", "T", 1) + "Z"
+        return shown
+
+    by_id = numbers.numbers_of("document", [row.id for row, _ in rows])
+    return call.page(len(rows), page, lambda: [by_id[row.id] for row, _ in rows])
+
+
+@routes.add("POST", "/api/trash/")
+def change_trash(call: Call) -> Reply:
+    body = call.body()
+    action = body.get("action")
+    if action not in ("restore", "empty"):
+        raise invalid("action", f'"{action}" is not a valid choice.')
+    trashed = {row.id for row, _ in trash.trashed(call.user).fetch(0, MAX_TRASH)
+               if row.kind == Node.DOCUMENT}
+    given = body.get("documents")
+    if given is None and action == "empty":
+        chosen = sorted(trashed)
+    else:
+        if not isinstance(given, list) or len(given) > MAX_DOCUMENTS:
+            raise invalid("documents", "Expected a list of items.")
+        wanted = [translate.pk("documents", value) for value in given]
+        ids = numbers.ids_of("document", wanted)
+        if any(ids.get(number) not in trashed for number in wanted):
+            raise invalid("documents", "Some documents in the list have not yet been deleted.")
+        chosen = [ids[number] for number in wanted]
+    by_id = numbers.numbers_of("document", chosen)
+    for document_id in chosen:
+        if action == "restore":
+            trash.restore(call.services, call.user, document_id)
+        else:
+            trash.purge(call.services, call.user, document_id)
+    return Reply({"result": "OK", "doc_ids": [by_id[document_id] for document_id in chosen]})
