@@ -3,8 +3,9 @@
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, axe-core, TypeScript,
 # systemd-analyze, PostgreSQL's server, Redis, Dovecot's IMAP server, nginx, curl and jq, pytest,
-# Playwright, papermerge-cli in a virtualenv of its own); `--bench` what the benchmarks in bench/
-# need (PostgreSQL's server, Redis, the bench extra).
+# Playwright, papermerge-cli in a virtualenv of its own, the Paperless-ngx clients pypaperless and
+# easypaperless in another one on Python 3.13); `--bench` what the benchmarks in bench/ need
+# (PostgreSQL's server, Redis, the bench extra).
 # `--extras postgres,redis` adds dms's optional Python packages (PostgreSQL, the Redis queue) to the
 # same editable install: a plain `pip install '.[postgres]'` would replace it with a copy.
 # Re-running it is fast: each step is skipped when already done.
@@ -48,6 +49,23 @@ if [ $with_tests -eq 1 ]; then
   # systemd-analyze (package systemd): tests/e2e/test_units.py rates and verifies the units in
   # packaging/ with it, offline; nothing is started (a container without systemd lacks it).
   command -v systemd-analyze >/dev/null || missing+=(systemd)
+fi
+# Python >= 3.13 for the Paperless-ngx clients' virtualenv (below): python3.13 on the PATH, else
+# pyenv's, else the distribution's package where it has one (Debian 13, Ubuntu 24.10 and later).
+find_python313() {
+  local candidate
+  for candidate in python3.13 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13; do
+    if "$candidate" -c 'import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 13))' \
+        2>/dev/null; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+if [ $with_tests -eq 1 ] && ! find_python313 >/dev/null \
+    && apt-cache show python3.13-venv >/dev/null 2>&1; then
+  missing+=(python3.13 python3.13-venv)
 fi
 if [ $with_tests -eq 1 ] || [ $with_bench -eq 1 ]; then
   # PostgreSQL's server: the tests and benchmarks start throwaway clusters of it
@@ -110,4 +128,22 @@ fi
 if [ $with_tests -eq 1 ] && [ ! -x .venv-papermerge-cli/bin/papermerge-cli ]; then
   python3 -m venv .venv-papermerge-cli
   .venv-papermerge-cli/bin/python -m pip install -q --disable-pip-version-check "papermerge-cli==0.3.3"
+fi
+
+# The tests drive the real Paperless-ngx clients against the dialect (tests/e2e/
+# test_paperless_clients.py, issue 42): pypaperless (Home Assistant's) needs Python >= 3.13.
+# Their own virtualenv, rebuilt when the pins change.
+paperless_clients="pypaperless==6.0.2 easypaperless==0.7.1"
+if [ $with_tests -eq 1 ] \
+    && [ "$(cat .venv-paperless-clients/pins 2>/dev/null)" != "$paperless_clients" ]; then
+  python313="$(find_python313)" || {
+    echo "setup.sh: the Paperless-ngx clients need Python >= 3.13: put python3.13 on the PATH" \
+      "(e.g. pyenv install 3.13) and run it again" >&2
+    exit 1
+  }
+  rm -rf .venv-paperless-clients
+  "$python313" -m venv .venv-paperless-clients
+  # shellcheck disable=SC2086  # the pins are words
+  .venv-paperless-clients/bin/python -m pip install -q --disable-pip-version-check $paperless_clients
+  echo "$paperless_clients" > .venv-paperless-clients/pins
 fi

@@ -111,8 +111,10 @@ def mime_type(value: str) -> Condition:
 
 
 def checksum(value: str) -> Condition:
-    """The SHA-256 of the latest version's file (dms keeps no MD5)."""
-    return Condition(f"{LATEST.format(column='sha256')} = ?", (value.lower(),))
+    """The SHA-256 or the MD5 of the latest version's file (an MD5 is known for the files
+    received since migration 0028)."""
+    return Condition(f"(? IN ({LATEST.format(column='sha256')}, {LATEST.format(column='md5')}))",
+                     (value.lower(),))
 
 
 def file_name(value: str) -> Condition:

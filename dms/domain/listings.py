@@ -86,9 +86,26 @@ class NodeListing:
     def count_sql(self) -> tuple[str, tuple[Any, ...]]:
         return f"SELECT COUNT(*) FROM node WHERE {self.where}", self.params
 
-    def page_sql(self, offset: int, limit: int) -> tuple[str, tuple[Any, ...]]:
-        return (f"SELECT {ROW_COLUMNS} FROM node WHERE {self.where} ORDER BY {self.order} "
+    def page_sql(self, offset: int, limit: int,
+                 columns: str = ROW_COLUMNS) -> tuple[str, tuple[Any, ...]]:
+        return (f"SELECT {columns} FROM node WHERE {self.where} ORDER BY {self.order} "
                 "LIMIT ? OFFSET ?", (*self.params, *self.order_params, limit, offset))
+
+    def numbers(self) -> list[int]:
+        """The number (`seq`) of every node of the listing, in its order, without reading the
+        nodes (the Paperless-ngx dialect's `all`)."""
+        return [row[0] for row in database.execute_sql(
+            *self.page_sql(0, self.count(), columns="seq"))]
+
+    def _numbers_of_rows(self) -> list[int]:
+        """`numbers` of a listing that reads its nodes another way: their ids, then numbers."""
+        ids = [row.id for row in self.fetch(0, self.count())]
+        found: dict[str, int] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            found.update(database.execute_sql(
+                f"SELECT id, seq FROM node WHERE id IN ({','.join('?' * len(part))})", part))
+        return [found[node_id] for node_id in ids if node_id in found]
 
 
 class OrderedListing(NodeListing):
@@ -105,8 +122,9 @@ class OrderedListing(NodeListing):
     def count_sql(self) -> tuple[str, tuple[Any, ...]]:
         return f"SELECT COUNT(*) FROM ({self.rows}) AS matched", self.params
 
-    def page_sql(self, offset: int, limit: int) -> tuple[str, tuple[Any, ...]]:
-        return (f"SELECT {ROW_COLUMNS} FROM node WHERE id IN (SELECT document_id FROM "
+    def page_sql(self, offset: int, limit: int,
+                 columns: str = ROW_COLUMNS) -> tuple[str, tuple[Any, ...]]:
+        return (f"SELECT {columns} FROM node WHERE id IN (SELECT document_id FROM "
                 f"({self.rows} LIMIT ? OFFSET ?) AS page) ORDER BY {self.order}",
                 (*self.params, limit, offset))
 
@@ -145,7 +163,11 @@ class FieldSortListing(NodeListing):
             f"SELECT {ROW_COLUMNS} FROM node WHERE id IN ({','.join('?' * len(ids))})", ids)}
         return [found[node_id] for node_id in ids if node_id in found]
 
-    def page_sql(self, offset: int, limit: int) -> tuple[str, tuple[Any, ...]]:
+    def numbers(self) -> list[int]:
+        return self._numbers_of_rows()
+
+    def page_sql(self, offset: int, limit: int,
+                 columns: str = ROW_COLUMNS) -> tuple[str, tuple[Any, ...]]:
         """The page's documents with a value (the nodes without one follow, when it needs
         them)."""
         return (f"SELECT document_id {self.values} ORDER BY {self.value_order} LIMIT ? OFFSET ?",
@@ -161,6 +183,9 @@ class SpecialFolders(NodeListing):
 
     def count(self) -> int:
         return super().count() + 1
+
+    def numbers(self) -> list[int]:
+        return self._numbers_of_rows()
 
     def fetch(self, offset: int, limit: int) -> list[NodeRow]:
         shared = shared_folder(self.user)
@@ -184,11 +209,12 @@ class WithShared(NodeListing):
     def count(self) -> int:
         return self.own.count() + self.shared.count()
 
-    def page_sql(self, offset: int, limit: int) -> tuple[str, tuple[Any, ...]]:
+    def page_sql(self, offset: int, limit: int,
+                 columns: str = ROW_COLUMNS) -> tuple[str, tuple[Any, ...]]:
         parts = [f"SELECT id FROM (SELECT id FROM node WHERE {part.where} "
                  f"ORDER BY {self.order} LIMIT ?) AS {name}"
                  for part, name in ((self.own, "own"), (self.shared, "shared"))]
-        return (f"SELECT {ROW_COLUMNS} FROM node WHERE id IN ({parts[0]} UNION ALL {parts[1]}) "
+        return (f"SELECT {columns} FROM node WHERE id IN ({parts[0]} UNION ALL {parts[1]}) "
                 f"ORDER BY {self.order} LIMIT ? OFFSET ?",
                 (*self.own.params, *self.order_params, offset + limit,
                  *self.shared.params, *self.order_params, offset + limit,

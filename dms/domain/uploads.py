@@ -18,6 +18,7 @@ the same transaction: its rules run once its text is known (dms.domain.rules.fil
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import secrets
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ class Upload:
     received: ReceivedFile
     file_type: FileType
     page_count: int
+    md5: str | None = None  # what Paperless-ngx's clients look duplicates up by (api.md §17)
 
     def discard(self) -> None:
         self.received.discard()
@@ -118,7 +120,22 @@ def receive_upload(services: Services, stream: BinaryIO, length: int | None) -> 
     except BaseException:
         received.discard()
         raise
-    return Upload(received, file_type, pages)
+    try:
+        md5 = _md5(received.path)
+    except BaseException:
+        received.discard()
+        raise
+    return Upload(received, file_type, pages, md5)
+
+
+def _md5(path: Any) -> str:
+    """The file's MD5 (not for security: the checksum Paperless-ngx's clients send), read once
+    more from tmp/, in blocks."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as file:
+        while block := file.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def upload_version(services: Services, user: User, document_id: str, stream: BinaryIO,
@@ -330,8 +347,8 @@ def _record_version(document: Node, upload: Upload, file_name: str, version_id: 
     DocumentVersion.insert(
         id=version_id, document=document.id, number=(latest.number + 1) if latest else 1,
         file_name=file_name, mime_type=upload.file_type.mime, size=upload.received.size,
-        page_count=upload.page_count, sha256=upload.received.sha256, lang=document.lang,
-        created_at=now).execute()
+        page_count=upload.page_count, sha256=upload.received.sha256, md5=upload.md5,
+        lang=document.lang, created_at=now).execute()
     columns = dict(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
                    ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0, ocr_seconds=0.0,
                    updated_at=now)

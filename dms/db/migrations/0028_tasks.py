@@ -7,6 +7,10 @@ sentence that refused the file.
 - `document_id`: the document made (NULL after a failure, or once that document is deleted for
   good); `acknowledged`: the client dismissed it (POST /api/tasks/acknowledge/).
 - Each user's MAX_TASKS newest are kept (dms.domain.tasks); removed with the user.
+
+`document_version.md5`: the MD5 of a file received from now on (Paperless-ngx's clients look a
+file up by it before they upload it again: `checksum__iexact`); NULL for the files before, and
+for the versions page operations make.
 """
 
 from peewee import PostgresqlDatabase
@@ -33,3 +37,4 @@ def up(migrator, db):
         )""")
     db.execute_sql("CREATE INDEX task_owner ON task (owner_id, seq)")
     db.execute_sql("CREATE INDEX task_document ON task (document_id) WHERE document_id IS NOT NULL")
+    db.execute_sql("ALTER TABLE document_version ADD COLUMN md5 TEXT")

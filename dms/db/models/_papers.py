@@ -150,6 +150,7 @@ class DocumentVersion(BaseModel):
     size = IntegerField()
     page_count = IntegerField()
     sha256 = TextField()
+    md5 = TextField(null=True)  # the original's MD5, for Paperless-ngx's clients (migration 0028)
     lang = TextField()
     created_at = UTCDateTimeField(default=utcnow)
     # The searchable PDF made when the version needed Tesseract (dms.processing.searchable); None:

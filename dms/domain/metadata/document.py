@@ -299,12 +299,13 @@ def about(node_ids: list[str]) -> dict[str, dict[str, Any]]:
 def _about(ids: list[str]) -> dict[str, dict[str, Any]]:
     marks = ",".join("?" * len(ids))
     result: dict[str, dict[str, Any]] = {}
-    for node_id, correspondent, document_type, date, asn in database.execute_sql(
-            f"SELECT id, correspondent_id, document_type_id, {DOCUMENT_DATE}, asn FROM node "
+    for node_id, correspondent, document_type, date, asn, number in database.execute_sql(
+            f"SELECT id, correspondent_id, document_type_id, {DOCUMENT_DATE}, asn, seq FROM node "
             f"WHERE id IN ({marks})", ids):
+        # paperless_id: its number in the Paperless-ngx dialect (api.md §17).
         result[node_id] = {"correspondent": correspondent, "document_type": document_type,
                            "document_date": date, "archive_serial_number": asn,
-                           "custom_fields": [], "notes_count": 0}
+                           "custom_fields": [], "notes_count": 0, "paperless_id": number}
     links: dict[tuple[str, str], list[str]] = {}
     for document_id, field_id, target in database.execute_sql(
             f"SELECT l.document_id, l.field_id, l.target_id FROM custom_field_link AS l "

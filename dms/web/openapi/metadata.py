@@ -59,4 +59,5 @@ DOCUMENT_ATTRIBUTES = {
                               "maximum": 4294967295},
     "custom_fields": {"type": "array", "items": CUSTOM_VALUE},
     "notes_count": INTEGER,
+    "paperless_id": {**INTEGER, "description": "its number in the Paperless-ngx dialect"},
 }

@@ -144,7 +144,7 @@ def list_documents(call: Call) -> dict[str, Any]:
     if query is not None:
         about["custom_field_query"] = query
     found = conditions(call)
-    text = (call.arg("query") or call.arg("title_content") or "").strip()
+    text = (call.arg("query") or call.arg("title_content") or call.arg("search") or "").strip()
     if text:
         return _searched(call, text, about, found)
     listing = listings.of_kind(call.user, Node.DOCUMENT, about=about, extra=found)
@@ -153,12 +153,7 @@ def list_documents(call: Call) -> dict[str, Any]:
     def page(offset: int, limit: int) -> list[dict[str, Any]]:
         return _trimmed(call, shapes(call, [row.id for row in listing.fetch(offset, limit)]))
 
-    def every_number() -> list[int]:
-        ids = [row.id for row in listing.fetch(0, total)]
-        by_id = numbers.numbers_of("document", ids)
-        return [by_id[node_id] for node_id in ids]
-
-    return call.page(total, page, every_number)
+    return call.page(total, page, listing.numbers)
 
 
 def _searched(call: Call, text: str, about: dict[str, str],
@@ -372,3 +367,10 @@ def document_history(call: Call, document_id: str) -> list[dict[str, Any]]:
              "changes": {"action": row.action, **row.details},
              "actor": {"id": actors.get(row.actor_id), "username": row.actor_username}
              if row.actor_id else None} for row in rows]
+
+
+@routes.add("GET", "/api/documents/{document_id}/share_links/")
+def document_share_links(call: Call, document_id: str) -> list[dict[str, Any]]:
+    """Share links come with api.md §20; until then a document has none."""
+    _reached(call, document_id)
+    return []

@@ -88,8 +88,8 @@ def _label_kind(path: str, number_kind: str, noun: str, kind: labels.Kind) -> Ki
 def _tag_attributes(body: dict[str, Any]) -> dict[str, Any]:
     attributes = {key: body[key] for key in ("name",) if key in body}
     for given, ours in (("color", "bg_color"), ("text_color", "fg_color")):
-        if given in body:
-            attributes[ours] = body[given]
+        if body.get(given) is not None:  # null: left as it is (clients send the read-only
+            attributes[ours] = body[given]  # text_color back as null)
     return attributes
 
 

@@ -4,6 +4,7 @@ groups and storage paths (which dms does not have: an empty list)."""
 
 from __future__ import annotations
 
+import shutil
 from typing import Any
 
 from dms import __version__
@@ -135,12 +136,16 @@ def status(call: Call) -> dict[str, Any]:
     if not call.user.is_superuser:
         raise detail(403, NO_PERMISSION)
     engine = "postgresql" if call.config.database_url else "sqlite"
+    disk = shutil.disk_usage(call.config.files_path)
     return {"pngx_version": FOLLOWED_RELEASE, "dms_version": __version__,
             "server_os": "dms", "install_type": "dms",
-            "database": {"type": engine, "status": "OK", "error": None},
-            "tasks": {"redis_status": "OK" if call.config.queue_url else "DISABLED",
-                      "celery_status": "OK", "index_status": "OK",
-                      "classifier_status": "DISABLED", "sanity_check_status": "DISABLED"}}
+            "storage": {"total": disk.total, "available": disk.free},
+            "database": {"type": engine, "status": "OK", "error": None,
+                         "migration_status": {"latest_migration": "", "unapplied_migrations": []}},
+            "tasks": {"redis_status": "OK", "redis_error": None, "celery_status": "OK",
+                      "celery_error": None, "index_status": "OK", "index_error": None,
+                      "classifier_status": "OK", "classifier_error": None,
+                      "sanity_check_status": "OK", "sanity_check_error": None}}
 
 
 # -- users and groups -----------------------------------------------------------------------------
@@ -222,3 +227,30 @@ def create_storage_path(call: Call) -> dict[str, Any]:
     call.user  # noqa: B018
     raise detail(403, "dms files documents in folders; it has no storage paths.")
 
+
+
+# -- what dms does not have yet: empty, so that the apps that list them at start work -------------
+@routes.add("GET", "/api/saved_views/")
+def list_saved_views(call: Call) -> dict[str, Any]:
+    """dms's saved searches come with api.md §20; until then there are none."""
+    call.user  # noqa: B018 — a login is needed, as for every list
+    return call.page(0, lambda offset, limit: [], lambda: [])
+
+
+@routes.add("GET", "/api/share_links/")
+def list_share_links(call: Call) -> dict[str, Any]:
+    """Share links come with api.md §20; until then there are none."""
+    call.user  # noqa: B018
+    return call.page(0, lambda offset, limit: [], lambda: [])
+
+
+@routes.add("POST", "/api/saved_views/")
+def create_saved_view(call: Call) -> dict[str, Any]:
+    call.user  # noqa: B018
+    raise detail(403, "Saved views are not kept by this dms yet.")
+
+
+@routes.add("POST", "/api/share_links/")
+def create_share_link(call: Call) -> dict[str, Any]:
+    call.user  # noqa: B018
+    raise detail(403, "Share links are not made by this dms yet.")
