@@ -50,14 +50,18 @@ def title(how: str, words: str) -> Condition:
                      (before + _like(words.casefold()) + after,))
 
 
+def _carrying(table: str, node: str, column: str, ids: list[str], how: str) -> Condition:
+    """The node carries `all`, `any` or `none` of `ids` in `table` (node column, id column)."""
+    carriers = f"SELECT {node} FROM {table} WHERE {column} IN ({_marks(ids)})"
+    if how == "all":
+        return Condition(f"id IN ({carriers} GROUP BY {node} HAVING count(*) = ?)",
+                         (*ids, len(set(ids))))
+    return Condition(f"id {'NOT ' if how == 'none' else ''}IN ({carriers})", tuple(ids))
+
+
 def tags(user: User, tag_ids: list[str], how: str) -> Condition:
     """The caller's tags: `all` of them, `any` of them, `none` of them."""
-    marks = _marks(tag_ids)
-    mine = f"SELECT node_id FROM node_tag WHERE tag_id IN ({marks})"
-    if how == "all":
-        return Condition(f"id IN ({mine} GROUP BY node_id HAVING count(*) = ?)",
-                         (*tag_ids, len(set(tag_ids))))
-    return Condition(f"id {'NOT ' if how == 'none' else ''}IN ({mine})", tuple(tag_ids))
+    return _carrying("node_tag", "node_id", "tag_id", tag_ids, how)
 
 
 def tagged(user: User, yes: bool) -> Condition:
@@ -123,12 +127,7 @@ def file_name(value: str) -> Condition:
 
 def fields(field_ids: list[str], how: str) -> Condition:
     """Carries a value of `all` / `any` / `none` of these custom fields."""
-    marks = _marks(field_ids)
-    having = f"SELECT document_id FROM custom_field_value WHERE field_id IN ({marks})"
-    if how == "all":
-        return Condition(f"id IN ({having} GROUP BY document_id HAVING count(*) = ?)",
-                         (*field_ids, len(set(field_ids))))
-    return Condition(f"id {'NOT ' if how == 'none' else ''}IN ({having})", tuple(field_ids))
+    return _carrying("custom_field_value", "document_id", "field_id", field_ids, how)
 
 
 def has_fields(yes: bool) -> Condition:

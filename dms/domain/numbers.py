@@ -5,6 +5,8 @@ for ever; what it finds is still only what the caller may reach (each kind's own
 
 from __future__ import annotations
 
+from typing import Any
+
 from dms.db import database
 
 # kind: (table, the condition that keeps other rows of the table out)
@@ -21,27 +23,24 @@ MAX_AT_ONCE = 10_000  # numbers translated by one call (a client's id__in=)
 
 def numbers_of(kind: str, ids: list[str]) -> dict[str, int]:
     """{UUID: number} of these objects of `kind` (those that exist)."""
-    table, only = KINDS[kind]
-    found: dict[str, int] = {}
-    for start in range(0, len(ids), 500):
-        part = ids[start:start + 500]
-        found.update(database.execute_sql(
-            f"SELECT id, seq FROM {table} WHERE {only} AND id IN ({','.join('?' * len(part))})",
-            part).fetchall())
-    return found
+    return dict(_pairs(kind, "id, seq", "id", ids))
 
 
 def ids_of(kind: str, numbers: list[int]) -> dict[int, str]:
     """{number: UUID} of the objects of `kind` that have these numbers (unknown ones left out).
     At most MAX_AT_ONCE numbers (the caller bounds what a client sends)."""
-    table, only = KINDS[kind]
     wanted = [n for n in dict.fromkeys(numbers) if 0 < n <= MAX_NUMBER][:MAX_AT_ONCE]
-    found: dict[int, str] = {}
-    for start in range(0, len(wanted), 500):
-        part = wanted[start:start + 500]
-        found.update(database.execute_sql(
-            f"SELECT seq, id FROM {table} WHERE {only} AND seq IN ({','.join('?' * len(part))})",
-            part).fetchall())
+    return dict(_pairs(kind, "seq, id", "seq", wanted))
+
+
+def _pairs(kind: str, columns: str, by: str, values: list[Any]) -> list[tuple[Any, Any]]:
+    table, only = KINDS[kind]
+    found: list[tuple[Any, Any]] = []
+    for start in range(0, len(values), 500):
+        part = values[start:start + 500]
+        found += database.execute_sql(
+            f"SELECT {columns} FROM {table} WHERE {only} AND {by} IN "
+            f"({','.join('?' * len(part))})", part).fetchall()
     return found
 
 

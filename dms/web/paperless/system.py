@@ -215,42 +215,25 @@ def get_group(call: Call, group_id: str) -> dict[str, Any]:
     return _group_json([group])[0]
 
 
-# -- storage paths: not in dms ------------------------------------------------------------------
-@routes.add("GET", "/api/storage_paths/")
-def list_storage_paths(call: Call) -> dict[str, Any]:
+# -- what dms does not have (storage paths) or not yet (saved views, share links: api.md §20) --
+# Empty lists, so that the apps that read them when they start work; a new one is refused.
+NOT_HERE = {"storage_paths": "dms files documents in folders; it has no storage paths.",
+            "saved_views": "Saved views are not kept by this dms yet.",
+            "share_links": "Share links are not made by this dms yet."}
+
+
+def _none_listed(call: Call) -> dict[str, Any]:
     call.user  # noqa: B018 — a login is needed, as for every list
     return call.page(0, lambda offset, limit: [], lambda: [])
 
 
-@routes.add("POST", "/api/storage_paths/")
-def create_storage_path(call: Call) -> dict[str, Any]:
-    call.user  # noqa: B018
-    raise detail(403, "dms files documents in folders; it has no storage paths.")
+def _refused(sentence: str) -> Any:
+    def refuse(call: Call) -> dict[str, Any]:
+        call.user  # noqa: B018
+        raise detail(403, sentence)
+    return refuse
 
 
-
-# -- what dms does not have yet: empty, so that the apps that list them at start work -------------
-@routes.add("GET", "/api/saved_views/")
-def list_saved_views(call: Call) -> dict[str, Any]:
-    """dms's saved searches come with api.md §20; until then there are none."""
-    call.user  # noqa: B018 — a login is needed, as for every list
-    return call.page(0, lambda offset, limit: [], lambda: [])
-
-
-@routes.add("GET", "/api/share_links/")
-def list_share_links(call: Call) -> dict[str, Any]:
-    """Share links come with api.md §20; until then there are none."""
-    call.user  # noqa: B018
-    return call.page(0, lambda offset, limit: [], lambda: [])
-
-
-@routes.add("POST", "/api/saved_views/")
-def create_saved_view(call: Call) -> dict[str, Any]:
-    call.user  # noqa: B018
-    raise detail(403, "Saved views are not kept by this dms yet.")
-
-
-@routes.add("POST", "/api/share_links/")
-def create_share_link(call: Call) -> dict[str, Any]:
-    call.user  # noqa: B018
-    raise detail(403, "Share links are not made by this dms yet.")
+for _path, _sentence in NOT_HERE.items():
+    routes.add("GET", f"/api/{_path}/")(_none_listed)
+    routes.add("POST", f"/api/{_path}/")(_refused(_sentence))
