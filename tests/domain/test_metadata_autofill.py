@@ -44,9 +44,12 @@ def test_a_german_letter_gets_its_sender_type_and_date(reading):
     alice = new_user("alice")
     power, _, bill = names(alice)
     document = read_document(reading, alice, "Brief", "brief.txt", GERMAN_LETTER.encode())
-    assert about(document) == {
+    found = about(document)
+    assert found == {
         "correspondent": power.id, "document_type": bill.id, "document_date": "2024-03-12",
-        "archive_serial_number": None, "custom_fields": [], "notes_count": 0}
+        "archive_serial_number": None, "custom_fields": [], "notes_count": 0,
+        "paperless_id": found["paperless_id"]}
+    assert isinstance(found["paperless_id"], int) and found["paperless_id"] > 0
     changed = [details for action, details in events_of(alice, document)
                if action == "metadata_changed"]
     created_day = changed[0]["changes"]["document_date"]["from"]

@@ -92,6 +92,7 @@ def test_create_document_in_both_parent_forms_with_defaults_before_upload(alice)
                                                "parent": {"type": "folders", "id": folder["id"]}}})
     assert response.status_code == 201
     document = response.json()["data"]
+    assert isinstance(document["attributes"]["paperless_id"], int)  # its number in §17's dialect
     assert stable(document) == {
         "type": "documents", "id": document["id"],
         "attributes": {"title": "scan.pdf", "lang": "eng", "ocr": True, "ocr_status": "received",
@@ -99,6 +100,7 @@ def test_create_document_in_both_parent_forms_with_defaults_before_upload(alice)
                        "mail": None, "correspondent": None, "document_type": None,
                        "document_date": document["attributes"]["created_at"][:10],
                        "archive_serial_number": None, "custom_fields": [], "notes_count": 0,
+                       "paperless_id": document["attributes"]["paperless_id"],
                        "breadcrumb": [[".home", alice.home_id], ["Bills", folder["id"]],
                                       ["scan.pdf", document["id"]]],
                        "tags": [], "access": "owner", "owner": "alice"},

@@ -40,9 +40,10 @@ def test_a_rule_sets_the_metadata_of_a_new_document(reading):
     alice = new_user("alice")
     power, bill, amount, rule = setup(alice)
     document = read_document(reading, alice, "Brief", "brief.txt", LETTER)
-    assert metadata.about([document])[document] == {
+    found = metadata.about([document])[document]
+    assert found == {
         "correspondent": power.id, "document_type": bill.id, "document_date": "2024-03-14",
-        "archive_serial_number": None, "notes_count": 0,
+        "archive_serial_number": None, "notes_count": 0, "paperless_id": found["paperless_id"],
         "custom_fields": [{"field": amount.id, "value": "EUR80.00"}]}
     assert rules_applied(alice, document) == [{
         "rule": {"id": rule.id, "name": "Strom"}, "field": "text",

@@ -51,8 +51,17 @@ def read_response(sock: socket.socket) -> tuple[str, dict, bytes]:
 
 
 def exchange(port: int, request: bytes) -> tuple[str, dict, bytes]:
+    """Send `request` and read the answer. A server that refuses a body answers before the body
+    ends and closes: the rest is not sent once an answer is there (sending on would make the
+    kernel reset the connection and could drop the answer unread, as a loaded machine showed)."""
     with connect(port) as sock:
-        sock.sendall(request)
+        for start in range(0, len(request), 65536):
+            if select.select([sock], [], [], 0)[0]:
+                break
+            try:
+                sock.sendall(request[start:start + 65536])
+            except (ConnectionResetError, BrokenPipeError):
+                break
         return read_response(sock)
 
 
