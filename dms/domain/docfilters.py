@@ -135,10 +135,17 @@ def has_fields(yes: bool) -> Condition:
                      "WHERE document_id = node.id)")
 
 
+INBOX_TAGS = "SELECT id FROM tag WHERE owner_id = ? AND is_inbox_tag = ?"
+
+
 def in_inbox(user: User, yes: bool) -> Condition:
-    """Directly in the caller's .inbox (dms's inbox is a folder)."""
-    return Condition(f"parent_id {'=' if yes else '<>'} (SELECT id FROM node "
-                     "WHERE owner_id = ? AND special = ?)", (user.id, Node.INBOX))
+    """In the caller's inbox: carrying one of their inbox tags, or, for a caller with none,
+    directly in their .inbox folder."""
+    inbox = (f"((EXISTS ({INBOX_TAGS}) AND id IN (SELECT node_id FROM node_tag WHERE tag_id IN "
+             f"({INBOX_TAGS}))) OR (NOT EXISTS ({INBOX_TAGS}) AND parent_id = (SELECT id "
+             "FROM node WHERE owner_id = ? AND special = ?)))")
+    return Condition(inbox if yes else f"NOT {inbox}",
+                     (user.id, True, user.id, True, user.id, True, user.id, Node.INBOX))
 
 
 def among(ids: list[str]) -> Condition:

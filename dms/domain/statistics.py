@@ -1,8 +1,9 @@
 """A user's library in numbers (what Paperless-ngx's apps and Home Assistant show: GET
 /paperless/api/statistics/, api.md §17): their own live documents, by file type, the characters of
-their text, the documents in their .inbox, their tags, correspondents and document types, and the
-highest archive serial number. Each a count over the owner's indexes; the characters read the text
-of every latest version (what Paperless-ngx does too)."""
+their text, the documents in their .inbox and those carrying an inbox tag, their tags,
+correspondents and document types, and the highest archive serial number. Each a count over the
+owner's indexes; the characters read the text of every latest version (what Paperless-ngx does
+too)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ class Library(NamedTuple):
     correspondents: int
     document_types: int
     highest_asn: int | None
+    inbox_tags: list[str]  # the ids of the user's inbox tags, by name
+    with_inbox_tag: int  # their documents carrying one
 
 
 def library_of(user: User) -> Library:
@@ -46,8 +49,15 @@ def library_of(user: User) -> Library:
         f"(SELECT max(n.asn) FROM node AS n WHERE {mine})",
         (user.id, user.id, user.id, Node.INBOX, user.id, user.id, user.id, user.id)).fetchone()
     documents, in_inbox, tags, correspondents, document_types, highest_asn = counts
+    inbox_tags = [tag_id for (tag_id,) in database.execute_sql(
+        "SELECT id FROM tag WHERE owner_id = ? AND is_inbox_tag = ? ORDER BY name_key, id",
+        (user.id, True))]
+    with_inbox_tag = database.execute_sql(
+        f"SELECT count(*) FROM node AS n WHERE {mine} AND n.id IN (SELECT node_id FROM node_tag "
+        "WHERE tag_id IN (SELECT id FROM tag WHERE owner_id = ? AND is_inbox_tag = ?))",
+        (user.id, user.id, True)).fetchone()[0] if inbox_tags else 0
     return Library(documents, in_inbox, file_types, int(characters), tags, correspondents,
-                   document_types, highest_asn)
+                   document_types, highest_asn, inbox_tags, with_inbox_tag)
 
 
 def highest_asn(user: User) -> int | None:

@@ -4,7 +4,10 @@ A tag's name is unique for its owner regardless of case and width (`name_key`), 
 without commas (lists of names travel comma-separated in query strings: `?tags=paid,2024`) or
 control and invisible characters. Colours are `#RRGGBB` or `#RGB`. Another user's tag is, as
 everything of theirs, "not found". Every change runs in one write transaction; the search
-index learns of tag changes through the outbox triggers of migration 0007.
+index learns of tag changes through the outbox triggers of migration 0007. A tag may file itself
+as correspondents do (`match`, `matching_algorithm`, `is_insensitive`: a new document whose text
+matches gets it) and be an inbox tag (`is_inbox_tag`: every new document gets it), migration 0029,
+dms.domain.metadata.autofill.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from peewee import ModelSelect
 from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import Tag, User, new_id, utcnow
 from dms.domain.access.rule import EDITOR, changing
+from dms.domain.metadata import labels
 from dms.domain.ownership import owned
 from dms.domain.tagfilter import name_key
 from dms.errors import Invalid
@@ -66,6 +70,11 @@ def check_attributes(attributes: dict[str, Any], partial: bool) -> dict[str, Any
         if not isinstance(attributes["pinned"], bool):
             raise Invalid("pinned must be true or false.", "pinned")
         values["pinned"] = attributes["pinned"]
+    values.update(labels.check_matching(attributes))
+    if "is_inbox_tag" in attributes:
+        if not isinstance(attributes["is_inbox_tag"], bool):
+            raise Invalid("is_inbox_tag must be true or false.", "is_inbox_tag")
+        values["is_inbox_tag"] = attributes["is_inbox_tag"]
     return values
 
 
@@ -94,6 +103,7 @@ def _check_room(user: User, adding: int) -> None:
 
 def create_tag(user: User, attributes: dict[str, Any]) -> Tag:
     values = check_attributes(attributes, partial=False)
+    labels.check_pattern_of(None, values)
     with write_transaction(owner_scope(user.id)):
         if _name_taken(user, values["name_key"]):
             raise Invalid(DUPLICATE, "/data")
@@ -107,6 +117,7 @@ def update_tag(user: User, tag_id: str, attributes: dict[str, Any]) -> Tag:
     values = check_attributes(attributes, partial=True)
     with write_transaction(owner_scope(user.id)):
         tag = owned_tag(user, tag_id)
+        labels.check_pattern_of(tag, values)
         if "name_key" in values and _name_taken(user, values["name_key"], tag.id):
             raise Invalid(DUPLICATE, "/data")
         if values:

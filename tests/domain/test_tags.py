@@ -57,6 +57,11 @@ def labels(*names, **colors):
     return [{"name": name, **DEFAULT_COLORS, **colors} for name in names]
 
 
+# A tag that files nothing by itself (migration 0029: matching and inbox tags).
+NOT_FILING = {"match": "", "matching_algorithm": "none", "is_insensitive": True,
+              "is_inbox_tag": False}
+
+
 def labels_of(node_id) -> list[dict]:
     """The node's tags as every representation of it shows them to its owner."""
     return tags.tags_of([node_id], Node.get_by_id(node_id).owner_id)[node_id]
@@ -74,7 +79,7 @@ def test_create_list_change_and_delete_a_tag(alice, config):
     assert created.status_code == 201 and created.headers["Content-Type"] == VND
     tag = created.json()["data"]
     assert tag == {"type": "tags", "id": tag["id"], "attributes": {
-        "name": "paid", **DEFAULT_COLORS, "description": "", "pinned": False}}
+        "name": "paid", **DEFAULT_COLORS, "description": "", "pinned": False, **NOT_FILING}}
     other = create_tag(alice, "important", bg_color="#ff0000", fg_color="#000", pinned=True,
                        description="Read first")
     listing = alice.get("/api/tags/").json()
@@ -85,7 +90,7 @@ def test_create_list_change_and_delete_a_tag(alice, config):
     assert changed.status_code == 200
     assert changed.json()["data"]["attributes"] == {
         "name": "Paid 2024", "bg_color": "#00ff00", "fg_color": "#FFFFFF", "description": "",
-        "pinned": False}
+        "pinned": False, **NOT_FILING}
     assert alice.delete(f"/api/tags/{tag['id']}/").status_code == 204
     assert alice.get(f"/api/tags/{tag['id']}/").json() == NOT_FOUND
 

@@ -93,8 +93,9 @@ def test_a_damaged_table_file_is_refused(logical, work, change, message):
     if len(lines) < 2:  # the fixture's data has no tags: give the table two
         rows = [[{"id": f"t{n}", "owner_id": "x", "name": f"tag {n}", "name_key": f"tag {n}",
                   "bg_color": "#c41fff", "fg_color": "#FFFFFF", "description": "",
-                  "pinned": 0, "created_at": "2026-01-02 03:04:05.000000", "seq": n}[c]
-                 for c in header]
+                  "pinned": 0, "created_at": "2026-01-02 03:04:05.000000", "seq": n,
+                  "match": "", "matching_algorithm": "none", "is_insensitive": 1,
+                  "is_inbox_tag": 0}[c] for c in header]
                 for n in (1, 2)]
         lines += [json.dumps(row) + "\n" for row in rows]
     n = len(lines) - 1

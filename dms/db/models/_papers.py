@@ -197,4 +197,9 @@ class Tag(BaseModel):
     description = TextField(default="")
     pinned = BooleanField(default=False)
     created_at = UTCDateTimeField(default=utcnow)
+    # Filing itself (migration 0029): as correspondents' (dms.domain.metadata.labels).
+    match = TextField(default="")
+    matching_algorithm = TextField(default="none")
+    is_insensitive = BooleanField(default=True)
+    is_inbox_tag = BooleanField(default=False)  # every new document gets it
     seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect (migration 0027)

@@ -1,6 +1,7 @@
 """What a new document gets by itself once its text is known (api.md §16): the correspondent and
 the document type whose `match` finds something in the text, and the date printed on the paper
-(dms.domain.metadata.dates) — each only where neither a rule nor a person set one.
+(dms.domain.metadata.dates) — each only where neither a rule nor a person set one — and the tags
+whose `match` finds something, and the inbox tags (added to the tags it has).
 
 `suggest` works outside any transaction, in the worker that read the document (rules' `prepare`,
 dms.domain.rules.filing, calls it after the rules are worked out); `apply` runs in the transaction
@@ -28,10 +29,12 @@ log = logging.getLogger("dms.metadata")
 
 @dataclass(frozen=True)
 class Suggestion:
-    """What the text suggests: (id, name) of a correspondent and a type, the date read."""
+    """What the text suggests: (id, name) of a correspondent and a type, the date read, and the
+    tags the document gets (those whose pattern matches, and the inbox tags)."""
     correspondent: tuple[str, str] | None = None
     document_type: tuple[str, str] | None = None
     document_date: str | None = None
+    tags: tuple[tuple[str, str], ...] = ()
 
 
 def suggest(owner_id: str, text: matching.Words, today: dt.date, deadline: float) -> Suggestion:
@@ -39,7 +42,33 @@ def suggest(owner_id: str, text: matching.Words, today: dt.date, deadline: float
              for kind in (CORRESPONDENTS, DOCUMENT_TYPES)}
     date = read_document_date(text.text, today)
     return Suggestion(found["correspondent"], found["document_type"],
-                      date.isoformat() if date else None)
+                      date.isoformat() if date else None, _tags(owner_id, text, deadline))
+
+
+def _tags(owner_id: str, text: matching.Words, deadline: float) -> tuple[tuple[str, str], ...]:
+    """Every tag of the owner's whose pattern finds something in the text (unlike a
+    correspondent, not only the first), and every inbox tag, by name."""
+    chosen = []
+    for tag_id, name, pattern, algorithm, insensitive, inbox in database.execute_sql(
+            "SELECT id, name, match, matching_algorithm, is_insensitive, is_inbox_tag FROM tag "
+            "WHERE owner_id = ? AND (is_inbox_tag = ? OR (matching_algorithm NOT IN (?, ?) "
+            "AND match <> '')) ORDER BY name_key, id", (owner_id, True, *UNMATCHED)):
+        if inbox:
+            chosen.append((tag_id, name))
+            continue
+        if time.monotonic() > deadline:
+            log.warning("tags of user %s not all tried: the time of DMS_RULES_MAX_SECONDS ran "
+                        "out", owner_id)
+            continue
+        try:
+            hit = matching.find(matching.Pattern("text", algorithm, pattern, not insensitive),
+                                {"text": text})
+        except DomainError as error:  # a pattern this RE2 refuses (saved by another version)
+            log.warning("tag %s could not be matched: %s", tag_id, error.message)
+            continue
+        if hit is not None:
+            chosen.append((tag_id, name))
+    return tuple(chosen)
 
 
 def _first_match(kind: Kind, owner_id: str, text: matching.Words,
@@ -80,6 +109,11 @@ def apply(owner_id: str, document_id: str, suggestion: Suggestion) -> dict[str, 
             changes["document_date"] = {"from": row[0], "to": suggestion.document_date}
     if changes:
         events.record(owner_id, document_id, events.METADATA_CHANGED, None, changes=changes)
+    added = [name for tag_id, name in suggestion.tags if database.execute_sql(
+        "INSERT INTO node_tag (node_id, tag_id) SELECT id, ? FROM node WHERE id = ? "
+        "AND trash_id IS NULL ON CONFLICT DO NOTHING", (tag_id, document_id)).rowcount]
+    if added:
+        events.record(owner_id, document_id, events.TAGGED, None, tags=added)
     return changes
 
 

@@ -61,6 +61,13 @@ def check_attributes(kind: Kind, attributes: dict[str, Any], partial: bool) -> d
             raise Invalid(f"A {kind.noun} name may not contain control characters or invisible "
                           "formatting characters.", "name")
         values.update(name=name, name_key=name_key(name))
+    values.update(check_matching(attributes))
+    return values
+
+
+def check_matching(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The matching columns a body sets (correspondents, document types, tags)."""
+    values: dict[str, Any] = {}
     if "matching_algorithm" in attributes:
         algorithm = attributes["matching_algorithm"]
         if algorithm not in MATCHING_ALGORITHMS:
@@ -80,7 +87,7 @@ def check_attributes(kind: Kind, attributes: dict[str, Any], partial: bool) -> d
     return values
 
 
-def _check_pattern(row: Any, values: dict[str, Any]) -> None:
+def check_pattern_of(row: Any, values: dict[str, Any]) -> None:
     """The match as it will be saved can be matched with its algorithm."""
     algorithm = values.get("matching_algorithm", getattr(row, "matching_algorithm", NONE))
     match = values.get("match", getattr(row, "match", ""))
@@ -114,7 +121,7 @@ def _duplicate(kind: Kind) -> Invalid:
 
 def create(kind: Kind, user: User, attributes: dict[str, Any]) -> Any:
     values = check_attributes(kind, attributes, partial=False)
-    _check_pattern(None, values)
+    check_pattern_of(None, values)
     with write_transaction(owner_scope(user.id)):
         if _name_taken(kind, user, values["name_key"]):
             raise _duplicate(kind)
@@ -130,7 +137,7 @@ def update(kind: Kind, user: User, label_id: str, attributes: dict[str, Any]) ->
     values = check_attributes(kind, attributes, partial=True)
     with write_transaction(owner_scope(user.id)):
         row = owned_label(kind, user, label_id)
-        _check_pattern(row, values)
+        check_pattern_of(row, values)
         if "name_key" in values and _name_taken(kind, user, values["name_key"], row.id):
             raise _duplicate(kind)
         if values:

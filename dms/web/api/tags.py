@@ -16,7 +16,9 @@ routes = RouteTable()
 def tag_resource(tag: Tag) -> dict:
     return {"type": "tags", "id": tag.id, "attributes": {
         "name": tag.name, "bg_color": tag.bg_color, "fg_color": tag.fg_color,
-        "description": tag.description, "pinned": bool(tag.pinned)}}
+        "description": tag.description, "pinned": bool(tag.pinned), "match": tag.match,
+        "matching_algorithm": tag.matching_algorithm,
+        "is_insensitive": bool(tag.is_insensitive), "is_inbox_tag": bool(tag.is_inbox_tag)}}
 
 
 @routes.get("/tags/", Operation("The caller's tags", list_of(ref("Tag")), query=PAGE_QUERY))

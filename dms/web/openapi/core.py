@@ -6,6 +6,7 @@ webhooks and the event stream have modules of their own here. The routes describ
 from __future__ import annotations
 
 from dms.db.models import OcrStatus
+from dms.domain.metadata.labels import MATCHING_ALGORITHMS
 from dms.web.openapi.metadata import DOCUMENT_ATTRIBUTES
 from dms.web.openapi.shapes import (
     BOOLEAN,
@@ -47,7 +48,9 @@ LEGACY_DOCUMENT = obj({"id": UUID, "title": STRING, "file_name": NULLABLE_STRING
                        "parent_id": UUID, "created_at": DATETIME, "updated_at": DATETIME,
                        "tags": {"type": "array", "items": NODE_TAG}})
 TAG_ATTRIBUTES = {"name": STRING, "bg_color": STRING, "fg_color": STRING,
-                  "description": STRING, "pinned": BOOLEAN}
+                  "description": STRING, "pinned": BOOLEAN, "match": STRING,
+                  "matching_algorithm": {"enum": list(MATCHING_ALGORITHMS)},
+                  "is_insensitive": BOOLEAN, "is_inbox_tag": BOOLEAN}
 NAMES = obj({"tags": {"type": "array", "items": STRING}}, ["tags"])
 MAIL_SETTINGS = {
     "host": STRING, "port": {"type": "integer", "minimum": 1, "maximum": 65535},

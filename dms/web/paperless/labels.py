@@ -86,7 +86,8 @@ def _label_kind(path: str, number_kind: str, noun: str, kind: labels.Kind) -> Ki
 
 
 def _tag_attributes(body: dict[str, Any]) -> dict[str, Any]:
-    attributes = {key: body[key] for key in ("name",) if key in body}
+    attributes = {**_matching(body), **{key: body[key] for key in ("is_inbox_tag",)
+                                        if body.get(key) is not None}}
     for given, ours in (("color", "bg_color"), ("text_color", "fg_color")):
         if body.get(given) is not None:  # null: left as it is (clients send the read-only
             attributes[ours] = body[given]  # text_color back as null)
@@ -100,8 +101,10 @@ def _counted(count_of: Callable[[list[str]], dict[str, int]]) -> Callable:
 def _tag_shape(row: Any, number_: int, counted: tuple[int, str | None], owner: int,
                detail: bool) -> dict[str, Any]:
     return {"id": number_, "slug": slug(row.name), "name": row.name, "color": row.bg_color,
-            "text_color": row.fg_color, "match": "", "matching_algorithm": 0,
-            "is_insensitive": True, "is_inbox_tag": False, "document_count": counted[0],
+            "text_color": row.fg_color, "match": row.match,
+            "matching_algorithm": ALGORITHM_NUMBERS.get(row.matching_algorithm, 0),
+            "is_insensitive": bool(row.is_insensitive),
+            "is_inbox_tag": bool(row.is_inbox_tag), "document_count": counted[0],
             "owner": owner, "user_can_change": True, "parent": None, "children": []}
 
 

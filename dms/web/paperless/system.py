@@ -115,8 +115,13 @@ def profile(call: Call) -> dict[str, Any]:
 @routes.add("GET", "/api/statistics/")
 def library_statistics(call: Call) -> dict[str, Any]:
     library = statistics.library_of(call.user)
-    return {"documents_total": library.documents, "documents_inbox": library.in_inbox,
-            "inbox_tag": None, "inbox_tags": None,
+    # dms's inbox is the .inbox folder, unless the caller has inbox tags (Paperless-ngx's).
+    inbox = numbers.numbers_of("tag", library.inbox_tags)
+    inbox_numbers = [inbox[tag_id] for tag_id in library.inbox_tags]
+    return {"documents_total": library.documents,
+            "documents_inbox": library.with_inbox_tag if inbox_numbers else library.in_inbox,
+            "inbox_tag": inbox_numbers[0] if inbox_numbers else None,
+            "inbox_tags": inbox_numbers or None,
             "document_file_type_counts": [{"mime_type": mime, "mime_type_count": count}
                                           for mime, count in library.file_types],
             "character_count": library.characters, "tag_count": library.tags,
