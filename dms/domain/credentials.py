@@ -163,6 +163,11 @@ TOKEN_AND_USER = (
     + ' FROM token AS t JOIN "user" AS u ON u.id = t.user_id WHERE t.token_key = ?')
 
 
+def live_token(secret: str) -> Token | None:
+    """The live token of this secret now, or None (find_token at this moment)."""
+    return find_token(secret, utcnow())
+
+
 def find_token(secret: str, now: dt.datetime) -> Token | None:
     """The live token for `secret` with its user loaded, or None (unknown, expired or inactive
     user)."""

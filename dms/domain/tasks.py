@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from peewee import ModelSelect
 
@@ -60,9 +60,21 @@ def _record(user: User, name: str, mime_type: str | None, status: str, result: s
     return Task.get(Task.id == task_id)
 
 
-def tasks_of(user: User) -> ModelSelect[Task]:
-    """The user's tasks, newest first."""
-    return Task.select().where(Task.owner == user.id).order_by(Task.seq.desc())
+def tasks_of(user: User, task_id: str | None = None,
+             unacknowledged: bool = False) -> ModelSelect[Task]:
+    """The user's tasks, newest first: all, or the one with that UUID, or those not yet
+    acknowledged."""
+    query = Task.select().where(Task.owner == user.id).order_by(Task.seq.desc())
+    if task_id is not None:
+        query = query.where(Task.id == task_id)
+    if unacknowledged:
+        query = query.where(Task.acknowledged == False)  # noqa: E712 — peewee's SQL
+    return query
+
+
+def numbered(user: User, number: int) -> Task | None:
+    """The user's task with this number."""
+    return cast("Task | None", tasks_of(user).where(Task.seq == number).first())
 
 
 def acknowledge(user: User, numbers: list[int]) -> int:

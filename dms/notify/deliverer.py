@@ -41,7 +41,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import hmac
-import json
 import logging
 import os
 import queue
@@ -62,7 +61,8 @@ from dms.files.fairness import share_of
 from dms.files.loop import BackgroundLoop
 from dms.files.outbound import Policy
 from dms.files.outbound.http import Answer, post
-from dms.notify import feed
+from dms.notify import feed, places
+from dms.notify.places import Hook
 
 log = logging.getLogger("dms.webhooks")
 
@@ -94,28 +94,6 @@ def delivery_headers(secret: str, event_type: str, delivery: str, body: bytes) -
             "X-DMS-Signature": signature(secret, body)}
 
 
-@dataclasses.dataclass(frozen=True)
-class Hook:
-    """What a turn needs of a webhook row and its owner."""
-    id: str
-    owner_id: str
-    url: str
-    events: frozenset[str]
-    secret: str  # sealed
-    last_event_id: int
-    cursors: feed.Cursors  # its place: last_event_id as its owner's, then the other owners'
-    stored: feed.Cursors  # its webhook_cursor rows as they are
-    attempts: int
-    retry_since: float | None
-    next_attempt_at: float
-    failures_in_a_row: int
-    superuser: bool
-
-
-HOOK = ('SELECT w.id, w.owner_id, w.url, w.events, w.secret, w.last_event_id, w.attempts, '
-        'w.retry_since, w.next_attempt_at, w.failures_in_a_row, u.is_superuser FROM webhook AS w '
-        'JOIN "user" AS u ON u.id = w.owner_id '
-        'WHERE w.id = ? AND w.enabled = ? AND u.is_active = ? AND w.lease_holder = ?')
 # Due webhooks with their owners and their places among their owner's (the longest due first):
 # each owner's first SHARE at most, every owner's first before anyone's second.
 DUE = ('SELECT id, owner_id, place FROM (SELECT w.id, w.owner_id, w.next_attempt_at, '
@@ -279,7 +257,7 @@ class Deliverer:
                 return
             batch = feed.read(hook.owner_id, hook.cursors)
             if batch.cursors == hook.cursors:  # nothing new: rows of who stopped sharing go
-                if hook.stored != _others(hook, hook.cursors):
+                if hook.stored != places.others(hook, hook.cursors):
                     self._advance(hook, hook.cursors)
                 return
             index = next((i for i, (event, _) in enumerate(batch.events)
@@ -301,16 +279,7 @@ class Deliverer:
                 return
 
     def _hook(self, webhook_id: str) -> Hook | None:
-        """The webhook if this deliverer holds it, with its place: its rows for the owners who
-        share with its owner now (and where to start for one it has none for yet)."""
-        row = database.execute_sql(HOOK, (webhook_id, True, True, self.holder)).fetchone()
-        if row is None:
-            return None
-        kept = dict(database.execute_sql("SELECT owner_id, last_event_id FROM webhook_cursor "
-                                         "WHERE webhook_id = ?", (webhook_id,)).fetchall())
-        cursors = feed.starting_places(row[1], {**kept, row[1]: row[5]})
-        return Hook(row[0], row[1], row[2], frozenset(json.loads(row[3])), row[4], row[5],
-                    cursors, kept, *row[6:10], bool(row[10]))
+        return places.held(webhook_id, self.holder)
 
     def _post(self, hook: Hook, event: feed.FeedEvent) -> Answer:
         secret = self._secret(hook.id, hook.secret)
@@ -345,7 +314,7 @@ class Deliverer:
                     (*columns.values(), hook.id, self.holder, hook.last_event_id)).rowcount != 1:
                 return False
             if place is not None:
-                _move_cursors(hook, place)
+                places.move(hook, place)
             return True
 
     def _advance(self, hook: Hook, place: feed.Cursors) -> Hook | None:
@@ -353,7 +322,7 @@ class Deliverer:
         if not self._update(hook, place):
             return None
         return dataclasses.replace(hook, last_event_id=place[hook.owner_id], cursors=place,
-                                   stored=_others(hook, place))
+                                   stored=places.others(hook, place))
 
     def _succeeded(self, hook: Hook, event: feed.FeedEvent, place: feed.Cursors,
                    answer: Answer) -> bool:
@@ -416,25 +385,6 @@ class Deliverer:
         headers = delivery_headers(secret, feed.PING, ping_id, body)
         return ping_id, post(policy, webhook.url, body, headers,
                              self.config.webhook_timeout_seconds)
-
-
-def _move_cursors(hook: Hook, place: feed.Cursors) -> None:
-    """The webhook's rows of other owners as `place` has them: those of owners who no longer
-    share with its owner go."""
-    gone = [owner_id for owner_id in hook.stored if owner_id not in place]
-    if gone:
-        database.execute_sql(f"DELETE FROM webhook_cursor WHERE webhook_id = ? AND owner_id IN "
-                             f"({','.join('?' * len(gone))})", (hook.id, *gone))
-    for owner_id, after in _others(hook, place).items():
-        if hook.stored.get(owner_id) != after:
-            database.execute_sql(
-                "INSERT INTO webhook_cursor (webhook_id, owner_id, last_event_id) VALUES (?, ?, ?) "
-                "ON CONFLICT (webhook_id, owner_id) DO UPDATE SET last_event_id = "
-                "excluded.last_event_id", (hook.id, owner_id, after))
-
-
-def _others(hook: Hook, place: feed.Cursors) -> feed.Cursors:
-    return {owner_id: after for owner_id, after in place.items() if owner_id != hook.owner_id}
 
 
 def _stamp() -> str:

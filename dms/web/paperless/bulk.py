@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dms.db.models import Node
 from dms.domain import documents as dms_documents
 from dms.domain import numbers, tags, trash
 from dms.domain.access.rule import role_of
 from dms.domain.metadata import document as document_metadata
+from dms.domain.rows import DOCUMENT
 from dms.web.paperless import translate
 from dms.web.paperless.documents import shapes
 from dms.web.paperless.protocol import Call, Reply, Routes, invalid
@@ -37,7 +37,7 @@ def _documents(call: Call, given: object) -> list[str]:
     ids = numbers.ids_of("document", wanted)
     for number in wanted:
         reached = role_of(call.user, ids[number]) if number in ids else None
-        if reached is None or reached.node.kind != Node.DOCUMENT:
+        if reached is None or reached.node.kind != DOCUMENT:
             raise invalid("documents", f"Some documents in {wanted} don't exist or were "
                                        "specified twice.")
     return [ids[number] for number in dict.fromkeys(wanted)]
@@ -74,12 +74,12 @@ def bulk_edit(call: Call) -> dict[str, str]:
             raise invalid("parameters", f"{name} not specified")
         change = translate.change_of(user, {name: parameters[name]})
         for document_id in ids:
-            document_metadata.update_node(user, document_id, Node.DOCUMENT, change.attributes)
+            document_metadata.update_node(user, document_id, DOCUMENT, change.attributes)
     elif method == "modify_custom_fields":
         _modify_fields(call, ids, parameters)
     elif method == "delete":
         for document_id in ids:
-            trash.delete(services, user, document_id, Node.DOCUMENT)
+            trash.delete(services, user, document_id, DOCUMENT)
     elif method == "reprocess":
         for document_id in ids:
             dms_documents.reprocess(services, user, document_id, None)
@@ -104,7 +104,7 @@ def _modify_fields(call: Call, ids: list[str], parameters: dict[str, Any]) -> No
         for value in adding:  # a field added without a value keeps the value it has
             if value["value"] is not None or value["field"] not in values:
                 values[value["field"]] = value["value"]
-        document_metadata.update_node(call.user, document_id, Node.DOCUMENT, {"custom_fields": [
+        document_metadata.update_node(call.user, document_id, DOCUMENT, {"custom_fields": [
             {"field": field, "value": value} for field, value in values.items()]})
 
 
@@ -139,7 +139,7 @@ def list_trash(call: Call) -> dict[str, Any]:
     """The caller's deleted documents, newest deletion first (folders deleted with what they
     held are dms's own: its trash shows them)."""
     rows = [(row, entry) for row, entry in trash.trashed(call.user).fetch(0, MAX_TRASH)
-            if row.kind == Node.DOCUMENT]
+            if row.kind == DOCUMENT]
 
     def page(offset: int, limit: int) -> list[dict[str, Any]]:
         chosen = rows[offset:offset + limit]
@@ -159,7 +159,7 @@ def change_trash(call: Call) -> Reply:
     if action not in ("restore", "empty"):
         raise invalid("action", f'"{action}" is not a valid choice.')
     trashed = {row.id for row, _ in trash.trashed(call.user).fetch(0, MAX_TRASH)
-               if row.kind == Node.DOCUMENT}
+               if row.kind == DOCUMENT}
     given = body.get("documents")
     if given is None and action == "empty":
         chosen = sorted(trashed)

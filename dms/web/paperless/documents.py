@@ -13,7 +13,6 @@ from typing import Any, cast
 import bottle
 
 from dms import search
-from dms.db.models import Node
 from dms.domain import (
     docfilters,
     documentfacts,
@@ -30,6 +29,7 @@ from dms.domain import (
 from dms.domain.access.rule import EDITOR, RANK, role_of
 from dms.domain.metadata import autofill, notes
 from dms.domain.metadata import document as document_metadata
+from dms.domain.rows import DOCUMENT
 from dms.web.endpoints import file_response
 from dms.web.paperless import translate
 from dms.web.paperless.finding import conditions, field_query
@@ -147,7 +147,7 @@ def list_documents(call: Call) -> dict[str, Any]:
     text = (call.arg("query") or call.arg("title_content") or call.arg("search") or "").strip()
     if text:
         return _searched(call, text, about, found)
-    listing = listings.of_kind(call.user, Node.DOCUMENT, about=about, extra=found)
+    listing = listings.of_kind(call.user, DOCUMENT, about=about, extra=found)
     total = listing.count()
 
     def page(offset: int, limit: int) -> list[dict[str, Any]]:
@@ -165,9 +165,9 @@ def _searched(call: Call, text: str, about: dict[str, str],
     engine = cast("search.Indexer", call.services.search)
     hits = [hit for hit in search.query(engine, call.user, text, search.MAX_LIMIT,
                                         call.config.search_timeout_seconds)
-            if hit["node_type"] == Node.DOCUMENT]
+            if hit["node_type"] == DOCUMENT]
     kept = {row.id for row in listings.of_kind(
-        call.user, Node.DOCUMENT, about=about,
+        call.user, DOCUMENT, about=about,
         extra=[*found, docfilters.among([hit["id"] for hit in hits])]).fetch(0, len(hits))} \
         if hits else set()
     hits = [hit for hit in hits if hit["id"] in kept]
@@ -208,7 +208,7 @@ def _reached(call: Call, raw: str) -> str:
     viewer may not change is refused by the domain: 403 with its sentence)."""
     found = numbers.id_of("document", number(raw))
     reached = role_of(call.user, found) if found is not None else None
-    if reached is None or reached.node.kind != Node.DOCUMENT:
+    if reached is None or reached.node.kind != DOCUMENT:
         raise not_found("Document")
     return reached.node.id
 
@@ -217,7 +217,7 @@ def apply_change(call: Call, document_id: str, change: translate.DocumentChange)
     """What a client wrote about a document, through the same domain functions as dms's own
     PATCH and tag routes."""
     if change.attributes:
-        document_metadata.update_node(call.user, document_id, Node.DOCUMENT, change.attributes)
+        document_metadata.update_node(call.user, document_id, DOCUMENT, change.attributes)
     if change.tag_names is not None:
         tags.change_node_tags(call.user, document_id, change.tag_names, "replace")
 
@@ -237,7 +237,7 @@ def replace_document(call: Call, document_id: str) -> dict[str, Any]:
 @routes.add("DELETE", "/api/documents/{document_id}/")
 def delete_document(call: Call, document_id: str) -> Reply:
     """To the trash, as in Paperless-ngx and dms."""
-    trash.delete(call.services, call.user, _reached(call, document_id), Node.DOCUMENT)
+    trash.delete(call.services, call.user, _reached(call, document_id), DOCUMENT)
     return Reply(None, 204)
 
 

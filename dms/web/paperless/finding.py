@@ -9,8 +9,8 @@ import datetime as dt
 import json
 from typing import Any
 
-from dms.db.models import User
 from dms.domain import docfilters, numbers
+from dms.domain.rows import User
 from dms.web.paperless.protocol import Call, invalid
 
 NOTHING = docfilters.Condition("1 = 0")

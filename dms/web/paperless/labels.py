@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dms.db.models import User
 from dms.domain import numbers, tags
 from dms.domain.metadata import fields, labels
+from dms.domain.rows import User
 from dms.web.paperless.protocol import Call, Reply, Routes, invalid, not_found, number
 
 routes = Routes()

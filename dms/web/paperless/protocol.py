@@ -29,14 +29,13 @@ from urllib.parse import parse_qsl, quote, urlencode
 import bottle
 
 from dms import __version__, errors
-from dms.db import is_disk_full, release_connection
-from dms.db.models import Token, User, utcnow
 from dms.domain import accounts
-from dms.domain.credentials import find_token
+from dms.domain.credentials import live_token
+from dms.domain.rows import Token, User
 from dms.files import spool
 from dms.files.fairness import acting_for, serving
 from dms.runtime import Runtime
-from dms.web.endpoints import public_origin
+from dms.web.endpoints import is_disk_full, public_origin, release_connection
 
 log = logging.getLogger("dms.web.paperless")
 
@@ -204,7 +203,7 @@ def authenticate(call: Call) -> None:
     scheme, _, secret = call.environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
     secret = secret.strip()
     if scheme.lower() == "token" and secret:
-        token = find_token(secret, utcnow())
+        token = live_token(secret)
         if token is None:
             raise detail(401, "Invalid token.", **{"WWW-Authenticate": "Token"})
         call.token, call.user_or_none = token, token.user

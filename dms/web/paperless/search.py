@@ -10,7 +10,7 @@ from collections import Counter
 from typing import Any, cast
 
 from dms import search
-from dms.db.models import Node
+from dms.domain.rows import DOCUMENT
 from dms.web.paperless.documents import shapes
 from dms.web.paperless.labels import KINDS, shaped
 from dms.web.paperless.protocol import Call, Routes, detail
@@ -29,7 +29,7 @@ def _hits(call: Call, text: str, limit: int) -> list[dict[str, Any]]:
     engine = cast("search.Indexer", call.services.search)
     return [hit for hit in search.query(engine, call.user, text, limit,
                                         call.config.search_timeout_seconds)
-            if hit["node_type"] == Node.DOCUMENT]
+            if hit["node_type"] == DOCUMENT]
 
 
 @routes.add("GET", "/api/search/")

@@ -8,11 +8,11 @@ import shutil
 from typing import Any
 
 from dms import __version__
-from dms.db.models import Group, User
 from dms.domain import accounts, numbers, statistics, uisettings
 from dms.domain.access import groups as dms_groups
 from dms.domain.credentials import MAX_TOKEN_NAME_LENGTH
-from dms.errors import Invalid
+from dms.domain.rows import Group, User
+from dms.errors import Forbidden, Invalid, NotFound
 from dms.web.paperless.protocol import (
     FOLLOWED_RELEASE,
     NO_PERMISSION,
@@ -190,9 +190,10 @@ def list_users(call: Call) -> dict[str, Any]:
 @routes.add("GET", "/api/users/{user_id}/")
 def get_user(call: Call, user_id: str) -> dict[str, Any]:
     found = numbers.id_of("user", number(user_id))
-    user = accounts.visible_users(call.user).where(User.id == found).first() if found else None
-    if user is None:
-        raise not_found("User")
+    try:
+        user = accounts.visible_user(call.user, found or "")
+    except (Forbidden, NotFound):  # another user's, to one who is not an admin: unknown
+        raise not_found("User") from None
     return _user_json([user], call.user)[0]
 
 
@@ -214,9 +215,10 @@ def list_groups(call: Call) -> dict[str, Any]:
 @routes.add("GET", "/api/groups/{group_id}/")
 def get_group(call: Call, group_id: str) -> dict[str, Any]:
     found = numbers.id_of("group", number(group_id))
-    group = dms_groups.visible(call.user).where(Group.id == found).first() if found else None
-    if group is None:
-        raise not_found("Group")
+    try:
+        group = dms_groups.visible_group(call.user, found)
+    except NotFound:
+        raise not_found("Group") from None
     return _group_json([group])[0]
 
 

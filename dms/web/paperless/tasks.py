@@ -9,8 +9,8 @@ from typing import Any
 
 import bottle
 
-from dms.db.models import Task
 from dms.domain import numbers, tasks
+from dms.domain.rows import Task
 from dms.errors import UnsupportedType
 from dms.web.paperless import translate
 from dms.web.paperless.documents import apply_change
@@ -95,12 +95,8 @@ def _shapes(call: Call, rows: list[Task]) -> list[dict[str, Any]]:
 
 @routes.add("GET", "/api/tasks/")
 def list_tasks(call: Call) -> Any:
-    query = tasks.tasks_of(call.user)
-    wanted = call.arg("task_id")
-    if wanted is not None:
-        query = query.where(Task.id == wanted)
-    if (call.arg("acknowledged") or "").lower() in ("false", "0"):
-        query = query.where(Task.acknowledged == False)  # noqa: E712 — peewee's SQL
+    query = tasks.tasks_of(call.user, call.arg("task_id"),
+                           (call.arg("acknowledged") or "").lower() in ("false", "0"))
     if call.version < 10:
         return _shapes(call, list(query.limit(tasks.MAX_TASKS)))
     return call.page(query.count(), lambda offset, limit: _shapes(
@@ -109,7 +105,7 @@ def list_tasks(call: Call) -> Any:
 
 @routes.add("GET", "/api/tasks/{task_id}/")
 def get_task(call: Call, task_id: str) -> dict[str, Any]:
-    found = tasks.tasks_of(call.user).where(Task.seq == number(task_id)).first()
+    found = tasks.numbered(call.user, number(task_id))
     if found is None:
         raise not_found("Task")
     return _shapes(call, [found])[0]

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dms.db.models import User
 from dms.domain import numbers, tags
+from dms.domain.rows import User
 from dms.web.paperless.protocol import invalid
 
 # dms's attribute names in errors: the dialect's.
