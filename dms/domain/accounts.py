@@ -235,12 +235,14 @@ def create_user(username: str, password: str | None = None, **attributes: Any) -
     return User.get_by_id(user_id)
 
 
-def create_user_by(actor: User, attributes: dict[str, Any]) -> User:
-    """POST /users/: an admin creates an account (no password until change-password)."""
+def create_user_by(actor: User, attributes: dict[str, Any], password: object = None) -> User:
+    """POST /users/: an admin creates an account (without a password, none until
+    change-password; the Paperless-ngx dialect gives one)."""
     require_admin(actor)
     values = check_profile(attributes, partial=False)
     check_flag_changes(actor, None, values)
-    return create_user(**values)
+    return create_user(**values, password=None if password is None else
+                       check_password(password))
 
 
 def update_user_by(actor: User, user_id: str, attributes: dict[str, Any],

@@ -71,12 +71,15 @@ def tagged(user: User, yes: bool) -> Condition:
                      (user.id,))
 
 
+EVERY = Condition("1 = 1")
 LABEL_COLUMNS = {"correspondent": "correspondent_id", "document_type": "document_type_id"}
 
 
 def label(name: str, ids: list[str], how: str) -> Condition:
     """The correspondent or type is one of `ids` (`in`) or none of them (`none`)."""
     column = LABEL_COLUMNS[name]
+    if how == "none" and not ids:
+        return EVERY
     if how == "none":
         return Condition(f"({column} IS NULL OR {column} NOT IN ({_marks(ids)}))", tuple(ids))
     return Condition(f"{column} IN ({_marks(ids)})", tuple(ids))
@@ -150,3 +153,23 @@ def in_inbox(user: User, yes: bool) -> Condition:
 
 def among(ids: list[str]) -> Condition:
     return Condition(f"id IN ({_marks(ids)})", tuple(ids))
+
+
+def owners(user_ids: list[str], how: str) -> Condition:
+    """Owned by one of these users (`in`) or by none of them (`none`)."""
+    if how == "none" and not user_ids:
+        return EVERY
+    return Condition(f"owner_id {'NOT ' if how == 'none' else ''}IN ({_marks(user_ids)})",
+                     tuple(user_ids))
+
+
+def shared_by(user_ids: list[str]) -> Condition:
+    """Owned by one of these users and shared by them: a grant on it or on a folder above it."""
+    marks = _marks(user_ids)
+    return Condition(f"""owner_id IN ({marks}) AND id IN (WITH RECURSIVE below(id, kind) AS (
+            SELECT n.id, n.kind FROM node_grant AS g JOIN node AS n ON n.id = g.node_id
+            WHERE n.owner_id IN ({marks})
+            UNION
+            SELECT n.id, n.kind FROM below JOIN node AS n ON n.parent_id = below.id
+            WHERE below.kind = 'folder'
+        ) SELECT id FROM below)""", (*user_ids, *user_ids))

@@ -1,7 +1,7 @@
 """Splitting a document, `POST /documents/{id}/split/` (docs/api.md, "Page operations"): after
 given page numbers, or at separator sheets (dms.domain.pages.separators, the sheets left out),
 into new documents in its folder titled `<title without extension>-<n>.pdf`, with its tags,
-language and mail attributes; the document goes to the trash.
+metadata (but document links), language and mail attributes; the document goes to the trash.
 
 One limit for every form: a document of more than DMS_SPLIT_MAX_PAGES pages is not split
 (separators.too_many_pages; the intake's batches obey it too, dms.domain.pages.batches), checked

@@ -73,7 +73,7 @@ def test_bulk_edit_methods(two, alice, config):
             ([invoice, 99999], "add_tag", {"tag": bills["id"]}, "documents"),
             ([invoice], "nonsense", {}, "method"),
             ([invoice], "add_tag", {"tag": 99999}, "tags"),
-            ([invoice], "set_correspondent", {}, "parameters")):
+            ([invoice], "set_correspondent", {}, "non_field_errors")):
         response = edit(client, documents, method, **parameters)
         assert (response.status_code, list(response.json())) == (400, [expected]), method
     assert snapshot(config) == before

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from dms.db import USERS, database, events, owner_scope, write_transaction
 from dms.db.models import Group, Node, NodeGrant, User, new_id, utcnow
 from dms.domain.access.following import follow_grant, newest_event
-from dms.domain.access.rule import OWNER, ROLES, live_node, reach
+from dms.domain.access.rule import OWNER, RANK, ROLES, live_node, reach
 from dms.errors import Invalid, NotFound
 
 MAX_GRANTS_PER_NODE = 100
@@ -39,6 +39,17 @@ GRANTS_ABOVE = """
     LEFT JOIN user_group AS ug ON ug.id = g.group_id
     LEFT JOIN "user" AS b ON b.id = g.granted_by
     ORDER BY up.depth, coalesce(u.username, ug.name), g.id"""
+# The same for many nodes at once: (the node, the grant's user, group and role).
+COVERING = """
+    WITH RECURSIVE up(start, id, depth) AS (
+        SELECT id, id, 0 FROM node WHERE id IN ({marks})
+        UNION
+        SELECT up.start, n.parent_id, up.depth + 1 FROM node AS n JOIN up ON n.id = up.id
+        WHERE n.parent_id IS NOT NULL AND up.depth < ?
+    )
+    SELECT up.start, g.user_id, g.group_id, g.role
+    FROM node_grant AS g JOIN up ON up.id = g.node_id"""
+IDS_PER_QUERY = 500
 MAX_WALK = 100_000  # levels walked up; the tree's own depth limit is far below it
 
 
@@ -74,33 +85,79 @@ def grant(actor: User, node_id: str, body: dict[str, Any]) -> tuple[GrantRow, bo
     # USERS too: a user's or group's deletion (in that scope) never slips between the check of
     # the grantee and the insert.
     with write_transaction(owner_scope(owner_id), USERS):
-        node = _manageable(actor, node_id)  # again, inside: still live, still the same owner's
-        if node.owner_id != owner_id:
-            raise NotFound()
-        if node.special is not None:
-            raise Invalid("The special folders .home and .inbox are not shared; share a folder "
-                          "or document inside them.")
+        node = _shareable(actor, node_id, owner_id)
         grantee, grantee_id, name = _grantee(named_by, named, node)
-        column = NodeGrant.user if grantee == "user" else NodeGrant.group
-        existing = NodeGrant.get_or_none(NodeGrant.node == node.id, column == grantee_id)
-        if existing is None:
-            if NodeGrant.select().where(NodeGrant.node == node.id).count() >= \
-                    MAX_GRANTS_PER_NODE:
-                raise Invalid(f"A folder or document is shared with at most "
-                              f"{MAX_GRANTS_PER_NODE} users and groups; take some back first.")
-            grant_id, since = new_id(), newest_event(node.owner_id)
-            NodeGrant.insert(id=grant_id, node=node.id, role=role, granted_by=actor.id,
-                             created_at=utcnow(), since=since, **{grantee: grantee_id}).execute()
-            follow_grant(node.owner_id, since, **{grantee: grantee_id})
-            events.record(node.owner_id, node.id, events.ACCESS_GRANTED, actor.id,
-                          **{grantee: name}, role=role)
-        else:
-            grant_id = existing.id
-            if existing.role != role:
-                NodeGrant.update(role=role).where(NodeGrant.id == grant_id).execute()
-                events.record(node.owner_id, node.id, events.ACCESS_GRANTED, actor.id,
-                              **{grantee: name}, role=role, was=existing.role)
-    return _row(node.id, grant_id), existing is None
+        grant_id, new = _put(actor, node, grantee, grantee_id, name, role)
+    return _row(node.id, grant_id), new
+
+
+def set_grants(actor: User, node_id: str, wanted: dict[tuple[str, str], str],
+               merge: bool) -> None:
+    """The node's own grants become `wanted` ({("user" or "group", id): role}) in one write
+    transaction: missing ones granted, others' roles changed, and (unless `merge`, which only
+    adds and raises) the rest revoked. The owner among them is passed over (they may do
+    everything already); grants on folders above stay (they are the folder's). Each change is
+    an event as a grant or revocation of its own is."""
+    owner_id = _manageable(actor, node_id).owner_id
+    if len(wanted) > MAX_GRANTS_PER_NODE:
+        raise Invalid(f"A folder or document is shared with at most {MAX_GRANTS_PER_NODE} "
+                      "users and groups.")
+    with write_transaction(owner_scope(owner_id), USERS):
+        node = _shareable(actor, node_id, owner_id)
+        own = [GrantRow(*values) for values in
+               database.execute_sql(GRANTS_ABOVE, (node.id, 0)).fetchall()]
+        existing = {("user", row.user_id) if row.user_id else ("group", str(row.group_id)): row
+                    for row in own}
+        named = [(_grantee(kind, grantee_id, node, owner_passes=True), role)
+                 for (kind, grantee_id), role in wanted.items()]
+        if not merge:
+            kept = {(kind, grantee_id) for (kind, grantee_id, _), _ in named}
+            for key, row in existing.items():
+                if key not in kept:
+                    _remove(actor, node, row)
+        for (kind, grantee_id, name), role in named:
+            if not grantee_id:
+                continue  # the owner
+            had = existing.get((kind, grantee_id))
+            if merge and had is not None and RANK[had.role] >= RANK[role]:
+                continue
+            _put(actor, node, kind, grantee_id, name, role)
+
+
+def _shareable(actor: User, node_id: str, owner_id: str) -> Node:
+    """Inside the write transaction: the node is still live, still the same owner's, and may be
+    shared."""
+    node = _manageable(actor, node_id)
+    if node.owner_id != owner_id:
+        raise NotFound()
+    if node.special is not None:
+        raise Invalid("The special folders .home and .inbox are not shared; share a folder "
+                      "or document inside them.")
+    return node
+
+
+def _put(actor: User, node: Node, grantee: str, grantee_id: str, name: str,
+         role: str) -> tuple[str, bool]:
+    """The grant to this grantee made or its role changed, with its event: (its id, whether it
+    is new)."""
+    column = NodeGrant.user if grantee == "user" else NodeGrant.group
+    existing = NodeGrant.get_or_none(NodeGrant.node == node.id, column == grantee_id)
+    if existing is None:
+        if NodeGrant.select().where(NodeGrant.node == node.id).count() >= MAX_GRANTS_PER_NODE:
+            raise Invalid(f"A folder or document is shared with at most "
+                          f"{MAX_GRANTS_PER_NODE} users and groups; take some back first.")
+        grant_id, since = new_id(), newest_event(node.owner_id)
+        NodeGrant.insert(id=grant_id, node=node.id, role=role, granted_by=actor.id,
+                         created_at=utcnow(), since=since, **{grantee: grantee_id}).execute()
+        follow_grant(node.owner_id, since, **{grantee: grantee_id})
+        events.record(node.owner_id, node.id, events.ACCESS_GRANTED, actor.id,
+                      **{grantee: name}, role=role)
+        return grant_id, True
+    if existing.role != role:
+        NodeGrant.update(role=role).where(NodeGrant.id == existing.id).execute()
+        events.record(node.owner_id, node.id, events.ACCESS_GRANTED, actor.id,
+                      **{grantee: name}, role=role, was=existing.role)
+    return existing.id, False
 
 
 def revoke(actor: User, node_id: str, grant_id: str) -> None:
@@ -111,11 +168,27 @@ def revoke(actor: User, node_id: str, grant_id: str) -> None:
             if isinstance(grant_id, str) and node.owner_id == owner_id else None
         if found is None:
             raise NotFound()
-        row = _row(node.id, found.id)
-        NodeGrant.delete().where(NodeGrant.id == found.id).execute()
-        grantee = {"user": row.username} if row.user_id else {"group": row.group_name}
-        events.record(node.owner_id, node.id, events.ACCESS_REVOKED, actor.id, **grantee,
-                      role=row.role)
+        _remove(actor, node, _row(node.id, found.id))
+
+
+def _remove(actor: User, node: Node, row: GrantRow) -> None:
+    NodeGrant.delete().where(NodeGrant.id == row.id).execute()
+    grantee = {"user": row.username} if row.user_id else {"group": row.group_name}
+    events.record(node.owner_id, node.id, events.ACCESS_REVOKED, actor.id, **grantee,
+                  role=row.role)
+
+
+def covering(node_ids: list[str]) -> dict[str, list[tuple[str | None, str | None, str]]]:
+    """For each node, the grants on it and on the folders above it: (user id, group id, role)
+    — one query per IDS_PER_QUERY nodes."""
+    found: dict[str, list[tuple[str | None, str | None, str]]] = {
+        node_id: [] for node_id in node_ids}
+    for start in range(0, len(node_ids), IDS_PER_QUERY):
+        chunk = node_ids[start:start + IDS_PER_QUERY]
+        for node_id, user_id, group_id, role in database.execute_sql(
+                COVERING.format(marks=",".join("?" * len(chunk))), (*chunk, MAX_WALK)):
+            found[node_id].append((user_id, group_id, role))
+    return found
 
 
 def _manageable(actor: User, node_id: str) -> Node:
@@ -148,8 +221,10 @@ def _parsed(body: dict[str, Any]) -> tuple[str, str, str]:
     return grantee, body[grantee], role
 
 
-def _grantee(grantee: str, named: str, node: Node) -> tuple[str, str, str]:
-    """("user" or "group", its id, its name) of the grantee the body named."""
+def _grantee(grantee: str, named: str, node: Node,
+             owner_passes: bool = False) -> tuple[str, str, str]:
+    """("user" or "group", its id, its name) of the grantee the body named; the owner named,
+    with `owner_passes`: ("user", "", name)."""
     if grantee in ("user", "username"):
         user = User.get_or_none(User.id == named if grantee == "user" else
                                 User.username == named)
@@ -157,6 +232,8 @@ def _grantee(grantee: str, named: str, node: Node) -> tuple[str, str, str]:
             noun = "id" if grantee == "user" else "name"
             raise Invalid(f"There is no user with the {noun} {named[:60]!r}.", grantee)
         if user.id == node.owner_id:
+            if owner_passes:
+                return "user", "", str(user.username)
             raise Invalid("That is its owner, who may do everything with it already.", grantee)
         return "user", str(user.id), str(user.username)
     group = Group.get_or_none(Group.id == named)

@@ -103,6 +103,24 @@ def delete(actor: User, group_id: str) -> None:
         Group.delete().where(Group.id == group.id).execute()
 
 
+def join(actor: User, user_id: str, group_ids: list[str]) -> None:
+    """The user becomes a member of these groups too (a superuser's doing), in one write
+    transaction; an unknown group changes nothing."""
+    _require_superuser(actor)
+    with write_transaction(USERS):
+        known = {group.id for group in Group.select(Group.id).where(Group.id.in_(group_ids))}
+        unknown = next((group_id for group_id in group_ids if group_id not in known), None)
+        if unknown is not None:
+            raise Invalid(f"There is no group with the id {unknown[:60]!r}.", "groups")
+        for group_id in dict.fromkeys(group_ids):
+            members = [row[0] for row in database.execute_sql(
+                "SELECT user_id FROM group_member WHERE group_id = ?", (group_id,))]
+            if user_id not in members:
+                if len(members) >= MAX_MEMBERS:
+                    raise Invalid(f"A group has at most {MAX_MEMBERS:,} members.", "groups")
+                _set_members(group_id, [*members, user_id])
+
+
 def _require_superuser(actor: User) -> None:
     if not actor.is_superuser:
         raise Forbidden(ONLY_SUPERUSERS)

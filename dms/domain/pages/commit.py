@@ -32,6 +32,8 @@ from dms.processing import searchable
 if TYPE_CHECKING:
     from dms.domain.services import Services
 
+VALUE_COLUMNS = ("value_text, value_key, value_int, value_float, value_date, value_bool, "
+                 "value_cents, value_currency")
 PAGE_ROWS_PER_STATEMENT = 300  # under SQLite's limit of bound values (5 per row)
 CHANGED_MEANWHILE = ("The document changed while its pages were being changed (a new version, "
                      "a move or a deletion came first); nothing was changed: try again.")
@@ -56,7 +58,7 @@ class NewDocument:
     built: Built
     description: str
     origin: Node
-    keeps_details: bool = False  # a split: its tags and mail attributes follow the parts
+    keeps_details: bool = False  # a split: its tags, metadata and mail attributes follow
     node_id: str = field(default_factory=new_id)  # known before the commit: titles may name it
     version_id: str = ""
     searchable: tuple[int, str] | None = None
@@ -228,9 +230,19 @@ def insert_version(document: Node, version_id: str, built: Built, description: s
 
 
 def _copy_details(origin_id: str, document_id: str) -> None:
-    """A part of a split document keeps its tags and where it came from by mail."""
+    """A part of a split document keeps its tags, what it is about (correspondent, type, date,
+    custom field values but a document link's) and where it came from by mail."""
     database.execute_sql("INSERT INTO node_tag (node_id, tag_id) SELECT ?, tag_id FROM node_tag "
                          "WHERE node_id = ?", (document_id, origin_id))
+    database.execute_sql(
+        "UPDATE node SET (correspondent_id, document_type_id, document_date) = (SELECT "
+        "correspondent_id, document_type_id, document_date FROM node WHERE id = ?) WHERE id = ?",
+        (origin_id, document_id))
+    database.execute_sql(
+        f"INSERT INTO custom_field_value (document_id, field_id, {VALUE_COLUMNS}) "
+        f"SELECT ?, v.field_id, {', '.join('v.' + c for c in VALUE_COLUMNS.split(', '))} "
+        "FROM custom_field_value AS v JOIN custom_field AS f ON f.id = v.field_id "
+        "WHERE v.document_id = ? AND f.data_type <> 'documentlink'", (document_id, origin_id))
     database.execute_sql(
         "INSERT INTO document_mail (document_id, subject, sender, sent_at, message_id) "
         "SELECT ?, subject, sender, sent_at, message_id FROM document_mail WHERE document_id = ?",

@@ -1,8 +1,9 @@
 """The dialect's work on many documents at once (api.md §17): `bulk_edit` (tags, correspondent,
-type, custom fields, deletion, reading again), `selection_data`, and the trash. Each document
-goes through the same domain function as a change of one in dms's own API, in the order given;
-every document and every number is checked before the first change (an unknown one is a 400
-naming it, as in Paperless-ngx, and nothing changes)."""
+type, custom fields, sharing, deletion, reading again, and the page operations rotate, merge,
+split and delete_pages), `selection_data`, and the trash. Each document goes through the same
+domain function as a change of one in dms's own API, in the order given; every document and every
+number is checked before the first change (an unknown one is a 400 naming it, as in
+Paperless-ngx, and nothing changes)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,26 @@ from typing import Any
 
 from dms.domain import documents as dms_documents
 from dms.domain import numbers, tags, trash
+from dms.domain.access import grants
 from dms.domain.access.rule import role_of
 from dms.domain.metadata import document as document_metadata
+from dms.domain.pages import numbered
 from dms.domain.rows import DOCUMENT
-from dms.web.paperless import translate
+from dms.web.paperless import sharing, translate
 from dms.web.paperless.documents import shapes
-from dms.web.paperless.protocol import Call, Reply, Routes, invalid
+from dms.web.paperless.protocol import NON_FIELD, Call, Reply, Routes, invalid
 
 routes = Routes()
 
 MAX_DOCUMENTS = 1000  # documents one bulk request changes
+MAX_PAGES_TEXT = 10_000  # characters of split's pages, numbers of delete_pages' and one range
+PAGE_METHODS = ("rotate", "merge", "split", "delete_pages")
 MAX_TRASH = 10_000  # deletions of the caller's the trash routes read
 METHODS = ("add_tag", "remove_tag", "modify_tags", "set_correspondent", "set_document_type",
-           "modify_custom_fields", "delete", "reprocess", "set_storage_path")
+           "modify_custom_fields", "delete", "reprocess", "set_storage_path", "set_permissions",
+           "rotate", "merge", "split", "delete_pages")
+ONE_DOCUMENT = {"split": "Split method only supports one document",
+                "delete_pages": "Delete pages method only supports one document"}
 
 
 def _documents(call: Call, given: object) -> list[str]:
@@ -38,8 +46,8 @@ def _documents(call: Call, given: object) -> list[str]:
     for number in wanted:
         reached = role_of(call.user, ids[number]) if number in ids else None
         if reached is None or reached.node.kind != DOCUMENT:
-            raise invalid("documents", f"Some documents in {wanted} don't exist or were "
-                                       "specified twice.")
+            raise invalid("documents", "Some documents in documents don't exist or were "
+                                   "specified twice.")
     return [ids[number] for number in dict.fromkeys(wanted)]
 
 
@@ -57,8 +65,14 @@ def bulk_edit(call: Call) -> dict[str, str]:
     if not isinstance(parameters, dict):
         raise invalid("parameters", "Expected a dictionary of items.")
     ids = _documents(call, body.get("documents"))
+    if method in ONE_DOCUMENT and len(ids) > 1:
+        raise invalid(NON_FIELD, ONE_DOCUMENT[method])
     user, services = call.user, call.services
-    if method in ("add_tag", "remove_tag", "modify_tags"):
+    if method in PAGE_METHODS:
+        _page_method(call, method, ids, parameters)
+    elif method == "set_permissions":
+        _set_permissions(call, ids, parameters)
+    elif method in ("add_tag", "remove_tag", "modify_tags"):
         add = _tag_names(call, parameters, "tag") if method == "add_tag" else \
             _tag_names(call, parameters, "add_tags") if method == "modify_tags" else []
         remove = _tag_names(call, parameters, "tag") if method == "remove_tag" else \
@@ -71,7 +85,7 @@ def bulk_edit(call: Call) -> dict[str, str]:
     elif method in ("set_correspondent", "set_document_type"):
         name = method.removeprefix("set_")
         if name not in parameters:
-            raise invalid("parameters", f"{name} not specified")
+            raise invalid(NON_FIELD, f"{name} not specified")
         change = translate.change_of(user, {name: parameters[name]})
         for document_id in ids:
             document_metadata.update_node(user, document_id, DOCUMENT, change.attributes)
@@ -85,6 +99,80 @@ def bulk_edit(call: Call) -> dict[str, str]:
             dms_documents.reprocess(services, user, document_id, None)
     # set_storage_path: dms has no storage paths; nothing to do.
     return {"result": "OK"}
+
+
+def _set_permissions(call: Call, ids: list[str], parameters: dict[str, Any]) -> None:
+    """Each document's own grants become (or, with `merge`, gain) those named; only its owner
+    (or a superuser) may, checked for every document first."""
+    if "set_permissions" not in parameters:
+        raise invalid(NON_FIELD, "set_permissions not specified")
+    wanted = sharing.wanted_grants(parameters["set_permissions"])
+    merge = parameters.get("merge", False)
+    if not isinstance(merge, bool):
+        raise invalid(NON_FIELD, "merge must be a boolean")
+    for document_id in ids:
+        sharing.check_may_share(call, document_id)
+        if parameters.get("owner") is not None:
+            sharing.owner_unchanged(document_id, parameters["owner"])
+    for document_id in ids:
+        grants.set_grants(call.user, document_id, wanted, merge)
+
+
+def _flag(parameters: dict[str, Any], name: str) -> bool:
+    value = parameters.get(name, False)
+    if not isinstance(value, bool):
+        raise invalid(NON_FIELD, f"{name} must be a boolean")
+    return value
+
+
+def _page_groups(given: object) -> list[list[int]]:
+    """split's `pages`: "1,2-3,4" as [[1], [2, 3], [4]]."""
+    if not isinstance(given, str) or len(given) > MAX_PAGES_TEXT:
+        raise invalid(NON_FIELD, "invalid pages specified")
+    groups = []
+    try:
+        for part in given.split(","):
+            first, _, last = part.strip().partition("-")
+            low, high = int(first), int(last or first)
+            if high - low > MAX_PAGES_TEXT:
+                raise ValueError
+            groups.append(list(range(low, high + 1)))
+    except ValueError:
+        raise invalid(NON_FIELD, "invalid pages specified") from None
+    return groups
+
+
+def _page_method(call: Call, method: str, ids: list[str], parameters: dict[str, Any]) -> None:
+    """rotate, merge, split and delete_pages: dms's page operations (dms.domain.pages.numbered),
+    done at once (Paperless-ngx queues them; its answer is the same "OK")."""
+    user, services = call.user, call.services
+    if method == "rotate":
+        degrees = parameters.get("degrees")
+        if isinstance(degrees, bool) or not isinstance(degrees, (int, float)) \
+                or not float(degrees).is_integer():
+            raise invalid(NON_FIELD, "invalid rotation degrees")
+        numbered.rotate_documents(services, user, ids, int(degrees))
+    elif method == "delete_pages":
+        pages = parameters.get("pages")
+        if "pages" not in parameters:
+            raise invalid(NON_FIELD, "pages not specified")
+        if not isinstance(pages, list) or len(pages) > MAX_PAGES_TEXT or not all(
+                isinstance(page, int) and not isinstance(page, bool) for page in pages):
+            raise invalid(NON_FIELD, "pages must be a list of integers")
+        numbered.delete_page_numbers(services, user, ids[0], pages)
+    elif method == "split":
+        if "pages" not in parameters:
+            raise invalid(NON_FIELD, "pages not specified")
+        numbered.split_into(services, user, ids[0], _page_groups(parameters["pages"]),
+                            _flag(parameters, "delete_originals"))
+    else:
+        metadata = parameters.get("metadata_document_id")
+        metadata_id = None if metadata is None else \
+            numbers.id_of("document", translate.pk("metadata_document_id", metadata))
+        if metadata is not None and metadata_id not in ids:
+            raise invalid(NON_FIELD, "metadata_document_id is one of the documents merged")
+        numbered.merge_into_new(services, user, ids, metadata_id,
+                                _flag(parameters, "delete_originals"))
 
 
 def _modify_fields(call: Call, ids: list[str], parameters: dict[str, Any]) -> None:

@@ -26,12 +26,13 @@ from dms.domain import (
     tags,
     trash,
 )
+from dms.domain.access import grants
 from dms.domain.access.rule import EDITOR, RANK, role_of
 from dms.domain.metadata import autofill, notes
 from dms.domain.metadata import document as document_metadata
 from dms.domain.rows import DOCUMENT
 from dms.web.endpoints import file_response
-from dms.web.paperless import translate
+from dms.web.paperless import sharing, translate
 from dms.web.paperless.finding import conditions, field_query
 from dms.web.paperless.protocol import Call, Reply, Routes, not_found, number
 
@@ -70,11 +71,14 @@ def shapes(call: Call, ids: list[str]) -> list[dict[str, Any]]:
     linked = {target for fact in found.values() for value in fact.about.get("custom_fields", [])
               if isinstance(value["value"], list) for target in value["value"]}
     numbered["document"] = numbers.numbers_of("document", list(linked))
-    return [_shape(call, found[node_id], numbered) for node_id in ids if node_id in found]
+    shares = sharing.Shares(user, {fact.id: fact.owner_id for fact in found.values()})
+    full = sharing.full_perms(call)
+    return [_shape(call, found[node_id], numbered, shares, full) for node_id in ids
+            if node_id in found]
 
 
-def _shape(call: Call, fact: documentfacts.DocumentFacts,
-           numbered: dict[str, dict[str, int]]) -> dict[str, Any]:
+def _shape(call: Call, fact: documentfacts.DocumentFacts, numbered: dict[str, dict[str, int]],
+           shares: sharing.Shares, full_perms: bool) -> dict[str, Any]:
     about, latest = fact.about, fact.latest
     mine = fact.owner_id == call.user.id
     if not mine:
@@ -94,8 +98,7 @@ def _shape(call: Call, fact: documentfacts.DocumentFacts,
         "archive_serial_number": about.get("archive_serial_number"),
         "original_file_name": latest.file_name if latest else None,
         "archived_file_name": None,
-        "owner": numbered["user"][fact.owner_id], "user_can_change": can_change,
-        "is_shared_by_requester": False,
+        "owner": numbered["user"][fact.owner_id],
         "notes": [{"id": note.number, "note": note.note, "created": _time(note.created_at),
                    "user": {"id": numbered["user"].get(note.user_id or ""),
                             "username": note.username, "first_name": "", "last_name": ""}
@@ -106,6 +109,11 @@ def _shape(call: Call, fact: documentfacts.DocumentFacts,
         "page_count": fact.page_count or None,
         "mime_type": latest.mime_type if latest else None,
     }
+    if full_perms:
+        shown["permissions"] = shares.permissions(fact.id)
+    else:
+        shown["user_can_change"] = can_change
+        shown["is_shared_by_requester"] = mine and shares.shared(fact.id)
     if latest is not None and latest.searchable:
         shown["archived_file_name"] = f"{fact.title}.pdf"
     if call.version >= 10:
@@ -215,17 +223,27 @@ def _reached(call: Call, raw: str) -> str:
 
 def apply_change(call: Call, document_id: str, change: translate.DocumentChange) -> None:
     """What a client wrote about a document, through the same domain functions as dms's own
-    PATCH and tag routes."""
+    PATCH, tag and access routes (who may share it is checked before anything changes)."""
+    if change.grants is not None:
+        sharing.check_may_share(call, document_id)
     if change.attributes:
         document_metadata.update_node(call.user, document_id, DOCUMENT, change.attributes)
     if change.tag_names is not None:
         tags.change_node_tags(call.user, document_id, change.tag_names, "replace")
+    if change.grants is not None:
+        grants.set_grants(call.user, document_id, change.grants, merge=False)
 
 
 @routes.add("PATCH", "/api/documents/{document_id}/", fields=translate.FIELDS)
 def update_document(call: Call, document_id: str) -> dict[str, Any]:
     found = _reached(call, document_id)
-    apply_change(call, found, translate.change_of(call.user, call.body()))
+    body = call.body()
+    change = translate.change_of(call.user, body)
+    if "set_permissions" in body:
+        change.grants = sharing.wanted_grants(body["set_permissions"])
+    if "owner" in body:
+        sharing.owner_unchanged(found, body["owner"])
+    apply_change(call, found, change)
     return shapes(call, [found])[0]
 
 

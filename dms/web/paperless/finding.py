@@ -99,6 +99,7 @@ def conditions(call: Call) -> list[docfilters.Condition]:
     inbox = _flag(call, "is_in_inbox")
     if inbox is not None:
         found.append(docfilters.in_inbox(user, inbox))
+    found.extend(_owners(call))
     wanted = _numbers(call, "id__in") or _numbers(call, "id")
     if wanted is not None:
         found.append(docfilters.among(_ids("document", wanted)))
@@ -120,6 +121,22 @@ def _tags(call: Call, user: User) -> list[docfilters.Condition]:
     tagged = _flag(call, "is_tagged")
     if tagged is not None:
         found.append(docfilters.tagged(user, tagged))
+    return found
+
+
+def _owners(call: Call) -> list[docfilters.Condition]:
+    """Whose documents (§21): `owner__id`, `owner__id__in`, `owner__id__none`, `owner__isnull`
+    (every dms document has an owner) and `shared_by__id` (the owner's, shared by them)."""
+    found = []
+    for suffix, how in (("__id", "in"), ("__id__in", "in"), ("__id__none", "none")):
+        wanted = _numbers(call, "owner" + suffix)
+        if wanted is not None:
+            found.append(docfilters.owners(_ids("user", wanted), how))
+    if _flag(call, "owner__isnull"):
+        found.append(NOTHING)
+    wanted = _numbers(call, "shared_by__id")
+    if wanted is not None:
+        found.append(docfilters.shared_by(_ids("user", wanted)))
     return found
 
 

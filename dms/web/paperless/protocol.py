@@ -66,6 +66,9 @@ def not_found(what: str | None = None) -> DrfError:
     return detail(404, f"No {what} matches the given query." if what else "Not found.")
 
 
+NON_FIELD = "non_field_errors"  # DRF's name for an error of the whole body
+
+
 def invalid(field_name: str, sentence: str) -> DrfError:
     return DrfError(400, {field_name: [sentence]})
 

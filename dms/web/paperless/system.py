@@ -13,10 +13,12 @@ from dms.domain.access import groups as dms_groups
 from dms.domain.credentials import MAX_TOKEN_NAME_LENGTH
 from dms.domain.rows import Group, User
 from dms.errors import Forbidden, Invalid, NotFound
+from dms.web.paperless import translate
 from dms.web.paperless.protocol import (
     FOLLOWED_RELEASE,
     NO_PERMISSION,
     Call,
+    Reply,
     Routes,
     detail,
     invalid,
@@ -195,6 +197,43 @@ def get_user(call: Call, user_id: str) -> dict[str, Any]:
     except (Forbidden, NotFound):  # another user's, to one who is not an admin: unknown
         raise not_found("User") from None
     return _user_json([user], call.user)[0]
+
+
+USER_FIELDS = ("username", "first_name", "last_name", "email", "is_active", "is_staff",
+               "is_superuser")
+
+
+@routes.add("POST", "/api/users/", fields={"password": "password", "groups": "groups"})
+def create_user(call: Call) -> Reply:
+    """An administrator adds an account, with its password and groups (Paperless-ngx's
+    `user_permissions` are not dms's: its rights are the account's flags and what is shared)."""
+    body = call.body()
+    group_ids = _group_ids(body.get("groups", []))
+    user = accounts.create_user_by(call.user, {name: body[name] for name in USER_FIELDS
+                                               if name in body}, body.get("password"))
+    if group_ids:
+        dms_groups.join(call.user, user.id, group_ids)
+    return Reply(_user_json([user], call.user)[0], 201)
+
+
+def _group_ids(given: object) -> list[str]:
+    if not isinstance(given, list) or len(given) > dms_groups.MAX_GROUPS:
+        raise invalid("groups", "Expected a list of items but got type "
+                                f'"{type(given).__name__}".')
+    wanted = [translate.pk("groups", value) for value in given]
+    ids = numbers.ids_of("group", wanted)
+    for number_ in wanted:
+        if number_ not in ids:
+            raise invalid("groups", f'Invalid pk "{number_}" - object does not exist.')
+    return [ids[number_] for number_ in wanted]
+
+
+@routes.add("POST", "/api/groups/")
+def create_group(call: Call) -> Reply:
+    """A superuser adds a group (its Django `permissions` are not dms's: what a group may do is
+    what is shared with it)."""
+    group = dms_groups.create(call.user, {"name": call.body().get("name")})
+    return Reply(_group_json([group])[0], 201)
 
 
 def _group_json(groups: list[Group]) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ MAX_TAGS = 1000
 class DocumentChange:
     attributes: dict[str, Any] = field(default_factory=dict)  # dms's PATCH attributes
     tag_names: list[str] | None = None  # replaces the caller's tags on it
+    grants: dict[tuple[str, str], str] | None = None  # its own grants become these
 
 
 def pk(name: str, value: object) -> int:
