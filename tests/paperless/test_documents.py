@@ -41,7 +41,8 @@ def test_post_document_files_it_with_what_came_along(alice):
     assert {key: task[key] for key in ("task_type", "status", "acknowledged")} == {
         "task_type": "consume_file", "status": "success", "acknowledged": False}
     number = task["related_document_ids"][0]
-    assert task["result_message"] == f"Success. New document id {number} created"
+    assert (task["result_data"], task["input_data"]["overrides"]["filename"]) == (
+        {"document_id": number}, "invoice.pdf")
     document = client.get(f"{API}/documents/{number}/").json()
     assert {key: document[key] for key in ("title", "correspondent", "tags", "created",
                                            "original_file_name", "mime_type")} == {
@@ -82,8 +83,8 @@ def test_post_document_refusals(alice):
         "detail": 'Unsupported media type "application/x-www-form-urlencoded" in request.'})
     # An empty file is a failed task, with dms's sentence.
     task = uploaded(client, "empty.txt", b"")
-    assert (task["status"], task["result_message"], task["related_document_ids"]) == (
-        "failure", "The file is empty.", [])
+    assert (task["status"], task["result_data"], task["related_document_ids"]) == (
+        "failure", {"error_message": "The file is empty."}, [])
     assert alice.get(f"/api/nodes/{alice.inbox_id}/").json()["data"] == []
 
 

@@ -39,7 +39,8 @@ def test_versions_by_the_accept_header(alice):
         assert (status, {key: body[key] for key in (*page, "all")}) == (200, {**page, "all": [
             body["results"][0]["id"]]}), version
     status, body = answer(dialect(alice, 10).get(f"{API}/tags/"))
-    assert (status, sorted(body)) == (200, ["count", "next", "previous", "results"])
+    assert (status, sorted(body)) == (200, ["count", "display_count", "next", "previous",
+                                           "results"])
     for accept in ("application/json; version=11", "application/json; version=0",
                    "application/json; version=abc", "application/json; version=", "*/*; version=99",
                    "application/json; version=９"):

@@ -53,7 +53,8 @@ def test_permissions_are_dms_grants(alice, bob, admin, config):
     # One system: dms's own sharing shows the same grants.
     access = alice.get(f"/api/nodes/{invoice_id}/access/").json()["data"]["attributes"]
     assert sorted(((grant["user"] or {}).get("username") or grant["group"]["name"],
-                   grant["role"]) for grant in access["grants"]) == [("Accounting", "editor"), ("bob", "viewer")]
+                   grant["role"]) for grant in access["grants"]) == [
+        ("Accounting", "editor"), ("bob", "viewer")]
     mine = client.get(f"{API}/documents/{invoice}/").json()
     assert (mine["is_shared_by_requester"], mine["user_can_change"], "permissions" in mine) == (
         True, True, False)

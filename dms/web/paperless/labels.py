@@ -182,9 +182,12 @@ def _listed(call: Call, kind: Kind) -> tuple[list[Any], dict[str, int]]:
 def _list(kind: Kind) -> Callable:
     def list_all(call: Call) -> dict[str, Any]:
         rows, row_numbers = _listed(call, kind)
-        return call.page(len(rows),
+        body = call.page(len(rows),
                          lambda offset, limit: shaped(call, kind, rows[offset:offset + limit]),
                          lambda: [row_numbers[row.id] for row in rows])
+        if kind.path == "tags" and call.version >= 10:
+            body["display_count"] = len(rows)  # with their children: no tag has any here
+        return body
     list_all.__name__ = f"list_{kind.path}"
     return list_all
 

@@ -79,9 +79,10 @@ def _shape(call: Call, task: Task, document_numbers: dict[str, int],
             "status_display": status.capitalize(), "date_created": _time(task.created_at),
             "date_started": _time(task.created_at), "date_done": _time(task.created_at),
             "duration_seconds": 0.0, "wait_time_seconds": 0.0,
-            "input_data": {"filename": task.file_name, "mime_type": task.mime_type},
-            "result_data": {"document_id": document} if document is not None else None,
-            "result_message": result,
+            "input_data": {"filename": task.file_name, "mime_type": task.mime_type,
+                           "overrides": {"filename": task.file_name}},
+            "result_data": {"document_id": document} if document is not None else
+            {"error_message": result} if task.status == tasks.FAILURE else None,
             "related_document_ids": [document] if document is not None else [],
             "acknowledged": task.acknowledged, "owner": owner}
 
