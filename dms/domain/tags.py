@@ -7,7 +7,8 @@ everything of theirs, "not found". Every change runs in one write transaction; t
 index learns of tag changes through the outbox triggers of migration 0007. A tag may file itself
 as correspondents do (`match`, `matching_algorithm`, `is_insensitive`: a new document whose text
 matches gets it) and be an inbox tag (`is_inbox_tag`: every new document gets it), migration 0029,
-dms.domain.metadata.autofill.
+dms.domain.metadata.autofill. A tag may sit under another (`parent`, migration 0030): the rules of
+the tree are dms.domain.tagtree's.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from peewee import ModelSelect
 
 from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import Tag, User, new_id, utcnow
+from dms.domain import tagtree
 from dms.domain.access.rule import EDITOR, changing
 from dms.domain.metadata import labels
 from dms.domain.ownership import owned
@@ -108,6 +110,8 @@ def create_tag(user: User, attributes: dict[str, Any]) -> Tag:
         if _name_taken(user, values["name_key"]):
             raise Invalid(DUPLICATE, "/data")
         _check_room(user, 1)
+        if "parent" in attributes:
+            values["parent"] = tagtree.parent_of(user, None, attributes["parent"])
         tag_id = new_id()
         Tag.insert(id=tag_id, owner=user.id, created_at=utcnow(), **values).execute()
     return Tag.get_by_id(tag_id)
@@ -120,6 +124,8 @@ def update_tag(user: User, tag_id: str, attributes: dict[str, Any]) -> Tag:
         labels.check_pattern_of(tag, values)
         if "name_key" in values and _name_taken(user, values["name_key"], tag.id):
             raise Invalid(DUPLICATE, "/data")
+        if "parent" in attributes:
+            values["parent"] = tagtree.parent_of(user, tag.id, attributes["parent"])
         if values:
             Tag.update(**values).where(Tag.id == tag.id).execute()
     return Tag.get_by_id(tag_id)
@@ -179,28 +185,38 @@ def change_node_tags(user: User, node_id: str, names_value: object, how: str) ->
     with changing(user, node_id, None, EDITOR, "", owner_scope(user.id)) as reached:
         node = reached.node
         before = [tag["name"] for tag in tags_of([node.id], user.id)[node.id]]
-        if how == "remove":
-            keys = [name_key(name) for name in names]
-            if keys:
-                database.execute_sql(
-                    f"DELETE FROM node_tag WHERE node_id = ? AND tag_id IN (SELECT id FROM tag "
-                    f"WHERE owner_id = ? AND name_key IN ({','.join('?' * len(keys))}))",
-                    (node.id, user.id, *keys))
-        else:
-            tag_ids = ensure_tags(user, names)
-            if how == "replace":
-                database.execute_sql("DELETE FROM node_tag WHERE node_id = ? AND tag_id IN "
-                                     "(SELECT id FROM tag WHERE owner_id = ?)",
-                                     (node.id, user.id))
-            for tag_id in tag_ids:
-                database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES (?, ?) "
-                                     "ON CONFLICT DO NOTHING", (node.id, tag_id))
+        asked = _ids_named(user, names) if how == "remove" else ensure_tags(user, names)
+        adding, removing = tagtree.kept_after(_ids_on(node.id, user.id), asked, how)
+        if removing:
+            database.execute_sql(f"DELETE FROM node_tag WHERE node_id = ? AND tag_id IN "
+                                 f"({','.join('?' * len(removing))})", (node.id, *removing))
+        put_on(node.id, adding)
         after = [tag["name"] for tag in tags_of([node.id], user.id)[node.id]]
         for action, changed in ((events.TAGGED, [n for n in after if n not in before]),
                                 (events.UNTAGGED, [n for n in before if n not in after])):
             if changed:
                 events.record(node.owner_id, node.id, action, user.id, tags=changed)
     return after
+
+
+def put_on(node_id: str, tag_ids: list[str] | set[str]) -> None:
+    """These tags on the node (and, by dms.domain.tagtree's rule, the tags above them), in the
+    caller's write transaction; those it has already stay."""
+    for tag_id in set(tag_ids) | tagtree.above(tag_ids):
+        database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES (?, ?) "
+                             "ON CONFLICT DO NOTHING", (node_id, tag_id))
+
+
+def _ids_on(node_id: str, owner_id: str) -> set[str]:
+    return {row[0] for row in database.execute_sql(
+        "SELECT nt.tag_id FROM node_tag AS nt JOIN tag AS t ON t.id = nt.tag_id "
+        "WHERE nt.node_id = ? AND t.owner_id = ?", (node_id, owner_id))}
+
+
+def _ids_named(user: User, names: list[str]) -> list[str]:
+    keys = [name_key(name) for name in names]
+    return [tag.id for tag in Tag.select(Tag.id).where(Tag.owner == user.id,
+                                                       Tag.name_key.in_(keys))] if keys else []
 
 
 def tags_of(node_ids: list[str], owner_id: str) -> dict[str, list[dict[str, Any]]]:

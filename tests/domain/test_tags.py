@@ -59,7 +59,7 @@ def labels(*names, **colors):
 
 # A tag that files nothing by itself (migration 0029: matching and inbox tags).
 NOT_FILING = {"match": "", "matching_algorithm": "none", "is_insensitive": True,
-              "is_inbox_tag": False}
+              "is_inbox_tag": False, "parent": None}
 
 
 def labels_of(node_id) -> list[dict]:

@@ -27,7 +27,7 @@ from tests.harness.waiting import wait_for, wait_indexed, wait_processed, wait_s
 LISTINGS = ["/api/folders/?page[size]=100", "/api/documents/?page[size]=100",
             "/api/tokens/?page[size]=100", "/api/webhooks/?page[size]=100",
             "/api/correspondents/?page[size]=100", "/api/document-types/?page[size]=100",
-            "/api/custom-fields/?page[size]=100"]
+            "/api/custom-fields/?page[size]=100", "/api/tags/?page[size]=100"]
 # A webhook whose host resolves nowhere (RFC 2606), disabled: nothing is tried behind the tests.
 WEBHOOK = {"data": {"type": "webhooks", "attributes": {
     "url": "https://dms-webhook.invalid/hook", "events": ["node.created"],
@@ -44,7 +44,8 @@ def folder(client, title, parent):
 def filled(admin, alice, config):
     """Users, nested folders, several versions, OCR text, tokens, a webhook, and what the
     documents are about: correspondents, document types, custom fields with values of every
-    column's type, documentlinks both ways, notes, a document date and serial numbers."""
+    column's type, documentlinks both ways, notes, a document date and serial numbers; nested
+    tags."""
     alice.post("/api/tokens/", {"expiry_hours": 10, "name": "scanner"}, media=JSON)
     assert alice.post("/api/webhooks/", WEBHOOK).status_code == 201
     outer = folder(alice, "Outer", alice.home_id)
@@ -58,6 +59,13 @@ def filled(admin, alice, config):
     for document_id in documents:
         wait_processed(alice, document_id)
     describe(alice, documents)
+    # Nested tags, the child made before its parent (a restore into PostgreSQL meets it first).
+    child = alice.post("/api/tags/", {"data": {"type": "tags", "attributes": {
+        "name": "Invoices"}}}).json()["data"]["id"]
+    parent = alice.post("/api/tags/", {"data": {"type": "tags", "attributes": {
+        "name": "Finance"}}}).json()["data"]["id"]
+    assert alice.patch(f"/api/tags/{child}/", {"data": {"type": "tags", "attributes": {
+        "parent": parent}}}).status_code == 200
     return documents
 
 

@@ -95,7 +95,7 @@ def test_a_damaged_table_file_is_refused(logical, work, change, message):
                   "bg_color": "#c41fff", "fg_color": "#FFFFFF", "description": "",
                   "pinned": 0, "created_at": "2026-01-02 03:04:05.000000", "seq": n,
                   "match": "", "matching_algorithm": "none", "is_insensitive": 1,
-                  "is_inbox_tag": 0}[c] for c in header]
+                  "is_inbox_tag": 0, "parent_id": None}[c] for c in header]
                 for n in (1, 2)]
         lines += [json.dumps(row) + "\n" for row in rows]
     n = len(lines) - 1

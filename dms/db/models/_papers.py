@@ -202,4 +202,8 @@ class Tag(BaseModel):
     matching_algorithm = TextField(default="none")
     is_insensitive = BooleanField(default=True)
     is_inbox_tag = BooleanField(default=False)  # every new document gets it
+    # The tag above it (migration 0030, dms.domain.tagtree); deleting that one: top-level.
+    parent = ForeignKeyField("self", null=True, on_delete="SET NULL", column_name="parent_id")
+    if TYPE_CHECKING:
+        parent_id = TextField()
     seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect (migration 0027)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dms.db import database, events
-from dms.domain import matching
+from dms.domain import matching, tagtree
 from dms.domain.metadata.dates import read_document_date
 from dms.domain.metadata.labels import CORRESPONDENTS, DOCUMENT_TYPES, UNMATCHED, Kind
 from dms.errors import DomainError
@@ -109,7 +109,9 @@ def apply(owner_id: str, document_id: str, suggestion: Suggestion) -> dict[str, 
             changes["document_date"] = {"from": row[0], "to": suggestion.document_date}
     if changes:
         events.record(owner_id, document_id, events.METADATA_CHANGED, None, changes=changes)
-    added = [name for tag_id, name in suggestion.tags if database.execute_sql(
+    wanted = dict(suggestion.tags)  # and the tags above them (dms.domain.tagtree)
+    wanted.update(tagtree.names(tagtree.above(list(wanted))))
+    added = [name for tag_id, name in wanted.items() if database.execute_sql(
         "INSERT INTO node_tag (node_id, tag_id) SELECT id, ? FROM node WHERE id = ? "
         "AND trash_id IS NULL ON CONFLICT DO NOTHING", (tag_id, document_id)).rowcount]
     if added:

@@ -291,7 +291,6 @@ def _add_tags(owner: User, node_id: str, names: tuple[str, ...]) -> list[str]:
     except DomainError as error:  # the owner has the most tags one may have
         log.warning("rule tags for document %s not added: %s", node_id, error.message)
         return []
-    for tag_id in tag_ids:
-        database.execute_sql("INSERT INTO node_tag (node_id, tag_id) VALUES (?, ?) "
-                             "ON CONFLICT DO NOTHING", (node_id, tag_id))
-    return wanted
+    tags.put_on(node_id, tag_ids)
+    after = [tag["name"] for tag in tags.tags_of([node_id], owner.id)[node_id]]
+    return [name for name in after if tags.name_key(name) not in before]

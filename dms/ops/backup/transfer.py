@@ -82,6 +82,9 @@ def _copy(source: sqlite3.Connection, cursor: Any, table: str, columns: list[str
     quoted = ", ".join(f'"{column}"' for column in columns)
     if table == "node":
         select = NODES_BY_DEPTH.format(columns=", ".join(f'node."{c}"' for c in columns))
+    elif table == "tag":  # parents set once every tag is there (a tag may precede its parent)
+        select = "SELECT " + ", ".join("NULL" if c == "parent_id" else f'"{c}"'
+                                       for c in columns) + ' FROM "tag"'
     else:
         select = f'SELECT {quoted} FROM "{table}"'
     insert = f'INSERT INTO "{table}" ({quoted}) VALUES ({", ".join(["%s"] * len(columns))})'
@@ -89,6 +92,9 @@ def _copy(source: sqlite3.Connection, cursor: Any, table: str, columns: list[str
     while True:
         batch = rows.fetchmany(BATCH_ROWS)
         if not batch:
+            if table == "tag":
+                cursor.executemany("UPDATE tag SET parent_id = %s WHERE id = %s", source.execute(
+                    "SELECT parent_id, id FROM tag WHERE parent_id IS NOT NULL").fetchall())
             return
         if flags:
             batch = [tuple(bool(value) if i in flags and value is not None else value

@@ -18,7 +18,8 @@ def tag_resource(tag: Tag) -> dict:
         "name": tag.name, "bg_color": tag.bg_color, "fg_color": tag.fg_color,
         "description": tag.description, "pinned": bool(tag.pinned), "match": tag.match,
         "matching_algorithm": tag.matching_algorithm,
-        "is_insensitive": bool(tag.is_insensitive), "is_inbox_tag": bool(tag.is_inbox_tag)}}
+        "is_insensitive": bool(tag.is_insensitive), "is_inbox_tag": bool(tag.is_inbox_tag),
+        "parent": tag.parent_id}}
 
 
 @routes.get("/tags/", Operation("The caller's tags", list_of(ref("Tag")), query=PAGE_QUERY))

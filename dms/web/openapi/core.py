@@ -50,7 +50,8 @@ LEGACY_DOCUMENT = obj({"id": UUID, "title": STRING, "file_name": NULLABLE_STRING
 TAG_ATTRIBUTES = {"name": STRING, "bg_color": STRING, "fg_color": STRING,
                   "description": STRING, "pinned": BOOLEAN, "match": STRING,
                   "matching_algorithm": {"enum": list(MATCHING_ALGORITHMS)},
-                  "is_insensitive": BOOLEAN, "is_inbox_tag": BOOLEAN}
+                  "is_insensitive": BOOLEAN, "is_inbox_tag": BOOLEAN,
+                  "parent": {"type": ["string", "null"], "format": "uuid"}}
 NAMES = obj({"tags": {"type": "array", "items": STRING}}, ["tags"])
 MAIL_SETTINGS = {
     "host": STRING, "port": {"type": "integer", "minimum": 1, "maximum": 65535},

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dms.domain import numbers, tags
+from dms.domain import numbers, tags, tagtree
 from dms.domain.metadata import fields, labels
 from dms.domain.rows import User
+from dms.web.paperless import translate
 from dms.web.paperless.protocol import Call, Reply, Routes, invalid, not_found, number
 
 routes = Routes()
@@ -88,6 +89,10 @@ def _label_kind(path: str, number_kind: str, noun: str, kind: labels.Kind) -> Ki
 def _tag_attributes(body: dict[str, Any]) -> dict[str, Any]:
     attributes = {**_matching(body), **{key: body[key] for key in ("is_inbox_tag",)
                                         if body.get(key) is not None}}
+    if "parent" in body:  # a number; one that names no tag of the caller's: the domain's 400
+        parent = None if body["parent"] in (None, "") else translate.pk("parent", body["parent"])
+        attributes["parent"] = None if parent is None else \
+            numbers.id_of("tag", parent) or f"#{parent}"
     for given, ours in (("color", "bg_color"), ("text_color", "fg_color")):
         if body.get(given) is not None:  # null: left as it is (clients send the read-only
             attributes[ours] = body[given]  # text_color back as null)
@@ -105,7 +110,7 @@ def _tag_shape(row: Any, number_: int, counted: tuple[int, str | None], owner: i
             "matching_algorithm": ALGORITHM_NUMBERS.get(row.matching_algorithm, 0),
             "is_insensitive": bool(row.is_insensitive),
             "is_inbox_tag": bool(row.is_inbox_tag), "document_count": counted[0],
-            "owner": owner, "user_can_change": True, "parent": None, "children": []}
+            "owner": owner, "user_can_change": True, "parent": row.parent_id, "children": []}
 
 
 def _field_attributes(body: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +128,7 @@ KINDS = [
     Kind("tags", "tag", "Tag", lambda user: list(tags.tags_of_user(user)),
          _counted(tags.document_counts),
          tags.create_tag, tags.update_tag, tags.delete_tag, _tag_shape, _tag_attributes,
-         {"bg_color": "color", "fg_color": "text_color", "data": "name"}),
+         {"bg_color": "color", "fg_color": "text_color", "data": "name", "parent": "parent"}),
     _label_kind("correspondents", "correspondent", "Correspondent", labels.CORRESPONDENTS),
     _label_kind("document_types", "document_type", "Document Type", labels.DOCUMENT_TYPES),
     Kind("custom_fields", "custom_field", "Custom Field",
@@ -140,8 +145,37 @@ def shaped(call: Call, kind: Kind, rows: list[Any], detail: bool = False) -> lis
     row_numbers = numbers.numbers_of(kind.number_kind, ids)
     counts = kind.counts(ids)
     owner = numbers.numbers_of("user", [call.user.id])[call.user.id]
-    return [kind.shape(row, row_numbers[row.id], counts.get(row.id, (0, None)), owner, detail)
-            for row in rows]
+    shown = [kind.shape(row, row_numbers[row.id], counts.get(row.id, (0, None)), owner, detail)
+             for row in rows]
+    return _as_tree(call, kind, shown, owner) if kind.path == "tags" else shown
+
+
+def _as_tree(call: Call, kind: Kind, shown: list[dict[str, Any]],
+             owner: int) -> list[dict[str, Any]]:
+    """Tags with their parent's number and their children nested (Paperless-ngx's tag tree):
+    the caller's tags read once, the tree at most tagtree.MAX_DEPTH deep."""
+    every = kind.rows(call.user)
+    every_numbers = numbers.numbers_of("tag", [row.id for row in every])
+    counts = kind.counts([row.id for row in every])
+    children: dict[str, list[Any]] = {}
+    for row in every:
+        if row.parent_id:
+            children.setdefault(row.parent_id, []).append(row)
+    by_number: dict[int, str] = {number_: row_id for row_id, number_ in every_numbers.items()}
+
+    def below(tag_id: str, depth: int) -> list[dict[str, Any]]:
+        if depth >= tagtree.MAX_DEPTH:
+            return []
+        return [{**kind.shape(child, every_numbers[child.id], counts.get(child.id, (0, None)),
+                              owner, False),
+                 "parent": every_numbers.get(tag_id),
+                 "children": below(child.id, depth + 1)} for child in children.get(tag_id, [])]
+
+    for shape in shown:
+        parent_id: str | None = shape["parent"]
+        shape["parent"] = every_numbers.get(parent_id) if parent_id else None
+        shape["children"] = below(by_number[shape["id"]], 1)
+    return shown
 
 
 def _ids_param(call: Call, name: str) -> list[int] | None:
