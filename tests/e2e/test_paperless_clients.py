@@ -2,10 +2,11 @@
 42), unchanged, in their own virtualenv (tests/harness/paperless_clients.py): pypaperless 6.0.2
 (Accept version 10) and easypaperless 0.7.1 (no version) each drive a whole session — a token,
 a tag and a correspondent, uploads with post_document and their tasks, reading, updating,
-filtering, full-text search, downloads, notes, deleting — and Home Assistant's calls through
-pypaperless (statistics, status, remote_version). A session runs in two scripts with a wait
-between, as a user waits for dms to read the uploads before searching them. Afterwards dms's
-own API must show the same rows: both dialects are one library."""
+filtering, full-text search, downloads, notes, deleting (easypaperless's also behind a proxy
+prefix) — and Home Assistant's calls through pypaperless (statistics, status,
+remote_version). A session runs in two scripts with a wait between, as a user waits for dms to
+read the uploads before searching them. Afterwards dms's own API must show the same rows: both
+dialects are one library."""
 
 from __future__ import annotations
 
@@ -451,7 +452,12 @@ async def main():
 '''
 
 
-def test_easypaperless_session(server, alice, tmp_path):
+@pytest.mark.parametrize("prefix", [
+    "", pytest.param("/dms", marks=pytest.mark.config(url_prefix="/dms"))])
+def test_easypaperless_session(prefix, server, alice, tmp_path):
+    """The whole session, also behind a proxy prefix (the client is given
+    http://host:port/dms/paperless)."""
+    assert dialect_url(server).split("/", 3)[3] == f"{prefix}/paperless".lstrip("/")
     files = {"receipt.txt": RECEIPT_TXT, "warranty.pdf": WARRANTY_PDF}
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)

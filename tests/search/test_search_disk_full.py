@@ -17,7 +17,7 @@ from dms.config import Config
 from tests.harness.disk import fill, small_tmpfs
 from tests.harness.documents import new_document
 from tests.harness.users import ADMIN_PASSWORD
-from tests.harness.waiting import wait_indexed
+from tests.harness.waiting import wait_for, wait_indexed
 
 pytestmark = pytest.mark.sqlite_only  # the tantivy index of the SQLite mode
 
@@ -81,6 +81,9 @@ def test_a_full_index_disk_is_said_once_and_the_index_catches_up(alice, index_di
     wait_indexed(config, timeout=90)  # the next retry is at most a minute away
     assert titles(alice, "annual") == ["Annual statement"]
     assert titles(alice, "quarterly") == []
-    search_log = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "dms.search"]
-    assert search_log == [("WARNING", WAITING),
-                          ("INFO", "the search index is written again: the disk has space")]
+
+    def logged():  # said just after the commit that wait_indexed saw
+        found = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "dms.search"]
+        return found if len(found) > 1 else None
+    assert wait_for(logged, timeout=10, interval=0.05) == [
+        ("WARNING", WAITING), ("INFO", "the search index is written again: the disk has space")]

@@ -200,3 +200,10 @@ def test_forwarded_headers_are_ignored_without_a_trusted_proxy(admin):
     forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "evil.example"}
     links = admin.get("/api/users/", headers=forwarded).json()["links"]
     assert links["first"] == f"{admin.base_url}/api/users/?page[number]=1"
+
+
+def test_a_host_whose_port_is_not_ascii_digits_is_no_error(admin):
+    """A fuzz find: `³` is a digit to str.isdigit but not to int()."""
+    response = admin.get("/api/users/", headers={"Host": "docs.example.org:³"})
+    assert (response.status_code, response.json()["links"]["first"].split("/api/")[1]) == (
+        200, "users/?page[number]=1")

@@ -131,6 +131,6 @@ def _check_owned(kind: Kind, user: User, value: str, name: str) -> None:
 
 
 def _asn(value: str) -> int:
-    if not value.isdigit() or len(value) > 10 or int(value) > MAX_ASN:
+    if not (value.isascii() and value.isdigit()) or len(value) > 10 or int(value) > MAX_ASN:
         raise Invalid(f"asn is a whole number from 0 to {MAX_ASN:,}.", "asn")
     return int(value)
