@@ -188,7 +188,8 @@ DEFAULT_PORTS = {"http": "80", "https": "443"}
 def split_host(host: str) -> tuple[str, str | None]:
     """A Host header as (name, port or None): `h:8443`, `[::1]:8443`, `h`, `[::1]`."""
     name, colon, port = host.rpartition(":")
-    if not colon or not (port.isascii() and port.isdigit()) or (":" in name and not name.startswith("[")):
+    digits = port.isascii() and port.isdigit()  # not "³": a digit to isdigit, not to int()
+    if not colon or not digits or (":" in name and not name.startswith("[")):
         return host, None  # no port, or an IPv6 literal without brackets (not a valid Host)
     return name, str(int(port))
 

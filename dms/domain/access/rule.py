@@ -111,6 +111,7 @@ def _refusal(role: str, need: str) -> str:
     return "It is shared with you to read; changing it needs the editor role."
 
 
+IDS_PER_WALK = 500  # nodes one walk up starts from
 MAX_SHARERS = 50  # owners whose shared documents one search looks through (api.md §21)
 
 
@@ -122,13 +123,21 @@ def sharers(user: User) -> list[str]:
         (user.id, user.id, user.id, MAX_SHARERS))]
 
 
-def shared_among(user_id: str, node_ids: list[str]) -> set[str]:
-    """Those of `node_ids` that a grant to the user covers now (on them or on a folder above):
-    one walk up from all of them at once (UNION: it ends on a loop), bounded by their number and
-    the tree's depth."""
+def shared_among(user_id: str, node_ids: list[str], need: str = VIEWER) -> set[str]:
+    """Those of `node_ids` that a grant to the user covers now (on them or on a folder above),
+    with at least the role `need`: one walk up from IDS_PER_WALK of them at once (UNION: it
+    ends on a loop), bounded by their number and the tree's depth."""
+    found: set[str] = set()
+    for start in range(0, len(node_ids), IDS_PER_WALK):
+        found |= _shared_among(user_id, node_ids[start:start + IDS_PER_WALK], need)
+    return found
+
+
+def _shared_among(user_id: str, node_ids: list[str], need: str) -> set[str]:
     if not node_ids:
         return set()
     marks = ",".join("?" * len(node_ids))
+    roles = [role for role in ROLES if RANK[role] >= RANK[need]]
     return {start for (start,) in database.execute_sql(f"""
         WITH RECURSIVE up(start, id) AS (
             SELECT id, id FROM node WHERE id IN ({marks})
@@ -137,4 +146,5 @@ def shared_among(user_id: str, node_ids: list[str]) -> set[str]:
             WHERE n.parent_id IS NOT NULL
         )
         SELECT DISTINCT up.start FROM up JOIN node_grant AS g ON g.node_id = up.id
-        WHERE {TO_USER}""", (*node_ids, user_id, user_id))}
+        WHERE {TO_USER} AND g.role IN ({','.join('?' * len(roles))})""",
+        (*node_ids, user_id, user_id, *roles))}

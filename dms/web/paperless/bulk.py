@@ -7,10 +7,11 @@ Paperless-ngx, and nothing changes)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
+from dms.domain import documentfacts, numbers, tags, trash
 from dms.domain import documents as dms_documents
-from dms.domain import numbers, tags, trash
 from dms.domain.access import grants
 from dms.domain.access.rule import role_of
 from dms.domain.metadata import document as document_metadata
@@ -200,25 +201,24 @@ def _modify_fields(call: Call, ids: list[str], parameters: dict[str, Any]) -> No
 def selection_data(call: Call) -> dict[str, Any]:
     """How many of the chosen documents carry each of the caller's labels."""
     ids = _documents(call, call.body().get("documents"))
-    shown = shapes(call, ids)
-    counted: dict[str, dict[int, int]] = {"tags": {}, "correspondent": {}, "document_type": {},
-                                          "custom_fields": {}}
-    for document in shown:
-        for tag in document["tags"]:
-            counted["tags"][tag] = counted["tags"].get(tag, 0) + 1
-        for name in ("correspondent", "document_type"):
-            if document[name] is not None:
-                counted[name][document[name]] = counted[name].get(document[name], 0) + 1
-        for value in document["custom_fields"]:
-            counted["custom_fields"][value["field"]] = \
-                counted["custom_fields"].get(value["field"], 0) + 1
+    counted: dict[str, Counter[str]] = {kind: Counter() for kind in (
+        "tag", "correspondent", "document_type", "custom_field")}
+    for fact in documentfacts.facts(ids, call.user.id, with_text=False).values():
+        counted["tag"].update(fact.tag_ids)
+        for kind in ("correspondent", "document_type"):
+            if fact.about.get(kind):
+                counted[kind][fact.about[kind]] += 1
+        counted["custom_field"].update(value["field"]
+                                       for value in fact.about.get("custom_fields", []))
 
-    def listed(name: str) -> list[dict[str, int]]:
-        return [{"id": number, "document_count": count}
-                for number, count in sorted(counted[name].items())]
+    def listed(kind: str) -> list[dict[str, int]]:
+        by_number = numbers.numbers_of(kind, list(counted[kind]))
+        return sorted(({"id": by_number[label_id], "document_count": count}
+                       for label_id, count in counted[kind].items() if label_id in by_number),
+                      key=lambda item: item["id"])
     return {"selected_correspondents": listed("correspondent"),
-            "selected_tags": listed("tags"), "selected_document_types": listed("document_type"),
-            "selected_storage_paths": [], "selected_custom_fields": listed("custom_fields")}
+            "selected_tags": listed("tag"), "selected_document_types": listed("document_type"),
+            "selected_storage_paths": [], "selected_custom_fields": listed("custom_field")}
 
 
 # -- the trash ------------------------------------------------------------------------------------

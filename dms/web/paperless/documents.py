@@ -27,7 +27,7 @@ from dms.domain import (
     trash,
 )
 from dms.domain.access import grants
-from dms.domain.access.rule import EDITOR, RANK, role_of
+from dms.domain.access.rule import EDITOR, role_of, shared_among
 from dms.domain.metadata import autofill, notes
 from dms.domain.metadata import document as document_metadata
 from dms.domain.rows import DOCUMENT
@@ -73,19 +73,18 @@ def shapes(call: Call, ids: list[str]) -> list[dict[str, Any]]:
     numbered["document"] = numbers.numbers_of("document", list(linked))
     shares = sharing.Shares(user, {fact.id: fact.owner_id for fact in found.values()})
     full = sharing.full_perms(call)
-    return [_shape(call, found[node_id], numbered, shares, full) for node_id in ids
-            if node_id in found]
+    editable = shared_among(user.id, [fact.id for fact in found.values()
+                                      if fact.owner_id != user.id], EDITOR)
+    return [_shape(call, found[node_id], numbered, shares, full, node_id in editable)
+            for node_id in ids if node_id in found]
 
 
 def _shape(call: Call, fact: documentfacts.DocumentFacts, numbered: dict[str, dict[str, int]],
-           shares: sharing.Shares, full_perms: bool) -> dict[str, Any]:
+           shares: sharing.Shares, full_perms: bool, editor: bool) -> dict[str, Any]:
+    """One document's JSON; `editor`: the caller may change it by a grant."""
     about, latest = fact.about, fact.latest
     mine = fact.owner_id == call.user.id
-    if not mine:
-        reached = role_of(call.user, fact.id)
-        can_change = reached is not None and RANK[reached.role] >= RANK[EDITOR]
-    else:
-        can_change = True
+    can_change = mine or editor
     created = about.get("document_date") or fact.created_at[:10]
     shown: dict[str, Any] = {
         "id": fact.number,
