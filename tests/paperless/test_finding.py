@@ -77,6 +77,8 @@ def test_filters_keep_what_paperless_would(library):
         f"id__in={n['memo']},{n['invoice']}": ["ACME invoice", "Team memo"],
         "is_in_inbox=true": ["Bank statement", "ACME invoice", "Team memo"],
         f"id__in={n['bob']['related_document_ids'][0]}": [],
+        f"more_like_id={n['invoice']}": [],  # dms finds no similar documents: none, not all
+        "correspondent__id__none=99999": ["Bank statement", "ACME invoice", "Team memo"],
         "custom_field_query=%5B%22Amount%22%2C%22gt%22%2C%22EUR100%22%5D": ["ACME invoice"],
         f"custom_field_query=%5B{n['amount']}%2C%22exists%22%2Ctrue%5D": ["ACME invoice"],
         "ordering=title": ["ACME invoice", "Bank statement", "Team memo"],

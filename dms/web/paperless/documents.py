@@ -146,6 +146,9 @@ def _ordering(call: Call) -> str:
 def list_documents(call: Call) -> dict[str, Any]:
     """Every document the caller may read that the filters keep, in `ordering`; with `query=`,
     the best matches of dms's search first, each with its `__search_hit__`."""
+    if call.arg("more_like_id") is not None:  # dms finds no "similar" documents: none, not all
+        translate.pk("more_like_id", call.arg("more_like_id"))
+        return call.page(0, lambda offset, limit: [], lambda: [])
     about = {"sort": _ordering(call)}
     query = field_query(call)
     if query is not None:

@@ -181,12 +181,20 @@ def _user_json(users: list[User], caller: User) -> list[dict[str, Any]]:
 
 @routes.add("GET", "/api/users/")
 def list_users(call: Call) -> dict[str, Any]:
-    query = accounts.visible_users(call.user)
+    return _paged(call, accounts.visible_users(call.user), "user",
+                  lambda users: _user_json(users, call.user))
+
+
+def _paged(call: Call, query: Any, kind: str, shape: Any) -> dict[str, Any]:
+    """A page of the users or groups of `query`, in its order, as `shape` writes them; `all`:
+    their numbers in the same order."""
+    def numbered() -> list[int]:
+        ids = [row.id for row in query]
+        by_id = numbers.numbers_of(kind, ids)
+        return [by_id[row_id] for row_id in ids]
     return call.page(query.count(),
-                     lambda offset, limit: _user_json(list(query.offset(offset).limit(limit)),
-                                                      call.user),
-                     lambda: sorted(numbers.numbers_of(
-                         "user", [user.id for user in query]).values()))
+                     lambda offset, limit: shape(list(query.offset(offset).limit(limit))),
+                     numbered)
 
 
 @routes.add("GET", "/api/users/{user_id}/")
@@ -244,11 +252,7 @@ def _group_json(groups: list[Group]) -> list[dict[str, Any]]:
 
 @routes.add("GET", "/api/groups/")
 def list_groups(call: Call) -> dict[str, Any]:
-    query = dms_groups.visible(call.user)
-    return call.page(query.count(),
-                     lambda offset, limit: _group_json(list(query.offset(offset).limit(limit))),
-                     lambda: sorted(numbers.numbers_of(
-                         "group", [group.id for group in query]).values()))
+    return _paged(call, dms_groups.visible(call.user), "group", _group_json)
 
 
 @routes.add("GET", "/api/groups/{group_id}/")
