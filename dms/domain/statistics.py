@@ -3,7 +3,7 @@
 their text, the documents in their .inbox and those carrying an inbox tag, their tags,
 correspondents and document types, and the highest archive serial number. Each a count over the
 owner's indexes; the characters read the text of every latest version (what Paperless-ngx does
-too)."""
+too), again only after the user's library changed."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ from typing import NamedTuple
 
 from dms.db import database
 from dms.db.models import Node, User
+from dms.domain.access.following import newest_event
 from dms.domain.tree import LIVE
 
+MAX_REMEMBERED = 1000  # users whose characters this process remembers
+# {user id: (their newest event id then, characters)}; per process, checked against the database.
+_CHARACTERS: dict[str, tuple[int, int]] = {}
 LATEST = ("v.number = (SELECT max(number) FROM document_version WHERE document_id = n.id)")
 
 
@@ -35,10 +39,7 @@ def library_of(user: User) -> Library:
         f"SELECT v.mime_type, count(*) FROM node AS n JOIN document_version AS v "
         f"ON v.document_id = n.id AND {LATEST} WHERE {mine} GROUP BY v.mime_type "
         "ORDER BY count(*) DESC, v.mime_type", (user.id,))]
-    characters = database.execute_sql(
-        f"SELECT coalesce(sum(length(p.text)), 0) FROM node AS n JOIN document_version AS v "
-        f"ON v.document_id = n.id AND {LATEST} JOIN page AS p ON p.version_id = v.id "
-        f"WHERE {mine}", (user.id,)).fetchone()[0]
+    characters = _characters(user, mine)
     counts = database.execute_sql(
         f"SELECT (SELECT count(*) FROM node AS n WHERE {mine}), "
         f"(SELECT count(*) FROM node AS n WHERE {mine} AND n.parent_id = (SELECT id FROM node "
@@ -58,6 +59,25 @@ def library_of(user: User) -> Library:
         (user.id, user.id, True)).fetchone()[0] if inbox_tags else 0
     return Library(documents, in_inbox, file_types, int(characters), tags, correspondents,
                    document_types, highest_asn, inbox_tags, with_inbox_tag)
+
+
+def _characters(user: User, mine: str) -> int:
+    """The characters of the text of the user's documents' latest versions: read again only
+    when the user's newest event changed since (every upload, reading, page operation,
+    deletion and restore is one), as Home Assistant asks every few minutes and the sum reads
+    every page's text."""
+    newest = newest_event(user.id)
+    known = _CHARACTERS.get(user.id)
+    if known is not None and known[0] == newest:
+        return known[1]
+    characters = int(database.execute_sql(
+        f"SELECT coalesce(sum(length(p.text)), 0) FROM node AS n JOIN document_version AS v "
+        f"ON v.document_id = n.id AND {LATEST} JOIN page AS p ON p.version_id = v.id "
+        f"WHERE {mine}", (user.id,)).fetchone()[0])
+    if len(_CHARACTERS) >= MAX_REMEMBERED and user.id not in _CHARACTERS:
+        _CHARACTERS.pop(next(iter(_CHARACTERS)), None)  # the longest remembered goes
+    _CHARACTERS[user.id] = (newest, characters)
+    return characters
 
 
 def highest_asn(user: User) -> int | None:

@@ -122,6 +122,12 @@ def test_the_callers_settings_profile_statistics(alice, admin):
                           "character_count": len("Hello there\n"), "tag_count": 1,
                           "correspondent_count": 0, "document_type_count": 0,
                           "storage_path_count": 0, "current_asn": 0}
+    # Counted again once the library changed (a new document read): not a stale number.
+    second = create_node(alice, "documents", "note", alice.inbox_id)
+    upload_accepted(alice, second, "note.txt", samples.text("Bye\n"))
+    assert wait_processed(alice, second)[-1] == "succeeded"
+    assert client.get(f"{API}/statistics/").json()["character_count"] == len(
+        "Hello there\nBye\n")
     assert client.get(f"{API}/remote_version/").json() == {"version": "3.0.0",
                                                            "update_available": False}
     assert client.get(f"{API}/status/").json() == {
