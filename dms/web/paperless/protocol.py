@@ -67,6 +67,7 @@ def not_found(what: str | None = None) -> DrfError:
 
 
 NON_FIELD = "non_field_errors"  # DRF's name for an error of the whole body
+ITEM_LISTS = ("custom_fields",)  # lists whose items' errors DRF writes item by item
 
 
 def invalid(field_name: str, sentence: str) -> DrfError:
@@ -270,8 +271,16 @@ def from_domain(error: errors.DomainError, fields: dict[str, str]) -> DrfError:
         more = {"Retry-After": str(error.retry_after)} \
             if isinstance(error, errors.Throttled) else {}
         return detail(status, error.message, **more)
-    name = (error.field or "").rsplit("/", 1)[-1] if error.field else ""
-    name = fields.get(name, name) if name else "non_field_errors"
+    segments = [segment for segment in (error.field or "").split("/") if segment]
+    for at, segment in enumerate(segments[:-1]):
+        if segment in ITEM_LISTS and segments[at + 1].isascii() and segments[at + 1].isdigit():
+            # One item of a list, as DRF writes it: {"custom_fields": [{}, {"field": [...]}]}
+            # (a value refused: the item's non_field_errors, as Paperless-ngx's serializer).
+            inner = "field" if segments[at + 2:at + 3] == ["field"] else NON_FIELD
+            return DrfError(400, {fields.get(segment, segment): [
+                *([{}] * int(segments[at + 1])), {inner: [error.message]}]})
+    name = segments[-1] if segments else ""
+    name = fields.get(name, name) if name else NON_FIELD
     return invalid(name, error.message)
 
 
