@@ -14,7 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.harness import samples
+from tests.harness.database import snapshot
 from tests.harness.paperless import API, JSON, dialect, make
+from tests.harness.waiting import wait_processed
 from tests.paperless.test_documents import post_document, uploaded
 
 MAX_EXAMPLES = 100
@@ -119,3 +121,31 @@ def test_no_request_gets_a_server_error(alice):
         run(test)
     assert len(seen) >= 2 * MAX_EXAMPLES  # the properties ran their examples
 
+
+
+def test_null_characters_and_hostile_json_are_refused(alice, config):
+    """What the fuzzer found on PostgreSQL (a null character reached the database: 500), and
+    JSON Python refuses only by an exception of its own (too deep), each a 400 changing
+    nothing."""
+    client = dialect(alice, 10)
+    number = uploaded(client, "a.txt", samples.text("a\n"))["related_document_ids"][0]
+    assert wait_processed(alice, client.get(f"{API}/documents/{number}/").json()["dms_id"])[
+        -1] == "succeeded"
+    before = snapshot(config)
+    listed = client.get(f"{API}/documents/?title__icontains=a%00")
+    assert (listed.status_code, listed.json()) == (400, {
+        "title__icontains": ["Null characters are not allowed."]})
+    for raw in (b'{"title": "a\\u0000"}', b"[" * 100_000 + b"]" * 100_000,
+                b'{"title": "\\ud800"}', b'{"title": NaN}'):
+        response = client.request("PATCH", f"{API}/documents/{number}/", data=raw,
+                                  headers={"Content-Type": JSON})
+        assert (response.status_code, list(response.json())) == (400, ["detail"]), raw[:20]
+        assert response.json()["detail"].startswith("JSON parse error - ")
+    form = client.request("POST", f"{API}/token/", data=b"username=a%00&password=x",
+                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert (form.status_code, form.json()) == (400, {
+        "username": ["Null characters are not allowed."]})
+    upload = post_document(client, "x.txt", samples.text("x\n"), [("title", "a\x00")])
+    assert (upload.status_code, upload.json()) == (400, {
+        "title": ["Null characters are not allowed."]})
+    assert snapshot(config) == before

@@ -15,6 +15,7 @@ import bottle
 from dms import search
 from dms.domain import (
     docfilters,
+    documentedit,
     documentfacts,
     documents,
     history,
@@ -23,13 +24,10 @@ from dms.domain import (
     numbers,
     previews,
     statistics,
-    tags,
     trash,
 )
-from dms.domain.access import grants
 from dms.domain.access.rule import EDITOR, role_of, shared_among
 from dms.domain.metadata import autofill, notes
-from dms.domain.metadata import document as document_metadata
 from dms.domain.rows import DOCUMENT
 from dms.web.endpoints import file_response
 from dms.web.paperless import sharing, translate
@@ -225,15 +223,9 @@ def _reached(call: Call, raw: str) -> str:
 
 def apply_change(call: Call, document_id: str, change: translate.DocumentChange) -> None:
     """What a client wrote about a document, through the same domain functions as dms's own
-    PATCH, tag and access routes (who may share it is checked before anything changes)."""
-    if change.grants is not None:
-        sharing.check_may_share(call, document_id)
-    if change.attributes:
-        document_metadata.update_node(call.user, document_id, DOCUMENT, change.attributes)
-    if change.tag_names is not None:
-        tags.change_node_tags(call.user, document_id, change.tag_names, "replace")
-    if change.grants is not None:
-        grants.set_grants(call.user, document_id, change.grants, merge=False)
+    PATCH, tag and access routes, in one write transaction (dms.domain.documentedit)."""
+    documentedit.change(call.user, document_id, change.attributes, change.tag_names,
+                        change.grants)
 
 
 @routes.add("PATCH", "/api/documents/{document_id}/", fields=translate.FIELDS)

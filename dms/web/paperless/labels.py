@@ -60,7 +60,7 @@ def _matching(body: dict[str, Any]) -> dict[str, Any]:
     attributes = {key: body[key] for key in ("name", "match", "is_insensitive") if key in body}
     if "matching_algorithm" in body:
         given = body["matching_algorithm"]
-        if isinstance(given, bool) or given not in ALGORITHM_NAMES:
+        if isinstance(given, bool) or not isinstance(given, int) or given not in ALGORITHM_NAMES:
             raise invalid("matching_algorithm", f'"{given}" is not a valid choice.')
         attributes["matching_algorithm"] = ALGORITHM_NAMES[given]
     return attributes

@@ -36,6 +36,7 @@ from dms.files import spool
 from dms.files.fairness import acting_for, serving
 from dms.runtime import Runtime
 from dms.web.endpoints import is_disk_full, public_origin, release_connection
+from dms.web.jsonapi import ApiError, parse_json
 
 log = logging.getLogger("dms.web.paperless")
 
@@ -140,19 +141,24 @@ class Call:
             raise detail(413, MAX_JSON_BYTES_NOTE)
         raw = self.environ["wsgi.input"].read(length) if length else b""
         if media == "application/x-www-form-urlencoded":
-            return dict(parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True))
+            form = parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True)
+            refuse_null_characters(form)
+            return dict(form)
         if media not in (JSON, ""):
             raise detail(415, f'Unsupported media type "{media}" in request.')
         if not raw.strip():
             return {}
         try:
             parsed = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as error:
+        except (ValueError, UnicodeDecodeError, RecursionError) as error:
             raise detail(400, f"JSON parse error - {error}") from None
         if not isinstance(parsed, dict):
             raise invalid("non_field_errors", "Invalid data. Expected a dictionary, but got "
                                               f"{type(parsed).__name__}.")
-        return parsed
+        try:  # what dms refuses in any body: NaN, lone surrogates, null characters, ...
+            return parse_json(raw)
+        except ApiError as error:
+            raise detail(400, f"JSON parse error - {error}") from None
 
     # -- answers --------------------------------------------------------------------------------
     def absolute_url(self, items: list[tuple[str, str]]) -> str:
@@ -307,6 +313,15 @@ class Routes:
         return register
 
 
+def refuse_null_characters(items: list[tuple[str, str]]) -> None:
+    """A field or query parameter holding a null character: DRF's 400 (no text dms keeps can
+    hold one)."""
+    for name, value in items:
+        if "\x00" in name or "\x00" in value:
+            raise invalid(name.replace("\x00", "")[:40] or NON_FIELD,
+                          "Null characters are not allowed.")
+
+
 def endpoint(runtime: Runtime, route: Route) -> Callable:
     """The wrapper of every route: version, authentication, the handler, the answer; every
     error in DRF's shape, never a traceback."""
@@ -314,6 +329,7 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
     def callback(**params: str) -> bottle.HTTPResponse:
         call = Call(runtime, bottle.request.environ)
         try:
+            refuse_null_characters(call.query_items)
             call.version = version_of(call.header("Accept"),
                                       runtime.config.paperless_default_version)
             if route.auth:

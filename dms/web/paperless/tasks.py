@@ -14,7 +14,15 @@ from dms.domain.rows import Task
 from dms.errors import UnsupportedType
 from dms.web.paperless import translate
 from dms.web.paperless.documents import apply_change
-from dms.web.paperless.protocol import Call, Routes, detail, invalid, not_found, number
+from dms.web.paperless.protocol import (
+    Call,
+    Routes,
+    detail,
+    invalid,
+    not_found,
+    number,
+    refuse_null_characters,
+)
 
 routes = Routes()
 
@@ -46,6 +54,8 @@ def post_document(call: Call) -> str:
     tag_values = request.forms.getall("tags")
     if tag_values:
         fields["tags"] = tag_values
+    refuse_null_characters([(name, str(value)) for name, value in fields.items()] +
+                           [("document", upload.raw_filename or "")])
     change = translate.change_of(call.user, fields)  # checked before the file is read
     stream = upload.file
     stream.seek(0, 2)
