@@ -270,7 +270,7 @@ class OwnerFilter:
 def owner_filter(user: User, value: str | None) -> OwnerFilter | None:
     if value is None or value == "":
         return None
-    if len(value) > 150:
+    if len(value) > 150 or "\x00" in value:
         raise Invalid("owner is me, others or a username.", "owner")
     return OwnerFilter(user, value)
 

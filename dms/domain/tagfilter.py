@@ -54,8 +54,11 @@ def tag_filter(user: User, raw_names: str | None, raw_op: str | None) -> TagFilt
     if len(names) > MAX_FILTER_TAGS:
         raise Invalid(f"At most {MAX_FILTER_TAGS} tags in a filter.", "/tags")
     keys = list(dict.fromkeys(name_key(name) for name in names))
+    # A name with a null character names no tag (names refuse control characters), and
+    # PostgreSQL's text cannot even be compared with one.
+    possible = [key for key in keys if "\x00" not in key]
     found = [tag_id for (tag_id,) in database.execute_sql(
-        f"SELECT id FROM tag WHERE owner_id = ? AND name_key IN ({','.join('?' * len(keys))})",
-        (user.id, *keys))]
+        f"SELECT id FROM tag WHERE owner_id = ? AND name_key IN ({','.join('?' * len(possible))})",
+        (user.id, *possible))] if possible else []
     return TagFilter(tuple(found), op, matches_nothing=(op == "all" and len(found) < len(keys))
                      or not found)

@@ -248,16 +248,6 @@ def file_response(path: Path, mime_type: str, file_name: str, etag: str) -> bott
                               etag=etag, headers=headers)
 
 
-def refuse_null_characters(items: list[tuple[str, str]]) -> None:
-    """A query parameter holding a null character (%00) is refused: no text dms keeps can hold
-    one (PostgreSQL's cannot), and a filter could never match it."""
-    for name, value in items:
-        if "\x00" in name or "\x00" in value:
-            shown = name.replace("\x00", "")[:40]
-            raise ApiError(400, "invalid", f"The query parameter {shown!r} holds a null "
-                                           "character (%00).", f"/{shown}")
-
-
 def bottle_rule(route: Route, prefix: str) -> str:
     """`/users/{id}/` -> `/api/users/<id><:re:/?>`: the slash is optional (api.md, "Paths") unless
     the route is strict (the legacy `GET /api/documents` must not swallow `/api/documents/`)."""
@@ -273,7 +263,6 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
     def callback(**params):
         ctx = Context(runtime, bottle.request.environ, route)
         try:
-            refuse_null_characters(ctx.query_items)
             if route.auth:
                 ctx.authenticate()
             # The pools a request may wait for are shared by users' turns, and background work

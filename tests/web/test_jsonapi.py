@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from dms import __version__
-from tests.harness.client import JSON, NOT_FOUND, VND, Client, assert_error, error
+from tests.harness.client import JSON, NOT_FOUND, VND, Client, error
 from tests.harness.database import execute_sql, snapshot
 
 NO_CREDENTIALS = error(401, "not_authenticated", "Authentication credentials were not provided.")
@@ -208,25 +208,3 @@ def test_a_host_whose_port_is_not_ascii_digits_is_no_error(admin):
     assert (response.status_code, response.json()["links"]["first"].split("/api/")[1]) == (
         200, "users/?page[number]=1")
 
-
-def test_null_characters_are_refused_before_any_work(alice, config):
-    """No text dms keeps can hold a null character (PostgreSQL's cannot): a query parameter or
-    JSON string holding one is a 400 naming it (it was a 500 on PostgreSQL), and nothing
-    changes; a backslash before "u0000" is just text."""
-    before = snapshot(config)
-    for url, pointer, media in ((f"/api/nodes/{alice.home_id}/?tags=a%00b", "/tags", VND),
-                                (f"/api/nodes/{alice.home_id}/?owner=x%00", "/owner", VND),
-                                ("/api/search/?q=a%00", "/q", JSON)):
-        assert_error(alice.get(url), 400, "invalid",
-                     f"The query parameter {pointer[1:]!r} holds a null character (%00).",
-                     pointer, media)
-    raw = b'{"data": {"type": "tags", "attributes": {"name": "a", "description": "x\\u0000"}}}'
-    refused = alice.request("POST", "/api/tags/", data=raw, headers={"Content-Type": VND})
-    assert_error(refused, 400, "parse_error", "The request body holds a null character "
-                 "(\\u0000), which no text dms keeps can hold.")
-    assert snapshot(config) == before
-    kept = alice.request("POST", "/api/tags/", data=b'{"data": {"type": "tags", "attributes": '
-                         b'{"name": "b", "description": "C:\\\\u0000"}}}',
-                         headers={"Content-Type": VND})
-    assert (kept.status_code, kept.json()["data"]["attributes"]["description"]) == (
-        201, "C:\\u0000")

@@ -123,8 +123,9 @@ def field_sort(user: User, sort: str) -> tuple[str, str] | None:
 
 
 def _check_owned(kind: Kind, user: User, value: str, name: str) -> None:
+    # An id with a null character names nothing (PostgreSQL cannot even compare one).
     found = database.execute_sql(f"SELECT 1 FROM {kind.table} WHERE id = ? AND owner_id = ?",
-                                 (value, user.id)).fetchone()
+                                 (value, user.id)).fetchone() if "\x00" not in value else None
     if found is None:
         raise Invalid(f"{name} is the id of one of your {kind.noun}s, or none; you have no "
                       f"{kind.noun} with the id {value[:60]!r}.", name)

@@ -76,9 +76,9 @@ def check_matching(attributes: dict[str, Any]) -> dict[str, Any]:
         values["matching_algorithm"] = algorithm
     if "match" in attributes:
         match = attributes["match"] if attributes["match"] is not None else ""
-        if not isinstance(match, str) or len(match) > MAX_MATCH_LENGTH:
-            raise Invalid(f"match must be text of at most {MAX_MATCH_LENGTH} characters.",
-                          "match")
+        if not isinstance(match, str) or len(match) > MAX_MATCH_LENGTH or "\x00" in match:
+            raise Invalid(f"match must be text of at most {MAX_MATCH_LENGTH} characters, "
+                          "without null characters.", "match")
         values["match"] = match
     if "is_insensitive" in attributes:
         if not isinstance(attributes["is_insensitive"], bool):

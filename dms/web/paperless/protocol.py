@@ -67,6 +67,9 @@ def not_found(what: str | None = None) -> DrfError:
     return detail(404, f"No {what} matches the given query." if what else "Not found.")
 
 
+# JSON's one way to write a null character: \u0000 after an even number of backslashes (DRF's
+# fields refuse null characters; PostgreSQL's text cannot hold one).
+NULL_CHARACTER = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 NON_FIELD = "non_field_errors"  # DRF's name for an error of the whole body
 ITEM_LISTS = ("custom_fields",)  # lists whose items' errors DRF writes item by item
 
@@ -155,7 +158,9 @@ class Call:
         if not isinstance(parsed, dict):
             raise invalid("non_field_errors", "Invalid data. Expected a dictionary, but got "
                                               f"{type(parsed).__name__}.")
-        try:  # what dms refuses in any body: NaN, lone surrogates, null characters, ...
+        if NULL_CHARACTER.search(raw.decode("utf-8", "replace")):
+            raise detail(400, "JSON parse error - Null characters are not allowed.")
+        try:  # what dms refuses in any body: NaN, lone surrogates, too deep, ...
             return parse_json(raw)
         except ApiError as error:
             raise detail(400, f"JSON parse error - {error}") from None
