@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from dms.domain import documentfacts, numbers, tags, trash
 from dms.domain import documents as dms_documents
+from dms.domain import numbers, tags, trash
 from dms.domain.access import grants
 from dms.domain.access.rule import role_of
+from dms.domain.documents import facts as documentfacts
 from dms.domain.metadata import document as document_metadata
 from dms.domain.pages import numbered
 from dms.domain.rows import DOCUMENT

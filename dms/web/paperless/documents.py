@@ -2,7 +2,7 @@
 (their own and what is shared with them, §21), in Paperless-ngx's JSON by number — version 9's
 shape (Paperless-ngx 2.20) or 10's (3.0: `versions`, `root_document`, `duplicate_documents`).
 The list and the detail read the same facts of a page of documents at once
-(dms.domain.documentfacts)."""
+(dms.domain.documents.facts)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,6 @@ import bottle
 from dms import search
 from dms.domain import (
     docfilters,
-    documentedit,
-    documentfacts,
     documents,
     history,
     listings,
@@ -27,6 +25,8 @@ from dms.domain import (
     trash,
 )
 from dms.domain.access.rule import EDITOR, role_of, shared_among
+from dms.domain.documents import edit as documentedit
+from dms.domain.documents import facts as documentfacts
 from dms.domain.metadata import autofill, notes
 from dms.domain.rows import DOCUMENT
 from dms.web.endpoints import file_response
@@ -223,7 +223,7 @@ def _reached(call: Call, raw: str) -> str:
 
 def apply_change(call: Call, document_id: str, change: translate.DocumentChange) -> None:
     """What a client wrote about a document, through the same domain functions as dms's own
-    PATCH, tag and access routes, in one write transaction (dms.domain.documentedit)."""
+    PATCH, tag and access routes, in one write transaction (dms.domain.documents.edit)."""
     documentedit.change(call.user, document_id, change.attributes, change.tag_names,
                         change.grants)
 
