@@ -1,7 +1,7 @@
 """A null character (%00, "\\u0000") where a client may write text, on both engines: PostgreSQL's
 text cannot hold or even compare one, so where it reached a query it was a 500 (the dialect's
 fuzzer found it). Every filter of every list answers without a server error (a name or id with one
-names nothing; `owner=` is a 400), and a body's text is refused by its field's own check (a
+names nothing), and a body's text is refused by its field's own check (a
 label's `match` too) — or kept where dms seals it (a mail password: tests/intake)."""
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ def test_no_filter_with_a_null_character_is_a_server_error(alice):
     answered = {(path, name): alice.get(f"{path}?{name}=a%00b").status_code
                 for path in lists for name in PARAMETERS}
     assert {key: status for key, status in answered.items() if status >= 500} == {}
-    assert answered[("/api/documents/", "owner")] == 400
+    for name in ("tags", "owner", "correspondent"):
+        assert alice.get(f"/api/documents/?{name}=a%00b").status_code in (200, 400), name
     assert alice.get("/api/documents/?tags=a%00b").json()["data"] == []
+    assert alice.get("/api/documents/?owner=a%00b").json()["data"] == []
 
 
 def test_text_with_a_null_character_is_refused_by_its_field(alice):
