@@ -86,10 +86,6 @@ def wanted_grants(given: object) -> dict[tuple[str, str], str]:
     return wanted
 
 
-def apply(call: Call, document_id: str, given: object, merge: bool) -> None:
-    grants.set_grants(call.user, document_id, wanted_grants(given), merge)
-
-
 def check_may_share(call: Call, document_id: str) -> None:
     """403 with dms's sentence unless the caller may change who has the document: checked before
     a PATCH changes anything else."""
