@@ -47,6 +47,11 @@ class Conflict(DomainError):
     code = "conflict"
 
 
+class Gone(DomainError):
+    """Was there and is no more, for good: an expired, revoked or used-up share link."""
+    code = "gone"
+
+
 class TooLarge(DomainError):
     code = "too_large"
 

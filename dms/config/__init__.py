@@ -188,6 +188,8 @@ class Config:
     webhook_retry_seconds: float = 10
     webhook_retry_hours: float = 24
     webhook_max_failures: int = 100
+    # Share links (api.md, "Share links") expire at most this many days after they are made.
+    share_max_days: int = 90
 
     @property
     def db_path(self) -> Path:
@@ -358,4 +360,5 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "webhook_retry_seconds": (0.01, 30),  # api.md, "Webhooks": the first retry within 30 s
     "webhook_retry_hours": (0.0001, 720),
     "webhook_max_failures": (1, 1_000_000),
+    "share_max_days": (1, 3650),
 }

@@ -29,9 +29,10 @@ TAGGED, UNTAGGED, PAGES_CHANGED, PROCESSED = "tagged", "untagged", "pages_change
 DELETED, RESTORED, VERSION_RESTORED = "deleted", "restored", "version_restored"
 RULE_APPLIED, METADATA_CHANGED = "rule_applied", "metadata_changed"
 ACCESS_GRANTED, ACCESS_REVOKED = "access_granted", "access_revoked"
+SHARE_CREATED, SHARE_REVOKED, SHARE_ACCESSED = "share_created", "share_revoked", "share_accessed"
 ACTIONS = (CREATED, UPLOADED, IMPORTED, RENAMED, MOVED, TAGGED, UNTAGGED, PAGES_CHANGED,
            PROCESSED, DELETED, RESTORED, VERSION_RESTORED, RULE_APPLIED, METADATA_CHANGED,
-           ACCESS_GRANTED, ACCESS_REVOKED)
+           ACCESS_GRANTED, ACCESS_REVOKED, SHARE_CREATED, SHARE_REVOKED, SHARE_ACCESSED)
 DETAIL_LIMIT = 4096  # bytes of JSON: details name things, they do not carry them
 LIST_LIMIT = 10
 
@@ -47,6 +48,8 @@ TYPES = {
     DELETED: "node.deleted", RESTORED: "node.restored", PAGES_CHANGED: "document.pages_changed",
     RULE_APPLIED: "rule.applied", METADATA_CHANGED: "document.updated",
     ACCESS_GRANTED: "node.access_changed", ACCESS_REVOKED: "node.access_changed",
+    SHARE_CREATED: "share.changed", SHARE_REVOKED: "share.changed",
+    SHARE_ACCESSED: "share.accessed",
 }
 EVENT_TYPES = tuple(dict.fromkeys(TYPES.values()))
 

@@ -244,12 +244,14 @@ class LoginThrottle:
         self._clock = clock
         self.max_failures = max_failures or self.MAX_FAILURES
 
-    def retry_after(self, keys: Iterable[tuple[str, ...]]) -> int | None:
-        """Seconds until a login for these keys is allowed again, or None if allowed now."""
+    def retry_after(self, keys: Iterable[tuple[str, ...]],
+                    limits: dict[str, int] | None = None) -> int | None:
+        """Seconds until a login for these keys is allowed again, or None if allowed now;
+        `limits`: the failures each kind of key may have, if not the logins' (share links')."""
         now = self._clock()
         wait = 0.0
         for key in keys:
-            allowed = self.max_failures[key[0]]
+            allowed = (limits or self.max_failures)[key[0]]
             recent = [row[0] for row in database.execute_sql(
                 "SELECT failed_at FROM login_failure WHERE key = ? AND failed_at > ? "
                 "ORDER BY failed_at DESC LIMIT ?",
@@ -281,6 +283,18 @@ class LoginThrottle:
         except (StorageFull, Unavailable) as error:
             log.warning("could not clear failed logins: %s", error.message)
 
+
+    def slowed(self, key: tuple[str, ...], free: int) -> int | None:
+        """Seconds to wait before the next try of `key` once it has `free` failures in the
+        window: 1 s after the last of them, then twice as long after each more (share links'
+        passwords, dms.domain.sharelinks.visits); None if it may try now."""
+        count, last = database.execute_sql(
+            "SELECT count(*), max(failed_at) FROM login_failure WHERE key = ? AND failed_at > ?",
+            (_throttle_key(key), self._clock() - self.WINDOW)).fetchone()
+        if count < free:
+            return None
+        wait = last + min(2.0 ** (count - free), self.WINDOW) - self._clock()
+        return max(1, int(wait + 0.999)) if wait > 0 else None
 
     def is_known(self, user_id: str, address: str) -> bool:
         """Did `user_id` log in with a password from `address` (an address_key) within

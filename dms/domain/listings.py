@@ -316,6 +316,12 @@ def _ordered_matches(sort: str | None, only: Filters) -> OrderedMatches | None:
     return present[0].ordered
 
 
+def check_sort(user: User, sort: str) -> str:
+    """`sort` if the document lists can sort by it (a saved search's sort), else Invalid."""
+    _order(sort, user)
+    return sort
+
+
 def _order(sort: str, user: User | None) -> tuple[str, tuple[Any, ...]]:
     name = sort[1:] if sort.startswith("-") else sort
     columns: tuple[str, ...] | None = SORTS.get(name)

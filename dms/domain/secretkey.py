@@ -1,14 +1,15 @@
 """Whether this process's sealing key (`mail.key` in its data dir, dms.files.sealing) opens the
-secrets the database holds: mail accounts' passwords and webhooks' secrets. Nodes that share one
-database need the same key file; a node started with another one, or none, would fail every mail
-check and every signed delivery of a secret sealed elsewhere, and seal new ones that the other
-nodes cannot open. Checked at start (dms.runtime), so the person starting the node reads why."""
+secrets the database holds: mail accounts' passwords, webhooks' secrets, share links' slugs.
+Nodes that share one database need the same key file; a node started with another one, or none,
+would fail every mail check, every signed delivery of a secret sealed elsewhere and every share
+link's page behind a password, and seal new ones that the other nodes cannot open. Checked at
+start (dms.runtime), so the person starting the node reads why."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dms.db.models import MailAccount, Webhook
+from dms.db.models import MailAccount, ShareLink, Webhook
 from dms.files import sealing
 
 SAMPLE = 20  # the newest sealed values of each kind tried: a bounded start-up cost (~1 ms)
@@ -21,6 +22,8 @@ def key_problem(data_dir: Path) -> str | None:
               MailAccount.password).order_by(MailAccount.created_at.desc()).limit(SAMPLE)]
     sealed += [(row.secret, row.id) for row in Webhook.select(Webhook.id, Webhook.secret)
                .order_by(Webhook.created_at.desc()).limit(SAMPLE)]
+    sealed += [(row.slug_sealed, row.id) for row in ShareLink.select(
+        ShareLink.id, ShareLink.slug_sealed).order_by(ShareLink.created_at.desc()).limit(SAMPLE)]
     if not sealed:
         return None
     path = sealing.key_path(data_dir)

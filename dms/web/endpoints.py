@@ -48,7 +48,7 @@ FRAMEWORK_ERRORS = {
 
 STATUS_OF_ERROR = {
     errors.NotFound: 404, errors.Forbidden: 403, errors.Invalid: 400, errors.Conflict: 409,
-    errors.TooLarge: 413, errors.UnsupportedType: 415, errors.Throttled: 429,
+    errors.Gone: 410, errors.TooLarge: 413, errors.UnsupportedType: 415, errors.Throttled: 429,
     errors.StorageFull: 507, errors.Unavailable: 503,
 }
 ATTRIBUTES = "/data/attributes/"

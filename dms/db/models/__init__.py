@@ -42,18 +42,20 @@ from dms.db.models._papers import (
     DocumentVersion,
     Node,
     Page,
+    SavedSearch,
     Tag,
     Token,
     UiSettings,
     User,
 )
-from dms.db.models._sharing import Group, GroupMember, NodeGrant
+from dms.db.models._sharing import Group, GroupMember, NodeGrant, ShareLink
 
 __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "CustomFieldLink",
            "CustomFieldValue", "VALUE_KEYS_OUT_OF_STEP",
            "DOCUMENT_DATE", "DocumentType", "DocumentVersion", "Event", "EventStream", "Group",
            "GroupMember", "IntakeRefusal", "MailAccount", "Node", "NodeGrant", "Note", "OcrStatus",
            "PAGE_SEPARATOR", "Page",
-           "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SplitRun", "Tag", "Task", "Token",
+           "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SavedSearch", "ShareLink",
+           "SplitRun", "Tag", "Task", "Token",
            "TrashEntry", "UTCDateTimeField", "UiSettings", "User", "Webhook", "WebhookCursor",
            "columns_of", "from_row", "new_id", "title_sort_key", "utcnow"]

@@ -68,6 +68,26 @@ class UiSettings(BaseModel):
         table_name = "ui_settings"
 
 
+class SavedSearch(BaseModel):
+    """A user's named query (migration 0031, dms.domain.savedsearches); `dialect`: what the
+    Paperless-ngx dialect's saved views carry beside it, as JSON."""
+    id = TextField(primary_key=True, default=new_id)
+    seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect
+    owner = ForeignKeyField(User, backref="+", on_delete="CASCADE")
+    if TYPE_CHECKING:
+        owner_id = TextField()
+    name = TextField()
+    name_key = TextField()
+    query = TextField()
+    sort = TextField()
+    show_in_sidebar = BooleanField()
+    dialect = TextField(null=True)
+    created_at = UTCDateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "saved_search"
+
+
 class Node(BaseModel):
     FOLDER = "folder"
     DOCUMENT = "document"

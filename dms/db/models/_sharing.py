@@ -1,11 +1,12 @@
 """Sharing between users: groups of users and their members (migration 0023), grants of folders
-and documents to users and groups (0024); from when each can show a user events (0026)."""
+and documents to users and groups (0024); from when each can show a user events (0026). Sharing
+with people without an account: share links (0031)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from peewee import BigIntegerField, CompositeKey, ForeignKeyField, TextField
+from peewee import BigIntegerField, CompositeKey, ForeignKeyField, IntegerField, TextField
 
 from dms.db.models._base import BaseModel, UTCDateTimeField, new_id, utcnow
 from dms.db.models._papers import Node, User
@@ -59,3 +60,31 @@ class NodeGrant(BaseModel):
 
     class Meta:
         table_name = "node_grant"
+
+
+class ShareLink(BaseModel):
+    """A document or folder handed to someone without an account (migration 0031,
+    dms.domain.sharelinks): its public URL's slug is looked up by digest and kept sealed."""
+
+    ORIGINAL, SEARCHABLE = "original", "searchable"
+
+    id = TextField(primary_key=True, default=new_id)
+    seq = BigIntegerField(null=True)  # its number in the Paperless-ngx dialect
+    node = ForeignKeyField(Node, backref="+", on_delete="CASCADE")
+    owner = ForeignKeyField(User, backref="+", on_delete="CASCADE")
+    if TYPE_CHECKING:
+        node_id = TextField()
+        owner_id = TextField()
+    slug_digest = TextField(unique=True)
+    slug_sealed = TextField()
+    password_hash = TextField(null=True)
+    file_version = TextField()
+    expires_at = UTCDateTimeField()
+    max_downloads = IntegerField(null=True)
+    downloads = IntegerField(default=0)
+    created_at = UTCDateTimeField(default=utcnow)
+    last_accessed_at = UTCDateTimeField(null=True)
+    revoked_at = UTCDateTimeField(null=True)
+
+    class Meta:
+        table_name = "share_link"

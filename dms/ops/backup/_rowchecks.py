@@ -25,6 +25,7 @@ from typing import Any
 
 from dms.db import events
 from dms.db.models import Node, OcrStatus
+from dms.domain import savedsearches, sharelinks
 from dms.domain.access import groups
 from dms.domain.accounts import check_username
 from dms.domain.rules import checks as rule_checks
@@ -60,6 +61,8 @@ def check_values(execute: Callable[..., Any]) -> None:
     _events(execute)
     _rules(execute)
     _webhooks(execute)
+    _share_links(execute)
+    _saved_searches(execute)
 
 
 def _users(execute: Callable[..., Any]) -> None:
@@ -188,6 +191,36 @@ def _webhooks(execute: Callable[..., Any]) -> None:
             raise refuse("webhook", webhook_id, "has events that are not a list of event "
                                                  "types") from None
         moment("webhook", webhook_id, "created_at", created)
+
+
+def _share_links(execute: Callable[..., Any]) -> None:
+    """What the public page reads of a link: its times, which file, its counts."""
+    for link_id, version, expires, created, accessed, revoked, downloads, cap in rows(
+            execute, "SELECT id, file_version, expires_at, created_at, last_accessed_at, "
+                     "revoked_at, downloads, max_downloads FROM share_link"):
+        if version not in sharelinks.FILE_VERSIONS:
+            raise refuse("share_link", link_id, "has a file_version other than original or "
+                                                "searchable")
+        for column, value, nullable in (("expires_at", expires, False),
+                                        ("created_at", created, False),
+                                        ("last_accessed_at", accessed, True),
+                                        ("revoked_at", revoked, True)):
+            moment("share_link", link_id, column, value, nullable)
+        if not isinstance(downloads, int) or downloads < 0 or \
+                (cap is not None and (not isinstance(cap, int) or cap < 1)):
+            raise refuse("share_link", link_id, "has downloads or max_downloads that are not "
+                                                "counts")
+
+
+def _saved_searches(execute: Callable[..., Any]) -> None:
+    """Saved searches as the API would take them, and their names' keys."""
+    for search_id, name, key, query, created in rows(
+            execute, "SELECT id, name, name_key, query, created_at FROM saved_search"):
+        rule("saved_search", search_id, "name", name, savedsearches.check_name)
+        if key != name_key(name):
+            raise refuse("saved_search", search_id, "has a name_key that does not match its name")
+        rule("saved_search", search_id, "query", query, savedsearches.check_query)
+        moment("saved_search", search_id, "created_at", created)
 
 
 def _tokens(execute: Callable[..., Any]) -> None:

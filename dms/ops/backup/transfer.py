@@ -40,7 +40,8 @@ def check_empty() -> None:
 IDENTITIES = (("node", "seq"), ("event", "id"), ('"user"', "seq"), ("user_group", "seq"),
               ("tag", "seq"),
               ("correspondent", "seq"), ("document_type", "seq"), ("custom_field", "seq"),
-              ("note", "seq"), ("task", "seq"))  # the numbers of migrations 0027-0028 too
+              ("note", "seq"), ("task", "seq"), ("share_link", "seq"),
+              ("saved_search", "seq"))  # the numbers of migrations 0027-0031 too
 
 
 def copy_into_database(path: Path) -> None:

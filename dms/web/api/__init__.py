@@ -17,7 +17,10 @@ from dms.web.api import (
     pages,
     preferences,
     rules,
+    savedsearches,
     search,
+    sharelinks,
+    sharepage,
     system,
     tags,
     tokens,
@@ -32,5 +35,7 @@ ROUTE_TABLES = [system.routes, auth.routes, tokens.routes, users.routes, groups.
                 access.routes, legacy.routes,
                 tags.routes, metadata.routes, preferences.routes, nodes.routes, pageops.routes,
                 documents.routes, pages.routes,
-                search.routes, mail.routes, intake.routes, trash.routes, history.routes,
-                rules.routes, webhooks.routes, events.routes, ui.routes]
+                search.routes, savedsearches.routes, mail.routes, intake.routes, trash.routes,
+                history.routes,
+                rules.routes, webhooks.routes, events.routes, sharelinks.routes,
+                sharepage.routes, ui.routes]

@@ -15,10 +15,10 @@ from typing import Any
 
 from dms import __version__
 from dms.web.jsonapi import JSON, VND, Route
-from dms.web.openapi import access, core, metadata, pageops, rules, webhooks
+from dms.web.openapi import access, core, links_and_searches, metadata, pageops, rules, webhooks
 from dms.web.openapi.shapes import STRING, ref
 
-PARTS = (core, metadata, pageops, rules, webhooks, access)
+PARTS = (core, metadata, pageops, rules, webhooks, access, links_and_searches)
 SCHEMAS = {name: schema for part in PARTS for name, schema in part.SCHEMAS.items()}
 
 
