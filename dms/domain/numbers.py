@@ -1,7 +1,8 @@
 """Numbers: the stable positive integers by which the Paperless-ngx dialect (api.md §17) knows
-documents, users, groups, tags, correspondents, document types, custom fields and notes (their
-`seq`, migrations 0004 and 0027), beside the UUIDs of dms's own API. A number names one object
-for ever; what it finds is still only what the caller may reach (each kind's own rule)."""
+documents, users, groups, tags, correspondents, document types, custom fields, notes, saved
+searches and share links (their `seq`, migrations 0004, 0027 and 0031), beside the UUIDs of dms's
+own API. A number names one object for ever; what it finds is still only what the caller may
+reach (each kind's own rule)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ KINDS = {
     "group": ("user_group", "1 = 1"),
     "tag": ("tag", "1 = 1"), "correspondent": ("correspondent", "1 = 1"),
     "document_type": ("document_type", "1 = 1"), "custom_field": ("custom_field", "1 = 1"),
-    "note": ("note", "1 = 1"),
+    "note": ("note", "1 = 1"), "saved_search": ("saved_search", "1 = 1"),
+    "share_link": ("share_link", "1 = 1"),
 }
 MAX_NUMBER = 2**63 - 1
 MAX_AT_ONCE = 10_000  # numbers translated by one call (a client's id__in=)

@@ -86,9 +86,9 @@ def test_refusals_name_the_field_and_make_nothing(alice, bob, make_user, letter)
         ({"node": letter, "expires_at": "2030-01-01T10:00:00"}, 400, "invalid",
          "expires_at needs a time zone, such as 2026-12-31T18:00:00Z.", "expires_at"),
         ({"node": letter, "expires_at": ahead(-1)}, 400, "invalid",
-         "expires_at must be in the future.", "expires_at"),
+         "A share link must expire in the future.", "expires_at"),
         ({"node": letter, "expires_at": ahead(91)}, 400, "invalid",
-         "expires_at may be at most 90 days ahead.", "expires_at"),
+         "A share link expires at most 90 days after it is made.", "expires_at"),
         ({"node": letter, "expires_at": ahead(), "password": "short"}, 400, "invalid",
          "password must be 8 to 1024 characters without control characters, or left out.",
          "password"),
@@ -126,7 +126,7 @@ def test_refusals_name_the_field_and_make_nothing(alice, bob, make_user, letter)
 @pytest.mark.config(share_max_days=3)
 def test_the_longest_expiry_is_the_administrators(alice, letter):
     assert_error(alice.post("/api/share-links/", link_body(node=letter, expires_at=ahead(4))),
-                 400, "invalid", "expires_at may be at most 3 days ahead.",
+                 400, "invalid", "A share link expires at most 3 days after it is made.",
                  POINTER + "expires_at")
     made = make_link(alice, node=letter, expires_at=ahead(2.9), file_version="searchable")
     assert made["attributes"]["file_version"] == "searchable"

@@ -514,3 +514,57 @@ def test_easypaperless_session(prefix, server, alice, tmp_path):
         ("Refund paid", "alice")]
     assert [item["attributes"]["title"] for item in alice.get("/api/trash/").json()["data"]] == [
         "Warranty for the garden chairs"]
+
+
+# -- pypaperless: saved views and share links ----------------------------------------------------
+PYPAPERLESS_VIEWS_AND_LINKS = r'''
+import urllib.request
+
+from pypaperless import PaperlessClient
+from pypaperless.models.share_links import ShareLinkFileVersion
+
+
+async def main():
+    out = {}
+    async with PaperlessClient(URL, TOKEN, timeout=60) as paperless:
+        views = [view async for view in paperless.saved_views]
+        out["views"] = [[view.name, view.sort_field, view.sort_reverse,
+                         [[rule.rule_type, rule.value] for rule in view.filter_rules]]
+                        for view in views]
+        one = await paperless.saved_views(views[0].id)
+        out["view"] = one.name
+        draft = paperless.share_links.create(document=PARAMS["document"],
+                                             file_version=ShareLinkFileVersion.ORIGINAL)
+        link_id = await paperless.share_links.save(draft)
+        link = await paperless.share_links(link_id)
+        out["link"] = [link.document, link.file_version.value, link.expiration is not None,
+                       len(link.slug)]
+        with urllib.request.urlopen(f"{URL}/share/{link.slug}", timeout=60) as answer:
+            out["shared file"] = answer.read().decode()
+        out["listed"] = [item.id async for item in paperless.share_links] == [link_id]
+        await paperless.share_links.delete(link)
+        out["left"] = [item.id async for item in paperless.share_links]
+    return out
+'''
+
+
+def test_pypaperless_saved_views_and_share_links(server, alice):
+    """A saved search made in dms's own API is a saved view to pypaperless; a share link it
+    makes is one of dms's, whose public URL serves the file without a login."""
+    response = alice.post("/api/saved-searches/", {"data": {"type": "saved-searches",
+                                                            "attributes": {
+        "name": "Renewals", "query": "renewal", "sort": "-created_at"}}})
+    assert response.status_code == 201, response.text
+    document = new_document(alice, "Contract renewal")
+    upload_accepted(alice, document, "letter.txt", LETTER_TXT)
+    number = dialect_numbers(alice)["Contract renewal"]
+    session = run(PYPAPERLESS_VIEWS_AND_LINKS, dialect_url(server), alice.token,
+                  params={"document": number})
+    assert session.result == {
+        "views": [["Renewals", "added", True, [[20, "renewal"]]]], "view": "Renewals",
+        "link": [number, "original", True, 32],
+        "shared file": LETTER_TXT.decode(), "listed": True, "left": []}, session.trace()
+    history = alice.get(f"/api/nodes/{document}/history/").json()["data"]
+    assert [event["attributes"]["action"] for event in history
+            if event["attributes"]["action"].startswith("share_")] == [
+        "share_revoked", "share_accessed", "share_created"]

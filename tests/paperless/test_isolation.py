@@ -1,9 +1,9 @@
 """Another user's things in the dialect (api.md §17, §21), tried as an attacker would, on both
 engines: every route with a number in its path — listed from the dialect's own route tables, so
 that a route added later is covered by itself — answers 404 to bob for alice's document, tag,
-correspondent, type, field, user, group and task, as for a number that does not exist; alice's
-numbers in bob's bodies and filters are unknown (400 naming the field, or nothing found); and
-nothing of alice's changes."""
+correspondent, type, field, user, group, task, saved view and share link, as for a number that
+does not exist; alice's numbers in bob's bodies and filters are unknown (400 naming the field, or
+nothing found); and nothing of alice's changes."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from tests.harness.paperless import API, JSON, dialect, make
 from tests.harness.waiting import wait_processed
 from tests.paperless.test_documents import post_document, uploaded
 
+# A share link's public download (/share/{slug}) is for anyone holding the slug: not a number.
 WITH_NUMBERS = sorted({(route.method, route.path) for table in ROUTE_TABLES
-                       for route in table.routes if "{" in route.path})
+                       for route in table.routes if "{" in route.path and route.auth})
 
 
 def alices(alice, admin) -> dict[str, int]:
@@ -31,8 +32,11 @@ def alices(alice, admin) -> dict[str, int]:
                        media=JSON).json()[0]["id"]
     group = make(dialect(admin, 10), "groups", name="Alice's family")
     me = client.get(f"{API}/ui_settings/").json()["user"]["id"]
+    view = make(client, "saved_views", name="Alice's view", filter_rules=[])
+    link = client.post(f"{API}/share_links/", {"document": document}, media=JSON)
+    assert link.status_code == 201, link.text
     return {"document_id": document, "note": note, "task_id": task["id"], "user_id": me,
-            "group_id": group["id"],
+            "group_id": group["id"], "view_id": view["id"], "link_id": link.json()["id"],
             **{kind: make(client, kind, name=f"Alice's {kind}", **extra)["id"]
                for kind, extra in (("tags", {}), ("correspondents", {}),
                                    ("document_types", {}),

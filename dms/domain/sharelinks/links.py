@@ -84,9 +84,10 @@ def check_expiry(value: object, max_days: int, now: dt.datetime) -> dt.datetime:
         raise Invalid("expires_at must be a date and time such as 2026-12-31T18:00:00Z.",
                       "expires_at") from None
     if moment <= now:
-        raise Invalid("expires_at must be in the future.", "expires_at")
+        raise Invalid("A share link must expire in the future.", "expires_at")
     if moment > now + dt.timedelta(days=max_days):
-        raise Invalid(f"expires_at may be at most {max_days} days ahead.", "expires_at")
+        raise Invalid(f"A share link expires at most {max_days} days after it is made.",
+                      "expires_at")
     return moment
 
 

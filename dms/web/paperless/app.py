@@ -10,7 +10,7 @@ import bottle
 
 from dms import __version__
 from dms.runtime import Runtime
-from dms.web.paperless import bulk, documents, labels, search, system, tasks
+from dms.web.paperless import bulk, documents, labels, links, search, system, tasks, views
 from dms.web.paperless.protocol import (
     FOLLOWED_RELEASE,
     JSON,
@@ -22,8 +22,8 @@ from dms.web.paperless.protocol import (
 )
 
 described = Routes()
-ROUTE_TABLES = (system.routes, labels.routes, documents.routes, tasks.routes, bulk.routes,
-                search.routes, described)
+ROUTE_TABLES = (system.routes, labels.routes, views.routes, links.routes, documents.routes,
+                tasks.routes, bulk.routes, search.routes, described)
 
 
 @described.add("GET", "/api/schema/", auth=False)

@@ -211,14 +211,19 @@ def get_document(call: Call, document_id: str) -> dict[str, Any]:
     return _trimmed(call, shapes(call, [_reached(call, document_id)]))[0]
 
 
-def _reached(call: Call, raw: str) -> str:
-    """The id of the document numbered `raw` if the caller may read it; else DRF's 404 (what a
-    viewer may not change is refused by the domain: 403 with its sentence)."""
-    found = numbers.id_of("document", number(raw))
+def reached_document(call: Call, given: int) -> str:
+    """The id of the document numbered `given` if the caller may read it; else DRF's 404."""
+    found = numbers.id_of("document", given)
     reached = role_of(call.user, found) if found is not None else None
     if reached is None or reached.node.kind != DOCUMENT:
         raise not_found("Document")
     return reached.node.id
+
+
+def _reached(call: Call, raw: str) -> str:
+    """reached_document of a number in a path (what a viewer may not change is refused by the
+    domain: 403 with its sentence)."""
+    return reached_document(call, number(raw))
 
 
 def apply_change(call: Call, document_id: str, change: translate.DocumentChange) -> None:
@@ -381,8 +386,3 @@ def document_history(call: Call, document_id: str) -> list[dict[str, Any]]:
              if row.actor_id else None} for row in rows]
 
 
-@routes.add("GET", "/api/documents/{document_id}/share_links/")
-def document_share_links(call: Call, document_id: str) -> list[dict[str, Any]]:
-    """Share links come with api.md §20; until then a document has none."""
-    _reached(call, document_id)
-    return []

@@ -173,6 +173,12 @@ class Call:
         query = urlencode(sorted(items))
         return origin + path + (f"?{query}" if query else "")
 
+    def dms_url(self, path: str) -> str:
+        """The absolute URL of `path` of dms's own (outside the dialect's prefix)."""
+        origin = public_origin(self.environ, proxy_port=bool(self.config.trusted_proxy))
+        root = self.environ.get("SCRIPT_NAME", "").removesuffix(self.config.paperless_prefix)
+        return origin + quote(root + path)
+
     def page(self, total: int, fetch: Callable[[int, int], list[dict]],
              all_ids: Callable[[], list[int]] | None = None) -> dict[str, Any]:
         """One page of a listing of `total` items: `fetch(offset, limit)` gives its results;
@@ -268,7 +274,8 @@ class Reply:
 
 
 DOMAIN_STATUS = {
-    errors.NotFound: 404, errors.Forbidden: 403, errors.Throttled: 429, errors.TooLarge: 413,
+    errors.NotFound: 404, errors.Forbidden: 403, errors.Gone: 410, errors.Throttled: 429,
+    errors.TooLarge: 413,
     errors.UnsupportedType: 415, errors.StorageFull: 507, errors.Unavailable: 503,
 }
 

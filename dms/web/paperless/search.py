@@ -10,7 +10,9 @@ from collections import Counter
 from typing import Any, cast
 
 from dms import search
+from dms.domain import savedsearches
 from dms.domain.rows import DOCUMENT
+from dms.web.paperless import views
 from dms.web.paperless.documents import shapes
 from dms.web.paperless.labels import KINDS, shaped
 from dms.web.paperless.protocol import Call, Routes, detail
@@ -47,8 +49,11 @@ def global_search(call: Call) -> Any:
     for kind in KINDS:
         rows = [row for row in kind.rows(call.user) if wanted in row.name.casefold()]
         found[kind.path] = shaped(call, kind, rows[:GLOBAL_OBJECTS])
+    found["saved_views"] = views.shaped(call, [
+        row for row in savedsearches.searches_of(call.user)
+        if wanted in row.name.casefold()][:GLOBAL_OBJECTS])
     return {"total": len(documents) + sum(len(rows) for rows in found.values()),
-            "documents": documents, "saved_views": [], "tags": found["tags"],
+            "documents": documents, "saved_views": found["saved_views"], "tags": found["tags"],
             "correspondents": found["correspondents"],
             "document_types": found["document_types"], "storage_paths": [], "users": [],
             "groups": [], "mail_rules": [], "mail_accounts": [], "workflows": [],

@@ -265,11 +265,9 @@ def get_group(call: Call, group_id: str) -> dict[str, Any]:
     return _group_json([group])[0]
 
 
-# -- what dms does not have (storage paths) or not yet (saved views, share links: api.md §20) --
-# Empty lists, so that the apps that read them when they start work; a new one is refused.
-NOT_HERE = {"storage_paths": "dms files documents in folders; it has no storage paths.",
-            "saved_views": "Saved views are not kept by this dms yet.",
-            "share_links": "Share links are not made by this dms yet."}
+# -- what dms does not have (storage paths) ------------------------------------------------------
+# An empty list, so that the apps that read it when they start work; a new one is refused.
+NOT_HERE = {"storage_paths": "dms files documents in folders; it has no storage paths."}
 
 
 def _none_listed(call: Call) -> dict[str, Any]:
