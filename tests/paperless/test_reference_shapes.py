@@ -85,6 +85,11 @@ def library(alice, admin) -> dict[str, Any]:
     assert changed.status_code == 200, changed.text
     client.post(f"{API}/documents/{number}/notes/", {"note": "Paid."}, media=JSON)
     make(dialect(admin, 10), "groups", name="Family")
+    make(client, "saved_views", name="Inbox invoices", show_on_dashboard=True,
+         show_in_sidebar=True, sort_field="created", sort_reverse=True,
+         filter_rules=[{"rule_type": 6, "value": str(tag["id"])}], display_mode="table",
+         display_fields=["title", "created"], page_size=25)
+    make(client, "share_links", document=number, file_version="original", expiration=None)
     return {"number": number, "task": task["task_id"]}
 
 
@@ -105,6 +110,7 @@ READS = [
     ("remote_version", "GET", "/api/remote_version/", "/remote_version/"),
     ("search", "GET", "/api/search/", "/search/?query=invoice"),
     ("tasks", "GET", "/api/tasks/", "/tasks/?task_id={t}"),
+    ("saved_views", "GET", "/api/saved_views/", "/saved_views/"),
 ]
 VERSION_10_ONLY = [
     ("trash", "GET", "/api/trash/", "/trash/"),
@@ -112,6 +118,7 @@ VERSION_10_ONLY = [
     ("profile", "GET", "/api/profile/", "/profile/"),
     ("history", "GET", "/api/documents/1/history/", "/documents/{n}/history/"),
     ("selection_data", "POST", "/api/documents/selection_data/", "/documents/selection_data/"),
+    ("share_links", "GET", "/api/documents/1/share_links/", "/documents/{n}/share_links/"),
 ]
 # What dms answers differently on purpose (docs/paperless.md), by recording and place.
 KNOWN = {
