@@ -496,8 +496,12 @@ def test_metadata_views_pass_axe_and_name_every_control(browser, server, alice, 
         expect(page.locator("tbody tr")).to_have_count(1)
         found["folder"] = axe_violations(page)
         assert unnamed_controls(page) == []
-        for section in ("correspondents", "document-types", "custom-fields"):
+        for section, heading in (("correspondents", "Correspondents"),
+                                 ("document-types", "Document types"),
+                                 ("custom-fields", "Custom fields")):
             page.goto(f"{server.url}/#/settings/{section}")
+            # The section's own heading: the one before stays until this one is read.
+            expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible()
             expect(page.get_by_role("table")).to_be_visible()
             page.get_by_role("button", name=re.compile("^Add ")).click()
             expect(page.get_by_role("form", name=re.compile("^New "))).to_be_visible()

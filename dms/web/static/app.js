@@ -1,5 +1,5 @@
 // dms web page: the shell. Log in and out, the address (#/folder/<id>, #/doc/<id>, #/search?q=…,
-// #/trash, #/settings/<section>) and the view it names, the search box, the side bar's tree,
+// #/saved/<id>, #/trash, #/settings/<section>) and the view it names, the search box, the side bar's tree,
 // messages, keys. The CSP forbids inline code: every listener is attached from a module.
 
 import { api, forgetToken, hasToken, JSON_MEDIA, setToken, whenUnauthorized } from "./api.js";
@@ -11,6 +11,7 @@ import * as events from "./events.js";
 import { setUp as setUpKeys, showHelp } from "./keys.js";
 import { chosenFilters } from "./metadata.js";
 import { closeMenu, setUp as setUpMenu } from "./menu.js";
+import * as saved from "./saved.js";
 import * as tree from "./tree.js";
 import { clearUploads, setUp as setUpUploads, uploadFiles } from "./upload.js";
 import * as documentView from "./view-document.js";
@@ -35,6 +36,7 @@ const VIEWS = {
   folder: (ctx, arg, params) => folderView.render(ctx, arg || homeId(), params),
   doc: (ctx, arg) => documentView.render(ctx, arg),
   search: (ctx, arg, params) => searchView.render(ctx, params),
+  saved: (ctx, arg, params) => saved.render(ctx, arg, params),
   trash: (ctx, arg, params) => trashView.render(ctx, params),
   settings: (ctx, arg) => settingsView.render(ctx, arg),
 };
@@ -145,7 +147,7 @@ async function enter() {
   $("view-login").hidden = true;
   document.body.classList.add("signed-in");
   events.start();
-  await Promise.all([tree.refresh(), route()]);
+  await Promise.all([tree.refresh(), route(), saved.refresh().catch(() => {})]);
 }
 
 /** Forgets everything of the session (the next person must not see it) and shows the login. */

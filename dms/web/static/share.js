@@ -1,10 +1,12 @@
 // Sharing (api.md, "Access to a node"): what the caller may do with a node (attributes.access;
 // "owner" where the API does not say), whose it is, and the Share dialog: the grants on the node
-// (changed here) and on the folders above it (changed there), a person or group added.
+// (changed here) and on the folders above it (changed there), a person or group added, and for
+// its owner the public links (share-links.js).
 
 import { api, id as encoded, JSON_MEDIA, listAll } from "./api.js";
 import { actions, modal } from "./dialogs.js";
 import { busy, button, el, field, folderName, select } from "./dom.js";
+import { linksSection } from "./share-links.js";
 
 const ROLES = [["viewer", "Viewer: reads"], ["editor", "Editor: also changes"]];
 const accessOf = (node) => node.attributes.access ?? "owner";
@@ -71,8 +73,7 @@ export function shareDialog(node) {
     who.addEventListener("change", () => { person.hidden = who.value !== ""; });
     const form = el("form", { novalidate: true }, el("h3", {}, "Share with"),
       el("div", { class: "field-row" }, field("Person or group", who), person, field("Role", role)),
-      actions(button("Done", () => close(null)),
-        el("button", { type: "submit", class: "button button-primary", "data-focus": "share" }, "Share")));
+      actions(el("button", { type: "submit", class: "button button-primary", "data-focus": "share" }, "Share")));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const name = who.value ? who.selectedOptions[0].text : username.value.trim();
@@ -83,7 +84,8 @@ export function shareDialog(node) {
       const grantee = who.value ? { group: who.value } : { username: name };
       if (await change("POST", path, { ...grantee, role: role.value }, `Shared with ${name} as ${role.value}.`)) username.value = "";
     });
-    dialog.append(owner, list, error, said, form);
+    dialog.append(owner, list, error, said, form, accessOf(node) === "owner" ? linksSection(node, said, error) : null,
+      actions(button("Done", () => close(null))));
     listAll("/groups/").then(({ items }) => who.append(...items.map((group) =>
       el("option", { value: group.id }, `${group.attributes.name} (group)`))), () => {});
     show().catch((failure) => { error.textContent = failure.message; });

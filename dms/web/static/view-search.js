@@ -4,9 +4,10 @@
 // changed documents.
 
 import { api, id as encoded, withQuery } from "./api.js";
-import { el, folderName, highlighted, icon, plural, select } from "./dom.js";
+import { button, el, folderName, highlighted, icon, plural, select } from "./dom.js";
 import { chosenFilters, filterBar, names } from "./metadata.js";
 import { tagList } from "./parts.js";
+import { saveSearch } from "./saved.js";
 import { ownerNote } from "./share.js";
 
 /** Tags offered as filters: the caller's first 100 (the API's page). */
@@ -51,7 +52,8 @@ export async function render(ctx, params) {
 
   const count = plural(results.length, "result");
   const node = el("section", { class: "view view-search", "aria-labelledby": "search-title" },
-    el("div", { class: "view-head" }, el("h1", { id: "search-title" }, q ? `Results for “${q}”` : title)),
+    el("div", { class: "view-head" }, el("h1", { id: "search-title" }, q ? `Results for “${q}”` : title),
+      q ? button("Save search", () => saveSearch(q)) : null),
     filters, bar,
     el("p", { class: "muted", "aria-live": "polite" }, q || filtered ? count : "Type in the search box to search titles, text and tags."),
     el("ol", { class: "results" }, results.map((hit) => result(hit, ctx.me()))));
