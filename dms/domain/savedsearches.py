@@ -32,7 +32,7 @@ MAX_PER_USER = 200
 MAX_DIALECT_BYTES = 16 * 1024
 
 
-def searches_of(user: User) -> ModelSelect:
+def searches_of(user: User) -> ModelSelect[SavedSearch]:
     return (SavedSearch.select().where(SavedSearch.owner == user.id)
             .order_by(SavedSearch.name_key, SavedSearch.id))
 

@@ -113,7 +113,8 @@ TABLES = ["correspondent", "custom_field", "custom_field_link", "custom_field_va
           "document_mail", "document_type", "document_version", "event", "group_member",
           "mail_account", "mail_import", "node", "node_grant", "node_tag", "note", "page",
           "preference",
-          "rule", "rule_pending", "rule_run", "schema_migrations", "split_part", "split_run",
+          "rule", "rule_pending", "rule_run", "saved_search", "schema_migrations", "share_link",
+          "split_part", "split_run",
           "tag", "task", "token", "trash_entry", "ui_settings", "user", "user_group", "webhook",
           "webhook_cursor"]
 

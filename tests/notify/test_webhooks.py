@@ -105,7 +105,7 @@ REFUSED = [
      "events has an unknown event type 'node.exploded'; the types are node.created, "
      "document.uploaded, document.processed, node.renamed, node.moved, node.tagged, "
      "node.deleted, node.restored, document.pages_changed, rule.applied, document.updated, "
-     "node.access_changed."),
+     "node.access_changed, share.changed, share.accessed."),
     ({"secret": None}, "secret", "required",
      "secret is required: the key the deliveries are signed with."),
     ({"secret": "short"}, "secret", "invalid",

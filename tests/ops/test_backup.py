@@ -27,7 +27,8 @@ from tests.harness.waiting import wait_for, wait_indexed, wait_processed, wait_s
 LISTINGS = ["/api/folders/?page[size]=100", "/api/documents/?page[size]=100",
             "/api/tokens/?page[size]=100", "/api/webhooks/?page[size]=100",
             "/api/correspondents/?page[size]=100", "/api/document-types/?page[size]=100",
-            "/api/custom-fields/?page[size]=100", "/api/tags/?page[size]=100"]
+            "/api/custom-fields/?page[size]=100", "/api/tags/?page[size]=100",
+            "/api/share-links/?page[size]=100", "/api/saved-searches/?page[size]=100"]
 # A webhook whose host resolves nowhere (RFC 2606), disabled: nothing is tried behind the tests.
 WEBHOOK = {"data": {"type": "webhooks", "attributes": {
     "url": "https://dms-webhook.invalid/hook", "events": ["node.created"],
@@ -45,7 +46,7 @@ def filled(admin, alice, config):
     """Users, nested folders, several versions, OCR text, tokens, a webhook, and what the
     documents are about: correspondents, document types, custom fields with values of every
     column's type, documentlinks both ways, notes, a document date and serial numbers; nested
-    tags."""
+    tags; a share link with a password and a saved search."""
     alice.post("/api/tokens/", {"expiry_hours": 10, "name": "scanner"}, media=JSON)
     assert alice.post("/api/webhooks/", WEBHOOK).status_code == 201
     outer = folder(alice, "Outer", alice.home_id)
@@ -66,6 +67,12 @@ def filled(admin, alice, config):
         "name": "Finance"}}}).json()["data"]["id"]
     assert alice.patch(f"/api/tags/{child}/", {"data": {"type": "tags", "attributes": {
         "parent": parent}}}).status_code == 200
+    expires = dt.datetime.now(dt.UTC) + dt.timedelta(days=30)
+    assert alice.post("/api/share-links/", {"data": {"type": "share-links", "attributes": {
+        "node": documents[0], "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "password": "a share password", "max_downloads": 5}}}).status_code == 201
+    assert alice.post("/api/saved-searches/", {"data": {"type": "saved-searches", "attributes": {
+        "name": "Versions", "query": "version", "sort": "title"}}}).status_code == 201
     return documents
 
 
@@ -73,6 +80,8 @@ def state(client, admin, documents) -> dict:
     """Everything a user and the admin can see: listings, document details (with their
     metadata), text and notes, every file's SHA-256."""
     seen = {path: client.get(path).json()["data"] for path in LISTINGS}
+    for link in seen["/api/share-links/?page[size]=100"]:  # the restored server's address differs
+        link["attributes"]["url"] = link["attributes"]["url"].split("/s/", 1)[1]
     seen["users"] = admin.get("/api/users/").json()["data"]
     for document_id in documents:
         detail = client.get(f"/api/documents/{document_id}/").json()["data"]

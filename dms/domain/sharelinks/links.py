@@ -16,6 +16,7 @@ import datetime as dt
 import hashlib
 import secrets
 from pathlib import Path
+from typing import Any
 
 from peewee import ModelSelect
 
@@ -44,7 +45,7 @@ def slug_of(link: ShareLink, data_dir: Path) -> str:
     return sealing.unseal(sealing.load_key(data_dir), link.slug_sealed, link.id)
 
 
-def links_of(user: User, node_id: str | None = None) -> ModelSelect:
+def links_of(user: User, node_id: str | None = None) -> ModelSelect[ShareLink]:
     """The caller's live and expired links (not revoked ones), newest first; with `node_id`,
     only that node's."""
     query = ShareLink.select().where(ShareLink.owner == user.id, ShareLink.revoked_at.is_null())
@@ -118,7 +119,7 @@ def check_file_version(value: object) -> str:
     return str(value)
 
 
-def create_link(user: User, attributes: dict, data_dir: Path, max_days: int,
+def create_link(user: User, attributes: dict[str, Any], data_dir: Path, max_days: int,
                 actor: User | None = None) -> tuple[ShareLink, str]:
     """A new link to the caller's document or folder, and its slug (shown once here, and to the
     owner later through slug_of)."""

@@ -29,6 +29,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from dms.db import database, events, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, ShareLink, utcnow
@@ -98,7 +99,7 @@ class Visit:
 
     @property
     def expires_at(self) -> dt.datetime:
-        return self.link.expires_at
+        return cast(dt.datetime, self.link.expires_at)
 
     @property
     def downloads_left(self) -> int | None:
@@ -178,10 +179,11 @@ class Visit:
                 raise NotFound("There is nothing at this address.")
             node = self.node
         else:
-            node = Node.get_or_none(Node.id == document_id, Node.kind == Node.DOCUMENT,
-                                    Node.owner == self.link.owner_id, Node.trash_id.is_null())
-            if node is None or self.node.id not in ancestor_ids(node.id) - {node.id}:
+            below = Node.get_or_none(Node.id == document_id, Node.kind == Node.DOCUMENT,
+                                     Node.owner == self.link.owner_id, Node.trash_id.is_null())
+            if below is None or self.node.id not in ancestor_ids(below.id) - {below.id}:
                 raise NotFound("There is nothing at this address.")
+            node = below
         shown = self._shown(node)
         if shown is None:
             raise NotFound("This document has no file yet.")

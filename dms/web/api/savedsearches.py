@@ -3,6 +3,8 @@ and answers the document list's shape, with its count."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from dms.db.models import SavedSearch
 from dms.domain import savedsearches
 from dms.search.found import documents_found
@@ -11,6 +13,9 @@ from dms.web.endpoints import Context
 from dms.web.jsonapi import RouteTable, created, format_datetime, no_content
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import PAGE_QUERY, data_of, list_of, ref
+
+if TYPE_CHECKING:
+    from dms.search.indexer import Indexer
 
 routes = RouteTable()
 
@@ -61,6 +66,9 @@ def delete_search(ctx: Context, search_id: str):
     errors=(503,)))
 def run_search(ctx: Context, search_id: str):
     saved = savedsearches.owned_search(ctx.user, search_id)
+    # Services names the engine by a narrower protocol than the search takes (as GET /search/
+    # does: a known gap of the type hints listed in mypy-baseline.txt).
+    engine = cast("Indexer", ctx.services.search)
     return paginated_nodes(ctx, documents_found(
-        ctx.services.search, ctx.user, saved.query, saved.sort,
+        engine, ctx.user, saved.query, saved.sort,
         ctx.config.search_timeout_seconds, ctx.client_gone))

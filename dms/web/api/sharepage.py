@@ -28,7 +28,7 @@ from dms.web.api.ui import SECURITY_HEADERS
 from dms.web.endpoints import STATUS_OF_ERROR, Context, content_disposition
 from dms.web.jsonapi import RouteTable
 from dms.web.openapi import Operation
-from dms.web.openapi.shapes import BINARY, STRING
+from dms.web.openapi.shapes import BINARY, FILES, STRING
 
 routes = RouteTable()
 PUBLIC = {"auth": False, "prefixes": ("",)}
@@ -126,7 +126,7 @@ def _listing(ctx: Context, slug: str, visit: Visit) -> bottle.HTTPResponse:
 
 
 @routes.get("/s/{slug}/", Operation("The public page of a share link", media=HTML_ANSWER,
-                                    errors=(410, 429)), **PUBLIC)
+                                    errors=(410, 429), error_media=HTML_ANSWER), **PUBLIC)
 def share_page(ctx: Context, slug: str):
     try:
         visit = _visit(ctx, slug)
@@ -140,7 +140,7 @@ def share_page(ctx: Context, slug: str):
 
 @routes.post("/s/{slug}/", Operation(
     "The password of a share link; the right one opens its page", media=HTML_ANSWER,
-    errors=(403, 410, 429)), **PUBLIC)
+    errors=(403, 410, 429, 503, 507), error_media=HTML_ANSWER), **PUBLIC)
 def unlock(ctx: Context, slug: str):
     try:
         visit = _visit(ctx, slug)
@@ -198,7 +198,8 @@ def _serve(ctx: Context, visit: Visit, document_id: str | None) -> bottle.HTTPRe
 
 @routes.get("/s/{slug}/download/", Operation(
     "A share link's document, or its folder's documents as a zip",
-    media={"application/octet-stream": BINARY}, errors=(410, 416)), **PUBLIC)
+    media={**FILES, "application/zip": BINARY}, errors=(410, 416, 429, 503, 507),
+    error_media=HTML_ANSWER), **PUBLIC)
 def download(ctx: Context, slug: str):
     try:
         return _serve(ctx, _visit(ctx, slug), None)
@@ -207,8 +208,8 @@ def download(ctx: Context, slug: str):
 
 
 @routes.get("/s/{slug}/documents/{document_id}/download/", Operation(
-    "One document of a folder's share link", media={"application/octet-stream": BINARY},
-    errors=(410, 416)), **PUBLIC)
+    "One document of a folder's share link", media=FILES,
+    errors=(410, 416, 429, 503, 507), error_media=HTML_ANSWER), **PUBLIC)
 def download_document(ctx: Context, slug: str, document_id: str):
     try:
         return _serve(ctx, _visit(ctx, slug), document_id)

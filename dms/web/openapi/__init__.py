@@ -39,6 +39,9 @@ class Operation:
     errors: tuple[int, ...] = ()
     media: Mapping[str, dict] | None = None
     also: Mapping[int, dict] | None = None
+    # More media types of its errors besides the JSON envelope (a share link's public page
+    # answers its refusals as HTML pages).
+    error_media: Mapping[str, dict] | None = None
 
     def __post_init__(self):
         if self.answer is not None and self.media is not None:
@@ -51,9 +54,10 @@ class Operation:
         return {} if self.answer is None else {route.media_type: self.answer}
 
 
-def error_response(status: int) -> dict:
+def error_response(status: int, more: Mapping[str, dict] | None = None) -> dict:
     return {"description": f"Error {status}", "content": {
-        VND: {"schema": ref("Error")}, JSON: {"schema": ref("Error")}}}
+        VND: {"schema": ref("Error")}, JSON: {"schema": ref("Error")},
+        **{media: {"schema": schema} for media, schema in (more or {}).items()}}}
 
 
 def declaration(route: Route) -> Operation:
@@ -100,7 +104,7 @@ def describe(route: Route, prefix: str) -> dict:
     for status, schema in (operation.also or {}).items():
         responses[str(status)] = {"description": "Success", "content": {
             route.media_type: {"schema": schema}}}
-    responses.update({str(s): error_response(s)
+    responses.update({str(s): error_response(s, operation.error_media)
                       for s in error_statuses(route, operation, content)})
     if route.auth:
         described["security"] = [{"token": []}]

@@ -1,0 +1,21 @@
+"""The query language of `q=` and of saved searches (api.md, "The query language"): words as
+always, phrases, AND/OR/NOT/-, parentheses, fields, comparisons and dates, read into a tree
+(`tree`) by a small grammar (`grammar`); the search engines execute the tree (dms.search)."""
+
+from dms.domain.searchquery.grammar import MAX_DEPTH, MAX_LEAVES, QueryError, parse
+from dms.domain.searchquery.tree import (
+    All,
+    Any,
+    Custom,
+    Named,
+    Not,
+    Number,
+    Query,
+    Span,
+    Words,
+    is_plain,
+    leaves,
+)
+
+__all__ = ["MAX_DEPTH", "MAX_LEAVES", "All", "Any", "Custom", "Named", "Not", "Number", "Query",
+           "QueryError", "Span", "Words", "is_plain", "leaves", "parse"]
