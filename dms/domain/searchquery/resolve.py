@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any as Anything
 
@@ -119,7 +120,8 @@ class _Resolver:
 
     def leaf(self, query: Query) -> docfilters.Condition:
         if isinstance(query, Named):
-            return getattr(self, f"_{query.field}")(query.value)
+            named: Callable[[str], docfilters.Condition] = getattr(self, f"_{query.field}")
+            return named(query.value)
         if isinstance(query, Number):
             return docfilters.Condition(f"asn {query.operator} ?", (query.value,))
         if isinstance(query, Span):
@@ -210,21 +212,19 @@ class _Resolver:
         """The custom field query (api.md §16) of the leaf, in its JSON form."""
         kind, value = field.data_type, query.value
         if query.high is not None:
-            low, high = value, query.high
             if kind == "date":
-                low, high = self._day(low, query).isoformat(), self._day(high, query, True)
-                high = high.isoformat()
-            return [field.name, "range", [low, high]]
+                return [field.name, "range", [self._day(value, query).isoformat(),
+                                              self._day(query.high, query, True).isoformat()]]
+            return [field.name, "range", [value, query.high]]
         if kind == "date":
-            try:
-                first, last = dates.span(value, self.today)
-            except ValueError:
-                raise QueryError(query.at, dates.EXPECTED, self.field) from None
-            low, high = dates.compared(query.operator, first, last)
-            if low is not None and high is not None:
-                return [field.name, "range", [low.isoformat(), high.isoformat()]]
-            return [field.name, "gte" if low is not None else "lte",
-                    (low or high).isoformat()]  # type: ignore[union-attr]  # one is set
+            first, last = self._day(value, query), self._day(value, query, True)
+            start, end = dates.compared(query.operator, first, last)
+            if start is not None and end is not None:
+                return [field.name, "range", [start.isoformat(), end.isoformat()]]
+            if start is not None:
+                return [field.name, "gte", start.isoformat()]
+            assert end is not None  # a comparison leaves one side open, never both
+            return [field.name, "lte", end.isoformat()]
         if query.operator != "=":
             return [field.name, ORDER_NAMES[query.operator], value]
         if kind in TEXT_TYPES:
