@@ -292,7 +292,7 @@ def children(folder: Node, sort: str | None = None, only: Filters = (),
         return FieldSortListing(f"parent_id = ? AND {LIVE}", (folder.id,), "parent_id = ? AND ",
                                 (folder.id,), *by_field)
     if sort:
-        order, order_params = _order(sort, user)
+        order, order_params = order_of(sort, user)
     return _filtered(f"parent_id = ? AND {LIVE}", (folder.id,), order, only, order_params)
 
 
@@ -316,13 +316,8 @@ def _ordered_matches(sort: str | None, only: Filters) -> OrderedMatches | None:
     return present[0].ordered
 
 
-def check_sort(user: User, sort: str) -> str:
-    """`sort` if the document lists can sort by it (a saved search's sort), else Invalid."""
-    _order(sort, user)
-    return sort
-
-
-def _order(sort: str, user: User | None) -> tuple[str, tuple[Any, ...]]:
+def order_of(sort: str, user: User | None) -> tuple[str, tuple[Any, ...]]:
+    """The ORDER BY of a sort of the lists and its parameters; Invalid for another sort."""
     name = sort[1:] if sort.startswith("-") else sort
     columns: tuple[str, ...] | None = SORTS.get(name)
     params: tuple[Any, ...] = ()
@@ -360,7 +355,7 @@ def listing(user: User, folder_id: str, sort: str | None = None, tags: str | Non
             owner_filter(user, about.get("owner")))
     folder = folder_of(user, folder_id)
     if folder.special == SHARED:
-        order, order_params = _order(sort, user) if sort else (DEFAULT_ORDER, ())
+        order, order_params = order_of(sort, user) if sort else (DEFAULT_ORDER, ())
         return folder, _filtered(SHARED_ROOTS, (user.id, user.id, user.id), order, only,
                                  order_params)
     return folder, children(folder, sort, only, user)
@@ -385,7 +380,7 @@ def of_kind(user: User, kind: str, tags: str | None = None, tags_op: str | None 
     order, order_params = "title_sort, id", ()
     if has_shares(user):
         if about.get("sort"):
-            order, order_params = _order(about["sort"], user)
+            order, order_params = order_of(about["sort"], user)
         own = _filtered(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), order, only)
         shared = _filtered(f"{SHARED_BELOW} AND owner_id <> ? AND kind = ? AND {LIVE}",
                            (user.id, user.id, user.id, kind), order, only)
@@ -398,6 +393,6 @@ def of_kind(user: User, kind: str, tags: str | None = None, tags_op: str | None 
         return FieldSortListing(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), "",
                                 (), *by_field)
     if about.get("sort"):
-        order, order_params = _order(about["sort"], user)
+        order, order_params = order_of(about["sort"], user)
     return _filtered(f"owner_id = ? AND kind = ? AND {LIVE}", (user.id, kind), order, only,
                      order_params)

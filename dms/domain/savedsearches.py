@@ -20,7 +20,7 @@ from peewee import ModelSelect
 
 from dms.db import owner_scope, write_transaction
 from dms.db.models import SavedSearch, User, new_id, utcnow
-from dms.domain.listings import check_sort
+from dms.domain.listings import order_of
 from dms.domain.ownership import owned
 from dms.domain.tagfilter import name_key
 from dms.errors import Invalid
@@ -70,7 +70,9 @@ def check_attributes(user: User, attributes: dict[str, Any], partial: bool) -> d
         if not isinstance(sort, str):
             raise Invalid("sort must be text, such as -created_at.", "sort")
         try:
-            values["sort"] = check_sort(user, sort) if sort else ""
+            if sort:
+                order_of(sort, user)  # Invalid for a sort the lists do not have
+            values["sort"] = sort
         except Invalid as error:
             raise Invalid(error.message, "sort") from None
     if "show_in_sidebar" in attributes or not partial:

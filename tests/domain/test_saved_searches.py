@@ -45,6 +45,17 @@ def test_saved_searches_are_kept_changed_and_deleted(alice, bob):
     assert bob.patch(f"/api/saved-searches/{made['id']}/", body(name="x")).json() == NOT_FOUND
     assert bob.get(f"/api/saved-searches/{made['id']}/documents/").json() == NOT_FOUND
     assert bob.get("/api/saved-searches/").json()["data"] == []
+    anonymous = alice.as_anonymous()
+    for method, path in (("GET", "/api/saved-searches/"), ("POST", "/api/saved-searches/"),
+                         ("GET", f"/api/saved-searches/{made['id']}/"),
+                         ("PATCH", f"/api/saved-searches/{made['id']}/"),
+                         ("DELETE", f"/api/saved-searches/{made['id']}/"),
+                         ("GET", f"/api/saved-searches/{made['id']}/documents/")):
+        assert_error(anonymous.request(method, path, json_body=body(name="x")
+                                       if method in ("POST", "PATCH") else None), 401,
+                     "not_authenticated", "Authentication credentials were not provided.")
+    assert alice.get(f"/api/saved-searches/{made['id']}/").json()["data"]["attributes"][
+        "name"] == "Open invoices"
     assert alice.delete(f"/api/saved-searches/{made['id']}/").status_code == 204
     assert alice.get(f"/api/saved-searches/{made['id']}/").json() == NOT_FOUND
     assert [item["id"] for item in alice.get("/api/saved-searches/").json()["data"]] == \

@@ -66,6 +66,15 @@ def test_a_link_is_made_listed_read_and_revoked(alice, bob, letter):
     assert alice.get(f"/api/share-links/{made['id']}/").json() == NOT_FOUND
     assert alice.get("/api/share-links/").json()["data"] == []
     assert alice.delete(f"/api/share-links/{made['id']}/").json() == NOT_FOUND
+    # Without credentials: 401 for each route, nothing made.
+    anonymous = alice.as_anonymous()
+    for method, path in (("GET", "/api/share-links/"), ("POST", "/api/share-links/"),
+                         ("GET", f"/api/share-links/{made['id']}/"),
+                         ("DELETE", f"/api/share-links/{made['id']}/")):
+        assert_error(anonymous.request(method, path, json_body=link_body(
+            node=letter, expires_at=expires) if method == "POST" else None), 401,
+            "not_authenticated", "Authentication credentials were not provided.")
+    assert alice.get("/api/share-links/").json()["data"] == []
     history = [event for event in alice.get(f"/api/nodes/{letter}/history/").json()["data"]
                if event["attributes"]["action"].startswith("share_")]
     assert [event["attributes"]["action"] for event in history] == ["share_revoked",

@@ -156,7 +156,7 @@ class Visit:
     def documents(self) -> list[Shown]:
         """What the link shows: its document, or the live documents below its folder."""
         if not self.is_folder:
-            shown = self._shown(self.node)
+            shown = self._shown(self.node, latest_version(self.node.id))
             return [shown] if shown is not None else []
         rows = database.execute_sql("""
             WITH RECURSIVE below(id, depth) AS (
@@ -168,9 +168,14 @@ class Visit:
             SELECT n.id FROM below JOIN node AS n ON n.id = below.id
             WHERE n.kind = 'document' ORDER BY below.depth, n.title_sort, n.id LIMIT ?""",
             (self.node.id, LIST_LIMIT)).fetchall()
-        found = {node.id: node for node in Node.select().where(Node.id.in_([r[0] for r in rows]))}
-        return [shown for (node_id,) in rows
-                if (shown := self._shown(found[node_id])) is not None]
+        ids = [row[0] for row in rows]
+        found = {node.id: node for node in Node.select().where(Node.id.in_(ids))}
+        latest: dict[str, DocumentVersion] = {}
+        for version in (DocumentVersion.select().where(DocumentVersion.document.in_(ids))
+                        .order_by(DocumentVersion.number)):  # one query; the newest stays
+            latest[version.document_id] = version
+        return [shown for node_id in ids
+                if (shown := self._shown(found[node_id], latest.get(node_id))) is not None]
 
     def document(self, document_id: str) -> Shown:
         """One document the link serves: its own, or a live one below its folder."""
@@ -184,13 +189,12 @@ class Visit:
             if below is None or self.node.id not in ancestor_ids(below.id) - {below.id}:
                 raise NotFound("There is nothing at this address.")
             node = below
-        shown = self._shown(node)
+        shown = self._shown(node, latest_version(node.id))
         if shown is None:
             raise NotFound("This document has no file yet.")
         return shown
 
-    def _shown(self, node: Node) -> Shown | None:
-        version = latest_version(node.id)
+    def _shown(self, node: Node, version: DocumentVersion | None) -> Shown | None:
         if version is None:
             return None
         if self.link.file_version == ShareLink.SEARCHABLE and version.searchable_size is not None:
