@@ -120,7 +120,7 @@ def test_a_sort_by_a_field_reads_the_values_in_order_as_the_general_sort_does(se
     user, ids = corpus
     new_folder(services, user, "Archive", inbox_id(user))
     folder = Node.get_by_id(inbox_id(user))
-    order, order_params = listings._order(sort, user)
+    order, order_params = listings.order_of(sort, user)
     for listing, general in (
             (listings.listing(user, folder.id, sort)[1],
              listings.NodeListing("parent_id = ? AND trash_id IS NULL", (folder.id,), order,
