@@ -9,6 +9,7 @@ machines"); a node with another key cannot open the values and says so, it does 
 from __future__ import annotations
 
 import base64
+import functools
 import os
 import secrets
 from pathlib import Path
@@ -49,7 +50,15 @@ def load_key(data_dir: Path) -> bytes:
         finally:
             draft.unlink()
         fsync_dir(data_dir)  # the key outlives a power cut, as the rows sealed with it do
-    key = path.read_bytes()
+    stat = path.stat()
+    return _read_key(str(path), stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_key(path: str, mtime_ns: int, size: int, inode: int) -> bytes:
+    """The key file's bytes, read once while it stays the same file (a page of share links
+    unseals every slug with it); a replaced or rewritten file is read again."""
+    key = Path(path).read_bytes()
     if len(key) != KEY_BYTES:
         raise Unsealable(f"{path} is not a key of {KEY_BYTES} bytes.")
     return key

@@ -38,19 +38,20 @@ def test_a_link_with_a_password_opened_by_a_visitor_then_revoked(browser, server
         .get_by_role("checkbox").check()
     page.get_by_role("button", name="Share…").click()
     dialog = page.get_by_role("dialog", name="Share “Letter to the landlord”")
-    expect(dialog.get_by_text("No public links.")).to_be_visible()
-    form = dialog.get_by_role("form", name="New public link")
+    links = dialog.get_by_role("region", name="Public links")
+    expect(links.get_by_text("No public links.")).to_be_visible()
+    form = links.get_by_role("form", name="New public link")
     form.get_by_label("Password (optional)").fill("correct horse")
     form.get_by_label("Downloads (optional)").fill("3")
     form.get_by_role("button", name="Make link").click()
-    expect(dialog.get_by_role("status")).to_have_text("Link made: copy it below and send it.")
+    expect(links.get_by_role("status")).to_have_text("Link made: copy it below and send it.")
     address = dialog.get_by_role("textbox", name=re.compile(r"^Address of the link until"))
     url = address.input_value()
     assert re.fullmatch(rf"{re.escape(server.url)}/s/[A-Za-z0-9_-]{{32}}", url)
     expect(dialog.locator(".share-link")).to_contain_text("password · 0 of 3 downloads")
-    links = alice.get("/api/share-links/").json()["data"]
+    made = alice.get("/api/share-links/").json()["data"]
     assert [(link["attributes"]["node"], link["attributes"]["has_password"],
-             link["attributes"]["max_downloads"]) for link in links] == [(letter, True, 3)]
+             link["attributes"]["max_downloads"]) for link in made] == [(letter, True, 3)]
     assert axe_violations(page) == []
     assert unnamed_controls(page) == []
     session.screenshot("70-share-dialog-public-link.png", full_page=False)
@@ -72,12 +73,12 @@ def test_a_link_with_a_password_opened_by_a_visitor_then_revoked(browser, server
     with public.expect_download() as downloaded:
         public.get_by_role("link", name="Download").click()
     assert Path(downloaded.value.path()).read_bytes() == LETTER
-    assert alice.get(f"/api/share-links/{links[0]['id']}/").json()["data"]["attributes"][
+    assert alice.get(f"/api/share-links/{made[0]['id']}/").json()["data"]["attributes"][
         "downloads"] == 1
 
     dialog.get_by_role("button", name=re.compile(r"^Revoke the link until")).click()
-    expect(dialog.get_by_role("status")).to_have_text("The link no longer works.")
-    expect(dialog.get_by_text("No public links.")).to_be_visible()
+    expect(links.get_by_role("status")).to_have_text("The link no longer works.")
+    expect(links.get_by_text("No public links.")).to_be_visible()
     public.reload()
     expect(public.get_by_role("heading", name="This link no longer works")).to_be_visible()
     expect(public.get_by_text("This link was withdrawn by the person who shared it.")) \

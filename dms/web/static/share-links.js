@@ -23,9 +23,12 @@ async function copy(text, input) {
   }
 }
 
-/** The section: its links listed, a form for a new one. `said` and `error` are the dialog's. */
-export function linksSection(node, said, error) {
+/** The section: its links listed, a form for a new one, and what became of the last action beside
+ *  them (the dialog is long: its own messages at its top would be out of sight). */
+export function linksSection(node) {
   const number = ++counter;
+  const error = el("p", { class: "message message-error", role: "alert" });
+  const said = el("p", { class: "message message-success", role: "status" });
   const isDocument = node.type === "documents" || node.attributes.node_type === "document";
   const list = el("ul", { class: "plain-list share-links", "aria-label": "Public links" });
   const show = async () => {
@@ -80,7 +83,7 @@ export function linksSection(node, said, error) {
   const section = el("section", { class: "share-links-section", "aria-labelledby": `links-title-${number}` },
     el("h3", { id: `links-title-${number}` }, "Public links"),
     el("p", { class: "hint" }, "Anyone with the address opens it without an account, until it expires or you revoke it."),
-    list, form);
+    error, said, list, form);
   show().catch((failure) => { error.textContent = failure.message; });
   return section;
 }

@@ -84,7 +84,7 @@ export function shareDialog(node) {
       const grantee = who.value ? { group: who.value } : { username: name };
       if (await change("POST", path, { ...grantee, role: role.value }, `Shared with ${name} as ${role.value}.`)) username.value = "";
     });
-    dialog.append(owner, list, error, said, form, accessOf(node) === "owner" ? linksSection(node, said, error) : null,
+    dialog.append(owner, list, error, said, form, accessOf(node) === "owner" ? linksSection(node) : null,
       actions(button("Done", () => close(null))));
     listAll("/groups/").then(({ items }) => who.append(...items.map((group) =>
       el("option", { value: group.id }, `${group.attributes.name} (group)`))), () => {});
