@@ -91,7 +91,9 @@ def test_saved_view_refusals(alice):
             ({"name": "x", "filter_rules": [{"value": "1"}]}, "filter_rules",
              "Each rule needs a rule_type, a whole number."),
             ({"name": "x", "filter_rules": "all"}, "filter_rules",
-             'Expected a list of at most 100 items but got type "str".')):
+             'Expected a list of items but got type "str".'),
+            ({"name": "x", "filter_rules": [{"rule_type": 0, "value": "a"}] * 101},
+             "filter_rules", "Ensure this field has no more than 100 elements.")):
         response = v9.post(f"{API}/saved_views/", body, media=JSON)
         assert (response.status_code, response.json()) == (400, {field: [sentence]}), body
     assert [view["name"] for view in v9.get(f"{API}/saved_views/").json()["results"]] == \

@@ -15,7 +15,7 @@ without an account and without the app's JavaScript — plain HTML made here, on
 from __future__ import annotations
 
 import html
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qs
 
 import bottle
@@ -80,7 +80,7 @@ def _unlocked(ctx: Context, visit: Visit) -> bool:
     cookie = SimpleCookie()
     try:
         cookie.load(ctx.environ.get("HTTP_COOKIE", ""))
-    except Exception:  # a malformed Cookie header is no cookie  # noqa: BLE001
+    except CookieError:  # a malformed Cookie header is no cookie
         return visit.is_unlocked(None)
     morsel = cookie.get(COOKIE)
     return visit.is_unlocked(morsel.value if morsel is not None else None)

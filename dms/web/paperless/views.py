@@ -35,9 +35,11 @@ FIELDS = {"show_in_sidebar": "show_in_sidebar", "name": "name"}
 
 
 def _rules(given: object) -> list[dict[str, Any]]:
-    if not isinstance(given, list) or len(given) > MAX_RULES:
-        raise invalid("filter_rules", f'Expected a list of at most {MAX_RULES} items but got '
-                                      f'type "{type(given).__name__}".')
+    if not isinstance(given, list):  # Django REST framework's sentences
+        raise invalid("filter_rules", f'Expected a list of items but got type '
+                                      f'"{type(given).__name__}".')
+    if len(given) > MAX_RULES:
+        raise invalid("filter_rules", f"Ensure this field has no more than {MAX_RULES} elements.")
     rules = []
     for item in given:
         if not isinstance(item, dict) or isinstance(item.get("rule_type"), bool) \
