@@ -38,6 +38,11 @@ For each --sizes count and each --owners layout, in a fresh temporary data dir:
    words (dms makes every query word a prefix). It prints per class the median number of results
    (dms returns at most 100, best first) and p50/p95/p99 in ms, then the targets (p95 <= 20 ms for
    every class at 100,000 documents, <= 50 ms at 1,000,000) and the classes over them.
+4. The query language (api.md §20; bench.lib.search_queries.make_field_queries): a common word
+   with a correspondent, a year, a type and half a year, a serial number range, a NOT of a
+   correspondent, and a phrase of two words — each class timed right after the same words without
+   fields, and its p95 as a ratio to theirs (target <= 1.5x, ../shared/docs/targets.md); then
+   names and a date without words (the document list's conditions), absolute.
 
 The load average is printed before each layout: the machine may be shared. It prints numbers and
 never asserts.
@@ -59,12 +64,13 @@ from pathlib import Path
 from bench.common import KeepAlive, ServerProcess, machine
 from bench.lib.corpus import rare_words, vocabulary
 from bench.lib.search_db import FOLDER_SIZE, build_database
-from bench.lib.search_queries import WARMUP, make_queries, run_class
+from bench.lib.search_queries import WARMUP, make_field_queries, make_queries, run_class
 from bench.lib.search_server import OutputDrain, index_size, memory, rss_text, wait_for_index
 
 MAX_RESULTS = 100  # dms's default limit
 TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
 TARGETS_MS = {100_000: 20.0, 1_000_000: 50.0}  # p95 of every class, ../shared/docs/targets.md
+FIELD_TARGET = 1.5  # p95 with fields and dates over p95 of the same words alone (targets.md)
 
 
 def print_targets(size: int, measured: dict[str, dict]) -> None:
@@ -135,6 +141,7 @@ def measure(size: int, owner_count: int, args, words: list[str], rare: list[str]
                 numbers = measured[kind] = run_class(http, texts, args.runs)
                 print(f"{kind:<12}  {numbers['results']:>14,.0f}  {numbers['p50']:8.2f}  "
                       f"{numbers['p95']:8.2f}  {numbers['p99']:8.2f}", flush=True)
+            measure_fields(http, words, args)
             after_queries = memory(server.process.pid)
             index_after, segments_after = index_size(data_dir / "search")
             print(f"server RSS after the queries: {rss_text(after_queries)}; index on disk then "
@@ -145,6 +152,31 @@ def measure(size: int, owner_count: int, args, words: list[str], rare: list[str]
         finally:
             server.stop()
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+
+
+def measure_fields(http: KeepAlive, words: list[str], args) -> None:
+    """The query language's classes, each right after the same words without fields (the
+    plain-word search of the same run): p95 and its ratio to the plain words' p95."""
+    classes = make_field_queries(words, args.queries, random.Random(11))
+    print("query language (api.md §20): each class beside the same words alone; examples: "
+          + ", ".join(f"{kind} {texts[0]!r}" for kind, (texts, _) in classes.items()))
+    print(f"{'class':<16}  {'results':>7}  {'p50 ms':>7}  {'p95 ms':>7}  {'alone p95':>9}  "
+          f"{'ratio':>6}", flush=True)
+    over = []
+    for kind, (texts, alone) in classes.items():
+        plain = run_class(http, alone, args.runs)
+        fielded = run_class(http, texts, args.runs)
+        ratio = fielded["p95"] / plain["p95"]
+        if ratio > FIELD_TARGET:
+            over.append(f"{kind} {ratio:.2f}x")
+        print(f"{kind:<16}  {fielded['results']:>7,.0f}  {fielded['p50']:7.2f}  "
+              f"{fielded['p95']:7.2f}  {plain['p95']:9.2f}  {ratio:5.2f}x", flush=True)
+    names = run_class(http, [f'correspondent:"Sender {n % 20:02d}" created:{2015 + n % 12}'
+                             for n in range(args.queries)], args.runs)
+    print(f"{'names and a date':<16}  {names['results']:>7,.0f}  {names['p50']:7.2f}  "
+          f"{names['p95']:7.2f}  {'-':>9}  {'-':>6}  (no words: the document list's conditions)")
+    print(f"target: p95 with fields and dates <= {FIELD_TARGET}x the same words alone: "
+          + (f"over it: {', '.join(over)}" if over else "all within"), flush=True)
 
 
 def main() -> None:

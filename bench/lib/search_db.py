@@ -1,5 +1,8 @@
 """bench/search.py's database: owners and their folders and documents (with one page of text
-each) written straight into a new data dir's SQLite file, in batches."""
+each) written straight into a new data dir's SQLite file, in batches. Each owner has
+CORRESPONDENTS correspondents and the document types of TYPES; each document one of each (in
+turn), a date on the paper (a random day from 2015 to 2026) and a serial number, so that the
+query language's fields and dates have something to find."""
 
 from __future__ import annotations
 
@@ -13,8 +16,12 @@ from dms.db import database, open_database
 from dms.db.models import Node, new_id
 from dms.db.schema import migrate_schema
 from dms.domain import accounts
+from dms.domain.metadata import labels
 
 FOLDER_SIZE = 1000
+CORRESPONDENTS = [f"Sender {number:02d}" for number in range(20)]
+TYPES = ["Invoice", "Letter", "Contract", "Receipt", "Statement"]
+FIRST_YEAR, LAST_YEAR = 2015, 2026
 OWNER_PASSWORD = "bench-owner-password-1"
 
 
@@ -24,8 +31,10 @@ NODE_FOLDER = ("INSERT INTO node (id, owner_id, parent_id, kind, title, title_so
 
 
 NODE_DOCUMENT = ("INSERT INTO node (id, owner_id, parent_id, kind, title, title_sort, lang, ocr, "
-                 "ocr_status, file_name, size, page_count, created_at, updated_at) "
-                 "VALUES (?, ?, ?, 'document', ?, ?, 'eng', 1, 'succeeded', ?, ?, 1, ?, ?)")
+                 "ocr_status, file_name, size, page_count, created_at, updated_at, "
+                 "correspondent_id, document_type_id, document_date, asn) "
+                 "VALUES (?, ?, ?, 'document', ?, ?, 'eng', 1, 'succeeded', ?, ?, 1, ?, ?, "
+                 "?, ?, ?, ?)")
 VERSION = ("INSERT INTO document_version (id, document_id, number, file_name, mime_type, size, "
            "page_count, sha256, lang, created_at) "
            "VALUES (?, ?, 1, ?, 'application/pdf', ?, 1, ?, 'eng', ?)")
@@ -37,6 +46,8 @@ class Owner:
         self.id, self.username, self.password, self.home_id = user_id, username, password, home_id
         self.documents = 0
         self.folder_id: str | None = None
+        self.correspondents: list[str] = []  # ids, in the order of CORRESPONDENTS
+        self.types: list[str] = []  # ids, in the order of TYPES
 
 
 def create_owners(count: int, queried: int) -> list[Owner]:
@@ -47,7 +58,12 @@ def create_owners(count: int, queried: int) -> list[Owner]:
         attributes = {"is_superuser": True, "is_staff": True} if number == 0 else {}
         user = accounts.create_user(username, password, **attributes)
         home = Node.get((Node.owner == user.id) & (Node.special == Node.HOME))
-        owners.append(Owner(user.id, username, password, home.id))
+        owner = Owner(user.id, username, password, home.id)
+        owner.correspondents = [labels.create(labels.CORRESPONDENTS, user, {"name": name}).id
+                                for name in CORRESPONDENTS]
+        owner.types = [labels.create(labels.DOCUMENT_TYPES, user, {"name": name}).id
+                       for name in TYPES]
+        owners.append(owner)
     return owners
 
 
@@ -75,8 +91,12 @@ def add_documents(owners: list[Owner], size: int, words: int, batch: int,
             if owner is queried:
                 rare_counts[rare] += 1
             file_name = f"doc-{number}.pdf"
+            day = (f"{generator.rng.randrange(FIRST_YEAR, LAST_YEAR + 1)}-"
+                   f"{generator.rng.randrange(1, 13):02d}-{generator.rng.randrange(1, 29):02d}")
             nodes.append((document_id, owner.id, owner.folder_id, title, title.casefold(),
-                          file_name, len(text) * 20, now, now))
+                          file_name, len(text) * 20, now, now,
+                          owner.correspondents[owner.documents % len(CORRESPONDENTS)],
+                          owner.types[owner.documents % len(TYPES)], day, owner.documents))
             versions.append((version_id, document_id, file_name, len(text) * 20, "0" * 64, now))
             pages.append((new_id(), version_id, text))
         with database.atomic():

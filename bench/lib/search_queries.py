@@ -14,6 +14,7 @@ from collections import Counter
 
 from bench.common import KeepAlive
 from bench.lib.corpus import FUNCTION_WORDS
+from bench.lib.search_db import CORRESPONDENTS, FIRST_YEAR, LAST_YEAR, TYPES
 
 WARMUP = 20
 
@@ -33,6 +34,37 @@ def make_queries(words: list[str], rare_counts: Counter, count: int,
         longer = [word for word in content if len(word) > letters]
         queries[f"prefix {letters}"] = [rng.choice(longer)[:letters] for _ in range(count)]
     return queries
+
+
+def make_field_queries(words: list[str], count: int,
+                       rng: random.Random) -> dict[str, tuple[list[str], list[str]]]:
+    """The query language's classes (api.md §20), each beside the same words without fields:
+    {class: (queries, the same words alone)}. A word among the 300 most frequent content words
+    (in a good part of the documents) with a correspondent (1 in 20 documents), a year (1 in 12),
+    a type and half a year, a serial number range, a NOT of a correspondent; and a phrase of two of
+    the most frequent words against the two words unquoted."""
+    content = words[len(FUNCTION_WORDS):][:300]
+    chosen = [rng.choice(content) for _ in range(count)]
+    senders = [f'"{rng.choice(CORRESPONDENTS)}"' for _ in range(count)]
+    years = [rng.randrange(FIRST_YEAR, LAST_YEAR + 1) for _ in range(count)]
+    kinds = [rng.choice(TYPES) for _ in range(count)]
+    # Two of the most frequent words: next to each other in many documents, apart in more.
+    pairs = [" ".join(rng.sample(words[:12], 2)) for _ in range(count)]
+    return {
+        "+correspondent": ([f"{word} correspondent:{sender}"
+                            for word, sender in zip(chosen, senders, strict=True)], chosen),
+        "+created year": ([f"{word} created:{year}"
+                           for word, year in zip(chosen, years, strict=True)], chosen),
+        "+type, range": ([f"{word} type:{kind} created:[{year}-01-01 to {year}-06-30]"
+                          for word, kind, year in zip(chosen, kinds, years, strict=True)],
+                         chosen),
+        "+asn range": ([f"{word} asn:[{low} to {low + 999}]"
+                        for word, low in zip(chosen, (rng.randrange(0, 9000) for _ in chosen),
+                                             strict=True)], chosen),
+        "-correspondent": ([f"{word} -correspondent:{sender}"
+                            for word, sender in zip(chosen, senders, strict=True)], chosen),
+        "phrase": ([f'"{pair}"' for pair in pairs], pairs),
+    }
 
 
 def percentile(samples: list[float], fraction: float) -> float:

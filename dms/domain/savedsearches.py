@@ -5,7 +5,9 @@ Paperless-ngx dialect's saved views are these rows, with what its apps keep besi
 
 - `name`: 1-128 characters without control characters, unique per owner regardless of case and
   width (`name_key`, as tags are) — 400 naming the field otherwise.
-- `query`: at most MAX_QUERY_CHARS characters; blank means every document.
+- `query`: at most MAX_QUERY_CHARS characters of the query language, read (and its custom fields
+  looked up) when saved: one that cannot be read is refused as a search would refuse it; blank
+  means every document.
 - `sort`: "" (best match first; without words, the newest first) or a sort of the document
   list (`title`, `-created_at`, `document_date`, `cf_<field id>`, ...).
 - At most MAX_PER_USER per user.
@@ -13,6 +15,7 @@ Paperless-ngx dialect's saved views are these rows, with what its apps keep besi
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
@@ -22,6 +25,7 @@ from dms.db import owner_scope, write_transaction
 from dms.db.models import SavedSearch, User, new_id, utcnow
 from dms.domain.listings import order_of
 from dms.domain.ownership import owned
+from dms.domain.searchquery import parse, resolve
 from dms.domain.tagfilter import name_key
 from dms.errors import Invalid
 from dms.text import has_refused_characters, required_text
@@ -65,6 +69,10 @@ def check_attributes(user: User, attributes: dict[str, Any], partial: bool) -> d
         values.update(name=name, name_key=name_key(name))
     if "query" in attributes or not partial:
         values["query"] = check_query(attributes.get("query", ""))
+        today = dt.datetime.now(dt.UTC).date()
+        tree = parse(values["query"], today, "query")  # a query that cannot be read: a 400
+        if tree is not None:
+            resolve(user, tree, today, "query")  # nor one naming a custom field they lack
     if "sort" in attributes or not partial:
         sort = attributes.get("sort") or ""
         if not isinstance(sort, str):

@@ -2,8 +2,10 @@
 document list has: what a saved search (api.md, "Saved searches") runs.
 
 With words, the search (dms.search.service) gives the best MAX_LIMIT matches, documents only;
-`sort` empty keeps them best first, a sort of the document list orders them by it. Without words,
-every document the caller may read, newest first or in `sort`.
+`sort` empty keeps them best first, a sort of the document list orders them by it. Without words
+(blank, or only names, numbers and dates of the query language), every document the caller may
+read that the query keeps, newest first or in `sort`, the query run as the document list's
+conditions.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from dms.db.models import Node, User
 from dms.domain import docfilters, listings
-from dms.search.service import MAX_LIMIT, query
+from dms.domain.searchquery import condition, has_words, is_plain, parse, resolve
+from dms.search.service import MAX_LIMIT, query, utc_today
 
 if TYPE_CHECKING:
     from dms.search.indexer import Indexer
@@ -41,10 +44,16 @@ def documents_found(engine: Indexer, user: User, text: str, sort: str = "",
                     timeout: float = 10.0, client_gone: Callable[[], bool] = lambda: False):
     """The listing of the documents `text` finds for the caller, in `sort` (best first if
     empty)."""
-    if not text.strip():
+    tree = parse(text, utc_today(), "query")
+    if tree is None:
         return listings.of_kind(user, Node.DOCUMENT, about={"sort": sort or "-created_at"})
-    ids = [hit["id"] for hit in query(engine, user, text, MAX_LIMIT, timeout, client_gone)
-           if hit["node_type"] == Node.DOCUMENT]
+    if not is_plain(tree):
+        resolved = resolve(user, tree, utc_today(), "query")
+        if not has_words(resolved):
+            return listings.of_kind(user, Node.DOCUMENT, about={"sort": sort or "-created_at"},
+                                    extra=[condition(resolved)])
+    ids = [hit["id"] for hit in query(engine, user, text, MAX_LIMIT, timeout, client_gone,
+                                      field="query") if hit["node_type"] == Node.DOCUMENT]
     if not sort or not ids:
         return RankedListing(user, ids)
     return listings.of_kind(user, Node.DOCUMENT, about={"sort": sort},

@@ -3,12 +3,17 @@ that it must be rebuilt), writing documents, and running a query to ranked node 
 
 One document per node: `id` (stored, the node's id), `owner` (the owner's id: every query
 filters by it), `tag_ids` (the ids of its tags, for tag filters), and `title`, `tags` (its tag
-names, and the subject and sender of the message a document came by) and `body` (the text of a
-document's latest version), all three folded by the same analyzer as the queries: lower case,
-accents and ligatures folded to ASCII (`Käse` -> `kase`, `Straße` -> `strasse`), words over 40
-characters dropped. Title and body keep term frequencies but no positions (no phrase search): a
-smaller index. Scores are per-field BM25, the title weighted TITLE_BOOST and tag names TAGS_BOOST
-times the body.
+names, the subject and sender of the message a document came by, its metadata's words), `body`
+(the text of a document's latest version) and `notes`, all folded by the same analyzer as the
+queries: lower case, accents and ligatures folded to ASCII (`Käse` -> `kase`, `Straße` ->
+`strasse`), words over 40 characters dropped, with positions (phrases). Scores are per-field
+BM25, the title weighted TITLE_BOOST and tag names TAGS_BOOST times the body.
+
+For the query language's fields (dms.search.treequery): `parent` (the folder it is in),
+`correspondent`, `doctype` (ids), `mime` (the latest version's type and its kind: `image/png` and
+`image`), and whole numbers, indexed and fast: `created` (the date on the paper, else the upload
+day) and `added` (the upload day), both as date.toordinal(), and `asn`. A document without a
+value has no term in that field.
 
 Every word of a query is a prefix: it matches the terms that begin with it, expanded to the most
 frequent ones in the caller's documents (`EXPANSIONS_LAST` for the last word, the one being typed,
@@ -34,40 +39,38 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from dms.search.terms import (
+    ANALYZER,
+    ANYWHERE,
+    EXPANSIONS_LAST,
+    EXPANSIONS_OTHER,
+    MAX_TERM_CHARS,
+    MIN_TEXT_PREFIX,
+    MIN_TITLE_PREFIX,
+    TAGS_BOOST,
+    TITLE_BOOST,
+    analyzer,
+    terms,
+)
+from dms.search.treequery import compile_tree
+
+__all__ = ["ANALYZER", "EXPANSIONS_LAST", "EXPANSIONS_OTHER", "MAX_TERM_CHARS", "MIN_TEXT_PREFIX",
+           "MIN_TITLE_PREFIX", "TAGS_BOOST", "TITLE_BOOST", "Entry", "IndexUnusable",
+           "SearchIndex", "Snapshot", "analyzer", "terms"]
+
 log = logging.getLogger("dms.search")
 
-INDEX_FORMAT = 2  # raise when the schema or the analyzer changes: old indexes are rebuilt
+INDEX_FORMAT = 3  # raise when the schema or the analyzer changes: old indexes are rebuilt
 MARKER = "dms-index.json"
-ANALYZER = "dms_fold"
-MAX_TERM_CHARS = 40
-TITLE_BOOST = 3.0
-TAGS_BOOST = 2.0
-EXPANSIONS_LAST = 50
-EXPANSIONS_OTHER = 10
-MIN_TITLE_PREFIX = 2
-MIN_TEXT_PREFIX = 3
 WRITER_HEAP_BYTES = 32 * 1024 * 1024  # tantivy flushes a segment past this much buffered data
 SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")
+TEXT_FIELDS = ("title", "tags", "body", "notes")
+KEY_FIELDS = ("parent", "correspondent", "doctype", "mime")
+NUMBER_FIELDS = ("created", "added", "asn")
 
 
 class IndexUnusable(Exception):
     """The index is missing, of another version, or broken: it must be rebuilt."""
-
-
-@functools.lru_cache(maxsize=1)
-def analyzer():
-    import tantivy  # imported on first use: keeps the idle server small
-
-    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-            .filter(tantivy.Filter.remove_long(MAX_TERM_CHARS))
-            .filter(tantivy.Filter.lowercase())
-            .filter(tantivy.Filter.ascii_fold())
-            .build())
-
-
-def terms(text: str) -> list[str]:
-    """The index's terms for `text`: what a query word or an indexed word becomes."""
-    return analyzer().analyze(text)
 
 
 @functools.lru_cache(maxsize=1)
@@ -96,9 +99,12 @@ def schema():
     builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("owner", tokenizer_name="raw", index_option="basic")
     builder.add_text_field("tag_ids", tokenizer_name="raw", index_option="basic")
-    builder.add_text_field("title", tokenizer_name=ANALYZER, index_option="freq")
-    builder.add_text_field("tags", tokenizer_name=ANALYZER, index_option="freq")
-    builder.add_text_field("body", tokenizer_name=ANALYZER, index_option="freq")
+    for field in TEXT_FIELDS:
+        builder.add_text_field(field, tokenizer_name=ANALYZER, index_option="position")
+    for field in KEY_FIELDS:
+        builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
+    for field in NUMBER_FIELDS:
+        builder.add_integer_field(field, indexed=True, fast=True)
     return builder.build()
 
 
@@ -111,6 +117,27 @@ class Entry:
     body: str
     tag_names: list[str]
     tag_ids: list[str]
+    notes: str = ""
+    parent: str | None = None
+    correspondent: str | None = None
+    doctype: str | None = None
+    mime: str | None = None
+    created: int | None = None  # days, date.toordinal()
+    added: int | None = None
+    asn: int | None = None
+
+    def keys(self) -> dict[str, list[str]]:
+        """The values of KEY_FIELDS it has (a type with its kind)."""
+        mime = [self.mime, self.mime.split("/")[0]] if self.mime else []
+        found: dict[str, list[str | None]] = {
+            "parent": [self.parent], "correspondent": [self.correspondent],
+            "doctype": [self.doctype], "mime": list(mime)}
+        return {field: [value for value in values if value]
+                for field, values in found.items() if any(values)}
+
+    def numbers(self) -> dict[str, int]:
+        found = {"created": self.created, "added": self.added, "asn": self.asn}
+        return {field: value for field, value in found.items() if value is not None}
 
 
 class SearchIndex:
@@ -199,7 +226,8 @@ class SearchIndex:
         import tantivy
 
         return tantivy.Document(id=entry.node_id, owner=entry.owner_id, title=entry.title,
-                                body=entry.body, tags=entry.tag_names, tag_ids=entry.tag_ids)
+                                body=entry.body, tags=entry.tag_names, tag_ids=entry.tag_ids,
+                                notes=entry.notes, **entry.keys(), **entry.numbers())
 
     def put(self, writer, node_id: str, entry: Entry | None) -> None:
         """Replace what the index holds of `node_id` by `entry` (None: remove it). Idempotent."""
@@ -249,15 +277,34 @@ class Snapshot:
         with `tag_ids`, only nodes carrying all (or any) of those tags."""
         import tantivy
 
-        searcher, schema = self.searcher, self.schema
+        clauses, only_theirs = self.filters(owner_id, tag_ids, tags_op)
+        for position, word in enumerate(words):
+            expansions = EXPANSIONS_LAST if position == len(words) - 1 else EXPANSIONS_OTHER
+            clauses.append((tantivy.Occur.Must, self.word(word, expansions, ANYWHERE,
+                                                          only_theirs)))
+        return self.best(clauses, limit)
+
+    def find(self, owner_id: str, tree, limit: int, tag_ids: tuple[str, ...] = (),
+             tags_op: str = "all") -> list[tuple[str, float]]:
+        """As `search`, for a resolved tree of the query language (dms.search.treequery)."""
+        import tantivy
+
+        clauses, only_theirs = self.filters(owner_id, tag_ids, tags_op)
+        clauses.append((tantivy.Occur.Must, compile_tree(self, tree, only_theirs)))
+        return self.best(clauses, limit)
+
+    def filters(self, owner_id: str, tag_ids: tuple[str, ...],
+                tags_op: str) -> tuple[list, object]:
+        """The clauses every query of the owner's has (their nodes, the tags asked for), and
+        the query a prefix's expansions are counted in (None: the whole index)."""
+        import tantivy
+
+        schema = self.schema
         owner = tantivy.Query.term_query(schema, "owner", owner_id)
         # In an index of one person's documents (the usual appliance) the owner clause would
         # only cost time: intersecting with it is most of a common word's or a prefix's work.
         alone = self.holds_only(owner_id)
         clauses = [] if alone else [(tantivy.Occur.Must, owner)]
-        # A prefix expands to the words most frequent in the caller's own documents; counting
-        # only those costs more, so it is done only when the index holds other users' too.
-        only_theirs = None if alone else owner
         if tag_ids:
             terms_ = [tantivy.Query.term_query(schema, "tag_ids", tag_id) for tag_id in tag_ids]
             if tags_op == "all":
@@ -265,25 +312,36 @@ class Snapshot:
             else:
                 clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(
                     [(tantivy.Occur.Should, term) for term in terms_])))
-        for position, word in enumerate(words):
-            expansions = EXPANSIONS_LAST if position == len(words) - 1 else EXPANSIONS_OTHER
-            alternatives = []
-            for field, boost, shortest in (("title", TITLE_BOOST, MIN_TITLE_PREFIX),
-                                           ("tags", TAGS_BOOST, MIN_TITLE_PREFIX),
-                                           ("body", 1.0, MIN_TEXT_PREFIX)):
-                candidates = [word]
-                if len(word) >= shortest:
-                    candidates += [t for t, _ in searcher.terms_with_prefix(
-                        field, word, filter_query=only_theirs, limit=expansions)]
-                for term in dict.fromkeys(candidates):
-                    query = tantivy.Query.term_query(schema, field, term, index_option="freq")
-                    if boost != 1.0:
-                        query = tantivy.Query.boost_query(query, boost)
-                    alternatives.append((tantivy.Occur.Should, query))
-            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(alternatives)))
-        # One word and nothing else to match: its union of terms on its own, so that tantivy
-        # skips the blocks of postings that cannot reach the top `limit` (block-max WAND), which
+        # A prefix expands to the words most frequent in the caller's own documents; counting
+        # only those costs more, so it is done only when the index holds other users' too.
+        return clauses, (None if alone else owner)
+
+    def word(self, word: str, expansions: int, fields: tuple[tuple[str, float, int], ...],
+             only_theirs):
+        """One query word: the term itself in each of `fields` (name, boost, shortest prefix),
+        and from that prefix length on the `expansions` most frequent terms beginning with it."""
+        import tantivy
+
+        alternatives = []
+        for field, boost, shortest in fields:
+            candidates = [word]
+            if len(word) >= shortest:
+                candidates += [t for t, _ in self.searcher.terms_with_prefix(
+                    field, word, filter_query=only_theirs, limit=expansions)]
+            for term in dict.fromkeys(candidates):
+                query = tantivy.Query.term_query(self.schema, field, term, index_option="freq")
+                if boost != 1.0:
+                    query = tantivy.Query.boost_query(query, boost)
+                alternatives.append((tantivy.Occur.Should, query))
+        return tantivy.Query.boolean_query(alternatives)
+
+    def best(self, clauses: list, limit: int) -> list[tuple[str, float]]:
+        """The best `limit` nodes matching all `clauses`, as (node id, score)."""
+        import tantivy
+
+        # One clause alone is run as it is: a single word's union of terms then lets tantivy
+        # skip the blocks of postings that cannot reach the top `limit` (block-max WAND), which
         # it cannot do inside an intersection. Same matches, same order.
         query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
-        result = searcher.search(query, limit, count=False)
-        return [(searcher.doc(address)["id"][0], score) for score, address in result.hits]
+        result = self.searcher.search(query, limit, count=False)
+        return [(self.searcher.doc(address)["id"][0], score) for score, address in result.hits]

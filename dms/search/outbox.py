@@ -15,14 +15,20 @@ costs one lookup, ~0.4 µs), at most LOOK_ROWS rows a look.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 
 from dms.db import database, write_transaction
-from dms.db.models import PAGE_SEPARATOR, Node, OcrStatus
-from dms.domain.metadata.words import search_words
+from dms.db.models import DOCUMENT_DATE, PAGE_SEPARATOR, Node, OcrStatus
+from dms.domain.metadata.words import MAX_SEARCH_CHARS, NOTES, search_words
 from dms.search.index import Entry
 
 REBUILD = "*"
+# What the index holds of a node's row (dms.search.index.Entry), its latest version's type too.
+COLUMNS = (f"id, owner_id, kind, title, parent_id, correspondent_id, document_type_id, "
+           f"{DOCUMENT_DATE}, substr(created_at, 1, 10), asn, "
+           "(SELECT mime_type FROM document_version WHERE document_id = node.id "
+           "ORDER BY number DESC LIMIT 1)")
 MAIL = "SELECT subject, sender FROM document_mail WHERE document_id = ?"
 TAGS = ("SELECT t.id, t.name FROM node_tag AS nt JOIN tag AS t ON t.id = nt.tag_id "
         "WHERE nt.node_id = ?")
@@ -113,15 +119,24 @@ def entries(node_ids: list[str]) -> Iterator[tuple[str, Entry | None]]:
     trash), the nodes read in one query and each document's text when its turn comes."""
     marks = ",".join("?" * len(node_ids))
     rows = {row[0]: row for row in database.execute_sql(
-        f"SELECT id, owner_id, kind, title FROM node WHERE id IN ({marks}) "
+        f"SELECT {COLUMNS} FROM node WHERE id IN ({marks}) "
         "AND trash_id IS NULL", node_ids)}
     for node_id in node_ids:
         row = rows.get(node_id)
-        yield node_id, (_entry(*row) if row else None)
+        yield node_id, (_entry(row) if row else None)
 
 
-def _entry(node_id: str, owner_id: str, kind: str, title: str) -> Entry:
-    body = ""
+def _day(text: str | None) -> int | None:
+    try:
+        return dt.date.fromisoformat(text).toordinal() if text else None
+    except ValueError:  # not a day: the index has no date for it (nor would a query match it)
+        return None
+
+
+def _entry(row: tuple) -> Entry:
+    (node_id, owner_id, kind, title, parent_id, correspondent_id, document_type_id, created,
+     added, asn, mime) = row
+    body, notes = "", ""
     if kind == "document":
         body = PAGE_SEPARATOR.join(
             text for (text,) in database.execute_sql(TEXT, (node_id,)) if text)
@@ -130,10 +145,15 @@ def _entry(node_id: str, owner_id: str, kind: str, title: str) -> Entry:
     # (correspondent, type, custom field texts, notes), are searched with its tag names.
     mail = database.execute_sql(MAIL, (node_id,)).fetchall() if kind == "document" else []
     about = [search_words(node_id)] if kind == "document" else []
+    if kind == "document":
+        notes = "\n".join(note for (note,) in database.execute_sql(
+            NOTES, (MAX_SEARCH_CHARS, node_id)))[:MAX_SEARCH_CHARS]
     return Entry(node_id, owner_id, title, body,
-                 [name for _, name in tags] + [words for row in mail for words in row]
+                 [name for _, name in tags] + [words for found in mail for words in found]
                  + [words for words in about if words],
-                 [tag_id for tag_id, _ in tags])
+                 [tag_id for tag_id, _ in tags], notes, parent_id, correspondent_id,
+                 document_type_id, mime, _day(created) if kind == "document" else None,
+                 _day(added) if kind == "document" else None, asn)
 
 
 def all_entries(batch: int = 1000) -> Iterator[Entry]:
@@ -141,13 +161,13 @@ def all_entries(batch: int = 1000) -> Iterator[Entry]:
     last = 0
     while True:
         rows = database.execute_sql(
-            "SELECT seq, id, owner_id, kind, title FROM node WHERE seq > ? AND trash_id IS NULL "
+            f"SELECT seq, {COLUMNS} FROM node WHERE seq > ? AND trash_id IS NULL "
             "ORDER BY seq LIMIT ?",
             (last, batch)).fetchall()
         if not rows:
             return
-        for _seq, node_id, owner_id, kind, title in rows:
-            yield _entry(node_id, owner_id, kind, title)
+        for row in rows:
+            yield _entry(row[1:])
         last = rows[-1][0]
 
 

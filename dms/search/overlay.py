@@ -33,7 +33,11 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
 
+from dms.db import database
+from dms.domain.searchquery import All, Meta, Not, Words, leaves
+from dms.domain.searchquery import Any as AnyOf
 from dms.search import outbox
 from dms.search.index import (
     MIN_TEXT_PREFIX,
@@ -50,22 +54,56 @@ OVERLAY_NODES = 32
 OVERLAY_TEXT_CHARS = 1024 * 1024  # its terms are a list in memory for a moment
 KEPT_OWNERS = 16
 FIELDS = ((TITLE_BOOST, MIN_TITLE_PREFIX), (TAGS_BOOST, MIN_TITLE_PREFIX), (1.0, MIN_TEXT_PREFIX))
+# A words leaf's field (dms.search.treequery.WORD_FIELDS) as positions in Pending.fields, and a
+# phrase's (PHRASE_FIELDS) in Pending.texts.
+WORDS_IN = {None: (0, 1, 2), "title": (0,), "text": (2,), "notes": (3,)}
+PHRASE_IN = {None: (0, 2), "title": (0,), "text": (2,), "notes": (3,)}
+BOOSTS = (TITLE_BOOST, TAGS_BOOST, 1.0, 1.0)
+SHORTEST = (MIN_TITLE_PREFIX, MIN_TITLE_PREFIX, MIN_TEXT_PREFIX, MIN_TEXT_PREFIX)
 
 
 @dataclass(frozen=True)
 class Pending:
     """One node's state now, as the index would hold it: its terms per field, sorted."""
     node_id: str
-    fields: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # title, tags, text
+    fields: tuple[tuple[str, ...], ...]  # title, tags, text, notes
     tag_ids: frozenset[str]
     chars: int  # of its text: the nodes laid over at once have at most OVERLAY_TEXT_CHARS
+    texts: tuple[str, str, str, str] = ("", "", "", "")  # for phrases, cut into terms if asked
 
     @classmethod
     def of(cls, entry: Entry) -> Pending:
-        return cls(entry.node_id, (_sorted_terms(entry.title),
-                                   _sorted_terms(" ".join(entry.tag_names)),
-                                   _sorted_terms(entry.body)), frozenset(entry.tag_ids),
-                   len(entry.body))
+        texts = (entry.title, " ".join(entry.tag_names), entry.body, entry.notes)
+        return cls(entry.node_id, tuple(_sorted_terms(text) for text in texts),
+                   frozenset(entry.tag_ids), len(entry.body), texts)
+
+    def score_tree(self, tree: Any, kept: dict[Any, frozenset[str]]) -> float | None:
+        """How well it matches a resolved tree of the query language, as the index would
+        (dms.search.treequery); None: not at all. `kept`: each Meta leaf's nodes among those
+        laid over, as the database found them."""
+        if isinstance(tree, Meta):
+            return 0.0 if self.node_id in kept[tree] else None
+        if isinstance(tree, Not):
+            return 0.0 if self.score_tree(tree.part, kept) is None else None
+        if isinstance(tree, (All, AnyOf)):
+            scores = [self.score_tree(part, kept) for part in tree.parts]
+            found = [score for score in scores if score is not None]
+            if (len(found) < len(scores)) if isinstance(tree, All) else not found:
+                return None
+            return sum(found)
+        assert isinstance(tree, Words)
+        words = terms(tree.text)
+        if tree.phrase:
+            return max((BOOSTS[at] for at in PHRASE_IN[tree.field]
+                        if _follow(terms(self.texts[at]), words)), default=None)
+        total = 0.0
+        for word in words:
+            best = max((BOOSTS[at] for at in WORDS_IN[tree.field]
+                        if _holds(self.fields[at], word, SHORTEST[at])), default=0.0)
+            if not best:
+                return None
+            total += best
+        return total
 
     def score(self, words: list[str], tag_ids: tuple[str, ...], tags_op: str) -> float:
         """How well it matches (0: not at all), as Snapshot.search matches."""
@@ -75,12 +113,21 @@ class Pending:
                 return 0.0
         total = 0.0
         for word in words:
-            best = max((boost for (boost, shortest), field in zip(FIELDS, self.fields, strict=True)
+            best = max((boost for (boost, shortest), field
+                        in zip(FIELDS, self.fields[:3], strict=True)
                         if _holds(field, word, shortest)), default=0.0)
             if not best:
                 return 0.0
             total += best
         return total
+
+
+def _follow(text: list[str], words: list[str]) -> bool:
+    """`words` appear in `text` next to each other, in this order."""
+    if not words:
+        return True
+    size = len(words)
+    return any(text[at:at + size] == words for at, term in enumerate(text) if term == words[0])
 
 
 def _sorted_terms(text: str) -> tuple[str, ...]:
@@ -109,6 +156,38 @@ class Overlaid:
         first = [(node_id, score) for score, node_id in sorted(scored, reverse=True) if score]
         rest = self.base.search(owner_id, words, limit + len(self.changed), tag_ids, tags_op)
         return (first + [hit for hit in rest if hit[0] not in self.changed])[:limit]
+
+
+    def find(self, owner_id: str, tree: Any, limit: int, tag_ids: tuple[str, ...] = (),
+             tags_op: str = "all") -> list[tuple[str, float]]:
+        """As Snapshot.find: the changed nodes' matches first, then the base's others."""
+        kept = _kept(tree, [node.node_id for node in self.pending])
+        scored = []
+        for node in self.pending:
+            score = node.score_tree(tree, kept)
+            if score is not None and _tagged(node, tag_ids, tags_op):
+                scored.append((score, node.node_id))
+        first = [(node_id, score) for score, node_id in sorted(scored, reverse=True)]
+        rest = self.base.find(owner_id, tree, limit + len(self.changed), tag_ids, tags_op)
+        return (first + [hit for hit in rest if hit[0] not in self.changed])[:limit]
+
+
+def _tagged(node: Pending, tag_ids: tuple[str, ...], tags_op: str) -> bool:
+    carried = [tag_id in node.tag_ids for tag_id in tag_ids]
+    return not tag_ids or (all(carried) if tags_op == "all" else any(carried))
+
+
+def _kept(tree: Any, node_ids: list[str]) -> dict[Any, frozenset[str]]:
+    """{Meta leaf: the nodes among `node_ids` its condition keeps}, one query per leaf."""
+    kept: dict[Any, frozenset[str]] = {}
+    marks = ",".join("?" * len(node_ids))
+    for leaf in leaves(tree):
+        if not isinstance(leaf, Meta) or leaf in kept:
+            continue
+        kept[leaf] = frozenset(node_id for (node_id,) in database.execute_sql(
+            f"SELECT id FROM node WHERE id IN ({marks}) AND ({leaf.condition.where})",
+            (*node_ids, *leaf.condition.params))) if node_ids else frozenset()
+    return kept
 
 
 class Overlays:

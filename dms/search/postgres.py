@@ -23,10 +23,8 @@ from __future__ import annotations
 
 from dms.db import database, write_transaction
 from dms.domain.tagfilter import TagFilter
+from dms.search.pgquery import MIN_TITLE_PREFIX, condition, match, ranked_words, tsquery
 
-MIN_TITLE_PREFIX = 2
-MIN_TEXT_PREFIX = 3
-STORED_PREFIX = 5  # the longest beginning the schema stores as a lexeme
 CANDIDATES = 2000
 REBUILD_BATCH = 500
 
@@ -40,47 +38,12 @@ SEARCH = """
     SELECT node_id FROM candidates
     ORDER BY ts_rank(heading, ?::tsquery) DESC, node_id
     LIMIT ?"""
-EVERYWHERE = "(s.heading || s.body) @@ ?::tsquery"
-IN_HEADING = "s.heading @@ ?::tsquery"
-
-
-def lexeme(text: str) -> str:
-    """`text` quoted as one lexeme of a tsquery literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def term(word: str, shortest_prefix: int) -> str:
-    """How `word` (an index term) matches: itself, a stored beginning, or a `:*` prefix."""
-    if len(word) < shortest_prefix:
-        return lexeme(word)
-    if MIN_TEXT_PREFIX <= len(word) <= STORED_PREFIX:
-        return lexeme("~" + word)
-    return lexeme(word) + ":*"
-
-
-def tsquery(words: list[str], operator: str, shortest_prefix: int) -> str:
-    return f" {operator} ".join(term(word, shortest_prefix) for word in words)
-
-
-def match(words: list[str]) -> tuple[str, list[str]]:
-    """The WHERE condition that every word matches, and its parameters: one tsquery for the
-    words that are matched alike everywhere; a word of MIN_TITLE_PREFIX letters, but shorter
-    than MIN_TEXT_PREFIX, is a prefix in the heading or a whole word anywhere."""
-    title_only = [w for w in words if MIN_TITLE_PREFIX <= len(w) < MIN_TEXT_PREFIX]
-    alike = [w for w in words if w not in title_only]
-    conditions, params = [], []
-    if alike:
-        conditions.append(EVERYWHERE)
-        params.append(tsquery(alike, "&", MIN_TEXT_PREFIX))
-    for word in title_only:
-        conditions.append(f"({EVERYWHERE} OR {IN_HEADING})")
-        params += [lexeme(word), lexeme(word) + ":*"]
-    return " AND ".join(conditions), params
 
 
 class PostgresSearch:
     """Always ready: there is no separate index to open, build or catch up."""
     ready = True
+    reads_rows = True  # a query's custom fields are conditions of its own statement
     progress = (0, 0)
     message = None
 
@@ -118,6 +81,22 @@ class PostgresSearch:
             (owner_id, *params, *extra, CANDIDATES, tsquery(words, "|", MIN_TITLE_PREFIX),
              limit)).fetchall()
         # Scores only order the results: the best gets len(rows), the last 1.
+        return [(node_id, float(len(rows) - rank)) for rank, (node_id,) in enumerate(rows)]
+
+    def find(self, owner_id: str, tree, limit: int, tag_ids: tuple[str, ...] = (),
+             tags_op: str = "all") -> list[tuple[str, float]]:
+        """As `search`, for a resolved tree of the query language (dms.search.pgquery): one
+        statement, the tree's names and dates read from the node row."""
+        where, params = condition(tree)
+        extra: tuple = ()
+        if tag_ids:
+            sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
+            where += f" AND {sql}"
+        ranked = ranked_words(tree)
+        rows = database.execute_sql(
+            SEARCH.format(join="JOIN node ON node.id = s.node_id", match=where),
+            (owner_id, *params, *extra, CANDIDATES,
+             tsquery(ranked, "|", MIN_TITLE_PREFIX) if ranked else "", limit)).fetchall()
         return [(node_id, float(len(rows) - rank)) for rank, (node_id,) in enumerate(rows)]
 
     # -- for dms verify and dms reindex --------------------------------------------------------

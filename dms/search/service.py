@@ -19,6 +19,7 @@ searched as it is: the lag above.
 
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 import time
 from collections.abc import Callable, Mapping
@@ -29,8 +30,22 @@ from dms.db.models import Node, User
 from dms.domain import tree
 from dms.domain.access.rule import shared_among, sharers
 from dms.domain.access.sight import Sight
+from dms.domain.docfilters import Condition
 from dms.domain.listings import Filters, of_kind, owner_filter
 from dms.domain.metadata.filters import metadata_filter
+from dms.domain.searchquery import (
+    All,
+    Meta,
+    Not,
+    Words,
+    condition,
+    has_words,
+    is_plain,
+    parse,
+    resolve,
+)
+from dms.domain.searchquery import Any as AnyOf
+from dms.domain.searchquery.resolve import Keys, document_ids
 from dms.domain.tagfilter import tag_filter
 from dms.domain.tags import tags_of
 from dms.errors import Invalid, Unavailable
@@ -66,11 +81,14 @@ def check_limit(raw: object) -> int:
 def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAULT_LIMIT,
           timeout: float = 10.0, client_gone: Callable[[], bool] = lambda: False,
           tags: str | None = None, tags_op: str | None = None,
-          about: Mapping[str, str] | None = None) -> list[dict]:
+          about: Mapping[str, str] | None = None, language: bool = True,
+          field: str = "q") -> list[dict]:
     """The caller's best matches first, in the shape of api.md, "Search"; without `text`, the
-    caller's most recently changed documents. `tags`/`tags_op` keep only nodes with all (any) of
-    those tags, the metadata filters in `about` (the request's query) only documents matching
-    them: the best MAX_LIMIT matches are filtered."""
+    caller's most recently changed documents. `text` is a query of the query language (api.md,
+    "The query language"; `language` False: plain words whatever it holds); one it cannot read
+    is an Invalid naming `field`. `tags`/`tags_op` keep only nodes with all (any) of those tags,
+    the metadata filters in `about` (the request's query) only documents matching them: the best
+    MAX_LIMIT matches are filtered."""
     limit = check_limit(limit)
     only = tag_filter(user, tags, tags_op)
     if only is not None and only.matches_nothing:
@@ -79,11 +97,54 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
     if text is None or not text.strip():
         return _results(user, [(node_id, kind, title, None) for node_id, kind, title in
                                _recent_documents(user, limit, tags, tags_op, about)])
-    about_filter = metadata_filter(user, about)
-    whose = owner_filter(user, about.get("owner"))
+    tree = parse(text, utc_today(), field) if language else None
+    if tree is not None and not is_plain(tree):
+        resolved = resolve(user, tree, utc_today(), field)
+        if not has_words(resolved):  # names and dates only: the document list's conditions
+            return _results(user, [(node_id, kind, title, None) for node_id, kind, title in
+                                   _recent_documents(user, limit, tags, tags_op, about,
+                                                     condition(resolved))])
+        return _ranked(indexer, user, _shown_words(resolved)[:MAX_QUERY_WORDS], limit, timeout,
+                       client_gone, only, about, resolved, field)
     words = terms(text)[:MAX_QUERY_WORDS]
     if not words:
         return []
+    return _ranked(indexer, user, words, limit, timeout, client_gone, only, about)
+
+
+def utc_today() -> dt.date:
+    """The day relative dates count from: upload times are kept in UTC."""
+    return dt.datetime.now(dt.UTC).date()
+
+
+def _shown_words(tree: Any) -> list[str]:
+    """The terms of the words a result is found by (not those under a NOT): highlighted."""
+    if isinstance(tree, Words):
+        return terms(tree.text)
+    if isinstance(tree, (All, AnyOf)):
+        return list(dict.fromkeys(word for part in tree.parts for word in _shown_words(part)))
+    return []
+
+
+def _with_ids(user: User, tree: Any, field: str) -> Any:
+    """The tree with each leaf an index cannot tell (a custom field) made the documents the
+    database finds for it."""
+    if isinstance(tree, Meta) and tree.index is None:
+        return Meta(tree.condition, tree.at, Keys("id", document_ids(user, tree, field)))
+    if isinstance(tree, Not):
+        return Not(_with_ids(user, tree.part, field))
+    if isinstance(tree, (All, AnyOf)):
+        return type(tree)(tuple(_with_ids(user, part, field) for part in tree.parts))
+    return tree
+
+
+def _ranked(indexer: Indexer, user: User, words: list[str], limit: int, timeout: float,
+            client_gone: Callable[[], bool], only: Any, about: Mapping[str, str],
+            tree: Any = None, field: str = "q") -> list[dict]:
+    """The engine's best matches of `words` (or of the resolved `tree`, `words` its terms to
+    highlight), checked in the database, with snippets."""
+    about_filter = metadata_filter(user, about)
+    whose = owner_filter(user, about.get("owner"))
     deadline = time.monotonic() + timeout
     index = indexer.view(user.id, min(CATCH_UP_SECONDS, timeout))
     if index is None:
@@ -95,9 +156,12 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
     try:
         wanted = MAX_LIMIT if about_filter is not None or whose is not None else limit
         ranked = []
+        if tree is not None and not getattr(index, "reads_rows", False):
+            tree = _with_ids(user, tree, field)
         for owner_id in [user.id, *sharers(user)]:  # what others share with the caller too
-            ranked.append(index.search(owner_id, words, wanted,
-                                       *((only.tag_ids, only.op) if only else ())))
+            tagged = (only.tag_ids, only.op) if only else ()
+            ranked.append(index.search(owner_id, words, wanted, *tagged) if tree is None
+                          else index.find(owner_id, tree, wanted, *tagged))
             if should_stop():
                 raise highlight.Stopped()
         # Interleaved by score, each owner's list in its own order (the caller's own changes,
@@ -154,10 +218,13 @@ def _results(user: User, rows: list[tuple[str, str, str, str | None]],
 
 
 def _recent_documents(user: User, limit: int, tags: str | None, tags_op: str | None,
-                      about: Mapping[str, str]) -> list[tuple[str, str, str]]:
-    """GET /search/ without q: the caller's documents and those shared with them, most recently
-    changed first: the list of all documents (dms.domain.listings.of_kind) in that order."""
-    listing = of_kind(user, Node.DOCUMENT, tags, tags_op, {**about, "sort": "-updated_at"})
+                      about: Mapping[str, str],
+                      also: Condition | None = None) -> list[tuple[str, str, str]]:
+    """GET /search/ without q (or with only names and dates: `also`): the caller's documents and
+    those shared with them, most recently changed first: the list of all documents
+    (dms.domain.listings.of_kind) in that order."""
+    listing = of_kind(user, Node.DOCUMENT, tags, tags_op, {**about, "sort": "-updated_at"},
+                      extra=[also] if also is not None else ())
     return [(row.id, row.kind, row.title) for row in listing.fetch(0, limit)]
 
 

@@ -77,6 +77,13 @@ def test_refusals_name_the_field_and_change_nothing(alice):
          None, "sort"),
         (body(name="x", show_in_sidebar="yes"), "invalid",
          "show_in_sidebar must be true or false.", "show_in_sidebar"),
+        # The query language (api.md §20) reads the query when it is saved.
+        (body(name="x", query='invoice "unpaid'), "invalid",
+         "The query cannot be read at position 16: a closing quote for the one at position 9.",
+         "query"),
+        (body(name="x", query="cf.Colour:red"), "invalid",
+         "The query cannot be read at position 1: a custom field of yours, not “Colour”.",
+         "query"),
     ]
     for request, code, detail, field in checks:
         response = alice.post("/api/saved-searches/", request)
@@ -126,6 +133,13 @@ def test_running_a_saved_search(alice, papers, server):
     assert titles(alice, f"/api/saved-searches/{everything['id']}/documents/") == \
         (["Invoice April", "Invoice March", "Letter"], 3)
     assert titles(alice, f"/api/saved-searches/{nothing['id']}/documents/") == ([], 0)
+    # The query language: a phrase and a NOT; names and dates alone list every such document.
+    phrase = saved(alice, name="Unpaid", query='"invoice unpaid" -garden', sort="title")
+    assert titles(alice, f"/api/saved-searches/{phrase['id']}/documents/") == \
+        (["Invoice March"], 1)
+    today = saved(alice, name="Today", query="added:today -title:letter", sort="title")
+    assert titles(alice, f"/api/saved-searches/{today['id']}/documents/") == \
+        (["Invoice April", "Invoice March"], 2)
     page = alice.get(f"/api/saved-searches/{everything['id']}/documents/"
                      "?page[size]=1&page[number]=2")
     assert [item["attributes"]["title"] for item in page.json()["data"]] == ["Invoice March"]

@@ -2,8 +2,9 @@
 Debian's headless Chromium, by accessible names: alice makes a public link with a password in a
 document's Share dialog and copies it; a visitor opens it in a fresh browser (no session), gives
 the password and downloads the letter; alice revokes it and the visitor's page says so. alice saves
-a search and finds it in the side bar with its count, opens it, hides and deletes it. axe-core's
-checks on the dialog, the public page and the saved search."""
+a search of the query language and finds it in the side bar with its count, opens it, hides and
+deletes it; a query that cannot be read is told under the search box. axe-core's checks on the
+dialog, the public page, the saved search and the refusal."""
 
 from __future__ import annotations
 
@@ -15,7 +16,13 @@ from playwright.sync_api import expect
 
 from tests.harness.documents import new_document, upload_accepted
 from tests.harness.waiting import wait_indexed, wait_processed
-from tests.harness.webpage import Session, axe_violations, log_in_home, unnamed_controls
+from tests.harness.webpage import (
+    REFUSED,
+    Session,
+    axe_violations,
+    log_in_home,
+    unnamed_controls,
+)
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
@@ -93,8 +100,10 @@ def test_a_saved_search_in_the_side_bar(browser, server, alice, letter):
     new_document(alice, "Empty note")
     session = Session(browser, server.url, bypass_csp=True)
     page = log_in_home(session)
-    page.get_by_role("searchbox", name="Search").fill("landlord")
-    expect(page.get_by_role("heading", name="Results for “landlord”")).to_be_visible()
+    # A query of the query language (api.md §20): words, a date and a field.
+    page.get_by_role("searchbox", name="Search").fill("landlord added:today -title:empty")
+    expect(page.get_by_role("heading",
+                            name="Results for “landlord added:today -title:empty”")).to_be_visible()
     page.get_by_role("button", name="Save search").click()
     prompt = page.get_by_role("dialog", name="Save this search")
     prompt.get_by_label("Name").fill("Landlord letters")
@@ -104,10 +113,11 @@ def test_a_saved_search_in_the_side_bar(browser, server, alice, letter):
     entry = side.get_by_role("link", name=re.compile(r"^Landlord letters"))
     expect(entry).to_contain_text("1")
     saved = alice.get("/api/saved-searches/").json()["data"]
-    assert [item["attributes"]["query"] for item in saved] == ["landlord"]
+    assert [item["attributes"]["query"] for item in saved] == ["landlord added:today -title:empty"]
     entry.click()
     expect(page.get_by_role("heading", name="Landlord letters", level=1)).to_be_visible()
-    expect(page.get_by_text("Documents that “landlord” finds: 1 document.")).to_be_visible()
+    expect(page.get_by_text(
+        "Documents that “landlord added:today -title:empty” finds: 1 document.")).to_be_visible()
     expect(page.get_by_role("link", name="Letter to the landlord")).to_be_visible()
     assert axe_violations(page) == []
     session.screenshot("73-saved-search.png")
@@ -120,4 +130,23 @@ def test_a_saved_search_in_the_side_bar(browser, server, alice, letter):
     expect(page.get_by_role("status")).to_have_text("“Landlord letters” deleted.")
     assert alice.get("/api/saved-searches/").json()["data"] == []
     assert session.errors == []
+    session.close()
+
+
+def test_a_query_that_cannot_be_read_is_told_under_the_search_box(browser, server, alice, letter):
+    session = Session(browser, server.url, bypass_csp=True)
+    page = log_in_home(session)
+    page.get_by_role("searchbox", name="Search").fill("landlord created:2024-13")
+    expect(page.get_by_role("alert").filter(has_text="position")).to_have_text(
+        "The query cannot be read at position 18: a date such as 2024, 2024-03 or 2024-03-15, or "
+        "today, yesterday, this week, this month, this year, previous week, previous month, "
+        "previous quarter or previous year.")
+    expect(page.get_by_text("0 results")).to_be_visible()
+    expect(page.get_by_role("button", name="Save search")).to_have_count(0)
+    assert axe_violations(page) == []
+    session.screenshot("74-search-query-refused.png")
+    page.get_by_role("searchbox", name="Search").fill("landlord created:today")
+    expect(page.get_by_role("link", name="Letter to the landlord")).to_be_visible()
+    expect(page.get_by_role("alert").filter(has_text="position")).to_have_count(0)
+    assert session.errors == [REFUSED]  # the browser's own line for the 400, nothing else
     session.close()

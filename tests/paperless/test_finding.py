@@ -5,6 +5,8 @@ are DRF's 400 naming the parameter, and another user's documents never show."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
 
 from tests.harness import samples
@@ -117,3 +119,17 @@ def test_fields_truncation_and_full_text(library):
     assert ([d["title"] for d in body["results"]], body["results"][0]["__search_hit__"]["rank"]) \
         == (["ACME invoice"], 0)
     assert titles(c, "query=statement&correspondent__id__none=" + str(library["bank"])) == []
+    # query= takes dms's query language (api.md §20), as Paperless-ngx's takes Whoosh's.
+    assert titles(c, "query=" + quote('"bank statement" created:2024-04')) == ["Bank statement"]
+    assert titles(c, "query=" + quote("for correspondent:acme")) == ["ACME invoice"]
+    assert titles(c, "query=" + quote("for -correspondent:acme")) == ["Bank statement"]
+    assert sorted(titles(c, "query=" + quote("planning OR chairs asn:7"))) == \
+        ["ACME invoice", "Team memo"]  # OR binds loosest
+    assert titles(c, "query=" + quote("(planning OR chairs) asn:7")) == ["ACME invoice"]
+    response = c.get(f"{API}/documents/?query=" + quote("for created:2024-13"))
+    assert (response.status_code, response.json()) == (400, {"query": [
+        "The query cannot be read at position 13: a date such as 2024, 2024-03 or 2024-03-15, or "
+        "today, yesterday, this week, this month, this year, previous week, previous month, "
+        "previous quarter or previous year."]})
+    # title_content= stays words: a colon there is no field.
+    assert titles(c, "title_content=" + quote("created:2024-13")) == []

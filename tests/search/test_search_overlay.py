@@ -1,6 +1,7 @@
 """The overlay's matching (dms.search.overlay, a user's few changes the index lacks, matched in
 memory) finds exactly what the tantivy index finds for the same nodes: the same words, prefixes
-and short words, fields, accents and cases, and tag filters."""
+and short words, fields, accents and cases, and tag filters; and for the query language's trees
+of words, phrases, fields, NOT, AND and OR."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import random
 
 import pytest
 
+from dms.domain.searchquery import All, Not, Words
+from dms.domain.searchquery import Any as AnyOf
 from dms.search.index import Entry, SearchIndex, terms
 from dms.search.overlay import Overlaid, Pending
 
@@ -62,3 +65,48 @@ def test_the_overlay_matches_what_the_index_matches(tmp_path):
         assert from_overlay == from_index, (query, filters, op)
         compared += bool(from_index)
     assert compared > 100  # most queries found something: the comparison means something
+
+
+def random_tree(rnd: random.Random, vocabulary: list[str], depth: int = 0):
+    """A tree of the query language of words only: plain, in a field, phrases; NOT, AND, OR."""
+    if depth < 2 and rnd.random() < 0.4:
+        parts = tuple(random_tree(rnd, vocabulary, depth + 1) for _ in range(rnd.randint(2, 3)))
+        return rnd.choice([All, AnyOf])(parts)
+    if depth and rnd.random() < 0.2:
+        return Not(random_tree(rnd, vocabulary, depth + 1))
+    field = rnd.choice([None, None, "title", "text", "notes"])
+    if rnd.random() < 0.3:
+        return Words(" ".join(rnd.sample(vocabulary, 2)), field, True, 1)
+    word = rnd.choice(vocabulary)
+    return Words(word[:rnd.randint(1, len(word))], field, False, 1)
+
+
+def test_the_overlay_matches_what_the_index_matches_for_the_query_language(tmp_path):
+    """Phrases, fields (notes included), NOT, AND, OR: the overlay's find is the index's."""
+    rnd = random.Random(20261129)
+    entries, vocabulary = corpus(rnd)
+    # Phrases that are there: each entry's text begins with two words of the vocabulary.
+    for number, entry in enumerate(entries):
+        first, second = vocabulary[number % 7], vocabulary[(number * 3) % 11]
+        entry.body = f"{first} {second} {entry.body}"
+        entry.notes = f"{second} {first}" if number % 2 else ""
+    index = SearchIndex(tmp_path / "index")
+    index.create_empty()
+    writer = index.writer()
+    for entry in entries:
+        index.put(writer, entry.node_id, entry)
+    writer.commit()
+    index.reload()
+    snapshot = index.snapshot()
+    empty = SearchIndex(tmp_path / "empty")
+    empty.create_empty()
+    overlay = Overlaid(empty.snapshot(), tuple(Pending.of(entry) for entry in entries),
+                       frozenset(entry.node_id for entry in entries))
+    compared = 0
+    for _ in range(300):
+        tree = random_tree(rnd, vocabulary[:12])
+        from_index = {node_id for node_id, _ in snapshot.find(OWNER, tree, 100)}
+        from_overlay = {node_id for node_id, _ in overlay.find(OWNER, tree, 100)}
+        assert from_overlay == from_index, tree
+        compared += 0 < len(from_index) < len(entries)
+    assert compared > 60  # most trees found some but not all: the comparison means something

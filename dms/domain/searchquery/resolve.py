@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any as Anything
 
+from dms.db import database
 from dms.db.models import DOCUMENT_DATE, Correspondent, DocumentType, Node, Tag, User
 from dms.domain import docfilters, tagtree
 from dms.domain.access.rule import sharers
@@ -49,6 +50,8 @@ from dms.errors import Invalid
 
 NOTHING = docfilters.Condition("1 = 0")
 MAX_FOLDER_DEPTH = 1000
+MAX_FOLDERS = 10_000  # below a folder: `folder:` is a set of parent folders
+MAX_DOCUMENTS = 50_000  # a custom field's matches looked up for a search index
 MIME_ENDINGS = {"pdf": "application/pdf", "png": "image/png", "jpg": "image/jpeg",
                 "jpeg": "image/jpeg", "tif": "image/tiff", "tiff": "image/tiff",
                 "txt": "text/plain", "text": "text/plain"}
@@ -58,10 +61,28 @@ BOOLEANS = {"true": True, "yes": True, "false": False, "no": False}
 
 
 @dataclass(frozen=True)
+class Keys:
+    """In a search index: the node holds one of `values` in `field` (none: matches nothing)."""
+    field: str  # tag_ids, parent, correspondent, doctype, mime
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Between:
+    """In a search index: a whole-number field (a day as date.toordinal(), or the serial
+    number) within [low, high], both included; None: open on that side."""
+    field: str  # created, added, asn
+    low: int | None
+    high: int | None
+
+
+@dataclass(frozen=True)
 class Meta:
-    """A leaf made a condition on the node row."""
+    """A leaf made a condition on the node row, and what a search index holds of it (None: the
+    index cannot tell — a custom field —, ask the database for the documents: `document_ids`)."""
     condition: docfilters.Condition
     at: int
+    index: Keys | Between | None = None
 
 
 def resolve(user: User, query: Query, today: dt.date, field: str = "q") -> Anything:
@@ -95,6 +116,31 @@ def condition(query: Anything) -> docfilters.Condition:
     raise ValueError("a tree with words has no one condition")  # has_words(query) is true
 
 
+def document_ids(user: User, meta: Meta, field: str = "q") -> tuple[str, ...]:
+    """The documents of the caller and of those who share with them that `meta` keeps (for a
+    leaf a search index cannot tell: a custom field), at most MAX_DOCUMENTS."""
+    owners = [user.id, *sharers(user)]
+    rows = database.execute_sql(
+        f"SELECT id FROM node WHERE owner_id IN ({','.join('?' * len(owners))}) AND kind = ? "
+        f"AND trash_id IS NULL AND ({meta.condition.where}) LIMIT ?",
+        (*owners, Node.DOCUMENT, *meta.condition.params, MAX_DOCUMENTS + 1)).fetchall()
+    if len(rows) > MAX_DOCUMENTS:
+        raise QueryError(meta.at, f"a custom field value that fits at most {MAX_DOCUMENTS:,} "
+                         "documents, together with words (narrow it, or leave out the words)",
+                         field)
+    return tuple(node_id for (node_id,) in rows)
+
+
+def _day_number(day: dt.date | None) -> int | None:
+    return None if day is None else day.toordinal()
+
+
+def _bounds(operator: str, low: int, high: int) -> tuple[int | None, int | None]:
+    """The whole numbers a comparison with [low, high] keeps, as a range."""
+    return {"=": (low, high), ">": (high + 1, None), ">=": (low, None),
+            "<": (None, low - 1), "<=": (None, high)}[operator]
+
+
 class _Resolver:
     def __init__(self, user: User, today: dt.date, field: str):
         self.user, self.today, self.field = user, today, field
@@ -116,39 +162,62 @@ class _Resolver:
             return All(tuple(self.walk(part) for part in query.parts))
         if isinstance(query, Any):
             return Any(tuple(self.walk(part) for part in query.parts))
-        return Meta(self.leaf(query), query.at)
+        return self.leaf(query)
 
-    def leaf(self, query: Query) -> docfilters.Condition:
+    def leaf(self, query: Query) -> Meta:
         if isinstance(query, Named):
-            named: Callable[[str], docfilters.Condition] = getattr(self, f"_{query.field}")
-            return named(query.value)
+            named: Callable[[str, int], Meta] = getattr(self, f"_{query.field}")
+            return named(query.value, query.at)
         if isinstance(query, Number):
-            return docfilters.Condition(f"asn {query.operator} ?", (query.value,))
+            low, high = _bounds(query.operator, query.value, query.value)
+            return Meta(docfilters.Condition(f"asn {query.operator} ?", (query.value,)),
+                        query.at, Between("asn", low, high))
         if isinstance(query, Span):
             return self._span(query)
         assert isinstance(query, Custom)
-        return self._custom(query)
+        return Meta(self._custom(query), query.at)
 
     # -- names ---------------------------------------------------------------------------------
-    def _tag(self, name: str) -> docfilters.Condition:
+    def _tag(self, name: str, at: int) -> Meta:
         ids = [tag.id for tag in Tag.select(Tag.id).where(Tag.owner == self.user.id,
                                                           Tag.name_key == name_key(name))]
         if not ids:
-            return NOTHING
-        return docfilters.tags(self.user, sorted(tagtree.below(ids) | set(ids)), "any")
+            return Meta(NOTHING, at, Keys("tag_ids", ()))
+        every = sorted(tagtree.below(ids) | set(ids))
+        return Meta(docfilters.tags(self.user, every, "any"), at, Keys("tag_ids", tuple(every)))
 
-    def _labelled(self, model: Anything, name: str, column: str) -> docfilters.Condition:
+    def _labelled(self, model: Anything, name: str, column: str, field: str, at: int) -> Meta:
         ids = [row.id for row in model.select(model.id).where(
             model.owner.in_(self.owners), model.name_key == name_key(name))]
-        return docfilters.label(column, ids, "in") if ids else NOTHING
+        return Meta(docfilters.label(column, ids, "in") if ids else NOTHING, at,
+                    Keys(field, tuple(ids)))
 
-    def _correspondent(self, name: str) -> docfilters.Condition:
-        return self._labelled(Correspondent, name, "correspondent")
+    def _correspondent(self, name: str, at: int) -> Meta:
+        return self._labelled(Correspondent, name, "correspondent", "correspondent", at)
 
-    def _type(self, name: str) -> docfilters.Condition:
-        return self._labelled(DocumentType, name, "document_type")
+    def _type(self, name: str, at: int) -> Meta:
+        return self._labelled(DocumentType, name, "document_type", "doctype", at)
 
-    def _folder(self, path: str) -> docfilters.Condition:
+    def _folder(self, path: str, at: int) -> Meta:
+        """The folder's documents and folders, and those of every folder below it: their
+        parent is one of those folders (at most MAX_FOLDERS)."""
+        found = self._folder_at(path)
+        if found is None:
+            return Meta(NOTHING, at, Keys("parent", ()))
+        rows = database.execute_sql(
+            "WITH RECURSIVE below(id, depth) AS (SELECT id, 0 FROM node WHERE id = ? "
+            "UNION ALL SELECT n.id, below.depth + 1 FROM node AS n JOIN below "
+            "ON n.parent_id = below.id WHERE n.kind = ? AND below.depth < ?) "
+            "SELECT id FROM below LIMIT ?",
+            (found, Node.FOLDER, MAX_FOLDER_DEPTH, MAX_FOLDERS + 1)).fetchall()
+        if len(rows) > MAX_FOLDERS:
+            raise QueryError(at, f"a folder with at most {MAX_FOLDERS:,} folders below it",
+                             self.field)
+        ids = tuple(sorted(folder_id for (folder_id,) in rows))
+        return Meta(docfilters.Condition(f"parent_id IN ({','.join('?' * len(ids))})", ids),
+                    at, Keys("parent", ids))
+
+    def _folder_at(self, path: str) -> str | None:
         steps = [step.strip() for step in path.strip("/").split("/") if step.strip()]
         special = Node.HOME
         if steps and steps[0].casefold() in (".inbox", "inbox"):
@@ -158,30 +227,26 @@ class _Resolver:
         found = Node.get_or_none(Node.owner == self.user.id, Node.special == special)
         for step in steps[:MAX_FOLDER_DEPTH]:
             if found is None:
-                return NOTHING
+                return None
             found = Node.select(Node.id).where(
                 Node.parent == found.id, Node.kind == Node.FOLDER, Node.trash_id.is_null(),
                 Node.title_sort == step.casefold()).order_by(Node.id).first()
-        if found is None:
-            return NOTHING
-        return docfilters.Condition(
-            "id IN (WITH RECURSIVE below(id, depth) AS (SELECT id, 0 FROM node WHERE id = ? "
-            "UNION ALL "
-            "SELECT n.id, below.depth + 1 FROM node AS n JOIN below ON n.parent_id = below.id "
-            "WHERE below.depth < ?) SELECT id FROM below)", (found.id, MAX_FOLDER_DEPTH))
+        return None if found is None else found.id
 
-    def _mime(self, value: str) -> docfilters.Condition:
+    def _mime(self, value: str, at: int) -> Meta:
+        """A whole type, or a kind (the part before the slash: the index holds both)."""
         wanted = value.strip().lower()
         latest = docfilters.LATEST.format(column="mime_type")
-        if "/" in wanted:
-            return docfilters.Condition(f"{latest} = ?", (wanted,))
-        if wanted in MIME_ENDINGS:
-            return docfilters.Condition(f"{latest} = ?", (MIME_ENDINGS[wanted],))
-        return docfilters.Condition(f"{latest} LIKE ? ESCAPE '\\'",
-                                    (wanted.replace("%", "\\%").replace("_", "\\_") + "/%",))
+        if "/" in wanted or wanted in MIME_ENDINGS:
+            whole = MIME_ENDINGS.get(wanted, wanted)
+            return Meta(docfilters.Condition(f"{latest} = ?", (whole,)), at,
+                        Keys("mime", (whole,)))
+        return Meta(docfilters.Condition(
+            f"{latest} LIKE ? ESCAPE '\\'",
+            (wanted.replace("%", "\\%").replace("_", "\\_") + "/%",)), at, Keys("mime", (wanted,)))
 
     # -- dates ---------------------------------------------------------------------------------
-    def _span(self, query: Span) -> docfilters.Condition:
+    def _span(self, query: Span) -> Meta:
         column = DOCUMENT_DATE if query.field == "created" else "substr(created_at, 1, 10)"
         parts, params = [], []
         if query.start is not None:
@@ -190,7 +255,8 @@ class _Resolver:
         if query.end is not None:
             parts.append(f"{column} <= ?")
             params.append(query.end.isoformat())
-        return docfilters.Condition(" AND ".join(parts) or "1 = 1", tuple(params))
+        return Meta(docfilters.Condition(" AND ".join(parts) or "1 = 1", tuple(params)), query.at,
+                    Between(query.field, _day_number(query.start), _day_number(query.end)))
 
     # -- custom fields ---------------------------------------------------------------------------
     def _custom(self, query: Custom) -> docfilters.Condition:

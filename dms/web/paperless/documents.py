@@ -152,9 +152,12 @@ def list_documents(call: Call) -> dict[str, Any]:
     if query is not None:
         about["custom_field_query"] = query
     found = conditions(call)
+    # `query=` is the query language (api.md §20), as Paperless-ngx's is Whoosh's; the others
+    # are words.
+    language = bool((call.arg("query") or "").strip())
     text = (call.arg("query") or call.arg("title_content") or call.arg("search") or "").strip()
     if text:
-        return _searched(call, text, about, found)
+        return _searched(call, text, about, found, language)
     listing = listings.of_kind(call.user, DOCUMENT, about=about, extra=found)
     total = listing.count()
 
@@ -164,15 +167,16 @@ def list_documents(call: Call) -> dict[str, Any]:
     return call.page(total, page, listing.numbers)
 
 
-def _searched(call: Call, text: str, about: dict[str, str],
-              found: list[Any]) -> dict[str, Any]:
+def _searched(call: Call, text: str, about: dict[str, str], found: list[Any],
+              language: bool) -> dict[str, Any]:
     """`query=` (and `title_content=`): dms's search, its best MAX_LIMIT matches that the other
     filters keep, best first."""
     # Services names the engine by a narrower protocol than the search takes (as in dms's own
     # GET /search/, a known gap of the type hints listed in mypy-baseline.txt).
     engine = cast("search.Indexer", call.services.search)
     hits = [hit for hit in search.query(engine, call.user, text, search.MAX_LIMIT,
-                                        call.config.search_timeout_seconds)
+                                        call.config.search_timeout_seconds, language=language,
+                                        field="query")
             if hit["node_type"] == DOCUMENT]
     kept = {row.id for row in listings.of_kind(
         call.user, DOCUMENT, about=about,

@@ -30,7 +30,7 @@ def _hits(call: Call, text: str, limit: int) -> list[dict[str, Any]]:
     # GET /search/ does; a known gap of the type hints listed in mypy-baseline.txt).
     engine = cast("search.Indexer", call.services.search)
     return [hit for hit in search.query(engine, call.user, text, limit,
-                                        call.config.search_timeout_seconds)
+                                        call.config.search_timeout_seconds, language=False)
             if hit["node_type"] == DOCUMENT]
 
 

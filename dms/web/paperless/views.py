@@ -5,7 +5,7 @@ fields, a sort dms has no name for) is kept whole in the row's dialect settings 
 it was written.
 
 - The query of a view written here: the values of its full-text rules (`rule_type` 20, "fulltext
-  query", and 19, "title & content"), which mean what dms's search means. Its other rules are
+  query", and 19, "title & content"), read as dms's query language (api.md §20). Its other rules are
   kept for the apps, which apply a view's rules themselves when they list documents.
 - A view changed on dms's side (its query) shows its query as one full-text rule, as a view made
   there does.
@@ -31,7 +31,7 @@ MAX_RULE_VALUE = 1000
 KEPT = ("show_on_dashboard", "sort_field", "sort_reverse", "filter_rules", "page_size",
         "display_mode", "display_fields")
 SORTS = {sort: field for field, sort in ORDERINGS.items()}  # dms's sort: Paperless-ngx's field
-FIELDS = {"show_in_sidebar": "show_in_sidebar", "name": "name"}
+FIELDS = {"show_in_sidebar": "show_in_sidebar", "name": "name", "query": "filter_rules"}
 
 
 def _rules(given: object) -> list[dict[str, Any]]:

@@ -30,11 +30,16 @@ export async function render(ctx, params) {
   const chosen = (params.get("tags") ?? "").split(",").filter(Boolean);
   const op = params.get("op") === "any" ? "any" : "all";
   const about = chosenFilters(params);
-  const [results, tags, correspondents, types] = await Promise.all([
-    api("GET", withQuery("/search/", { q, tags: chosen.join(","), tags_op: chosen.length ? op : "", ...about })),
+  // A query the server cannot read (the query language, api.md §20) is shown beside the results.
+  const searched = api("GET", withQuery("/search/", { q, tags: chosen.join(","), tags_op: chosen.length ? op : "", ...about }))
+    .catch((error) => { if (error.status === 400) return { refused: error.message }; throw error; });
+  const [answer, tags, correspondents, types] = await Promise.all([
+    searched,
     api("GET", `/tags/?page[size]=${FILTER_TAGS}`), names("/correspondents/"), names("/document-types/"),
   ]);
   const title = q ? `Search: ${q}` : "Recent documents";
+  const refused = answer.refused ?? null;
+  const results = refused ? [] : answer;
 
   const refilter = (form) => {
     const picked = [...form.querySelectorAll("input[name=tag]:checked")].map((box) => box.value);
@@ -53,8 +58,9 @@ export async function render(ctx, params) {
   const count = plural(results.length, "result");
   const node = el("section", { class: "view view-search", "aria-labelledby": "search-title" },
     el("div", { class: "view-head" }, el("h1", { id: "search-title" }, q ? `Results for “${q}”` : title),
-      q ? button("Save search", () => saveSearch(q)) : null),
+      q && !refused ? button("Save search", () => saveSearch(q)) : null),
     filters, bar,
+    refused ? el("p", { class: "field-error", role: "alert" }, refused) : null,
     el("p", { class: "muted", "aria-live": "polite" }, q || filtered ? count : "Type in the search box to search titles, text and tags."),
     el("ol", { class: "results" }, results.map((hit) => result(hit, ctx.me()))));
   return { node, title, folderId: null };

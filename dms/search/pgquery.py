@@ -1,0 +1,145 @@
+"""The WHERE conditions of PostgreSQL's search (dms.search.postgres), over `search_entry AS s`
+(joined with `node` for a query of the query language): how words match (`match`, as the
+module dms.search.postgres describes), and a resolved query of the query language
+(dms.domain.searchquery) as one condition (`condition`): the words matched by the GIN index of
+search_entry as plain words are, the names, numbers and dates as the conditions on the node row
+the resolver made, NOT, AND, OR as SQL's.
+
+- Words anywhere: as the plain search (heading or body, prefixes by the stored beginnings).
+  `title:` words: the heading's title part (weight A); `text:` the body; `notes:` the document's
+  notes, folded by dms_fold when the query runs (a few short texts per candidate).
+- A phrase: its words found by the index, then checked next to each other in this order with
+  PostgreSQL's own phrase operator over the title, or each page of the latest version's text, or
+  the notes, folded when the query runs — only for the documents that hold all of its words.
+  (The body tsvector keeps no positions: smaller, and bounded for a long text.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dms.domain.searchquery import All, Meta, Not, Words
+from dms.domain.searchquery import Any as AnyOf
+from dms.search.terms import MIN_TEXT_PREFIX, MIN_TITLE_PREFIX, terms
+
+STORED_PREFIX = 5  # the longest beginning the schema stores as a lexeme
+
+EVERYWHERE = "(s.heading || s.body) @@ ?::tsquery"
+IN_HEADING = "s.heading @@ ?::tsquery"
+
+
+def lexeme(text: str) -> str:
+    """`text` quoted as one lexeme of a tsquery literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def term(word: str, shortest_prefix: int) -> str:
+    """How `word` (an index term) matches: itself, a stored beginning, or a `:*` prefix."""
+    if len(word) < shortest_prefix:
+        return lexeme(word)
+    if MIN_TEXT_PREFIX <= len(word) <= STORED_PREFIX:
+        return lexeme("~" + word)
+    return lexeme(word) + ":*"
+
+
+def tsquery(words: list[str], operator: str, shortest_prefix: int) -> str:
+    return f" {operator} ".join(term(word, shortest_prefix) for word in words)
+
+
+def match(words: list[str]) -> tuple[str, list[str]]:
+    """The WHERE condition that every word matches, and its parameters: one tsquery for the
+    words that are matched alike everywhere; a word of MIN_TITLE_PREFIX letters, but shorter
+    than MIN_TEXT_PREFIX, is a prefix in the heading or a whole word anywhere."""
+    title_only = [w for w in words if MIN_TITLE_PREFIX <= len(w) < MIN_TEXT_PREFIX]
+    alike = [w for w in words if w not in title_only]
+    conditions, params = [], []
+    if alike:
+        conditions.append(EVERYWHERE)
+        params.append(tsquery(alike, "&", MIN_TEXT_PREFIX))
+    for word in title_only:
+        conditions.append(f"({EVERYWHERE} OR {IN_HEADING})")
+        params += [lexeme(word), lexeme(word) + ":*"]
+    return " AND ".join(conditions), params
+
+
+FOLDED = "to_tsvector('dms_fold', dms_search_words({}))"
+NOTE_WORDS = (f"EXISTS (SELECT 1 FROM note WHERE note.document_id = s.node_id AND "
+              f"{FOLDED.format('note.note')} @@ ?::tsquery)")
+PAGE_PHRASE = (f"EXISTS (SELECT 1 FROM page AS p WHERE p.version_id = (SELECT id FROM "
+               "document_version WHERE document_id = s.node_id ORDER BY number DESC LIMIT 1) "
+               f"AND {FOLDED.format('p.text')} @@ ?::tsquery)")
+TITLE_PHRASE = f"{FOLDED.format('node.title')} @@ ?::tsquery"
+
+
+def condition(tree: Any) -> tuple[str, list[Any]]:
+    """The WHERE condition of `tree` and its parameters."""
+    if isinstance(tree, Meta):
+        return f"({tree.condition.where})", list(tree.condition.params)
+    if isinstance(tree, Not):  # IS NOT TRUE: a document without the value (NULL) is kept
+        inner, params = condition(tree.part)
+        return f"({inner}) IS NOT TRUE", params
+    if isinstance(tree, (All, AnyOf)):
+        parts = [condition(part) for part in tree.parts]
+        joint = " AND " if isinstance(tree, All) else " OR "
+        return (f"({joint.join(sql for sql, _ in parts)})",
+                [param for _, params in parts for param in params])
+    assert isinstance(tree, Words)
+    return _words(tree)
+
+
+def ranked_words(tree: Any) -> list[str]:
+    """The terms of the words not under a NOT: what the ranking looks for."""
+    if isinstance(tree, Words):
+        return terms(tree.text)
+    if isinstance(tree, (All, AnyOf)):
+        return [word for part in tree.parts for word in ranked_words(part)]
+    return []
+
+
+def _words(leaf: Words) -> tuple[str, list[Any]]:
+    found = terms(leaf.text)
+    if not found:
+        return "TRUE", []
+    if leaf.phrase:
+        return _phrase(found, leaf.field)
+    if leaf.field is None:
+        sql, params = match(found)
+        return f"({sql})", params
+    if leaf.field == "title":  # the title's words and beginnings carry weight A
+        query = " & ".join(_weighted(word) for word in found)
+        return IN_HEADING, [query]
+    if leaf.field == "text":
+        return "s.body @@ ?::tsquery", [" & ".join(term(word, MIN_TEXT_PREFIX) for word in found)]
+    return NOTE_WORDS, [" & ".join(_prefix(word) for word in found)]
+
+
+def _weighted(word: str) -> str:
+    if len(word) < MIN_TITLE_PREFIX:
+        return lexeme(word) + ":A"
+    if MIN_TEXT_PREFIX <= len(word) <= 5:
+        return lexeme("~" + word) + ":A"
+    return lexeme(word) + ":*A"
+
+
+def _prefix(word: str) -> str:
+    """A word as a prefix of folded words made at query time (no stored beginnings there)."""
+    return lexeme(word) + (":*" if len(word) >= MIN_TEXT_PREFIX else "")
+
+
+def _phrase(found: list[str], field: str | None) -> tuple[str, list[Any]]:
+    together = " <-> ".join(lexeme(word) for word in found)
+    every = " & ".join(lexeme(word) for word in found)
+    if field == "notes":
+        return NOTE_WORDS, [together]
+    checks, params = [], []
+    if field in (None, "title"):
+        checks.append(TITLE_PHRASE)
+        params.append(together)
+    if field in (None, "text"):
+        checks.append(PAGE_PHRASE)
+        params.append(together)
+    found_by = "(s.heading || s.body) @@ ?::tsquery" if field is None else (
+        "s.heading @@ ?::tsquery" if field == "title" else "s.body @@ ?::tsquery")
+    if field == "title":
+        every = " & ".join(lexeme(word) + ":A" for word in found)
+    return f"({found_by} AND ({' OR '.join(checks)}))", [every, *params]

@@ -1,0 +1,132 @@
+"""A resolved query of the query language (dms.domain.searchquery) as one tantivy query, run in
+the index like any search (dms.search.index.Snapshot.find) — nothing is filtered afterwards.
+
+- Words: each of a leaf's terms is a word of the plain search (itself, or the beginning of the
+  most frequent terms), in the title, tag names and text — or only in the leaf's field (`title:`,
+  `text:`, `notes:`). All of a leaf's terms must match.
+- A phrase: its terms next to each other in this order (no prefixes), in the title or the text,
+  or in the leaf's field.
+- Names, numbers, dates: terms and ranges of the index's own fields (Keys, Between), scoring
+  nothing; a custom field: the documents the database found for it (`id` terms, see
+  dms.domain.searchquery.resolve.document_ids).
+- NOT, AND, OR: tantivy's MustNot, Must and Should.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dms.domain.searchquery import All, Meta, Not, Words
+from dms.domain.searchquery import Any as AnyOf
+from dms.domain.searchquery.resolve import Between, Keys
+from dms.search.terms import (
+    ANYWHERE,
+    EXPANSIONS_LAST,
+    EXPANSIONS_OTHER,
+    MIN_TEXT_PREFIX,
+    MIN_TITLE_PREFIX,
+    TITLE_BOOST,
+    terms,
+)
+
+# The fields a word leaf looks in, by the leaf's field (None: anywhere).
+WORD_FIELDS: dict[str | None, tuple[tuple[str, float, int], ...]] = {
+    None: ANYWHERE,
+    "title": (("title", TITLE_BOOST, MIN_TITLE_PREFIX),),
+    "text": (("body", 1.0, MIN_TEXT_PREFIX),),
+    "notes": (("notes", 1.0, MIN_TEXT_PREFIX),),
+}
+# A phrase anywhere: in the title or the text.
+PHRASE_FIELDS: dict[str | None, tuple[tuple[str, float], ...]] = {
+    None: (("title", TITLE_BOOST), ("body", 1.0)),
+    "title": (("title", TITLE_BOOST),),
+    "text": (("body", 1.0),),
+    "notes": (("notes", 1.0),),
+}
+
+
+def compile_tree(snapshot: Any, tree: Any, only_theirs: Any) -> Any:
+    return _Compiler(snapshot, tree, only_theirs).query(tree)
+
+
+def last_words(tree: Any) -> Words | None:
+    """The last words leaf (the one being typed: its last word gets the most expansions)."""
+    if isinstance(tree, Words):
+        return tree
+    if isinstance(tree, Not):
+        return last_words(tree.part)
+    if isinstance(tree, (All, AnyOf)):
+        for part in reversed(tree.parts):
+            found = last_words(part)
+            if found is not None:
+                return found
+    return None
+
+
+class _Compiler:
+    def __init__(self, snapshot: Any, tree: Any, only_theirs: Any):
+        import tantivy
+
+        self.tantivy = tantivy
+        self.snapshot, self.schema, self.only_theirs = snapshot, snapshot.schema, only_theirs
+        self.typed = last_words(tree)
+
+    def query(self, node: Any) -> Any:
+        tantivy = self.tantivy
+        if isinstance(node, Words):
+            return self.words(node)
+        if isinstance(node, Meta):
+            return tantivy.Query.const_score_query(self.meta(node), 0.0)
+        if isinstance(node, Not):
+            return tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.all_query()),
+                                                (tantivy.Occur.MustNot, self.query(node.part))])
+        if isinstance(node, All):
+            clauses = [(tantivy.Occur.MustNot, self.query(part.part)) if isinstance(part, Not)
+                       else (tantivy.Occur.Must, self.query(part)) for part in node.parts]
+            if all(occur == tantivy.Occur.MustNot for occur, _ in clauses):
+                clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
+            return tantivy.Query.boolean_query(clauses)
+        assert isinstance(node, AnyOf)
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, self.query(part))
+                                            for part in node.parts])
+
+    def words(self, leaf: Words) -> Any:
+        tantivy = self.tantivy
+        found = terms(leaf.text)
+        if not found:  # only signs (`—`): no condition, as the plain search drops them
+            return tantivy.Query.all_query()
+        if leaf.phrase:
+            return self.phrase(found, leaf.field)
+        parts = []
+        for position, term in enumerate(found):
+            last = leaf is self.typed and position == len(found) - 1
+            parts.append((tantivy.Occur.Must, self.snapshot.word(
+                term, EXPANSIONS_LAST if last else EXPANSIONS_OTHER, WORD_FIELDS[leaf.field],
+                self.only_theirs)))
+        return parts[0][1] if len(parts) == 1 else tantivy.Query.boolean_query(parts)
+
+    def phrase(self, found: list[str], field: str | None) -> Any:
+        tantivy = self.tantivy
+        alternatives = []
+        for name, boost in PHRASE_FIELDS[field]:
+            if len(found) == 1:
+                query = tantivy.Query.term_query(self.schema, name, found[0], index_option="freq")
+            else:
+                query = tantivy.Query.phrase_query(self.schema, name, found)
+            if boost != 1.0:
+                query = tantivy.Query.boost_query(query, boost)
+            alternatives.append((tantivy.Occur.Should, query))
+        return tantivy.Query.boolean_query(alternatives)
+
+    def meta(self, leaf: Meta) -> Any:
+        tantivy, index = self.tantivy, leaf.index
+        if isinstance(index, Keys):
+            if not index.values:
+                return tantivy.Query.empty_query()
+            return tantivy.Query.term_set_query(self.schema, index.field, list(index.values))
+        if isinstance(index, Between):
+            if index.low is None and index.high is None:
+                return tantivy.Query.exists_query(index.field)
+            return tantivy.Query.range_query(self.schema, index.field, tantivy.FieldType.Integer,
+                                             index.low, index.high)
+        raise ValueError("a custom field's documents are looked up before (service.with_ids)")
