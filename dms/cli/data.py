@@ -105,6 +105,11 @@ def import_files(args: argparse.Namespace, config: Config) -> ExitStatus:
     from dms.intake import importer
     from dms.runtime import Runtime
 
+    if args.source == "paperless":
+        return import_paperless(args, config)
+    if args.user is None:
+        print("dms: say whose documents the files become: --user NAME.", file=sys.stderr)
+        return ExitStatus.REFUSED
     open_migrated(config)
     user = User.get_or_none(User.username == args.user)
     if user is None or not user.is_active:
@@ -121,6 +126,55 @@ def import_files(args: argparse.Namespace, config: Config) -> ExitStatus:
         runtime.stop(close_database=False)
     print("\n".join(summary.lines(args.dry_run)))
     return ExitStatus.FAILED if summary.refused else ExitStatus.DONE
+
+
+def import_paperless(args: argparse.Namespace, config: Config) -> ExitStatus:
+    """dms import --from paperless (api.md §18): 0 when everything was imported (or was there),
+    1 when some was skipped (listed), 2 when nothing could be read or nothing could start."""
+    from pathlib import Path
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from dms.db.models import User
+    from dms.db.schema import open_migrated
+    from dms.errors import DomainError
+    from dms.intake.paperless import run
+    from dms.runtime import Runtime
+
+    if len(args.paths) != 1 or args.into:
+        print("dms: --from paperless takes one export (a directory or a zip) and no --into.",
+              file=sys.stderr)
+        return ExitStatus.REFUSED
+    try:
+        zone = ZoneInfo(args.time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        print(f"dms: {args.time_zone!r} is not a time zone (such as Europe/Berlin).",
+              file=sys.stderr)
+        return ExitStatus.REFUSED
+    open_migrated(config)
+    only = None
+    if args.user is not None:
+        only = User.get_or_none(User.username == args.user)
+        if only is None or not only.is_active:
+            print(f"dms: there is no active user {args.user!r}.", file=sys.stderr)
+            return ExitStatus.REFUSED
+    default = only or (User.select().where(User.is_superuser == True)  # noqa: E712 -- SQL
+                       .order_by(User.date_joined, User.id).first())
+    if default is None:
+        print("dms: there is no superuser yet: start dms once (it makes admin) or use --user.",
+              file=sys.stderr)
+        return ExitStatus.REFUSED
+    runtime = Runtime(config)
+    options = run.Options(folder=args.folder, folders=args.folders, only_user=only,
+                          dry_run=args.dry_run, time_zone=zone)
+    try:
+        report = run.run(runtime.services, Path(args.paths[0]), default, options)
+    except DomainError as error:  # the disk is full, ...
+        print(f"dms: {error.message}", file=sys.stderr)
+        return ExitStatus.REFUSED
+    finally:
+        runtime.stop(close_database=False)
+    print("\n".join(report.lines(args.dry_run)))
+    return ExitStatus(report.exit_status)
 
 
 def reindex(config: Config) -> ExitStatus:

@@ -71,11 +71,26 @@ def build_parser() -> argparse.ArgumentParser:
     _cluster_options(worker)
 
     importing = commands.add_parser("import", help="import files and directory trees as a "
-                                                   "user's documents and folders")
-    importing.add_argument("paths", nargs="+", metavar="PATH", help="files and directories")
-    importing.add_argument("--user", required=True, help="whose documents they become")
+                                                   "user's documents and folders, or a "
+                                                   "Paperless-ngx export")
+    importing.add_argument("paths", nargs="+", metavar="PATH",
+                           help="files and directories; with --from paperless, the export "
+                                "(its directory or zip)")
+    importing.add_argument("--from", dest="source", choices=("files", "paperless"),
+                           default="files", help="what PATH is (default: files)")
+    importing.add_argument("--user", help="whose documents they become (required for files; "
+                                          "for an export: everything goes to this user "
+                                          "instead of the exported users)")
     importing.add_argument("--into", metavar="FOLDER_ID",
                            help="the folder to import into (default the user's .inbox)")
+    importing.add_argument("--folder", default="Paperless",
+                           help="an export's documents go into .home/<FOLDER> of their owner "
+                                "(default: Paperless)")
+    importing.add_argument("--folders", choices=("one", "storage-paths"), default="one",
+                           help="storage-paths: a sub-folder per storage path")
+    importing.add_argument("--time-zone", default="UTC",
+                           help="the time zone of the Paperless-ngx server (for the dates of "
+                                "exports before 2.16; default UTC)")
     importing.add_argument("--dry-run", action="store_true",
                            help="check every file and say what would happen; change nothing")
     _data_dir_options(importing)

@@ -24,6 +24,7 @@ from dms.domain.credentials import (
     ADDRESS,
     ADDRESS_AND_USER,
     DEFAULT_MAX_TOKENS,
+    DJANGO_PBKDF2,
     LOGIN_FAILED,
     LOGIN_TOKEN_NAME,
     MAX_PASSWORD_LENGTH,
@@ -33,6 +34,7 @@ from dms.domain.credentials import (
     address_key,
     hash_password,
     issue_token,
+    outdated,
     verify_password,
 )
 from dms.errors import Forbidden, Invalid, NotFound, Throttled
@@ -134,7 +136,18 @@ def authenticate(username: object, password: object, address: str,
     # the address's count other usernames'.
     throttle.reset([keys[0]])
     throttle.remember(user.id, where)
+    if outdated(user.password_hash):  # an imported Django hash: from now on dms's own
+        _rehash(user, password)
     return user
+
+
+def _rehash(user: User, password: str) -> None:
+    """The user's password hashed again with dms's scheme, unless it changed meanwhile."""
+    old, new = user.password_hash, hash_password(password)
+    with write_transaction(USERS):
+        User.update(password_hash=new).where(User.id == user.id,
+                                             User.password_hash == old).execute()
+    user.password_hash = new
 
 
 def check_profile(attributes: dict[str, Any], partial: bool) -> dict[str, Any]:
@@ -215,6 +228,9 @@ def check_flag_changes(actor: User, target: User | None, values: dict[str, Any])
 
 # -- changes ----------------------------------------------------------------------------------
 
+MAX_IMPORTED_HASH = 512
+
+
 def create_user(username: str, password: str | None = None, **attributes: Any) -> User:
     """Create a user and their .home and .inbox folders in one transaction (spec: "created
     together")."""
@@ -233,6 +249,20 @@ def create_user(username: str, password: str | None = None, **attributes: Any) -
             Node.insert(id=new_id(), owner=user_id, parent=None, kind=Node.FOLDER, special=special,
                         title=title, title_sort=title, created_at=now, updated_at=now).execute()
     return User.get_by_id(user_id)
+
+
+def create_imported_user(username: str, password_hash: str | None, **attributes: Any) -> User:
+    """A user brought from another system (api.md §18) with the password hash it kept: a
+    Django `pbkdf2_sha256$…` hash is accepted at login and then hashed again with dms's scheme
+    (dms.domain.credentials); any other (an unusable `!…`, another algorithm) is not kept: an
+    administrator sets a password."""
+    user = create_user(username, None, **attributes)
+    if password_hash and password_hash.startswith(DJANGO_PBKDF2 + "$") \
+            and len(password_hash) <= MAX_IMPORTED_HASH:
+        with write_transaction(USERS):
+            User.update(password_hash=password_hash).where(User.id == user.id).execute()
+        user.password_hash = password_hash
+    return user
 
 
 def create_user_by(actor: User, attributes: dict[str, Any], password: object = None) -> User:

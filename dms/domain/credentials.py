@@ -48,11 +48,15 @@ def hash_password(password: str) -> str:
 
 
 def verify_password(password: str, encoded: str | None) -> bool:
-    """True if `password` matches; an account without a password never matches."""
+    """True if `password` matches; an account without a password never matches. Besides dms's
+    own scrypt hashes, Django's `pbkdf2_sha256$<iterations>$<salt>$<hash>` (the hashes of users
+    imported from Paperless-ngx, api.md §18) match: `outdated` tells to hash it again."""
     if not encoded:
         # Spend the same time as a real check, so timing does not tell which accounts exist.
         _scrypt(password, b"0" * 16, SCRYPT_N, SCRYPT_R, SCRYPT_P)
         return False
+    if encoded.startswith(DJANGO_PBKDF2 + "$"):
+        return _verify_django(password, encoded)
     try:
         algorithm, n, r, p, salt, expected = encoded.split("$")
         if algorithm != "scrypt":
@@ -61,6 +65,28 @@ def verify_password(password: str, encoded: str | None) -> bool:
     except ValueError:
         return False
     return hmac.compare_digest(derived, _unb64(expected))
+
+
+DJANGO_PBKDF2 = "pbkdf2_sha256"
+MAX_PBKDF2_ITERATIONS = 10_000_000  # Django 5.1 uses 870,000; a hostile row cannot cost more
+
+
+def outdated(encoded: str | None) -> bool:
+    """Whether a matching password should be hashed again with dms's own scheme."""
+    return encoded is not None and encoded != "" and not encoded.startswith("scrypt$")
+
+
+def _verify_django(password: str, encoded: str) -> bool:
+    try:
+        _, iterations, salt, expected = encoded.split("$")
+        rounds = int(iterations)
+        if not 1 <= rounds <= MAX_PBKDF2_ITERATIONS:
+            return False
+        derived = hashlib.pbkdf2_hmac("sha256", password.encode("utf-8"), salt.encode("utf-8"),
+                                      rounds)
+        return hmac.compare_digest(derived, _unb64(expected))
+    except (ValueError, UnicodeEncodeError):
+        return False
 
 
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:

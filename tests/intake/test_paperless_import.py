@@ -1,0 +1,240 @@
+"""`dms import --from paperless` (api.md §18) on both engines, over exports written as each release
+family's `document_exporter` writes them (tests/harness/paperless_export.py): users with their
+Django password hashes, labels, nested tags, custom fields of several types, notes with authors,
+dates, serial numbers, files with their checksums and archive PDFs, 3.x versions and trash, saved
+views — read back whole; a second run adds nothing; a damaged or missing file skips its document
+and names it; a hostile manifest is refused with a sentence; a dry run changes nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import zipfile
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from dms.db import database
+from dms.db.models import DocumentVersion, Node, Note, User
+from dms.domain import accounts, tags
+from dms.domain.credentials import LoginThrottle
+from dms.domain.metadata import document as document_metadata
+from dms.intake.paperless import run
+from tests.harness.domaintier import new_user
+from tests.harness.paperless_export import RELEASES, Doc, major, write_export
+from tests.harness.processes import config_args, environment
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def rows(sql: str, params: tuple = ()) -> list[tuple]:
+    return [tuple(row) for row in database.execute_sql(sql, params).fetchall()]
+
+
+def library(release: str) -> dict:
+    """The same small library in every release's words."""
+    nested = major(release) >= (2, 19)
+    docs = [
+        Doc(1, "ACME invoice", "Invoice 4711 from ACME", tags=[1, 2] if nested else [2],
+            correspondent=1, document_type=1, asn=7, notes=[(2, "Call back on Monday")],
+            values={1: "EUR120.50", 2: "Paid", 3: [2], 4: "Meter 4711"},
+            versions=["Invoice 4711 signed"] if major(release) >= (3, 0) else []),
+        Doc(2, "Power bill", "Electricity bill for March", tags=[1], created="2024-11-02",
+            values={2: "Open"}),
+        Doc(3, "Team memo", "Team memo about planning", owner=None, archive=False,
+            deleted=major(release) >= (3, 0), created="2023-12-31"),
+    ]
+    return {"docs": docs, "tags": [(1, "Finance"), (2, "paid", 1 if nested else None)],
+            "correspondents": [(1, "ACME")], "document_types": [(1, "Invoice")],
+            "fields": {1: ("Amount", "monetary", None), 2: ("Status", "select", ["Open", "Paid"]),
+                       3: ("Related", "documentlink", None), 4: ("Memo", "string", None)},
+            "views": [(1, "ACME paid", [(3, "1"), (6, "2")]),
+                      (2, "By storage path", [(25, "1")])]}
+
+
+def export(tmp_path, release: str, **options):
+    return write_export(tmp_path / "export", release, **library(release), **options)
+
+
+def import_export(services, path, **options) -> run.Report:
+    admin = User.get(User.username == "admin")
+    return run.run(services, path, admin, run.Options(time_zone=BERLIN, **options))
+
+
+@pytest.fixture
+def admin(services):
+    return new_user("admin", is_superuser=True, is_staff=True)
+
+
+def documents_of(user: User) -> dict[str, Node]:
+    paperless = rows("SELECT n.id FROM node AS n JOIN node AS p ON p.id = n.parent_id "
+                          "WHERE p.title = 'Paperless' AND n.owner_id = ?", (user.id,))
+    return {node.title: node for node in Node.select().where(
+        Node.id.in_([row[0] for row in paperless]))}
+
+
+def about(node: Node) -> dict:
+    facts = document_metadata.about([node.id])[node.id]
+    names = {"correspondent": "SELECT name FROM correspondent WHERE id = ?",
+             "document_type": "SELECT name FROM document_type WHERE id = ?"}
+    for name, sql in names.items():
+        if facts[name] is not None:
+            facts[name] = rows(sql, (facts[name],))[0][0]
+    fields = {row[0]: row[1] for row in rows("SELECT id, name FROM custom_field")}
+    facts["custom_fields"] = {fields[item["field"]]: item["value"]
+                              for item in facts["custom_fields"]}
+    return {key: facts[key] for key in ("correspondent", "document_type", "document_date",
+                                        "archive_serial_number", "custom_fields")}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_each_release_family_comes_in_whole(services, admin, tmp_path, release):
+    report = import_export(services, export(tmp_path, release))
+    version_3, fields = major(release) >= (3, 0), major(release) >= (2, 1)
+    assert (report.exit_status, report.skipped) == (0, []), report.lines(False)
+    assert report.version == release
+    alice = User.get(User.username == "alice")
+    # Owners from 1.14 on; before, and without an owner, the first superuser's.
+    owner = alice if major(release) >= (1, 14) else admin
+    mine, admins = documents_of(owner), documents_of(admin)
+    assert sorted(mine) == ["ACME invoice", "Power bill"] + (["Team memo"] if owner == admin
+                                                             else [])
+    assert sorted(admins) == sorted(["Team memo"] + (["ACME invoice", "Power bill"]
+                                                     if owner == admin else []))
+    invoice, bill, memo = mine["ACME invoice"], mine["Power bill"], admins["Team memo"]
+    # Dates: the day on the paper (a Berlin server's day before 2.16) and the upload moment.
+    assert about(invoice) == {
+        "correspondent": "ACME", "document_type": "Invoice", "document_date": "2024-05-01",
+        "archive_serial_number": 7,
+        "custom_fields": {"Amount": "EUR120.50", "Status": "opt0000000000001" if major(
+            release) >= (2, 14) else invoice_option(owner, "Paid"),
+            "Memo": "Meter 4711", "Related": [bill.id]} if fields else {}}
+    assert about(bill)["document_date"] == "2024-11-02"
+    assert about(memo)["document_date"] == "2023-12-31"
+    assert invoice.created_at.replace(tzinfo=dt.UTC) == dt.datetime(2024, 5, 2, 8, 15, 1, 873000,
+                                                                     tzinfo=dt.UTC)
+    # Files and text: the original checked, the archive as the searchable PDF, nothing queued.
+    versions = list(DocumentVersion.select().where(DocumentVersion.document == invoice.id)
+                    .order_by(DocumentVersion.number))
+    assert [(v.number, v.file_name, v.searchable_size is not None) for v in versions] == \
+        [(1, "scan-1.pdf", True)] + ([(2, "scan-1001.pdf", True)] if version_3 else [])
+    assert invoice.ocr_status == "succeeded" and memo.ocr_status == "succeeded"
+    assert rows("SELECT text FROM page WHERE version_id = ?", (versions[0].id,)) == \
+        [("Invoice 4711 from ACME",)]
+    assert DocumentVersion.get(DocumentVersion.document == memo.id).searchable_size is None
+    # Tags (nested from 2.19), notes with their author and day.
+    assert sorted(t["name"] for t in tags.tags_of([invoice.id], owner.id)[invoice.id]) == \
+        (["Finance", "paid"] if major(release) >= (2, 19) else ["paid"])
+    if major(release) >= (2, 19):
+        assert rows("SELECT p.name FROM tag AS t JOIN tag AS p ON p.id = t.parent_id "
+                         "WHERE t.name = 'paid'") == [("Finance",)]
+    notes = list(Note.select().where(Note.document == invoice.id))
+    assert [(n.note, n.user_id, n.created_at.date().isoformat()) for n in notes] == \
+        [("Call back on Monday", alice.id, "2024-06-01")]
+    # 3.x: the trashed memo is in dms's trash.
+    assert (memo.trash_id is not None) == version_3
+    # Alice logs in with her Paperless-ngx password, which is then hashed with dms's scheme.
+    assert alice.password_hash.startswith("pbkdf2_sha256$")
+    accounts.authenticate("alice", "alice-password", "127.0.0.1", LoginThrottle())
+    assert User.get_by_id(alice.id).password_hash.startswith("scrypt$")
+    # The saved view whose rules translate is a saved search; the other is named.
+    assert rows("SELECT name, query, sort FROM saved_search") == \
+        [("ACME paid", 'correspondent:"ACME" tag:"paid"', "-document_date")]
+    assert report.left_out == ["saved view 'By storage path': filter rule 25 has no equivalent "
+                               "in dms's query language (not imported)"]
+    assert report.problems == []
+    assert report.counts["documents"] == 3 and report.counts["users"] == 1
+    assert report.counts["trash"] == version_3
+
+
+def invoice_option(user: User, label: str) -> str:
+    extra = rows("SELECT extra_data FROM custom_field WHERE owner_id = ? AND name = ?",
+                      (user.id, "Status"))[0][0]
+    return next(o["id"] for o in json.loads(extra)["select_options"] if o["label"] == label)
+
+
+@pytest.mark.parametrize(("prefix", "split", "as_zip"), [(True, True, False), (False, True, True),
+                                                         (True, False, True)])
+def test_layouts_and_a_second_run(services, admin, tmp_path, prefix, split, as_zip):
+    path = export(tmp_path, "2.20.15", prefix=prefix, split=split, as_zip=as_zip)
+    first = import_export(services, path)
+    assert (first.exit_status, first.counts["documents"], first.counts["notes"]) == (0, 3, 1)
+    before = rows("SELECT count(*) FROM node"), rows("SELECT count(*) FROM tag")
+    second = import_export(services, path)
+    assert (second.exit_status, second.counts["documents"], second.counts["already there"]) == \
+        (0, 0, 3)
+    assert (rows("SELECT count(*) FROM node"), rows("SELECT count(*) FROM tag")) == \
+        before
+
+
+def test_damaged_and_missing_files_skip_their_document_only(services, admin, tmp_path):
+    path = export(tmp_path, "2.20.15")
+    manifest = json.loads((path / "manifest.json").read_text())
+    names = {r["pk"]: r["__exported_file_name__"] for r in manifest
+             if r["model"] == "documents.document"}
+    (path / names[2]).write_bytes(b"%PDF-1.4 damaged")
+    (path / names[3]).unlink()
+    report = import_export(services, path)
+    assert report.exit_status == 1
+    assert report.skipped == [
+        ("document 2 ('Power bill')", "its file does not match the manifest's checksum "
+                                      "(damaged?)"),
+        ("document 3 ('Team memo')", "its file is not in the export (exported with "
+                                     "--data-only?)")]
+    assert sorted(documents_of(User.get(User.username == "alice"))) == ["ACME invoice"]
+
+
+def test_a_dry_run_changes_nothing(services, admin, tmp_path):
+    before = rows("SELECT count(*) FROM node"), rows("SELECT count(*) FROM \"user\"")
+    report = import_export(services, export(tmp_path, "3.0.5"), dry_run=True)
+    assert (report.exit_status, report.counts["documents"], report.counts["users"]) == (0, 3, 1)
+    assert (rows("SELECT count(*) FROM node"),
+            rows("SELECT count(*) FROM \"user\"")) == before
+
+
+@pytest.mark.parametrize(("manifest", "problem"), [
+    ([{"model": "documents.document", "pk": 1, "fields": {"title": "x", "checksum": "0"},
+       "__exported_file_name__": "../../etc/passwd"}],
+     ("document 1 ('x')", "a file name that leads outside the export ('../../etc/passwd')")),
+    ([{"model": "documents.document", "pk": 1, "fields": {"title": "x", "checksum": "0"},
+       "__exported_file_name__": "/etc/passwd"}],
+     ("document 1 ('x')", "a file name that leads outside the export ('/etc/passwd')")),
+])
+def test_names_that_lead_outside_are_refused(services, admin, tmp_path, manifest, problem):
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "manifest.json").write_text(json.dumps(manifest))
+    report = import_export(services, tmp_path / "export")
+    assert (report.exit_status, report.skipped) == (2, [problem])
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    ("[" * 100_000, "manifest.json nests deeper than a manifest does."),
+    ('{"model": 1}', "manifest.json is not a JSON list."),
+    ("[{}, ", "manifest.json is not valid JSON (Expecting value)."),
+])
+def test_a_hostile_manifest_is_refused_with_a_sentence(services, admin, tmp_path, content,
+                                                       problem):
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "manifest.json").write_text(content)
+    report = import_export(services, tmp_path / "export")
+    assert (report.exit_status, report.problems) == (2, [problem])
+    assert rows("SELECT count(*) FROM node WHERE kind = 'document'") == [(0,)]
+
+
+def test_the_command_line(services, admin, config, tmp_path):
+    path = export(tmp_path, "1.17.4", as_zip=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "dms", "import", "--from", "paperless", str(path),
+         "--time-zone", "Europe/Berlin", *config_args(config)],
+        env=environment(), capture_output=True, text=True, timeout=300)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    assert result.stdout.splitlines() == [
+        "Paperless-ngx export of release 1.17.4:",
+        "  users: 1 imported", "  documents: 3 imported", "  notes: 1 imported",
+        "  tags: 2 imported", "  correspondents: 1 imported", "  document types: 1 imported",
+        "  saved searches: 1 imported",
+        "  saved view 'By storage path': filter rule 25 has no equivalent in dms's query "
+        "language (not imported)"]
+    assert zipfile.is_zipfile(path)
