@@ -25,6 +25,7 @@ from dms.intake.paperless import run
 from tests.harness.domaintier import new_user
 from tests.harness.paperless_export import RELEASES, Doc, major, write_export
 from tests.harness.processes import config_args, environment
+from tests.harness.waiting import wait_for
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -238,3 +239,29 @@ def test_the_command_line(services, admin, config, tmp_path):
         "  saved view 'By storage path': filter rule 25 has no equivalent in dms's query "
         "language (not imported)"]
     assert zipfile.is_zipfile(path)
+
+
+def test_killed_mid_import_then_run_again_each_document_once(services, admin, config, tmp_path):
+    docs = [Doc(pk, f"Letter {pk:03d}", f"Letter number {pk} about something") for pk in
+            range(1, 121)]
+    path = write_export(tmp_path / "export", "2.20.15", docs)
+    command = [sys.executable, "-m", "dms", "import", "--from", "paperless", str(path),
+               *config_args(config)]
+    process = subprocess.Popen(command, env=environment(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: rows("SELECT count(*) FROM node WHERE kind = 'document'")[0][0] >= 10,
+                 timeout=120, interval=0.01, message="no document imported in time")
+    finally:
+        process.kill()
+        process.wait()
+    landed = rows("SELECT count(*) FROM node WHERE kind = 'document'")[0][0]
+    assert 10 <= landed < 120  # killed in the middle
+    again = subprocess.run(command, env=environment(), capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"  documents already there: {landed:,}" in again.stdout.splitlines()
+    titles = [title for (title,) in rows("SELECT title FROM node WHERE kind = 'document' "
+                                         "ORDER BY title")]
+    assert titles == [f"Letter {pk:03d}" for pk in range(1, 121)]
+    assert rows("SELECT count(*) FROM document_version")[0][0] == 120

@@ -134,6 +134,8 @@ def _keep(library: Library, record: dict[str, Any]) -> None:
     if model in LABEL_MODELS:
         if model == "auth.user" and values.get("username") in SYSTEM_USERS:
             return
+        if model == "auth.group":  # reported: share folders with a household in dms (§21)
+            library.not_imported["groups"] += 1
         library.objects[LABEL_MODELS[model]][pk] = values
     elif model == DOCUMENT:
         library.documents += 1
