@@ -265,3 +265,33 @@ def test_killed_mid_import_then_run_again_each_document_once(services, admin, co
                                          "ORDER BY title")]
     assert titles == [f"Letter {pk:03d}" for pk in range(1, 121)]
     assert rows("SELECT count(*) FROM document_version")[0][0] == 120
+
+
+@pytest.mark.config(max_upload_mb=1)
+def test_a_zip_bomb_is_taken_no_further_than_the_upload_limit(services, admin, tmp_path):
+    """A member that inflates past DMS_MAX_UPLOAD_MB stops there: that document is skipped."""
+    bomb = b"%PDF-1.4\n" + b"0" * (8 * 2**20)
+    path = write_export(tmp_path / "export", "2.20.15", [
+        Doc(1, "Bomb", "boom", data=bomb, archive=False), Doc(2, "Fine", "fine")], as_zip=True)
+    assert path.stat().st_size < 100_000
+    report = import_export(services, path)
+    assert report.exit_status == 1
+    assert report.skipped == [("document 1 ('Bomb')", "its file is refused: The file is larger "
+                                                      "than the maximum of 1 MiB.")]
+    assert rows("SELECT title FROM node WHERE kind = 'document'") == [("Fine",)]
+
+
+def test_the_manifest_reader_holds_one_bounded_item_at_a_time():
+    """Items are decoded one by one from a stream; one over the limit is refused by its size
+    (the importer's limit is 256 MiB of text: a document's content)."""
+    import io
+
+    from dms.intake.paperless import jsonstream
+
+    items = [{"model": "documents.note", "fields": {"note": "x" * 500}}] * 3
+    text = json.dumps(items)
+    assert list(jsonstream.array_items(io.StringIO(text), 1000, "m.json")) == items
+    with pytest.raises(jsonstream.ManifestError) as refused:
+        list(jsonstream.array_items(io.StringIO(json.dumps([{"note": "x" * 5000}])), 1000,
+                                    "m.json"))
+    assert str(refused.value) == "m.json holds an item of more than 1,000 characters."
