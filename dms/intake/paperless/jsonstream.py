@@ -88,5 +88,7 @@ class _Buffer:
                 raise ManifestError(f"{name} nests deeper than a manifest does.") from None
             if end == len(self.text) and self.more(CHUNK_CHARS):
                 continue  # a number or word at the end of the buffer may go on
+            if end - self.at > limit:
+                raise ManifestError(f"{name} holds an item of more than {limit:,} characters.")
             self.at = end
             return item
