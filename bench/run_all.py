@@ -38,7 +38,7 @@ ROOT = BENCH.parent
 
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
               "scaleout.py", "import.py", "idle.py", "trash.py", "pageops.py", "rules.py",
-              "events.py", "metadata.py", "paperless.py"]
+              "events.py", "metadata.py", "paperless.py", "paperless_import.py"]
 
 # --quick: small sizes per script. A flag the script does not define (found in its source as
 # "--flag") is left out, so that a script whose options change still runs.
@@ -61,6 +61,7 @@ QUICK = {
     "events.py": {"--changes": ["50"], "--streams": ["100"]},
     "metadata.py": {"--documents": ["10000"], "--runs": ["20"]},
     "paperless.py": {"--documents": ["2000"], "--runs": ["50"]},
+    "paperless_import.py": {"--documents": ["200"], "--rounds": ["1"]},
 }
 
 

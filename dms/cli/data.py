@@ -105,8 +105,8 @@ def import_files(args: argparse.Namespace, config: Config) -> ExitStatus:
     from dms.intake import importer
     from dms.runtime import Runtime
 
-    if args.source == "paperless":
-        return import_paperless(args, config)
+    if args.source in ("paperless", "papermerge"):
+        return import_library(args, config)
     if args.user is None:
         print("dms: say whose documents the files become: --user NAME.", file=sys.stderr)
         return ExitStatus.REFUSED
@@ -128,20 +128,22 @@ def import_files(args: argparse.Namespace, config: Config) -> ExitStatus:
     return ExitStatus.FAILED if summary.refused else ExitStatus.DONE
 
 
-def import_paperless(args: argparse.Namespace, config: Config) -> ExitStatus:
-    """dms import --from paperless (api.md §18): 0 when everything was imported (or was there),
-    1 when some was skipped (listed), 2 when nothing could be read or nothing could start."""
+def import_library(args: argparse.Namespace, config: Config) -> ExitStatus:
+    """dms import --from paperless|papermerge (api.md §18): 0 when everything was imported (or
+    was there), 1 when some was skipped (listed), 2 when nothing could be read or nothing could
+    start."""
     from pathlib import Path
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     from dms.db.models import User
     from dms.db.schema import open_migrated
     from dms.errors import DomainError
+    from dms.intake import papermerge
     from dms.intake.paperless import run
     from dms.runtime import Runtime
 
     if len(args.paths) != 1 or args.into:
-        print("dms: --from paperless takes one export (a directory or a zip) and no --into.",
+        print(f"dms: --from {args.source} takes one export or backup and no --into.",
               file=sys.stderr)
         return ExitStatus.REFUSED
     try:
@@ -167,7 +169,11 @@ def import_paperless(args: argparse.Namespace, config: Config) -> ExitStatus:
     options = run.Options(folder=args.folder, folders=args.folders, only_user=only,
                           dry_run=args.dry_run, time_zone=zone)
     try:
-        report = run.run(runtime.services, Path(args.paths[0]), default, options)
+        if args.source == "papermerge":
+            report = papermerge.run(runtime.services, Path(args.paths[0]), default, only,
+                                    args.dry_run)
+        else:
+            report = run.run(runtime.services, Path(args.paths[0]), default, options)
     except DomainError as error:  # the disk is full, ...
         print(f"dms: {error.message}", file=sys.stderr)
         return ExitStatus.REFUSED

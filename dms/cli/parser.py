@@ -75,9 +75,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "Paperless-ngx export")
     importing.add_argument("paths", nargs="+", metavar="PATH",
                            help="files and directories; with --from paperless, the export "
-                                "(its directory or zip)")
-    importing.add_argument("--from", dest="source", choices=("files", "paperless"),
-                           default="files", help="what PATH is (default: files)")
+                                "(its directory or zip); with --from papermerge, the backup")
+    importing.add_argument("--from", dest="source", choices=("files", "paperless", "papermerge"),
+                           default="files", help="what PATH is: files, a Paperless-ngx export, "
+                                                 "a Papermerge 2.1 backup (default: files)")
     importing.add_argument("--user", help="whose documents they become (required for files; "
                                           "for an export: everything goes to this user "
                                           "instead of the exported users)")

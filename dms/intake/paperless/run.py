@@ -15,9 +15,6 @@ further versions of 3.x documents; then the links between documents and the save
 
 from __future__ import annotations
 
-import sys
-import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -39,13 +36,12 @@ from dms.intake.paperless.manifest import (
     read_library,
 )
 from dms.intake.paperless.views import saved_search_of
-from dms.text import escape_controls
+from dms.intake.report import Progress, Report
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
 
 SOURCE = "paperless"
-PROGRESS_EVERY_SECONDS = 0.2
 
 
 @dataclass
@@ -57,69 +53,9 @@ class Options:
     time_zone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
 
 
-@dataclass
-class Report:
-    version: str | None = None
-    counts: Counter = field(default_factory=Counter)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (document, reason)
-    not_imported: Counter = field(default_factory=Counter)
-    problems: list[str] = field(default_factory=list)  # a part lost: a document's metadata, ...
-    left_out: list[str] = field(default_factory=list)  # reported, as workflows are
-    readable: bool = True
-
-    @property
-    def exit_status(self) -> int:
-        if not self.readable:
-            return 2
-        return 1 if self.skipped or self.problems else 0
-
-    def lines(self, dry_run: bool) -> list[str]:
-        would = "would be " if dry_run else ""
-        lines = [f"Paperless-ngx export of release {self.version or 'unknown (before 1.12?)'}:"]
-        for kind in ("users", "documents", "versions", "already there", "notes", "trash",
-                     "tags", "correspondents", "document_types", "custom_fields",
-                     "saved_searches"):
-            if self.counts[kind]:
-                label = kind.replace("_", " ")
-                lines.append(f"  {label}: {self.counts[kind]:,} {would}imported"
-                             if kind != "already there" else
-                             f"  documents already there: {self.counts[kind]:,}")
-        lines += [f"  skipped {escape_controls(name)}: {reason}" for name, reason in self.skipped]
-        lines += [f"  not imported: {count:,} {kind}" for kind, count in
-                  sorted(self.not_imported.items())]
-        lines += [f"  {escape_controls(line)}" for line in self.problems + self.left_out]
-        return lines
-
-
-class Progress:
-    """One line on a terminal, rewritten: documents, rate, time left; silent elsewhere."""
-
-    def __init__(self, total: int, stream: TextIO | None):
-        self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() and total > 0
-        self.total, self.done = total, 0
-        self.started = self.shown = time.monotonic()
-
-    def advance(self) -> None:
-        self.done += 1
-        now = time.monotonic()
-        if self.enabled and (now - self.shown >= PROGRESS_EVERY_SECONDS or self.done == self.total):
-            self.shown = now
-            rate = self.done / max(now - self.started, 1e-6)
-            left = int((self.total - self.done) / rate) if rate else 0
-            self.stream.write(f"\r{self.done:,}/{self.total:,} documents  {rate:.0f}/s  "
-                              f"{left // 60}:{left % 60:02d} left ")
-            self.stream.flush()
-
-    def finish(self) -> None:
-        if self.enabled and self.done:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def run(services: Services, path: Path, default_owner: User, options: Options,
         progress_stream: TextIO | None = None) -> Report:
-    report = Report()
+    report = Report("Paperless-ngx export")
     try:
         with open_export(path) as export:
             _Import(services, export, default_owner, options, report, progress_stream).run()
