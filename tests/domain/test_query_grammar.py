@@ -91,6 +91,7 @@ READS = [
     ("Re: invoice", All((w("Re:", 1), w("invoice", 5)))),
     ("10:30", w("10:30", 1)),
     ('"http://example.org"', w("http://example.org", 1, phrase=True)),
+    ("see https://example.org/a", All((w("see", 1), w("https://example.org/a", 5)))),
 ]
 
 

@@ -11,8 +11,8 @@
 only at the beginning of a term. A FIELD is one of tree.FIELDS or `cf.<name>` (`cf."two
 words"`), followed by `:`, `:>`, `:>=`, `:<` or `:<=` and a value with no space between. A
 `name:value` whose name is no field is refused (a misspelt field never silently means words),
-but a colon with nothing after it (`Re: invoice`) or after digits (`10:30`) is part of the
-words, as before the language.
+but a colon with nothing after it (`Re: invoice`), after digits (`10:30`) or before `//` (a URL
+pasted in: `https://example.org/a`) is part of the words, as before the language.
 
 A query that cannot be read is a QueryError (an Invalid: a 400) naming the position (1-based; one
 past the last character for "the end") and what was expected there. Bounded: at most MAX_LEAVES
@@ -198,7 +198,8 @@ class _Reader:
             if known:
                 self.at = after
                 return self.leaf(self.fielded(name, operator, start))
-            if follows and not name.isdigit():
+            url = operator == ":" and self.text.startswith("//", after)
+            if follows and not name.isdigit() and not url:
                 raise self.fail(start, f"a field name, not “{name}”: fields are "
                                        f"{', '.join(FIELDS)} and cf.<custom field>; put words "
                                        "with a colon in quotes")
