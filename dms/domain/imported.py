@@ -125,7 +125,6 @@ def add_document(services: Services, owner: User, folder: Node, paper: Paper,
                                         paper.title[:tree.MAX_TITLE_LENGTH],
                                         lang=ocr_language(owner, services.config.ocr_lang))
             _version(document, paper, received, version_id, 1)
-            Node.update(created_at=paper.added).where(Node.id == document.id).execute()
             if filed.attributes:
                 document_metadata.apply(owner, document,
                                         document_metadata.check(filed.attributes))
@@ -182,17 +181,25 @@ def _store(services: Services, received: Received) -> str:
     return version_id
 
 
+VERSION = ("INSERT INTO document_version (id, document_id, number, file_name, mime_type, size, "
+           "page_count, sha256, md5, lang, created_at, searchable_size, searchable_sha256, "
+           "short_description) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')")
+DOCUMENT = ("UPDATE node SET file_name = ?, size = ?, page_count = ?, ocr_status = ?, "
+            "ocr_error = NULL, ocr_attempts = 0, ocr_seconds = 0.0, updated_at = ?{added} "
+            "WHERE id = ?")
+
+
 def _version(document: Node, paper: Paper, received: Received, version_id: str,
              number: int) -> None:
-    """The version's row, its pages with their text, and the document's columns after it."""
+    """The version's row, its pages with their text, and the document's columns after it (its
+    first version: the moment it was added there too). Plain SQL: an import writes thousands."""
     upload, searchable = received.upload, received.searchable
-    DocumentVersion.insert(
-        id=version_id, document=document.id, number=number, file_name=paper.file_name,
-        mime_type=upload.file_type.mime, size=upload.received.size, page_count=upload.page_count,
-        sha256=upload.received.sha256, md5=upload.md5, lang=document.lang or "eng",
-        created_at=paper.added,
-        searchable_size=searchable.size if searchable is not None else None,
-        searchable_sha256=searchable.sha256 if searchable is not None else None).execute()
+    added = Node.created_at.db_value(paper.added)
+    database.execute_sql(VERSION, (
+        version_id, document.id, number, paper.file_name, upload.file_type.mime,
+        upload.received.size, upload.page_count, upload.received.sha256, upload.md5,
+        document.lang or "eng", added, searchable.size if searchable is not None else None,
+        searchable.sha256 if searchable is not None else None))
     texts = _page_texts(paper.text, upload.page_count)
     rows = [(new_id(), version_id, page, text, "layer") for page, text in enumerate(texts, 1)]
     for start in range(0, len(rows), 200):
@@ -200,10 +207,10 @@ def _version(document: Node, paper: Paper, received: Received, version_id: str,
         database.execute_sql("INSERT INTO page (id, version_id, number, text, method) VALUES "
                              + ", ".join("(?, ?, ?, ?, ?)" for _ in chunk),
                              [value for row in chunk for value in row])
-    Node.update(file_name=paper.file_name, size=upload.received.size,
-                page_count=upload.page_count, ocr_status=OcrStatus.SUCCEEDED, ocr_error=None,
-                ocr_attempts=0, ocr_seconds=0.0, updated_at=paper.added) \
-        .where(Node.id == document.id).execute()
+    first = number == 1
+    database.execute_sql(DOCUMENT.format(added=", created_at = ?" if first else ""), (
+        paper.file_name, upload.received.size, upload.page_count, OcrStatus.SUCCEEDED, added,
+        *((added,) if first else ()), document.id))
 
 
 def _page_texts(text: str, page_count: int) -> list[str]:
