@@ -125,6 +125,14 @@ def test_each_release_family_comes_in_whole(services, admin, tmp_path, release):
     assert rows("SELECT text FROM page WHERE version_id = ?", (versions[0].id,)) == \
         [("Invoice 4711 from ACME",)]
     assert DocumentVersion.get(DocumentVersion.document == memo.id).searchable_size is None
+    # Labels file documents by themselves as they did there (the harness: "any" word, no pattern
+    # given for tags and correspondents alike).
+    assert [(algorithm, match, bool(insensitive)) for algorithm, match, insensitive in rows(
+        "SELECT matching_algorithm, match, is_insensitive FROM correspondent")] == \
+        [("any", "", True)]
+    assert [(algorithm, bool(inbox)) for algorithm, inbox in rows(
+        "SELECT matching_algorithm, is_inbox_tag FROM tag WHERE name = 'paid' AND owner_id = ?",
+        (owner.id,))] == [("any", False)]
     # Tags (nested from 2.19), notes with their author and day.
     assert sorted(t["name"] for t in tags.tags_of([invoice.id], owner.id)[invoice.id]) == \
         (["Finance", "paid"] if major(release) >= (2, 19) else ["paid"])

@@ -14,6 +14,21 @@ from dms.errors import DomainError
 from dms.intake.paperless.manifest import Library
 
 KINDS = {"correspondents": labels.CORRESPONDENTS, "document_types": labels.DOCUMENT_TYPES}
+# Paperless-ngx's matching algorithms by number, as dms names them (the same seven).
+ALGORITHMS = {0: "none", 1: "any", 2: "all", 3: "exact", 4: "regex", 5: "fuzzy", 6: "auto"}
+
+
+def matching(exported: dict[str, Any]) -> dict[str, Any]:
+    """How a label files documents by itself there: the same in dms."""
+    algorithm = ALGORITHMS.get(exported.get("matching_algorithm"))  # type: ignore[arg-type]
+    if algorithm is None or algorithm == "none":
+        return {}
+    found: dict[str, Any] = {"matching_algorithm": algorithm}
+    if isinstance(exported.get("match"), str):
+        found["match"] = exported["match"]
+    if isinstance(exported.get("is_insensitive"), bool):
+        found["is_insensitive"] = exported["is_insensitive"]
+    return found
 MAX_TAG_DEPTH = 10  # Paperless-ngx nests at most 5
 COLOR = "#a6cee3"
 
@@ -68,8 +83,8 @@ class Labels:
     """The dms ids of an owner's tags, correspondents, types and custom fields, by Paperless-ngx
     key; made when first asked for."""
 
-    def __init__(self, library: Library, dry_run: bool):
-        self.library, self.dry_run = library, dry_run
+    def __init__(self, library: Library, dry_run: bool, problems: list[str]):
+        self.library, self.dry_run, self.problems = library, dry_run, problems
         self.made: dict[str, int] = {"tags": 0, "correspondents": 0, "document_types": 0,
                                      "custom_fields": 0}
         self._ids: dict[tuple[str, str, Any], str | None] = {}
@@ -77,12 +92,14 @@ class Labels:
     def label(self, owner: User, kind: str, pk: Any) -> str | None:
         key = (owner.id, kind, pk)
         if key not in self._ids:
-            exported = self.library.objects[kind].get(pk)
-            name = exported.get("name") if exported else None
-            self._ids[key] = self._label(owner, kind, name) if isinstance(name, str) else None
+            exported = self.library.objects[kind].get(pk) or {}
+            name = exported.get("name")
+            self._ids[key] = self._label(owner, kind, name, exported) \
+                if isinstance(name, str) else None
         return self._ids[key]
 
-    def _label(self, owner: User, kind: str, name: str) -> str | None:
+    def _label(self, owner: User, kind: str, name: str,
+               exported: dict[str, Any]) -> str | None:
         model = KINDS[kind].model
         found = model.get_or_none(model.owner == owner.id, model.name_key == name_key(name))
         if found is not None:
@@ -90,7 +107,12 @@ class Labels:
         self.made[kind] += 1
         if self.dry_run:
             return None
-        return str(labels.create(KINDS[kind], owner, {"name": name[:128]}).id)
+        attributes = {"name": name[:128], **matching(exported)}
+        try:
+            return str(labels.create(KINDS[kind], owner, attributes).id)
+        except DomainError as error:
+            self.problems.append(f"the matching of {name!r} not imported ({error.message})")
+            return str(labels.create(KINDS[kind], owner, {"name": name[:128]}).id)
 
     def tag_name(self, owner: User, pk: Any, depth: int = 0) -> str | None:
         """The owner's tag for this Paperless-ngx tag (its parents made first): its name."""
@@ -113,7 +135,9 @@ class Labels:
         self.made["tags"] += 1
         if self.dry_run:
             return name
-        attributes: dict[str, Any] = {"name": name.strip()[:128]}
+        attributes: dict[str, Any] = {"name": name.strip()[:128], **matching(exported)}
+        if exported.get("is_inbox_tag") is True:
+            attributes["is_inbox_tag"] = True
         color = exported.get("color")
         if isinstance(color, str) and len(color) == 7 and color.startswith("#"):
             attributes["bg_color"] = color
@@ -124,9 +148,11 @@ class Labels:
                 attributes["parent"] = parent_tag.id
         try:
             return str(tags.create_tag(owner, attributes).name)
-        except DomainError:
-            attributes.pop("bg_color", None)
-            return str(tags.create_tag(owner, attributes).name)
+        except DomainError as error:
+            self.problems.append(f"the colour or matching of tag {name!r} not imported "
+                                 f"({error.message})")
+            kept = {key: attributes[key] for key in ("name", "parent") if key in attributes}
+            return str(tags.create_tag(owner, kept).name)
 
     def field(self, owner: User, pk: Any) -> CustomField | None:
         """The owner's custom field for this Paperless-ngx field (same name and type)."""

@@ -80,7 +80,7 @@ class _Import:
                             for name in self.library.split_skipped]
         self.owners = Owners(self.library, default_owner, options.only_user, report.problems,
                              options.dry_run)
-        self.labels = Labels(self.library, options.dry_run)
+        self.labels = Labels(self.library, options.dry_run, report.problems)
         self.progress = Progress(self.library.documents, progress_stream)
         self.node_of: dict[Any, str] = {}  # Paperless-ngx document pk -> dms document id
         self.owner_of: dict[Any, User] = {}
