@@ -251,13 +251,20 @@ def create_user(username: str, password: str | None = None, **attributes: Any) -
     return User.get_by_id(user_id)
 
 
-def create_imported_user(username: str, password_hash: str | None, **attributes: Any) -> User:
-    """A user brought from another system (api.md §18) with the password hash it kept: a
-    Django `pbkdf2_sha256$…` hash is accepted at login and then hashed again with dms's scheme
-    (dms.domain.credentials); any other (an unusable `!…`, another algorithm) is not kept: an
-    administrator sets a password."""
-    user = create_user(username, None, **attributes)
-    if password_hash and password_hash.startswith(DJANGO_PBKDF2 + "$") \
+def create_imported_user(username: str, exported: dict[str, Any]) -> User:
+    """A user brought from another system (api.md §18): Django's user fields (`password`,
+    `is_superuser`, `is_staff`, `is_active`, names, e-mail) as Paperless-ngx and Papermerge export
+    them. A Django `pbkdf2_sha256$…` hash is kept, accepted at login and then hashed again with
+    dms's scheme (dms.domain.credentials); any other (an unusable `!…`, another algorithm) is
+    not: an administrator sets a password."""
+    attributes = {"is_superuser": exported.get("is_superuser") is True,
+                  "is_staff": exported.get("is_staff") is True,
+                  "is_active": exported.get("is_active") is not False,
+                  **{name: exported[name][:150] for name in ("first_name", "last_name", "email")
+                     if isinstance(exported.get(name), str)}}
+    password_hash = exported.get("password")
+    user = create_user(check_username(username), None, **attributes)
+    if isinstance(password_hash, str) and password_hash.startswith(DJANGO_PBKDF2 + "$") \
             and len(password_hash) <= MAX_IMPORTED_HASH:
         with write_transaction(USERS):
             User.update(password_hash=password_hash).where(User.id == user.id).execute()

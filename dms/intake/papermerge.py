@@ -181,13 +181,7 @@ class _Restore:
         if self.dry_run:
             return self.default
         try:
-            return accounts.create_imported_user(
-                accounts.check_username(username), user.get("password"),
-                is_superuser=user.get("is_superuser") is True,
-                is_staff=user.get("is_staff") is True,
-                is_active=user.get("is_active") is not False,
-                **{name: user[name][:150] for name in ("first_name", "last_name", "email")
-                   if isinstance(user.get(name), str)})
+            return accounts.create_imported_user(username, user)
         except DomainError as error:
             self.report.counts["users"] -= 1
             self.report.problems.append(f"user {username!r} not made ({error.message}); their "

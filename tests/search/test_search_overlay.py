@@ -11,7 +11,7 @@ import pytest
 
 from dms.domain.searchquery import All, Not, Words
 from dms.domain.searchquery import Any as AnyOf
-from dms.search.index import Entry, SearchIndex, terms
+from dms.search.index import Entry, SearchIndex, Snapshot, terms
 from dms.search.overlay import Overlaid, Pending
 
 pytestmark = pytest.mark.sqlite_only  # the tantivy index; no database
@@ -36,9 +36,8 @@ def corpus(rnd: random.Random) -> tuple[list[Entry], list[str]]:
     return entries, vocabulary
 
 
-def test_the_overlay_matches_what_the_index_matches(tmp_path):
-    rnd = random.Random(20261128)
-    entries, vocabulary = corpus(rnd)
+def both_ways(tmp_path, entries: list[Entry]) -> tuple[Snapshot, Overlaid]:
+    """The entries in a tantivy index, and laid over an empty one."""
     index = SearchIndex(tmp_path / "index")
     index.create_empty()
     writer = index.writer()
@@ -46,11 +45,16 @@ def test_the_overlay_matches_what_the_index_matches(tmp_path):
         index.put(writer, entry.node_id, entry)
     writer.commit()
     index.reload()
-    snapshot = index.snapshot()
     empty = SearchIndex(tmp_path / "empty")
     empty.create_empty()
-    overlay = Overlaid(empty.snapshot(), tuple(Pending.of(entry) for entry in entries),
-                       frozenset(entry.node_id for entry in entries))
+    return index.snapshot(), Overlaid(empty.snapshot(), tuple(Pending.of(e) for e in entries),
+                                      frozenset(entry.node_id for entry in entries))
+
+
+def test_the_overlay_matches_what_the_index_matches(tmp_path):
+    rnd = random.Random(20261128)
+    entries, vocabulary = corpus(rnd)
+    snapshot, overlay = both_ways(tmp_path, entries)
     compared = 0
     for _ in range(400):
         words = [word[:rnd.randint(1, len(word))] if rnd.random() < 0.5 else word
@@ -90,18 +94,7 @@ def test_the_overlay_matches_what_the_index_matches_for_the_query_language(tmp_p
         first, second = vocabulary[number % 7], vocabulary[(number * 3) % 11]
         entry.body = f"{first} {second} {entry.body}"
         entry.notes = f"{second} {first}" if number % 2 else ""
-    index = SearchIndex(tmp_path / "index")
-    index.create_empty()
-    writer = index.writer()
-    for entry in entries:
-        index.put(writer, entry.node_id, entry)
-    writer.commit()
-    index.reload()
-    snapshot = index.snapshot()
-    empty = SearchIndex(tmp_path / "empty")
-    empty.create_empty()
-    overlay = Overlaid(empty.snapshot(), tuple(Pending.of(entry) for entry in entries),
-                       frozenset(entry.node_id for entry in entries))
+    snapshot, overlay = both_ways(tmp_path, entries)
     compared = 0
     for _ in range(300):
         tree = random_tree(rnd, vocabulary[:12])

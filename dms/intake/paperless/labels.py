@@ -64,13 +64,7 @@ class Owners:
             self.made += 1
             return self.default
         try:
-            user = accounts.create_imported_user(
-                accounts.check_username(username), exported.get("password"),
-                is_superuser=exported.get("is_superuser") is True,
-                is_staff=exported.get("is_staff") is True,
-                is_active=exported.get("is_active") is not False,
-                **{name: exported[name][:150] for name in ("first_name", "last_name", "email")
-                   if isinstance(exported.get(name), str)})
+            user = accounts.create_imported_user(username, exported)
         except DomainError as error:
             self.problems.append(f"user {username!r} not made ({error.message}); their documents "
                                  f"are {self.default.username}'s")

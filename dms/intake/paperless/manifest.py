@@ -141,17 +141,9 @@ def _keep(library: Library, record: dict[str, Any]) -> None:
         library.documents += 1
         library.versions += values.get("root_document") is not None
     elif model in NOTE_MODELS:
-        document = values.get("document")
-        if values.get("deleted_at") is None and document is not None:
-            notes = library.notes.setdefault(document, [])
-            if len(notes) < MAX_NOTES:
-                notes.append(values)
+        _by_document(library.notes, values, MAX_NOTES)
     elif model == VALUE_MODEL:
-        document = values.get("document")
-        if values.get("deleted_at") is None and document is not None:
-            kept = library.values.setdefault(document, [])
-            if len(kept) < MAX_VALUES:
-                kept.append(values)
+        _by_document(library.values, values, MAX_VALUES)
     elif model == RULE_MODEL:
         library.rules.setdefault(values.get("saved_view"), []).append(
             (values.get("rule_type"), values.get("value")))
@@ -159,6 +151,16 @@ def _keep(library: Library, record: dict[str, Any]) -> None:
         library.not_imported[NOT_IMPORTED[model]] += 1
     elif model not in IGNORED:
         library.unknown[model] += 1
+
+
+def _by_document(kept: dict[Any, list[dict[str, Any]]], values: dict[str, Any],
+                 limit: int) -> None:
+    """A note's or custom field value's record kept with its document's (not a deleted one)."""
+    document = values.get("document")
+    if values.get("deleted_at") is None and document is not None:
+        mine = kept.setdefault(document, [])
+        if len(mine) < limit:
+            mine.append(values)
 
 
 def documents(export: Export, names: list[str], time_zone: ZoneInfo) -> Iterator[Document]:
