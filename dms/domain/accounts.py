@@ -24,7 +24,6 @@ from dms.domain.credentials import (
     ADDRESS,
     ADDRESS_AND_USER,
     DEFAULT_MAX_TOKENS,
-    DJANGO_PBKDF2,
     LOGIN_FAILED,
     LOGIN_TOKEN_NAME,
     MAX_PASSWORD_LENGTH,
@@ -228,9 +227,6 @@ def check_flag_changes(actor: User, target: User | None, values: dict[str, Any])
 
 # -- changes ----------------------------------------------------------------------------------
 
-MAX_IMPORTED_HASH = 512
-
-
 def create_user(username: str, password: str | None = None, **attributes: Any) -> User:
     """Create a user and their .home and .inbox folders in one transaction (spec: "created
     together")."""
@@ -249,27 +245,6 @@ def create_user(username: str, password: str | None = None, **attributes: Any) -
             Node.insert(id=new_id(), owner=user_id, parent=None, kind=Node.FOLDER, special=special,
                         title=title, title_sort=title, created_at=now, updated_at=now).execute()
     return User.get_by_id(user_id)
-
-
-def create_imported_user(username: str, exported: dict[str, Any]) -> User:
-    """A user brought from another system (api.md §18): Django's user fields (`password`,
-    `is_superuser`, `is_staff`, `is_active`, names, e-mail) as Paperless-ngx and Papermerge export
-    them. A Django `pbkdf2_sha256$…` hash is kept, accepted at login and then hashed again with
-    dms's scheme (dms.domain.credentials); any other (an unusable `!…`, another algorithm) is
-    not: an administrator sets a password."""
-    attributes = {"is_superuser": exported.get("is_superuser") is True,
-                  "is_staff": exported.get("is_staff") is True,
-                  "is_active": exported.get("is_active") is not False,
-                  **{name: exported[name][:150] for name in ("first_name", "last_name", "email")
-                     if isinstance(exported.get(name), str)}}
-    password_hash = exported.get("password")
-    user = create_user(check_username(username), None, **attributes)
-    if isinstance(password_hash, str) and password_hash.startswith(DJANGO_PBKDF2 + "$") \
-            and len(password_hash) <= MAX_IMPORTED_HASH:
-        with write_transaction(USERS):
-            User.update(password_hash=password_hash).where(User.id == user.id).execute()
-        user.password_hash = password_hash
-    return user
 
 
 def create_user_by(actor: User, attributes: dict[str, Any], password: object = None) -> User:

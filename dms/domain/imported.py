@@ -10,6 +10,7 @@ one write transaction — nothing is queued for OCR.
 - Its metadata is applied as a PATCH applies it (dms.domain.metadata.document), its tags as a
   POST of the node's tags, its notes with their authors and dates; `created_at` is the day it was
   added there.
+- Users too (`create_imported_user`), from Django's fields as both systems export them.
 - `known_originals`: the SHA-256 of each document's first file of an owner, with the document:
   what a second run finds already there.
 """
@@ -20,10 +21,11 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from dms.db import database, events, is_disk_full, owner_scope, write_transaction
+from dms.db import USERS, database, events, is_disk_full, owner_scope, write_transaction
 from dms.db.models import PAGE_SEPARATOR, DocumentVersion, Node, Note, OcrStatus, User, new_id
+from dms.domain import accounts, tree
 from dms.domain import tags as tag_rules
-from dms.domain import tree
+from dms.domain.credentials import DJANGO_PBKDF2
 from dms.domain.metadata import document as document_metadata
 from dms.domain.metadata.notes import MAX_NOTE_LENGTH
 from dms.domain.preferences import ocr_language
@@ -224,3 +226,27 @@ def _page_texts(text: str, page_count: int) -> list[str]:
         return [part.strip() for part in parts[:-1]]
     whole = PAGE_SEPARATOR.join(part.strip() for part in parts if part.strip())
     return [whole] + [""] * (count - 1)
+
+
+MAX_IMPORTED_HASH = 512
+
+
+def create_imported_user(username: str, exported: dict[str, Any]) -> User:
+    """A user brought from another system (api.md §18): Django's user fields (`password`,
+    `is_superuser`, `is_staff`, `is_active`, names, e-mail) as Paperless-ngx and Papermerge export
+    them. A Django `pbkdf2_sha256$…` hash is kept, accepted at login and then hashed again with
+    dms's scheme (dms.domain.credentials); any other (an unusable `!…`, another algorithm) is
+    not: an administrator sets a password."""
+    attributes = {"is_superuser": exported.get("is_superuser") is True,
+                  "is_staff": exported.get("is_staff") is True,
+                  "is_active": exported.get("is_active") is not False,
+                  **{name: exported[name][:150] for name in ("first_name", "last_name", "email")
+                     if isinstance(exported.get(name), str)}}
+    password_hash = exported.get("password")
+    user = accounts.create_user(accounts.check_username(username), None, **attributes)
+    if isinstance(password_hash, str) and password_hash.startswith(DJANGO_PBKDF2 + "$") \
+            and len(password_hash) <= MAX_IMPORTED_HASH:
+        with write_transaction(USERS):
+            User.update(password_hash=password_hash).where(User.id == user.id).execute()
+        user.password_hash = password_hash
+    return user

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from dms.db.models import Node, Tag, User
-from dms.domain import accounts, imported, tags, tree
+from dms.domain import imported, tags, tree
 from dms.domain.tagfilter import name_key
 from dms.errors import DomainError
 from dms.intake.paperless.manifest import parse_moment
@@ -181,7 +181,7 @@ class _Restore:
         if self.dry_run:
             return self.default
         try:
-            return accounts.create_imported_user(username, user)
+            return imported.create_imported_user(username, user)
         except DomainError as error:
             self.report.counts["users"] -= 1
             self.report.problems.append(f"user {username!r} not made ({error.message}); their "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from dms.db.models import CustomField, Tag, User
-from dms.domain import accounts, tags
+from dms.domain import imported, tags
 from dms.domain.metadata import fields, labels
 from dms.domain.tagfilter import name_key
 from dms.errors import DomainError
@@ -64,7 +64,7 @@ class Owners:
             self.made += 1
             return self.default
         try:
-            user = accounts.create_imported_user(username, exported)
+            user = imported.create_imported_user(username, exported)
         except DomainError as error:
             self.problems.append(f"user {username!r} not made ({error.message}); their documents "
                                  f"are {self.default.username}'s")
