@@ -36,9 +36,9 @@ class Report:
     def lines(self, dry_run: bool) -> list[str]:
         would = "would be " if dry_run else ""
         lines = [f"{self.source} of release {self.version or 'unknown'}:"]
-        for kind in ("users", "folders", "documents", "versions", "already there", "notes",
-                     "trash", "tags", "correspondents", "document_types", "custom_fields",
-                     "saved_searches"):
+        for kind in ("users", "groups", "folders", "documents", "versions", "already there",
+                     "notes", "trash", "grants", "tags", "correspondents", "document_types",
+                     "custom_fields", "saved_searches"):
             if self.counts[kind]:
                 label = kind.replace("_", " ")
                 lines.append(f"  {label}: {self.counts[kind]:,} {would}imported"

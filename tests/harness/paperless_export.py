@@ -5,7 +5,8 @@ records in the exporter's own order, `version.json` (up to 2.9) or `metadata.jso
 under the names the manifest gives (`X.pdf-archive.pdf` up to 2.17, `X-archive.pdf` from 2.18),
 with `--use-folder-prefix`, `--split-manifest` and `--zip` as options.
 
-A library is a list of `Doc`s; each release writes what it had: 1.12 `documents.comment`, 1.17
+A library is a list of `Doc`s; each release writes what it had: 1.8 neither notes nor original
+file names, 1.12 `documents.comment`, 1.17
 notes and no custom fields, 2.12 select values as indexes and money as "EUR12.50", 2.20 option
 ids and tag parents (`tn_parent`) and notes before documents, 3.0 SHA-256 checksums, document
 versions as rows with `root_document` and trashed documents with `deleted_at`."""
@@ -21,7 +22,7 @@ from typing import Any
 
 from tests.harness import samples
 
-RELEASES = ("1.12.2", "1.17.4", "2.12.1", "2.20.15", "3.0.5")
+RELEASES = ("1.8.0", "1.12.2", "1.17.4", "2.12.1", "2.20.15", "3.0.5")
 
 
 @dataclass
@@ -90,20 +91,44 @@ class Writer:
         return folder + name
 
     # -- records ---------------------------------------------------------------------------------
-    def record(self, model: str, pk: Any, **values: Any) -> dict[str, Any]:
+    def record(self, model: str, pk: Any, /, **values: Any) -> dict[str, Any]:
         return {"model": model, "pk": pk, "fields": values}
 
     def soft(self) -> dict[str, Any]:
         return {"deleted_at": None, "restored_at": None, "transaction_id": None} \
             if self.version >= (2, 14) else {}
 
-    def users(self, users: list[tuple[int, str, str, bool]]) -> list[dict[str, Any]]:
+    def users(self, users: list[tuple], memberships: dict[int, list[int]]
+              ) -> list[dict[str, Any]]:
         return [self.record("auth.user", pk, password=password, last_login=None,
                             is_superuser=superuser, username=username, first_name="",
                             last_name="", email=f"{username}@example.org", is_staff=superuser,
-                            is_active=True, date_joined="2023-01-01T10:00:00Z", groups=[],
-                            user_permissions=[])
+                            is_active=True, date_joined="2023-01-01T10:00:00Z",
+                            groups=memberships.get(pk, []), user_permissions=[])
                 for pk, username, password, superuser in users]
+
+    def sharing(self, group_names: list[tuple[int, str]],
+                shares: list[tuple[str, int, str, int]]) -> list[dict[str, Any]]:
+        """Groups, and (1.17 on) Django's content types and permissions and guardian's object
+        permissions: (grantee kind, grantee key, codename, object key)."""
+        records = [self.record("auth.group", pk, name=name, permissions=[])
+                   for pk, name in group_names]
+        if self.version < (1, 17):
+            return records
+        models = {"document": 7, "tag": 8}
+        records += [self.record("contenttypes.contenttype", key, app_label="documents",
+                                model=model) for model, key in models.items()]
+        codenames = sorted({codename for _, _, codename, _ in shares})
+        numbers = {codename: 20 + n for n, codename in enumerate(codenames)}
+        records += [self.record("auth.permission", numbers[codename], name=codename,
+                                content_type=models[codename.split("_", 1)[1]],
+                                codename=codename) for codename in codenames]
+        for n, (kind, grantee, codename, object_pk) in enumerate(shares, 1):
+            records.append(self.record(f"guardian.{kind}objectpermission", n,
+                                       permission=numbers[codename],
+                                       content_type=models[codename.split("_", 1)[1]],
+                                       object_pk=str(object_pk), **{kind: grantee}))
+        return records
 
     def tag(self, pk: int, name: str, parent: int | None = None, owner: int | None = 2
             ) -> dict[str, Any]:
@@ -157,8 +182,10 @@ class Writer:
         if self.version < (3, 0):
             values["storage_type"] = "unencrypted"
         values.update(added=doc.added, filename=f"{pk:07d}.pdf",
-                      archive_filename=f"{pk:07d}.pdf" if doc.archive else None,
-                      original_filename=f"scan-{pk}.pdf", archive_serial_number=doc.asn)
+                      archive_filename=f"{pk:07d}.pdf" if doc.archive else None)
+        if self.version >= (1, 9):
+            values["original_filename"] = f"scan-{pk}.pdf"
+        values["archive_serial_number"] = doc.asn
         if self.version >= (3, 0):
             values.update(root_document=root, version_index=index, version_label=None)
         values["tags"] = doc.tags if root is None else []
@@ -172,6 +199,8 @@ class Writer:
         return record
 
     def notes(self, doc: Doc) -> list[dict[str, Any]]:
+        if self.version < (1, 9):
+            return []  # no notes before 1.9
         model, key = ("documents.note", "note") if self.version >= (1, 14) else \
             ("documents.comment", "comment")
         return [self.record(model, doc.pk * 100 + number, **self.soft(), **{key: text},
@@ -205,7 +234,7 @@ class Writer:
 def write_export(target: Path, release: str, docs: list[Doc], *, users=None, tags=(),
                  correspondents=(), document_types=(), fields=None, views=(),
                  prefix: bool = False, split: bool = False, as_zip: bool = False,
-                 extra_records=()) -> Path:
+                 extra_records=(), groups=(), memberships=None, shares=()) -> Path:
     """The export of `docs` as `release` wrote it, in `target` (a directory, or `target.zip`)."""
     writer = Writer(release, prefix, split)
     fields = fields or {}
@@ -239,8 +268,8 @@ def write_export(target: Path, release: str, docs: list[Doc], *, users=None, tag
         notes += writer.notes(doc)
         if writer.version >= (2, 1):
             values += writer.values(doc, kinds)
-    head = writer.users(users) + labels + custom + view_records + rule_records + \
-        list(extra_records)
+    head = writer.users(users, memberships or {}) + writer.sharing(list(groups), list(shares)) + \
+        labels + custom + view_records + rule_records + list(extra_records)
     per_document: list[list[dict[str, Any]]] = []
     if split:
         for record in documents:

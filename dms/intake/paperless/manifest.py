@@ -41,19 +41,20 @@ NOT_IMPORTED = {
     "documents.consumptiontemplate": "consumption templates",
     "documents.sharelink": "share links", "documents.sharelinkbundle": "share links",
     "documents.uisettings": "user interface settings",
-    "guardian.userobjectpermission": "object permissions",
-    "guardian.groupobjectpermission": "object permissions",
-    "auth.permission": "global permissions",
     "paperless.applicationconfiguration": "application settings",
     "auditlog.logentry": "audit log entries",
     "socialaccount.socialaccount": "social logins", "socialaccount.socialapp": "social logins",
     "socialaccount.socialtoken": "social logins", "mfa.authenticator": "two-factor devices",
     "authtoken.token": "API tokens",
 }
-IGNORED = ("contenttypes.contenttype",)  # Django's bookkeeping: nothing to report
+OBJECT_PERMISSIONS = {"guardian.userobjectpermission": "user",
+                      "guardian.groupobjectpermission": "group"}
+CONTENT_TYPE = "contenttypes.contenttype"
+PERMISSION = "auth.permission"
 SYSTEM_USERS = ("consumer", "AnonymousUser")
 MAX_NOTES = 1000  # per document, as dms keeps them
 MAX_VALUES = 1000  # custom field values per document
+MAX_SHARES = 1_000_000  # object permissions kept from one export
 
 
 @dataclass
@@ -70,6 +71,11 @@ class Library:
     not_imported: Counter = field(default_factory=Counter)
     unknown: Counter = field(default_factory=Counter)
     split_skipped: list[str] = field(default_factory=list)
+    # Sharing (1.17 on): Django's permissions and content types by key, and each object
+    # permission as (grantee kind, grantee key, permission key, object key).
+    permissions: dict[Any, tuple[Any, str]] = field(default_factory=dict)
+    content_types: dict[Any, tuple[str, str]] = field(default_factory=dict)
+    shares: list[tuple[str, Any, Any, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -134,8 +140,6 @@ def _keep(library: Library, record: dict[str, Any]) -> None:
     if model in LABEL_MODELS:
         if model == "auth.user" and values.get("username") in SYSTEM_USERS:
             return
-        if model == "auth.group":  # reported: share folders with a household in dms (§21)
-            library.not_imported["groups"] += 1
         library.objects[LABEL_MODELS[model]][pk] = values
     elif model == DOCUMENT:
         library.documents += 1
@@ -147,9 +151,18 @@ def _keep(library: Library, record: dict[str, Any]) -> None:
     elif model == RULE_MODEL:
         library.rules.setdefault(values.get("saved_view"), []).append(
             (values.get("rule_type"), values.get("value")))
+    elif model in OBJECT_PERMISSIONS:
+        kind = OBJECT_PERMISSIONS[model]
+        if len(library.shares) < MAX_SHARES:
+            library.shares.append((kind, values.get(kind), values.get("permission"),
+                                   str(values.get("object_pk"))))
+    elif model == PERMISSION:
+        library.permissions[pk] = (values.get("content_type"), str(values.get("codename")))
+    elif model == CONTENT_TYPE:
+        library.content_types[pk] = (str(values.get("app_label")), str(values.get("model")))
     elif model in NOT_IMPORTED:
         library.not_imported[NOT_IMPORTED[model]] += 1
-    elif model not in IGNORED:
+    else:
         library.unknown[model] += 1
 
 

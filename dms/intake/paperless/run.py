@@ -1,7 +1,8 @@
-"""`dms import --from paperless PATH` (api.md §18, docs/paperless-import.md): a Paperless-ngx export
-becomes dms's users, labels, documents, notes, trash and saved searches, in three passes over the
-manifests (dms.intake.paperless.manifest): the small things first, then each document, then the
-further versions of 3.x documents; then the links between documents and the saved views.
+"""`dms import --from paperless PATH` (api.md §18, docs/moving-from-paperless.md): a Paperless-ngx
+export becomes dms's users, groups, labels, documents, notes, trash, grants and saved searches, in
+three passes over the manifests (dms.intake.paperless.manifest): the small things first, then each
+document, then the further versions of 3.x documents; then the links between documents, the
+sharing (dms.intake.paperless.sharing) and the saved views.
 
 - A document goes into its owner's `.home/<folder>` (a sub-folder per storage path with
   `folders="storage-paths"`), with its original (checked against the manifest's checksum) as its
@@ -35,6 +36,7 @@ from dms.intake.paperless.manifest import (
     manifest_files,
     read_library,
 )
+from dms.intake.paperless.sharing import Sharing
 from dms.intake.paperless.views import saved_search_of
 from dms.intake.report import Progress, Report
 
@@ -81,6 +83,8 @@ class _Import:
         self.owners = Owners(self.library, default_owner, options.only_user, report.problems,
                              options.dry_run)
         self.labels = Labels(self.library, options.dry_run, report.problems)
+        self.sharing = Sharing(self.library, self.owners, default_owner, options.dry_run,
+                               report.counts, report.problems, report.not_imported)
         self.progress = Progress(self.library.documents, progress_stream)
         self.node_of: dict[Any, str] = {}  # Paperless-ngx document pk -> dms document id
         self.owner_of: dict[Any, User] = {}
@@ -89,6 +93,7 @@ class _Import:
         self.links: list[tuple[User, Any, list[tuple[str, Any]]]] = []
 
     def run(self) -> None:
+        self.sharing.groups()
         try:
             for document in documents(self.export, self.names, self.options.time_zone):
                 if document.root is None:
@@ -102,6 +107,7 @@ class _Import:
         finally:
             self.progress.finish()
         self._links()
+        self.sharing.grants(self.node_of, self.owner_of)
         self._saved_views()
         self.report.counts["users"] = self.owners.made
         for kind, count in self.labels.made.items():
