@@ -214,7 +214,9 @@ class Writer:
             data_type, options = fields[field_pk]
             column = {"string": "value_text", "monetary": "value_monetary",
                       "select": "value_select", "integer": "value_int", "date": "value_date",
-                      "boolean": "value_bool", "documentlink": "value_document_ids"}[data_type]
+                      "boolean": "value_bool", "documentlink": "value_document_ids",
+                      "float": "value_float", "url": "value_url",
+                      "longtext": "value_long_text"}[data_type]
             if data_type == "select":
                 value = options.index(value) if self.version < (2, 14) else \
                     f"opt{options.index(value):013d}"
@@ -224,6 +226,8 @@ class Writer:
                                                "value_date", "value_int", "value_float",
                                                "value_monetary", "value_document_ids",
                                                "value_select")}
+            if self.version >= (2, 19):
+                columns["value_long_text"] = None
             columns[column] = value
             records.append(self.record("documents.customfieldinstance", doc.pk * 100 + field_pk,
                                        **self.soft(), created="2024-01-01T00:00:00Z",

@@ -40,7 +40,9 @@ def library(release: str) -> dict:
     docs = [
         Doc(1, "ACME invoice", "Invoice 4711 from ACME", tags=[1, 2] if nested else [2],
             correspondent=1, document_type=1, asn=7, notes=[(2, "Call back on Monday")],
-            values={1: "EUR120.50", 2: "Paid", 3: [2], 4: "Meter 4711"},
+            values={1: "EUR120.50", 2: "Paid", 3: [2], 4: "Meter 4711", 5: 12, 6: 2.5,
+                    7: "2024-04-01", 8: True, 9: "https://example.org/a",
+                    **({10: "Long\ntext"} if major(release) >= (2, 19) else {})},
             versions=["Invoice 4711 signed"] if major(release) >= (3, 0) else []),
         Doc(2, "Power bill", "Electricity bill for March", tags=[1], created="2024-11-02",
             values={2: "Open"}),
@@ -50,7 +52,12 @@ def library(release: str) -> dict:
     return {"docs": docs, "tags": [(1, "Finance"), (2, "paid", 1 if nested else None)],
             "correspondents": [(1, "ACME")], "document_types": [(1, "Invoice")],
             "fields": {1: ("Amount", "monetary", None), 2: ("Status", "select", ["Open", "Paid"]),
-                       3: ("Related", "documentlink", None), 4: ("Memo", "string", None)},
+                       3: ("Related", "documentlink", None), 4: ("Memo", "string", None),
+                       5: ("Pages", "integer", None), 6: ("Rate", "float", None),
+                       7: ("Due", "date", None), 8: ("Settled", "boolean", None),
+                       9: ("Link", "url", None),
+                       **({10: ("Summary", "longtext", None)} if major(release) >= (2, 19)
+                          else {})},
             "views": [(1, "ACME paid", [(3, "1"), (6, "2")]),
                       (2, "By storage path", [(25, "1")])],
             "users": [(1, "admin", "pbkdf2_sha256$600000$c2FsdA$abc=", True),
@@ -117,7 +124,10 @@ def test_each_release_family_comes_in_whole(services, admin, tmp_path, release):
         "archive_serial_number": 7,
         "custom_fields": {"Amount": "EUR120.50", "Status": "opt0000000000001" if major(
             release) >= (2, 14) else invoice_option(owner, "Paid"),
-            "Memo": "Meter 4711", "Related": [bill.id]} if fields else {}}
+            "Memo": "Meter 4711", "Related": [bill.id], "Pages": 12, "Rate": 2.5,
+            "Due": "2024-04-01", "Settled": True, "Link": "https://example.org/a",
+            **({"Summary": "Long\ntext"} if major(release) >= (2, 19) else {})}
+        if fields else {}}
     assert about(bill)["document_date"] == "2024-11-02"
     assert about(memo)["document_date"] == "2023-12-31"
     assert invoice.created_at.replace(tzinfo=dt.UTC) == dt.datetime(2024, 5, 2, 8, 15, 1, 873000,
