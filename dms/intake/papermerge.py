@@ -113,15 +113,16 @@ class _Restore:
             for node in user.get("nodes") or []:
                 if isinstance(node, dict) and node.get("ctype") == "document":
                     count += 1
-                    numbers = [v.get("number") for v in node.get("versions") or []
-                               if isinstance(v, dict)]
+                    numbers: list[int] = [
+                        v["number"] for v in node.get("versions") or []
+                        if isinstance(v, dict) and isinstance(v.get("number"), int)]
+                    newest = max(numbers, default=None)
                     for version in node.get("versions") or []:
                         if isinstance(version, dict) and isinstance(version.get("file_path"),
                                                                     str):
                             self.versions[version["file_path"]] = Version(
                                 user, node, version.get("number") or 0,
-                                version.get("number") == max(n for n in numbers if
-                                                             isinstance(n, int)))
+                                version.get("number") == newest)
         self.progress = Progress(count, progress_stream)
         self.owners: dict[int, User] = {}
         self.documents: dict[int, str | None] = {}  # id(document entry) -> dms id (None: skip)
@@ -143,7 +144,7 @@ class _Restore:
             self.progress.finish()
         for version in {id(v.document): v for v in self.versions.values()}.values():
             if id(version.document) not in self.documents:
-                self._skip(version.document, "its file is not in the archive")
+                self._skip(version.document, "its first file (version 1) is not in the archive")
 
     def _folders(self) -> None:
         """Every folder of the tree, empty ones too, with its tags."""

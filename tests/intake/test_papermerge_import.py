@@ -7,6 +7,7 @@ no 2.1 backup is refused with a sentence."""
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 
 import pytest
@@ -112,3 +113,25 @@ def test_an_archive_that_is_no_2_1_backup_is_refused(services, admin, tmp_path):
     report = papermerge.run(services, junk, admin, None, False)
     assert report.exit_status == 2
     assert report.problems[0].startswith("junk.tar.gz is not a tar archive that can be read")
+
+
+def test_a_backup_with_versions_without_numbers_skips_those_documents(services, admin, tmp_path):
+    """A hostile or damaged backup.json (a version's number missing) is named, never a crash."""
+    entry = user("tata", hashed("tata-password"), [document("ticket", ".home/ticket",
+                                                            [["Train ticket"]])])
+    path = write_backup(tmp_path / "backup.tar.gz", [entry])
+    broken = tmp_path / "broken.tar.gz"
+    with tarfile.open(path) as source, tarfile.open(broken, "w:gz") as target:
+        for member in source:
+            data = source.extractfile(member) if member.isfile() else None
+            if member.name == "backup.json":
+                backup = json.loads(data.read())
+                for version in backup["users"][0]["nodes"][-1]["versions"]:
+                    del version["number"]
+                raw = json.dumps(backup).encode()
+                member.size, data = len(raw), io.BytesIO(raw)
+            target.addfile(member, data)
+    report = papermerge.run(services, broken, admin, None, False)
+    assert (report.exit_status, report.skipped) == (
+        1, [("document '.home/ticket'", "its first file (version 1) is not in the archive")])
+    assert rows("SELECT count(*) FROM node WHERE kind = 'document'") == [(0,)]
