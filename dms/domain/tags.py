@@ -142,6 +142,34 @@ def delete_tag(user: User, tag_id: str) -> None:
         Tag.delete().where(Tag.id == tag.id).execute()
 
 
+def merge_tags(user: User, tag_id: str, into: object) -> Tag:
+    """POST /tags/{id}/merge/ (api.md §22): every node labelled with the tag gets the tag `into`
+    (and the tags above it) instead, and the tag is deleted, in one write transaction with each
+    node's `untagged` and, where new, `tagged` events. Its sub-tags move up to where it was
+    (its parent), which keeps the tree a tree however the two tags stood to each other."""
+    if not isinstance(into, str) or not into:
+        raise Invalid("`into` must be the id of the tag to merge this one into.", "into",
+                      code="required" if into is None else "invalid")
+    with write_transaction(owner_scope(user.id)):
+        tag = owned_tag(user, tag_id)
+        target = owned_tag(user, into)
+        if target.id == tag.id:
+            raise Invalid("A tag cannot be merged into itself; choose another tag.", "into")
+        events.record_for_each(user.id, "SELECT node_id FROM node_tag WHERE tag_id = ?",
+                               (tag.id,), events.UNTAGGED, user.id, tags=[tag.name])
+        events.record_for_each(
+            user.id, "SELECT node_id FROM node_tag WHERE tag_id = ? AND node_id NOT IN "
+                     "(SELECT node_id FROM node_tag WHERE tag_id = ?)",
+            (tag.id, target.id), events.TAGGED, user.id, tags=[target.name])
+        for label_id in ({target.id} | tagtree.above([target.id])) - {tag.id}:
+            database.execute_sql("INSERT INTO node_tag (node_id, tag_id) SELECT node_id, ? "
+                                 "FROM node_tag WHERE tag_id = ? ON CONFLICT DO NOTHING",
+                                 (label_id, tag.id))
+        Tag.update(parent=tag.parent_id).where(Tag.parent == tag.id).execute()
+        Tag.delete().where(Tag.id == tag.id).execute()
+    return Tag.get_by_id(target.id)
+
+
 # -- a node's tags ----------------------------------------------------------------------------
 
 def check_names(value: object) -> list[str]:

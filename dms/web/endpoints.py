@@ -241,9 +241,18 @@ def content_disposition(file_name: str, disposition: str = "attachment") -> str:
     return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{quote(file_name, safe='')}"
 
 
-def file_response(path: Path, mime_type: str, file_name: str, etag: str) -> bottle.HTTPResponse:
-    """A stored file as a download, with Range, HEAD and conditional requests (Bottle's own)."""
-    headers = {"Content-Disposition": content_disposition(file_name)}
+# What a browser may show in place of downloading (`?inline=1`): documents and pictures that run
+# no script on dms's origin (never HTML or SVG).
+INLINE_TYPES = frozenset({"application/pdf", "image/jpeg", "image/png", "image/tiff", "image/gif",
+                          "image/webp", "text/plain"})
+
+
+def file_response(path: Path, mime_type: str, file_name: str, etag: str,
+                  inline: bool = False) -> bottle.HTTPResponse:
+    """A stored file as a download, with Range, HEAD and conditional requests (Bottle's own);
+    `inline`: to be shown by the browser, where its type is one of INLINE_TYPES."""
+    disposition = "inline" if inline and mime_type in INLINE_TYPES else "attachment"
+    headers = {"Content-Disposition": content_disposition(file_name, disposition)}
     return bottle.static_file(path.name, root=str(path.parent), mimetype=mime_type, charset=None,
                               etag=etag, headers=headers)
 

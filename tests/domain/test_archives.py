@@ -179,3 +179,41 @@ def test_aes_zip_opens_with_the_password_and_not_without(services, shelf, tmp_pa
                            capture_output=True, text=True)
     assert right.returncode == 0, right.stdout + right.stderr
     assert (tmp_path / "out" / "2024" / "a.pdf").read_bytes() == shelf["files"]["a"]
+
+
+def test_a_selection_downloads_by_post_with_its_ids_in_the_body(alice, bob, config):
+    """POST /nodes/download/ (api.md §22, the page's "Download" of a selection): the same archive
+    as GET, the ids (and a password) in the body; refusals name the field and change nothing."""
+    taxes = folder(alice, "Taxes", alice.home_id)
+    a_pdf, notes = samples.pdf(["a"]), samples.text("notes\n")
+    upload(alice, first := new_document(alice, "a.pdf", taxes), "a.pdf", a_pdf)
+    upload(alice, second := new_document(alice, "notes.txt"), "notes.txt", notes)
+    response = alice.post("/api/nodes/download/", {"node_ids": [first, second, first]},
+                          media="application/json")
+    assert response.status_code == 200, response.text
+    assert (response.headers["Content-Type"], response.headers["Content-Disposition"]) == (
+        "application/zip", "attachment; filename=documents.zip")
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    assert {name: archive.read(name) for name in archive.namelist()} == {
+        "a.pdf": a_pdf, "notes.txt": notes}
+    secret = alice.post("/api/nodes/download/", {"node_ids": [first], "password": "s3cret"},
+                        media="application/json")
+    with pyzipper.AESZipFile(io.BytesIO(secret.content)) as sealed:
+        sealed.setpassword(b"s3cret")
+        assert sealed.read("a.pdf") == a_pdf
+    alone = alice.post("/api/nodes/download/", {"node_ids": [second]}, media="application/json")
+    assert (alone.headers["Content-Type"], alone.content) == ("text/plain", notes)
+    for body, code, detail, pointer in (
+            ({}, "required", "`node_ids` must be a list of the ids of the nodes to download.",
+             "/node_ids"),
+            ({"node_ids": first}, "invalid",
+             "`node_ids` must be a list of the ids of the nodes to download.", "/node_ids"),
+            ({"node_ids": [first] * 1001}, "invalid", "At most 1000 nodes can be downloaded at "
+             "once; select a folder to take everything in it.", "/node_ids"),
+            ({"node_ids": [first], "archive_type": "rar"}, "invalid",
+             "archive_type must be one of zip, targz.", None)):
+        assert_error(alice.post("/api/nodes/download/", body, media="application/json"), 400,
+                     code, detail, pointer)
+    refused = bob.post("/api/nodes/download/", {"node_ids": [bob.home_id, first]},
+                       media="application/json")
+    assert (refused.status_code, refused.json()) == (404, NOT_FOUND)

@@ -79,7 +79,8 @@ def test_create_list_change_and_delete_a_tag(alice, config):
     assert created.status_code == 201 and created.headers["Content-Type"] == VND
     tag = created.json()["data"]
     assert tag == {"type": "tags", "id": tag["id"], "attributes": {
-        "name": "paid", **DEFAULT_COLORS, "description": "", "pinned": False, **NOT_FILING}}
+        "name": "paid", **DEFAULT_COLORS, "description": "", "pinned": False, **NOT_FILING,
+        "document_count": 0}}
     other = create_tag(alice, "important", bg_color="#ff0000", fg_color="#000", pinned=True,
                        description="Read first")
     listing = alice.get("/api/tags/").json()
@@ -90,7 +91,7 @@ def test_create_list_change_and_delete_a_tag(alice, config):
     assert changed.status_code == 200
     assert changed.json()["data"]["attributes"] == {
         "name": "Paid 2024", "bg_color": "#00ff00", "fg_color": "#FFFFFF", "description": "",
-        "pinned": False, **NOT_FILING}
+        "pinned": False, **NOT_FILING, "document_count": 0}
     assert alice.delete(f"/api/tags/{tag['id']}/").status_code == 204
     assert alice.get(f"/api/tags/{tag['id']}/").json() == NOT_FOUND
 

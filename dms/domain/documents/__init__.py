@@ -9,6 +9,7 @@
 Adding files is dms.domain.uploads', deleting them dms.domain.trash's. All three are the face."""
 
 from dms.domain.documents.versions import (
+    first_page,
     latest_file,
     latest_text,
     latest_version,
@@ -22,6 +23,6 @@ from dms.domain.documents.versions import (
     versions,
 )
 
-__all__ = ["latest_file", "latest_text", "latest_version", "page_ids", "reached_page",
+__all__ = ["first_page", "latest_file", "latest_text", "latest_version", "page_ids", "reached_page",
            "reached_version", "referenced_version_ids", "reprocess", "restore_version",
            "searchable_name", "versions"]

@@ -124,6 +124,16 @@ def reached_page(user: User, page_id: str) -> tuple[Page, DocumentVersion]:
     return row, row.version
 
 
+def first_page(user: User, document_id: str) -> tuple[Page, DocumentVersion] | None:
+    """The first page of the newest version of a document the caller may read that has pages
+    (its thumbnail, api.md §22); None while none has (no file yet, or its first reading)."""
+    reach(user, document_id, VIEWER, Node.DOCUMENT)
+    row = (Page.select(Page, DocumentVersion).join(DocumentVersion)
+           .where(DocumentVersion.document == document_id, Page.number == 1)
+           .order_by(DocumentVersion.number.desc()).first())
+    return None if row is None else (row, row.version)
+
+
 def restore_version(services: Services, user: User, document_id: str, version_id: str) -> Node:
     """POST /documents/{id}/versions/{version_id}/restore/ (api.md, "Versions"): that version's file
     becomes the latest again, as a new version that reuses its file (a hard link in the store),

@@ -92,8 +92,8 @@ def restore_version(ctx: Context, document_id: str, version_id: str):
 
 
 @routes.get("/documents/{document_id}/download/", Operation(
-    "The latest version's file (or its searchable PDF)", media=FILES, query=("searchable",),
-    errors=(416,)))
+    "The latest version's file (or its searchable PDF)", media=FILES,
+    query=("searchable", "inline"), errors=(416,)))
 def download_latest(ctx: Context, document_id: str):
     return version_file(ctx, documents.latest_file(ctx.user, document_id), searchable_asked(ctx))
 
@@ -108,7 +108,7 @@ def get_version(ctx: Context, version_id: str):
 
 
 @routes.get("/document-versions/{version_id}/download/", Operation(
-    "One version's file (or its searchable PDF)", media=FILES, query=("searchable",),
+    "One version's file (or its searchable PDF)", media=FILES, query=("searchable", "inline"),
     errors=(416,)))
 def download_version(ctx: Context, version_id: str):
     return version_file(ctx, documents.reached_version(ctx.user, version_id), searchable_asked(ctx))

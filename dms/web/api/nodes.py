@@ -31,10 +31,13 @@ from dms.web.jsonapi import (
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import (
     BINARY,
+    BOOLEAN,
     FILES,
     INTEGER,
     JSON_OR_VND,
     PAGE_QUERY,
+    STRING,
+    UUID,
     data_of,
     list_of,
     obj,
@@ -183,6 +186,10 @@ def move_nodes(ctx: Context):
     return {"data": resources(ctx.user, moved)}
 
 
+# Nodes one POST /nodes/download/ names: a page of a listing and then some.
+MAX_DOWNLOAD_NODES = 1000
+
+
 @routes.get("/nodes/download/", Operation(
     "Download nodes", media={"application/zip": BINARY, "application/gzip": BINARY, **FILES},
     query=("node_ids", "archive_type", "password", "searchable"), errors=(400, 404)))
@@ -191,21 +198,48 @@ def download_nodes(ctx: Context):
     node_ids = list(dict.fromkeys(
         part for key, value in ctx.query_items if key in ("node_ids", "node_ids[]")
         for part in value.split(",") if part))
+    return archive_of(ctx, node_ids, ctx.query.get("archive_type", "zip"),
+                      ctx.query.get("password") or None, searchable_asked(ctx))
+
+
+@routes.post("/nodes/download/", Operation(
+    "Download a selection as one archive (api.md §22)",
+    media={"application/zip": BINARY, "application/gzip": BINARY, **FILES},
+    request=obj({"node_ids": {"type": "array", "items": UUID}, "archive_type": STRING,
+                 "password": STRING, "searchable": BOOLEAN}, ["node_ids"]),
+    accepts=JSON_OR_VND, errors=(400, 404)))
+def download_selection(ctx: Context):
+    """The same as GET, with the ids (and a password) in the body instead of the address."""
+    body = ctx.json()
+    node_ids = body.get("node_ids")
+    if (not isinstance(node_ids, list) or not node_ids
+            or not all(isinstance(node_id, str) and node_id for node_id in node_ids)):
+        raise invalid("`node_ids` must be a list of the ids of the nodes to download.",
+                      "/node_ids", code="required" if node_ids is None else "invalid")
+    if len(node_ids) > MAX_DOWNLOAD_NODES:
+        raise invalid(f"At most {MAX_DOWNLOAD_NODES} nodes can be downloaded at once; select a "
+                      "folder to take everything in it.", "/node_ids")
+    archive_type, password = body.get("archive_type", "zip"), body.get("password") or None
+    if not isinstance(archive_type, str) or not (password is None or isinstance(password, str)):
+        raise invalid("`archive_type` and `password` must be strings.")
+    return archive_of(ctx, list(dict.fromkeys(node_ids)), archive_type, password,
+                      body.get("searchable") is True)
+
+
+def archive_of(ctx: Context, node_ids: list[str], archive_type: str, password: str | None,
+               searchable: bool):
     if not node_ids:
         raise ApiError(400, "required", "Name the nodes to download with node_ids=<id> "
                                         "(repeat it for several).")
-    archive_type = ctx.query.get("archive_type", "zip")
     if archive_type not in archives.ARCHIVE_TYPES:
         raise invalid(f"archive_type must be one of {', '.join(archives.ARCHIVE_TYPES)}.")
-    password = ctx.query.get("password") or None
     if password and archive_type != "zip":
         raise invalid("A password can only protect a zip archive (archive_type=zip).")
     nodes = tree.reached_nodes(ctx.user, node_ids)
     if len(nodes) == 1 and nodes[0].is_document and not password:
-        return version_file(ctx, documents.latest_file(ctx.user, nodes[0].id),
-                            searchable_asked(ctx))
-    members = archives.entries([node.id for node in nodes], ctx.services.store,
-                              searchable_asked(ctx), ctx.config.max_tree_depth)
+        return version_file(ctx, documents.latest_file(ctx.user, nodes[0].id), searchable)
+    members = archives.entries([node.id for node in nodes], ctx.services.store, searchable,
+                               ctx.config.max_tree_depth)
     # A hidden file would surprise: `.inbox` downloads as inbox.zip.
     stem = archives.safe_name(nodes[0].title).lstrip(".") if len(nodes) == 1 else ""
     stem = stem or "documents"
@@ -222,20 +256,27 @@ def searchable_asked(ctx: Context) -> bool:
     return ctx.query.get("searchable", "").lower() in ("1", "true", "yes")
 
 
+def inline_asked(ctx: Context) -> bool:
+    """`?inline=1`: shown by the browser (its own PDF viewer) instead of saved (api.md §22)."""
+    return ctx.query.get("inline", "").lower() in ("1", "true", "yes")
+
+
 def version_file(ctx: Context, version, searchable: bool = False):
     store = ctx.services.store
+    inline = inline_asked(ctx)
     if searchable:
         if version.searchable_size is None:
             raise ApiError(404, "not_found", "This version has no searchable PDF: it is made when "
                                              "Tesseract reads a document's pages.")
         return file_response(store.searchable_path(version.id), "application/pdf",
                              documents.searchable_name(version.file_name),
-                             etag=version.searchable_sha256)
+                             etag=version.searchable_sha256, inline=inline)
     path = store.path(version.id)
     if not path.is_file():
         raise ApiError(404, "not_found", "The file of this version is missing from the store; "
                                          "run `dms verify`.")
-    return file_response(path, version.mime_type, version.file_name, etag=version.sha256)
+    return file_response(path, version.mime_type, version.file_name, etag=version.sha256,
+                         inline=inline)
 
 
 @routes.get("/nodes/inboxcount/", Operation(

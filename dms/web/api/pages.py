@@ -1,5 +1,6 @@
 """Pages, text and OCR (api.md, "Pages, text and OCR"): a page as JSON:API, plain text or a JPEG
-preview; a document's whole text; the installed OCR languages; re-running processing."""
+preview, a preview in a chosen width and a document's thumbnail (§22); a document's whole text;
+the installed OCR languages; re-running processing."""
 
 from __future__ import annotations
 
@@ -40,6 +41,44 @@ def get_page(ctx: Context, page_id: str):
         "relationships": {"document_version": {"data": {"type": "document_versions",
                                                         "id": version.id}}},
     }}
+
+
+def jpeg(path, immutable: bool = False):
+    """A cached preview: the browser may keep it but asks again (304 while it is the same); an
+    address that names what it shows (`?v=`) is kept without asking."""
+    response = bottle.static_file(path.name, root=str(path.parent), mimetype="image/jpeg")
+    response.set_header("Cache-Control", "private, max-age=31536000, immutable" if immutable
+                        else "private, no-cache")
+    return response
+
+
+@routes.get("/pages/{page_id}/preview/", Operation(
+    "A page's JPEG preview in a width", media={"image/jpeg": BINARY}, query=("width",),
+    errors=(400, 429, 503)))
+def page_preview(ctx: Context, page_id: str):
+    width = previews.preview_width(ctx.query.get("width", previews.PREVIEW_WIDTH))
+    page, version = documents.reached_page(ctx.user, page_id)
+    return jpeg(previews.preview(ctx.services, page, version, width))
+
+
+# What a document without a page to show yet (no file, or its first reading) answers instead.
+PLACEHOLDER = (b'<svg xmlns="http://www.w3.org/2000/svg" width="240" height="340" '
+               b'viewBox="0 0 240 340"><rect width="240" height="340" fill="#eee"/>'
+               b'<path d="M70 90h100M70 130h100M70 170h70" stroke="#bbb" stroke-width="12"/></svg>')
+
+
+@routes.get("/documents/{document_id}/thumbnail/", Operation(
+    "A small image of a document's first page (an SVG placeholder while it has none)",
+    media={"image/jpeg": BINARY, "image/svg+xml": BINARY}, query=("v",), errors=(429, 503)))
+def thumbnail(ctx: Context, document_id: str):
+    """`v`: whatever the caller knows changes with the picture (the page: the document's
+    `updated_at` and `ocr_status`), which makes the answer one to keep without asking again."""
+    first = documents.first_page(ctx.user, document_id)
+    if first is None:
+        return bottle.HTTPResponse(PLACEHOLDER, 200, {"Content-Type": "image/svg+xml",
+                                                      "Cache-Control": "no-store"})
+    return jpeg(previews.preview(ctx.services, *first, previews.THUMBNAIL_WIDTH),
+                immutable=bool(ctx.query.get("v")))
 
 
 @routes.get("/documents/{document_id}/ocr-text", Operation(

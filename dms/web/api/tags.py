@@ -8,23 +8,31 @@ from dms.web.endpoints import Context
 from dms.web.jsonapi import JSON, Reply, RouteTable, created, no_content
 from dms.web.openapi import Operation
 from dms.web.openapi.core import NAMES
-from dms.web.openapi.shapes import JSON_OR_VND, PAGE_QUERY, data_of, list_of, ref
+from dms.web.openapi.shapes import JSON_OR_VND, PAGE_QUERY, UUID, data_of, list_of, obj, ref
 
 routes = RouteTable()
 
 
-def tag_resource(tag: Tag) -> dict:
+def tag_resources(rows: list[Tag]) -> list[dict]:
+    """Tags with how many documents each labels, counted for the page at once."""
+    counts = tags.document_counts([tag.id for tag in rows])
+    return [tag_resource(tag, counts.get(tag.id, 0)) for tag in rows]
+
+
+def tag_resource(tag: Tag, document_count: int | None = None) -> dict:
+    if document_count is None:
+        document_count = tags.document_counts([tag.id]).get(tag.id, 0)
     return {"type": "tags", "id": tag.id, "attributes": {
         "name": tag.name, "bg_color": tag.bg_color, "fg_color": tag.fg_color,
         "description": tag.description, "pinned": bool(tag.pinned), "match": tag.match,
         "matching_algorithm": tag.matching_algorithm,
         "is_insensitive": bool(tag.is_insensitive), "is_inbox_tag": bool(tag.is_inbox_tag),
-        "parent": tag.parent_id}}
+        "parent": tag.parent_id, "document_count": document_count}}
 
 
 @routes.get("/tags/", Operation("The caller's tags", list_of(ref("Tag")), query=PAGE_QUERY))
 def list_tags(ctx: Context):
-    return ctx.paginate(tags.tags_of_user(ctx.user), lambda rows: [tag_resource(t) for t in rows])
+    return ctx.paginate(tags.tags_of_user(ctx.user), tag_resources)
 
 
 @routes.post("/tags/", Operation(
@@ -50,6 +58,13 @@ def update_tag(ctx: Context, tag_id: str):
 def delete_tag(ctx: Context, tag_id: str):
     tags.delete_tag(ctx.user, tag_id)
     return no_content()
+
+
+@routes.post("/tags/{tag_id}/merge/", Operation(
+    "Merge a tag into another: its nodes get the other, it is deleted", data_of(ref("Tag")),
+    request=obj({"into": UUID}, ["into"]), accepts=JSON_OR_VND, errors=(400, 404)))
+def merge_tag(ctx: Context, tag_id: str):
+    return {"data": tag_resource(tags.merge_tags(ctx.user, tag_id, ctx.json().get("into")))}
 
 
 @routes.post("/nodes/{node_id}/tags/", Operation(

@@ -120,7 +120,8 @@ SCHEMAS = {
                          "relationships": obj({"document_version": obj({"data": obj({
                              "type": {"const": "document_versions"}, "id": UUID})})})})),
     "LegacyDocument": LEGACY_DOCUMENT,
-    "Tag": obj({"type": {"const": "tags"}, "id": UUID, "attributes": obj(TAG_ATTRIBUTES)},
+    "Tag": obj({"type": {"const": "tags"}, "id": UUID,
+                "attributes": obj({**TAG_ATTRIBUTES, "document_count": INTEGER})},
                ["type", "id", "attributes"], extra=False),
     "TagInput": data_of(obj({"type": {"const": "tags"}, "id": UUID,
                              "attributes": obj(TAG_ATTRIBUTES)}, ["type"])),

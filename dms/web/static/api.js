@@ -22,8 +22,9 @@ export const authorization = () => (token ? { Authorization: `Token ${token}` } 
 
 /**
  * What a call may say besides its method and path: the body's media type, the answer's (Accept),
- * and a signal that aborts it.
- * @typedef {{media?: string, accept?: string, signal?: AbortSignal}} CallOptions
+ * a signal that aborts it, and whether the browser may keep the answer (only previews: "no-cache",
+ * kept and asked again with If-Modified-Since; everything else "no-store").
+ * @typedef {{media?: string, accept?: string, signal?: AbortSignal, cache?: RequestCache}} CallOptions
  */
 
 export function setToken(secret) {
@@ -72,11 +73,11 @@ function refusal(status, payload, retryAfter = null) {
  * @param {string} path
  * @param {CallOptions & {body?: unknown}} [options]
  */
-async function send(method, path, { body, media = VND_MEDIA, accept, signal } = {}) {
+async function send(method, path, { body, media = VND_MEDIA, accept, signal, cache = "no-store" } = {}) {
   const headers = { ...authorization() };
   if (accept) headers.Accept = accept;
   /** @type {RequestInit} */
-  const init = { method, headers, credentials: "omit", cache: "no-store", signal };
+  const init = { method, headers, credentials: "omit", cache, signal };
   if (body !== undefined) {
     headers["Content-Type"] = media;
     init.body = JSON.stringify(body);
@@ -117,10 +118,16 @@ export async function listAll(path, maxPages = 10) {
   return { items, truncated: true };
 }
 
-/** A binary answer (a page preview, a download) as a Blob, with the token in the header. */
-export async function fetchBlob(path, accept, signal) {
-  const response = await send("GET", path, { accept, signal });
-  return { blob: await response.blob(), disposition: response.headers.get("Content-Disposition") };
+/** A binary answer (a page preview, a download) as a Blob, with the token in the header, and its
+ *  media type. `cache`: "no-cache" for previews (see CallOptions).
+ *  @param {string} path
+ *  @param {string} [accept]
+ *  @param {AbortSignal} [signal]
+ *  @param {RequestCache} [cache] */
+export async function fetchBlob(path, accept, signal, cache = "no-store") {
+  const response = await send("GET", path, { accept, signal, cache });
+  return { blob: await response.blob(), disposition: response.headers.get("Content-Disposition"),
+    type: response.headers.get("Content-Type") ?? "" };
 }
 
 /** The file name a Content-Disposition header gives (filename* first, as RFC 6266 says). */
@@ -135,9 +142,12 @@ export function dispositionName(header, fallback) {
 }
 
 /** Downloads an API path through fetch (downloads need the Authorization header too) and saves
- *  it under the server's file name. */
-export async function download(path, fallbackName) {
-  const { blob, disposition } = await fetchBlob(path);
+ *  it under the server's file name; with a `body`, POSTs it as JSON (POST /nodes/download/). */
+export async function download(path, fallbackName, body = undefined) {
+  const response = body === undefined ? null : await send("POST", path, { body, media: JSON_MEDIA });
+  const { blob, disposition } = response
+    ? { blob: await response.blob(), disposition: response.headers.get("Content-Disposition") }
+    : await fetchBlob(path);
   const url = URL.createObjectURL(blob);
   const link = document.createElement("a");
   link.href = url;

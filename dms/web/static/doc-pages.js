@@ -1,8 +1,8 @@
 // A document's pages as previews: GET /pages/{id}/ needs the token, so each preview is fetched as
 // a Blob and drawn on a <canvas> (role img) — the CSP (img-src 'self') admits no blob: URL, and a
 // canvas needs none. Previews load when they come near the screen, PARALLEL_PREVIEWS at a time,
-// and stop when the view is left. Whoever may change the document gets the page tools
-// (doc-pageops.js).
+// and stop when the view is left. A page opens large in the viewer (viewer.js, fetched when first
+// asked for). Whoever may change the document gets the page tools (doc-pageops.js).
 
 import { fetchBlob, id as encoded } from "./api.js";
 import { pageTools } from "./doc-pageops.js";
@@ -43,11 +43,14 @@ export function pagesSection(ctx, document, version, folderId, writable) {
   }, { rootMargin: LOOK_AHEAD });
 
   const title = document.attributes.title;
+  const open = async (index) => (await import("./viewer.js")).openViewer(document, pages, index);
   const figures = pages.map((page, index) => {
     const canvas = el("canvas", { role: "img", "aria-label": `Page ${index + 1} of ${title}`, "aria-busy": "true",
       class: "preview is-loading", width: "10", height: "14" });
+    const opener = el("button", { type: "button", class: "page-open", "aria-label": `Open page ${index + 1} large`,
+      title: "Open large", onclick: () => open(index) }, canvas);
     const figure = el("figure", { class: "page", "data-page-id": page.id, "data-page-number": String(index + 1) },
-      canvas, el("figcaption", {}, `Page ${index + 1}`));
+      opener, el("figcaption", {}, `Page ${index + 1}`));
     observer.observe(figure);
     return figure;
   });

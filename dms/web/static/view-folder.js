@@ -1,6 +1,8 @@
 // The folder view: its sub-folders and documents a page at a time, sorted and filtered (both in the
-// address), what to do with the selected rows, a new folder, uploads; rows drag onto folders. What
-// the caller may not change (shared with them as a viewer; "Shared with me") offers none of that.
+// address), as a list or a grid of thumbnails (the choice kept in this browser), what to do with
+// the selected rows (bulk filing: bulk.js, fetched when first used), a new folder, uploads; rows
+// drag onto folders. What the caller may not change (shared with them as a viewer; "Shared with
+// me") offers none of that.
 
 import { api, id as encoded, withQuery } from "./api.js";
 import { deleteNodes, moveNodesByDialog, newFolder, renameNode } from "./actions.js";
@@ -10,12 +12,16 @@ import { button, el, folderName, formatSize, icon, plural, select, statusBadge, 
 import { chosenFilters, dayElement, filterBar, names } from "./metadata.js";
 import { breadcrumbs, pager, tagList } from "./parts.js";
 import { mayChange, mayShare, ownerNote, shareDialog } from "./share.js";
+import { thumbnails } from "./thumbs.js";
 import { pickFiles } from "./upload.js";
 
 /** A page of a folder: the API's largest, so a folder of 100 shows whole. */
 const PAGE_SIZE = 100;
 /** Rows whose processing status is followed at once; the others show it as listed. */
 const MAX_WATCHED_ROWS = 20;
+/** Where this browser keeps the choice of list or grid. */
+const LAYOUT_KEY = "dms.layout";
+const layoutChosen = () => (localStorage.getItem(LAYOUT_KEY) === "grid" ? "grid" : "list");
 const SORTS = [
   ["", "Name (folders first)"], ["-title", "Name, Z to A"], ["-updated_at", "Recently changed"],
   ["-created_at", "Newest first"], ["created_at", "Oldest first"], ["-document_date", "Document date, newest first"],
@@ -58,7 +64,9 @@ class FolderView {
     this.correspondents = name(about.correspondents);
     this.types = name(about.types);
     this.selected = new Set();
-    this.stops = [];
+    this.thumbs = thumbnails();
+    this.stops = [() => this.thumbs.dispose()];
+    this.layout = layoutChosen();
   }
 
   build() {
@@ -108,14 +116,35 @@ class FolderView {
     this.deleteButton = button("Delete", () => this.remove(), "button-danger-outline", { hidden: fixed });
     const shareable = this.rows.some((node) => mayShare(node, this.me));
     this.shareButton = button("Share…", () => this.share(), "", { hidden: !shareable });
+    // Bulk filing (api.md §22): the caller's tags on whatever they see; details on documents.
+    this.tagButton = button("Tag…", () => this.bulk("tagSelection"), "", { hidden: this.rows.length === 0 });
+    this.detailsButton = button("Details…", () => this.bulk("detailsOfSelection"), "", { hidden: !changeable });
+    this.downloadButton = button("Download", () => this.bulk("downloadSelection"), "", { hidden: this.rows.length === 0 });
     this.count = el("span", { class: "selection-count", "aria-live": "polite" });
     const sort = select({ id: "folder-sort", onchange: (event) => this.reopen({ sort: event.target.value, page: "" }) }, SORTS, this.sort);
+    const layouts = el("div", { class: "segmented", role: "group", "aria-label": "Show as" }, [["list", "List"], ["grid", "Grid"]]
+      .map(([layout, text]) => button(text, () => this.setLayout(layout), "button-small", { "aria-pressed": String(this.layout === layout) })));
     return el("div", { class: "toolbar", role: "toolbar", "aria-label": "Folder actions" },
       this.writable ? el("div", { class: "toolbar-group" }, button("New folder", () => this.create()),
         button([icon("upload"), "Upload"], () => pickFiles(this.folder.id), "button-primary")) : null,
-      el("div", { class: "toolbar-group", hidden: !changeable && !shareable },
-        this.renameButton, this.moveButton, this.deleteButton, this.shareButton, this.count),
-      el("div", { class: "toolbar-group toolbar-end" }, el("label", { for: "folder-sort" }, "Sort by"), sort));
+      el("div", { class: "toolbar-group", hidden: this.rows.length === 0 },
+        this.renameButton, this.moveButton, this.tagButton, this.detailsButton, this.downloadButton, this.shareButton,
+        this.deleteButton, this.count),
+      el("div", { class: "toolbar-group toolbar-end" }, layouts, el("label", { for: "folder-sort" }, "Sort by"), sort));
+  }
+
+  setLayout(layout) {
+    if (layout === this.layout) return;
+    localStorage.setItem(LAYOUT_KEY, layout);
+    this.ctx.refresh();
+  }
+
+  /** A bulk action of bulk.js on the selected nodes; the view is read again when it changed something. */
+  async bulk(action) {
+    const nodes = this.selectedNodes();
+    if (!nodes.length) return;
+    const actions = await import("./bulk.js");
+    if (await actions[action](nodes)) this.ctx.changed();
   }
 
   buildTable() {
@@ -124,6 +153,10 @@ class FolderView {
         : this.shared ? "Nothing is shared with you yet." : `This folder is empty.${this.writable ? " Upload files, or drop them here." : ""}`);
     }
     this.all = el("input", { type: "checkbox", "aria-label": "Select all", onchange: (e) => this.selectAll(e.target.checked) });
+    if (this.layout === "grid") {
+      return el("div", { class: "grid-wrap" }, el("label", { class: "grid-all" }, this.all, "Select all"),
+        el("ul", { class: "node-grid", "aria-label": "Folders and documents" }, this.rows.map((node) => this.card(node))));
+    }
     return el("div", { class: "table-wrap" }, el("table", { class: "table nodes" },
       el("caption", { class: "visually-hidden" }, "Folders and documents"),
       el("thead", {}, el("tr", {}, [["col-select", this.all], [null, "Name"], ["col-status", "Status"], ["col-meta", "Correspondent"],
@@ -132,21 +165,56 @@ class FolderView {
       el("tbody", {}, this.rows.map((node) => this.row(node)))));
   }
 
-  row(node) {
-    const isFolder = node.type === "folders";
-    const { title } = node.attributes;
-    const check = el("input", { type: "checkbox", "aria-label": `Select ${title}`, value: node.id,
+  checkbox(node) {
+    return el("input", { type: "checkbox", class: "row-select", "aria-label": `Select ${node.attributes.title}`, value: node.id,
       onchange: (event) => {
         if (event.target.checked) this.selected.add(node.id);
         else this.selected.delete(node.id);
         this.updateSelection();
       } });
+  }
+
+  /** A folder's icon, or a document's thumbnail. */
+  picture(node) {
+    return node.type === "folders" ? icon("folder") : this.thumbs.make(node);
+  }
+
+  /** A node as a card of the grid: its picture large, its title, status and tags. */
+  card(node) {
+    const isFolder = node.type === "folders";
+    const a = node.attributes;
+    const href = isFolder ? `#/folder/${encoded(node.id)}` : `#/doc/${encoded(node.id)}`;
+    const status = el("span", { class: "card-status" }, isFolder ? "" : statusBadge(node));
+    const li = el("li", { class: "node-card", "data-node-id": node.id },
+      el("a", { href, class: "card-link" }, el("span", { class: "card-picture" }, this.picture(node)),
+        el("span", { class: "card-title", title: a.title }, a.title)),
+      el("div", { class: "card-foot" }, this.checkbox(node), status, tagList(a.tags)));
+    this.follow(node, li, (latest) => status.replaceChildren(statusBadge(latest)));
+    return li;
+  }
+
+  /** Drags and drops of a row or card, and its status followed while it is being read. */
+  follow(node, item, showStatus) {
+    const dragged = () => (this.selected.has(node.id) ? [...this.selected] : [node.id]);
+    if (mayChange(node)) {
+      draggable(item, dragged, () => (dragged().length > 1 ? `${dragged().length} items` : node.attributes.title));
+      if (node.type === "folders") dropTarget(item, node.id);
+    }
+    if (node.type !== "folders" && !isFinal(node) && this.stops.length < MAX_WATCHED_ROWS) {
+      this.stops.push(watch(node.id, (latest) => latest && showStatus(latest)));
+    }
+  }
+
+  row(node) {
+    const isFolder = node.type === "folders";
+    const { title } = node.attributes;
+    const check = this.checkbox(node);
     const href = isFolder ? `#/folder/${encoded(node.id)}` : `#/doc/${encoded(node.id)}`;
     const status = el("td", { class: "col-status" }, isFolder ? "" : statusBadge(node));
     const a = node.attributes;
     const tr = el("tr", { "data-node-id": node.id },
       el("td", { class: "col-select" }, check),
-      el("td", { class: "col-name" }, el("a", { href, class: "node-link" }, icon(isFolder ? "folder" : "document"),
+      el("td", { class: "col-name" }, el("a", { href, class: "node-link" }, this.picture(node),
         // Whose a row is, where that is not said above it already.
         el("span", {}, title)), a.owner !== this.folder.attributes.owner && ownerNote(node, this.me), tagList(a.tags)),
       status,
@@ -156,14 +224,7 @@ class FolderView {
       el("td", { class: "col-wide col-size" }, isFolder ? "" : formatSize(node.attributes.size)),
       el("td", { class: "col-wide" }, timeElement(node.attributes.updated_at)));
     // Dragging a selected row takes the whole selection along.
-    const dragged = () => (this.selected.has(node.id) ? [...this.selected] : [node.id]);
-    if (mayChange(node)) {
-      draggable(tr, dragged, () => (dragged().length > 1 ? `${dragged().length} items` : title));
-      if (isFolder) dropTarget(tr, node.id);
-    }
-    if (!isFinal(node) && this.stops.length < MAX_WATCHED_ROWS) {
-      this.stops.push(watch(node.id, (latest) => latest && status.replaceChildren(statusBadge(latest))));
-    }
+    this.follow(node, tr, (latest) => status.replaceChildren(statusBadge(latest)));
     return tr;
   }
 
@@ -188,7 +249,7 @@ class FolderView {
 
   selectAll(on) {
     this.selected = new Set(on ? this.rows.map((node) => node.id) : []);
-    for (const box of this.table.querySelectorAll("tbody input[type=checkbox]")) box.checked = on;
+    for (const box of this.table.querySelectorAll("input.row-select")) box.checked = on;
     this.updateSelection();
   }
 
@@ -198,9 +259,11 @@ class FolderView {
     const changeable = count > 0 && nodes.every(mayChange);
     this.renameButton.disabled = count !== 1 || !changeable;
     this.moveButton.disabled = this.deleteButton.disabled = !changeable;
-    this.shareButton.disabled = count !== 1 || !mayShare(nodes[0], this.me);
+    this.shareButton.disabled = count === 0 || !nodes.every((node) => mayShare(node, this.me));
+    this.tagButton.disabled = this.downloadButton.disabled = count === 0;
+    this.detailsButton.disabled = !changeable || !nodes.some((node) => node.type === "documents");
     this.count.textContent = count ? `${count} selected` : "";
-    for (const tr of this.table.querySelectorAll("tbody tr")) tr.classList.toggle("is-selected", this.selected.has(tr.dataset.nodeId));
+    for (const item of this.table.querySelectorAll("[data-node-id]")) item.classList.toggle("is-selected", this.selected.has(item.dataset.nodeId));
     if (this.all) {
       this.all.checked = count > 0 && count === this.rows.length;
       this.all.indeterminate = count > 0 && count < this.rows.length;
@@ -225,6 +288,9 @@ class FolderView {
   }
 
   async share() {
-    if (!this.shareButton.disabled) await shareDialog(this.selectedNodes()[0]);
+    if (this.shareButton.disabled) return;
+    const nodes = this.selectedNodes();
+    if (nodes.length === 1) await shareDialog(nodes[0]);
+    else await this.bulk("shareSelection");
   }
 }

@@ -10,6 +10,7 @@ const SECTIONS = [
   { id: "profile", title: "Profile", load: () => import("./settings-account.js") },
   { id: "mail", title: "Mail accounts", load: () => import("./settings-mail.js") },
   { id: "rules", title: "Rules", load: () => import("./settings-rules.js") },
+  { id: "tags", title: "Tags", load: () => import("./settings-tags.js") },
   { id: "correspondents", title: "Correspondents", load: async () => (await import("./settings-labels.js")).correspondents },
   { id: "document-types", title: "Document types", load: async () => (await import("./settings-labels.js")).documentTypes },
   { id: "custom-fields", title: "Custom fields", load: () => import("./settings-fields.js") },
