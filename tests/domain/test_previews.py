@@ -81,8 +81,14 @@ def test_a_thumbnail_is_the_first_page_small_and_a_placeholder_before(alice):
     assert waiting.content == previews_placeholder()
     upload(alice, document_id, "photo.jpg", samples.jpeg("Invoice 4711"))
     wait_processed(alice, document_id)
-    width, height = size_of(alice.get(f"/api/documents/{document_id}/thumbnail/"))
+    thumbnail = alice.get(f"/api/documents/{document_id}/thumbnail/")
+    width, height = size_of(thumbnail)
     assert width == previews.THUMBNAIL_WIDTH and height > 0
+    assert thumbnail.headers["Cache-Control"] == "private, no-cache"
+    # An address naming the document's state (the page's: updated_at and ocr_status) is kept.
+    named = alice.get(f"/api/documents/{document_id}/thumbnail/?v=2026-11-29T10:00:00Z.succeeded")
+    assert (named.headers["Cache-Control"], named.content) == (
+        "private, max-age=31536000, immutable", thumbnail.content)
 
 
 def test_the_original_is_shown_inline_only_where_it_runs_no_script(alice):

@@ -29,7 +29,10 @@ REFUSED = "Failed to load resource: the server responded with a status of 400 (B
 class Session:
     """A fresh browser context and page, with every request, console error and page error seen."""
 
-    def __init__(self, browser, base_url: str, **context_options):
+    def __init__(self, browser, base_url: str, guarded: bool = True, **context_options):
+        """`guarded=False`: requests to other origins are not stopped (only noted in `requests`):
+        Playwright's routing, which stops them, also turns the browser's HTTP cache off, and a
+        measurement of what the browser keeps needs it on."""
         self.base_url = base_url
         self.context = browser.new_context(**{"viewport": {"width": 1280, "height": 800},
                                               **context_options})
@@ -41,7 +44,8 @@ class Session:
         # Anything for another origin is stopped and noted; the tests expect none.
         origin = base_url.split("/", 3)[:3]
         own = "/".join(origin) + "/"
-        self.context.route(lambda url: not url.startswith(own), self._refuse)
+        if guarded:
+            self.context.route(lambda url: not url.startswith(own), self._refuse)
         self.page: Page = self.context.new_page()
         self.page.on("console", lambda message: message.type == "error"
                      and self.errors.append(message.text))

@@ -44,9 +44,11 @@ export function thumbnails() {
   }, { rootMargin: LOOK_AHEAD });
   return {
     make: (node) => {
-      const { updated_at: changed, ocr_status: status } = node.attributes;
+      // A search hit knows neither: its picture is asked again each time (304 while unchanged).
+      const { updated_at: changed, ocr_status: status } = node.attributes ?? {};
+      const version = changed ? `?v=${encodeURIComponent(`${changed}.${status}`)}` : "";
       const canvas = el("canvas", { class: "thumb is-loading", width: "6", height: "8", "aria-hidden": "true",
-        "data-path": `/documents/${encoded(node.id)}/thumbnail/?v=${encodeURIComponent(`${changed}.${status}`)}` });
+        "data-path": `/documents/${encoded(node.id)}/thumbnail/${version}` });
       observer.observe(canvas);
       return canvas;
     },
@@ -60,7 +62,7 @@ export function thumbnails() {
 async function fetchThumbnail(path, signal) {
   for (let attempt = 0; ; attempt += 1) {
     try {
-      return await fetchBlob(path, undefined, signal, "default");
+      return await fetchBlob(path, undefined, signal, path.includes("?v=") ? "default" : "no-cache");
     } catch (error) {
       if (error.status !== 429 || attempt >= BUSY_RETRIES || signal.aborted) throw error;
       const seconds = Math.min(error.retryAfter ?? 1, MAX_RETRY_SECONDS);
@@ -76,15 +78,19 @@ async function draw(canvas, signal) {
       canvas.classList.replace("is-loading", "is-placeholder");
       return;
     }
-    const bitmap = await createImageBitmap(blob);
-    canvas.width = bitmap.width;
-    canvas.height = bitmap.height;
-    canvas.getContext("2d")?.drawImage(bitmap, 0, 0);
-    bitmap.close();
-    canvas.classList.remove("is-loading");
-    canvas.classList.add("is-drawn");
-    performance.mark("dms:thumbnail"); // when the last one on the screen was drawn (docs/performance.md)
+    await paint(canvas, blob);
   } catch {
     if (!signal.aborted) canvas.classList.replace("is-loading", "is-placeholder");
   }
+}
+
+async function paint(canvas, blob) {
+  const bitmap = await createImageBitmap(blob);
+  canvas.width = bitmap.width;
+  canvas.height = bitmap.height;
+  canvas.getContext("2d")?.drawImage(bitmap, 0, 0);
+  bitmap.close();
+  canvas.classList.remove("is-loading");
+  canvas.classList.add("is-drawn");
+  performance.mark("dms:thumbnail"); // when the last one on the screen was drawn (docs/performance.md)
 }
