@@ -56,8 +56,8 @@ def test_upload_through_the_picker_and_see_it_read(session, server, alice, tmp_p
     assert page.url.endswith(f"#/doc/{document['id']}")
     preview = page.get_by_role("img", name="Page 1 of invoice.png")
     expect(preview).to_have_attribute("aria-busy", "false")
-    # Drawn from the server's 1,000-pixel-wide JPEG.
-    expect(preview).to_have_attribute("width", "1000")
+    # Drawn from the server's JPEG as wide as it is shown (~250 px at 1280 × 800), rounded up.
+    expect(preview).to_have_attribute("width", "480")
     expect(page.get_by_role("region", name="Text")).to_contain_text("Invoice 4711")
     session.screenshot("21-document.png")
 

@@ -1,6 +1,7 @@
-// A document's pages as previews: GET /pages/{id}/ needs the token, so each preview is fetched as
-// a Blob and drawn on a <canvas> (role img) — the CSP (img-src 'self') admits no blob: URL, and a
-// canvas needs none. Previews load when they come near the screen, PARALLEL_PREVIEWS at a time,
+// A document's pages as previews (GET /pages/{id}/preview/ in the width they are shown at): the
+// API needs the token, so each preview is fetched as a Blob and drawn on a <canvas> (role img) —
+// the CSP (img-src 'self') admits no blob: URL, and a canvas needs none; the browser keeps them
+// and asks again whether they changed. Previews load when they come near the screen, PARALLEL_PREVIEWS at a time,
 // and stop when the view is left. A page opens large in the viewer (viewer.js, fetched when first
 // asked for). Whoever may change the document gets the page tools (doc-pageops.js).
 
@@ -68,10 +69,16 @@ export function pagesSection(ctx, document, version, folderId, writable) {
   };
 }
 
+/** The widths GET /pages/{id}/preview/ makes (dms.domain.previews.PREVIEW_WIDTHS). */
+const WIDTHS = [240, 480, 720, 1000, 1400, 2000];
+
 async function draw(figure, signal) {
   const canvas = figure.querySelector("canvas");
+  // As wide as the page is shown, times the screen's pixel density, rounded up to a width made.
+  const wanted = Math.max(1, canvas.clientWidth) * (window.devicePixelRatio || 1);
+  const width = WIDTHS.find((candidate) => candidate >= wanted) ?? WIDTHS.at(-1);
   try {
-    const blob = await previewBlob(figure.dataset.pageId, signal);
+    const blob = await previewBlob(figure.dataset.pageId, width, signal);
     const bitmap = await createImageBitmap(blob);
     canvas.width = bitmap.width;
     canvas.height = bitmap.height;
@@ -88,10 +95,10 @@ async function draw(figure, signal) {
   }
 }
 
-async function previewBlob(pageId, signal) {
+async function previewBlob(pageId, width, signal) {
   for (let attempt = 0; ; attempt += 1) {
     try {
-      return (await fetchBlob(`/pages/${encoded(pageId)}/`, "image/jpeg", signal)).blob;
+      return (await fetchBlob(`/pages/${encoded(pageId)}/preview/?width=${width}`, undefined, signal, "no-cache")).blob;
     } catch (error) {
       if (error.status !== 429 || attempt >= BUSY_RETRIES || signal.aborted) throw error;
       const seconds = Math.min(error.retryAfter ?? 1, MAX_RETRY_SECONDS);
