@@ -70,7 +70,9 @@ class Config:
     admin_password: str | None = field(default=None, repr=False)
     max_upload_mb: int = 512
     max_json_kb: int = 1024
-    ocr_lang: str = "eng"
+    # "": every installed language among eng and deu (dms.processing.languages.default_lang,
+    # resolved by the runtime: the kernel does not ask Tesseract).
+    ocr_lang: str = ""
     ocr_workers: int = field(default_factory=default_ocr_workers)
     # Limits on the work one request or one file may cause (README, "Limits").
     max_pages: int = 10_000  # pages of a PDF, frames of a TIFF
