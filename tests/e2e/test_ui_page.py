@@ -108,7 +108,8 @@ def test_no_client_chosen_name_reaches_another_file(server, name):
 # Fetched when a section of Settings is first opened (view-settings.js), not with the page, and
 # dialogs fetched when first used (LATER_DIALOGS); and the stylesheet of a share link's public
 # page (dms.web.api.sharepage), which is not this page.
-LATER_DIALOGS = {"read-again.js"}  # a document's "Read again…" (view-document.js)
+# A document's "Read again…" (view-document.js), the list of refused files (intake-badge.js).
+LATER_DIALOGS = {"read-again.js", "refusals.js"}
 LATER = {"settings-account.js", "settings-fields.js", "settings-labels.js", "settings-mail.js",
          "settings-reading.js", "settings-rules.js", "settings-tokens.js", "settings-users.js",
          "settings-webhooks.js", "rules-form.js", "rules-run.js", "share.css", *LATER_DIALOGS}

@@ -1,11 +1,12 @@
 // Uploads from the upload dialog (files and the languages to read them in, api.md §22
 // "Languages") and from files dropped onto a folder (read in the caller's default languages): each
-// file becomes a document titled by its name, its bytes go up with a progress bar, then its
-// processing status is followed (docstatus.js) until it is done or failed, in the "Uploads" panel.
+// file becomes a document titled by its name, its bytes go up with a progress bar — a file you
+// already have asks first: keep both, or open the existing one (§22) —, then its processing status
+// is followed (docstatus.js) until it is done or failed, in the "Uploads" panel.
 
 import { api, id as encoded, uploadFile } from "./api.js";
-import { formActions, modal } from "./dialogs.js";
-import { $, el, field, showError, STATUS } from "./dom.js";
+import { actions, formActions, modal } from "./dialogs.js";
+import { $, button, el, field, showError, STATUS } from "./dom.js";
 import { isFinal, nudge, watch } from "./docstatus.js";
 import { languageChoice, ocrLanguages } from "./languages.js";
 
@@ -109,9 +110,13 @@ async function send({ file, folderId, lang, item }) {
       relationships: { parent: { data: { type: "folders", id: folderId } } } } });
     documentId = created.data.id;
     changed(folderId);
-    const document = await uploadFile(documentId, file, (fraction) => {
-      item.progress.value = Math.round(fraction * 100);
-    });
+    const document = await sendBytes(documentId, file, item);
+    if (!document) {
+      // Not wanted twice: the document made for it goes again.
+      await discard(documentId);
+      changed(folderId);
+      return;
+    }
     item.progress.value = 100;
     item.item.append(el("a", { href: `#/doc/${encoded(documentId)}`, class: "upload-open",
       "aria-label": `Open ${file.name}` }, "Open"));
@@ -133,6 +138,44 @@ async function send({ file, folderId, lang, item }) {
     if (documentId) await discard(documentId);
     changed(folderId);
   }
+}
+
+/** The file's bytes into the document, refused if you already have them (api.md §22): then you
+ *  choose — keep both (sent again, kept), open the existing one, or neither. The document, or
+ *  null when the file is not kept. */
+async function sendBytes(documentId, file, item) {
+  const progress = (fraction) => { item.progress.value = Math.round(fraction * 100); };
+  try {
+    return await uploadFile(documentId, file, progress, { if_duplicate: "refuse" });
+  } catch (error) {
+    if (error.code !== "duplicate") throw error;
+    item.state.textContent = "Already uploaded";
+    const choice = await askAboutDuplicate(file, error.message);
+    if (choice === "keep") return uploadFile(documentId, file, progress, { if_duplicate: "keep" });
+    const existing = error.meta?.existing?.id;
+    finish(item, "Not uploaded again: you already have it.");
+    if (existing) {
+      item.item.append(el("a", { href: `#/doc/${encoded(existing)}`, class: "upload-open",
+        "aria-label": `Open the existing ${file.name}` }, "Open"));
+      if (choice === "open") location.hash = `#/doc/${encoded(existing)}`;
+    }
+    return null;
+  }
+}
+
+/** One question at a time, however many files turn out to be duplicates. */
+let asking = Promise.resolve(null);
+
+function askAboutDuplicate(file, sentence) {
+  const answer = asking.then(() => modal("Already uploaded", (dialog, close) => {
+    dialog.classList.add("dialog-wide");
+    dialog.append(el("p", {}, el("strong", {}, file.name)), el("p", {}, sentence),
+      actions(button("Cancel", () => close(null), "", { autofocus: true }),
+        button("Open the existing one", () => close("open")),
+        button("Keep both", () => close("keep"), "button-primary")));
+  }));
+  asking = answer.catch(() => null);
+  return answer;
 }
 
 function show(item, document) {
