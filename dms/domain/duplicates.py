@@ -45,13 +45,15 @@ def scope_of(user: User) -> str:
 
 def existing_copy(user: User, sha256: str, exclude: str | None = None) -> Node | None:
     """The user's oldest document (not `exclude`) whose newest version has these bytes."""
+    # From the versions with these bytes (indexed, migration 0034) to their documents: CROSS
+    # JOIN keeps SQLite's planner from walking every document of the owner instead.
     row = database.execute_sql(
-        "SELECT n.id FROM node AS n JOIN document_version AS v ON v.document_id = n.id "
-        "WHERE n.owner_id = ? AND n.kind = ? AND n.trash_id IS NULL AND n.id <> ? "
-        "AND (v.sha256 = ? OR v.source_sha256 = ?) "
+        "SELECT n.id FROM document_version AS v CROSS JOIN node AS n "
+        "WHERE n.id = v.document_id AND (v.sha256 = ? OR v.source_sha256 = ?) "
+        "AND n.owner_id = ? AND n.kind = ? AND n.trash_id IS NULL AND n.id <> ? "
         "AND v.number = (SELECT max(w.number) FROM document_version AS w "
         "WHERE w.document_id = n.id) ORDER BY n.created_at, n.id LIMIT 1",
-        (user.id, Node.DOCUMENT, exclude or "", sha256, sha256)).fetchone()
+        (sha256, sha256, user.id, Node.DOCUMENT, exclude or "")).fetchone()
     return cast("Node | None", Node.get_or_none(Node.id == row[0])) if row else None
 
 
