@@ -13,6 +13,9 @@ from __future__ import annotations
 
 class DomainError(Exception):
     code = "invalid"
+    # What a client needs besides the sentence to act on the error (the existing document of a
+    # refused duplicate), as the JSON:API error's `meta`; None: nothing.
+    meta: dict[str, object] | None = None
 
     def __init__(self, message: str, field: str | None = None, code: str | None = None):
         super().__init__(message)
@@ -45,6 +48,16 @@ class Invalid(DomainError):
 
 class Conflict(DomainError):
     code = "conflict"
+
+
+class Duplicate(Conflict):
+    """A file the caller already has, refused on request (api.md §22): `meta` names the existing
+    document (`{"existing": {"id", "title", "folder": {"id", "title"}}}`)."""
+    code = "duplicate"
+
+    def __init__(self, message: str, meta: dict[str, object], field: str | None = None):
+        super().__init__(message, field)
+        self.meta = meta
 
 
 class Gone(DomainError):

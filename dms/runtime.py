@@ -14,6 +14,7 @@ its setting. A new job is a row here; job modules stay unaware of each other.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import sqlite3
@@ -43,6 +44,7 @@ from dms.intake.mail.checker import MailChecker, release_claims
 from dms.notify.deliverer import Deliverer
 from dms.notify.streams import StreamHub
 from dms.ops import verify
+from dms.processing import languages
 from dms.processing.processor import Processor
 
 log = logging.getLogger("dms.app")
@@ -155,6 +157,8 @@ class Runtime:
     """The long-lived parts of one process, on the database already open."""
 
     def __init__(self, config: Config, store: DirectoryStore | None = None):
+        if not config.ocr_lang:  # DMS_OCR_LANG unset: what this node's Tesseract has installed
+            config = dataclasses.replace(config, ocr_lang=languages.default_lang())
         self.config = config
         store = store or DirectoryStore(config.files_path, config.data_dir)
         self.pdf = PdfReaders(SHARED_PDF_READERS, config.pdf_memory_mb, reader_times(config),

@@ -55,6 +55,9 @@ class Config:
     consume_interval: float = 10
     consume_stable_seconds: float = 5
     consume_keep: bool = False  # keep imported files in <consume_dir>/.done/ instead of deleting
+    # A file whose bytes the user already has (dms.domain.duplicates): "refuse" (to .failed/,
+    # listed among the user's intake refusals with the existing document) or "keep" (imported).
+    consume_if_duplicate: str = "refuse"
     # A look reads at most consume_max_entries entries of the root, and of each user's tree, and
     # walks consume_max_depth levels of sub-folders below a user's folder (max_tree_depth if
     # lower; each level holds a file descriptor during the walk).
@@ -70,7 +73,9 @@ class Config:
     admin_password: str | None = field(default=None, repr=False)
     max_upload_mb: int = 512
     max_json_kb: int = 1024
-    ocr_lang: str = "eng"
+    # "": every installed language among eng and deu (dms.processing.languages.default_lang,
+    # resolved by the runtime: the kernel does not ask Tesseract).
+    ocr_lang: str = ""
     ocr_workers: int = field(default_factory=default_ocr_workers)
     # Limits on the work one request or one file may cause (README, "Limits").
     max_pages: int = 10_000  # pages of a PDF, frames of a TIFF
@@ -267,6 +272,11 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         return check_queue_url(str(raw).strip(), source)
     if name == "database_url":
         return check_database_url(str(raw).strip(), source)
+    if name == "consume_if_duplicate":
+        choice = str(raw).strip().lower()
+        if choice not in ("refuse", "keep"):
+            raise ConfigError(f"{source} must be refuse or keep, not {raw!r}.")
+        return choice
     if name == "log_level":
         level = str(raw).lower()
         if level not in LOG_LEVELS:

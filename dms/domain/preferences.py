@@ -5,7 +5,7 @@ its `choices`. Unlike Papermerge, every user reads and changes their own.
 
 `ocr__language`: the OCR language of the user's new documents (`POST /nodes/` without `lang`,
 legacy uploads, imports); its choices are Tesseract's installed languages and their `+`
-combinations, its default the server's `DMS_OCR_LANG`.
+combinations (at most MAX_LANGUAGES, e.g. `deu+eng`), its default the server's `DMS_OCR_LANG`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from dms.db import database, write_transaction
 from dms.db.models import User
 from dms.errors import Invalid, NotFound
-from dms.processing.languages import accepted_languages, is_valid_lang
+from dms.processing.languages import accepted_languages, is_valid_lang, lang_problem
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Setting:
     name: str
     help_text: str
     choices: Callable[[], list[str]]
-    is_valid: Callable[[object], bool]
+    problem: Callable[[object], str | None]  # why a value is refused, as a sentence; None: valid
 
     @property
     def identifier(self) -> str:
@@ -34,7 +34,7 @@ class Setting:
 
 SETTINGS = {setting.identifier: setting for setting in (
     Setting("ocr", "language", "OCR language of new documents (Tesseract's, + combines them).",
-            lambda: list(accepted_languages()), is_valid_lang),
+            lambda: list(accepted_languages()), lang_problem),
 )}
 
 
@@ -75,9 +75,9 @@ def set_values(user: User, values: object, default_lang: str,
         if setting is None:
             raise Invalid(f"There is no setting {identifier!r}; there are: "
                           f"{', '.join(SETTINGS)}.", field_of(identifier))
-        if not setting.is_valid(value):
-            raise Invalid(f"{value!r} is not a value of {identifier}; choose one of: "
-                          f"{', '.join(setting.choices()) or 'none'}.", field_of(identifier))
+        problem = setting.problem(value)
+        if problem is not None:
+            raise Invalid(problem, field_of(identifier))
     with write_transaction():
         for identifier, value in values.items():
             database.execute_sql(

@@ -1,7 +1,8 @@
 """What the intake refused (docs/api.md, "Refused intake"): a file the consume folder moved to
 `.failed/`, an attachment a mail check could not take. Each is told to its owner
-(GET /intake/refusals/) and counted for the admins (GET /health), not only written to the
-server's log where the owner never looks.
+(GET /intake/refusals/, shown by the web page with a badge) and counted for the admins (GET
+/health), not only written to the server's log where the owner never looks; the owner dismisses
+what they have seen (DELETE).
 
 Bounded: a user keeps the newest KEEP_PER_USER refusals, and none older than KEEP_DAYS; both are
 enforced as refusals are recorded, in the same write transaction. Names and reasons are stored as
@@ -17,7 +18,7 @@ from peewee import ModelSelect
 
 from dms.db import database, owner_scope, write_transaction
 from dms.db.models import IntakeRefusal, User, new_id, utcnow
-from dms.errors import DomainError
+from dms.errors import DomainError, NotFound
 
 log = logging.getLogger("dms.intake")
 
@@ -52,6 +53,23 @@ def refusals_of(user: User) -> ModelSelect[IntakeRefusal]:
     """The caller's refusals, newest first (GET /intake/refusals/)."""
     return (IntakeRefusal.select().where(IntakeRefusal.owner == user.id)
             .order_by(IntakeRefusal.refused_at.desc(), IntakeRefusal.id))
+
+
+def dismiss(user: User, refusal_id: str) -> None:
+    """The caller has seen a refusal: it leaves their list (DELETE /intake/refusals/{id}/).
+    Another user's, or one already gone: 404."""
+    with write_transaction(owner_scope(user.id)):
+        gone = (IntakeRefusal.delete()
+                .where(IntakeRefusal.id == refusal_id, IntakeRefusal.owner == user.id).execute())
+    if not gone:
+        raise NotFound()
+
+
+def dismiss_all(user: User) -> int:
+    """Every one of the caller's refusals leaves their list (DELETE /intake/refusals/); how
+    many. Bounded by KEEP_PER_USER: no user keeps more."""
+    with write_transaction(owner_scope(user.id)):
+        return int(IntakeRefusal.delete().where(IntakeRefusal.owner == user.id).execute())
 
 
 def counts_since(since: dt.datetime) -> dict[str, int]:

@@ -22,13 +22,13 @@ import hashlib
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from peewee import IntegrityError
 
 from dms.db import database, document_scope, events, is_disk_full, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
-from dms.domain import tree
+from dms.domain import duplicates, tree
 from dms.domain.access.rule import EDITOR, changing, reach
 from dms.domain.pages import batches, commit
 from dms.domain.preferences import ocr_language
@@ -139,16 +139,21 @@ def _md5(path: Any) -> str:
 
 
 def upload_version(services: Services, user: User, document_id: str, stream: BinaryIO,
-                   length: int | None, file_name: object) -> Node:
-    """PUT /documents/{id}/upload/{name}: the body becomes the document's newest version."""
+                   length: int | None, file_name: object, if_duplicate: object = None) -> Node:
+    """PUT /documents/{id}/upload/{name}: the body becomes the document's newest version; with
+    `if_duplicate` "refuse", not when another document of the caller's has these bytes
+    (dms.domain.duplicates: 409, nothing changed)."""
     name = check_file_name(file_name)
+    refuse = duplicates.check_choice(if_duplicate) == "refuse"
     reach(user, document_id, EDITOR, Node.DOCUMENT)  # 404/403 before reading a large body
     upload = receive_upload(services, stream, length)
     previous = latest_version(document_id)
     version_id = _store(services.store, upload)
     try:
-        with changing(user, document_id, Node.DOCUMENT, EDITOR, "",
-                      document_scope(document_id)) as reached:  # deleted meanwhile?
+        with changing(user, document_id, Node.DOCUMENT, EDITOR, "", document_scope(document_id),
+                      duplicates.scope_of(user)) as reached:  # deleted meanwhile?
+            if refuse:
+                duplicates.refuse_if_held(user, upload.received.sha256, exclude=document_id)
             document = reached.node
             number = _record_version(document, upload, name, version_id)
             events.record(document.owner_id, document.id, events.UPLOADED, user.id, version=number,
@@ -165,15 +170,19 @@ def upload_version(services: Services, user: User, document_id: str, stream: Bin
 
 
 def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: int | None,
-                    file_name: object | None) -> Node:
+                    file_name: object | None, if_duplicate: object = None) -> Node:
     """The legacy uploads (api.md, "Legacy endpoints"): a new document in the caller's .inbox,
-    titled by its name."""
+    titled by its name; with `if_duplicate` "refuse", none when the caller already has these
+    bytes (dms.domain.duplicates: 409, nothing made)."""
     name = check_file_name(file_name) if file_name is not None else None
+    refuse = duplicates.check_choice(if_duplicate) == "refuse"
     upload = receive_upload(services, stream, length)
     name = name or random_file_name(upload.file_type)
     version_id = _store(services.store, upload)
     try:
         with write_transaction(owner_scope(user.id)):
+            if refuse:
+                duplicates.refuse_if_held(user, upload.received.sha256)
             inbox = tree.special_folder(user, Node.INBOX)
             document = tree.insert_node(user, Node.DOCUMENT, inbox, name[:tree.MAX_TITLE_LENGTH],
                                         lang=ocr_language(user, services.config.ocr_lang))
@@ -187,28 +196,9 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
     return document
 
 
-class ImportRule(Protocol):
-    """What makes an imported file a duplicate, and what is written with a new document; both
-    run inside the transaction that adds it."""
-
-    def holds(self, user: User, folder_id: str, sha256: str) -> bool: ...
-
-    def added(self, user: User, document: Node, sha256: str) -> None: ...
-
-
-class SameFolder:
-    """`dms import` and the consume folder: a file is a duplicate when a document in the folder
-    already holds a version with its SHA-256 (a re-run after an interruption adds nothing)."""
-
-    def holds(self, user: User, folder_id: str, sha256: str) -> bool:
-        return _folder_holds(user, folder_id, sha256)
-
-    def added(self, user: User, document: Node, sha256: str) -> None:
-        pass
-
-
 def import_into_folder(services: Services, user: User, folder_id: str, stream: BinaryIO,
-                       length: int | None, file_name: str, rule: ImportRule = SameFolder(),
+                       length: int | None, file_name: str,
+                       rule: duplicates.ImportRule = duplicates.SAME_FOLDER,
                        source: str = "import", split: bool = False) -> list[Node]:
     """A file from `dms import`, the consume folder or a mail (`source`) becomes a new document
     in the user's folder, titled by its name, through the same checks as an upload — or, with
@@ -235,7 +225,7 @@ def import_into_folder(services: Services, user: User, folder_id: str, stream: B
 
 
 def _import_whole(services: Services, user: User, folder_id: str, upload: Upload, name: str,
-                  rule: ImportRule, source: str) -> list[Node]:
+                  rule: duplicates.ImportRule, source: str) -> list[Node]:
     version_id = _store(services.store, upload)
     try:
         with write_transaction(owner_scope(user.id)):
@@ -261,7 +251,7 @@ def _import_whole(services: Services, user: User, folder_id: str, upload: Upload
 
 
 def _import_parts(services: Services, user: User, folder_id: str, upload: Upload, name: str,
-                  parts: list[Any], rule: ImportRule, source: str) -> list[Node]:
+                  parts: list[Any], rule: duplicates.ImportRule, source: str) -> list[Node]:
     """The parts of a split batch, each a new document `<name>-<n>.pdf`, all in one write
     transaction; each version names the batch's SHA-256, which the duplicate rules find."""
     sha256 = upload.received.sha256
@@ -307,16 +297,7 @@ def would_import(services: Services, user: User, folder_id: str | None, stream: 
     check_file_name(file_name)
     upload = receive_upload(services, stream, length)
     upload.discard()
-    return folder_id is None or not _folder_holds(user, folder_id, upload.received.sha256)
-
-
-def _folder_holds(user: User, folder_id: str, sha256: str) -> bool:
-    """Does a document of the user's folder hold a version with these bytes?"""
-    return database.execute_sql(
-        "SELECT 1 FROM node AS n JOIN document_version AS v ON v.document_id = n.id "
-        "WHERE n.parent_id = ? AND n.owner_id = ? AND n.trash_id IS NULL "
-        "AND (v.sha256 = ? OR v.source_sha256 = ?) LIMIT 1",
-        (folder_id, user.id, sha256, sha256)).fetchone() is not None
+    return folder_id is None or not duplicates.folder_holds(user, folder_id, upload.received.sha256)
 
 
 def _store(store: FileStore, upload: Upload) -> str:

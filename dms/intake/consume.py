@@ -7,11 +7,13 @@ and modification time have not changed for `consume_stable_seconds` (a scanner w
 never imported half-written); a file seen but not yet stable is looked at again after that time
 rather than a whole interval later. It goes through dms.domain.uploads.import_into_folder, the
 checks of an upload; then it is deleted, or moved to `<consume>/.done/` with DMS_CONSUME_KEEP=1. A
-refused file goes to `<consume>/.failed/` beside a `.txt` with the reason. A crash between the
-import and the removal is harmless: at the next look the file is a duplicate of its folder's
-document and is only removed. A temporary trouble (full disk, the database busy or away) leaves the
-file where it is, for the next look. A directory that names no active user is reported once in the
-log.
+refused file goes to `<consume>/.failed/` beside a `.txt` with the reason, and is listed among its
+user's intake refusals — a file the user already has too (DMS_CONSUME_IF_DUPLICATE=refuse, the
+default; dms.domain.duplicates), naming the existing document. A crash between the import and the
+removal is harmless: at the next look the file is a duplicate of the document made from it (of
+its name, made after the file was last written) and is only removed. A temporary trouble (full
+disk, the database busy or away) leaves the file where it is, for the next look. A directory
+that names no active user is reported once in the log.
 
 The folder is shared, so nothing below its root is trusted: no symbolic link is ever followed — not
 in a user's tree, not as a user folder, not in `.failed/` or `.done/` — because every step goes
@@ -31,6 +33,7 @@ one line, not thousands at every look).
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import logging
 import os
@@ -41,8 +44,8 @@ from typing import TYPE_CHECKING
 
 from dms.db import database
 from dms.db.models import Node, User
-from dms.domain import refusals, tree, uploads
-from dms.errors import DomainError, StorageFull, Throttled, Unavailable
+from dms.domain import duplicates, refusals, tree, uploads
+from dms.errors import DomainError, Duplicate, StorageFull, Throttled, Unavailable
 from dms.files import safedir
 from dms.files.fairness import acting_for
 from dms.files.loop import BackgroundLoop
@@ -71,6 +74,9 @@ class ConsumeFolder:
         self._standing: set[str] = set()  # problems found by this look
         self._listed = self._unlisted = 0  # new problems of this look logged / only counted
         self._watch = BackgroundLoop("dms-consume", self._round)
+        self._duplicates: duplicates.ImportRule = (
+            duplicates.AnyCopy() if self.config.consume_if_duplicate == "refuse"
+            else duplicates.KeepCopies())
 
     def start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -252,19 +258,22 @@ class ConsumeFolder:
                         with acting_for(user.id):  # the readers' fair shares
                             documents = uploads.import_into_folder(
                                 self.services, user, folder_id, stream,
-                                os.fstat(stream.fileno()).st_size, parts[-1], source="consume",
+                                os.fstat(stream.fileno()).st_size, parts[-1],
+                                rule=self._duplicates, source="consume",
                                 split=self.services.config.split_on_barcode)
                     except DomainError as error:
                         if isinstance(error, (StorageFull, Unavailable, Throttled)):
                             raise
-                        self._fail(root, folder_fd, username, parts, state, error.message)
-                        refusals.record(user.id, "consume", shown, error.message)
-                        return 1
-                if not documents:
-                    log.info("consume folder: %r is already in %s's folder; removed", shown,
-                             username)
-                else:
-                    log.info("consume folder: imported %r for %s", shown, username)
+                        if not self._its_own_copy(error, parts[-1], state):
+                            self._fail(root, folder_fd, username, parts, state, error.message)
+                            refusals.record(user.id, "consume", shown, error.message)
+                            return 1
+                        log.info("consume folder: %r was imported already (by another node, or "
+                                 "before a restart); removed", shown)
+                        documents = []
+                if documents:
+                    log.info("consume folder: imported %r for %s as %d document(s)", shown,
+                             username, len(documents))
                 self._finish(root, folder_fd, username, parts, state)
         except (StorageFull, Unavailable, Throttled) as error:
             log.warning("consume folder: %r of %s waits for the next look: %s", shown, username,
@@ -274,6 +283,17 @@ class ConsumeFolder:
             return 0  # taken by another node meanwhile, or its folder replaced by a link
         self._seen.pop(key, None)
         return 1
+
+    @staticmethod
+    def _its_own_copy(error: DomainError, name: str, state: tuple[int, int]) -> bool:
+        """Is `error` a duplicate of a document made from this very file — by another node
+        sharing the folder, or by this one before a crash kept it from removing the file? A
+        document of that name made after the file was last written. A copy dropped again later
+        is written later than its document was made: refused."""
+        if not isinstance(error, Duplicate):
+            return False
+        written = dt.datetime.fromtimestamp(state[1] / 1e9, dt.UTC).replace(tzinfo=None)
+        return duplicates.made_from(error, name, written)
 
     def _folder(self, user: User, folders: tuple[str, ...]) -> str:
         folder_id = tree.special_folder(user, Node.INBOX).id

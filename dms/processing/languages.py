@@ -68,19 +68,47 @@ def accepted_languages() -> tuple[str, ...]:
     return languages
 
 
+MAX_LANGUAGES = 5  # languages one `+` combination may name: each slows Tesseract down
+DEFAULT_CANDIDATES = ("eng", "deu")  # what DMS_OCR_LANG's default reads, where installed
+
+
+def default_lang() -> str:
+    """DMS_OCR_LANG when it is not set: every installed language among eng and deu (`eng+deu`
+    on a fresh install, whose set-up installs both), `eng` when neither is found. Asks this
+    node's Tesseract once per process (installed_languages is cached)."""
+    installed = installed_languages()
+    return "+".join(code for code in DEFAULT_CANDIDATES if code in installed) or "eng"
+
+
+def lang_problem(lang: object) -> str | None:
+    """Why `lang` is not an OCR language a document may ask for (one accepted language, or up to
+    MAX_LANGUAGES of them joined by +), as a sentence naming the part at fault; None if it is."""
+    if not isinstance(lang, str) or not lang:
+        return "An OCR language is required, e.g. eng, or deu+eng for several."
+    parts = lang.split("+")
+    if len(parts) > MAX_LANGUAGES:
+        return (f"At most {MAX_LANGUAGES} OCR languages may be combined; {lang[:100]!r} names "
+                f"{len(parts)}.")
+    accepted = accepted_languages()
+    allowed = ", ".join(accepted) or "none (Tesseract is not installed)"
+    for part in parts:
+        if part not in accepted:
+            return (f"Unknown OCR language {part[:100]!r}; installed languages: {allowed} "
+                    "(combine them with +, e.g. eng+deu).")
+    if len(set(parts)) != len(parts):
+        return f"{lang!r} names a language twice; name each once."
+    return None
+
+
 def is_valid_lang(lang: object) -> TypeGuard[str]:
     """`eng`, or a combination such as `eng+deu`, of accepted languages."""
-    if not isinstance(lang, str) or not lang:
-        return False
-    parts = lang.split("+")
-    accepted = accepted_languages()
-    return len(set(parts)) == len(parts) and all(p in accepted for p in parts)
+    return lang_problem(lang) is None
 
 
 def check_lang(lang: object, field: str = "lang") -> str:
-    """A valid OCR language, or the 400 that lists the installed ones."""
-    if not is_valid_lang(lang):
-        allowed = ", ".join(accepted_languages()) or "none (Tesseract is not installed)"
-        raise Invalid(f"Unknown OCR language {lang!r}; installed languages: {allowed} "
-                      "(combine them with +, e.g. eng+deu).", field)
+    """A valid OCR language, or the 400 that names the part at fault and the installed ones."""
+    problem = lang_problem(lang)
+    if problem is not None:
+        raise Invalid(problem, field)
+    assert isinstance(lang, str)
     return lang

@@ -307,7 +307,7 @@ def api_error(error: errors.DomainError, field_base: str) -> ApiError:
         headers["Retry-After"] = str(error.retry_after)
     status = next((status for cls, status in STATUS_OF_ERROR.items()
                    if isinstance(error, cls)), 400)
-    return ApiError(status, error.code, error.message, pointer, headers)
+    return ApiError(status, error.code, error.message, pointer, headers, error.meta)
 
 
 def render(result: Any, default_media: str) -> bottle.HTTPResponse:

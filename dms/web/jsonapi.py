@@ -24,19 +24,22 @@ class ApiError(Exception):
     and, where a field is at fault, a JSON pointer to it."""
 
     def __init__(self, status: int, code: str, detail: str, pointer: str | None = None,
-                 headers: Mapping[str, str] | None = None):
+                 headers: Mapping[str, str] | None = None, meta: Mapping[str, Any] | None = None):
         super().__init__(detail)
         self.status = status
         self.code = code
         self.detail = detail
         self.pointer = pointer
         self.headers = dict(headers or {})
+        self.meta = dict(meta) if meta else None
 
     def envelope(self) -> dict:
         error: dict[str, Any] = {"detail": self.detail, "status": str(self.status),
                                  "code": self.code}
         if self.pointer is not None:
             error["source"] = {"pointer": self.pointer}
+        if self.meta is not None:
+            error["meta"] = self.meta
         return {"errors": [error]}
 
 

@@ -11,7 +11,8 @@ import datetime as dt
 
 from dms.db.models import IntakeRefusal, utcnow
 from dms.domain import accounts, refusals
-from tests.harness.database import execute_sql, query_sql
+from tests.harness.client import NOT_FOUND
+from tests.harness.database import execute_sql, query_sql, snapshot
 from tests.harness.domaintier import new_user
 
 REASON = "This type of file is not supported; upload a PDF, PNG, JPEG, TIFF or plain text file."
@@ -91,3 +92,25 @@ def test_they_are_deleted_with_their_user(root, services, config):
     assert names(config, alice.id) == []
     assert names(config, bob.id) == ["c.exe"]
     assert refusals.counts_since(utcnow() - dt.timedelta(hours=24)) == {"consume": 1, "mail": 0}
+
+
+def test_the_owner_dismisses_one_or_all_and_no_one_else_can(alice, bob, config):
+    for name in ("one.exe", "two.exe", "three.exe"):
+        refusals.record(alice.user_id, "consume", name, REASON)
+    refusals.record(bob.user_id, "mail", "bobs.exe", REASON)
+    [three, two, one] = [item["id"] for item in
+                         alice.get("/api/intake/refusals/").json()["data"]]
+    before = snapshot(config)
+    assert bob.delete(f"/api/intake/refusals/{two}/").json() == NOT_FOUND  # not his
+    assert alice.as_anonymous().delete(f"/api/intake/refusals/{two}/").status_code == 401
+    assert alice.delete("/api/intake/refusals/no-such-id/").json() == NOT_FOUND
+    assert snapshot(config) == before
+
+    dismissed = alice.delete(f"/api/intake/refusals/{two}/")
+    assert (dismissed.status_code, dismissed.content) == (204, b"")
+    assert listed(alice) == ["three.exe", "one.exe"]
+    assert alice.delete(f"/api/intake/refusals/{two}/").json() == NOT_FOUND  # gone already
+    assert alice.delete("/api/intake/refusals/").status_code == 204
+    assert (listed(alice), listed(bob)) == ([], ["bobs.exe"])
+    assert query_sql(config, "SELECT count(*) FROM intake_refusal WHERE id IN (?, ?)",
+                     three, one) == [(0,)]

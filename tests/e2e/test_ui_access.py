@@ -63,6 +63,7 @@ def furnish(alice, config) -> dict[str, tuple[str, str]]:
         "trash": ("/#/trash", "Trash"),
         "tokens": ("/#/settings/tokens", "API Tokens"),
         "profile": ("/#/settings/profile", "Profile"),
+        "reading": ("/#/settings/reading", "Reading"),
         "mail": ("/#/settings/mail", "Mail accounts"),
         "rules": ("/#/settings/rules", "Rules"),
         "webhooks": ("/#/settings/webhooks", "Webhooks"),
@@ -102,6 +103,11 @@ def test_every_view_passes_axe_and_names_every_control(browser, server, config, 
         page.get_by_role("button", name="Move").click()
         expect(page.get_by_role("dialog").get_by_role("radio").first).to_be_visible()
         found["move"] = axe_violations(page)
+        assert unnamed_controls(page) == []
+        page.keyboard.press("Escape")
+        page.get_by_role("button", name="Upload", exact=True).click()
+        expect(page.get_by_role("dialog", name="Upload files")).to_be_visible()
+        found["upload"] = axe_violations(page)
         assert unnamed_controls(page) == []
         page.keyboard.press("Escape")
         open_view(page, server.url, *views["webhooks"])

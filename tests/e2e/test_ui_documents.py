@@ -16,7 +16,7 @@ from tests.harness import samples
 from tests.harness.client import JSON
 from tests.harness.documents import make_folder, new_document, upload_accepted
 from tests.harness.waiting import wait_indexed, wait_processed
-from tests.harness.webpage import log_in_home
+from tests.harness.webpage import choose_upload, log_in_home
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
@@ -32,9 +32,7 @@ def test_upload_through_the_picker_and_see_it_read(session, server, alice, tmp_p
     expect(page.get_by_role("heading", name="Inbox", level=1)).to_be_visible()
     expect(page.get_by_text("This folder is empty.")).to_be_visible()
 
-    with page.expect_file_chooser() as chooser:
-        page.get_by_role("button", name="Upload").click()
-    chooser.value.set_files(str(scan))
+    choose_upload(page, scan)
     uploads = page.get_by_role("complementary", name="Uploads")
     item = uploads.get_by_role("listitem").filter(has_text="invoice.png")
     expect(item.get_by_role("progressbar", name="invoice.png: upload progress")).to_have_attribute(

@@ -105,13 +105,15 @@ def test_no_client_chosen_name_reaches_another_file(server, name):
         assert requests.get(server.url + path, timeout=10).status_code == 404
 
 
-# Fetched when a section of Settings is first opened (view-settings.js), the page viewer and the
-# bulk actions when first used, not with the page; and the stylesheet of a share link's public
-# page (dms.web.api.sharepage), which is not this page.
-WHEN_USED = {"rules-form.js", "rules-run.js", "share.css", "viewer.js", "bulk.js"}
+# Fetched when a section of Settings is first opened (view-settings.js), not with the page, and
+# what is fetched when first used (WHEN_USED): the page viewer, the bulk actions, a document's
+# "Read again…" (view-document.js), the list of refused files (intake-badge.js); and the
+# stylesheet of a share link's public page (dms.web.api.sharepage), which is not this page.
+WHEN_USED = {"rules-form.js", "rules-run.js", "share.css", "viewer.js", "bulk.js", "read-again.js",
+             "refusals.js"}
 LATER = {"settings-account.js", "settings-fields.js", "settings-labels.js", "settings-mail.js",
-         "settings-rules.js", "settings-tokens.js", "settings-users.js", "settings-webhooks.js",
-         "settings-tags.js", *WHEN_USED}
+         "settings-reading.js", "settings-rules.js", "settings-tokens.js", "settings-users.js",
+         "settings-webhooks.js", "settings-tags.js", *WHEN_USED}
 
 
 def test_the_page_is_small_and_its_modules_short():

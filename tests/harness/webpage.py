@@ -121,15 +121,26 @@ def log_in_and_open_tokens(session: Session, username: str = "alice",
 
 
 def upload_by_picker(page: Page, path: Path, timeout_ms: float):
-    """Uploads `path` through the open folder's Upload button and the file picker, and waits
-    until the Uploads panel says its text was read (Done); its item in that panel."""
-    with page.expect_file_chooser() as chooser:
-        page.get_by_role("button", name="Upload").click()
-    chooser.value.set_files(str(path))
+    """Uploads `path` through the open folder's Upload button and the upload dialog's file
+    picker, and waits until the Uploads panel says its text was read (Done); its item in that
+    panel."""
+    choose_upload(page, path)
     item = page.get_by_role("complementary", name="Uploads").get_by_role("listitem").filter(
         has_text=path.name)
     expect(item).to_contain_text("Done", timeout=timeout_ms)
     return item
+
+
+def choose_upload(page: Page, path: Path):
+    """Opens the open folder's upload dialog, chooses `path` with the dialog's file picker and
+    sends it, read in the languages the dialog offers at first (the caller's default)."""
+    page.get_by_role("button", name="Upload").click()
+    dialog = page.get_by_role("dialog", name="Upload files")
+    with page.expect_file_chooser() as chooser:
+        dialog.get_by_label("Files").click()
+    chooser.value.set_files(str(path))
+    dialog.get_by_role("button", name="Upload").click()
+    expect(dialog).to_be_hidden()
 
 
 def sideways_scroll(page: Page) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import os
 import threading
 import time
 
@@ -134,6 +135,9 @@ def test_a_restart_in_the_middle_and_a_file_imported_before_a_crash(alice, serve
     time.sleep(0.5)
     server.stop()  # the fixture's thread ends; its teardown finds it stopped
     (user_dir / "again.txt").write_bytes(already)
+    # As it was before the crash: written before its document was made (else it would be a
+    # copy dropped again, which is refused: test_consume_duplicates.py).
+    os.utime(user_dir / "again.txt", (time.time() - 60, time.time() - 60))
     restarted = Server(config)
     thread = threading.Thread(target=restarted.run, daemon=True)
     thread.start()
@@ -150,6 +154,8 @@ def test_a_restart_in_the_middle_and_a_file_imported_before_a_crash(alice, serve
         assert download_sha(client, titles["half.pdf"]) == hashlib.sha256(partial).hexdigest()
         assert titles["again.txt"] == document_id
         assert query_sql(config, "SELECT count(*) FROM document_version") == [(2,)]
+        assert client.get("/api/intake/refusals/").json()["data"] == []
+        assert not (consume_dir / ".failed").exists()
     finally:
         restarted.stop()
         thread.join(timeout=15)

@@ -94,8 +94,8 @@ def test_preferences_list_change_and_use(alice, bob, config):
         "eng+deu"
     before = snapshot(config)
     assert_error(alice.post("/api/preferences/bulk/", {"ocr__language": "klingon"}, media=JSON),
-                 400, "invalid", "'klingon' is not a value of ocr__language; choose one of: deu, "
-                 "eng.", "/ocr__language", media=JSON)
+                 400, "invalid", "Unknown OCR language 'klingon'; installed languages: deu, eng "
+                 "(combine them with +, e.g. eng+deu).", "/ocr__language", media=JSON)
     assert_error(alice.post("/api/preferences/bulk/", {"ui__theme": "dark"}, media=JSON), 400,
                  "invalid", "There is no setting 'ui__theme'; there are: ocr__language.",
                  "/ui__theme", media=JSON)

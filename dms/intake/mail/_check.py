@@ -83,7 +83,7 @@ MESSAGE_ID_FIELD = b"BODY[HEADER.FIELDS (MESSAGE-ID)]"
 
 
 class FromMessage:
-    """uploads.ImportRule for attachments: a duplicate is the same bytes from the same message
+    """duplicates.ImportRule for attachments: a duplicate is the same bytes from the same message
     (also from another of the user's accounts); a new document gets its Origin."""
 
     def __init__(self, account: MailAccount, origin: Origin):

@@ -72,7 +72,7 @@ def delete_document(ctx: Context, document_id: str):
 
 @routes.put("/documents/{document_id}/upload/{file_name}", Operation(
     "Upload a new version of a document's file", data_of(ref("Node")), 201, request=BINARY,
-    accepts=FILE_TYPES + ("application/octet-stream",)))
+    accepts=FILE_TYPES + ("application/octet-stream",), query=("if_duplicate",), errors=(409,)))
 def upload(ctx: Context, document_id: str, file_name: str):
     if not (ctx.header("Content-Disposition") or "").strip():
         raise ApiError(400, "parse_error", "The Content-Disposition header is required, e.g. "
@@ -80,7 +80,8 @@ def upload(ctx: Context, document_id: str, file_name: str):
     # The stored name is the one in the URL; the header's name is only required
     # (api.md, "Uploading a file").
     document = uploads.upload_version(ctx.services, ctx.user, document_id,
-                                        ctx.environ["wsgi.input"], ctx.content_length(), file_name)
+                                        ctx.environ["wsgi.input"], ctx.content_length(), file_name,
+                                        ctx.query.get("if_duplicate"))
     return created(document_body(ctx, document))
 
 

@@ -52,19 +52,20 @@ def get_document_legacy(ctx: Context, document_id: str):
 
 def upload_to_inbox(ctx: Context, file_name: str | None) -> Reply:
     document = uploads.upload_to_inbox(ctx.services, ctx.user, ctx.environ["wsgi.input"],
-                                         ctx.content_length(), file_name)
+                                         ctx.content_length(), file_name,
+                                         ctx.query.get("if_duplicate"))
     return Reply(legacy_objects(ctx.user, [document])[0], status=201)
 
 
 @routes.put("/document/upload/", Operation(
     "Legacy: upload into .inbox under a random name", ref("LegacyDocument"), 201, request=BINARY,
-    accepts=FILE_TYPES), strict_slash=True, **LEGACY)
+    accepts=FILE_TYPES, query=("if_duplicate",), errors=(409,)), strict_slash=True, **LEGACY)
 def upload_unnamed(ctx: Context):
     return upload_to_inbox(ctx, None)
 
 
 @routes.put("/document/upload/{file_name}", Operation(
     "Legacy: upload into .inbox", ref("LegacyDocument"), 201, request=BINARY,
-    accepts=FILE_TYPES), **LEGACY)
+    accepts=FILE_TYPES, query=("if_duplicate",), errors=(409,)), **LEGACY)
 def upload_named(ctx: Context, file_name: str):
     return upload_to_inbox(ctx, file_name)

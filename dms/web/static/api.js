@@ -48,6 +48,11 @@ export class ApiError extends Error {
     this.pointer = pointer;
     /** Seconds a 429 or 503 asks to wait (Retry-After), or null. */
     this.retryAfter = retryAfter;
+    /** The error's code (api.md, "Errors") and `meta`, when the server sent them.
+     *  @type {string | null} */
+    this.code = null;
+    /** @type {Record<string, any> | null} */
+    this.meta = null;
   }
 }
 
@@ -65,7 +70,11 @@ function refusal(status, payload, retryAfter = null) {
     return new ApiError(`Your session has ended: ${detail} Please log in again.`, 401);
   }
   const seconds = Number.parseInt(retryAfter ?? "", 10);
-  return new ApiError(detail, status, first?.source?.pointer ?? null, Number.isFinite(seconds) ? seconds : null);
+  const error = new ApiError(detail, status, first?.source?.pointer ?? null, Number.isFinite(seconds) ? seconds : null);
+  // The machine code and what the error names besides its sentence (a duplicate's document).
+  error.code = first?.code ?? null;
+  error.meta = first?.meta ?? null;
+  return error;
 }
 
 /**
@@ -160,13 +169,17 @@ export async function download(path, fallbackName, body = undefined) {
 }
 
 /** PUT of a file's bytes into a document (api.md, "Uploading a file") through XMLHttpRequest,
- *  whose upload progress fetch() cannot report. Resolves with the document; rejects with an
- *  ApiError. */
-export function uploadFile(documentId, file, onProgress) {
+ *  whose upload progress fetch() cannot report; `query`: its parameters (`if_duplicate`).
+ *  Resolves with the document; rejects with an ApiError.
+ *  @param {string} documentId
+ *  @param {File} file
+ *  @param {(fraction: number) => void} onProgress
+ *  @param {Record<string, string>} [query] */
+export function uploadFile(documentId, file, onProgress, query = {}) {
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
     const name = encodeURIComponent(file.name);
-    request.open("PUT", `${API_ROOT}/documents/${encodeURIComponent(documentId)}/upload/${name}`);
+    request.open("PUT", withQuery(`${API_ROOT}/documents/${encodeURIComponent(documentId)}/upload/${name}`, query));
     for (const [header, value] of Object.entries(authorization())) request.setRequestHeader(header, value);
     // The header is mandatory but only its presence counts; the URL names the file.
     request.setRequestHeader("Content-Disposition", `attachment; filename*=UTF-8''${name}`);

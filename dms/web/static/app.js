@@ -8,6 +8,7 @@ import { setUp as setUpDragAndDrop } from "./dnd.js";
 import { nudge, setLive, stopAll } from "./docstatus.js";
 import { $, busy, clearMessages, focusHeading, showError, showStatus } from "./dom.js";
 import * as events from "./events.js";
+import * as refused from "./intake-badge.js";
 import { setUp as setUpKeys, showHelp } from "./keys.js";
 import { chosenFilters } from "./metadata.js";
 import { closeMenu, setUp as setUpMenu } from "./menu.js";
@@ -97,6 +98,7 @@ async function route() {
     return;
   }
   const navigation = ++state.navigation;
+  refused.refresh(); // what the intake refused meanwhile shows at the next view
   const { name, arg, params } = parse(location.hash);
   $("main").setAttribute("aria-busy", "true");
   try {
@@ -147,6 +149,7 @@ async function enter() {
   $("view-login").hidden = true;
   document.body.classList.add("signed-in");
   events.start();
+  refused.start();
   await Promise.all([tree.refresh(), route(), saved.refresh().catch(() => {})]);
 }
 
@@ -156,6 +159,7 @@ function endSession(message = null, isError = false) {
   // A dialog left open would cover the login form.
   for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   events.stop();
+  refused.stop();
   clearTimeout(state.eventsTimer);
   state.events = [];
   stopAll();
@@ -269,6 +273,7 @@ function bind() {
   setUpSearch();
   setUpLive();
   setUpUploads({ onChanged: () => ctx.changed() });
+  refused.setUp();
   setUpDragAndDrop({
     onMove: async (ids, folderId) => { if (await moveNodes(ids, folderId)) ctx.changed(); },
     onFiles: (files, folderId) => uploadFiles(files, folderId),

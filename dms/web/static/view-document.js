@@ -8,7 +8,7 @@ import { detailsPanel } from "./doc-details.js";
 import { historyPanel, notesPanel, tagsPanel, textPanel, versionsPanel } from "./doc-panels.js";
 import { pagesSection } from "./doc-pages.js";
 import { isFinal, watch } from "./docstatus.js";
-import { attempt, busy, button, el, statusBadge } from "./dom.js";
+import { attempt, busy, button, el, showStatus, statusBadge } from "./dom.js";
 import { names } from "./metadata.js";
 import { breadcrumbs } from "./parts.js";
 import { mayChange, mayShare, ownerNote, shareDialog } from "./share.js";
@@ -43,6 +43,14 @@ export async function render(ctx, documentId) {
       download(`/documents/${encoded(document.id)}/download/?searchable=1`, `${title}.pdf`))),
     rename: async () => { if (writable && await renameNode(document)) ctx.changed(); },
     move: async () => { if (writable && await moveNodesByDialog([document])) ctx.changed(); },
+    // The dialog is fetched when first wanted (read-again.js); the status is followed anew.
+    reread: () => attempt(async () => {
+      const languages = await (await import("./read-again.js")).readAgain(document);
+      if (languages) {
+        showStatus(`Reading ${title} again in ${languages}.`);
+        ctx.refresh();
+      }
+    }),
     remove: async () => {
       if (writable && await deleteNodes([document])) {
         ctx.navigate(`#/folder/${encoded(parentId)}`);
@@ -58,7 +66,8 @@ export async function render(ctx, documentId) {
       act("Download searchable PDF", actions.searchable, "", { disabled: !latest?.searchable_pdf,
         title: latest?.searchable_pdf ? null : "Made when Tesseract reads the pages" })),
     el("div", { class: "toolbar-group" },
-      writable ? [act("Rename", actions.rename), act("Move", actions.move), act("Delete", actions.remove, "button-danger-outline")] : null,
+      writable ? [act("Rename", actions.rename), act("Move", actions.move),
+        hasFile ? act("Read again…", actions.reread) : null, act("Delete", actions.remove, "button-danger-outline")] : null,
       mayShare(document, ctx.me()) ? act("Share…", () => shareDialog(document)) : null));
 
   const node = el("article", { class: "view view-document", "aria-labelledby": "doc-title" },

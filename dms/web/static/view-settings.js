@@ -8,6 +8,7 @@ import { el } from "./dom.js";
 const SECTIONS = [
   { id: "tokens", title: "API Tokens", load: () => import("./settings-tokens.js") },
   { id: "profile", title: "Profile", load: () => import("./settings-account.js") },
+  { id: "reading", title: "Reading", load: () => import("./settings-reading.js") },
   { id: "mail", title: "Mail accounts", load: () => import("./settings-mail.js") },
   { id: "rules", title: "Rules", load: () => import("./settings-rules.js") },
   { id: "tags", title: "Tags", load: () => import("./settings-tags.js") },
