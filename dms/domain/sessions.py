@@ -132,16 +132,15 @@ def remove_expired_sessions(now: dt.datetime,
     return removed
 
 
-def session_count(user: User, now: dt.datetime,
-                  session_idle: dt.timedelta = DEFAULT_SESSION_IDLE) -> int:
-    """The user's live sessions: the browsers they are signed in on."""
+def session_count(user: User, session_idle: dt.timedelta = DEFAULT_SESSION_IDLE) -> int:
+    """GET /auth/sessions/: the user's live sessions, the browsers they are signed in on."""
     return (Token.select()
             .where(Token.user == user.id, Token.kind == SESSION,
-                   Token.last_used > now - session_idle)
+                   Token.last_used > utcnow() - session_idle)
             .count())
 
 
 def end_sessions(user: User) -> None:
-    """Sign the user out everywhere: all their sessions go; their API tokens stay."""
+    """DELETE /auth/sessions/: sign the user out everywhere; their API tokens stay."""
     with write_transaction():
         Token.delete().where(Token.user == user.id, Token.kind == SESSION).execute()

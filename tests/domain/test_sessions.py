@@ -116,9 +116,9 @@ def test_sign_out_everywhere_ends_the_sessions_and_keeps_the_api_tokens(services
     alice = new_user("alice")
     both = [sessions.start("alice", USER_PASSWORD, ADDRESS, services.throttle) for _ in range(2)]
     token, script = credentials.create_token(alice, 24, "scanner", 1000)
-    assert sessions.session_count(alice, utcnow()) == 2
+    assert sessions.session_count(alice) == 2
     sessions.end_sessions(alice)
-    assert sessions.session_count(alice, utcnow()) == 0
+    assert sessions.session_count(alice) == 0
     assert [sessions.find_token(s, utcnow()) for s in both] == [None, None]
     assert sessions.find_token(script, utcnow()).digest == token.digest
 
@@ -193,3 +193,25 @@ def test_a_session_idle_for_the_setting_is_refused_through_the_api(alice, anon, 
     # The next login removes it.
     page_login(anon, "alice")
     assert query_sql(config, "SELECT count(*) FROM token WHERE digest = ?", digest) == [(0,)]
+
+
+def test_the_sessions_are_counted_and_ended_everywhere_through_the_api(alice, bob, anon):
+    pages = []
+    for _ in range(2):
+        page = anon.as_anonymous()
+        page.token = page_login(anon, "alice")["token"]
+        pages.append(page)
+    bobs = anon.as_anonymous()
+    bobs.token = page_login(anon, "bob")["token"]
+    response = pages[0].get("/api/auth/sessions/")
+    assert response.status_code == 200 and response.headers["Content-Type"] == JSON
+    assert response.json() == {"count": 2}
+    assert alice.get("/api/auth/sessions/").json() == {"count": 2}  # from an API token too
+    response = alice.delete("/api/auth/sessions/")
+    assert response.status_code == 204 and response.content == b""
+    for page in pages:
+        assert_error(page.get("/api/users/me/"), 401, *INVALID_TOKEN)
+    assert alice.get("/api/auth/sessions/").json() == {"count": 0}
+    assert bobs.get("/api/auth/sessions/").json() == {"count": 1}  # others' stay
+    assert_error(anon.get("/api/auth/sessions/"), 401, "not_authenticated",
+                 "Authentication credentials were not provided.", media=JSON)

@@ -7,7 +7,7 @@ from dms.errors import Invalid
 from dms.web.endpoints import Context
 from dms.web.jsonapi import JSON, RouteTable, no_content
 from dms.web.openapi import Operation
-from dms.web.openapi.shapes import BOOLEAN, JSON_OR_VND, STRING, obj
+from dms.web.openapi.shapes import BOOLEAN, INTEGER, JSON_OR_VND, STRING, obj
 
 routes = RouteTable()
 
@@ -47,4 +47,19 @@ def logout(ctx: Context):
     "Revoke all of the caller's tokens", status=204), media_type=JSON)
 def logout_all(ctx: Context):
     credentials.revoke_all(ctx.user)
+    return no_content()
+
+
+@routes.get("/auth/sessions/", Operation(
+    "How many browsers the caller is signed in on (live sessions)",
+    obj({"count": INTEGER}, ["count"])), media_type=JSON)
+def session_count(ctx: Context):
+    return {"count": sessions.session_count(ctx.user, sessions.idle_limit(ctx.config))}
+
+
+@routes.delete("/auth/sessions/", Operation(
+    "Sign out everywhere: end all of the caller's sessions (API tokens stay)", status=204),
+    media_type=JSON)
+def end_sessions(ctx: Context):
+    sessions.end_sessions(ctx.user)
     return no_content()

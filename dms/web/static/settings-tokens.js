@@ -121,7 +121,7 @@ function row(token, mine, revoke) {
   return el("tr", { "data-token-id": token.id, class: expired ? "is-expired" : null },
     el("td", { "data-label": "ID" }, el("code", { class: "token-id" }, token.id),
       mine ? el("span", { class: "badge badge-info" }, "this session") : null),
-    el("td", { "data-label": "Name", class: name ? null : "muted" }, name || "(no name)"),
+    el("td", { "data-label": "Name", class: name ? "cell-name" : "cell-name muted" }, name || "(no name)"),
     el("td", { "data-label": "Created" }, timeElement(created)),
     el("td", { "data-label": "Expires" }, expiry === null ? "never" : timeElement(expiry),
       expired ? el("span", { class: "badge badge-danger" }, "expired") : null),
