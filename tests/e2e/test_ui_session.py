@@ -15,8 +15,10 @@ from tests.harness.users import USER_PASSWORD
 from tests.harness.webpage import (
     NEW_PASSWORD,
     SECRET,
+    Session,
     listed_tokens,
     log_in_and_open_tokens,
+    log_in_home,
     status_of,
     token_id_of,
 )
@@ -177,3 +179,31 @@ def test_five_logins_and_logouts_leave_no_pile_of_tokens(session, server, alice)
     assert [t["attributes"]["name"] for t in listed_tokens(alice)] == ["login"]
     session.screenshot("13-tokens-after-five-logins.png")
     assert session.errors == []
+
+
+def test_profile_counts_the_browsers_signed_in_and_signs_out_everywhere(browser, session, server,
+                                                                        alice):
+    other = Session(browser, server.url)
+    try:
+        other.open("/")
+        other.log_in("alice", USER_PASSWORD)
+        expect(other.page.locator("#usermenu-button")).to_have_text("alice")
+        page = log_in_home(session)
+        session.menu("Profile")
+        expect(page.locator("#sessions-count")).to_contain_text(
+            "You are signed in on 2 browsers, this one among them.")
+        page.get_by_role("button", name="Sign out everywhere").click()
+        dialog = page.get_by_role("dialog", name="Sign out everywhere?")
+        expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+        session.screenshot("16-sign-out-everywhere.png", full_page=False)
+        dialog.get_by_role("button", name="Sign out everywhere").click()
+        expect(page.get_by_role("status")).to_have_text("You signed out everywhere.")
+        expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+        # The other browser's next request finds its session gone.
+        other.menu("Profile")
+        expect(other.page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+        assert alice.get("/api/auth/sessions/").json() == {"count": 0}
+        assert alice.get("/api/users/me/").status_code == 200  # API tokens keep working
+        assert session.errors == []
+    finally:
+        other.close()
