@@ -36,6 +36,7 @@ def idle_limit(config: Config) -> dt.timedelta:
     """How long a session may go unused (DMS_SESSION_IDLE_DAYS)."""
     return dt.timedelta(days=config.session_idle_days)
 
+
 # The path every request takes: one query for the token and its user, rows made models directly
 # (dms.db.models.from_row; Model.raw() was 3/4 of GET /users/me/ in-process).
 TOKEN_COLUMNS = columns_of(Token)
