@@ -343,7 +343,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "sweep_grace_minutes": (0, 100_000),
     "sweep_minutes": (0.01, 100_000),
     "trash_days": (0, 36_500),
-    "session_idle_days": (0.01, 36_500),
+    "session_idle_days": (1, 36_500),  # above the hour a session's use is recorded to
     "trash_purge_minutes": (0.01, 100_000),
     "rules_max_text_chars": (1000, 100_000_000),
     "rules_max_seconds": (0.01, 3600),
