@@ -147,6 +147,8 @@ class Config:
     split_runs_minutes: float = 5
     max_tree_depth: int = 1000  # levels of folders below .home/.inbox
     max_tokens_per_user: int = 1000
+    # The web page's login (a session, api.md §22) expires after this many days without use.
+    session_idle_days: float = 14
     # Failed logins within 5 minutes past which logins are refused (429): from one address for one
     # username, from one address for any, for one username from any addresses
     # (dms.domain.credentials.LoginThrottle). Every node of a cluster counts the same failures.
@@ -351,6 +353,7 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "sweep_grace_minutes": (0, 100_000),
     "sweep_minutes": (0.01, 100_000),
     "trash_days": (0, 36_500),
+    "session_idle_days": (1, 36_500),  # above the hour a session's use is recorded to
     "trash_purge_minutes": (0.01, 100_000),
     "rules_max_text_chars": (1000, 100_000_000),
     "rules_max_seconds": (0.01, 3600),

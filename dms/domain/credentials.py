@@ -20,7 +20,7 @@ from peewee import IntegrityError, ModelSelect
 
 from dms.config import Config
 from dms.db import database, owner_scope, with_space_reserve, write_transaction
-from dms.db.models import Token, User, columns_of, from_row, utcnow
+from dms.db.models import Token, User, utcnow
 from dms.errors import Invalid, NotFound, StorageFull, Unavailable
 from dms.text import has_refused_characters
 
@@ -36,6 +36,11 @@ DEFAULT_TOKEN_HOURS = 4464  # spec: "defaults to 4464" hours, about six months
 MAX_TOKEN_HOURS = 87600  # ten years
 TOKEN_KEY_LENGTH = 16  # spec: tokens are listed by "the first 16 characters of its digest"
 LOGIN_TOKEN_NAME = "login"
+# A token's kind (api.md §22, "Sessions"): the web page's login is a SESSION, which expires after
+# DMS_SESSION_IDLE_DAYS without use and is not listed among the API tokens; every other is API.
+API, SESSION = "api", "session"
+SESSION_NAME = "web page"
+DEFAULT_SESSION_IDLE = dt.timedelta(days=Config.session_idle_days)
 DEFAULT_MAX_TOKENS = 1000  # per user (DMS_MAX_TOKENS_PER_USER)
 MAX_TOKEN_NAME_LENGTH = 100
 LOGIN_FAILED = "Unable to log in with provided credentials."
@@ -107,14 +112,16 @@ def token_digest(secret: str) -> str:
 
 
 def issue_token(user: User, expiry_hours: int | None, name: str = "",
-                max_tokens: int = DEFAULT_MAX_TOKENS, make_room: bool = False) -> tuple[Token, str]:
+                max_tokens: int = DEFAULT_MAX_TOKENS, make_room: bool = False,
+                kind: str = API) -> tuple[Token, str]:
     """Create a token for `user`; returns the row and the secret, which exists only in this return
     value. `expiry_hours=None` makes a token that lasts until revoked (tokens from login).
 
     A user holds at most `max_tokens`. Past it, an explicit new token is refused; a login
     (`make_room`) instead revokes the user's oldest token of the same name (a login's, or one
     app's of the Paperless-ngx dialect), so scripts that log in on every run keep working without
-    piling up tokens. Count and insert share one write transaction."""
+    piling up tokens. Count and insert share one write transaction. A SESSION starts its idle
+    time now."""
     while True:
         secret = secrets.token_hex(32)
         digest = token_digest(secret)
@@ -125,14 +132,16 @@ def issue_token(user: User, expiry_hours: int | None, name: str = "",
                 held = Token.select().where(Token.user == user.id).count()
                 if held >= max_tokens:
                     oldest = (Token.select(Token.digest)
-                              .where(Token.user == user.id, Token.name == name)
+                              .where(Token.user == user.id, Token.name == name,
+                                     Token.kind == kind)
                               .order_by(Token.created).limit(held - max_tokens + 1))
                     if not make_room or not oldest.count():
                         raise Invalid(f"You already have {held} API tokens, the most one user "
                                       "may hold; revoke the ones you no longer use first.")
                     Token.delete().where(Token.digest.in_([t.digest for t in oldest])).execute()
                 token = Token.create(digest=digest, token_key=digest[:TOKEN_KEY_LENGTH],
-                                     user=user.id, name=name, created=now, expiry=expiry)
+                                     user=user.id, name=name, created=now, expiry=expiry,
+                                     kind=kind, last_used=now if kind == SESSION else None)
         except IntegrityError:
             continue  # two digests sharing their first 16 characters: astronomically rare, retry
         return token, secret
@@ -166,58 +175,20 @@ def revoke_all(user: User) -> None:
 
 
 def revoke_by_key(user: User, token_key: str) -> None:
-    """DELETE /tokens/{id}/: one of the caller's own tokens; anyone else's is "not found"."""
+    """DELETE /tokens/{id}/: one of the caller's own API tokens; anyone else's, and a session
+    (not listed among them), is "not found"."""
     with write_transaction():
         deleted = (Token.delete()
-                   .where(Token.token_key == token_key, Token.user == user.id).execute())
+                   .where(Token.token_key == token_key, Token.user == user.id,
+                          Token.kind == API).execute())
     if not deleted:
         raise NotFound()
 
 
 def tokens_of(user: User) -> ModelSelect[Token]:
-    return (Token.select().where(Token.user == user.id)
+    """The user's API tokens (their sessions are not listed: api.md §22)."""
+    return (Token.select().where(Token.user == user.id, Token.kind == API)
             .order_by(Token.created.desc(), Token.token_key))
-
-
-# The path every request takes: one query for the token and its user, rows made models directly
-# (dms.db.models.from_row; Model.raw() was 3/4 of GET /users/me/ in-process).
-TOKEN_COLUMNS = columns_of(Token)
-USER_COLUMNS = columns_of(User)
-TOKEN_AND_USER = (
-    "SELECT " + ", ".join(f"t.{name}" for name in TOKEN_COLUMNS) + ", "
-    + ", ".join(f"u.{name}" for name in USER_COLUMNS)
-    + ' FROM token AS t JOIN "user" AS u ON u.id = t.user_id WHERE t.token_key = ?')
-
-
-def live_token(secret: str) -> Token | None:
-    """The live token of this secret now, or None (find_token at this moment)."""
-    return find_token(secret, utcnow())
-
-
-def find_token(secret: str, now: dt.datetime) -> Token | None:
-    """The live token for `secret` with its user loaded, or None (unknown, expired or inactive
-    user)."""
-    digest = token_digest(secret)
-    row = database.execute_sql(TOKEN_AND_USER, (digest[:TOKEN_KEY_LENGTH],)).fetchone()
-    if row is None:
-        return None
-    token = from_row(Token, TOKEN_COLUMNS, row[:len(TOKEN_COLUMNS)])
-    if not hmac.compare_digest(token.digest, digest) or token.is_expired(now):
-        return None
-    user = from_row(User, USER_COLUMNS, row[len(TOKEN_COLUMNS):])
-    if not user.is_active:
-        return None
-    token.user = user
-    return token
-
-
-def token_is_live(digest: str, now: dt.datetime) -> bool:
-    """Is the token with this digest still there, unexpired, of an active user? (A long-lived
-    response, the event stream, asks again now and then: a revoked token's stream ends.)"""
-    return database.execute_sql(
-        'SELECT 1 FROM token AS t JOIN "user" AS u ON u.id = t.user_id WHERE t.digest = ? '
-        "AND u.is_active = ? AND (t.expiry IS NULL OR t.expiry > ?)",
-        (digest, True, Token.expiry.db_value(now))).fetchone() is not None
 
 
 # The keys failed logins are counted by, and how many a key may have within the window. A key

@@ -40,7 +40,7 @@ from dms.config import Config
 from dms.db import database, owner_scope, release_connection, write_transaction
 from dms.db.models import User, new_id, utcnow
 from dms.domain.access.following import newest_event, sharers_of
-from dms.domain.credentials import token_is_live
+from dms.domain.sessions import idle_limit, token_is_live
 from dms.errors import Throttled, Unavailable
 from dms.files.loop import BackgroundLoop
 from dms.notify import feed
@@ -121,7 +121,7 @@ class Stream:
 
     def _allowed(self) -> bool:
         try:
-            return token_is_live(self.token_digest, utcnow())
+            return token_is_live(self.token_digest, utcnow(), idle_limit(self.hub.config))
         except Exception:
             return False
         finally:

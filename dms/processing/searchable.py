@@ -88,6 +88,21 @@ def place_base(store: FileStore, version_id: str, path: Path, covered: list[int]
     store.move_in(path, work / BASE)
 
 
+def copy_base(store: FileStore, version_id: str, target: Path) -> set[int]:
+    """A copy at `target` of the base of a version still being read (`place_base`), and the
+    page numbers whose text it carries; none when it has no base (any more: its reading may have
+    ended meanwhile). A page operation on that version takes these pages' text from it."""
+    work = store.work_dir(version_id)
+    covered = _covered(work)
+    if not covered:
+        return set()
+    try:
+        shutil.copyfile(work / BASE, target)
+    except OSError:
+        return set()
+    return covered
+
+
 def _covered(work: Path) -> set[int]:
     try:
         with open(work / BASE_PAGES, encoding="utf-8") as file:

@@ -16,7 +16,7 @@ import bottle
 from dms import errors
 from dms.db import is_disk_full, release_connection
 from dms.db.models import Token, User, utcnow
-from dms.domain.credentials import find_token
+from dms.domain.sessions import find_token, idle_limit
 from dms.files import spool
 from dms.files.fairness import acting_for, serving
 from dms.runtime import Runtime
@@ -85,7 +85,7 @@ class Context:
         secret = secret.strip()
         if scheme.lower() != "token" or not secret:
             raise not_authenticated()
-        token = find_token(secret, utcnow())
+        token = find_token(secret, utcnow(), idle_limit(self.config))
         if token is None:
             raise ApiError(401, "authentication_failed", "Invalid token.", headers=AUTH_HEADERS)
         self.token_or_none, self.user_or_none = token, token.user

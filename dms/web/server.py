@@ -178,7 +178,14 @@ class Server:
                 self._wsgi.pull_trigger()  # wakes the loop at once instead of after LOOP_TIMEOUT
 
 
-def serve(config: Config, announce: Callable[[str], None] = print, command: str = "dms") -> int:
+def say(text: str) -> None:
+    """A line for the person who started dms, on its standard output at once: to a file or a pipe
+    (a service's log, nohup) Python writes in blocks, and the first start's one-time password
+    reached the file only when dms stopped (issue 44)."""
+    print(text, flush=True)
+
+
+def serve(config: Config, announce: Callable[[str], None] = say, command: str = "dms") -> int:
     """Serve until SIGTERM or Ctrl-C; returns the exit status (0 on a clean stop). `command` runs
     this dms from any shell (the first start's hint names it); a failure before serving raises
     CannotStart."""

@@ -216,3 +216,27 @@ def test_numbers_for_the_paperless_dialect_are_given_on_upgrade_and_after(tmp_pa
         [("t2", 2), ("t3", 3)]
     assert db.database.execute_sql("SELECT count(*) FROM ui_settings").fetchone() == (0,)
     db.database.close()
+
+
+def test_tokens_made_before_sessions_are_api_tokens_and_sessions_are_found_by_last_use(tmp_path):
+    """Migration 0033 (api.md §22): every existing token is an API token with no recorded use
+    (which were the page's logins cannot be told; a script's must not start expiring)."""
+    db.open_database(tmp_path / "dms.db")
+    schema.migration_runner().up(target="0032_search_fields")
+    db.database.execute_sql(
+        'INSERT INTO "user" (id, username, username_key, password_hash, email, first_name, '
+        "last_name, is_active, is_staff, is_superuser, date_joined) VALUES "
+        "('u', 'alice', 'alice', 'x', '', '', '', 1, 0, 0, ?)", (STAMP,))
+    db.database.execute_sql(
+        "INSERT INTO token (digest, token_key, user_id, name, created, expiry) VALUES "
+        "('d1', 'k1', 'u', 'login', ?, NULL), ('d2', 'k2', 'u', 'scanner', ?, ?)",
+        (STAMP, STAMP, STAMP))
+    schema.migrate_schema()
+    assert db.database.execute_sql(
+        "SELECT digest, name, kind, last_used FROM token ORDER BY digest").fetchall() == [
+        ("d1", "login", "api", None), ("d2", "scanner", "api", None)]
+    plan = " ".join(str(row) for row in db.database.execute_sql(
+        "EXPLAIN QUERY PLAN DELETE FROM token WHERE kind = 'session' AND last_used <= ?",
+        (STAMP,)).fetchall())
+    assert "token_kind_last_used" in plan, plan
+    db.database.close()

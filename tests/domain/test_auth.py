@@ -16,7 +16,7 @@ from functools import partial
 import pytest
 
 from dms.db.models import utcnow
-from dms.domain import accounts, credentials
+from dms.domain import accounts, credentials, sessions
 from dms.domain.credentials import LoginThrottle, address_key, max_failures
 from tests.harness.client import JSON, VND, assert_error
 from tests.harness.database import execute_sql, query_sql, snapshot
@@ -36,7 +36,7 @@ def login(anon, username, password, media=JSON):
 
 def token_user(secret: str) -> str | None:
     """The id of the user whose token this is, if a request with it is let in."""
-    token = credentials.find_token(secret, utcnow())
+    token = sessions.find_token(secret, utcnow())
     return token.user.id if token is not None else None
 
 
@@ -45,7 +45,8 @@ def test_login_returns_a_token_and_null_expiry(anon):
     assert response.status_code == 200
     assert response.headers["Content-Type"] == JSON
     body = response.json()
-    assert list(body) == ["token", "expiry"] and body["expiry"] is None
+    assert list(body) == ["token", "expiry", "kind"] and body["expiry"] is None
+    assert body["kind"] == "api"  # a script's login; the page asks for a session (§22)
     assert re.fullmatch(r"[0-9a-f]{64}", body["token"])
 
 

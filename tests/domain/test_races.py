@@ -14,7 +14,7 @@ import time
 import pytest
 
 from dms.db.models import Node, utcnow
-from dms.domain import accounts, credentials, documents, listings, trash, tree, uploads
+from dms.domain import accounts, credentials, documents, listings, sessions, trash, tree, uploads
 from dms.errors import DomainError, NotFound
 from dms.ops import health, verify
 from tests.harness import samples
@@ -234,4 +234,4 @@ def test_the_token_cap_holds_under_concurrent_creation(services, config):
     # A login at the cap still works: it revokes the oldest login token (alice's first one).
     accounts.login("alice", PASSWORD, "127.0.0.1", services.throttle, config.max_tokens_per_user)
     assert credentials.tokens_of(alice).count() == 5
-    assert credentials.find_token(first_login, utcnow()) is None  # the oldest login token went
+    assert sessions.find_token(first_login, utcnow()) is None  # the oldest login token went

@@ -13,7 +13,7 @@ import re
 from functools import partial
 
 from dms.db.models import utcnow
-from dms.domain import credentials
+from dms.domain import credentials, sessions
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.domaintier import assert_refused, new_user
@@ -112,7 +112,7 @@ def test_a_revoked_token_is_gone_and_revoking_it_again_is_not_found(services, co
     kept, _ = credentials.issue_token(alice, expiry_hours=None, name="login")
     revoked, secret = credentials.create_token(alice, 5, None, MAX_TOKENS)
     credentials.revoke_by_key(alice, revoked.token_key)
-    assert credentials.find_token(secret, utcnow()) is None
+    assert sessions.find_token(secret, utcnow()) is None
     assert [token.token_key for token in credentials.tokens_of(alice)] == [kept.token_key]
     assert_refused(config, lambda: credentials.revoke_by_key(alice, revoked.token_key),
                    "not_found", "Not found.", None)

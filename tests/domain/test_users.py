@@ -14,7 +14,7 @@ from functools import partial
 import pytest
 
 from dms.db.models import User, utcnow
-from dms.domain import accounts, credentials
+from dms.domain import accounts, credentials, sessions
 from dms.errors import DomainError
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import query_sql, snapshot
@@ -65,7 +65,7 @@ def flags(user_id: str) -> tuple:
 def logs_in(services, username: str, password: str) -> str:
     """The id of the user a login (POST /auth/login/) with these credentials is for."""
     secret = accounts.login(username, password, ADDRESS, services.throttle)
-    return credentials.find_token(secret, utcnow()).user.id
+    return sessions.find_token(secret, utcnow()).user.id
 
 
 def assert_login_refused(services, username: str, password: str) -> None:
@@ -77,7 +77,7 @@ def assert_login_refused(services, username: str, password: str) -> None:
 
 def token_user(secret: str) -> str | None:
     """The id of the user whose token this is, if the token is still accepted."""
-    token = credentials.find_token(secret, utcnow())
+    token = sessions.find_token(secret, utcnow())
     return token.user.id if token is not None else None
 
 

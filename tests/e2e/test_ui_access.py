@@ -152,8 +152,19 @@ def test_views_on_a_desktop_and_on_a_phone(browser, server, config, alice):
 
 def test_keys_of_the_help_dialog(session, server, alice):
     page = log_in_home(session)
+    page.set_viewport_size({"width": 1280, "height": 500})  # the list is longer than the screen
     page.keyboard.press("?")
     help_dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    # It opens at its top (issue 44: it opened scrolled to its Close button at the end).
+    heading = help_dialog.get_by_role("heading", name="Keyboard shortcuts")
+    expect(heading).to_be_focused()
+    expect(heading).to_be_in_viewport()
+    assert help_dialog.evaluate("d => d.scrollHeight > d.clientHeight")  # it does scroll
+    assert help_dialog.evaluate("d => d.scrollTop") == 0
+    session.screenshot("54-help-at-its-top.png", full_page=False)
+    page.keyboard.press("Tab")
+    expect(help_dialog.get_by_role("button", name="Close")).to_be_focused()
+    page.set_viewport_size({"width": 1280, "height": 800})
     expect(help_dialog.get_by_role("row", name="/ Go to the search box")).to_be_visible()
     page.keyboard.press("Escape")
     expect(help_dialog).to_have_count(0)

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.harness.documents import make_folder, new_document
-from tests.harness.webpage import log_in_home
+from tests.harness.webpage import log_in_home, sideways_scroll
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
 
@@ -171,4 +171,40 @@ def test_inbox_count_paging_and_sorting(session, server, alice):
     expect(page.get_by_role("checkbox", name="Select all")).to_be_checked()
     page.keyboard.press("Escape")
     expect(page.get_by_text("100 selected")).to_have_count(0)
+    assert session.errors == []
+
+
+def test_a_long_title_in_the_trash_is_one_line_with_the_whole_title_as_its_tooltip(
+        session, server, alice):
+    """Issue 44: long titles wrapped to three lines in the trash's name column."""
+    long_title = ("Kontoauszug Girokonto Sparkasse Musterstadt Januar bis Dezember 2025 mit "
+                  "allen Anlagen und Belegen für die Steuererklärung.pdf")
+    for title in (long_title, "Flyer"):
+        node = new_document(alice, title, alice.home_id)
+        assert alice.delete(f"/api/nodes/{node}/").status_code == 204
+    page = log_in_home(session, path="/#/trash")
+    expect(page.get_by_role("heading", name="Trash", level=1)).to_be_visible()
+    name = page.get_by_role("row", name=re.compile("^Kontoauszug")).locator(".truncate")
+    expect(name).to_have_text(long_title)  # whole in the page: read out whole
+    expect(name).to_have_attribute("title", long_title)
+    line = name.evaluate("n => parseFloat(getComputedStyle(n).lineHeight)")
+    box = name.bounding_box()
+    assert box is not None and box["height"] < 1.5 * line  # one line
+    assert name.evaluate("n => n.scrollWidth > n.clientWidth")  # cut, with its ellipsis
+    expect(name).to_have_css("text-overflow", "ellipsis")
+    flyer = page.get_by_role("row", name=re.compile("Flyer")).locator(".truncate")
+    assert not flyer.evaluate("n => n.scrollWidth > n.clientWidth")
+    # The row's buttons stay whole on the screen.
+    for button in page.get_by_role("button", name=re.compile("^(Restore|Delete for good)")).all():
+        box = button.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1280
+    session.screenshot("32-trash-long-title.png", full_page=False)
+    # On a phone each row is a card: the name still one line, nothing scrolls sideways.
+    page.set_viewport_size({"width": 390, "height": 844})
+    name = page.locator(".truncate", has_text="Kontoauszug")  # rows are no table rows there
+    expect(name).to_be_visible()
+    box = name.bounding_box()
+    assert box is not None and box["height"] < 1.5 * line and box["x"] + box["width"] <= 390
+    assert sideways_scroll(page) == 0
+    session.screenshot("33-trash-long-title-phone.png", full_page=False)
     assert session.errors == []

@@ -225,15 +225,25 @@ def test_move_pages_to_another_document_and_merge_one_in(session, server, config
     assert page_texts(pdf_of(alice, source)) == ["Source first"]
 
     # Merge: a document found by searching, its pages after this one's; it goes to the Trash.
+    # Nothing is chosen at first: Merge waits for the user's pick (issue 44).
     page.get_by_role("button", name="Merge a document in").click()
     dialog = page.get_by_role("dialog", name="Merge a document into this one")
+    merge = dialog.get_by_role("button", name="Merge")
+    expect(dialog.get_by_role("radio", name="Target")).not_to_be_checked()
+    expect(merge).to_be_disabled()
+    session.screenshot("53-merge-nothing-chosen.png", full_page=False)
+    dialog.get_by_role("radio", name="Target").check()
+    expect(merge).to_be_enabled()
     dialog.get_by_label("Find a document").fill("zulu")
     choice = dialog.get_by_role("radio", name=re.compile(r"^Appendix"))
-    expect(choice).to_be_checked()
+    expect(choice).not_to_be_checked()
+    expect(merge).to_be_disabled()  # the choice went with the list it was in
     expect(dialog.get_by_role("radiogroup", name="Documents")).to_contain_text(
         "Appendix — Home / Letters")
+    choice.check()
+    expect(merge).to_be_enabled()
     session.screenshot("52-document-picker.png", full_page=False)
-    dialog.get_by_role("button", name="Merge").click()
+    merge.click()
     changed_to(page, "“Appendix” merged in: its pages are at the end, and it is in the Trash.",
                2, 3)
     assert page_texts(pdf_of(alice, source)) == ["Source first", "Appendix zulu"]

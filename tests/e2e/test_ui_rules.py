@@ -26,7 +26,6 @@ from tests.harness.webpage import (
     axe_violations,
     log_in_home,
     sideways_scroll,
-    token_id_of,
     unnamed_controls,
 )
 
@@ -283,15 +282,15 @@ def test_a_session_ended_while_the_dialog_is_open_shows_the_login(session, serve
     dialog.get_by_label("Name", exact=True).fill("Too late")
     dialog.get_by_label("Pattern").fill("invoice")
     dialog.get_by_label("Add tags").fill("invoice")
-    secret = session.session_storage()["dms.token"]
-    assert alice.delete(f"/api/tokens/{token_id_of(secret)}/").status_code == 204
+    # Signed out everywhere by a script (the page's login is a session: not among API tokens).
+    assert alice.delete("/api/auth/sessions/").status_code == 204
     dialog.get_by_role("button", name="Save rule").click()
     expect(page.get_by_role("dialog")).to_have_count(0)
     expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
     expect(page.get_by_role("alert")).to_have_text(
         "Your session has ended: Invalid token. Please log in again.")
     assert rules_of(alice) == []
-    assert len(session.errors) == 1 and "401" in session.errors[0]
+    assert 1 <= len(session.errors) <= 2 and all("401" in error for error in session.errors)
 
 
 def furnish(alice) -> None:

@@ -11,9 +11,14 @@ import zipfile
 import pypdfium2
 import pytest
 
-from tests.harness import samples
-from tests.harness.client import NOT_FOUND, assert_error
+from dms.db.models import Page
+from dms.domain import documents, tree
+from dms.domain.pages import operations
+from dms.processing.processor import Processor
+from tests.harness import domaintier, samples
+from tests.harness.client import JSON, NOT_FOUND, assert_error
 from tests.harness.documents import new_document, upload
+from tests.harness.domaintier import new_user, page_ids, upload_file
 from tests.harness.processes import config_args
 from tests.harness.waiting import wait_processed
 
@@ -160,3 +165,85 @@ def test_backups_carry_searchable_pdfs_and_verify_checks_them(alice, config, tmp
     assert damaged.returncode == 1
     assert f"  version {version_id} (its searchable PDF) ({searchable})" in \
         damaged.stdout.splitlines()
+
+
+
+def read_now(services, user, document_id: str) -> str:
+    """Read the document's latest version in this thread, as a worker of the queue would (the
+    fast tier without workers: nothing is read behind the test's back); its id."""
+    processor = services.jobs
+    assert isinstance(processor, Processor)
+    version_id = documents.versions(document_id)[-1].id
+    processor.process(version_id)
+    assert tree.owned_node(user, document_id).ocr_status == "succeeded"
+    return version_id
+
+
+def test_a_turn_of_a_version_still_being_read_keeps_the_searchable_pdf(services):
+    """Issue 44, point 9: two turns in a row left no searchable PDF. The second turn took its
+    pages from a version still being read, whose searchable PDF did not exist yet: the page that
+    kept its text had no PDF of it, and the new version got none. Now its text comes from the
+    base that version was given (or the page is read again)."""
+    alice = new_user("alice")
+    document_id = domaintier.new_document(services, alice, "scan.pdf")
+    upload_file(services, alice, document_id, "scan.pdf",
+                scanned_pdf(["Invoice alpha", "Receipt bravo"]))
+    read_now(services, alice, document_id)
+    first_page = page_ids(document_id)[0]
+    operations.rotate_pages(services, alice, [{"id": first_page, "angle": 90}])
+    turned = documents.versions(document_id)[-1]
+    assert turned.searchable_size is None  # not read yet: its first page waits for Tesseract
+    operations.rotate_pages(services, alice, [{"id": page_ids(document_id)[0], "angle": -90}])
+    latest = read_now(services, alice, document_id)
+
+    versions = documents.versions(document_id)
+    assert [v.searchable_size is not None for v in versions] == [True, False, True]
+    assert versions[-1].id == latest
+    searchable = services.store.searchable_path(latest).read_bytes()
+    assert pages_text(searchable) == ["Invoice alpha", "Receipt bravo"]
+    assert [p.get_rotation() for p in pypdfium2.PdfDocument(searchable)] == [0, 0]
+
+
+def test_two_rotations_in_a_row_keep_the_searchable_pdf(alice):
+    """The same through the API with the server's workers, the second turn at once."""
+    document_id, _ = processed(alice, "scan.pdf", scanned_pdf(["Invoice alpha", "Receipt bravo"]))
+    for angle in (90, -90):
+        page_id = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"][
+            "versions"][-1]["pages"][0]["id"]
+        response = alice.post("/api/pages/rotate/", {"pages": [{"id": page_id, "angle": angle}]},
+                              media=JSON)
+        assert response.status_code == 204, response.text
+    assert wait_processed(alice, document_id)[-1] == "succeeded"
+    versions = alice.get(f"/api/documents/{document_id}/").json()["data"]["attributes"][
+        "versions"]
+    assert [v["number"] for v in versions] == [1, 2, 3]
+    assert versions[-1]["searchable_pdf"] is True
+    response = alice.get(f"/api/documents/{document_id}/download/?searchable=1")
+    assert response.status_code == 200, response.text
+    assert pages_text(response.content) == ["Invoice alpha", "Receipt bravo"]
+
+
+def test_a_page_read_by_a_version_still_being_read_is_read_again_by_the_next(services):
+    """A page Tesseract read in a version whose reading has not ended has a PDF of its text
+    only in that version's work folder: the next version reads it again, and gets a searchable
+    PDF of every page."""
+    alice = new_user("alice")
+    document_id = domaintier.new_document(services, alice, "scan.pdf")
+    upload_file(services, alice, document_id, "scan.pdf",
+                scanned_pdf(["Invoice alpha", "Receipt bravo"]))
+    processor = services.jobs
+    assert isinstance(processor, Processor)
+    # A worker told to stop saves the page it read and leaves the rest for later.
+    processor._stopping.set()
+    try:
+        processor.process(documents.versions(document_id)[-1].id)
+    finally:
+        processor._stopping.clear()
+    assert [(p.number, p.method) for p in documents.versions(document_id)[-1].pages
+            .order_by(Page.number)] == [(1, "ocr"), (2, None)]
+    # The second page turned, the first kept as it is, with its text.
+    operations.rotate_pages(services, alice, [{"id": page_ids(document_id)[1], "angle": 90}])
+    latest = read_now(services, alice, document_id)
+    searchable = services.store.searchable_path(latest).read_bytes()
+    assert len(pypdfium2.PdfDocument(searchable)) == 2
+    assert pages_text(searchable)[0] == "Invoice alpha"

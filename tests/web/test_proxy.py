@@ -183,7 +183,7 @@ def documented_serve() -> Config:
     """The settings of the `dms serve` line beside the nginx recipe."""
     line = documented("operations.md", "## Behind a reverse proxy", "sh").strip()
     argv = shlex.split(line)
-    assert argv[:2] == ["dms", "serve"], line
+    assert argv[:2] == [".venv/bin/dms", "serve"], line
     return Config.load(vars(build_parser().parse_args(argv[1:])), environ={})
 
 

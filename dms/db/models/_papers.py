@@ -52,9 +52,17 @@ class Token(BaseModel):
     name = TextField(default="")
     created = UTCDateTimeField(default=utcnow)
     expiry = UTCDateTimeField(null=True)
+    # "api" or "session" (the web page's login, migration 0033), and when a session was last
+    # seen in use (recorded at most once an hour: dms.domain.credentials.record_use).
+    kind = TextField(default="api")
+    last_used = UTCDateTimeField(null=True)
 
-    def is_expired(self, now: dt.datetime) -> bool:
-        return self.expiry is not None and self.expiry <= now
+    def is_expired(self, now: dt.datetime, session_idle: dt.timedelta) -> bool:
+        """Past its expiry, or a session unused for `session_idle`."""
+        if self.expiry is not None and self.expiry <= now:
+            return True
+        return (self.kind == "session" and self.last_used is not None
+                and self.last_used + session_idle <= now)
 
 
 class UiSettings(BaseModel):

@@ -12,8 +12,11 @@ turned — it was probably read sideways, so it is read again (`read_again`). Se
 pages Tesseract read are kept, the same pages are assembled from their versions' searchable PDFs
 (the invisible text comes along), the others from the PDFs themselves: the new version's
 searchable PDF when nothing is left to read, else its `base` that processing lays the text of
-the pages it reads over (dms.processing.searchable). Files are written in the store's tmp/ and
-moved into the store by dms.domain.pages.commit.
+the pages it reads over (dms.processing.searchable). A version still being read (an operation
+right after another) has no searchable PDF yet: the pages its base carries come from a copy of
+the base, and a page with Tesseract's text it does not carry is read again, so that the new
+version's searchable PDF is whole (issue 44: two turns in a row left none). Files are written in
+the store's tmp/ and moved into the store by dms.domain.pages.commit.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from dms.files.filetypes import IMAGES, PDF
 from dms.files.imaging import UnacceptableImage
 from dms.files.pdf import UnreadablePdf, pages
 from dms.files.store import ReceivedFile
+from dms.processing import progress, searchable
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -84,6 +88,18 @@ class Built:
         return all(method is not None for _, method in self.texts)
 
 
+@dataclass
+class TextSource:
+    """Where a version's pages carry Tesseract's invisible text: its searchable PDF (`pages`
+    None: every page it read) or, while the version is still being read, a copy of its base."""
+    path: Path | None
+    pages: set[int] | None
+    reading: bool  # the version is still being read: its pages' text may still get a PDF
+
+    def covers(self, number: int) -> bool:
+        return self.path is not None and (self.pages is None or number in self.pages)
+
+
 def refusal(error: ValueError) -> Exception:
     """A reader's refusal as the domain error it means: the file's fault (400), or a time limit
     run out on a busy machine (503: try again)."""
@@ -121,26 +137,58 @@ class Builder:
 
     def build(self, placed: list[Placed]) -> Built:
         """The new PDF of `placed`, and its searchable PDF where pages keep Tesseract's text."""
-        store, config = self.services.store, self.services.config
         target = self._name()
         references = [(self.pdf_of(p.page.version), p.page.number - 1, p.turn) for p in placed]
         self._write(references, target)
-        texts = [("", None) if p.read_again else (p.page.text, p.page.method) for p in placed]
+        sources = self._text_sources(placed)
+        # Read again: a turned page Tesseract read, and one whose version is still being read
+        # with no PDF of its text yet (else the new version's searchable PDF would lack it).
+        again = [p.read_again or (p.page.version.id in sources and p.keeps_ocr_text
+                                  and sources[p.page.version.id].reading
+                                  and not sources[p.page.version.id].covers(p.page.number))
+                 for p in placed]
+        pairs = list(zip(placed, again, strict=True))
+        texts = [("", None) if read else (p.page.text, p.page.method) for p, read in pairs]
         # A barcode reads the same turned (zxing-cpp tries each way); a page read again is
         # looked at again.
-        barcodes = [None if p.read_again else p.page.barcodes for p in placed]
+        barcodes = [None if read else p.page.barcodes for p, read in pairs]
         built = Built(ReceivedFile.of(target), texts, barcodes)
-        kept = [number for number, p in enumerate(placed, 1) if p.keeps_ocr_text]
-        sources = {p.page.version.id: p.page.version for p in placed if p.keeps_ocr_text}
-        if kept and config.searchable_pdf and all(
-                v.searchable_size is not None and store.searchable_path(v.id).is_file()
-                for v in sources.values()):
+        kept = [number for number, (p, read) in enumerate(pairs, 1)
+                if p.keeps_ocr_text and not read]
+        # Where each kept page's text is: its version's searchable PDF or base (None: nowhere).
+        texts_in = {number: sources[p.page.version.id].path
+                    if p.page.version.id in sources
+                    and sources[p.page.version.id].covers(p.page.number) else None
+                    for number, p in enumerate(placed, 1) if number in kept}
+        if kept and None not in texts_in.values():
             base = self._name()
-            self._write([(store.searchable_path(p.page.version.id) if p.keeps_ocr_text
-                          else self.pdf_of(p.page.version), p.page.number - 1, p.turn)
-                         for p in placed], base)
+            self._write([(texts_in.get(number) or self.pdf_of(p.page.version), p.page.number - 1,
+                          p.turn) for number, p in enumerate(placed, 1)], base)
             built.searchable, built.covered = base, kept
         return built
+
+    def _text_sources(self, placed: list[Placed]) -> dict[str, TextSource]:
+        """The TextSource of each version whose pages keep Tesseract's text (none when
+        searchable PDFs are off)."""
+        sources: dict[str, TextSource] = {}
+        if self.services.config.searchable_pdf:
+            for p in placed:
+                if p.keeps_ocr_text and p.page.version.id not in sources:
+                    sources[p.page.version.id] = self._text_source(p.page.version)
+        return sources
+
+    def _text_source(self, version: DocumentVersion) -> TextSource:
+        """Where `version`'s pages carry Tesseract's text for a searchable PDF, if anywhere."""
+        store = self.services.store
+        if version.searchable_size is not None and store.searchable_path(version.id).is_file():
+            return TextSource(store.searchable_path(version.id), None, False)
+        reading = progress.work_for(version.id) is not None
+        if reading:
+            copy = self._name()
+            covered = searchable.copy_base(store, version.id, copy)
+            if covered:
+                return TextSource(copy, covered, True)
+        return TextSource(None, set(), reading)
 
     def build_from(self, pdf: Path, numbers: list[int]) -> Built:
         """A new PDF of pages `numbers` (from 1) of `pdf`, whose text is not known yet (the parts

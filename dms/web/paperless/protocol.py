@@ -30,8 +30,8 @@ import bottle
 
 from dms import __version__, errors
 from dms.domain import accounts
-from dms.domain.credentials import live_token
 from dms.domain.rows import Token, User
+from dms.domain.sessions import idle_limit, live_token
 from dms.files import spool
 from dms.files.fairness import acting_for, serving
 from dms.runtime import Runtime
@@ -224,7 +224,7 @@ def authenticate(call: Call) -> None:
     scheme, _, secret = call.environ.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
     secret = secret.strip()
     if scheme.lower() == "token" and secret:
-        token = live_token(secret)
+        token = live_token(secret, idle_limit(call.config))
         if token is None:
             raise detail(401, "Invalid token.", **{"WWW-Authenticate": "Token"})
         call.token, call.user_or_none = token, token.user

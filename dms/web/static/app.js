@@ -179,7 +179,8 @@ async function onLogin(event) {
   event.preventDefault();
   clearMessages();
   const form = event.currentTarget;
-  const credentials = { username: form.username.value, password: form.password.value };
+  // A session (api.md §22): it expires unused and is not listed among the API tokens.
+  const credentials = { username: form.username.value, password: form.password.value, session: true };
   try {
     await busy(form, async () => {
       setToken((await api("POST", "/auth/login/", credentials, { media: JSON_MEDIA })).token);

@@ -120,6 +120,11 @@ async function loadFolderChoices(list, note, exclude, selected) {
 export function helpDialog(shortcuts) {
   return modal("Keyboard shortcuts", (dialog, close) => {
     dialog.classList.add("dialog-wide");
+    // The focus starts on the title, so the dialog opens at its top: on its Close button, at the
+    // end of a long list, it opened scrolled to its end (issue 44). Tab reaches Close.
+    const heading = dialog.querySelector("h2");
+    heading?.setAttribute("tabindex", "-1");
+    heading?.setAttribute("autofocus", "");
     dialog.append(
       el("table", { class: "table keys" },
         el("caption", { class: "visually-hidden" }, "Keys and what they do"),
@@ -127,6 +132,6 @@ export function helpDialog(shortcuts) {
         el("tbody", {}, shortcuts.map(([keys, what]) => el("tr", {},
           el("td", {}, keys.map((key) => el("kbd", {}, key))), el("td", {}, what))))),
       el("p", { class: "hint" }, "Keys work when no text field has the focus. Escape closes a dialog; Tab and Shift+Tab reach every control."),
-      actions(button("Close", () => close(null), "button-primary", { autofocus: true })));
+      actions(button("Close", () => close(null), "button-primary")));
   });
 }

@@ -15,7 +15,9 @@ const MAX_TITLE_FORMAT = 32;
 let counter = 0;
 
 /** Picks one of the caller's documents other than `exclude` (an id); `folderId`: the folder whose
- *  documents are listed until something is searched. Resolves with {id, title}, or null. */
+ *  documents are listed until something is searched. Resolves with {id, title}, or null. Nothing
+ *  is chosen at first, and `ok` waits for a choice: one click must not merge or move into a
+ *  document the user did not pick (issue 44). */
 export function documentDialog({ title, text, ok, exclude, folderId }) {
   counter += 1;
   return modal(title, (dialog, close) => {
@@ -28,6 +30,10 @@ export function documentDialog({ title, text, ok, exclude, folderId }) {
       field("Find a document", find,
         el("small", { class: "hint", id: `doc-find-hint-${counter}` }, "Words of its title or text; empty: this folder’s documents.")),
       list, formActions(close, ok));
+    const submit = /** @type {HTMLButtonElement} */ (form.querySelector("button[type=submit]"));
+    const updateSubmit = () => { submit.disabled = !list.querySelector("input:checked"); };
+    list.addEventListener("change", updateSubmit);
+    updateSubmit();
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const chosen = list.querySelector("input:checked");
@@ -41,10 +47,11 @@ export function documentDialog({ title, text, ok, exclude, folderId }) {
         const found = words ? await searchDocuments(words) : await folderDocuments(folderId);
         if (ask !== asked) return; // a later search answers instead
         const choices = found.filter((choice) => choice.id !== exclude);
-        list.replaceChildren(...(choices.length ? choices.map((choice, index) => el("label", { class: "folder-choice" },
-          el("input", { type: "radio", name: "document", value: choice.id, "data-title": choice.title, checked: index === 0 }),
+        list.replaceChildren(...(choices.length ? choices.map((choice) => el("label", { class: "folder-choice" },
+          el("input", { type: "radio", name: "document", value: choice.id, "data-title": choice.title }),
           el("span", {}, choice.title, choice.where ? el("span", { class: "hint" }, ` — ${choice.where}`) : null)))
           : [el("p", { class: "muted empty" }, words ? "No document found." : "No other document in this folder; search for one.")]));
+        updateSubmit(); // the choice went with the list it was in
       } catch (error) {
         if (ask === asked) list.replaceChildren(el("p", { class: "message message-error" }, error.message));
       }

@@ -1,11 +1,26 @@
-// Settings › Profile: the account (username, the ids of .home and .inbox that scripts need) and a
-// change of password (api.md, "Users").
+// Settings › Profile: the account (username, the ids of .home and .inbox that scripts need), a
+// change of password (api.md, "Users") and the browsers signed in, with "sign out everywhere"
+// (api.md, "Sessions").
 
 import { api, id as encoded, JSON_MEDIA } from "./api.js";
-import { busy, clearMessages, el, field, showError, showStatus } from "./dom.js";
+import { confirmDialog } from "./dialogs.js";
+import { busy, button, clearMessages, el, field, showError, showStatus } from "./dom.js";
 
-export async function render() {
+export async function render(ctx) {
   const me = (await api("GET", "/users/me/")).data; // fresh, in case an admin changed the account
+  const { count } = await api("GET", "/auth/sessions/");
+  const browsers = count === 1 ? "1 browser (this one)" : `${count} browsers, this one among them`;
+  const signOut = async () => {
+    clearMessages();
+    if (!(await confirmDialog({ title: "Sign out everywhere?", ok: "Sign out everywhere", danger: true,
+      text: "Every browser signed in as you is logged out, this one too. API tokens keep working." }))) return;
+    try {
+      await api("DELETE", "/auth/sessions/");
+      ctx.endSession("You signed out everywhere.");
+    } catch (error) {
+      showError(error.message);
+    }
+  };
   const detail = (term, id, value, code = true) => [el("dt", {}, term),
     el("dd", {}, code ? el("code", { id, class: "selectable" }, value) : el("span", { id }, value))];
   const form = el("form", { id: "password-form", class: "card", "aria-labelledby": "password-title", novalidate: true },
@@ -41,5 +56,9 @@ export async function render() {
         detail("User id", "profile-user-id", me.id),
         detail(".home folder id", "profile-home-id", me.relationships.home_folder.data.id),
         detail(".inbox folder id", "profile-inbox-id", me.relationships.inbox_folder.data.id))),
-    form);
+    form,
+    el("div", { class: "card", role: "group", "aria-labelledby": "sessions-title" },
+      el("h2", { id: "sessions-title" }, "Signed in"),
+      el("p", { id: "sessions-count" }, `You are signed in on ${browsers}. Each login is a session that ends when you log out there, or after some days unused.`),
+      el("div", { class: "actions" }, button("Sign out everywhere", signOut, "button-danger-outline"))));
 }

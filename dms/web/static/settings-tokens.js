@@ -28,10 +28,12 @@ export async function render(ctx) {
       clearMessages();
       newButton.focus();
     })));
+  let shownId = null; // the token whose secret the panel shows
   const hideSecret = () => {
-    // The secret must not linger in the page once the user moved on.
+    // The secret must not linger in the page once the user moved on, or once it is revoked.
     secret.value = "";
     secretPanel.hidden = true;
+    shownId = null;
   };
 
   const list = async () => {
@@ -51,6 +53,7 @@ export async function render(ctx) {
     if (!(await confirmDialog({ title: "Revoke token?", text, ok: "Revoke", danger: true }))) return;
     try {
       await api("DELETE", `/tokens/${encoded(token.id)}/`);
+      if (token.id === shownId) hideSecret(); // a revoked token's secret leaves the screen (§22)
       if (mine) {
         ctx.endSession("You revoked this session's token and have been logged out.");
         return;
@@ -67,6 +70,7 @@ export async function render(ctx) {
     const created = await api("POST", "/tokens/", { data: { type: "tokens", attributes } });
     toggle(false, false);
     secret.value = created.data.attributes.token;
+    shownId = created.data.id;
     secretPanel.hidden = false;
     secret.focus();
     secret.select();
@@ -117,7 +121,7 @@ function row(token, mine, revoke) {
   return el("tr", { "data-token-id": token.id, class: expired ? "is-expired" : null },
     el("td", { "data-label": "ID" }, el("code", { class: "token-id" }, token.id),
       mine ? el("span", { class: "badge badge-info" }, "this session") : null),
-    el("td", { "data-label": "Name", class: name ? null : "muted" }, name || "(no name)"),
+    el("td", { "data-label": "Name", class: name ? "cell-name" : "cell-name muted" }, name || "(no name)"),
     el("td", { "data-label": "Created" }, timeElement(created)),
     el("td", { "data-label": "Expires" }, expiry === null ? "never" : timeElement(expiry),
       expired ? el("span", { class: "badge badge-danger" }, "expired") : null),

@@ -27,8 +27,9 @@ export async function render(ctx, params) {
   const rows = list.data.map((node) => {
     const { title, original_parent: parent, deleted_at: deleted, purge_at: purgeAt } = node.attributes;
     return el("tr", { "data-node-id": node.id },
-      el("td", { "data-label": "Name" }, el("span", { class: "node-link" }, icon(node.type === "folders" ? "folder" : "document"),
-        el("span", {}, title))),
+      // One line, cut with an ellipsis; the whole title as the tooltip (and read out whole).
+      el("td", { "data-label": "Name", class: "cell-title" }, el("span", { class: "node-link" }, icon(node.type === "folders" ? "folder" : "document"),
+        el("span", { class: "truncate", title }, title))),
       el("td", { "data-label": "Was in" }, parent ? folderName(parent.title) : el("span", { class: "muted" }, "—")),
       el("td", { "data-label": "Deleted", class: "col-wide" }, timeElement(deleted)),
       el("td", { "data-label": "Kept until", class: "col-wide" }, timeElement(purgeAt)),
