@@ -275,6 +275,25 @@ class Snapshot:
                tag_ids: tuple[str, ...] = (), tags_op: str = "all") -> list[tuple[str, float]]:
         """The owner's best matches for `words` (already index terms), as (node id, score);
         with `tag_ids`, only nodes carrying all (or any) of those tags."""
+        return self.best(self.words_clauses(owner_id, words, tag_ids, tags_op), limit)
+
+    def total(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...] = (),
+              tags_op: str = "all", excluding: frozenset[str] = frozenset()) -> int:
+        """How many nodes `search` finds in all (but those in `excluding`)."""
+        return self.counted(self.words_clauses(owner_id, words, tag_ids, tags_op), excluding)
+
+    def find(self, owner_id: str, tree, limit: int, tag_ids: tuple[str, ...] = (),
+             tags_op: str = "all") -> list[tuple[str, float]]:
+        """As `search`, for a resolved tree of the query language (dms.search.treequery)."""
+        return self.best(self.tree_clauses(owner_id, tree, tag_ids, tags_op), limit)
+
+    def total_tree(self, owner_id: str, tree, tag_ids: tuple[str, ...] = (),
+                   tags_op: str = "all", excluding: frozenset[str] = frozenset()) -> int:
+        """How many nodes `find` finds in all (but those in `excluding`)."""
+        return self.counted(self.tree_clauses(owner_id, tree, tag_ids, tags_op), excluding)
+
+    def words_clauses(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...],
+                      tags_op: str) -> list:
         import tantivy
 
         clauses, only_theirs = self.filters(owner_id, tag_ids, tags_op)
@@ -282,16 +301,14 @@ class Snapshot:
             expansions = EXPANSIONS_LAST if position == len(words) - 1 else EXPANSIONS_OTHER
             clauses.append((tantivy.Occur.Must, self.word(word, expansions, ANYWHERE,
                                                           only_theirs)))
-        return self.best(clauses, limit)
+        return clauses
 
-    def find(self, owner_id: str, tree, limit: int, tag_ids: tuple[str, ...] = (),
-             tags_op: str = "all") -> list[tuple[str, float]]:
-        """As `search`, for a resolved tree of the query language (dms.search.treequery)."""
+    def tree_clauses(self, owner_id: str, tree, tag_ids: tuple[str, ...], tags_op: str) -> list:
         import tantivy
 
         clauses, only_theirs = self.filters(owner_id, tag_ids, tags_op)
         clauses.append((tantivy.Occur.Must, compile_tree(self, tree, only_theirs)))
-        return self.best(clauses, limit)
+        return clauses
 
     def filters(self, owner_id: str, tag_ids: tuple[str, ...],
                 tags_op: str) -> tuple[list, object]:
@@ -345,3 +362,13 @@ class Snapshot:
         query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
         result = self.searcher.search(query, limit, count=False)
         return [(self.searcher.doc(address)["id"][0], score) for score, address in result.hits]
+
+    def counted(self, clauses: list, excluding: frozenset[str] = frozenset()) -> int:
+        """How many nodes match all `clauses` (tantivy's Count collector: no node is read)."""
+        import tantivy
+
+        if excluding:
+            clauses = [*clauses, (tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+                self.schema, "id", sorted(excluding)))]
+        query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+        return self.searcher.search(query, 1, count=True).count

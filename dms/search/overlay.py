@@ -157,6 +157,11 @@ class Overlaid:
         rest = self.base.search(owner_id, words, limit + len(self.changed), tag_ids, tags_op)
         return (first + [hit for hit in rest if hit[0] not in self.changed])[:limit]
 
+    def total(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...] = (),
+              tags_op: str = "all") -> int:
+        """As Snapshot.total: the changed nodes that match now, and the base's others."""
+        return (sum(1 for node in self.pending if node.score(words, tag_ids, tags_op))
+                + self.base.total(owner_id, words, tag_ids, tags_op, self.changed))
 
     def find(self, owner_id: str, tree: Any, limit: int, tag_ids: tuple[str, ...] = (),
              tags_op: str = "all") -> list[tuple[str, float]]:
@@ -170,6 +175,14 @@ class Overlaid:
         first = [(node_id, score) for score, node_id in sorted(scored, reverse=True)]
         rest = self.base.find(owner_id, tree, limit + len(self.changed), tag_ids, tags_op)
         return (first + [hit for hit in rest if hit[0] not in self.changed])[:limit]
+
+    def total_tree(self, owner_id: str, tree: Any, tag_ids: tuple[str, ...] = (),
+                   tags_op: str = "all") -> int:
+        """As Snapshot.total_tree: the changed nodes that match now, and the base's others."""
+        kept = _kept(tree, [node.node_id for node in self.pending])
+        return (sum(1 for node in self.pending if node.score_tree(tree, kept) is not None
+                    and _tagged(node, tag_ids, tags_op))
+                + self.base.total_tree(owner_id, tree, tag_ids, tags_op, self.changed))
 
 
 def _tagged(node: Pending, tag_ids: tuple[str, ...], tags_op: str) -> bool:

@@ -16,7 +16,8 @@ CANDIDATES matching rows, in the order the index (or, for a word in most documen
 yields them, and ranks only those: by ts_rank of the weighted heading — titles and tag names
 that hold more of the words first, body-only matches after them. When more rows match (a very
 common word or a short prefix), the best of the first CANDIDATES are returned, not necessarily
-the best of all; another or a longer word narrows the search.
+the best of all; another or a longer word narrows the search. (A page deeper than CANDIDATES
+reads as many as it reaches.) The total of a paged search is count(*) of the same condition.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ SEARCH = """
     SELECT node_id FROM candidates
     ORDER BY ts_rank(heading, ?::tsquery) DESC, node_id
     LIMIT ?"""
+COUNT = "SELECT count(*) FROM search_entry AS s {join} WHERE s.owner_id = ? AND {match}"
+NODE_JOIN = "JOIN node ON node.id = s.node_id"
 
 
 class PostgresSearch:
@@ -72,14 +75,14 @@ class PostgresSearch:
         `tag_ids`, only nodes carrying all (or any) of those tags."""
         join, condition, extra = "", "", ()
         if tag_ids:
-            join = "JOIN node ON node.id = s.node_id"
+            join = NODE_JOIN
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
             condition = f" AND {sql}"
         where, params = match(words)
         rows = database.execute_sql(
             SEARCH.format(join=join, match=where + condition),
-            (owner_id, *params, *extra, CANDIDATES, tsquery(words, "|", MIN_TITLE_PREFIX),
-             limit)).fetchall()
+            (owner_id, *params, *extra, max(CANDIDATES, limit),
+             tsquery(words, "|", MIN_TITLE_PREFIX), limit)).fetchall()
         # Scores only order the results: the best gets len(rows), the last 1.
         return [(node_id, float(len(rows) - rank)) for rank, (node_id,) in enumerate(rows)]
 
@@ -94,10 +97,33 @@ class PostgresSearch:
             where += f" AND {sql}"
         ranked = ranked_words(tree)
         rows = database.execute_sql(
-            SEARCH.format(join="JOIN node ON node.id = s.node_id", match=where),
-            (owner_id, *params, *extra, CANDIDATES,
+            SEARCH.format(join=NODE_JOIN, match=where),
+            (owner_id, *params, *extra, max(CANDIDATES, limit),
              tsquery(ranked, "|", MIN_TITLE_PREFIX) if ranked else "", limit)).fetchall()
         return [(node_id, float(len(rows) - rank)) for rank, (node_id,) in enumerate(rows)]
+
+    def total(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...] = (),
+              tags_op: str = "all") -> int:
+        """How many nodes `search` finds in all: counted from the GIN index's bitmap, no row
+        ranked."""
+        where, params = match(words)
+        return self._counted(owner_id, "", where, params, tag_ids, tags_op)
+
+    def total_tree(self, owner_id: str, tree, tag_ids: tuple[str, ...] = (),
+                   tags_op: str = "all") -> int:
+        """How many nodes `find` finds in all."""
+        where, params = condition(tree)
+        return self._counted(owner_id, NODE_JOIN, where, params, tag_ids, tags_op)
+
+    @staticmethod
+    def _counted(owner_id: str, join: str, where: str, params: list, tag_ids: tuple[str, ...],
+                 tags_op: str) -> int:
+        extra: tuple = ()
+        if tag_ids:
+            sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
+            join, where = NODE_JOIN, f"{where} AND {sql}"
+        return database.execute_sql(COUNT.format(join=join, match=where),
+                                    (owner_id, *params, *extra)).fetchone()[0]
 
     # -- for dms verify and dms reindex --------------------------------------------------------
     def count(self) -> int:

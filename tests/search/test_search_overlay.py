@@ -1,7 +1,7 @@
 """The overlay's matching (dms.search.overlay, a user's few changes the index lacks, matched in
 memory) finds exactly what the tantivy index finds for the same nodes: the same words, prefixes
 and short words, fields, accents and cases, and tag filters; and for the query language's trees
-of words, phrases, fields, NOT, AND and OR."""
+of words, phrases, fields, NOT, AND and OR; and both count as many as they find."""
 
 from __future__ import annotations
 
@@ -67,6 +67,9 @@ def test_the_overlay_matches_what_the_index_matches(tmp_path):
         from_index = {node_id for node_id, _ in snapshot.search(OWNER, query, 100, filters, op)}
         from_overlay = {node_id for node_id, _ in overlay.search(OWNER, query, 100, filters, op)}
         assert from_overlay == from_index, (query, filters, op)
+        # The totals of a paged search (api.md, "Search": `page`), each counted its own way.
+        assert (overlay.total(OWNER, query, filters, op), snapshot.total(
+            OWNER, query, filters, op)) == (len(from_index), len(from_index))
         compared += bool(from_index)
     assert compared > 100  # most queries found something: the comparison means something
 
@@ -101,5 +104,7 @@ def test_the_overlay_matches_what_the_index_matches_for_the_query_language(tmp_p
         from_index = {node_id for node_id, _ in snapshot.find(OWNER, tree, 100)}
         from_overlay = {node_id for node_id, _ in overlay.find(OWNER, tree, 100)}
         assert from_overlay == from_index, tree
+        assert (overlay.total_tree(OWNER, tree), snapshot.total_tree(OWNER, tree)) == (
+            len(from_index), len(from_index)), tree
         compared += 0 < len(from_index) < len(entries)
     assert compared > 60  # most trees found some but not all: the comparison means something
