@@ -205,16 +205,19 @@ def _ranked(indexer: Indexer, user: User, words: list[str], window: Window, time
         hits = list(heapq.merge(*ranked, key=lambda hit: -hit[1]))
         nodes = _readable(user, list(dict.fromkeys(node_id for node_id, _ in hits)),
                           (only, about_filter, whose))
-        kept = [node_id for node_id in dict.fromkeys(node_id for node_id, _ in hits)
-                if node_id in nodes]
+        scores: dict[str, float] = {}
+        for node_id, score in hits:
+            scores.setdefault(node_id, score)
+        kept = [node_id for node_id in scores if node_id in nodes]
         total += sum(1 for node_id in kept if checked(nodes[node_id][3]))
         results = []
         for rank, node_id in enumerate(kept[window.offset:window.reach]):
             kind, title, _, _ = nodes[node_id]
-            text_snippet = None
+            text_snippet, inside = None, scores[node_id] < 0  # found inside words only
             if rank < SNIPPET_RESULTS and kind == "document":
-                text_snippet = highlight.snippet(_text_start(node_id), words, should_stop)
-            found = text_snippet or highlight.snippet(title, words, whole=True)
+                text_snippet = highlight.snippet(_text_start(node_id), words, should_stop,
+                                                 inside=inside)
+            found = text_snippet or highlight.snippet(title, words, whole=True, inside=inside)
             results.append((node_id, kind, title, found))
     except highlight.Stopped:
         raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
