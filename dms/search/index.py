@@ -53,6 +53,7 @@ from dms.search.terms import (
     TAGS_BOOST,
     TITLE_BOOST,
     analyzer,
+    compound_terms,
     inner_parts,
     terms,
 )
@@ -144,9 +145,9 @@ class Entry:
     def inner(self) -> str:
         """The inner parts of the words of its title, tag names and text (dms.search.terms),
         those of the title and the tags first; of a long text, its beginning's."""
-        return " ".join(sorted(inner_parts([
-            *terms(self.title), *terms(" ".join(self.tag_names)),
-            *terms(self.body[:MAX_INNER_CHARS])])))
+        return " ".join(inner_parts([
+            *compound_terms(self.title), *compound_terms(" ".join(self.tag_names)),
+            *compound_terms(self.body[:MAX_INNER_CHARS])]))
 
     def numbers(self) -> dict[str, int]:
         found = {"created": self.created, "added": self.added, "asn": self.asn}

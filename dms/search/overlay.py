@@ -79,7 +79,7 @@ class Pending:
         texts = (entry.title, " ".join(entry.tag_names), entry.body, entry.notes)
         return cls(entry.node_id, tuple(_sorted_terms(text) for text in texts),
                    frozenset(entry.tag_ids), len(entry.body), texts,
-                   tuple(entry.inner().split()))
+                   tuple(sorted(set(entry.inner().split()))))
 
     def score_tree(self, tree: Any, kept: dict[Any, frozenset[str]],
                    broad: bool = False) -> float | None:

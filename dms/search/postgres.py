@@ -125,9 +125,12 @@ class PostgresSearch:
         hits = [(node_id, float(len(first) - rank)) for rank, node_id in enumerate(first)]
         if not broadens or len(hits) >= limit:
             return hits
+        # Fewer than `limit`: they are all of the first tier's matches, left out by their ids
+        # (matching the first tier again would read every candidate's text from TOAST).
         broad, broad_params = where_of(True)
-        second = rows(f"({broad}) AND ({narrow}) IS NOT TRUE", [*broad_params, *params], True,
-                      limit - len(hits))
+        if first:
+            broad = f"({broad}) AND s.node_id NOT IN ({','.join('?' * len(first))})"
+        second = rows(broad, [*broad_params, *first], True, limit - len(hits))
         return hits + [(node_id, inside(float(len(second) - rank)))
                        for rank, node_id in enumerate(second)]
 

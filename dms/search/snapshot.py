@@ -76,16 +76,19 @@ class Snapshot:
 
     def tiered(self, clauses_of, broadens: bool, limit: int) -> list[tuple[str, float]]:
         """The best `limit` of the first tier (clauses_of(False)), then as many more as are
-        wanted of the second: matching clauses_of(True) but not the first."""
+        wanted of the second: matching clauses_of(True) but not the first. Fewer than `limit`,
+        the first tier's hits are all of its matches: they are left out by their ids, cheaper
+        than matching the first tier's query again."""
         import tantivy
 
-        narrow = clauses_of(False)
-        hits = self.best(narrow, limit)
+        hits = self.best(clauses_of(False), limit)
         if not broadens or len(hits) >= limit:
             return hits
-        first = narrow[0][1] if len(narrow) == 1 else tantivy.Query.boolean_query(narrow)
-        second = self.best([*clauses_of(True), (tantivy.Occur.MustNot, first)],
-                           limit - len(hits))
+        broad = clauses_of(True)
+        if hits:
+            broad.append((tantivy.Occur.MustNot, tantivy.Query.term_set_query(
+                self.schema, "id", [node_id for node_id, _ in hits])))
+        second = self.best(broad, limit - len(hits))
         return hits + [(node_id, inside(score)) for node_id, score in second]
 
     def words_clauses(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...],

@@ -1,9 +1,10 @@
 """Words inside compound words (api.md §22, "Search"): `bescheid` finds `Steuerbescheid`.
 
-PostgreSQL's search rows gain, beside each word's `~` beginnings, its inner parts as `^` lexemes:
-its endings that begin 2 letters or more into it and are 4 letters or longer (`steuerbescheid`:
-`^euerbescheid` ... `^heid`; dms.search.terms's INNER_START and MIN_INNER, the parts tantivy's
-`inner` field holds), so that a word inside another is a `^word:*` prefix in the GIN index
+PostgreSQL's search rows gain, beside each word's `~` beginnings, the inner parts of its words of 8
+letters or more as `^` lexemes: their endings that begin 2 letters or more into them and are 4
+letters or longer (`steuerbescheid`: `^euerbescheid` ... `^heid`; dms.search.terms's
+MIN_COMPOUND, INNER_START and MIN_INNER, the parts tantivy's `inner` field holds), so that a word
+inside another is a `^word:*` prefix in the GIN index
 (dms.search.pgquery). dms_search_prefixes gives both, for headings and bodies alike; a long text's
 body counts the parts' bytes against its 1,000,000. Every row is then computed again, once, at
 the end of this migration's transaction (stale = 3: the deferred refresh of every entry).
@@ -29,6 +30,7 @@ def up(migrator, db):
                 SELECT '^' || substr(word, n)
                 FROM unnest(tsvector_to_array(words)) AS word,
                      generate_series(3, char_length(word) - 3) AS n
+                WHERE char_length(word) >= 8
             ) AS parts
         $$""")
     db.execute_sql("""
@@ -52,8 +54,9 @@ def up(migrator, db):
             -- letters, and its inner parts: fewer than its letters, none longer than it.
             SELECT coalesce(array_to_tsvector(array_agg(word)), '') INTO words FROM (
                 SELECT word, sum(octet_length(word) + 3 * (1 + octet_length(left(word, 5)))
-                                 + greatest(char_length(word) - 5, 0)
-                                   * (octet_length(word) + 4))
+                                 + CASE WHEN char_length(word) >= 8
+                                        THEN (char_length(word) - 5) * (octet_length(word) + 4)
+                                        ELSE 0 END)
                              OVER (ORDER BY first_seen, word) AS used
                 FROM (
                     SELECT word, min(seq) AS first_seen FROM (
