@@ -21,8 +21,10 @@ waited for one.
   ms on a busy machine, measured, against microseconds for a sorted list of a few nodes' terms.
 - **Ranking.** The caller's own latest changes first, each scored by the fields its words
   matched in (title TITLE_BOOST, tags TAGS_BOOST, text 1), then the index's other matches in its
-  order. A node laid over is never taken from the index's commit, which holds an older state of
-  it or none.
+  order — within each of the index's two tiers (dms.search.snapshot): whole words and
+  beginnings, then words found inside others only (a term's inner parts, dms.search.terms). A
+  node laid over is never taken from the index's commit, which holds an older state of it or
+  none.
 - **Cost.** Each node's terms are made once for each of its changes and kept per owner (at most
   KEPT_OWNERS) while the index lacks them; they are let go at the owner's first search after the
   index took them.
