@@ -16,7 +16,8 @@ Then `dms serve` (one process, DMS_OCR_WORKERS=1) answers, over one keep-alive c
 queried owner, 20 warm-up then --runs timed requests of each kind: GET /api/users/me/; a page of
 100 from `Big` (pages 1..100 in turn); the 20-level breadcrumb (GET /api/folders/{id}/); the move
 of the 10,010 nodes of `Movable`; search for one word (the most frequent), two words, a 3-letter
-prefix. On SQLite the server first builds its tantivy index (timed). Finally 16 clients, each on
+prefix, a piece of a compound word that begins no word (found inside words only, api.md §22).
+On SQLite the server first builds its tantivy index (timed). Finally 16 clients, each on
 its own keep-alive connection, send mixed requests (/users/me/, a page of `Big`, a two-word
 search) for --seconds seconds: requests/s, p99, errors, and on PostgreSQL the peak of the
 server's connections (pg_stat_activity, sampled every 0.1 s) against DMS_DB_POOL_SIZE.
@@ -43,7 +44,7 @@ from pathlib import Path
 from bench.common import ADMIN_PASSWORD, KeepAlive, ServerProcess, engine_target, machine
 from bench.lib.bulk import many, stamp
 from bench.lib.corpus import FUNCTION_WORDS, TextGenerator, rare_words, vocabulary
-from bench.lib.search_queries import percentile
+from bench.lib.search_queries import inner_words, percentile
 from bench.lib.search_server import OutputDrain, wait_for_index
 from dms.db import database, is_postgresql, open_database
 from dms.db.models import Node, new_id
@@ -255,6 +256,7 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
             content = words[len(FUNCTION_WORDS):]
             two = [f"{rng.choice(content[:300])} {rng.choice(content)}" for _ in range(50)]
             prefixes = [rng.choice([w for w in content if len(w) > 3])[:3] for _ in range(50)]
+            inner = inner_words(words, 50, rng)  # found only inside compound words (§22)
             home = layout.owners[layout.queried][1]
 
             def move(number):
@@ -275,6 +277,8 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
                     f"/api/search/?q={urllib.parse.quote(two[n % len(two)])}")),
                 "search: 3-letter prefix": cycling(lambda n: http.get(
                     f"/api/search/?q={urllib.parse.quote(prefixes[n % len(prefixes)])}")),
+                "search: inside a word": cycling(lambda n: http.get(
+                    f"/api/search/?q={urllib.parse.quote(inner[n % len(inner)])}")),
             }
             results = {}
             for kind, call in kinds.items():

@@ -35,10 +35,15 @@ For each --sizes count and each --owners layout, in a fresh temporary data dir:
    the vocabulary (the function words: in nearly every document); "rare word" — made-up words
    that occur in the queried owner's documents; "two words" — one of the 300 most frequent
    content words and any content word; "prefix 3/4/5" — the first 3, 4 or 5 letters of content
-   words (dms makes every query word a prefix). It prints per class the median number of results
+   words (dms makes every query word a prefix); "inside a word" — 6 letters from inside
+   compound words that begin no word (api.md §22: found only inside words, the second tier). It
+   prints per class the median number of results
    (dms returns at most 100, best first) and p50/p95/p99 in ms, then the targets (p95 <= 20 ms for
    every class at 100,000 documents, <= 50 ms at 1,000,000) and the classes over them.
-4. The query language (api.md §20; bench.lib.search_queries.make_field_queries): a common word
+4. Pages with a total (api.md §22): a common word, a 3-letter prefix and a word inside words
+   with `page=1` (the engine counts every match), each right after the same queries without it,
+   the p95 and its ratio.
+5. The query language (api.md §20; bench.lib.search_queries.make_field_queries): a common word
    with a correspondent, a year, a type and half a year, a serial number range, a NOT of a
    correspondent, and a phrase of two words — each class timed right after the same words without
    fields, and its p95 as a ratio to theirs (target <= 1.5x, ../shared/docs/targets.md); then
@@ -141,6 +146,7 @@ def measure(size: int, owner_count: int, args, words: list[str], rare: list[str]
                 numbers = measured[kind] = run_class(http, texts, args.runs)
                 print(f"{kind:<12}  {numbers['results']:>14,.0f}  {numbers['p50']:8.2f}  "
                       f"{numbers['p95']:8.2f}  {numbers['p99']:8.2f}", flush=True)
+            measure_pages(http, queries, args)
             measure_fields(http, words, args)
             after_queries = memory(server.process.pid)
             index_after, segments_after = index_size(data_dir / "search")
@@ -152,6 +158,20 @@ def measure(size: int, owner_count: int, args, words: list[str], rare: list[str]
         finally:
             server.stop()
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+
+
+def measure_pages(http: KeepAlive, queries: dict[str, list[str]], args) -> None:
+    """A first page with its total (api.md §22, `page=1`: the engine counts every match) right
+    after the same queries without it: p95 and its ratio."""
+    print("pages with a total (api.md §22): page=1 beside the same queries without a page")
+    print(f"{'class':<16}  {'total':>7}  {'p50 ms':>7}  {'p95 ms':>7}  {'alone p95':>9}  "
+          f"{'ratio':>6}", flush=True)
+    for kind in ("common word", "prefix 3", "inside a word"):
+        plain = run_class(http, queries[kind], args.runs)
+        paged = run_class(http, queries[kind], args.runs, "&page=1")
+        print(f"{kind:<16}  {paged['results']:>7,.0f}  {paged['p50']:7.2f}  "
+              f"{paged['p95']:7.2f}  {plain['p95']:9.2f}  {paged['p95'] / plain['p95']:5.2f}x",
+              flush=True)
 
 
 def measure_fields(http: KeepAlive, words: list[str], args) -> None:

@@ -33,7 +33,26 @@ def make_queries(words: list[str], rare_counts: Counter, count: int,
     for letters in (3, 4, 5):
         longer = [word for word in content if len(word) > letters]
         queries[f"prefix {letters}"] = [rng.choice(longer)[:letters] for _ in range(count)]
+    queries["inside a word"] = inner_words(words, count, rng)
     return queries
+
+
+def inner_words(words: list[str], count: int, rng: random.Random) -> list[str]:
+    """Pieces of 6 letters from inside the vocabulary's compound words that begin no word of it
+    (api.md §22: found only inside words, `bescheid` in `Steuerbescheid`): the second tier of
+    every search, the first finding nothing."""
+    folded = sorted(word.lower() for word in words)
+    compounds = [word.lower() for word in words if len(word) >= 12 and word.isalpha()]
+    pieces: dict[str, None] = {}
+    for _ in range(50 * count):
+        if len(pieces) >= count or not compounds:
+            break
+        word = rng.choice(compounds)
+        start = rng.randrange(3, len(word) - 6)
+        piece = word[start:start + 6]
+        if not any(other.startswith(piece) for other in folded):
+            pieces[piece] = None
+    return list(pieces) or ["zzzabsent"]
 
 
 def make_field_queries(words: list[str], count: int,
@@ -72,8 +91,10 @@ def percentile(samples: list[float], fraction: float) -> float:
     return samples[max(0, math.ceil(fraction * len(samples)) - 1)]
 
 
-def run_class(http: KeepAlive, texts: list[str], runs: int) -> dict:
-    paths = [(text, f"/api/search/?q={urllib.parse.quote(text)}") for text in texts]
+def run_class(http: KeepAlive, texts: list[str], runs: int, extra: str = "") -> dict:
+    """Timed requests of `texts` in turn; `extra`: more of the query (`&page=1`). With a page,
+    "results" is the median total (`count`)."""
+    paths = [(text, f"/api/search/?q={urllib.parse.quote(text)}{extra}") for text in texts]
     cycle = itertools.cycle(paths)
     for _ in range(WARMUP):
         http.get(next(cycle)[1])
@@ -85,6 +106,8 @@ def run_class(http: KeepAlive, texts: list[str], runs: int) -> dict:
         samples.append((time.perf_counter() - start) * 1000)
         bodies[text] = body
     samples.sort()
-    results = [len(json.loads(body)) for body in bodies.values()]
+    answers = [json.loads(body) for body in bodies.values()]
+    results = [answer["count"] if isinstance(answer, dict) else len(answer)
+               for answer in answers]
     return {"results": statistics.median(results), "p50": statistics.median(samples),
             "p95": percentile(samples, 0.95), "p99": percentile(samples, 0.99)}

@@ -4,7 +4,8 @@
   with `search(owner_id, words, limit, tag_ids, tags_op)` that holds the owner's changes committed
   so far, or None while it cannot search), `searchable()` (the same for everyone's, as it is),
   `start()`/`stop()`/`notify()`;
-- `query(engine, user, text, ...)` (dms.search.service): what GET /search/ answers.
+- `query(engine, user, text, ...)` (dms.search.service): what GET /search/ answers, and
+  `query_page(...)` one page of it with the total.
 
 On SQLite the engine is an embedded tantivy index in `<data-dir>/search/` (dms.search.index),
 kept exact by the database's outbox (dms.search.indexer); on PostgreSQL it is the database's own
@@ -16,9 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from dms.search.indexer import Indexer
-from dms.search.service import DEFAULT_LIMIT, MAX_LIMIT, query
+from dms.search.service import DEFAULT_LIMIT, MAX_LIMIT, query, query_page
 
-__all__ = ["Indexer", "engine", "query", "DEFAULT_LIMIT", "MAX_LIMIT"]
+__all__ = ["Indexer", "engine", "query", "query_page", "DEFAULT_LIMIT", "MAX_LIMIT"]
 
 
 def engine(data_dir: Path):

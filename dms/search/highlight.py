@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from dms.search.index import terms
+from dms.search.terms import INNER_START, looks_inside
 
 WORD = re.compile(r"\w+")
 SCAN_CHARS = 256 * 1024
@@ -43,19 +44,32 @@ def _fold_unicode(word: str) -> str:
 
 
 def snippet(text: str, prefixes: Iterable[str], should_stop: Callable[[], bool] = lambda: False,
-            whole: bool = False) -> str | None:
+            whole: bool = False, inside: bool = False) -> str | None:
     """The text around its first match, highlighted; None if nothing matches in the scanned part.
-    `whole` highlights every match of a short text (a title) instead of cutting a window."""
+    `whole` highlights every match of a short text (a title) instead of cutting a window;
+    `inside`: a word is a match also where it lies inside another (a compound word, as
+    dms.search.terms finds them)."""
     prefixes = tuple(prefixes)
     if not prefixes or not text:
         return None
+    inner = tuple(word for word in prefixes if looks_inside(word)) if inside else ()
+    return _snippet(text, prefixes, inner, should_stop, whole)
+
+
+def _starts(folded: str, prefixes: tuple[str, ...], inner: tuple[str, ...]) -> bool:
+    """A folded word begins with one of `prefixes` or holds one of `inner` past its start."""
+    return folded.startswith(prefixes) or any(word in folded[INNER_START:] for word in inner)
+
+
+def _snippet(text: str, prefixes: tuple[str, ...], inner: tuple[str, ...],
+             should_stop: Callable[[], bool], whole: bool) -> str | None:
     limit = len(text) if whole else min(len(text), SCAN_CHARS)
     words = WORD.finditer(text, 0, limit)
     before: collections.deque = collections.deque(maxlen=0 if whole else WORDS_BEFORE)
     for count, match in enumerate(words, start=1):
         if count % CHECK_EVERY_WORDS == 0 and should_stop():
             raise Stopped()
-        if not fold(match.group()).startswith(prefixes):
+        if not _starts(fold(match.group()), prefixes, inner):
             before.append(match)
             continue
         shown = [*before, match]
@@ -66,8 +80,8 @@ def snippet(text: str, prefixes: Iterable[str], should_stop: Callable[[], bool] 
         start = 0 if whole or not before or len(before) < WORDS_BEFORE else before[0].start()
         end = len(text) if whole or shown[-1].end() >= _last_word_end(text, limit) \
             else shown[-1].end()
-        return _render(text, start, end, [m for m in shown if fold(m.group()).startswith(prefixes)],
-                       start > 0, end < len(text))
+        hits = [m for m in shown if _starts(fold(m.group()), prefixes, inner)]
+        return _render(text, start, end, hits, start > 0, end < len(text))
     return None
 
 

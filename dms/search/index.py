@@ -7,7 +7,9 @@ names, the subject and sender of the message a document came by, its metadata's 
 (the text of a document's latest version) and `notes`, all folded by the same analyzer as the
 queries: lower case, accents and ligatures folded to ASCII (`Käse` -> `kase`, `Straße` ->
 `strasse`), words over 40 characters dropped, with positions (phrases). Scores are per-field
-BM25, the title weighted TITLE_BOOST and tag names TAGS_BOOST times the body.
+BM25, the title weighted TITLE_BOOST and tag names TAGS_BOOST times the body. `inner` holds the
+inner parts of the words of the title, tag names and text: a word inside a compound word is the
+beginning of one (dms.search.terms; format 4).
 
 For the query language's fields (dms.search.treequery): `parent` (the folder it is in),
 `correspondent`, `doctype` (ids), `mime` (the latest version's type and its kind: `image/png` and
@@ -39,20 +41,22 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from dms.search.snapshot import INNER_FIELD, Snapshot
 from dms.search.terms import (
     ANALYZER,
-    ANYWHERE,
     EXPANSIONS_LAST,
     EXPANSIONS_OTHER,
+    MAX_INNER_CHARS,
     MAX_TERM_CHARS,
     MIN_TEXT_PREFIX,
     MIN_TITLE_PREFIX,
     TAGS_BOOST,
     TITLE_BOOST,
     analyzer,
+    compound_terms,
+    inner_parts,
     terms,
 )
-from dms.search.treequery import compile_tree
 
 __all__ = ["ANALYZER", "EXPANSIONS_LAST", "EXPANSIONS_OTHER", "MAX_TERM_CHARS", "MIN_TEXT_PREFIX",
            "MIN_TITLE_PREFIX", "TAGS_BOOST", "TITLE_BOOST", "Entry", "IndexUnusable",
@@ -60,7 +64,7 @@ __all__ = ["ANALYZER", "EXPANSIONS_LAST", "EXPANSIONS_OTHER", "MAX_TERM_CHARS", 
 
 log = logging.getLogger("dms.search")
 
-INDEX_FORMAT = 3  # raise when the schema or the analyzer changes: old indexes are rebuilt
+INDEX_FORMAT = 4  # raise when the schema or the analyzer changes: old indexes are rebuilt
 MARKER = "dms-index.json"
 WRITER_HEAP_BYTES = 32 * 1024 * 1024  # tantivy flushes a segment past this much buffered data
 SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")
@@ -101,6 +105,9 @@ def schema():
     builder.add_text_field("tag_ids", tokenizer_name="raw", index_option="basic")
     for field in TEXT_FIELDS:
         builder.add_text_field(field, tokenizer_name=ANALYZER, index_option="position")
+    # Parts of words, to find a word inside a compound (dms.search.terms): only whether a
+    # node has them, no frequencies or positions.
+    builder.add_text_field(INNER_FIELD, tokenizer_name="whitespace", index_option="basic")
     for field in KEY_FIELDS:
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     for field in NUMBER_FIELDS:
@@ -134,6 +141,13 @@ class Entry:
             "doctype": [self.doctype], "mime": list(mime)}
         return {field: [value for value in values if value]
                 for field, values in found.items() if any(values)}
+
+    def inner(self) -> str:
+        """The inner parts of the words of its title, tag names and text (dms.search.terms),
+        those of the title and the tags first; of a long text, its beginning's."""
+        return " ".join(inner_parts([
+            *compound_terms(self.title), *compound_terms(" ".join(self.tag_names)),
+            *compound_terms(self.body[:MAX_INNER_CHARS])]))
 
     def numbers(self) -> dict[str, int]:
         found = {"created": self.created, "added": self.added, "asn": self.asn}
@@ -227,7 +241,8 @@ class SearchIndex:
 
         return tantivy.Document(id=entry.node_id, owner=entry.owner_id, title=entry.title,
                                 body=entry.body, tags=entry.tag_names, tag_ids=entry.tag_ids,
-                                notes=entry.notes, **entry.keys(), **entry.numbers())
+                                notes=entry.notes, inner=entry.inner(), **entry.keys(),
+                                **entry.numbers())
 
     def put(self, writer, node_id: str, entry: Entry | None) -> None:
         """Replace what the index holds of `node_id` by `entry` (None: remove it). Idempotent."""
@@ -247,101 +262,3 @@ class SearchIndex:
 
     def holds(self, node_id: str) -> bool:
         return self.snapshot().holds(node_id)
-
-
-class Snapshot:
-    """A searcher of one commit of the index."""
-
-    def __init__(self, searcher, schema):
-        self.searcher, self.schema = searcher, schema
-
-    def count(self) -> int:
-        return self.searcher.num_docs
-
-    def holds(self, node_id: str) -> bool:
-        import tantivy
-
-        query = tantivy.Query.term_query(self.schema, "id", node_id)
-        return bool(self.searcher.search(query, 1, count=False).hits)
-
-    def holds_only(self, owner_id: str) -> bool:
-        """Whether every document in the index is `owner_id`'s: the owner field's terms (one
-        per owner whose documents it holds, deleted ones included until merged away) are theirs
-        alone. Walks one term per owner."""
-        owners = self.searcher.terms_with_prefix("owner", "", limit=2)
-        return [owner for owner, _ in owners] == [owner_id]
-
-    def search(self, owner_id: str, words: list[str], limit: int,
-               tag_ids: tuple[str, ...] = (), tags_op: str = "all") -> list[tuple[str, float]]:
-        """The owner's best matches for `words` (already index terms), as (node id, score);
-        with `tag_ids`, only nodes carrying all (or any) of those tags."""
-        import tantivy
-
-        clauses, only_theirs = self.filters(owner_id, tag_ids, tags_op)
-        for position, word in enumerate(words):
-            expansions = EXPANSIONS_LAST if position == len(words) - 1 else EXPANSIONS_OTHER
-            clauses.append((tantivy.Occur.Must, self.word(word, expansions, ANYWHERE,
-                                                          only_theirs)))
-        return self.best(clauses, limit)
-
-    def find(self, owner_id: str, tree, limit: int, tag_ids: tuple[str, ...] = (),
-             tags_op: str = "all") -> list[tuple[str, float]]:
-        """As `search`, for a resolved tree of the query language (dms.search.treequery)."""
-        import tantivy
-
-        clauses, only_theirs = self.filters(owner_id, tag_ids, tags_op)
-        clauses.append((tantivy.Occur.Must, compile_tree(self, tree, only_theirs)))
-        return self.best(clauses, limit)
-
-    def filters(self, owner_id: str, tag_ids: tuple[str, ...],
-                tags_op: str) -> tuple[list, object]:
-        """The clauses every query of the owner's has (their nodes, the tags asked for), and
-        the query a prefix's expansions are counted in (None: the whole index)."""
-        import tantivy
-
-        schema = self.schema
-        owner = tantivy.Query.term_query(schema, "owner", owner_id)
-        # In an index of one person's documents (the usual appliance) the owner clause would
-        # only cost time: intersecting with it is most of a common word's or a prefix's work.
-        alone = self.holds_only(owner_id)
-        clauses = [] if alone else [(tantivy.Occur.Must, owner)]
-        if tag_ids:
-            terms_ = [tantivy.Query.term_query(schema, "tag_ids", tag_id) for tag_id in tag_ids]
-            if tags_op == "all":
-                clauses += [(tantivy.Occur.Must, term) for term in terms_]
-            else:
-                clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(
-                    [(tantivy.Occur.Should, term) for term in terms_])))
-        # A prefix expands to the words most frequent in the caller's own documents; counting
-        # only those costs more, so it is done only when the index holds other users' too.
-        return clauses, (None if alone else owner)
-
-    def word(self, word: str, expansions: int, fields: tuple[tuple[str, float, int], ...],
-             only_theirs):
-        """One query word: the term itself in each of `fields` (name, boost, shortest prefix),
-        and from that prefix length on the `expansions` most frequent terms beginning with it."""
-        import tantivy
-
-        alternatives = []
-        for field, boost, shortest in fields:
-            candidates = [word]
-            if len(word) >= shortest:
-                candidates += [t for t, _ in self.searcher.terms_with_prefix(
-                    field, word, filter_query=only_theirs, limit=expansions)]
-            for term in dict.fromkeys(candidates):
-                query = tantivy.Query.term_query(self.schema, field, term, index_option="freq")
-                if boost != 1.0:
-                    query = tantivy.Query.boost_query(query, boost)
-                alternatives.append((tantivy.Occur.Should, query))
-        return tantivy.Query.boolean_query(alternatives)
-
-    def best(self, clauses: list, limit: int) -> list[tuple[str, float]]:
-        """The best `limit` nodes matching all `clauses`, as (node id, score)."""
-        import tantivy
-
-        # One clause alone is run as it is: a single word's union of terms then lets tantivy
-        # skip the blocks of postings that cannot reach the top `limit` (block-max WAND), which
-        # it cannot do inside an intersection. Same matches, same order.
-        query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
-        result = self.searcher.search(query, limit, count=False)
-        return [(self.searcher.doc(address)["id"][0], score) for score, address in result.hits]

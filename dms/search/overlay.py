@@ -21,8 +21,10 @@ waited for one.
   ms on a busy machine, measured, against microseconds for a sorted list of a few nodes' terms.
 - **Ranking.** The caller's own latest changes first, each scored by the fields its words
   matched in (title TITLE_BOOST, tags TAGS_BOOST, text 1), then the index's other matches in its
-  order. A node laid over is never taken from the index's commit, which holds an older state of
-  it or none.
+  order — within each of the index's two tiers (dms.search.snapshot): whole words and
+  beginnings, then words found inside others only (a term's inner parts, dms.search.terms). A
+  node laid over is never taken from the index's commit, which holds an older state of it or
+  none.
 - **Cost.** Each node's terms are made once for each of its changes and kept per owner (at most
   KEPT_OWNERS) while the index lacks them; they are let go at the owner's first search after the
   index took them.
@@ -48,6 +50,8 @@ from dms.search.index import (
     Snapshot,
     terms,
 )
+from dms.search.terms import MIN_INNER, inside, looks_inside
+from dms.search.treequery import looks_inside_tree
 
 OVERLAY_ROWS = 200  # an upload writes a handful: the node, its statuses, its text
 OVERLAY_NODES = 32
@@ -70,23 +74,27 @@ class Pending:
     tag_ids: frozenset[str]
     chars: int  # of its text: the nodes laid over at once have at most OVERLAY_TEXT_CHARS
     texts: tuple[str, str, str, str] = ("", "", "", "")  # for phrases, cut into terms if asked
+    inner: tuple[str, ...] = ()  # its words' inner parts, sorted (dms.search.terms)
 
     @classmethod
     def of(cls, entry: Entry) -> Pending:
         texts = (entry.title, " ".join(entry.tag_names), entry.body, entry.notes)
         return cls(entry.node_id, tuple(_sorted_terms(text) for text in texts),
-                   frozenset(entry.tag_ids), len(entry.body), texts)
+                   frozenset(entry.tag_ids), len(entry.body), texts,
+                   tuple(sorted(set(entry.inner().split()))))
 
-    def score_tree(self, tree: Any, kept: dict[Any, frozenset[str]]) -> float | None:
+    def score_tree(self, tree: Any, kept: dict[Any, frozenset[str]],
+                   broad: bool = False) -> float | None:
         """How well it matches a resolved tree of the query language, as the index would
         (dms.search.treequery); None: not at all. `kept`: each Meta leaf's nodes among those
-        laid over, as the database found them."""
+        laid over, as the database found them; `broad`: a words leaf without a field also
+        inside words."""
         if isinstance(tree, Meta):
             return 0.0 if self.node_id in kept[tree] else None
         if isinstance(tree, Not):
             return 0.0 if self.score_tree(tree.part, kept) is None else None
         if isinstance(tree, (All, AnyOf)):
-            scores = [self.score_tree(part, kept) for part in tree.parts]
+            scores = [self.score_tree(part, kept, broad) for part in tree.parts]
             found = [score for score in scores if score is not None]
             if (len(found) < len(scores)) if isinstance(tree, All) else not found:
                 return None
@@ -100,13 +108,17 @@ class Pending:
         for word in words:
             best = max((BOOSTS[at] for at in WORDS_IN[tree.field]
                         if _holds(self.fields[at], word, SHORTEST[at])), default=0.0)
+            if not best and broad and tree.field is None:
+                best = self.inside(word)
             if not best:
                 return None
             total += best
         return total
 
-    def score(self, words: list[str], tag_ids: tuple[str, ...], tags_op: str) -> float:
-        """How well it matches (0: not at all), as Snapshot.search matches."""
+    def score(self, words: list[str], tag_ids: tuple[str, ...], tags_op: str,
+              broad: bool = False) -> float:
+        """How well it matches (0: not at all), as Snapshot.search matches; `broad`: also
+        inside words."""
         if tag_ids:
             carried = [tag_id in self.tag_ids for tag_id in tag_ids]
             if not (all(carried) if tags_op == "all" else any(carried)):
@@ -116,10 +128,16 @@ class Pending:
             best = max((boost for (boost, shortest), field
                         in zip(FIELDS, self.fields[:3], strict=True)
                         if _holds(field, word, shortest)), default=0.0)
+            if not best and broad:
+                best = self.inside(word)
             if not best:
                 return 0.0
             total += best
         return total
+
+    def inside(self, word: str) -> float:
+        """1 if `word` begins one of its inner parts (lies inside one of its words), else 0."""
+        return 1.0 if looks_inside(word) and _holds(self.inner, word, MIN_INNER) else 0.0
 
 
 def _follow(text: list[str], words: list[str]) -> bool:
@@ -151,25 +169,66 @@ class Overlaid:
 
     def search(self, owner_id: str, words: list[str], limit: int,
                tag_ids: tuple[str, ...] = (), tags_op: str = "all") -> list[tuple[str, float]]:
-        """As Snapshot.search: the changed nodes' matches first, then the base's others."""
-        scored = [(node.score(words, tag_ids, tags_op), node.node_id) for node in self.pending]
-        first = [(node_id, score) for score, node_id in sorted(scored, reverse=True) if score]
+        """As Snapshot.search: in each tier, the changed nodes' matches first, then the base's
+        others."""
+        broad = any(looks_inside(word) for word in words)
+        scored = []
+        for node in self.pending:
+            score = node.score(words, tag_ids, tags_op)
+            if not score and broad:
+                score = node.score(words, tag_ids, tags_op, broad=True)
+                score = inside(score) if score else 0.0
+            scored.append((score, node.node_id))
         rest = self.base.search(owner_id, words, limit + len(self.changed), tag_ids, tags_op)
-        return (first + [hit for hit in rest if hit[0] not in self.changed])[:limit]
+        return self.tiers(scored, rest, limit)
 
+    def total(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...] = (),
+              tags_op: str = "all") -> int:
+        """As Snapshot.total: the changed nodes that match now, and the base's others."""
+        broad = any(looks_inside(word) for word in words)
+        return (sum(1 for node in self.pending if node.score(words, tag_ids, tags_op, broad))
+                + self.base.total(owner_id, words, tag_ids, tags_op, self.changed))
 
     def find(self, owner_id: str, tree: Any, limit: int, tag_ids: tuple[str, ...] = (),
              tags_op: str = "all") -> list[tuple[str, float]]:
-        """As Snapshot.find: the changed nodes' matches first, then the base's others."""
+        """As Snapshot.find: in each tier, the changed nodes' matches first, then the base's
+        others."""
         kept = _kept(tree, [node.node_id for node in self.pending])
+        broad = looks_inside_tree(tree)
         scored = []
         for node in self.pending:
+            if not _tagged(node, tag_ids, tags_op):
+                continue
             score = node.score_tree(tree, kept)
-            if score is not None and _tagged(node, tag_ids, tags_op):
+            if score is None and broad:
+                score = node.score_tree(tree, kept, broad=True)
+                score = None if score is None else inside(score)
+            if score is not None:
                 scored.append((score, node.node_id))
-        first = [(node_id, score) for score, node_id in sorted(scored, reverse=True)]
         rest = self.base.find(owner_id, tree, limit + len(self.changed), tag_ids, tags_op)
-        return (first + [hit for hit in rest if hit[0] not in self.changed])[:limit]
+        return self.tiers(scored, rest, limit, found_at_zero=True)
+
+    def total_tree(self, owner_id: str, tree: Any, tag_ids: tuple[str, ...] = (),
+                   tags_op: str = "all") -> int:
+        """As Snapshot.total_tree: the changed nodes that match now, and the base's others."""
+        kept = _kept(tree, [node.node_id for node in self.pending])
+        broad = looks_inside_tree(tree)
+        return (sum(1 for node in self.pending if node.score_tree(tree, kept, broad) is not None
+                    and _tagged(node, tag_ids, tags_op))
+                + self.base.total_tree(owner_id, tree, tag_ids, tags_op, self.changed))
+
+    def tiers(self, scored: list[tuple[float, str]], rest: list[tuple[str, float]], limit: int,
+              found_at_zero: bool = False) -> list[tuple[str, float]]:
+        """The changed nodes' (score, id) and the base's hits (matches inside words scored
+        below 0): the changed nodes' first in each tier. A changed node with score 0 matched
+        nothing, unless `found_at_zero` (a tree of names only scores 0)."""
+        ranked = sorted(((score, node_id) for score, node_id in scored
+                         if score or found_at_zero), reverse=True)
+        rest = [hit for hit in rest if hit[0] not in self.changed]
+        whole = [(node_id, score) for score, node_id in ranked if score >= 0]
+        parts = [(node_id, score) for score, node_id in ranked if score < 0]
+        return (whole + [hit for hit in rest if hit[1] >= 0]
+                + parts + [hit for hit in rest if hit[1] < 0])[:limit]
 
 
 def _tagged(node: Pending, tag_ids: tuple[str, ...], tags_op: str) -> bool:

@@ -16,14 +16,19 @@ CANDIDATES matching rows, in the order the index (or, for a word in most documen
 yields them, and ranks only those: by ts_rank of the weighted heading — titles and tag names
 that hold more of the words first, body-only matches after them. When more rows match (a very
 common word or a short prefix), the best of the first CANDIDATES are returned, not necessarily
-the best of all; another or a longer word narrows the search.
+the best of all; another or a longer word narrows the search. (A page deeper than CANDIDATES
+reads as many as it reaches.) The total of a paged search is count(*) of the same condition.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dms.db import database, write_transaction
 from dms.domain.tagfilter import TagFilter
 from dms.search.pgquery import MIN_TITLE_PREFIX, condition, match, ranked_words, tsquery
+from dms.search.terms import inside, looks_inside
+from dms.search.treequery import looks_inside_tree
 
 CANDIDATES = 2000
 REBUILD_BATCH = 500
@@ -38,6 +43,8 @@ SEARCH = """
     SELECT node_id FROM candidates
     ORDER BY ts_rank(heading, ?::tsquery) DESC, node_id
     LIMIT ?"""
+COUNT = "SELECT count(*) FROM search_entry AS s {join} WHERE s.owner_id = ? AND {match}"
+NODE_JOIN = "JOIN node ON node.id = s.node_id"
 
 
 class PostgresSearch:
@@ -69,35 +76,73 @@ class PostgresSearch:
     def search(self, owner_id: str, words: list[str], limit: int,
                tag_ids: tuple[str, ...] = (), tags_op: str = "all") -> list[tuple[str, float]]:
         """The owner's best matches for `words` (index terms) as (node id, score); with
-        `tag_ids`, only nodes carrying all (or any) of those tags."""
-        join, condition, extra = "", "", ()
-        if tag_ids:
-            join = "JOIN node ON node.id = s.node_id"
-            sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
-            condition = f" AND {sql}"
-        where, params = match(words)
-        rows = database.execute_sql(
-            SEARCH.format(join=join, match=where + condition),
-            (owner_id, *params, *extra, CANDIDATES, tsquery(words, "|", MIN_TITLE_PREFIX),
-             limit)).fetchall()
-        # Scores only order the results: the best gets len(rows), the last 1.
-        return [(node_id, float(len(rows) - rank)) for rank, (node_id,) in enumerate(rows)]
+        `tag_ids`, only nodes carrying all (or any) of those tags. Matches inside words after
+        the others, as tantivy's (dms.search.snapshot)."""
+        return self._tiered(owner_id, "", lambda broad: match(words, broad),
+                            any(looks_inside(word) for word in words), words, limit, tag_ids,
+                            tags_op)
 
     def find(self, owner_id: str, tree, limit: int, tag_ids: tuple[str, ...] = (),
              tags_op: str = "all") -> list[tuple[str, float]]:
         """As `search`, for a resolved tree of the query language (dms.search.pgquery): one
-        statement, the tree's names and dates read from the node row."""
-        where, params = condition(tree)
+        statement per tier, the tree's names and dates read from the node row."""
+        return self._tiered(owner_id, NODE_JOIN, lambda broad: condition(tree, broad),
+                            looks_inside_tree(tree), ranked_words(tree), limit, tag_ids, tags_op)
+
+    def total(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...] = (),
+              tags_op: str = "all") -> int:
+        """How many nodes `search` finds in all: counted from the GIN index's bitmap, no row
+        ranked."""
+        where, params = match(words, any(looks_inside(word) for word in words))
+        return self._counted(owner_id, "", where, params, tag_ids, tags_op)
+
+    def total_tree(self, owner_id: str, tree, tag_ids: tuple[str, ...] = (),
+                   tags_op: str = "all") -> int:
+        """How many nodes `find` finds in all."""
+        where, params = condition(tree, looks_inside_tree(tree))
+        return self._counted(owner_id, NODE_JOIN, where, params, tag_ids, tags_op)
+
+    @staticmethod
+    def _tiered(owner_id: str, join: str, where_of: Callable[[bool], tuple[str, list]],
+                broadens: bool, ranked: list[str], limit: int, tag_ids: tuple[str, ...],
+                tags_op: str) -> list[tuple[str, float]]:
+        """The best `limit` matching where_of(False), then, while they are fewer, the best
+        matching where_of(True) only. Scores only order the results: the best of a tier gets
+        its number of rows, the last 1; the second tier's are made negative (terms.inside)."""
+        tags, extra = "", ()
+        if tag_ids:
+            sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
+            join, tags = NODE_JOIN, f" AND {sql}"
+
+        def rows(where: str, params: list, broad: bool, wanted: int) -> list[str]:
+            return [node_id for (node_id,) in database.execute_sql(
+                SEARCH.format(join=join, match=where + tags),
+                (owner_id, *params, *extra, max(CANDIDATES, wanted),
+                 tsquery(ranked, "|", MIN_TITLE_PREFIX, broad) if ranked else "", wanted))]
+
+        narrow, params = where_of(False)
+        first = rows(narrow, params, False, limit)
+        hits = [(node_id, float(len(first) - rank)) for rank, node_id in enumerate(first)]
+        if not broadens or len(hits) >= limit:
+            return hits
+        # Fewer than `limit`: they are all of the first tier's matches, left out by their ids
+        # (matching the first tier again would read every candidate's text from TOAST).
+        broad, broad_params = where_of(True)
+        if first:
+            broad = f"({broad}) AND s.node_id NOT IN ({','.join('?' * len(first))})"
+        second = rows(broad, [*broad_params, *first], True, limit - len(hits))
+        return hits + [(node_id, inside(float(len(second) - rank)))
+                       for rank, node_id in enumerate(second)]
+
+    @staticmethod
+    def _counted(owner_id: str, join: str, where: str, params: list, tag_ids: tuple[str, ...],
+                 tags_op: str) -> int:
         extra: tuple = ()
         if tag_ids:
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
-            where += f" AND {sql}"
-        ranked = ranked_words(tree)
-        rows = database.execute_sql(
-            SEARCH.format(join="JOIN node ON node.id = s.node_id", match=where),
-            (owner_id, *params, *extra, CANDIDATES,
-             tsquery(ranked, "|", MIN_TITLE_PREFIX) if ranked else "", limit)).fetchall()
-        return [(node_id, float(len(rows) - rank)) for rank, (node_id,) in enumerate(rows)]
+            join, where = NODE_JOIN, f"{where} AND {sql}"
+        return database.execute_sql(COUNT.format(join=join, match=where),
+                                    (owner_id, *params, *extra)).fetchone()[0]
 
     # -- for dms verify and dms reindex --------------------------------------------------------
     def count(self) -> int:

@@ -23,7 +23,7 @@ import datetime as dt
 import heapq
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dms.db import database
 from dms.db.models import Node, User
@@ -51,14 +51,17 @@ from dms.domain.tags import tags_of
 from dms.errors import Invalid, Unavailable
 from dms.search import highlight
 from dms.search.index import terms
+from dms.search.window import MAX_WINDOW, Found, Window, page_window
 
 if TYPE_CHECKING:
+    from dms.domain.services import SearchEngine
     from dms.search.indexer import Indexer
 
 MAX_QUERY_WORDS = 8
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 500
 SNIPPET_RESULTS = 10
+IDS_PER_STATEMENT = 5000  # far below the 32,766 parameters SQLite takes
 # The longest a search waits for the index to take its caller's changes (api.md, "Search"): far more
 # than a commit of the index takes (~10 ms), for a machine busy with other work.
 CATCH_UP_SECONDS = 3.0
@@ -89,27 +92,45 @@ def query(indexer: Indexer, user: User, text: str | None, limit: object = DEFAUL
     is an Invalid naming `field`. `tags`/`tags_op` keep only nodes with all (any) of those tags,
     the metadata filters in `about` (the request's query) only documents matching them: the best
     MAX_LIMIT matches are filtered."""
-    limit = check_limit(limit)
+    window = Window(0, check_limit(limit), counted=False)
+    return _found(indexer, user, text, window, timeout, client_gone, tags, tags_op, about,
+                  language, field).results
+
+
+def query_page(engine: SearchEngine, user: User, text: str | None, page: object,
+               page_size: object = DEFAULT_LIMIT, timeout: float = 10.0,
+               client_gone: Callable[[], bool] = lambda: False, tags: str | None = None,
+               tags_op: str | None = None, about: Mapping[str, str] | None = None) -> dict:
+    """One page of what `query` finds, with the total (api.md, "Search": `page`)."""
+    window = page_window(page, page_size)
+    found = _found(cast("Indexer", engine), user, text, window, timeout, client_gone, tags,
+                   tags_op, about)
+    total = found.total or 0
+    return {"results": found.results, "count": total, "page": window.number,
+            "pages": max(1, -(-total // window.size)), "page_size": window.size}
+
+
+def _found(indexer: Indexer, user: User, text: str | None, window: Window, timeout: float,
+           client_gone: Callable[[], bool], tags: str | None, tags_op: str | None,
+           about: Mapping[str, str] | None, language: bool = True, field: str = "q") -> Found:
     only = tag_filter(user, tags, tags_op)
     if only is not None and only.matches_nothing:
-        return []
+        return Found([], 0)
     about = about or {}
     if text is None or not text.strip():
-        return _results(user, [(node_id, kind, title, None) for node_id, kind, title in
-                               _recent_documents(user, limit, tags, tags_op, about)])
+        return _listed(user, window, _recent_documents(user, tags, tags_op, about))
     tree = parse(text, utc_today(), field) if language else None
     if tree is not None and not is_plain(tree):
         resolved = resolve(user, tree, utc_today(), field)
         if not has_words(resolved):  # names and dates only: the document list's conditions
-            return _results(user, [(node_id, kind, title, None) for node_id, kind, title in
-                                   _recent_documents(user, limit, tags, tags_op, about,
-                                                     condition(resolved))])
-        return _ranked(indexer, user, _shown_words(resolved)[:MAX_QUERY_WORDS], limit, timeout,
+            return _listed(user, window, _recent_documents(user, tags, tags_op, about,
+                                                           condition(resolved)))
+        return _ranked(indexer, user, _shown_words(resolved)[:MAX_QUERY_WORDS], window, timeout,
                        client_gone, only, about, resolved, field)
     words = terms(text)[:MAX_QUERY_WORDS]
     if not words:
-        return []
-    return _ranked(indexer, user, words, limit, timeout, client_gone, only, about)
+        return Found([], 0)
+    return _ranked(indexer, user, words, window, timeout, client_gone, only, about)
 
 
 def utc_today() -> dt.date:
@@ -138,13 +159,18 @@ def _with_ids(user: User, tree: Any, field: str) -> Any:
     return tree
 
 
-def _ranked(indexer: Indexer, user: User, words: list[str], limit: int, timeout: float,
+def _ranked(indexer: Indexer, user: User, words: list[str], window: Window, timeout: float,
             client_gone: Callable[[], bool], only: Any, about: Mapping[str, str],
-            tree: Any = None, field: str = "q") -> list[dict]:
+            tree: Any = None, field: str = "q") -> Found:
     """The engine's best matches of `words` (or of the resolved `tree`, `words` its terms to
-    highlight), checked in the database, with snippets."""
+    highlight) in `window`, checked in the database, with snippets; counted if it asks.
+
+    The total: the engine counts the caller's own matches; the matches of those who share with
+    the caller, and all of them when metadata or owner filters apply (the database checks
+    those), are counted among the best MAX_WINDOW of each owner that are checked."""
     about_filter = metadata_filter(user, about)
     whose = owner_filter(user, about.get("owner"))
+    filtered = about_filter is not None or whose is not None
     deadline = time.monotonic() + timeout
     index = indexer.view(user.id, min(CATCH_UP_SECONDS, timeout))
     if index is None:
@@ -153,13 +179,23 @@ def _ranked(indexer: Indexer, user: User, words: list[str], limit: int, timeout:
     def should_stop() -> bool:
         return time.monotonic() > deadline or client_gone()
 
+    def checked(owner_id: str) -> bool:  # counted among its hits that the database keeps
+        return filtered or owner_id != user.id
+
     try:
-        wanted = MAX_LIMIT if about_filter is not None or whose is not None else limit
-        ranked = []
         if tree is not None and not getattr(index, "reads_rows", False):
             tree = _with_ids(user, tree, field)
+        ranked, total = [], 0
         for owner_id in [user.id, *sharers(user)]:  # what others share with the caller too
             tagged = (only.tag_ids, only.op) if only else ()
+            if not window.counted:
+                wanted = max(MAX_LIMIT, window.reach) if filtered else window.reach
+            elif checked(owner_id):
+                wanted = MAX_WINDOW
+            else:
+                wanted = window.reach
+                total += (index.total(owner_id, words, *tagged) if tree is None
+                          else index.total_tree(owner_id, tree, *tagged))
             ranked.append(index.search(owner_id, words, wanted, *tagged) if tree is None
                           else index.find(owner_id, tree, wanted, *tagged))
             if should_stop():
@@ -169,20 +205,26 @@ def _ranked(indexer: Indexer, user: User, words: list[str], limit: int, timeout:
         hits = list(heapq.merge(*ranked, key=lambda hit: -hit[1]))
         nodes = _readable(user, list(dict.fromkeys(node_id for node_id, _ in hits)),
                           (only, about_filter, whose))
-        kept = [node_id for node_id, _ in hits if node_id in nodes][:limit]
+        scores: dict[str, float] = {}
+        for node_id, score in hits:
+            scores.setdefault(node_id, score)
+        kept = [node_id for node_id in scores if node_id in nodes]
+        total += sum(1 for node_id in kept if checked(nodes[node_id][3]))
         results = []
-        for rank, node_id in enumerate(kept):
+        for rank, node_id in enumerate(kept[window.offset:window.reach]):
             kind, title, _, _ = nodes[node_id]
-            text_snippet = None
+            text_snippet, inside = None, scores[node_id] < 0  # found inside words only
             if rank < SNIPPET_RESULTS and kind == "document":
-                text_snippet = highlight.snippet(_text_start(node_id), words, should_stop)
-            found = text_snippet or highlight.snippet(title, words, whole=True)
+                text_snippet = highlight.snippet(_text_start(node_id), words, should_stop,
+                                                 inside=inside)
+            found = text_snippet or highlight.snippet(title, words, whole=True, inside=inside)
             results.append((node_id, kind, title, found))
     except highlight.Stopped:
         raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
                           "for longer or more words.") from None
-    return _results(user, results, {node_id: (parent_id, title)
-                                    for node_id, (_, title, parent_id, _) in nodes.items()})
+    return Found(_results(user, results, {node_id: (parent_id, title) for node_id,
+                                          (_, title, parent_id, _) in nodes.items()}),
+                 total if window.counted else None)
 
 
 def _results(user: User, rows: list[tuple[str, str, str, str | None]],
@@ -217,15 +259,21 @@ def _results(user: User, rows: list[tuple[str, str, str, str | None]],
     return results
 
 
-def _recent_documents(user: User, limit: int, tags: str | None, tags_op: str | None,
-                      about: Mapping[str, str],
-                      also: Condition | None = None) -> list[tuple[str, str, str]]:
+def _recent_documents(user: User, tags: str | None, tags_op: str | None,
+                      about: Mapping[str, str], also: Condition | None = None) -> Any:
     """GET /search/ without q (or with only names and dates: `also`): the caller's documents and
     those shared with them, most recently changed first: the list of all documents
     (dms.domain.listings.of_kind) in that order."""
-    listing = of_kind(user, Node.DOCUMENT, tags, tags_op, {**about, "sort": "-updated_at"},
-                      extra=[also] if also is not None else ())
-    return [(row.id, row.kind, row.title) for row in listing.fetch(0, limit)]
+    return of_kind(user, Node.DOCUMENT, tags, tags_op, {**about, "sort": "-updated_at"},
+                   extra=[also] if also is not None else ())
+
+
+def _listed(user: User, window: Window, listing: Any) -> Found:
+    """A window of a listing, counted by the database if asked."""
+    total = listing.count() if window.counted else None
+    rows = [] if total is not None and window.offset >= total else (
+        listing.fetch(window.offset, window.size))
+    return Found(_results(user, [(row.id, row.kind, row.title, None) for row in rows]), total)
 
 
 def not_ready(indexer: Indexer) -> str:
@@ -250,17 +298,17 @@ def _readable(user: User, node_ids: list[str],
               only: Filters) -> dict[str, tuple[str, str, str | None, str]]:
     """{id: (kind, title, parent id, owner id)} of those hits that are still the caller's nodes
     or shared with them (and still match the filters)."""
-    if not node_ids:
-        return {}
-    marks = ",".join("?" * len(node_ids))
     condition, extra = _conditions(only)
-    # The owner is compared here, not in SQL: given `owner_id = ?`, SQLite chose the owner's
-    # index and read all of the owner's nodes (8.8 ms at 20,000 documents, 500 ms at a million)
-    # instead of looking up these few ids.
-    rows = database.execute_sql(
-        f"SELECT id, owner_id, kind, title, parent_id FROM node WHERE id IN ({marks}) "
-        f"AND {condition} AND trash_id IS NULL",
-        (*node_ids, *extra)).fetchall()
+    rows = []
+    for start in range(0, len(node_ids), IDS_PER_STATEMENT):
+        chosen = node_ids[start:start + IDS_PER_STATEMENT]
+        # The owner is compared here, not in SQL: given `owner_id = ?`, SQLite chose the
+        # owner's index and read all of the owner's nodes (8.8 ms at 20,000 documents, 500 ms
+        # at a million) instead of looking up these few ids.
+        rows += database.execute_sql(
+            f"SELECT id, owner_id, kind, title, parent_id FROM node WHERE id IN "
+            f"({','.join('?' * len(chosen))}) AND {condition} AND trash_id IS NULL",
+            (*chosen, *extra)).fetchall()
     shared = shared_among(user.id, [row[0] for row in rows if row[1] != user.id])
     return {node_id: (kind, title, parent_id, owner_id)
             for node_id, owner_id, kind, title, parent_id in rows

@@ -10,6 +10,10 @@ the index like any search (dms.search.index.Snapshot.find) — nothing is filter
   nothing; a custom field: the documents the database found for it (`id` terms, see
   dms.domain.searchquery.resolve.document_ids).
 - NOT, AND, OR: tantivy's MustNot, Must and Should.
+- Words inside compound words (dms.search.snapshot's second tier, `broad`): a words leaf without
+  a field, not under a NOT, also matches inside words as the plain search does. A leaf with a
+  field (`title:`, `text:`, `notes:`) and a phrase match whole words and beginnings only: the
+  inner parts are kept for the title, tag names and text together, not per field.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dms.search.terms import (
     MIN_TEXT_PREFIX,
     MIN_TITLE_PREFIX,
     TITLE_BOOST,
+    looks_inside,
     terms,
 )
 
@@ -45,8 +50,19 @@ PHRASE_FIELDS: dict[str | None, tuple[tuple[str, float], ...]] = {
 }
 
 
-def compile_tree(snapshot: Any, tree: Any, only_theirs: Any) -> Any:
-    return _Compiler(snapshot, tree, only_theirs).query(tree)
+def compile_tree(snapshot: Any, tree: Any, only_theirs: Any, broad: bool = False) -> Any:
+    return _Compiler(snapshot, tree, only_theirs, broad).query(tree)
+
+
+def looks_inside_tree(tree: Any) -> bool:
+    """Whether `broad` changes the tree's query: a words leaf without a field, not under a NOT,
+    has a word long enough to be looked for inside others."""
+    if isinstance(tree, Words):
+        return (tree.field is None and not tree.phrase
+                and any(looks_inside(word) for word in terms(tree.text)))
+    if isinstance(tree, (All, AnyOf)):
+        return any(looks_inside_tree(part) for part in tree.parts)
+    return False
 
 
 def last_words(tree: Any) -> Words | None:
@@ -64,12 +80,21 @@ def last_words(tree: Any) -> Words | None:
 
 
 class _Compiler:
-    def __init__(self, snapshot: Any, tree: Any, only_theirs: Any):
+    def __init__(self, snapshot: Any, tree: Any, only_theirs: Any, broad: bool):
         import tantivy
 
         self.tantivy = tantivy
         self.snapshot, self.schema, self.only_theirs = snapshot, snapshot.schema, only_theirs
         self.typed = last_words(tree)
+        self.broad = broad
+
+    def narrowly(self, node: Any) -> Any:
+        """`node` (under a NOT) without matches inside words: what it excludes stays put."""
+        broad, self.broad = self.broad, False
+        try:
+            return self.query(node)
+        finally:
+            self.broad = broad
 
     def query(self, node: Any) -> Any:
         tantivy = self.tantivy
@@ -79,9 +104,9 @@ class _Compiler:
             return tantivy.Query.const_score_query(self.meta(node), 0.0)
         if isinstance(node, Not):
             return tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.all_query()),
-                                                (tantivy.Occur.MustNot, self.query(node.part))])
+                                                (tantivy.Occur.MustNot, self.narrowly(node.part))])
         if isinstance(node, All):
-            clauses = [(tantivy.Occur.MustNot, self.query(part.part)) if isinstance(part, Not)
+            clauses = [(tantivy.Occur.MustNot, self.narrowly(part.part)) if isinstance(part, Not)
                        else (tantivy.Occur.Must, self.query(part)) for part in node.parts]
             if all(occur == tantivy.Occur.MustNot for occur, _ in clauses):
                 clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
@@ -102,7 +127,7 @@ class _Compiler:
             last = leaf is self.typed and position == len(found) - 1
             parts.append((tantivy.Occur.Must, self.snapshot.word(
                 term, EXPANSIONS_LAST if last else EXPANSIONS_OTHER, WORD_FIELDS[leaf.field],
-                self.only_theirs)))
+                self.only_theirs, self.broad and leaf.field is None)))
         return parts[0][1] if len(parts) == 1 else tantivy.Query.boolean_query(parts)
 
     def phrase(self, found: list[str], field: str | None) -> Any:

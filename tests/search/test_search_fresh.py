@@ -140,6 +140,44 @@ def test_a_finished_document_is_found_at_once_while_the_index_lags(asleep, alice
     assert pending(config) == [document_id, document_id]  # the index has not taken it
 
 
+def test_a_page_of_a_search_counts_the_changes_laid_over_the_index(asleep, alice, config):
+    """The total of a paged search (api.md, "Search": `page`): the changed nodes as they are
+    now, the index's commit for the others — a document that no longer matches is not counted."""
+    older = new_document(alice, "quokkafjord report")
+    renamed = new_document(alice, "quokkafjord memo")
+    document_id = new_document(alice, "Scan 9")
+    wait_indexed(config)
+    finish_elsewhere(config, document_id, "Stadtwerke Abschlag quokkafjord")
+    execute_sql(config, "UPDATE node SET title = ?, title_sort = ? WHERE id = ?",
+                "Memo", "memo", renamed)
+    assert pending(config) == [document_id, renamed]
+
+    response = alice.get("/api/search/", params={"q": "quokkafjord", "page": "1"})
+    assert response.status_code == 200, response.text
+    page = response.json()
+    assert ([hit["id"] for hit in page["results"]], page["count"], page["pages"]) == (
+        [document_id, older], 2, 1)
+    assert pending(config) == [document_id, renamed]  # the index has not taken them
+
+
+def test_words_inside_compounds_rank_last_while_the_index_lags(asleep, alice, config):
+    """Laid over the index (dms.search.overlay), the caller's changes are ranked in the tiers
+    of api.md §22: whole words and beginnings first (their changed nodes before the index's
+    others), then words inside compound words (the same)."""
+    prefix = new_document(alice, "Bescheidenheit")
+    inner = new_document(alice, "Gebührenbescheid")
+    whole, compound = new_document(alice, "Scan 10"), new_document(alice, "Scan 11")
+    wait_indexed(config)
+    finish_elsewhere(config, whole, "Ihr Bescheid")
+    finish_elsewhere(config, compound, "Ihr Steuerbescheid")
+    assert pending(config) == [whole, compound]
+
+    assert found(alice, "bescheid") == [whole, prefix, compound, inner]
+    response = alice.get("/api/search/", params={"q": "bescheid", "page": "1", "page_size": "2"})
+    assert response.json()["count"] == 4
+    assert pending(config) == [whole, compound]  # the index has not taken them
+
+
 def test_a_folder_or_a_document_still_being_read_does_not_hold_a_search(asleep, alice, config):
     """"Done" is the promise: what is not done yet (a folder just made, a document not yet read)
     is found a moment later, as the index follows; a search does not wait for it."""

@@ -1,7 +1,7 @@
 // Search results (GET /search/, api.md, "Search") as you type: each with where it is, its
 // highlighted snippet (text and <mark>, never HTML), its tags and whose it is when not the
 // caller's; filters by tags and the filter bar of metadata.js. Without words: the recently
-// changed documents.
+// changed documents. A page of PAGE_SIZE at a time with the total; "Show more" appends the next.
 
 import { api, id as encoded, withQuery } from "./api.js";
 import { button, el, folderName, highlighted, icon, plural, select } from "./dom.js";
@@ -12,6 +12,8 @@ import { ownerNote } from "./share.js";
 
 /** Tags offered as filters: the caller's first 100 (the API's page). */
 const FILTER_TAGS = 100;
+/** Results asked for at a time (`page_size` of GET /search/). */
+const PAGE_SIZE = 100;
 
 /** The address of a search: `#/search?q=…&tags=a,b&op=any&correspondent=…`; `filters`: those of
  *  the filter bar. */
@@ -31,7 +33,8 @@ export async function render(ctx, params) {
   const op = params.get("op") === "any" ? "any" : "all";
   const about = chosenFilters(params);
   // A query the server cannot read (the query language, api.md §20) is shown beside the results.
-  const searched = api("GET", withQuery("/search/", { q, tags: chosen.join(","), tags_op: chosen.length ? op : "", ...about }))
+  const address = (page) => withQuery("/search/", { q, tags: chosen.join(","), tags_op: chosen.length ? op : "", ...about, page, page_size: PAGE_SIZE });
+  const searched = api("GET", address(1))
     .catch((error) => { if (error.status === 400) return { refused: error.message }; throw error; });
   const [answer, tags, correspondents, types] = await Promise.all([
     searched,
@@ -39,7 +42,8 @@ export async function render(ctx, params) {
   ]);
   const title = q ? `Search: ${q}` : "Recent documents";
   const refused = answer.refused ?? null;
-  const results = refused ? [] : answer;
+  const results = refused ? [] : answer.results;
+  const total = refused ? 0 : answer.count;
 
   const refilter = (form) => {
     const picked = [...form.querySelectorAll("input[name=tag]:checked")].map((box) => box.value);
@@ -55,15 +59,32 @@ export async function render(ctx, params) {
       el("div", { class: "field-inline" }, el("label", { for: "tags-op" }, "Documents with"),
         select({ id: "tags-op", name: "op" }, [["all", "all of these tags"], ["any", "any of these tags"]], op)))) : null;
 
-  const count = plural(results.length, "result");
+  const shown = el("p", { class: "muted", "aria-live": "polite" }, q || filtered ? counted(results.length, total) : "Type in the search box to search titles, text and tags.");
+  const list = el("ol", { class: "results" }, results.map((hit) => result(hit, ctx.me())));
+  let page = 1;
+  const more = button("Show more", async () => {
+    more.disabled = true;
+    const next = await api("GET", address(page + 1)).finally(() => { more.disabled = false; });
+    page += 1;
+    const first = list.children.length;
+    list.append(...next.results.map((hit) => result(hit, ctx.me())));
+    if (q || filtered) shown.textContent = counted(list.children.length, next.count);
+    if (list.children.length >= next.count || !next.results.length) more.remove();
+    // The focus goes on to the first new result, where reading goes on.
+    /** @type {HTMLElement | null} */ (list.children[first]?.querySelector("a") ?? null)?.focus();
+  }, "show-more");
   const node = el("section", { class: "view view-search", "aria-labelledby": "search-title" },
     el("div", { class: "view-head" }, el("h1", { id: "search-title" }, q ? `Results for “${q}”` : title),
       q && !refused ? button("Save search", () => saveSearch(q)) : null),
     filters, bar,
     refused ? el("p", { class: "field-error", role: "alert" }, refused) : null,
-    el("p", { class: "muted", "aria-live": "polite" }, q || filtered ? count : "Type in the search box to search titles, text and tags."),
-    el("ol", { class: "results" }, results.map((hit) => result(hit, ctx.me()))));
+    shown, list, results.length < total ? more : null);
   return { node, title, folderId: null };
+}
+
+/** "105 results", or "100 of 105 results" while some are not shown yet. */
+function counted(shown, total) {
+  return shown < total ? `${shown.toLocaleString()} of ${plural(total, "result")}` : plural(total, "result");
 }
 
 function result(hit, me) {
