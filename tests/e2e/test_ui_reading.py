@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from tests.harness import samples
 from tests.harness.documents import make_folder, new_document, upload
-from tests.harness.waiting import wait_processed
+from tests.harness.waiting import wait_indexed, wait_processed
 from tests.harness.webpage import PHONE, Session, log_in_home, sideways_scroll
 
 pytestmark = pytest.mark.socket  # the browser talks to the socket; the API calls beside it too
@@ -275,4 +275,15 @@ def test_a_selection_is_shared_and_given_a_field_value(session, server, alice, b
         alice, document_id)["custom_fields"]) for title, document_id in made.items()}
     assert values == {"Deed": sorted([(kept["id"], "Dr. Weber"), (created["id"], "A-17")]),
                       "Survey": [(created["id"], "A-17")], "Photo": []}
+    assert session.errors == [] and session.foreign == []
+
+
+def test_search_results_show_each_documents_first_page(session, server, alice, config):
+    read_documents(alice, ["Rental contract", "Rental deposit"])
+    wait_indexed(config)
+    page = log_in_home(session)
+    page.get_by_role("searchbox", name="Search").fill("rental")
+    expect(page.get_by_role("heading", name="Results for “rental”")).to_be_visible()
+    expect(page.locator(".result canvas.thumb.is-drawn")).to_have_count(2, timeout=30_000)
+    session.screenshot("88-search-thumbnails.png")
     assert session.errors == [] and session.foreign == []

@@ -1,5 +1,5 @@
-// Search results (GET /search/, api.md, "Search") as you type: each with where it is, its
-// highlighted snippet (text and <mark>, never HTML), its tags and whose it is when not the
+// Search results (GET /search/, api.md, "Search") as you type: each with a document's thumbnail
+// (thumbs.js), where it is, its highlighted snippet (text and <mark>, never HTML), its tags and whose it is when not the
 // caller's; filters by tags and the filter bar of metadata.js. Without words: the recently
 // changed documents. A page of PAGE_SIZE at a time with the total; "Show more" appends the next.
 
@@ -9,6 +9,7 @@ import { chosenFilters, filterBar, names } from "./metadata.js";
 import { tagList } from "./parts.js";
 import { saveSearch } from "./saved.js";
 import { ownerNote } from "./share.js";
+import { thumbnails } from "./thumbs.js";
 
 /** Tags offered as filters: the caller's first 100 (the API's page). */
 const FILTER_TAGS = 100;
@@ -60,14 +61,15 @@ export async function render(ctx, params) {
         select({ id: "tags-op", name: "op" }, [["all", "all of these tags"], ["any", "any of these tags"]], op)))) : null;
 
   const shown = el("p", { class: "muted", "aria-live": "polite" }, q || filtered ? counted(results.length, total) : "Type in the search box to search titles, text and tags.");
-  const list = el("ol", { class: "results" }, results.map((hit) => result(hit, ctx.me())));
+  const thumbs = thumbnails();
+  const list = el("ol", { class: "results" }, results.map((hit) => result(hit, ctx.me(), thumbs)));
   let page = 1;
   const more = button("Show more", async () => {
     more.disabled = true;
     const next = await api("GET", address(page + 1)).finally(() => { more.disabled = false; });
     page += 1;
     const first = list.children.length;
-    list.append(...next.results.map((hit) => result(hit, ctx.me())));
+    list.append(...next.results.map((hit) => result(hit, ctx.me(), thumbs)));
     if (q || filtered) shown.textContent = counted(list.children.length, next.count);
     if (list.children.length >= next.count || !next.results.length) more.remove();
     // The focus goes on to the first new result, where reading goes on.
@@ -79,7 +81,7 @@ export async function render(ctx, params) {
     filters, bar,
     refused ? el("p", { class: "field-error", role: "alert" }, refused) : null,
     shown, list, results.length < total ? more : null);
-  return { node, title, folderId: null };
+  return { node, title, folderId: null, dispose: thumbs.dispose };
 }
 
 /** "105 results", or "100 of 105 results" while some are not shown yet. */
@@ -87,14 +89,17 @@ function counted(shown, total) {
   return shown < total ? `${shown.toLocaleString()} of ${plural(total, "result")}` : plural(total, "result");
 }
 
-function result(hit, me) {
+/** A hit: a document's first page small beside its title, where it is, the words found, tags. */
+function result(hit, me, thumbs) {
   const isFolder = hit.node_type === "folder";
   const href = isFolder ? `#/folder/${encoded(hit.id)}` : `#/doc/${encoded(hit.id)}`;
   const where = hit.breadcrumb.slice(0, -1).map(folderName).join(" / ");
   return el("li", { class: "result" },
-    el("a", { href, class: "node-link result-title" }, icon(isFolder ? "folder" : "document"), el("span", {}, hit.title)),
-    ownerNote(hit, me),
-    where ? el("div", { class: "result-where" }, el("span", { class: "visually-hidden" }, "In "), where) : null,
-    hit.highlight ? el("p", { class: "snippet" }, highlighted(hit.highlight)) : null,
-    tagList(hit.tags));
+    el("div", { class: "result-picture" }, isFolder ? icon("folder") : thumbs.make({ id: hit.id })),
+    el("div", { class: "result-body" },
+      el("a", { href, class: "node-link result-title" }, isFolder ? null : icon("document"), el("span", {}, hit.title)),
+      ownerNote(hit, me),
+      where ? el("div", { class: "result-where" }, el("span", { class: "visually-hidden" }, "In "), where) : null,
+      hit.highlight ? el("p", { class: "snippet" }, highlighted(hit.highlight)) : null,
+      tagList(hit.tags)));
 }
