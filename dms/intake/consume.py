@@ -271,8 +271,10 @@ class ConsumeFolder:
                         log.info("consume folder: %r was imported already (by another node, or "
                                  "before a restart); removed", shown)
                         documents = []
-                if documents:
-                    log.info("consume folder: imported %r for %s as %d document(s)", shown,
+                if len(documents) == 1:
+                    log.info("consume folder: imported %r for %s", shown, username)
+                elif documents:  # a batch split at its separator sheets
+                    log.info("consume folder: imported %r for %s as %d documents", shown,
                              username, len(documents))
                 self._finish(root, folder_fd, username, parts, state)
         except (StorageFull, Unavailable, Throttled) as error:

@@ -139,6 +139,32 @@ export async function fetchBlob(path, accept, signal, cache = "no-store") {
     type: response.headers.get("Content-Type") ?? "" };
 }
 
+/** The widths GET /pages/{id}/preview/ makes (dms.domain.previews.PREVIEW_WIDTHS). */
+const PREVIEW_WIDTHS = [240, 480, 720, 1000, 1400, 2000];
+
+/** The preview width for a page shown `shown` CSS pixels wide: times the screen's pixel density,
+ *  rounded up to a width the API makes. */
+export function previewWidth(shown) {
+  const wanted = Math.max(1, shown) * (window.devicePixelRatio || 1);
+  return PREVIEW_WIDTHS.find((width) => width >= wanted) ?? PREVIEW_WIDTHS[PREVIEW_WIDTHS.length - 1];
+}
+
+/** fetchBlob, asked again after its Retry-After (at most `maxSeconds`) while the server answers
+ *  429 (a user's share of its PDF readers taken, by a page operation say), `retries` times.
+ *  @param {string} path
+ *  @param {{signal?: AbortSignal, cache?: RequestCache, retries?: number, maxSeconds?: number}} [options] */
+export async function fetchBlobWhenFree(path, { signal = undefined, cache = "no-store", retries = 3, maxSeconds = 5 } = {}) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await fetchBlob(path, undefined, signal, cache);
+    } catch (error) {
+      if (error.status !== 429 || attempt >= retries || signal?.aborted) throw error;
+      const seconds = Math.min(error.retryAfter ?? 1, maxSeconds);
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    }
+  }
+}
+
 /** The file name a Content-Disposition header gives (filename* first, as RFC 6266 says). */
 export function dispositionName(header, fallback) {
   if (!header) return fallback;

@@ -10,11 +10,11 @@ import { formActions, modal } from "./dialogs.js";
 import { attempt, busy, el, field, plural, select, showError, showStatus } from "./dom.js";
 import { names, nameSelect } from "./metadata.js";
 import { tagSuggestions } from "./parts.js";
+import { granteeFields } from "./share.js";
 
 /** Calls made at once for a selection (the API serves each user's turn; a page is ≤ 100 rows). */
 const PARALLEL = 4;
 const KEEP = "__keep__";
-const ROLES = [["viewer", "Viewer: can see"], ["editor", "Editor: can change"]];
 
 /** `task(node)` for every node, PARALLEL at a time; the names of those refused, with the first
  *  refusal's sentence. */
@@ -94,6 +94,10 @@ export async function detailsOfSelection(nodes) {
       if (correspondent.value !== KEEP) attributes.correspondent = correspondent.value || null;
       if (type.value !== KEEP) attributes.document_type = type.value || null;
       const chosen = fields.find((item) => item.id === customField.value);
+      if (!chosen && !Object.keys(attributes).length) {
+        correspondent.focus(); // nothing to change yet
+        return;
+      }
       const result = await busy(form, () => eachNode(documents, async (document) => {
         const changes = { ...attributes };
         if (chosen) {
@@ -133,28 +137,17 @@ export async function downloadSelection(nodes) {
 /** The same person or group, with the same role, on every selected node (each its own grant). */
 export function shareSelection(nodes) {
   return modal(`Share ${plural(nodes.length, "item")}`, (dialog, close) => {
-    const who = el("select", { id: "bulk-share-who" }, el("option", { value: "" }, "A person"));
-    const username = el("input", { type: "text", id: "bulk-share-username", autocomplete: "off", autocapitalize: "none", spellcheck: "false" });
-    const person = field("Username", username);
-    who.addEventListener("change", () => { person.hidden = who.value !== ""; });
-    const role = select({ id: "bulk-share-role" }, ROLES, "viewer");
-    const form = el("form", { novalidate: true }, el("div", { class: "field-row" }, field("Person or group", who), person,
-      field("Role", role)), formActions(close, "Share"));
+    const fields = granteeFields("bulk-share");
+    const form = el("form", { novalidate: true }, fields.row, formActions(close, "Share"));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
-      const name = who.value ? who.selectedOptions[0].text : username.value.trim();
-      if (!name) {
-        username.focus();
-        return;
-      }
-      const grantee = who.value ? { group: who.value } : { username: name };
+      const chosen = fields.read();
+      if (!chosen) return;
       const result = await busy(form, () => eachNode(nodes, (node) =>
-        api("POST", `/nodes/${encoded(node.id)}/access/`, { ...grantee, role: role.value }, { media: JSON_MEDIA })));
-      report(result, nodes.length, `Shared ${plural(nodes.length, "item")} with ${name}.`);
+        api("POST", `/nodes/${encoded(node.id)}/access/`, { ...chosen.grantee, role: chosen.role }, { media: JSON_MEDIA })));
+      report(result, nodes.length, `Shared ${plural(nodes.length, "item")} with ${chosen.name}.`);
       close(result.refused.length < nodes.length);
     });
     dialog.append(form);
-    listAll("/groups/").then(({ items }) => who.append(...items.map((group) =>
-      el("option", { value: group.id }, `${group.attributes.name} (group)`))), () => {});
   }, false);
 }

@@ -1,13 +1,13 @@
 // A document's pages as previews (GET /pages/{id}/preview/ in the width they are shown at): the
 // API needs the token, so each preview is fetched as a Blob and drawn on a <canvas> (role img) —
 // the CSP (img-src 'self') admits no blob: URL, and a canvas needs none; the browser keeps them
-// and asks again whether they changed. Previews load when they come near the screen, PARALLEL_PREVIEWS at a time,
-// and stop when the view is left. A page opens large in the viewer (viewer.js, fetched when first
+// and asks again whether they changed. Previews load when they come near the screen,
+// PARALLEL_PREVIEWS at a time, and stop when the view is left. A page opens large in the viewer (viewer.js, fetched when first
 // asked for). Whoever may change the document gets the page tools (doc-pageops.js).
 
-import { fetchBlob, id as encoded } from "./api.js";
+import { fetchBlobWhenFree, id as encoded, previewWidth } from "./api.js";
 import { pageTools } from "./doc-pageops.js";
-import { el, plural } from "./dom.js";
+import { el, lazyLoader, plural } from "./dom.js";
 
 const PARALLEL_PREVIEWS = 2;
 /** A preview the server is too busy for (429: the user's share of its PDF readers is taken, by
@@ -20,28 +20,7 @@ const LOOK_AHEAD = "400px";
 /** `folderId`: the document's folder (where the page tools put new documents first). */
 export function pagesSection(ctx, document, version, folderId, writable) {
   const pages = version?.pages ?? [];
-  const controller = new AbortController();
-  const waiting = [];
-  let active = 0;
-
-  const load = () => {
-    while (active < PARALLEL_PREVIEWS && waiting.length && !controller.signal.aborted) {
-      const figure = waiting.shift();
-      active += 1;
-      draw(figure, controller.signal).finally(() => {
-        active -= 1;
-        load();
-      });
-    }
-  };
-  const observer = new IntersectionObserver((entries) => {
-    for (const entry of entries) {
-      if (!entry.isIntersecting) continue;
-      observer.unobserve(entry.target);
-      waiting.push(entry.target);
-    }
-    load();
-  }, { rootMargin: LOOK_AHEAD });
+  const loader = lazyLoader({ parallel: PARALLEL_PREVIEWS, lookAhead: LOOK_AHEAD, draw });
 
   const title = document.attributes.title;
   const open = async (index) => (await import("./viewer.js")).openViewer(document, pages, index);
@@ -52,7 +31,7 @@ export function pagesSection(ctx, document, version, folderId, writable) {
       title: "Open large", onclick: () => open(index) }, canvas);
     const figure = el("figure", { class: "page", "data-page-id": page.id, "data-page-number": String(index + 1) },
       opener, el("figcaption", {}, `Page ${index + 1}`));
-    observer.observe(figure);
+    loader.observe(figure);
     return figure;
   });
   const node = el("section", { class: "doc-pages", "aria-labelledby": "pages-title" },
@@ -62,23 +41,16 @@ export function pagesSection(ctx, document, version, folderId, writable) {
       : el("p", { class: "muted" }, document.attributes.file_name ? "No pages yet." : "This document has no file yet."));
   return {
     node,
-    dispose: () => {
-      controller.abort();
-      observer.disconnect();
-    },
+    dispose: loader.dispose,
   };
 }
 
-/** The widths GET /pages/{id}/preview/ makes (dms.domain.previews.PREVIEW_WIDTHS). */
-const WIDTHS = [240, 480, 720, 1000, 1400, 2000];
-
 async function draw(figure, signal) {
   const canvas = figure.querySelector("canvas");
-  // As wide as the page is shown, times the screen's pixel density, rounded up to a width made.
-  const wanted = Math.max(1, canvas.clientWidth) * (window.devicePixelRatio || 1);
-  const width = WIDTHS.find((candidate) => candidate >= wanted) ?? WIDTHS.at(-1);
+  const width = previewWidth(canvas.clientWidth);
   try {
-    const blob = await previewBlob(figure.dataset.pageId, width, signal);
+    const { blob } = await fetchBlobWhenFree(`/pages/${encoded(figure.dataset.pageId)}/preview/?width=${width}`,
+      { signal, cache: "no-cache", retries: BUSY_RETRIES, maxSeconds: MAX_RETRY_SECONDS });
     const bitmap = await createImageBitmap(blob);
     canvas.width = bitmap.width;
     canvas.height = bitmap.height;
@@ -92,17 +64,5 @@ async function draw(figure, signal) {
     figure.append(el("p", { class: "hint" }, `No preview: ${error.message}`));
   } finally {
     canvas.setAttribute("aria-busy", "false");
-  }
-}
-
-async function previewBlob(pageId, width, signal) {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return (await fetchBlob(`/pages/${encoded(pageId)}/preview/?width=${width}`, undefined, signal, "no-cache")).blob;
-    } catch (error) {
-      if (error.status !== 429 || attempt >= BUSY_RETRIES || signal.aborted) throw error;
-      const seconds = Math.min(error.retryAfter ?? 1, MAX_RETRY_SECONDS);
-      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-    }
   }
 }

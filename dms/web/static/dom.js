@@ -142,6 +142,42 @@ export async function busy(container, task) {
   }
 }
 
+// ---- pictures loaded as they come near the screen ----
+
+/** Calls `draw(element, signal)` for each observed element once it comes within `lookAhead` of
+ *  the screen, `parallel` at a time (page previews, thumbnails); dispose() stops what has not
+ *  started and aborts the signal of what has, when the view is left. */
+export function lazyLoader({ parallel, lookAhead, draw }) {
+  const controller = new AbortController();
+  /** @type {Element[]} */
+  const waiting = [];
+  let active = 0;
+  const load = () => {
+    while (active < parallel && waiting.length && !controller.signal.aborted) {
+      active += 1;
+      draw(waiting.shift(), controller.signal).finally(() => {
+        active -= 1;
+        load();
+      });
+    }
+  };
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (!entry.isIntersecting) continue;
+      observer.unobserve(entry.target);
+      waiting.push(entry.target);
+    }
+    load();
+  }, { rootMargin: lookAhead });
+  return {
+    observe: (element) => observer.observe(element),
+    dispose: () => {
+      controller.abort();
+      observer.disconnect();
+    },
+  };
+}
+
 // ---- search snippets ----
 
 const ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": "\"", "&#x27;": "'", "&#39;": "'" };

@@ -65,29 +65,41 @@ export function shareDialog(node) {
       return el("li", { class: "line" }, el("span", {}, name), el("div", { class: "line-actions" }, controls));
     };
 
-    const who = el("select", { id: "share-who" }, el("option", { value: "" }, "A person"));
-    const username = el("input", { type: "text", id: "share-username", "data-focus": "username", autocomplete: "off",
-      autocapitalize: "none", spellcheck: "false" });
-    const role = select({ id: "share-role" }, ROLES, "viewer");
-    const person = field("Username", username);
-    who.addEventListener("change", () => { person.hidden = who.value !== ""; });
-    const form = el("form", { novalidate: true }, el("h3", {}, "Share with"),
-      el("div", { class: "field-row" }, field("Person or group", who), person, field("Role", role)),
+    const fields = granteeFields("share");
+    const { who } = fields;
+    const form = el("form", { novalidate: true }, el("h3", {}, "Share with"), fields.row,
       actions(el("button", { type: "submit", class: "button button-primary", "data-focus": "share" }, "Share")));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
-      const name = who.value ? who.selectedOptions[0].text : username.value.trim();
-      if (!name) {
-        username.focus();
-        return;
-      }
-      const grantee = who.value ? { group: who.value } : { username: name };
-      if (await change("POST", path, { ...grantee, role: role.value }, `Shared with ${name} as ${role.value}.`)) username.value = "";
+      const chosen = fields.read();
+      if (chosen && await change("POST", path, { ...chosen.grantee, role: chosen.role },
+        `Shared with ${chosen.name} as ${chosen.role}.`)) fields.username.value = "";
     });
     dialog.append(owner, list, error, said, form, accessOf(node) === "owner" ? linksSection(node) : null,
       actions(button("Done", () => close(null))));
-    listAll("/groups/").then(({ items }) => who.append(...items.map((group) =>
-      el("option", { value: group.id }, `${group.attributes.name} (group)`))), () => {});
     show().catch((failure) => { error.textContent = failure.message; });
   });
+}
+
+/** The fields of a new grant (ids `<prefix>-who`, `-username`, `-role`) in one row: a person by
+ *  username or one of the groups (read when built), and the role. read(): {name, grantee, role},
+ *  or null with the focus in the empty username field. Also the bulk share's (bulk.js). */
+export function granteeFields(prefix) {
+  const who = el("select", { id: `${prefix}-who` }, el("option", { value: "" }, "A person"));
+  const username = el("input", { type: "text", id: `${prefix}-username`, "data-focus": "username", autocomplete: "off",
+    autocapitalize: "none", spellcheck: "false" });
+  const role = select({ id: `${prefix}-role` }, ROLES, "viewer");
+  const person = field("Username", username);
+  who.addEventListener("change", () => { person.hidden = who.value !== ""; });
+  listAll("/groups/").then(({ items }) => who.append(...items.map((group) =>
+    el("option", { value: group.id }, `${group.attributes.name} (group)`))), () => {});
+  const read = () => {
+    const name = who.value ? who.selectedOptions[0].text : username.value.trim();
+    if (!name) {
+      username.focus();
+      return null;
+    }
+    return { name, role: role.value, grantee: who.value ? { group: who.value } : { username: name } };
+  };
+  return { who, username, read, row: el("div", { class: "field-row" }, field("Person or group", who), person, field("Role", role)) };
 }

@@ -6,12 +6,10 @@
 // to the widths the API makes (up to 2,000 px), so zooming in makes it sharper, not just bigger.
 // Fetched when first opened: the first view does not carry it.
 
-import { fetchBlob, id as encoded } from "./api.js";
+import { fetchBlob, id as encoded, previewWidth } from "./api.js";
 import { modal } from "./dialogs.js";
 import { button, el } from "./dom.js";
 
-/** The widths GET /pages/{id}/preview/ makes (dms.domain.previews.PREVIEW_WIDTHS). */
-const WIDTHS = [240, 480, 720, 1000, 1400, 2000];
 /** Zoom steps, as parts of the width that fits the window. */
 const ZOOMS = [0.5, 0.75, 1, 1.25, 1.5, 2, 3];
 const MIN_ZOOM = ZOOMS[0];
@@ -96,8 +94,7 @@ class Viewer {
     this.canvas.setAttribute("aria-label", `Page ${number} of ${this.document.attributes.title}`);
     const shown = Math.max(1, Math.floor((this.stage.clientWidth - 32) * this.zoom));
     this.canvas.style.width = `${shown}px`;
-    const wanted = shown * (window.devicePixelRatio || 1);
-    const width = WIDTHS.find((candidate) => candidate >= wanted) ?? WIDTHS.at(-1);
+    const width = previewWidth(shown);
     const key = `${this.pages[this.index].id}@${width}`;
     if (this.canvas.dataset.key === key) return;
     this.controller?.abort();
