@@ -1,8 +1,8 @@
 // @ts-check
 // Thumbnails of documents' first pages in lists (api.md §22, GET /documents/{id}/thumbnail/):
 // drawn on a <canvas> as the page previews are (the CSP admits no blob: image), fetched when
-// they come near the screen, PARALLEL at a time (a picture not made yet that finds the user's share
-// of the PDF readers taken is asked again after the server's Retry-After). The address
+// they come near the screen, PARALLEL at a time (a user's share of the PDF readers: more would be
+// answered 429 while the pictures are first made, and asked again after Retry-After). The address
 // names the document's `updated_at` and `ocr_status` (`?v=`), which change whenever its first page
 // can (a new file, a page operation, the end of a reading), so the browser keeps each picture
 // without asking again. A document still being read answers a placeholder (SVG, never kept): its
@@ -11,7 +11,7 @@
 import { fetchBlobWhenFree, id as encoded } from "./api.js";
 import { el, lazyLoader } from "./dom.js";
 
-const PARALLEL = 4;
+const PARALLEL = 2;
 const LOOK_AHEAD = "300px";
 /** A thumbnail the server is too busy to render (429) is asked for again this many times. */
 const BUSY_RETRIES = 5;
