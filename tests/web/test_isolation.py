@@ -43,10 +43,12 @@ def papers(alice):
                  ("custom-fields", {"name": "Amount", "data_type": "monetary"}))}
     note = alice.post(f"/api/documents/{document}/notes/",
                       {"data": {"attributes": {"note": "private"}}}).json()["data"]["id"]
+    tag, other_tag = (alice.post("/api/tags/", {"data": {"type": "tags", "attributes": {
+        "name": name}}}).json()["data"]["id"] for name in ("paid", "done"))
     return {"folder": folder, "document": document, "version": version["id"],
-            "trashed": trashed, "correspondent": about["correspondents"],
-            "document_type": about["document-types"], "field": about["custom-fields"],
-            "note": note}
+            "page": version["pages"][0]["id"], "trashed": trashed,
+            "correspondent": about["correspondents"], "document_type": about["document-types"],
+            "field": about["custom-fields"], "note": note, "tag": tag, "other_tag": other_tag}
 
 
 # Each route as (name, method, path template, body maker, status for the owner).
@@ -81,6 +83,12 @@ ROUTES = [
     ("add a note", "POST", "/api/documents/{document}/notes/",
      lambda ids: {"data": {"attributes": {"note": "mine"}}}, 201),
     ("delete a note", "DELETE", "/api/notes/{note}/", None, 204),
+    ("a document's thumbnail (api.md §22)", "GET", "/api/documents/{document}/thumbnail/", None,
+     200),
+    ("a page's preview in a width", "GET", "/api/pages/{page}/preview/?width=480", None, 200),
+    ("download a selection", "POST", "/api/nodes/download/",
+     lambda ids: {"node_ids": [ids["folder"]]}, 200),
+    ("merge a tag", "POST", "/api/tags/{tag}/merge/", lambda ids: {"into": ids["other_tag"]}, 200),
     ("set a document's metadata", "PATCH", "/api/documents/{document}/",
      lambda ids: {"data": {"type": "documents", "attributes": {
          "correspondent": ids["correspondent"],
