@@ -179,7 +179,9 @@ def test_five_logins_and_logouts_leave_no_pile_of_tokens(session, server, alice)
     expect(page.locator("#tokens-body tr")).to_have_count(1)
     assert [t["attributes"]["name"] for t in listed_tokens(alice)] == ["login"]
     session.screenshot("13-tokens-after-five-logins.png")
-    assert session.errors == []
+    # A request still on its way at a logout (the refused files' count, the event stream) may be
+    # answered 401, which the browser notes; nothing else may be.
+    assert all("status of 401" in error for error in session.errors), session.errors
 
 
 def test_profile_counts_the_browsers_signed_in_and_signs_out_everywhere(browser, session, server,
