@@ -38,7 +38,8 @@ from dms.errors import DomainError
 from dms.files import modes
 from dms.files.fairness import current_owner
 from dms.files.pdf.process import PdfReaders, ReaderTimes
-from dms.files.store import DirectoryStore
+from dms.files.store import FileStore
+from dms.files.stores import open_store
 from dms.intake.consume import ConsumeFolder
 from dms.intake.mail.checker import MailChecker, release_claims
 from dms.notify.deliverer import Deliverer
@@ -66,11 +67,15 @@ class PeriodicJob:
         return getattr(config, self.setting) * self.unit
 
 
-def sweep(store: DirectoryStore, config: Config) -> None:
+def sweep(store: FileStore, config: Config) -> None:
     """Interrupted uploads and files no row points at (a crash between storing a file and
     committing its row, or between a delete's commit and its file removal), once they are older
-    than the grace period (another node may be committing its row now)."""
+    than the grace period (another node may be committing its row now); in a bucket, objects no
+    row names for a day (dms.files.s3.store)."""
     store.sweep(referenced_version_ids(), config.sweep_grace_minutes * MINUTE)
+    collect_garbage = getattr(store, "collect_garbage", None)
+    if collect_garbage is not None:
+        collect_garbage()
 
 
 PERIODIC_JOBS = (
@@ -117,7 +122,7 @@ def start_failure(error: Exception, config: Config) -> str | None:
     return None
 
 
-def open_installation(config: Config) -> DirectoryStore:
+def open_installation(config: Config) -> FileStore:
     """Open (and migrate) the configured database and ready the file store: what was left by a
     crash swept, the disk space for deletes and logins on a full disk set aside."""
     config.data_dir.mkdir(parents=True, exist_ok=True)
@@ -126,7 +131,7 @@ def open_installation(config: Config) -> DirectoryStore:
         log.warning("other local users could read %d entries of the data dir; they are owner-only "
                     "now: %s", len(tightened), ", ".join(str(path) for path in tightened[:10]))
     open_migrated(config)
-    store = DirectoryStore(config.files_path, config.data_dir)
+    store = open_store(config)
     sweep(store, config)  # before the first request; then periodically
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)
@@ -156,11 +161,11 @@ def reader_times(config: Config) -> ReaderTimes:
 class Runtime:
     """The long-lived parts of one process, on the database already open."""
 
-    def __init__(self, config: Config, store: DirectoryStore | None = None):
+    def __init__(self, config: Config, store: FileStore | None = None):
         if not config.ocr_lang:  # DMS_OCR_LANG unset: what this node's Tesseract has installed
             config = dataclasses.replace(config, ocr_lang=languages.default_lang())
         self.config = config
-        store = store or DirectoryStore(config.files_path, config.data_dir)
+        store = store or open_store(config)
         self.pdf = PdfReaders(SHARED_PDF_READERS, config.pdf_memory_mb, reader_times(config),
                               fair=True, waiting_per_user=pdf_waiting_per_user(config))
         # A web-only node reads nothing for OCR: its pool stays empty (children start on demand).

@@ -42,6 +42,18 @@ class Config:
     # Where the stored files live; default <data_dir>/files. May be a mount every node shares
     # (README, "Several machines"); uploads are received in the node's own <data_dir>/tmp.
     files_dir: Path | None = None
+    # Where originals and searchable PDFs are kept (api.md §19): "local" (files_dir) or "s3", an
+    # S3-compatible bucket (the `s3` extra): s3_endpoint (None: AWS), s3_bucket, s3_region,
+    # s3_access_key and s3_secret_key (or the file s3_secret_key_file names), keys under
+    # s3_prefix. repr=False: secrets.
+    storage: str = "local"
+    s3_endpoint: str | None = None
+    s3_bucket: str | None = None
+    s3_region: str = "us-east-1"
+    s3_access_key: str | None = field(default=None, repr=False)
+    s3_secret_key: str | None = field(default=None, repr=False)
+    s3_secret_key_file: Path | None = None
+    s3_prefix: str = ""
     # None: the embedded queue (queue.db in the data dir, consumed inside `dms serve`).
     # redis://host:6379/0: Huey's Redis queue, consumed by `dms worker` processes anywhere.
     # repr=False: it may hold a password.
@@ -268,7 +280,21 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
             raise ConfigError(f"{source} must be 1 or 0, not {raw!r}.")
         return text in ("1", "true", "yes", "on")
-    if name in ("data_dir", "files_dir", "consume_dir"):
+    if name == "storage":
+        choice = str(raw).strip().lower()
+        if choice not in ("local", "s3"):
+            raise ConfigError(f"{source} must be local or s3, not {raw!r}.")
+        return choice
+    if name == "s3_endpoint":
+        endpoint = str(raw).strip().rstrip("/")
+        if not endpoint.startswith(("http://", "https://")):
+            raise ConfigError(f"{source} must be a URL such as http://127.0.0.1:8333, not "
+                              f"{raw!r}.")
+        return endpoint
+    if name == "s3_prefix":
+        prefix = str(raw).strip().strip("/")
+        return prefix + "/" if prefix else ""
+    if name in ("data_dir", "files_dir", "consume_dir", "s3_secret_key_file"):
         return Path(raw).expanduser()
     if name == "queue_url":
         return check_queue_url(str(raw).strip(), source)

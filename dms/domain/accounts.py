@@ -38,6 +38,7 @@ from dms.domain.credentials import (
 )
 from dms.errors import Forbidden, Invalid, NotFound, Throttled
 from dms.files.outbound import Policy
+from dms.files.store import Blob, version_blobs
 from dms.text import required_text, username_key
 
 if TYPE_CHECKING:
@@ -312,15 +313,15 @@ def delete_user_by(services: Services, actor: User, user_id: str) -> None:
     if target.id == actor.id:
         raise Invalid("You cannot delete your own account.")
     require_may_manage(actor, target)
-    version_ids = with_space_reserve(lambda: delete_user(target))
-    services.jobs.cancel(version_ids)
-    services.store.remove(version_ids)
+    files = with_space_reserve(lambda: delete_user(target))
+    services.jobs.cancel(list(dict.fromkeys(blob.version_id for blob in files)))
+    services.store.remove(files)
     services.store.ensure_reserve()
 
 
-def delete_user(user: User) -> list[str]:
+def delete_user(user: User) -> list[Blob]:
     """Delete a user with their tokens, nodes and versions (foreign keys cascade), in one
-    transaction; returns the version ids whose files the caller removes after the commit.
+    transaction; returns the files of the versions, which the caller removes after the commit.
 
     The check for the last active superuser runs inside the same write transaction, so two
     superusers deleting each other at once cannot both succeed."""
@@ -330,11 +331,12 @@ def delete_user(user: User) -> list[str]:
             return []
         if current.is_superuser and current.is_active and active_superusers(current.id) == 0:
             raise Invalid("The last active superuser cannot be deleted.")
-        version_ids = [row[0] for row in database.execute_sql(
-            "SELECT v.id FROM document_version AS v JOIN node AS n ON v.document_id = n.id "
-            "WHERE n.owner_id = ?", (user.id,))]
+        files = [blob for row in database.execute_sql(
+            "SELECT v.id, v.sha256, v.searchable_sha256 FROM document_version AS v "
+            "JOIN node AS n ON v.document_id = n.id WHERE n.owner_id = ?", (user.id,))
+            for blob in version_blobs(*row)]
         User.delete().where(User.id == user.id).execute()
-    return version_ids
+    return files
 
 
 def special_folder_ids(user_ids: list[str]) -> dict[str, dict[str, str]]:

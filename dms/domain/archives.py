@@ -13,12 +13,13 @@ import datetime as dt
 import io
 import unicodedata
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from dms.db import database
-from dms.files.store import CHUNK_SIZE, FileStore
+from dms.files.store import Blob, FileStore
 
 ARCHIVE_TYPES = ("zip", "targz")
 # Characters that are unsafe in a file name on some system that will unpack the archive.
@@ -30,7 +31,7 @@ MAX_ENTRY_NAME = 200
 class Entry:
     """One archive member: a folder (path ends with /) or a document's latest file."""
     path: str
-    file: Path | None = None
+    file: Callable[[], Iterator[bytes]] | None = None  # its bytes, read from the store
     size: int = 0
     modified: dt.datetime | None = None
 
@@ -76,7 +77,7 @@ SUBTREE_WITH_FILES = """
         WHERE below.depth < ? AND n.trash_id IS NULL
     )
     SELECT n.id, n.parent_id, n.kind, n.title, v.id, v.file_name, v.size, v.created_at,
-           v.searchable_size
+           v.searchable_size, v.sha256, v.searchable_sha256
     FROM below JOIN node AS n ON n.id = below.id
     LEFT JOIN document_version AS v ON v.document_id = n.id
         AND v.number = (SELECT MAX(number) FROM document_version WHERE document_id = n.id)
@@ -95,7 +96,8 @@ def entries(root_ids: list[str], store: FileStore, searchable: bool = False,
     for root_id in root_ids:
         paths: dict[str, str] = {}
         for node_id, parent_id, kind, title, version_id, file_name, size, created, \
-                searchable_size in database.execute_sql(SUBTREE_WITH_FILES, (root_id, max_depth)):
+                searchable_size, sha256, searchable_sha256 in database.execute_sql(
+                    SUBTREE_WITH_FILES, (root_id, max_depth)):
             if node_id in seen:
                 continue  # only a damaged tree (a loop) or overlapping selections repeat a node
             seen.add(node_id)
@@ -110,11 +112,13 @@ def entries(root_ids: list[str], store: FileStore, searchable: bool = False,
                 modified = dt.datetime.fromisoformat(created)
                 if searchable and searchable_size is not None:
                     path = parent_path + unique(document_name(title, "searchable.pdf"), used)
-                    result.append(Entry(path, store.searchable_path(version_id), searchable_size,
+                    blob = Blob(version_id, searchable_sha256, searchable=True)
+                    result.append(Entry(path, partial(store.read, blob), searchable_size,
                                         modified))
                 else:
                     path = parent_path + unique(document_name(title, file_name), used)
-                    result.append(Entry(path, store.path(version_id), size, modified))
+                    result.append(Entry(path, partial(store.read, Blob(version_id, sha256)), size,
+                                        modified))
     return result
 
 
@@ -152,9 +156,8 @@ def stream_zip(members: list[Entry], password: str | None = None) -> Iterator[by
                 archive.writestr(info, b"")
             else:
                 info.file_size = member.size
-                with archive.open(info, "w", force_zip64=member.size > 2**31) as target, \
-                        open(member.file, "rb") as source:
-                    for chunk in iter(lambda: source.read(CHUNK_SIZE), b""):
+                with archive.open(info, "w", force_zip64=member.size > 2**31) as target:
+                    for chunk in member.file():
                         target.write(chunk)
                         yield sink.take()
             yield sink.take()
@@ -176,9 +179,8 @@ def stream_targz(members: list[Entry]) -> Iterator[bytes]:
             continue
         info.size, info.mode = member.size, 0o644
         yield compressor.compress(info.tobuf(tarfile.PAX_FORMAT))
-        with open(member.file, "rb") as source:
-            for chunk in iter(lambda: source.read(CHUNK_SIZE), b""):
-                yield compressor.compress(chunk)
+        for chunk in member.file():
+            yield compressor.compress(chunk)
         yield compressor.compress(b"\0" * (-member.size % tarfile.BLOCKSIZE))
     yield compressor.compress(b"\0" * (2 * tarfile.BLOCKSIZE))  # end-of-archive marker
     yield compressor.flush()

@@ -32,7 +32,14 @@ from dms.domain.preferences import ocr_language
 from dms.domain.uploads import Upload, receive_upload
 from dms.errors import StorageFull
 from dms.files import filetypes
-from dms.files.store import ReceivedFile, UploadTooLarge, fsync_file
+from dms.files.store import (
+    Blob,
+    FileStore,
+    ReceivedFile,
+    UploadTooLarge,
+    fsync_file,
+    version_blobs,
+)
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -126,7 +133,7 @@ def add_document(services: Services, owner: User, folder: Node, paper: Paper,
             document = tree.insert_node(owner, Node.DOCUMENT, folder,
                                         paper.title[:tree.MAX_TITLE_LENGTH],
                                         lang=ocr_language(owner, services.config.ocr_lang))
-            _version(document, paper, received, version_id, 1)
+            _version(services.store, document, paper, received, version_id, 1)
             if filed.attributes:
                 document_metadata.apply(owner, document,
                                         document_metadata.check(filed.attributes))
@@ -140,7 +147,7 @@ def add_document(services: Services, owner: User, folder: Node, paper: Paper,
                           size=received.upload.received.size,
                           parent={"id": folder.id, "title": folder.title})
     except BaseException:
-        services.store.remove([version_id])
+        services.store.remove(_files(version_id, received))
         raise
     return document
 
@@ -156,11 +163,11 @@ def add_version(services: Services, owner: User, document_id: str, paper: Paper,
                       .where(DocumentVersion.document == document_id)
                       .order_by(DocumentVersion.number.desc()).first())
             number = (latest.number if latest else 0) + 1
-            _version(document, paper, received, version_id, number)
+            _version(services.store, document, paper, received, version_id, number)
             events.record(owner.id, document.id, events.UPLOADED, None, version=number,
                           file_name=paper.file_name, size=received.upload.received.size)
     except BaseException:
-        services.store.remove([version_id])
+        services.store.remove(_files(version_id, received))
         raise
     return number
 
@@ -172,11 +179,12 @@ def _store(services: Services, received: Received) -> str:
     try:
         if received.searchable is not None:
             fsync_file(received.searchable.path)
-            store.move_in(received.searchable.path, store.searchable_path(version_id))
+            store.place_searchable(received.searchable.path, version_id,
+                                   received.searchable.sha256)
         store.store(received.upload.received, version_id)
     except OSError as error:
         received.discard()
-        store.remove([version_id])
+        store.remove(_files(version_id, received))
         if is_disk_full(error):
             raise StorageFull() from None
         raise
@@ -191,8 +199,13 @@ DOCUMENT = ("UPDATE node SET file_name = ?, size = ?, page_count = ?, ocr_status
             "WHERE id = ?")
 
 
-def _version(document: Node, paper: Paper, received: Received, version_id: str,
-             number: int) -> None:
+def _files(version_id: str, received: Received) -> list[Blob]:
+    return version_blobs(version_id, received.sha256,
+                         received.searchable.sha256 if received.searchable else None)
+
+
+def _version(store: FileStore, document: Node, paper: Paper, received: Received,
+             version_id: str, number: int) -> None:
     """The version's row, its pages with their text, and the document's columns after it (its
     first version: the moment it was added there too). Plain SQL: an import writes thousands."""
     upload, searchable = received.upload, received.searchable
@@ -202,6 +215,7 @@ def _version(document: Node, paper: Paper, received: Received, version_id: str,
         upload.received.size, upload.page_count, upload.received.sha256, upload.md5,
         document.lang or "eng", added, searchable.size if searchable is not None else None,
         searchable.sha256 if searchable is not None else None))
+    store.settle(_files(version_id, received))
     texts = _page_texts(paper.text, upload.page_count)
     rows = [(new_id(), version_id, page, text, "layer") for page, text in enumerate(texts, 1)]
     for start in range(0, len(rows), 200):

@@ -24,6 +24,7 @@ from dms.db.models import DocumentVersion, Page
 from dms.errors import Invalid, StorageFull, Unavailable
 from dms.files import pdf
 from dms.files.imaging import decoding
+from dms.files.store import FileMissing, FileStore, original
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PilImage
@@ -60,17 +61,16 @@ def preview(services: Services, page: Page, version: DocumentVersion,
     failed = target.with_suffix(".failed")
     if failed.is_file():
         raise Unavailable(failed.read_text(encoding="utf-8", errors="replace"))
-    path = store.path(version.id)
     usual = store.preview_path(version.id, page.number, PREVIEW_WIDTH)
     try:
         if width < PREVIEW_WIDTH and usual.is_file():
             content = _jpeg(_opened_jpeg(usual), width)
-        elif version.mime_type == "application/pdf":
-            content = pdf.preview_jpeg(services.pdf, path, page.number - 1, width,
-                                       MAX_PREVIEW_SIDE, PREVIEW_QUALITY)
         else:
-            content = _jpeg(_render_image(path, version.mime_type, page.number, page.text, width),
-                            width)
+            with store.fetched(original(version)) as path:
+                content = _rendered(services, path, version, page, width)
+    except FileMissing:
+        raise Unavailable("The file of this version is missing from the store; ask the "
+                          "administrator to run `dms verify`.") from None
     except pdf.UnreadablePdf as error:
         reason = str(error)
         if error.final:
@@ -78,6 +78,14 @@ def preview(services: Services, page: Page, version: DocumentVersion,
         raise Unavailable(reason) from None
     _write(store, target, content)
     return target
+
+
+def _rendered(services: Services, path: Path, version: DocumentVersion, page: Page,
+              width: int) -> bytes:
+    if version.mime_type == "application/pdf":
+        return pdf.preview_jpeg(services.pdf, path, page.number - 1, width, MAX_PREVIEW_SIDE,
+                                PREVIEW_QUALITY)
+    return _jpeg(_render_image(path, version.mime_type, page.number, page.text, width), width)
 
 
 def _write(store: FileStore, target: Path, content: bytes) -> None:

@@ -27,6 +27,7 @@ from dms.domain import listings, tree
 from dms.domain.access.rule import Reached, changing
 from dms.domain.rules import store as rules
 from dms.errors import Forbidden, NotFound
+from dms.files.store import Blob
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -51,7 +52,7 @@ def delete(services: Services, user: User, node_id: str, kind: str | None = None
 class Removed(NamedTuple):
     """What a removal leaves to do once it has committed."""
     stopped: list[str]  # versions whose reading stops (in the trash: resumed if restored)
-    gone: list[str]  # versions deleted for good: their files are removed
+    gone: list[Blob]  # files of versions deleted for good: removed
 
     def finish(self, services: Services) -> None:
         services.jobs.cancel(self.stopped)
@@ -67,7 +68,7 @@ def remove_in_transaction(services: Services, user: User, node: Node) -> Removed
     if services.config.trash_days == 0:
         rules.disable_for_deleted(owner_id, f"{tree.SUBTREE} SELECT id FROM below", (node.id,))
         gone = tree.delete_subtree_rows(node.id)
-        return Removed(gone, gone)
+        return Removed(list(dict.fromkeys(blob.version_id for blob in gone)), gone)
     now = utcnow()
     parent = Node.get_by_id(node.parent_id)
     tree.trash_subtree(node.id)
@@ -164,7 +165,7 @@ def _unread_versions(node_ids: list[str]) -> list[str]:
 
 def purge(services: Services, user: User, node_id: str) -> None:
     """DELETE /trash/{id}/: that deletion, gone for good, files included."""
-    def delete_rows() -> list[str]:
+    def delete_rows() -> list[Blob]:
         with write_transaction(owner_scope(user.id)):
             node, _ = _entry(user, node_id)
             return tree.delete_subtree_rows(node.id)
@@ -211,22 +212,23 @@ def _delete_entries(services: Services, node_ids: list[str], owner_id: str | Non
     if owner_id is not None:
         owners = {owner_id}
 
-    def delete_rows() -> tuple[int, list[str]]:
-        version_ids, count = [], 0
+    def delete_rows() -> tuple[int, list[Blob]]:
+        files: list[Blob] = []
+        count = 0
         with write_transaction(*(owner_scope(owner) for owner in sorted(owners))):
             for node_id in node_ids:
                 entry = TrashEntry.get_or_none(TrashEntry.node == node_id)
                 if entry is None or entry.owner_id not in owners:
                     continue
-                version_ids += tree.delete_subtree_rows(node_id)
+                files += tree.delete_subtree_rows(node_id)
                 count += 1
-        return count, version_ids
-    count, version_ids = with_space_reserve(delete_rows)
-    _remove_files(services, version_ids)
+        return count, files
+    count, files = with_space_reserve(delete_rows)
+    _remove_files(services, files)
     return count
 
 
-def _remove_files(services: Services, version_ids: list[str]) -> None:
-    services.jobs.cancel(version_ids)
-    services.store.remove(version_ids)
+def _remove_files(services: Services, files: list[Blob]) -> None:
+    services.jobs.cancel(list(dict.fromkeys(blob.version_id for blob in files)))
+    services.store.remove(files)
     services.store.ensure_reserve()

@@ -46,6 +46,7 @@ from dms.domain.access.rule import (
 from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
 from dms.domain.preferences import ocr_language
 from dms.errors import Conflict, Forbidden, Invalid, NotFound
+from dms.files.store import Blob, version_blobs
 from dms.processing.languages import check_lang
 from dms.text import has_refused_characters, required_text
 
@@ -337,18 +338,20 @@ def subtree_version_ids(node_id: str) -> list[str]:
         "JOIN below ON v.document_id = below.id", (node_id,))]
 
 
-def delete_subtree_rows(node_id: str) -> list[str]:
+def delete_subtree_rows(node_id: str) -> list[Blob]:
     """Delete the node and everything below it for good, in the caller's write transaction and
-    one DELETE statement; returns the ids of the versions whose files the caller removes once
-    that has committed.
+    one DELETE statement; returns the files of its versions, which the caller removes once that
+    has committed.
 
     parent_id has no ON DELETE action, so SQLite checks the foreign key once, at the end of the
     statement, when the whole subtree is gone together; versions, pages, tags, the history and
     trash entries follow by their own cascades."""
-    version_ids = subtree_version_ids(node_id)
+    files = [blob for row in database.execute_sql(
+        SUBTREE + " SELECT v.id, v.sha256, v.searchable_sha256 FROM document_version AS v "
+        "JOIN below ON v.document_id = below.id", (node_id,)) for blob in version_blobs(*row)]
     database.execute_sql(f"DELETE FROM node WHERE id IN ({SUBTREE} SELECT id FROM below)",
                          (node_id,))
-    return version_ids
+    return files
 
 
 # The live test sits inside the subquery: beside `id IN (...)` in the outer WHERE, SQLite chose

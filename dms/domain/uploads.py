@@ -36,7 +36,7 @@ from dms.domain.rules import filing
 from dms.errors import Invalid, StorageFull, TooLarge, UnsupportedType
 from dms.files import filetypes, pagecount
 from dms.files.filetypes import FileType, UnacceptableFile
-from dms.files.store import FileStore, ReceivedFile, UploadTooLarge
+from dms.files.store import Blob, FileStore, ReceivedFile, UploadTooLarge
 from dms.text import has_refused_characters
 
 if TYPE_CHECKING:
@@ -155,13 +155,13 @@ def upload_version(services: Services, user: User, document_id: str, stream: Bin
             if refuse:
                 duplicates.refuse_if_held(user, upload.received.sha256, exclude=document_id)
             document = reached.node
-            number = _record_version(document, upload, name, version_id)
+            number = _record_version(services.store, document, upload, name, version_id)
             events.record(document.owner_id, document.id, events.UPLOADED, user.id, version=number,
                           file_name=name, size=upload.received.size)
             if number == 1:  # its first file makes a document new: its rules will run
                 filing.mark_new(document.id, "api")
     except BaseException:
-        services.store.remove([version_id])
+        services.store.remove([Blob(version_id, upload.received.sha256)])
         raise
     if previous is not None:
         services.jobs.cancel([previous.id])  # its text is no longer wanted
@@ -186,11 +186,11 @@ def upload_to_inbox(services: Services, user: User, stream: BinaryIO, length: in
             inbox = tree.special_folder(user, Node.INBOX)
             document = tree.insert_node(user, Node.DOCUMENT, inbox, name[:tree.MAX_TITLE_LENGTH],
                                         lang=ocr_language(user, services.config.ocr_lang))
-            _record_version(document, upload, name, version_id)
+            _record_version(services.store, document, upload, name, version_id)
             _record_imported(document, inbox, "api", user.id, name, upload.received.size)
             filing.mark_new(document.id, "api")
     except BaseException:
-        services.store.remove([version_id])
+        services.store.remove([Blob(version_id, upload.received.sha256)])
         raise
     _after_commit(services, version_id, upload.page_count)
     return document
@@ -236,15 +236,15 @@ def _import_whole(services: Services, user: User, folder_id: str, upload: Upload
                 document = tree.insert_node(user, Node.DOCUMENT, folder,
                                             name[:tree.MAX_TITLE_LENGTH],
                                             lang=ocr_language(user, services.config.ocr_lang))
-                _record_version(document, upload, name, version_id)
+                _record_version(services.store, document, upload, name, version_id)
                 _record_imported(document, folder, source, None, name, upload.received.size)
                 rule.added(user, document, upload.received.sha256)
                 filing.mark_new(document.id, source)
     except BaseException:
-        services.store.remove([version_id])
+        services.store.remove([Blob(version_id, upload.received.sha256)])
         raise
     if document is None:
-        services.store.remove([version_id])
+        services.store.remove([Blob(version_id, upload.received.sha256)])
         return []
     _after_commit(services, version_id, upload.page_count)
     return [document]
@@ -270,7 +270,7 @@ def _import_parts(services: Services, user: User, folder_id: str, upload: Upload
                 for number, (built, version_id) in enumerate(pairs, 1):
                     title = f"{stem[:tree.MAX_TITLE_LENGTH - 12]}-{number}.pdf"
                     document = tree.insert_node(user, Node.DOCUMENT, folder, title, lang=lang)
-                    commit.insert_version(document, version_id, built,
+                    commit.insert_version(services.store, document, version_id, built,
                                           f"part {number} of {len(parts)} of {name}", None,
                                           file_name=title, source_sha256=sha256)
                     _record_imported(document, folder, source, None, title, built.file.size)
@@ -278,16 +278,22 @@ def _import_parts(services: Services, user: User, folder_id: str, upload: Upload
                     filing.mark_new(document.id, source)  # each part is a new document
                     documents.append(document)
     except BaseException:
-        services.store.remove(version_ids)
+        services.store.remove(_parts_files(version_ids, parts))
         raise
     if not documents:
-        services.store.remove(version_ids)
+        services.store.remove(_parts_files(version_ids, parts))
         return []
     log.info("%r was split at separator sheets into %d documents", name, len(documents))
     for version_id in version_ids:
         services.jobs.enqueue(version_id)
     services.store.ensure_reserve()
     return documents
+
+
+def _parts_files(version_ids: list[str], parts: list[Any]) -> list[Blob]:
+    """The stored files of a split's parts (as far as they were stored)."""
+    return [Blob(version_id, built.file.sha256)
+            for version_id, built in zip(version_ids, parts[:len(version_ids)], strict=True)]
 
 
 def would_import(services: Services, user: User, folder_id: str | None, stream: BinaryIO,
@@ -319,8 +325,10 @@ def _record_imported(document: Node, folder: Node, source: str, actor_id: str | 
                   parent={"id": folder.id, "title": folder.title})
 
 
-def _record_version(document: Node, upload: Upload, file_name: str, version_id: str) -> int:
-    """The new version's row and the document's columns that follow it; its number."""
+def _record_version(store: FileStore, document: Node, upload: Upload, file_name: str,
+                    version_id: str) -> int:
+    """The new version's row and the document's columns that follow it (the stored file is
+    the row's from now on: settled); its number."""
     latest = (DocumentVersion.select(DocumentVersion.number)
               .where(DocumentVersion.document == document.id)
               .order_by(DocumentVersion.number.desc()).first())
@@ -330,6 +338,7 @@ def _record_version(document: Node, upload: Upload, file_name: str, version_id: 
         file_name=file_name, mime_type=upload.file_type.mime, size=upload.received.size,
         page_count=upload.page_count, sha256=upload.received.sha256, md5=upload.md5,
         lang=document.lang, created_at=now).execute()
+    store.settle([Blob(version_id, upload.received.sha256)])
     columns = dict(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
                    ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0, ocr_seconds=0.0,
                    updated_at=now)

@@ -29,6 +29,7 @@ text is known and applied in the transaction that marks the reading ended.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
 import threading
@@ -40,7 +41,7 @@ from dms.db import release_connection
 from dms.db.models import new_id
 from dms.errors import StorageFull
 from dms.files.pdf.process import PdfReaders
-from dms.files.store import FileStore
+from dms.files.store import Blob, FileMissing, FileStore, StoreUnavailable
 from dms.processing import cluster, leases, ocr, progress, searchable
 from dms.processing.languages import installed_languages
 from dms.processing.queue import EmbeddedConsumer, make_huey, pending, queue_problem
@@ -50,6 +51,7 @@ log = logging.getLogger("dms.processing")
 
 MAX_ATTEMPTS = 3
 RETRY_DELAY_SECONDS = 2  # times the attempt number
+STORE_RETRY_SECONDS = 30  # the file store unreachable: the reading waits this long
 SHUTDOWN_TIMEOUT_SECONDS = 30  # a graceful stop waits this long for pages being read
 PERIODIC_PRIORITY = 1000  # a claimed periodic job runs before the documents waiting
 
@@ -268,6 +270,10 @@ class Processor:
         except StorageFull:
             log.warning("the disk is full: reading version %s pauses until the next reconcile",
                         version_id)
+        except StoreUnavailable:
+            log.warning("the file store cannot be reached: reading version %s waits %d s",
+                        version_id, STORE_RETRY_SECONDS)
+            again = STORE_RETRY_SECONDS
         finally:
             with self._running_lock:
                 self._running.pop(version_id, None)
@@ -300,28 +306,36 @@ class Processor:
         A page that fails counts an attempt, after the pages read before it are saved."""
         numbers = progress.unread_pages(work)
         batch = progress.PageBatch(work)
-        scratch = self.store.temporary_dir()
         pdfs = None
         if self.config.searchable_pdf:
             pdfs = ocr.PagePdfs(self.store.work_dir(work.version_id))
-        pages = ocr.read_pages(self.store.path(work.version_id), work.mime_type, work.lang,
-                               work.use_ocr, numbers, self.config.ocr_max_megapixels * 1_000_000,
-                               token, self.readers, scratch, pdfs)
-        try:
-            return self._save_as_read(work, pages, numbers, batch)
-        except ocr.PageFailed as error:
-            batch.save(time.monotonic())  # keep what was read
-            return False, self._attempt_failed(work, str(error), final=error.final)
-        except (ocr.Cancelled, StorageFull):
-            raise  # not the document's fault: no attempt is counted
-        except Exception as error:
-            log.exception("processing version %s failed", work.version_id)
-            return False, self._attempt_failed(work, f"Processing failed: {error}")
-        finally:
-            pages.close()
-            shutil.rmtree(scratch, ignore_errors=True)
-            if batch.done:  # one line per slice: the pages a worker read and saved
-                log.info("version %s: read page(s) %s", work.version_id, ranges(batch.done))
+        with contextlib.ExitStack() as stack:
+            scratch = self.store.temporary_dir()
+            stack.callback(shutil.rmtree, scratch, ignore_errors=True)
+            try:
+                original = stack.enter_context(self.store.fetched(Blob(work.version_id,
+                                                                       work.sha256)))
+            except FileMissing:
+                return False, self._attempt_failed(
+                    work, "The file of this version is missing from the store; run `dms verify`.",
+                    final=True)
+            pages = ocr.read_pages(original, work.mime_type, work.lang, work.use_ocr, numbers,
+                                   self.config.ocr_max_megapixels * 1_000_000, token,
+                                   self.readers, scratch, pdfs)
+            stack.callback(pages.close)
+            try:
+                return self._save_as_read(work, pages, numbers, batch)
+            except ocr.PageFailed as error:
+                self._save(work, batch, time.monotonic())  # keep what was read
+                return False, self._attempt_failed(work, str(error), final=error.final)
+            except (ocr.Cancelled, StorageFull, StoreUnavailable):
+                raise  # not the document's fault: no attempt is counted
+            except Exception as error:
+                log.exception("processing version %s failed", work.version_id)
+                return False, self._attempt_failed(work, f"Processing failed: {error}")
+            finally:
+                if batch.done:  # one line per slice: the pages a worker read and saved
+                    log.info("version %s: read page(s) %s", work.version_id, ranges(batch.done))
 
     def _save_as_read(self, work: progress.Work, pages: Iterator[ocr.PageText], numbers: list[int],
                       batch: progress.PageBatch) -> tuple[bool, float | None]:
@@ -332,7 +346,7 @@ class Processor:
             batch.read.append(page)
             now = time.monotonic()
             last = page.number == numbers[-1]
-            if (batch.due(now) or last) and not batch.save(now):
+            if (batch.due(now) or last) and not self._save(work, batch, now):
                 return False, None
             if last:
                 break
@@ -340,16 +354,29 @@ class Processor:
                 self._over_budget(work)
                 return False, None
             if now >= slice_end or self._stopping.is_set():
-                if batch.read and not batch.save(now):
+                if batch.read and not self._save(work, batch, now):
                     return False, None
                 return False, 0  # the rest later, after other documents (or by another worker)
         return True, None
 
+    def _save(self, work: progress.Work, batch: progress.PageBatch, now: float) -> bool:
+        """Save the batch's pages: their page PDFs where every worker finds them first (object
+        storage: the bucket), then their text."""
+        if self.config.searchable_pdf:
+            self.store.share_work(work.version_id, [f"{page.number}.pdf" for page in batch.read])
+        return batch.save(now)
+
     def _end_reading(self, work: progress.Work) -> None:
         """Every page is read: what the rules do and the searchable PDF, then the reading
         marked ended (the rules' changes in the same transaction)."""
-        after = self._when_read(work)
+        rules = self._when_read(work)
         made = self._searchable_pdf(work)
+
+        def after() -> None:
+            if rules is not None:
+                rules()
+            if made is not None:  # the searchable PDF's object is the row's from now on
+                self.store.settle([Blob(work.version_id, made[1], searchable=True)])
         if progress.finish(work, made, after):
             log.info("processed version %s: %d page(s)", work.version_id, work.page_count)
         elif made is not None:
@@ -359,8 +386,8 @@ class Processor:
         """The version's searchable PDF, if Tesseract read any of its pages. Making it may fail
         (a PDF pdfium cannot write back): the text is kept all the same, without it."""
         try:
-            return searchable.build(self.store, self.readers, work.version_id, work.mime_type,
-                                    progress.read_by_tesseract(work))
+            return searchable.build(self.store, self.readers, work.version_id, work.sha256,
+                                    work.mime_type, progress.read_by_tesseract(work))
         except Exception:
             log.exception("version %s: the searchable PDF could not be made", work.version_id)
             searchable.discard(self.store, work.version_id)

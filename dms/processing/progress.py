@@ -44,6 +44,7 @@ class Work:
     seconds: float  # processing time spent on this version so far
     # The worker holding the version's lease (dms.processing.leases): saves check it still does.
     worker_id: str | None = None
+    sha256: str = ""  # of the file: object storage finds it by it
 
 
 def work_for(version_id: str) -> Work | None:
@@ -51,12 +52,13 @@ def work_for(version_id: str) -> Work | None:
     replaced by a newer upload, or already done."""
     row = database.execute_sql(f"""
         SELECT v.id, n.id, n.owner_id, v.mime_type, v.page_count, n.lang, n.ocr, n.ocr_attempts,
-               n.ocr_seconds, n.ocr_status, {LATEST_VERSION}
+               n.ocr_seconds, n.ocr_status, {LATEST_VERSION}, v.sha256
         FROM document_version AS v JOIN node AS n ON n.id = v.document_id
         WHERE v.id = ? AND n.trash_id IS NULL""", (version_id,)).fetchone()
     if row is None or row[9] not in PENDING or row[10] != version_id:
         return None
-    return Work(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8])
+    return Work(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8],
+                sha256=row[11])
 
 
 def _is_current(work: Work, status: str = OcrStatus.STARTED) -> bool:

@@ -1,7 +1,8 @@
 """Searchable PDFs (api.md, "Searchable PDFs"): when a version needed Tesseract (scanned PDF pages,
 images, TIFF frames), processing also keeps a PDF of the document whose pages carry Tesseract's
 invisible text, so that any PDF viewer can select and search the words. It is stored beside the
-original (`files/<aa>/<version id>.searchable.pdf`), never instead of it.
+original (dms.files: `files/<aa>/<version id>.searchable.pdf`, or its own object in the bucket),
+never instead of it.
 
 - For a PDF, it is the original file with the invisible text laid over the pages Tesseract read:
   the original page images, sizes and every page that already had text stay exactly as they are.
@@ -28,20 +29,21 @@ from pathlib import Path
 
 from dms.files import pdf
 from dms.files.pdf.process import PdfReaders
-from dms.files.store import CHUNK_SIZE, FileStore, fsync_dir
+from dms.files.store import CHUNK_SIZE, Blob, FileStore
 
 log = logging.getLogger("dms.searchable")
 
 BASE, BASE_PAGES = "base.pdf", "base.json"  # a page operation's start, in the work folder
 
 
-def build(store: FileStore, readers: PdfReaders, version_id: str, mime_type: str,
-          read_by_tesseract: list[int]) -> tuple[int, str] | None:
+def build(store: FileStore, readers: PdfReaders, version_id: str, original_sha256: str,
+          mime_type: str, read_by_tesseract: list[int]) -> tuple[int, str] | None:
     """Join the page PDFs of the pages Tesseract read into the version's searchable PDF; returns
     its (size, SHA-256), or None when no page needed Tesseract or a page's PDF is missing (made
     before searchable PDFs existed, or with DMS_SEARCHABLE_PDF off). A version a page operation
     made may have a base (`place_base`): the pages it covers carry their text already, and the
     text of the pages read since is laid over it."""
+    store.gather_work(version_id)  # what other workers read, from the bucket
     work = store.work_dir(version_id)
     base = work / BASE
     covered = _covered(work) if base.is_file() else set()
@@ -58,18 +60,22 @@ def build(store: FileStore, readers: PdfReaders, version_id: str, mime_type: str
     if covered and not pages:
         os.replace(base, partial)
     elif mime_type == "application/pdf":
-        pdf.overlay_text_pages(readers, base if covered else store.path(version_id),
-                               {number - 1: path for number, path in pages.items()}, partial)
+        layers = {number - 1: path for number, path in pages.items()}
+        if covered:
+            pdf.overlay_text_pages(readers, base, layers, partial)
+        else:
+            with store.fetched(Blob(version_id, original_sha256)) as original_path:
+                pdf.overlay_text_pages(readers, original_path, layers, partial)
     else:
         pdf.join_pages(readers, [pages[number] for number in sorted(pages)], partial)
-    return _install(store, version_id, partial, work)
+    return _install(store, version_id, partial)
 
 
 def place(store: FileStore, version_id: str, path: Path) -> tuple[int, str]:
     """A finished searchable PDF written in tmp/ (a page operation's) becomes the version's,
     before the version's row exists: its (size, SHA-256)."""
     size, sha256 = _fsync_and_hash(path)
-    store.move_in(path, store.searchable_path(version_id))
+    store.place_searchable(path, version_id, sha256)
     return size, sha256
 
 
@@ -77,21 +83,21 @@ def place_base(store: FileStore, version_id: str, path: Path, covered: list[int]
     """A page operation's new version whose pages are not all read yet: the searchable PDF of
     the pages it took with their text (`covered`, page numbers), to finish once the rest is read
     (`build`). Durable before the version's row exists; removed with the version."""
-    work = store.work_dir(version_id)
     note = path.with_suffix(".json")
     with open(note, "w", encoding="utf-8") as file:
         json.dump(sorted(covered), file)
         file.flush()
         os.fsync(file.fileno())
     _fsync_and_hash(path)
-    store.move_in(note, work / BASE_PAGES)
-    store.move_in(path, work / BASE)
+    store.place_work(note, version_id, BASE_PAGES)
+    store.place_work(path, version_id, BASE)
 
 
 def copy_base(store: FileStore, version_id: str, target: Path) -> set[int]:
     """A copy at `target` of the base of a version still being read (`place_base`), and the
     page numbers whose text it carries; none when it has no base (any more: its reading may have
     ended meanwhile). A page operation on that version takes these pages' text from it."""
+    store.gather_work(version_id)
     work = store.work_dir(version_id)
     covered = _covered(work)
     if not covered:
@@ -111,21 +117,16 @@ def _covered(work: Path) -> set[int]:
         return set()  # no base, or a damaged note of it: the pages' own PDFs are needed
 
 
-def _install(store: FileStore, version_id: str, partial: Path,
-             work: Path) -> tuple[int, str]:
+def _install(store: FileStore, version_id: str, partial: Path) -> tuple[int, str]:
     size, sha256 = _fsync_and_hash(partial)
-    target = store.searchable_path(version_id)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(partial, target)
-    fsync_dir(target.parent)
-    shutil.rmtree(work, ignore_errors=True)
+    store.place_searchable(partial, version_id, sha256)
+    store.drop_work(version_id)
     return size, sha256
 
 
 def discard(store: FileStore, version_id: str) -> None:
     """Forget a version's searchable PDF and its page PDFs (a re-run starts over)."""
-    store.searchable_path(version_id).unlink(missing_ok=True)
-    shutil.rmtree(store.work_dir(version_id), ignore_errors=True)
+    store.drop_searchable(version_id)
 
 
 def _fsync_and_hash(path: Path) -> tuple[int, str]:

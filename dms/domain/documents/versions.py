@@ -24,6 +24,7 @@ from dms.db.models import (
 )
 from dms.domain.access.rule import EDITOR, VIEWER, changing, reach
 from dms.errors import Invalid, NotFound
+from dms.files.store import version_blobs
 from dms.processing import searchable
 from dms.processing.languages import check_lang
 
@@ -154,7 +155,7 @@ def restore_version(services: Services, user: User, document_id: str, version_id
             events.record(document.owner_id, document.id, events.VERSION_RESTORED, user.id,
                           version=number, restored=old.number, file_name=old.file_name)
     except BaseException:
-        services.store.remove([new_id_])
+        services.store.remove(version_blobs(new_id_, old.sha256, old.searchable_sha256))
         raise
     if previous is not None:
         services.jobs.cancel([previous.id])

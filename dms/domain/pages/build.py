@@ -31,7 +31,7 @@ from dms.errors import Invalid, Unavailable
 from dms.files.filetypes import IMAGES, PDF
 from dms.files.imaging import UnacceptableImage
 from dms.files.pdf import UnreadablePdf, pages
-from dms.files.store import ReceivedFile
+from dms.files.store import Blob, FileMissing, ReceivedFile, original, searchable_pdf
 from dms.processing import progress, searchable
 
 if TYPE_CHECKING:
@@ -124,6 +124,7 @@ class Builder:
         self.services = services
         self.folder = services.store.temporary_dir()
         self._pdfs: dict[Path, Path] = {}
+        self._fetched: dict[Blob, Path] = {}
         self._count = 0
 
     def __enter__(self) -> Builder:
@@ -180,8 +181,11 @@ class Builder:
     def _text_source(self, version: DocumentVersion) -> TextSource:
         """Where `version`'s pages carry Tesseract's text for a searchable PDF, if anywhere."""
         store = self.services.store
-        if version.searchable_size is not None and store.searchable_path(version.id).is_file():
-            return TextSource(store.searchable_path(version.id), None, False)
+        if version.searchable_size is not None:
+            try:
+                return TextSource(self._local(searchable_pdf(version)), None, False)
+            except FileMissing:
+                pass  # its pages are read again
         reading = progress.work_for(version.id) is not None
         if reading:
             copy = self._name()
@@ -199,7 +203,28 @@ class Builder:
 
     def pdf_of(self, version: DocumentVersion) -> Path:
         """The version as a PDF: its stored file, or a PDF of its image's frames."""
-        return self.pdf_of_file(self.services.store.path(version.id), version.mime_type)
+        try:
+            return self.pdf_of_file(self._local(original(version)), version.mime_type)
+        except FileMissing:
+            raise Unavailable("The file of this version is missing from the store; ask the "
+                              "administrator to run `dms verify`.") from None
+
+    def _local(self, blob: Blob) -> Path:
+        """A stored file on this node's disk: where the store keeps it, or a copy fetched for
+        this operation (once). Raises FileMissing."""
+        store = self.services.store
+        path = store.local_path(blob)
+        if path is not None:
+            if not path.is_file():
+                raise FileMissing(str(path))
+            return path
+        if blob not in self._fetched:
+            target = self._name()
+            with open(target, "wb") as out:
+                for chunk in store.read(blob):
+                    out.write(chunk)
+            self._fetched[blob] = target
+        return self._fetched[blob]
 
     def pdf_of_file(self, path: Path, mime_type: str) -> Path:
         """A stored or received file as a PDF: itself, or a PDF of its image's frames (made once

@@ -27,6 +27,7 @@ from dms.domain.documents import latest_version, searchable_name
 from dms.domain.pages.build import Built
 from dms.errors import Conflict, Invalid
 from dms.files.filetypes import PDF
+from dms.files.store import Blob, FileStore, version_blobs
 from dms.processing import searchable
 
 if TYPE_CHECKING:
@@ -98,16 +99,17 @@ def commit(services: Services, user: User, operation: Operation,
     store = services.store
     owner_id = _owner_of(operation)
     items: list[NewVersion | NewDocument] = [*operation.versions, *operation.documents]
-    stored: list[str] = []
+    stored: list[Blob] = []
     try:
         for item in items:
             item.version_id = new_id()
             store.store(item.built.file, item.version_id)
-            stored.append(item.version_id)
+            stored.append(Blob(item.version_id, item.built.file.sha256))
             if item.built.searchable is not None:
                 if item.built.read:
                     item.searchable = searchable.place(store, item.version_id,
                                                        item.built.searchable)
+                    stored.append(Blob(item.version_id, item.searchable[1], searchable=True))
                 else:
                     searchable.place_base(store, item.version_id, item.built.searchable,
                                           item.built.covered)
@@ -135,8 +137,8 @@ def _write(services: Services, user: User, operation: Operation) -> trash.Remove
     for item in checked:
         _check_unchanged(user, item.document.id, item.based_on, getattr(item, "folder_id", None))
     for version in operation.versions:
-        number = insert_version(version.document, version.version_id, version.built,
-                                version.description, version.searchable)
+        number = insert_version(services.store, version.document, version.version_id,
+                                version.built, version.description, version.searchable)
         events.record(version.document.owner_id, version.document.id, events.PAGES_CHANGED,
                       user.id,
                       version=number, description=version.description,
@@ -148,8 +150,8 @@ def _write(services: Services, user: User, operation: Operation) -> trash.Remove
         folder = folders[new.folder_id]
         new.node = tree.insert_node(user, Node.DOCUMENT, folder, new.title, lang=new.origin.lang,
                                     ocr=bool(new.origin.ocr), node_id=new.node_id)
-        insert_version(new.node, new.version_id, new.built, new.description, new.searchable,
-                       file_name=new.title)
+        insert_version(services.store, new.node, new.version_id, new.built, new.description,
+                       new.searchable, file_name=new.title)
         if new.keeps_details:
             _copy_details(new.origin.id, new.node.id)
         tree.record_created(new.node, folder, user.id, origin={"id": new.origin.id,
@@ -193,9 +195,9 @@ def _check_unchanged(user: User, document_id: str, based_on: str,
         raise Conflict(CHANGED_MEANWHILE)
 
 
-def insert_version(document: Node, version_id: str, built: Built, description: str,
-                   searchable_pdf: tuple[int, str] | None, file_name: str | None = None,
-                   source_sha256: str | None = None) -> int:
+def insert_version(store: FileStore, document: Node, version_id: str, built: Built,
+                   description: str, searchable_pdf: tuple[int, str] | None,
+                   file_name: str | None = None, source_sha256: str | None = None) -> int:
     """The document's next version with its pages (their text where known), and the document's
     columns that follow it, in the caller's write transaction; its number. Also for the parts of
     a batch the intake split (dms.domain.uploads), with the SHA-256 of the batch."""
@@ -210,6 +212,7 @@ def insert_version(document: Node, version_id: str, built: Built, description: s
         size=built.file.size, page_count=built.page_count, sha256=built.file.sha256,
         lang=document.lang, created_at=now, searchable_size=size, searchable_sha256=sha256,
         short_description=description, source_sha256=source_sha256).execute()
+    store.settle(version_blobs(version_id, built.file.sha256, sha256))
     barcodes = built.barcodes or [None] * len(built.texts)
     rows = [(new_id(), version_id, n, text, method, codes)
             for n, ((text, method), codes) in enumerate(zip(built.texts, barcodes, strict=True), 1)]

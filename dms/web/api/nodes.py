@@ -18,6 +18,7 @@ from dms.domain.access.sight import SHARED, Shown, Sight
 from dms.domain.mailaccounts import mail_of
 from dms.domain.metadata import document as metadata
 from dms.domain.metadata import filters as metadata_filters
+from dms.files.store import original, searchable_pdf
 from dms.web.endpoints import Context, content_disposition, file_response
 from dms.web.jsonapi import (
     JSON,
@@ -268,15 +269,11 @@ def version_file(ctx: Context, version, searchable: bool = False):
         if version.searchable_size is None:
             raise ApiError(404, "not_found", "This version has no searchable PDF: it is made when "
                                              "Tesseract reads a document's pages.")
-        return file_response(store.searchable_path(version.id), "application/pdf",
+        return file_response(store, searchable_pdf(version), "application/pdf",
                              documents.searchable_name(version.file_name),
                              etag=version.searchable_sha256, inline=inline)
-    path = store.path(version.id)
-    if not path.is_file():
-        raise ApiError(404, "not_found", "The file of this version is missing from the store; "
-                                         "run `dms verify`.")
-    return file_response(path, version.mime_type, version.file_name, etag=version.sha256,
-                         inline=inline)
+    return file_response(store, original(version), version.mime_type, version.file_name,
+                         etag=version.sha256, inline=inline)
 
 
 @routes.get("/nodes/inboxcount/", Operation(

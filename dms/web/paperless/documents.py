@@ -29,6 +29,8 @@ from dms.domain.documents import edit as documentedit
 from dms.domain.documents import facts as documentfacts
 from dms.domain.metadata import autofill, notes
 from dms.domain.rows import DOCUMENT
+from dms.files.store import original as stored_original
+from dms.files.store import searchable_pdf
 from dms.web.endpoints import file_response
 from dms.web.paperless import sharing, translate
 from dms.web.paperless.finding import conditions, field_query
@@ -271,14 +273,12 @@ def _file(call: Call, document_id: str, inline: bool) -> Any:
     original = (call.arg("original") or "").lower() in ("true", "1")
     disposition = "inline" if inline else "attachment"
     if version.searchable_size is not None and not original:
-        answer = file_response(store.searchable_path(version.id), "application/pdf",
+        answer = file_response(store, searchable_pdf(version), "application/pdf",
                                documents.searchable_name(version.file_name),
                                etag=version.searchable_sha256 or version.sha256)
     else:
-        path = store.path(version.id)
-        if not path.is_file():
-            raise not_found()
-        answer = file_response(path, version.mime_type, version.file_name, etag=version.sha256)
+        answer = file_response(store, stored_original(version), version.mime_type,
+                               version.file_name, etag=version.sha256)
     if inline:
         answer.set_header("Content-Disposition", answer.headers["Content-Disposition"]
                           .replace("attachment", disposition, 1))
