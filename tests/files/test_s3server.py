@@ -1,8 +1,8 @@
 """The throwaway S3 server of the tests (tests/harness/s3server.py: SeaweedFS's `weed mini`) and
 what dms's S3 store (api.md §19) may count on from it, through a boto3 client configured as dms's:
-whole objects and byte ranges, writes refused when the key exists (simple and multipart), uploads
-in 8 MiB parts, listings by prefix, deletes, objects kept across kill -9, and how a request fails
-while the server is down or hung."""
+whole objects and byte ranges, writes refused when the key exists (simple and multipart, one after
+the other and at once), uploads in 8 MiB parts, listings by prefix, deletes, objects kept across
+kill -9, and how a request fails while the server is down or hung."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import datetime
 import hashlib
 import io
 import random
+import threading
 import time
 
 import boto3
@@ -58,18 +59,44 @@ def read(client, bucket: str, key: str) -> bytes:
     return client.get_object(Bucket=bucket, Key=key)["Body"].read()
 
 
-def upload_in_parts(client, bucket: str, key: str, data: bytes, **complete_args) -> str:
-    """create_multipart_upload, upload_part per PART, complete (with `complete_args`); the
-    upload's id."""
+def prepare_parts(client, bucket: str, key: str, data: bytes) -> tuple[str, list[dict]]:
+    """A multipart upload of `data` in PARTs, not completed: its id and its parts."""
     upload = client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
     parts = []
     for number, at in enumerate(range(0, len(data), PART), start=1):
         answer = client.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=number,
                                     Body=data[at:at + PART])
         parts.append({"ETag": answer["ETag"], "PartNumber": number})
+    return upload, parts
+
+
+def upload_in_parts(client, bucket: str, key: str, data: bytes, **complete_args) -> None:
+    """create_multipart_upload, upload_part per PART, complete (with `complete_args`)."""
+    upload, parts = prepare_parts(client, bucket, key, data)
     client.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload,
                                      MultipartUpload={"Parts": parts}, **complete_args)
-    return upload
+
+
+def at_once(count: int, write) -> dict[int, str]:
+    """`write(number)` for numbers 0 to count - 1, each in its own thread, released together;
+    each one's outcome: "written" or the S3 error code."""
+    outcomes: dict[int, str] = {}
+    start = threading.Barrier(count)
+
+    def run(number: int) -> None:
+        start.wait()
+        try:
+            write(number)
+            outcomes[number] = "written"
+        except ClientError as error:
+            outcomes[number] = error.response["Error"]["Code"]
+
+    threads = [threading.Thread(target=run, args=(number,)) for number in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    return outcomes
 
 
 def test_it_listens_on_loopback_and_only_on_its_own_ports(s3_server):
@@ -144,6 +171,62 @@ def test_a_conditional_put_writes_a_new_key_and_refuses_an_existing_one(s3_serve
     assert written["ETag"] == md5_etag(b"first")
     assert refusal(raised) == (412, "PreconditionFailed")
     assert read(client, bucket, "once/a") == b"first"
+
+
+def test_conditional_puts_of_one_key_at_once_have_one_winner(s3_server):
+    """Eight writers of one key at the same moment: one writes, seven get 412, the object is the
+    winner's bytes."""
+    client, bucket = s3_server.client(max_pool_connections=8), s3_server.bucket
+    bodies = [sample(64 * 1024 + number) for number in range(8)]
+
+    outcomes = at_once(len(bodies), lambda number: client.put_object(
+        Bucket=bucket, Key="once/raced", Body=bodies[number], IfNoneMatch="*"))
+
+    winners = [number for number, outcome in outcomes.items() if outcome == "written"]
+    assert len(winners) == 1
+    assert sorted(outcomes.values()) == ["PreconditionFailed"] * 7 + ["written"]
+    assert read(client, bucket, "once/raced") == bodies[winners[0]]
+
+
+def test_conditional_multipart_completions_at_once_may_each_win(s3_server):
+    """SeaweedFS 4.48 checks IfNoneMatch on CompleteMultipartUpload without a lock: of four
+    completions of one key at the same moment, two or three succeeded in two runs of three, each
+    replacing the object. Written once holds for content-addressed keys only because every
+    writer of a key writes the same bytes."""
+    client, bucket = s3_server.client(max_pool_connections=4), s3_server.bucket
+    bodies = [sample(9 * MiB + number) for number in range(4)]
+    uploads = [prepare_parts(client, bucket, "once/raced-parts", body) for body in bodies]
+
+    outcomes = at_once(len(uploads), lambda number: client.complete_multipart_upload(
+        Bucket=bucket, Key="once/raced-parts", UploadId=uploads[number][0],
+        MultipartUpload={"Parts": uploads[number][1]}, IfNoneMatch="*"))
+
+    winners = [number for number, outcome in outcomes.items() if outcome == "written"]
+    assert winners and set(outcomes.values()) <= {"written", "PreconditionFailed"}
+    assert read(client, bucket, "once/raced-parts") in [bodies[number] for number in winners]
+    for number, outcome in outcomes.items():
+        if outcome != "written":
+            client.abort_multipart_upload(Bucket=bucket, Key="once/raced-parts",
+                                          UploadId=uploads[number][0])
+
+
+def test_boto3s_default_checksums_are_accepted_too(s3_server):
+    """boto3's default (a CRC32 of every upload, sent as a trailer of an aws-chunked body) works
+    on SeaweedFS 4.48 as well: this server cannot tell whether dms asks for checksums only when
+    required."""
+    client = boto3.client("s3", endpoint_url=s3_server.endpoint, region_name=s3_server.region,
+                          aws_access_key_id=s3_server.access_key,
+                          aws_secret_access_key=s3_server.secret_key,
+                          config=botocore.config.Config(s3={"addressing_style": "path"}))
+    data = sample(9 * MiB)
+
+    client.put_object(Bucket=s3_server.bucket, Key="checksums/simple", Body=io.BytesIO(data))
+    client.upload_fileobj(io.BytesIO(data), s3_server.bucket, "checksums/parts",
+                          Config=TransferConfig(multipart_threshold=PART,
+                                                multipart_chunksize=PART))
+
+    assert read(client, s3_server.bucket, "checksums/simple") == data
+    assert read(client, s3_server.bucket, "checksums/parts") == data
 
 
 def test_a_multipart_upload_in_8_mib_parts(s3_server):
