@@ -11,6 +11,9 @@ from typing import Any
 
 from dms.files.store import StoreUnavailable
 
+# A call waits this long for the bucket's next bytes (and is tried twice): an upload or download
+# stalled by a bucket that accepts connections but does not answer fails within 20 s.
+READ_TIMEOUT_SECONDS = 10
 DOWN = ("The file store (the S3 bucket) cannot be reached, so nothing was saved; try again in a "
         "moment.")
 
@@ -36,8 +39,8 @@ def make_client(settings: BucketSettings) -> Any:
     config = Config(request_checksum_calculation="when_required",
                     response_checksum_validation="when_required",
                     s3={"addressing_style": "path" if settings.endpoint else "auto"},
-                    retries={"max_attempts": 2, "mode": "standard"},
-                    connect_timeout=3, read_timeout=30,
+                    retries={"total_max_attempts": 2, "mode": "standard"},
+                    connect_timeout=3, read_timeout=READ_TIMEOUT_SECONDS,
                     max_pool_connections=settings.connections)
     session = boto3.session.Session()
     return session.client("s3", endpoint_url=settings.endpoint or None,

@@ -47,6 +47,7 @@ log = logging.getLogger("dms.storage")
 MULTIPART_BYTES = 8 * 1024 * 1024  # larger files go up in parts of this size
 DELETE_BATCH = 1000  # keys per DeleteObjects call (S3's own limit)
 GARBAGE_AGE_SECONDS = 24 * 3600
+DOWN_PAUSE_SECONDS = 3
 
 T = TypeVar("T")
 
@@ -66,6 +67,7 @@ class S3Store(LocalSpace):
         # Leases taken for objects whose rows are not written yet: settled by those rows'
         # transactions (settle), in this process.
         self._pending: dict[tuple[str, bool], int] = {}
+        self._down_until = 0.0  # monotonic time until which the bucket counts as down
 
     # -- names ------------------------------------------------------------------------------
     def key(self, sha256: str) -> str:
@@ -80,13 +82,18 @@ class S3Store(LocalSpace):
         return self.key(blob.sha256)
 
     def _call(self, action: Callable[[], T]) -> T:
-        """One call to the bucket, its failures as dms's: FileMissing, BucketDown."""
+        """One call to the bucket, its failures as dms's: FileMissing, BucketDown. After a
+        failure to reach it, calls fail at once for DOWN_PAUSE_SECONDS (a request then gets its
+        503 in no time rather than after the timeouts), then the next call tries again."""
+        if time.monotonic() < self._down_until:
+            raise BucketDown()
         try:
             return action()
         except Exception as error:
             if is_missing(error):
                 raise FileMissing(str(error)) from None
             if is_down(error):
+                self._down_until = time.monotonic() + DOWN_PAUSE_SECONDS
                 log.warning("the bucket cannot be reached: %s", error)
                 raise BucketDown() from None
             raise
