@@ -51,7 +51,7 @@ log = logging.getLogger("dms.processing")
 
 MAX_ATTEMPTS = 3
 RETRY_DELAY_SECONDS = 2  # times the attempt number
-STORE_RETRY_SECONDS = 30  # the file store unreachable: the reading waits this long
+STORE_RETRY_SECONDS = 10  # the file store unreachable: the reading waits this long
 SHUTDOWN_TIMEOUT_SECONDS = 30  # a graceful stop waits this long for pages being read
 PERIODIC_PRIORITY = 1000  # a claimed periodic job runs before the documents waiting
 
@@ -305,6 +305,8 @@ class Processor:
         stops: (True, None) when every page was read, else (False, what _process_slice returns).
         A page that fails counts an attempt, after the pages read before it are saved."""
         numbers = progress.unread_pages(work)
+        if not numbers:  # read before, its end not recorded (the store was down): end it now
+            return True, None
         batch = progress.PageBatch(work)
         pdfs = None
         if self.config.searchable_pdf:
@@ -384,10 +386,13 @@ class Processor:
 
     def _searchable_pdf(self, work: progress.Work) -> tuple[int, str] | None:
         """The version's searchable PDF, if Tesseract read any of its pages. Making it may fail
-        (a PDF pdfium cannot write back): the text is kept all the same, without it."""
+        (a PDF pdfium cannot write back): the text is kept all the same, without it. The store
+        unreachable is not such a failure: the reading ends later (StoreUnavailable)."""
         try:
             return searchable.build(self.store, self.readers, work.version_id, work.sha256,
                                     work.mime_type, progress.read_by_tesseract(work))
+        except StoreUnavailable:
+            raise
         except Exception:
             log.exception("version %s: the searchable PDF could not be made", work.version_id)
             searchable.discard(self.store, work.version_id)

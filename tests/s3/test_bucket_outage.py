@@ -57,3 +57,22 @@ def test_with_the_bucket_down_uploads_are_refused_cached_previews_served_and_it_
     assert after.status_code == 201
     assert wait_processed(alice, later)[-1] == "succeeded"
     assert alice.get(f"/api/documents/{document}/download/").status_code == 200
+
+
+def test_a_reading_that_meets_the_outage_waits_and_finishes_when_the_bucket_is_back(
+        alice, s3_server):
+    document = new_document(alice, "scan")
+    upload_accepted(alice, document, "scan.tiff", samples.tiff(
+        ["Outage page one", "Outage page two", "Outage page three"]))
+    s3_server.kill()
+    try:
+        time.sleep(4)  # the worker fetched the scan before, or meets the outage now: either way
+        attributes = alice.get(f"/api/documents/{document}/").json()["data"]["attributes"]
+        assert attributes["ocr_status"] in ("received", "started")
+    finally:
+        s3_server.start()
+    assert wait_processed(alice, document, timeout=60)[-1] == "succeeded"
+    text = alice.get(f"/api/documents/{document}/ocr-text").text
+    assert all(f"Outage page {n}" in text for n in ("one", "two", "three"))
+    searchable = alice.get(f"/api/documents/{document}/download/?searchable=1")
+    assert searchable.status_code == 200 and searchable.content.startswith(b"%PDF")
