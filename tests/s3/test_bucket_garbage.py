@@ -165,3 +165,13 @@ def test_an_upload_waits_for_a_removal_of_its_bytes_and_writes_them_again(servic
     remover.join(10)
     assert waited >= 0.4
     assert bucket.get(bucket.blob_key(sha(data))) == data
+
+
+def test_an_upload_writes_again_an_object_whose_size_is_wrong(services, bucket):
+    """A damaged object (other bytes under these bytes' name, of another size) is replaced by
+    the next upload of the right bytes, not taken for them."""
+    alice = new_user("alice")
+    data = samples.text("the right bytes\n")
+    bucket.put(bucket.blob_key(sha(data)), b"truncated")
+    upload_file(services, alice, new_document(services, alice, "right"), "right.txt", data)
+    assert bucket.get(bucket.blob_key(sha(data))) == data

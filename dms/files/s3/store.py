@@ -180,25 +180,30 @@ class S3Store(LocalSpace):
         lease = leases.take_upload(sha256)
         try:
             key = self.key(sha256)
+            damaged = False
             try:
                 head = self._call(lambda: self.client.head_object(Bucket=self.bucket, Key=key))
                 if int(head["ContentLength"]) == size:
                     return lease
+                damaged = True  # these bytes' key with other bytes: write the right ones
+                log.warning("object %s in the bucket has %s bytes instead of %d: written again",
+                            key, head["ContentLength"], size)
             except FileMissing:
                 pass
-            self._call(lambda: self._upload(path, key, size))
+            self._call(lambda: self._upload(path, key, size, overwrite=damaged))
         except BaseException:
             with contextlib.suppress(Exception):
                 leases.release([lease])
             raise
         return lease
 
-    def _upload(self, path: Path, key: str, size: int) -> None:
+    def _upload(self, path: Path, key: str, size: int, overwrite: bool = False) -> None:
         if size <= MULTIPART_BYTES:
+            condition = {} if overwrite else {"IfNoneMatch": "*"}
             with open(path, "rb") as body:
                 try:
                     self.client.put_object(Bucket=self.bucket, Key=key, Body=body,
-                                           ContentLength=size, IfNoneMatch="*")
+                                           ContentLength=size, **condition)
                 except Exception as error:
                     if getattr(error, "response", {}).get("Error", {}).get("Code") \
                             not in ("PreconditionFailed", "412"):
