@@ -38,7 +38,7 @@ from dms.errors import DomainError
 from dms.files import modes
 from dms.files.fairness import current_owner
 from dms.files.pdf.process import PdfReaders, ReaderTimes
-from dms.files.store import FileStore
+from dms.files.store import FileStore, StoreUnavailable
 from dms.files.stores import open_store
 from dms.intake.consume import ConsumeFolder
 from dms.intake.mail.checker import MailChecker, release_claims
@@ -75,7 +75,10 @@ def sweep(store: FileStore, config: Config) -> None:
     store.sweep(referenced_version_ids(), config.sweep_grace_minutes * MINUTE)
     collect_garbage = getattr(store, "collect_garbage", None)
     if collect_garbage is not None:
-        collect_garbage()
+        try:
+            collect_garbage()
+        except StoreUnavailable as error:  # the next sweep tries again
+            log.warning("the bucket's garbage collection waits: %s", error)
 
 
 PERIODIC_JOBS = (
@@ -132,6 +135,9 @@ def open_installation(config: Config) -> FileStore:
                     "now: %s", len(tightened), ", ".join(str(path) for path in tightened[:10]))
     open_migrated(config)
     store = open_store(config)
+    check = getattr(store, "check", None)  # a bucket: it answers and lets dms in
+    if check is not None:
+        check()
     sweep(store, config)  # before the first request; then periodically
     store.ensure_reserve()
     register_space_reserve(store.release_reserve)

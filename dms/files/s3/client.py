@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dms.config import ConfigError
 from dms.files.store import StoreUnavailable
 
 # A call waits this long for the bucket's next bytes (and is tried twice): an upload or download
@@ -34,8 +35,8 @@ def make_client(settings: BucketSettings) -> Any:
         import boto3
         from botocore.config import Config
     except ImportError:
-        raise RuntimeError("DMS_STORAGE=s3 needs boto3: pip install 'dms[s3]' (or "
-                           "scripts/setup.sh --extras s3)") from None
+        raise ConfigError("DMS_STORAGE=s3 needs boto3: pip install 'dms[s3]' (or "
+                          "scripts/setup.sh --extras s3 in the checkout).") from None
     config = Config(request_checksum_calculation="when_required",
                     response_checksum_validation="when_required",
                     s3={"addressing_style": "path" if settings.endpoint else "auto"},
@@ -68,6 +69,15 @@ def is_missing(error: BaseException) -> bool:
     return error_code(error) in ("NoSuchKey", "404", "NotFound") or status_of(error) == 404
 
 
+REFUSALS = ("NoSuchBucket", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch",
+            "InvalidBucketName", "AllAccessDisabled", "403")
+
+
+def is_refused(error: BaseException) -> bool:
+    """The bucket answers but refuses dms (a wrong bucket name or keys): a setting to fix."""
+    return error_code(error) in REFUSALS or status_of(error) == 403
+
+
 def is_down(error: BaseException) -> bool:
     """The bucket cannot be reached or failed on its side (try again later), rather than refused
     what was asked."""
@@ -82,4 +92,16 @@ class BucketDown(StoreUnavailable):
     """The bucket is unreachable: 503 with a sentence; nothing was changed."""
 
     def __init__(self, message: str = DOWN):
+        super().__init__(message)
+
+
+REFUSED = ("The file store (the S3 bucket) refuses dms's requests, so nothing was saved; the "
+           "administrator finds why in the server's log.")
+
+
+class BucketRefused(StoreUnavailable):
+    """The bucket refuses dms (its name or the keys are wrong): 503 with a sentence, the reason
+    in the log."""
+
+    def __init__(self, message: str = REFUSED):
         super().__init__(message)

@@ -31,9 +31,19 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from dms.config import ConfigError
 from dms.files.localspace import LocalSpace, entries, remove_if_old
 from dms.files.s3 import leases
-from dms.files.s3.client import BucketDown, BucketSettings, is_down, is_missing, make_client
+from dms.files.s3.client import (
+    BucketDown,
+    BucketRefused,
+    BucketSettings,
+    error_code,
+    is_down,
+    is_missing,
+    is_refused,
+    make_client,
+)
 from dms.files.store import (
     CHUNK_SIZE,
     Blob,
@@ -92,10 +102,36 @@ class S3Store(LocalSpace):
         except Exception as error:
             if is_missing(error):
                 raise FileMissing(str(error)) from None
+            if is_refused(error):
+                log.error("the bucket %r refuses dms's requests (check DMS_S3_BUCKET and the "
+                          "keys): %s", self.bucket, error)
+                raise BucketRefused() from None
             if is_down(error):
                 self._down_until = time.monotonic() + DOWN_PAUSE_SECONDS
                 log.warning("the bucket cannot be reached: %s", error)
                 raise BucketDown() from None
+            raise
+
+    def check(self) -> None:
+        """At start: the bucket answers and lets dms in. Refused (no such bucket, wrong keys):
+        ConfigError, the node does not start; unreachable: a warning, the node starts (and
+        recovers by itself when the bucket answers)."""
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+        except Exception as error:
+            where = self.settings.endpoint or "AWS S3"
+            if is_refused(error) or is_missing(error):
+                code = error_code(error)
+                reason = {"404": "no such bucket", "NoSuchBucket": "no such bucket",
+                          "403": "access denied"}.get(code, code or str(error))
+                raise ConfigError(
+                    f"The bucket {self.bucket!r} at {where} refuses dms ({reason}): check "
+                    f"DMS_S3_BUCKET (it must exist), DMS_S3_ACCESS_KEY and DMS_S3_SECRET_KEY."
+                ) from None
+            if is_down(error):
+                log.warning("the bucket %r at %s cannot be reached (%s): uploads and downloads "
+                            "answer 503 until it can", self.bucket, where, error)
+                return
             raise
 
     # -- reading ----------------------------------------------------------------------------
