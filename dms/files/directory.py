@@ -158,6 +158,10 @@ class DirectoryStore(LocalSpace):
             shutil.rmtree(self.previews_dir / version_id[:2] / version_id, ignore_errors=True)
             shutil.rmtree(self.work_dir(version_id), ignore_errors=True)
 
+    def status(self) -> dict[str, object]:
+        """For GET /health: the kind of store."""
+        return {"kind": "local"}
+
     def settle(self, blobs: Iterable[Blob]) -> None:
         """Nothing to do: a file here belongs to its version alone."""
 

@@ -34,8 +34,9 @@ def check(queue: Processor) -> None:
 
 
 def details(services: Services, queue: Processor) -> dict:
-    """The last `dms verify` result, the search index's state, the queue's length and every
-    worker with its host, languages and last heartbeat."""
+    """The last `dms verify` result, the search index's state, the queue's length, every
+    worker with its host, languages and last heartbeat, and the file store (a bucket: whether it
+    answers)."""
     now = time.time()
     return {"verify": verify.last_result(),
             "search": services.search.status(),
@@ -43,4 +44,5 @@ def details(services: Services, queue: Processor) -> dict:
                       "pending": queue.pending()},
             "workers": [worker.as_dict(now) for worker in cluster.workers()],
             "intake": {"refused_last_24_hours": refusals.counts_since(
-                utcnow() - dt.timedelta(hours=24))}}
+                utcnow() - dt.timedelta(hours=24))},
+            "storage": services.store.status()}

@@ -309,7 +309,8 @@ def test_health_shows_the_last_verify_workers_and_queue_to_admins_only(admin, al
     assert worker["started_at"] <= worker["last_heartbeat"] <= utc_stamp_now()
     assert health == {"status": "ok", "verify": expected, "search": search,
                       "queue": {"engine": "sqlite", "pending": 0},
-                      "intake": {"refused_last_24_hours": {"consume": 0, "mail": 0}}}
+                      "intake": {"refused_last_24_hours": {"consume": 0, "mail": 0}},
+                      "storage": {"kind": "local"}}
     assert alice.get("/health").json() == {"status": "ok"}
     assert anon.get("/health").json() == {"status": "ok"}
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.documents import new_document, upload, upload_accepted
-from tests.harness.waiting import wait_processed, wait_served
+from tests.harness.waiting import wait_for, wait_processed, wait_served
 
 pytestmark = pytest.mark.enable_socket
 
@@ -76,3 +76,19 @@ def test_a_reading_that_meets_the_outage_waits_and_finishes_when_the_bucket_is_b
     assert all(f"Outage page {n}" in text for n in ("one", "two", "three"))
     searchable = alice.get(f"/api/documents/{document}/download/?searchable=1")
     assert searchable.status_code == 200 and searchable.content.startswith(b"%PDF")
+
+
+def test_health_tells_the_admin_whether_the_bucket_answers_and_stays_ok(admin, s3_server,
+                                                                         config):
+    def storage() -> tuple[str, dict]:
+        answer = admin.get("/health").json()
+        return answer["status"], answer["storage"]
+
+    assert storage() == ("ok", {"kind": "s3", "bucket": config.s3_bucket, "reachable": True})
+    s3_server.kill()
+    try:
+        assert storage() == ("ok", {"kind": "s3", "bucket": config.s3_bucket,
+                                    "reachable": False})
+    finally:
+        s3_server.start()
+    wait_for(lambda: storage()[1]["reachable"], timeout=10)

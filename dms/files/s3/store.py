@@ -49,6 +49,7 @@ from dms.files.store import (
     Blob,
     FileMissing,
     ReceivedFile,
+    StoreUnavailable,
     receive_into,
 )
 
@@ -133,6 +134,15 @@ class S3Store(LocalSpace):
                             "answer 503 until it can", self.bucket, where, error)
                 return
             raise
+
+    def status(self) -> dict[str, object]:
+        """For GET /health: the bucket, and whether it answers now."""
+        try:
+            self._call(partial(self.client.head_bucket, Bucket=self.bucket))
+            reachable = True
+        except StoreUnavailable:
+            reachable = False
+        return {"kind": "s3", "bucket": self.bucket, "reachable": reachable}
 
     # -- reading ----------------------------------------------------------------------------
     def local_path(self, blob: Blob) -> None:

@@ -154,6 +154,8 @@ HEALTH = obj({
     "status": STRING, "verify": {"type": ["object", "null"]}, "search": {"type": "object"},
     "queue": obj({"engine": STRING, "pending": {"type": ["integer", "null"]}}),
     "intake": obj({"refused_last_24_hours": obj({"consume": INTEGER, "mail": INTEGER})}),
+    "storage": obj({"kind": {"enum": ["local", "s3"]}, "bucket": STRING,
+                    "reachable": BOOLEAN}, ["kind"]),
     "workers": {"type": "array", "items": obj({
         "id": STRING, "host": STRING, "pid": INTEGER,
         "languages": {"type": "array", "items": STRING}, "concurrency": INTEGER,
