@@ -55,14 +55,15 @@ def weed_executable() -> Path:
 
 
 def client_config(**overrides) -> botocore.config.Config:
-    """dms's S3 client settings (api.md §19): checksums only where the operation requires them
-    (S3-compatible servers refuse the newer default), path-style addresses, short timeouts, and
-    max_attempts 2, which botocore counts as retries: three attempts in all."""
+    """dms's S3 client settings (dms.files.s3.client, api.md §19): checksums only where the
+    operation requires them (S3-compatible servers refuse the newer default), path-style
+    addresses, short timeouts, two attempts in all (`total_max_attempts`: botocore's
+    `max_attempts` counts the retries only, so max_attempts 2 would be three attempts)."""
     settings = dict(request_checksum_calculation="when_required",
                     response_checksum_validation="when_required",
                     s3={"addressing_style": "path"},
-                    retries={"max_attempts": 2, "mode": "standard"},
-                    connect_timeout=2, read_timeout=10)
+                    retries={"total_max_attempts": 2, "mode": "standard"},
+                    connect_timeout=3, read_timeout=10)
     return botocore.config.Config(**{**settings, **overrides})
 
 
