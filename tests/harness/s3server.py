@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -23,6 +24,7 @@ from pathlib import Path
 import boto3
 import botocore.config
 import botocore.exceptions
+import requests
 
 from tests.harness.processes import free_port
 from tests.harness.waiting import WaitTimeout, wait_for
@@ -35,6 +37,8 @@ COMPONENTS = ("master", "volume", "filer", "s3", "admin")
 # weed's gRPC port is the HTTP port + 10000 unless given, and 4.48's admin worker dials the
 # admin's at that offset whatever -admin.port.grpc says: each pair keeps that distance.
 GRPC_OFFSET = 10000
+# A volume's data file in the data dir: <collection>_<id>.dat, or <id>.dat outside collections.
+VOLUME_FILE = re.compile(r"(?:.+_)?(\d+)\.dat")
 
 
 def weed_executable() -> Path:
@@ -51,14 +55,15 @@ def weed_executable() -> Path:
 
 
 def client_config(**overrides) -> botocore.config.Config:
-    """dms's S3 client settings (api.md §19): checksums only where the operation requires them
-    (S3-compatible servers refuse the newer default), path-style addresses, short timeouts, and
-    max_attempts 2, which botocore counts as retries: three attempts in all."""
+    """dms's S3 client settings (dms.files.s3.client, api.md §19): checksums only where the
+    operation requires them (S3-compatible servers refuse the newer default), path-style
+    addresses, short timeouts, two attempts in all (`total_max_attempts`: botocore's
+    `max_attempts` counts the retries only, so max_attempts 2 would be three attempts)."""
     settings = dict(request_checksum_calculation="when_required",
                     response_checksum_validation="when_required",
                     s3={"addressing_style": "path"},
-                    retries={"max_attempts": 2, "mode": "standard"},
-                    connect_timeout=2, read_timeout=10)
+                    retries={"total_max_attempts": 2, "mode": "standard"},
+                    connect_timeout=3, read_timeout=10)
     return botocore.config.Config(**{**settings, **overrides})
 
 
@@ -150,7 +155,7 @@ class S3Server:
 
     def start(self) -> S3Server:
         """Start weed mini (again: on the same ports and data) and wait until the bucket
-        answers with our key."""
+        answers with our key and every volume on disk can be read."""
         began = time.monotonic()
         with open(self.dir / "output", "ab") as output:
             self.process = subprocess.Popen(self.command_line(), cwd=self.dir,
@@ -159,11 +164,27 @@ class S3Server:
         probe = self.client(retries={"total_max_attempts": 1}, connect_timeout=1, read_timeout=2)
         try:
             wait_for(lambda: self._bucket_answers(probe), timeout=60, interval=0.1)
+            wait_for(self._volumes_found, timeout=30, interval=0.1)
         except WaitTimeout:
             self.stop()
             raise RuntimeError("weed mini did not start:\n" + self.output()) from None
         self.start_seconds = time.monotonic() - began
         return self
+
+    def _volumes_found(self) -> bool:
+        """Whether the master knows where each volume in the data dir is. After a restart the
+        S3 API may answer seconds before the volume server has told the master (up to 4.4 s in
+        one restart of eight here): until then a read of an object in it is a 500 InternalError
+        ("volume id 1 not found")."""
+        volumes = {match.group(1) for match in map(VOLUME_FILE.fullmatch,
+                                                   (path.name for path in self.data.iterdir()))
+                   if match}
+        master = f"http://127.0.0.1:{self.ports['master.port']}/dir/lookup"
+        try:
+            return all(requests.get(master, params={"volumeId": volume}, timeout=2).ok
+                       for volume in volumes)
+        except requests.RequestException:
+            return False
 
     def _bucket_answers(self, probe) -> bool:
         if self.process is not None and self.process.poll() is not None:
