@@ -52,7 +52,7 @@ class Config:
     s3_region: str = "us-east-1"
     s3_access_key: str | None = field(default=None, repr=False)
     s3_secret_key: str | None = field(default=None, repr=False)
-    s3_secret_key_file: Path | None = None
+    s3_secret_key_file: Path | None = field(default=None, repr=False)
     s3_prefix: str = ""
     # None: the embedded queue (queue.db in the data dir, consumed inside `dms serve`).
     # redis://host:6379/0: Huey's Redis queue, consumed by `dms worker` processes anywhere.
