@@ -137,7 +137,9 @@ class Server:
         where = f"data dir {self.config.data_dir.resolve()}"
         if self.config.database_url:
             where += f", database {describe_url(self.config.database_url)}"
-        if self.config.files_dir is not None:
+        if self.config.storage == "s3":
+            where += f", files in the bucket {self.config.s3_bucket}"
+        elif self.config.files_dir is not None:
             where += f", files in {self.config.files_dir.resolve()}"
         if not self.config.embedded_queue:
             where += ", queue in Redis" + (", web only" if self.config.no_worker else "")

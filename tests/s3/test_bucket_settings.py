@@ -80,6 +80,7 @@ def test_a_bucket_that_cannot_be_reached_lets_the_server_start(config, tmp_path)
                 break
         output = "".join(lines)
         assert "dms listening on" in output, output
+        assert f", files in the bucket {config.s3_bucket})" in output
         assert f"the bucket '{config.s3_bucket}' at {unreachable} cannot be reached" in output
     finally:
         process.kill()
