@@ -87,7 +87,11 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
     if args.command in ("backup", "restore"):
         return data.backup_or_restore(args, config)
     if args.command == "verify":
-        return data.verify(config, args.repair)
+        return data.verify(config, args.repair, args.deep)
+    if args.command == "storage":
+        from dms.cli import storage
+
+        return storage.run(args, config)
     if args.command == "migrate":
         return data.migrate(config)
     return users.manage_user(args, config)

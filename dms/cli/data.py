@@ -67,17 +67,26 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
     return ExitStatus.DONE
 
 
-def verify(config: Config, repair: bool = False) -> ExitStatus:
+def verify(config: Config, repair: bool = False, deep: bool = False) -> ExitStatus:
     from dms.db.schema import open_migrated
     from dms.errors import DomainError
+    from dms.files.store import StoreUnavailable
+    from dms.files.stores import open_store
     from dms.ops import verify as checks
 
     if not config.database_url and not config.db_path.is_file():
         print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
         return ExitStatus.REFUSED
     open_migrated(config)
-    report = checks.run(config.data_dir, files_dir=config.files_path,
-                        grace_seconds=config.sweep_grace_minutes * 60)
+    bucket = open_store(config) if config.storage == "s3" else None
+    try:
+        report = checks.run(config.data_dir, files_dir=config.files_path,
+                            grace_seconds=config.sweep_grace_minutes * 60, bucket=bucket,
+                            deep=deep)
+    except StoreUnavailable:
+        print(f"dms: the bucket {config.s3_bucket} cannot be reached, so its files were not "
+              f"checked; try again in a moment.", file=sys.stderr)
+        return ExitStatus.FAILED
     if repair:
         try:
             fixes = checks.repair(report)

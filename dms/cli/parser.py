@@ -122,8 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="check every file and row; non-zero exit on problems")
     verify.add_argument("--repair", action="store_true",
                         help="fix what is safely fixable (one line per fix), then check again")
+    verify.add_argument("--deep", action="store_true",
+                        help="with DMS_STORAGE=s3, also read and hash every object (files on "
+                             "local disk are always hashed)")
     _data_dir_options(verify)
     _files_dir_option(verify)
+
+    _storage_commands(commands)
 
     for name, text in (("createsuperuser", "create a superuser"),
                        ("createuser", "create a user (with .home and .inbox)"),
@@ -146,6 +151,51 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("username")
         _data_dir_options(command)
     return parser
+
+
+def _storage_commands(commands) -> None:
+    """`dms storage gc` and `dms storage migrate` (api.md §19)."""
+    storage = commands.add_parser("storage", help="the file store: remove garbage now, copy every "
+                                                  "file to or from an S3 bucket")
+    actions = storage.add_subparsers(dest="storage_command", required=True, metavar="ACTION")
+    gc = actions.add_parser("gc", help="remove the files (or bucket objects) no version names, "
+                                       "now")
+    gc.add_argument("--grace-hours", dest="grace_hours", type=_positive_number,
+                    help="only those older than this (default: a day in a bucket, "
+                         "DMS_SWEEP_GRACE_MINUTES on local disk)")
+    _data_dir_options(gc)
+    _files_dir_option(gc)
+    migrate = actions.add_parser("migrate", help="copy every file to the other kind of store, "
+                                                 "checked; prints the settings to switch to")
+    migrate.add_argument("--to", dest="target", choices=("s3", "local"), required=True,
+                         help="s3: into the bucket of the DMS_S3_* settings; local: into "
+                              "--files-dir (default DATA_DIR/files)")
+    migrate.add_argument("--limit", dest="limit_files", type=_whole_number,
+                         help="copy at most this many files in this run (run it again to go on)")
+    migrate.add_argument("--progress-every", dest="progress_every", type=_whole_number,
+                         default=100, help="a progress line every this many files (default 100)")
+    _data_dir_options(migrate)
+    _files_dir_option(migrate)
+
+
+def _whole_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not 1 or more")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not 0 or more")
+    return value
 
 
 def _data_dir_options(command: argparse.ArgumentParser) -> None:

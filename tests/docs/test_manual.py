@@ -115,11 +115,23 @@ def links(path: Path) -> list[str]:
     return targets
 
 
-def subcommands() -> dict[str, argparse.ArgumentParser]:
-    """The commands `dms --help` shows (hidden ones, with help=SUPPRESS, left out)."""
-    (action,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+def subcommands(parser: argparse.ArgumentParser | None = None) -> dict[str,
+                                                                      argparse.ArgumentParser]:
+    """The commands `dms --help` shows (hidden ones, with help=SUPPRESS, left out); a command
+    with actions of its own (`dms storage gc`) as one per action, named by both words."""
+    (action,) = [a for a in (parser or build_parser())._actions
+                 if isinstance(a, argparse._SubParsersAction)]
     hidden = {choice.dest for choice in action._choices_actions if choice.help == argparse.SUPPRESS}
-    return {name: parser for name, parser in action.choices.items() if name not in hidden}
+    commands = {}
+    for name, command in action.choices.items():
+        if name in hidden:
+            continue
+        if any(isinstance(a, argparse._SubParsersAction) for a in command._actions):
+            commands.update({f"{name} {inner}": parser_ for inner, parser_
+                             in subcommands(command).items()})
+        else:
+            commands[name] = command
+    return commands
 
 
 def long_options(parser: argparse.ArgumentParser) -> set[str]:
@@ -147,7 +159,7 @@ def command_rows() -> dict[str, list[str]]:
     """docs/configuration.md's command table: command name -> its rows (`| `dms NAME ...`)."""
     rows: dict[str, list[str]] = {}
     for row in table_rows(CONFIGURATION):
-        match = re.match(r"\|\s*`dms ([a-z][\w-]*)", row.strip())
+        match = re.match(r"\|\s*`dms ([a-z][\w-]*(?: [a-z][\w-]*(?=[ `]))?)", row.strip())
         if match:
             rows.setdefault(match.group(1), []).append(row)
     return rows

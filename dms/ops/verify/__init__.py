@@ -26,10 +26,8 @@ version) it is the face. `_queries`, the SQL of the row checks, is private.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import logging
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,8 +42,6 @@ from dms.db.models import (
     utcnow,
 )
 from dms.files import modes
-from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX
-from dms.files.stored import stored_files
 from dms.ops.verify._queries import (
     ANOTHER_USERS,
     DANGLING,
@@ -57,12 +53,14 @@ from dms.ops.verify._queries import (
     UNREAD,
 )
 from dms.ops.verify.documents import attribute_problems, page_problems
+from dms.ops.verify.files import check_bucket, check_directory
 from dms.ops.verify.tree import Execute, check_tree, repair_tree
 from dms.search import check as search_check
 from dms.text import ranges, runs_text, username_key
 
 if TYPE_CHECKING:
     from dms.config import Config
+    from dms.files.store import FileStore
 
 log = logging.getLogger("dms.processing")  # the periodic verify logged as it always did
 
@@ -107,6 +105,7 @@ class Report:
     search_drift: list[str] = field(default_factory=list)
     search_note: str | None = None  # no index to compare (not a problem: it is rebuilt)
     loose_modes: list[str] = field(default_factory=list)  # other local users may read them
+    in_bucket: bool = False  # the files are objects of a bucket (DMS_STORAGE=s3)
 
     @property
     def ok(self) -> bool:
@@ -120,7 +119,8 @@ class Report:
         return {"ok": self.ok, **asdict(self)}
 
     def lines(self) -> list[str]:
-        lines = [f"Checked {self.files_checked} stored files."]
+        lines = [f"Checked {self.files_checked} stored files"
+                 + (" (objects of the bucket)." if self.in_bucket else ".")]
         for title, items in (
                 ("corrupt files (checksum or size differs)", self.corrupt),
                 ("missing files (version without its file)", self.missing),
@@ -142,24 +142,19 @@ class Report:
             if items:
                 lines.append(f"{len(items)} {title}:")
                 lines.extend(f"  {item}" for item in items)
-        if self.recent_orphans:
+        if self.recent_orphans and self.in_bucket:
+            lines.append(f"{len(self.recent_orphans)} objects no version refers to yet are "
+                         "younger than a day: uploads in progress, or interrupted ones that the "
+                         "garbage collection removes once they are older (not a problem):")
+        elif self.recent_orphans:
             lines.append(f"{len(self.recent_orphans)} files no version refers to yet are younger "
                          "than DMS_SWEEP_GRACE_MINUTES: uploads in progress, or interrupted ones "
                          "that the sweep removes once they are older (not a problem):")
-            lines.extend(f"  {item}" for item in self.recent_orphans)
+        lines.extend(f"  {item}" for item in self.recent_orphans)
         if self.search_note:
             lines.append(self.search_note)
         lines.append("No problems found." if self.ok else "Problems found.")
         return lines
-
-
-def _sha256(path: Path) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as file:
-        for chunk in iter(lambda: file.read(CHUNK_SIZE), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
 
 
 def check_rows(report: Report, execute: Execute | None = None) -> None:
@@ -214,43 +209,26 @@ def _unread_numbers(execute: Execute, version_id: str) -> list[int]:
 
 
 def check_files(report: Report, files_dir: Path, grace_seconds: float = 0) -> None:
-    """Every stored file (originals and searchable PDFs) against its recorded SHA-256 and size,
-    and files nothing refers to — problems once older than `grace_seconds`, before that expected
-    (previews and work folders, `.previews` and `.work`, are derived and not checked)."""
-    known = set()
-    cutoff = time.time() - grace_seconds
-    for file in stored_files(database.execute_sql):
-        known.add(file.name.split("/", 1)[1])
-        path = files_dir / file.name
-        what = f"version {file.version_id}" + (" (its searchable PDF)"
-                                                if file.name.endswith(SEARCHABLE_SUFFIX) else "")
-        if not path.is_file():
-            report.missing.append(what)
-            continue
-        report.files_checked += 1
-        if _sha256(path) != (file.sha256, file.size):
-            report.corrupt.append(f"{what} ({path})")
-    if files_dir.is_dir():
-        for bucket in sorted(files_dir.iterdir()):
-            if bucket.name.startswith("."):
-                continue
-            for entry in sorted(bucket.iterdir()) if bucket.is_dir() else ():
-                if entry.name not in known:
-                    young = entry.lstat().st_mtime > cutoff
-                    (report.recent_orphans if young else report.orphaned).append(str(entry))
+    """The files of a directory store (dms.ops.verify.files.check_directory)."""
+    check_directory(report, files_dir, grace_seconds)
 
 
 def run(data_dir: Path, now: dt.datetime | None = None, files: Report | None = None,
-        files_dir: Path | None = None, grace_seconds: float = 0) -> Report:
-    """Check the database that is open and the files in `files_dir` (default <data_dir>/files).
-    With `files`, take the file checks from that earlier report instead of reading every file
-    again (a repair changes no file). Files no version refers to are problems once older than
-    `grace_seconds` (the sweep's)."""
+        files_dir: Path | None = None, grace_seconds: float = 0, bucket: FileStore | None = None,
+        deep: bool = False) -> Report:
+    """Check the database that is open and the files in `files_dir` (default <data_dir>/files),
+    or with `bucket` (an S3Store) its objects, their sizes (`deep`: and SHA-256s). With `files`,
+    take the file checks from that earlier report instead of reading every file again (a repair
+    changes no file). Files no version refers to are problems once older than `grace_seconds`
+    (the sweep's; in a bucket the garbage collection's day)."""
     now = now or dt.datetime.now(dt.UTC).replace(tzinfo=None)
     report = Report(checked_at=now.isoformat(timespec="seconds") + "Z")
-    if files is None:
+    if files is None and bucket is not None:
+        check_bucket(report, bucket, deep)  # type: ignore[arg-type]  # an S3Store
+    elif files is None:
         check_files(report, files_dir or data_dir / "files", grace_seconds)
     else:
+        report.in_bucket = files.in_bucket
         report.files_checked = files.files_checked
         report.corrupt, report.missing = list(files.corrupt), list(files.missing)
         report.orphaned = list(files.orphaned)
@@ -331,7 +309,11 @@ def _not_repaired(report: Report) -> list[str]:
     if report.corrupt or report.missing:
         lines.append(f"Not repaired: {len(report.corrupt)} corrupt and {len(report.missing)} "
                      f"missing files cannot be repaired; restore them from a backup.")
-    if report.orphaned:
+    if report.orphaned and report.in_bucket:
+        lines.append(f"Not repaired: {len(report.orphaned)} orphaned objects are left for the "
+                     f"garbage collection (every DMS_SWEEP_MINUTES, or dms storage gc now), "
+                     f"which removes them.")
+    elif report.orphaned:
         lines.append(f"Not repaired: {len(report.orphaned)} orphaned files are left for the "
                      f"server's sweep (at start-up and every DMS_SWEEP_MINUTES), which removes "
                      f"them.")
@@ -354,11 +336,17 @@ def _not_repaired(report: Report) -> list[str]:
     return lines
 
 
-def run_periodically(config: Config) -> None:
+def run_periodically(config: Config, store: FileStore | None = None) -> None:
     """`dms verify` inside a worker, weekly by default (a periodic job of dms.runtime); GET
-    /health shows the result."""
+    /health shows the result. A bucket's objects are checked by their sizes (a listing), not
+    read: reading them all is `dms verify --deep`'s."""
+    bucket = None
+    if config.storage == "s3":
+        from dms.files.stores import open_store
+
+        bucket = store or open_store(config)
     report = run(config.data_dir, files_dir=config.files_path,
-                 grace_seconds=config.sweep_grace_minutes * 60)
+                 grace_seconds=config.sweep_grace_minutes * 60, bucket=bucket)
     save(report)
     (log.info if report.ok else log.warning)("periodic verify: %s", report.lines()[-1])
 

@@ -1,0 +1,39 @@
+"""The storage commands of api.md §19 as a user runs them: `python -m dms ...` on a test's data
+dir and database with the bucket's DMS_S3_* settings in its environment (the S3 tests' config,
+tests/s3/conftest.py), and the files a database names with their bytes."""
+
+from __future__ import annotations
+
+import subprocess
+
+from dms.db import database
+from dms.db.schema import open_migrated
+from dms.files.stored import StoredFile, stored_files
+from tests.harness.processes import config_args, config_env, dms_command, environment
+
+
+def bucket_environment(config) -> dict[str, str]:
+    """DMS_STORAGE and the DMS_S3_* settings of `config`, and its database."""
+    settings = dict(DMS_STORAGE=config.storage, DMS_S3_ENDPOINT=config.s3_endpoint,
+                    DMS_S3_BUCKET=config.s3_bucket, DMS_S3_REGION=config.s3_region,
+                    DMS_S3_ACCESS_KEY=config.s3_access_key,
+                    DMS_S3_SECRET_KEY=config.s3_secret_key, DMS_S3_PREFIX=config.s3_prefix)
+    return environment(**{name: value for name, value in settings.items() if value is not None},
+                       **config_env(config))
+
+
+def dms_on(config, *args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    """`dms ARGS --data-dir ... [--database-url ...]` with `config`'s storage settings."""
+    return subprocess.run(dms_command(*map(str, args), *config_args(config)),
+                          env=bucket_environment(config), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def files_named(config) -> list[StoredFile]:
+    """The files `config`'s database names (originals and searchable PDFs), by name; the
+    database opened for this and closed again."""
+    open_migrated(config)
+    try:
+        return sorted(stored_files(database.execute_sql), key=lambda file: file.name)
+    finally:
+        database.close()
