@@ -22,6 +22,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
     from pathlib import Path
 
     from dms.db.schema import latest_schema_version
+    from dms.files.store import StoreUnavailable
     from dms.ops import backup
     from dms.ops.backup import restore
 
@@ -32,7 +33,8 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
         if args.command == "backup":
             manifest = backup.create_backup(config.data_dir, Path(args.out), password,
                                             database_url=config.database_url,
-                                            files_dir=config.files_path)
+                                            files_dir=config.files_path,
+                                            bucket=_bucket_of(config))
             counts = manifest["counts"]
             print(f"Backup written to {args.out}: {counts['users']} users, {counts['folders']} "
                   f"folders, {counts['documents']} documents, "
@@ -57,6 +59,10 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
     except backup.BackupError as error:
         print(f"dms: {error}", file=sys.stderr)
         return ExitStatus.FAILED
+    except StoreUnavailable:
+        print(f"dms: the bucket {config.s3_bucket} cannot be reached, so no backup was written; "
+              f"try again in a moment.", file=sys.stderr)
+        return ExitStatus.FAILED
     where = str(config.data_dir)
     if config.database_url:
         from dms.db import describe_url
@@ -65,6 +71,20 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
     print(f"Restored {args.archive} into {where} (made by dms {manifest['app_version']} at "
           f"{manifest['created_at']}).")
     return ExitStatus.DONE
+
+
+def _bucket_of(config: Config):
+    """With DMS_STORAGE=s3, the bucket (on the database, opened: its leases hold the objects a
+    backup reads); else None."""
+    if config.storage != "s3":
+        return None
+    from dms.db.schema import open_migrated
+    from dms.files.stores import open_store
+
+    if not config.database_url and not config.db_path.is_file():
+        return None  # create_backup says there is no database
+    open_migrated(config)
+    return open_store(config)
 
 
 def verify(config: Config, repair: bool = False, deep: bool = False) -> ExitStatus:

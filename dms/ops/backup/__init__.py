@@ -44,8 +44,9 @@ from typing import IO, Any
 
 from dms import __version__
 from dms.files import modes, sealing
-from dms.files.store import CHUNK_SIZE
+from dms.files.store import FileMissing, read_file
 from dms.files.stored import StoredFile, stored_files
+from dms.ops.backup import _bucket
 from dms.ops.backup._rowfiles import NOT_BACKED_UP, member, write_table
 
 FORMAT_VERSION = 2
@@ -65,7 +66,23 @@ Execute = Callable[[str], Any]  # execute(sql) -> a cursor (psycopg's or sqlite3
 @dataclass
 class Member:
     name: str  # inside the archive
-    path: Path  # on disk
+    path: Path | None  # on disk; None for an object of a bucket (`chunks`)
+    size: int | None = None  # an object's (a file's is its size on disk)
+    chunks: Callable[[], Iterator[bytes]] | None = None  # an object's bytes, streamed
+
+    def length(self) -> int:
+        return self.size if self.path is None and self.size is not None \
+            else self.path.stat().st_size  # type: ignore[union-attr]
+
+    def read(self) -> Iterator[bytes]:
+        if self.chunks is not None:
+            return self.chunks()
+        assert self.path is not None
+        return read_file(self.path)
+
+
+def _object_member(name: str, size: int, chunks: Callable[[], Iterator[bytes]]) -> Member:
+    return Member(name, None, size, chunks)
 
 
 class Progress:
@@ -162,10 +179,12 @@ def _facts(execute: Execute) -> tuple[list[StoredFile], dict[str, int], int]:
     return files, counts, schema
 
 
-def _stage(data_dir: Path, files_dir: Path, database_url: str | None,
-           staging: Path) -> tuple[list[Member], dict[str, int], dict[str, int], int]:
-    """Write every table of one snapshot and hard-link every file it names into `staging`:
-    (members, counts, rows per table, schema version)."""
+def _stage(data_dir: Path, files_dir: Path, database_url: str | None, staging: Path,
+           bucket: Any = None) -> tuple[list[Member], dict[str, int], dict[str, int], int,
+                                        list[int]]:
+    """Write every table of one snapshot and hard-link every file it names into `staging`, or
+    hold the objects of `bucket` it names (dms.ops.backup._bucket): (members, counts, rows per
+    table, schema version, the leases to release at the end)."""
     for _ in range(SNAPSHOT_ATTEMPTS):
         shutil.rmtree(staging, ignore_errors=True)
         (staging / "files").mkdir(parents=True)
@@ -183,6 +202,11 @@ def _stage(data_dir: Path, files_dir: Path, database_url: str | None,
         if key.is_file():
             shutil.copyfile(key, staging / sealing.KEY_FILE)
             members.append(Member(sealing.KEY_FILE, staging / sealing.KEY_FILE))
+        if bucket is not None:
+            staged = _bucket.stage_objects(bucket, files, _object_member)
+            if staged is not None:
+                return members + staged[0], counts, rows, schema, staged[1]
+            continue
         vanished = False
         for file in files:
             name = f"files/{file.name}"
@@ -195,17 +219,17 @@ def _stage(data_dir: Path, files_dir: Path, database_url: str | None,
                 break
             members.append(Member(name, linked))
         if not vanished:
-            return members, counts, rows, schema
+            return members, counts, rows, schema, []
     raise BackupError("A stored file is missing, so no consistent backup can be taken; "
                       "run `dms verify` to find it.")
 
 
 def create_backup(data_dir: Path, out: Path, password: str | None = None,
                   progress_stream: IO[str] = sys.stderr, database_url: str | None = None,
-                  files_dir: Path | None = None) -> dict[str, Any]:
+                  files_dir: Path | None = None, bucket: Any = None) -> dict[str, Any]:
     """Write a backup of `data_dir` (and of the PostgreSQL database at `database_url`, when
-    given; of the files in `files_dir`, default <data_dir>/files) to `out`; returns the
-    manifest."""
+    given; of the files in `files_dir`, default <data_dir>/files, or the objects of `bucket`, an
+    S3Store on the open database) to `out`; returns the manifest."""
     import pyzipper
 
     if not database_url and not (data_dir / DATABASE).is_file():
@@ -213,14 +237,19 @@ def create_backup(data_dir: Path, out: Path, password: str | None = None,
     data_dir.mkdir(parents=True, exist_ok=True)
     out = out.resolve()
     files_dir = files_dir or data_dir / "files"
-    files_dir.mkdir(parents=True, exist_ok=True)
-    # Beside the files (maybe a shared mount): the stored files are hard-linked into it.
-    staging = Path(tempfile.mkdtemp(prefix=".backup-", dir=files_dir))
+    if bucket is None:
+        files_dir.mkdir(parents=True, exist_ok=True)
+    # Beside the files (maybe a shared mount): the stored files are hard-linked into it. With a
+    # bucket, only the tables are staged, in the data dir (not tmp/, whose sweep would take a
+    # long backup's folder).
+    staging = Path(tempfile.mkdtemp(prefix=".backup-",
+                                    dir=files_dir if bucket is None else data_dir))
     partial = out.with_name(out.name + ".partial")
+    held: list[int] = []
     try:
-        members, counts, rows, schema = _stage(data_dir, files_dir, database_url, staging)
-        progress = Progress(sum(m.path.stat().st_size for m in members), len(members),
-                            progress_stream)
+        members, counts, rows, schema, held = _stage(data_dir, files_dir, database_url, staging,
+                                                     bucket)
+        progress = Progress(sum(m.length() for m in members), len(members), progress_stream)
         manifest: dict[str, Any] = {"format_version": FORMAT_VERSION, "app_version": __version__,
                     "schema_version": schema,
                     "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -243,16 +272,24 @@ def create_backup(data_dir: Path, out: Path, password: str | None = None,
     finally:
         partial.unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
+        if held:
+            _bucket.release(held)
 
 
 def _add(archive: Any, member: Member, progress: Progress) -> dict[str, Any]:  # AESZipFile
     digest, size = hashlib.sha256(), 0
-    info = archive.zipinfo_cls(member.name, date_time=time.gmtime(member.path.stat().st_mtime)[:6])
-    info.file_size = member.path.stat().st_size
+    modified = member.path.stat().st_mtime if member.path is not None else time.time()
+    info = archive.zipinfo_cls(member.name, date_time=time.gmtime(modified)[:6])
+    info.file_size = member.length()
     if member.name.startswith("tables/"):  # text, unlike the stored files (mostly compressed)
         info.compress_type = zipfile.ZIP_DEFLATED
-    with archive.open(info, "w", force_zip64=True) as target, open(member.path, "rb") as source:
-        for chunk in iter(lambda: source.read(CHUNK_SIZE), b""):
+    try:
+        chunks = member.read()
+    except FileMissing:  # held by a lease since the snapshot: removed by hand
+        raise BackupError(f"{member.name} vanished from the bucket during the backup; run "
+                          f"`dms verify`, then the backup again.") from None
+    with archive.open(info, "w", force_zip64=True) as target:
+        for chunk in chunks:
             digest.update(chunk)
             target.write(chunk)
             size += len(chunk)
