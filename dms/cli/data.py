@@ -78,27 +78,27 @@ def _bucket_of(config: Config):
     backup reads); else None."""
     if config.storage != "s3":
         return None
+    from dms.cli.storage import open_checked_store
     from dms.db.schema import open_migrated
-    from dms.files.stores import open_store
 
     if not config.database_url and not config.db_path.is_file():
         return None  # create_backup says there is no database
     open_migrated(config)
-    return open_store(config)
+    return open_checked_store(config)
 
 
 def verify(config: Config, repair: bool = False, deep: bool = False) -> ExitStatus:
+    from dms.cli.storage import open_checked_store
     from dms.db.schema import open_migrated
     from dms.errors import DomainError
     from dms.files.store import StoreUnavailable
-    from dms.files.stores import open_store
     from dms.ops import verify as checks
 
     if not config.database_url and not config.db_path.is_file():
         print(f"dms: there is no dms database in {config.data_dir}.", file=sys.stderr)
         return ExitStatus.REFUSED
     open_migrated(config)
-    bucket = open_store(config) if config.storage == "s3" else None
+    bucket = open_checked_store(config) if config.storage == "s3" else None
     try:
         report = checks.run(config.data_dir, files_dir=config.files_path,
                             grace_seconds=config.sweep_grace_minutes * 60, bucket=bucket,

@@ -23,13 +23,25 @@ def run(args: argparse.Namespace, config: Config) -> ExitStatus:
     return migrate(args, config)
 
 
+def open_checked_store(config: Config):
+    """The configured store; a bucket checked first, so that one refusing dms (its name or
+    keys wrong) is a ConfigError naming the settings (exit status 2), not a failure later."""
+    from dms.files.stores import open_store
+
+    store = open_store(config)
+    check = getattr(store, "check", None)
+    if check is not None:
+        check()
+    return store
+
+
 def collect_garbage(args: argparse.Namespace, config: Config) -> ExitStatus:
     from dms.files.store import StoreUnavailable
-    from dms.files.stores import open_store
     from dms.ops import storage
 
     try:
-        collected = storage.collect_garbage(open_store(config), config, args.grace_hours)
+        collected = storage.collect_garbage(open_checked_store(config), config,
+                                            args.grace_hours)
     except StoreUnavailable:
         print(f"dms: the bucket {config.s3_bucket} cannot be reached, so nothing was removed; "
               f"try again in a moment.", file=sys.stderr)
@@ -56,7 +68,7 @@ def _duration(seconds: float) -> str:
 def migrate(args: argparse.Namespace, config: Config) -> ExitStatus:
     from dms.files.directory import DirectoryStore
     from dms.files.s3.client import BucketDown
-    from dms.files.s3.inventory import BucketRefused, check_reachable, describe
+    from dms.files.s3.inventory import check_reachable, describe
     from dms.files.s3.store import S3Store
     from dms.files.store import StoreUnavailable
     from dms.files.stores import bucket_settings
@@ -74,9 +86,6 @@ def migrate(args: argparse.Namespace, config: Config) -> ExitStatus:
     except BucketDown:
         print(f"dms: {describe(bucket)} cannot be reached; nothing was copied.",
               file=sys.stderr)
-        return ExitStatus.REFUSED
-    except BucketRefused as error:
-        print(f"dms: {error} Nothing was copied.", file=sys.stderr)
         return ExitStatus.REFUSED
     try:
         directory = DirectoryStore(config.files_path, config.data_dir)

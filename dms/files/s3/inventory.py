@@ -13,13 +13,7 @@ from pathlib import Path
 
 from dms.db import database, write_transaction
 from dms.files.s3 import leases
-from dms.files.s3.client import error_code
 from dms.files.s3.store import S3Store
-from dms.files.store import FileMissing
-
-
-class BucketRefused(Exception):
-    """The bucket answers but refuses us (no such bucket, a wrong key): a sentence."""
 
 
 @dataclass(frozen=True)
@@ -38,20 +32,11 @@ def describe(store: S3Store) -> str:
 
 
 def check_reachable(store: S3Store) -> None:
-    """One cheap call (a listing of one key): BucketDown when it cannot be reached, BucketRefused
-    when it answers no."""
-    try:
-        store._call(lambda: store.client.list_objects_v2(Bucket=store.bucket,
-                                                         Prefix=store.prefix, MaxKeys=1))
-    except FileMissing:
-        raise BucketRefused(f"There is no bucket {store.bucket!r} at "
-                            f"{store.settings.endpoint or 'AWS'}.") from None
-    except Exception as error:
-        code = error_code(error)
-        if not code:
-            raise
-        raise BucketRefused(f"The bucket {store.bucket!r} refuses dms ({code}): check "
-                            f"DMS_S3_ACCESS_KEY, DMS_S3_SECRET_KEY and DMS_S3_BUCKET.") from None
+    """The bucket lets dms in (S3Store.check: ConfigError naming the settings, when it refuses)
+    and answers a listing of one key now (BucketDown when it cannot be reached)."""
+    store.check()
+    store._call(lambda: store.client.list_objects_v2(Bucket=store.bucket, Prefix=store.prefix,
+                                                     MaxKeys=1))
 
 
 def blob_objects(store: S3Store) -> Iterator[BlobObject]:

@@ -110,8 +110,12 @@ class ToBucket:
     """Copies into a bucket from a directory (see the module docstring)."""
 
     def __init__(self, source: DirectoryStore, target):  # target: S3Store
+        from dms.files.s3.inventory import blob_objects
+
         self.source, self.target = source, target
-        self.written: set[str] = set()  # objects this run wrote or found
+        # What the bucket holds, by one listing (1,000 objects a request) rather than a HEAD a
+        # file: a run that continues skips most files.
+        self.there = {item.sha256: item.size for item in blob_objects(target)}
 
     def __call__(self, file: StoredFile) -> int | None:
         from dms.files.s3.inventory import put_blob
@@ -119,8 +123,7 @@ class ToBucket:
         if not file.sha256:
             raise Problem("no SHA-256 is recorded for it, so it has no name in a bucket")
         blob = blob_of(file)
-        if file.sha256 in self.written or self.target.size(blob) == file.size:
-            self.written.add(file.sha256)
+        if self.there.get(file.sha256) == file.size:
             return None
         path = self.source.local_path(blob)
         try:
@@ -133,7 +136,7 @@ class ToBucket:
         stored = self.target.size(blob)
         if stored != size:
             raise Problem(f"the bucket holds {stored} bytes of it after the copy, not {size}")
-        self.written.add(file.sha256)
+        self.there[file.sha256] = size
         return size
 
 
