@@ -12,6 +12,7 @@ import pytest
 
 from tests.harness import samples
 from tests.harness.domaintier import domain_services, new_document, new_user, upload_file
+from tests.harness.processes import free_port
 from tests.harness.storageops import dms_on
 
 pytestmark = [pytest.mark.enable_socket]
@@ -69,3 +70,27 @@ def test_on_local_disk_it_runs_the_sweep_and_says_so(config, sqlite_template, bu
            "version names and 1 interrupted uploads, each older than 1 hour.\n")
     assert not stray.exists() and not interrupted.exists()
     assert bucket.keys() == []
+
+
+def test_a_bucket_that_refuses_dms_or_cannot_be_reached_stops_gc_and_verify(config,
+                                                                            sqlite_template,
+                                                                            bucket):
+    with domain_services(config, sqlite_template) as services:
+        alice = new_user("alice")
+        upload_file(services, alice, new_document(services, alice, "kept"), "kept.txt",
+                    samples.text("kept by its row\n"))
+    refused = (f"dms: The bucket '{config.s3_bucket}' at {config.s3_endpoint} refuses dms "
+               f"(access denied): check DMS_S3_BUCKET (it must exist), DMS_S3_ACCESS_KEY and "
+               f"DMS_S3_SECRET_KEY.")
+    wrong_key = dataclasses.replace(config, s3_secret_key="not-the-secret")
+    nowhere = dataclasses.replace(config, s3_endpoint=f"http://127.0.0.1:{free_port()}")
+    for command, reached in ((("storage", "gc", "--grace-hours", "0"), "nothing was removed"),
+                             (("verify",), "its files were not checked")):
+        result = dms_on(wrong_key, *command)
+        assert (result.returncode, result.stdout, result.stderr.splitlines()[-1]) == \
+            (2, "", refused), command
+        result = dms_on(nowhere, *command)
+        assert (result.returncode, result.stdout, result.stderr.splitlines()[-1]) == \
+            (1, "", f"dms: the bucket {config.s3_bucket} cannot be reached, so {reached}; try "
+                    f"again in a moment."), command
+    assert len(bucket.keys()) == 1
