@@ -20,16 +20,24 @@ import time
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
-from urllib.parse import urlsplit
 
 import pytest
 import requests
 
+from tests.harness import cluster as harness
 from tests.harness import samples
 from tests.harness.client import Client
+from tests.harness.cluster import (
+    PASSWORD,
+    admin_clients,
+    read_pages,
+    slow_upload,
+    upload_long_scan,
+    wait_succeeded,
+)
 from tests.harness.database import query_sql
 from tests.harness.documents import create_node, new_document, upload
-from tests.harness.nodes import DmsNode, NodeGroup
+from tests.harness.nodes import DmsNode
 from tests.harness.processes import dms_command, environment, free_port
 from tests.harness.redisserver import RedisServer
 from tests.harness.rules import add_rule, finished_run, many_documents
@@ -40,25 +48,13 @@ from tests.harness.webhooks import Receiver, add_webhook
 # Sockets (pytest-socket): Redis, web nodes and workers as subprocesses, asked over HTTP.
 pytestmark = [pytest.mark.postgresql_only, pytest.mark.slow, pytest.mark.enable_socket]
 
-PASSWORD = "cluster-admin-pw"
-TIMING = {"DMS_LEASE_SECONDS": "3", "DMS_RECONCILE_MINUTES": "0.05", "DMS_VERIFY_HOURS": "0.002",
-          "DMS_RULE_RUNS_MINUTES": "0.05", "DMS_OCR_WORKERS": "1", "DMS_OCR_SLICE_SECONDS": "60",
-          # The webhooks' receiver of the tests is on loopback.
-          "DMS_OUTBOUND_ALLOW": "127.0.0.1"}
 
-
-class Cluster(NodeGroup):
-    """The lane's web nodes and workers on one database, one Redis and one shared files dir."""
+class Cluster(harness.Cluster):
+    """The lane's web nodes and workers on one shared files dir."""
 
     def __init__(self, root: Path, database_url: str, redis: RedisServer, files_dir: Path):
-        super().__init__(root, {"DMS_DATABASE_URL": database_url, "DMS_QUEUE_URL": redis.url(),
-                                "DMS_FILES_DIR": str(files_dir), "DMS_ADMIN_PASSWORD": PASSWORD,
-                                **TIMING})
-        self.database = SimpleNamespace(database_url=database_url)
+        super().__init__(root, database_url, redis, DMS_FILES_DIR=str(files_dir))
         self.files_dir = files_dir
-
-    def sql(self, statement: str, *params) -> list[tuple]:
-        return query_sql(self.database, statement, *params)
 
 
 @pytest.fixture(scope="module")
@@ -85,32 +81,7 @@ def cluster(postgres, tmp_path_factory):
 @pytest.fixture(scope="module")
 def clients(cluster):
     """The admin, logged in through node A, and the same token used on node B."""
-    a = Client(cluster.web["a"].url).login("admin", PASSWORD)
-    b = Client(cluster.web["b"].url, a.token)
-    b.home_id, b.user_id = a.home_id, a.user_id
-    return a, b
-
-
-def wait_succeeded(client: Client, document_id: str, timeout: float = 120) -> dict:
-    attributes = {}
-
-    def ended() -> dict | None:
-        attributes.update(client.get(f"/api/documents/{document_id}/").json()["data"][
-            "attributes"])
-        return attributes if attributes["ocr_status"] in ("succeeded", "failed") else None
-
-    return wait_for(ended, timeout=timeout, interval=0.2,
-                    message=lambda: f"document {document_id} was not processed: {attributes}")
-
-
-def read_pages(logs: str) -> dict[str, list[int]]:
-    """Every page each version's workers read and saved, from the workers' log lines."""
-    pages: dict[str, list[int]] = {}
-    for version_id, runs in re.findall(r"version (\S+): read page\(s\) ([\d, -]+)\n", logs):
-        for run in runs.split(", "):
-            first, _, last = run.partition("-")
-            pages.setdefault(version_id, []).extend(range(int(first), int(last or first) + 1))
-    return pages
+    return admin_clients(cluster)
 
 
 def test_an_upload_through_one_node_downloads_and_previews_through_the_other(cluster, clients):
@@ -159,26 +130,6 @@ def test_every_document_is_read_once_by_one_of_the_workers(cluster, clients):
     assert cluster.sql("SELECT count(*) FROM lease") == [(0,)]
 
 
-def upload_long_scan(cluster: Cluster, client: Client, pages: int) -> tuple[str, str, str]:
-    """Upload a scan of `pages` pages and wait until a worker holds its lease and has saved a
-    page: (document id, version id, the reading worker's id)."""
-    document_id = new_document(client, "long scan")
-    texts = [f"Statement page {n}" for n in range(1, pages + 1)]
-    response = upload(client, document_id, "long.tiff", samples.tiff(texts))
-    assert response.status_code == 201, response.text
-    version_id = response.json()["data"]["attributes"]["versions"][0]["id"]
-
-    def reading_worker() -> str | None:
-        rows = cluster.sql("SELECT worker_id FROM lease WHERE version_id = ?", version_id)
-        saved = cluster.sql("SELECT count(*) FROM page WHERE version_id = ? AND method IS NOT "
-                            "NULL", version_id)[0][0]
-        return rows[0][0] if rows and saved else None
-
-    worker_id = wait_for(reading_worker, timeout=60, interval=0.05,
-                         message="no worker started reading the document")
-    return document_id, version_id, worker_id
-
-
 def test_a_worker_stopped_with_sigterm_saves_its_pages_and_another_continues(cluster, clients):
     a, _ = clients
     document_id, version_id, holder = upload_long_scan(cluster, a, 10)
@@ -221,17 +172,6 @@ def test_a_killed_worker_s_document_is_finished_by_another_after_its_lease_expir
     assert sorted(w["live"] for w in health["workers"]) == [False, True, True]  # SIGTERM: gone
     assert all(w["languages"] and w["host"] == socket.gethostname() for w in health["workers"])
     assert health["queue"] == {"engine": "redis", "pending": health["queue"]["pending"]}
-
-
-def slow_upload(url: str, token: str, document_id: str, total: int) -> socket.socket:
-    """Send the headers and half the body of an upload, then leave it hanging."""
-    parts = urlsplit(url)
-    connection = socket.create_connection((parts.hostname, parts.port))
-    connection.sendall((f"PUT /api/documents/{document_id}/upload/big.txt HTTP/1.1\r\n"
-                        f"Host: {parts.hostname}\r\nAuthorization: Token {token}\r\n"
-                        f"Content-Type: application/octet-stream\r\n"
-                        f"Content-Length: {total}\r\n\r\n").encode() + b"x" * (total // 2))
-    return connection
 
 
 def test_a_web_node_killed_mid_upload_while_another_restarts_loses_nothing(cluster, clients):

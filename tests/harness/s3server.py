@@ -211,6 +211,25 @@ class S3Server:
                             aws_secret_access_key=self.secret_key,
                             config=client_config(**overrides))
 
+    def dms_environment(self, prefix: str) -> dict[str, str]:
+        """The DMS_* settings that put a `dms` subprocess's files in this bucket under
+        `prefix` (api.md §19), with no files directory."""
+        return {"DMS_STORAGE": "s3", "DMS_S3_ENDPOINT": self.endpoint,
+                "DMS_S3_BUCKET": self.bucket, "DMS_S3_REGION": self.region,
+                "DMS_S3_ACCESS_KEY": self.access_key, "DMS_S3_SECRET_KEY": self.secret_key,
+                "DMS_S3_PREFIX": prefix}
+
+    def keys(self, prefix: str) -> list[str]:
+        """Every key of the bucket under `prefix`, sorted, without the prefix."""
+        client, found, token = self.client(), [], None
+        while True:
+            extra = {"ContinuationToken": token} if token else {}
+            page = client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, **extra)
+            found += [item["Key"][len(prefix):] for item in page.get("Contents", [])]
+            token = page.get("NextContinuationToken")
+            if not page.get("IsTruncated"):
+                return sorted(found)
+
     def rss_kib(self) -> int:
         """The server's resident memory now, in KiB."""
         assert self.process is not None
