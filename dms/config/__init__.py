@@ -18,6 +18,8 @@ from dms.config.allowlist import (  # noqa: F401 — the allow-list's names, fro
     parse_allowed,
     plain_address,
 )
+from dms.config.errors import ConfigError
+from dms.config.urls import check_database_url, check_endpoint_url, check_queue_url
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -25,10 +27,6 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 def default_ocr_workers() -> int:
     """One core stays free for the web server: max(1, cores - 1)."""
     return max(1, (os.cpu_count() or 1) - 1)
-
-
-class ConfigError(ValueError):
-    """A setting has a value dms cannot use; the message names the setting."""
 
 
 @dataclass(frozen=True)
@@ -280,17 +278,13 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
             raise ConfigError(f"{source} must be 1 or 0, not {raw!r}.")
         return text in ("1", "true", "yes", "on")
-    if name == "storage":
+    if name in CHOICES:
         choice = str(raw).strip().lower()
-        if choice not in ("local", "s3"):
-            raise ConfigError(f"{source} must be local or s3, not {raw!r}.")
+        if choice not in CHOICES[name]:
+            raise ConfigError(f"{source} must be {' or '.join(CHOICES[name])}, not {raw!r}.")
         return choice
     if name == "s3_endpoint":
-        endpoint = str(raw).strip().rstrip("/")
-        if not endpoint.startswith(("http://", "https://")):
-            raise ConfigError(f"{source} must be a URL such as http://127.0.0.1:8333, not "
-                              f"{raw!r}.")
-        return endpoint
+        return check_endpoint_url(str(raw).strip().rstrip("/"), source)
     if name == "s3_prefix":
         prefix = str(raw).strip().strip("/")
         return prefix + "/" if prefix else ""
@@ -300,11 +294,6 @@ def _convert(name: str, raw: Any, source: str) -> Any:
         return check_queue_url(str(raw).strip(), source)
     if name == "database_url":
         return check_database_url(str(raw).strip(), source)
-    if name == "consume_if_duplicate":
-        choice = str(raw).strip().lower()
-        if choice not in ("refuse", "keep"):
-            raise ConfigError(f"{source} must be refuse or keep, not {raw!r}.")
-        return choice
     if name == "log_level":
         level = str(raw).lower()
         if level not in LOG_LEVELS:
@@ -330,23 +319,8 @@ def _convert(name: str, raw: Any, source: str) -> Any:
     return str(raw)
 
 
-def check_database_url(url: str, source: str) -> str:
-    """Only PostgreSQL URLs: SQLite is what an unset setting means."""
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme not in ("postgresql", "postgres"):
-        raise ConfigError(f"{source} must be a PostgreSQL URL such as "
-                          f"postgresql://dms:password@localhost/dms (leave it unset for SQLite "
-                          f"in the data directory).")
-    return url
-
-
-def check_queue_url(url: str, source: str) -> str:
-    """Only Redis URLs: the embedded queue is what an unset setting means."""
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme not in ("redis", "rediss", "unix"):
-        raise ConfigError(f"{source} must be a Redis URL such as redis://localhost:6379/0 (leave "
-                          f"it unset for the queue inside `dms serve`).")
-    return url
+# Settings that take one of a few words.
+CHOICES = {"storage": ("local", "s3"), "consume_if_duplicate": ("refuse", "keep")}
 
 
 # The type of each field as its annotation names it ("int", "str | None", ...): no eval needed.

@@ -19,6 +19,7 @@ from peewee import ModelSelect
 
 from dms.db import USERS, database, with_space_reserve, write_transaction
 from dms.db.models import Node, User, new_id, utcnow
+from dms.domain import trash
 from dms.domain.access.sight import shared_folder_id
 from dms.domain.credentials import (
     ADDRESS,
@@ -313,10 +314,7 @@ def delete_user_by(services: Services, actor: User, user_id: str) -> None:
     if target.id == actor.id:
         raise Invalid("You cannot delete your own account.")
     require_may_manage(actor, target)
-    files = with_space_reserve(lambda: delete_user(target))
-    services.jobs.cancel(list(dict.fromkeys(blob.version_id for blob in files)))
-    services.store.remove(files)
-    services.store.ensure_reserve()
+    trash.remove_files(services, with_space_reserve(lambda: delete_user(target)))
 
 
 def delete_user(user: User) -> list[Blob]:

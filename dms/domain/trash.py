@@ -27,7 +27,7 @@ from dms.domain import listings, tree
 from dms.domain.access.rule import Reached, changing
 from dms.domain.rules import store as rules
 from dms.errors import Forbidden, NotFound
-from dms.files.store import Blob
+from dms.files.store import Blob, versions_of
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
@@ -56,7 +56,7 @@ class Removed(NamedTuple):
 
     def finish(self, services: Services) -> None:
         services.jobs.cancel(self.stopped)
-        _remove_files(services, self.gone)
+        remove_files(services, self.gone)
 
 
 def remove_in_transaction(services: Services, user: User, node: Node) -> Removed:
@@ -68,7 +68,7 @@ def remove_in_transaction(services: Services, user: User, node: Node) -> Removed
     if services.config.trash_days == 0:
         rules.disable_for_deleted(owner_id, f"{tree.SUBTREE} SELECT id FROM below", (node.id,))
         gone = tree.delete_subtree_rows(node.id)
-        return Removed(list(dict.fromkeys(blob.version_id for blob in gone)), gone)
+        return Removed(versions_of(gone), gone)
     now = utcnow()
     parent = Node.get_by_id(node.parent_id)
     tree.trash_subtree(node.id)
@@ -169,7 +169,7 @@ def purge(services: Services, user: User, node_id: str) -> None:
         with write_transaction(owner_scope(user.id)):
             node, _ = _entry(user, node_id)
             return tree.delete_subtree_rows(node.id)
-    _remove_files(services, with_space_reserve(delete_rows))
+    remove_files(services, with_space_reserve(delete_rows))
 
 
 def empty(services: Services, user: User) -> int:
@@ -224,11 +224,12 @@ def _delete_entries(services: Services, node_ids: list[str], owner_id: str | Non
                 count += 1
         return count, files
     count, files = with_space_reserve(delete_rows)
-    _remove_files(services, files)
+    remove_files(services, files)
     return count
 
 
-def _remove_files(services: Services, files: list[Blob]) -> None:
-    services.jobs.cancel(list(dict.fromkeys(blob.version_id for blob in files)))
+def remove_files(services: Services, files: list[Blob]) -> None:
+    """Once their rows are deleted: the versions' readings stop and their files go."""
+    services.jobs.cancel(versions_of(files))
     services.store.remove(files)
     services.store.ensure_reserve()

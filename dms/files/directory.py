@@ -38,6 +38,7 @@ from dms.files.store import (
     read_file,
     receive_into,
     version_of,
+    versions_of,
 )
 
 log = logging.getLogger("dms.storage")
@@ -147,7 +148,7 @@ class DirectoryStore(LocalSpace):
     def remove(self, blobs: Iterable[Blob]) -> None:
         """Remove the files of these versions (both of each: the blobs name the versions), their
         previews and work folders."""
-        for version_id in dict.fromkeys(blob.version_id for blob in blobs):
+        for version_id in versions_of(blobs):
             for path in (self.path(version_id), self.searchable_path(version_id)):
                 try:
                     path.unlink()

@@ -68,6 +68,11 @@ def searchable_pdf(version: Any) -> Blob:
     return Blob(version.id, version.searchable_sha256, searchable=True)
 
 
+def versions_of(blobs: Iterable[Blob]) -> list[str]:
+    """The version ids these files belong to, each once, in order."""
+    return list(dict.fromkeys(blob.version_id for blob in blobs))
+
+
 def version_blobs(version_id: str, sha256: str | None,
                   searchable_sha256: str | None = None) -> list[Blob]:
     """Both files of a version (the searchable PDF's SHA-256 None when it has none)."""

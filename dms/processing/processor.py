@@ -42,7 +42,7 @@ from dms.db.models import new_id
 from dms.errors import StorageFull
 from dms.files.pdf.process import PdfReaders
 from dms.files.store import Blob, FileMissing, FileStore, StoreUnavailable
-from dms.processing import cluster, leases, ocr, progress, searchable
+from dms.processing import cluster, ending, leases, ocr, progress, searchable
 from dms.processing.languages import installed_languages
 from dms.processing.queue import EmbeddedConsumer, make_huey, pending, queue_problem
 from dms.text import ranges
@@ -362,41 +362,13 @@ class Processor:
         return True, None
 
     def _save(self, work: progress.Work, batch: progress.PageBatch, now: float) -> bool:
-        """Save the batch's pages: their page PDFs where every worker finds them first (object
-        storage: the bucket), then their text."""
+        """Save the batch's pages: their page PDFs where any worker finds them, then their text."""
         if self.config.searchable_pdf:
             self.store.share_work(work.version_id, [f"{page.number}.pdf" for page in batch.read])
         return batch.save(now)
 
     def _end_reading(self, work: progress.Work) -> None:
-        """Every page is read: what the rules do and the searchable PDF, then the reading
-        marked ended (the rules' changes in the same transaction)."""
-        rules = self._when_read(work)
-        made = self._searchable_pdf(work)
-
-        def after() -> None:
-            if rules is not None:
-                rules()
-            if made is not None:  # the searchable PDF's object is the row's from now on
-                self.store.settle([Blob(work.version_id, made[1], searchable=True)])
-        if progress.finish(work, made, after):
-            log.info("processed version %s: %d page(s)", work.version_id, work.page_count)
-        elif made is not None:
-            searchable.discard(self.store, work.version_id)
-
-    def _searchable_pdf(self, work: progress.Work) -> tuple[int, str] | None:
-        """The version's searchable PDF, if Tesseract read any of its pages. Making it may fail
-        (a PDF pdfium cannot write back): the text is kept all the same, without it. The store
-        unreachable is not such a failure: the reading ends later (StoreUnavailable)."""
-        try:
-            return searchable.build(self.store, self.readers, work.version_id, work.sha256,
-                                    work.mime_type, progress.read_by_tesseract(work))
-        except StoreUnavailable:
-            raise
-        except Exception:
-            log.exception("version %s: the searchable PDF could not be made", work.version_id)
-            searchable.discard(self.store, work.version_id)
-            return None
+        ending.end_reading(self.store, self.readers, work, self._when_read(work))
 
     def _attempt_failed(self, work: progress.Work, reason: str,
                         final: bool = False) -> float | None:

@@ -51,6 +51,7 @@ from dms.files.store import (
     ReceivedFile,
     StoreUnavailable,
     receive_into,
+    versions_of,
 )
 
 log = logging.getLogger("dms.storage")
@@ -326,7 +327,7 @@ class S3Store(LocalSpace):
         """The versions' local previews and work, their shared work, and each object nobody
         else names (the others stay; the garbage collection retries what fails)."""
         blobs = list(blobs)
-        for version_id in dict.fromkeys(blob.version_id for blob in blobs):
+        for version_id in versions_of(blobs):
             shutil.rmtree(self.previews_dir / version_id[:2] / version_id, ignore_errors=True)
             self.drop_work(version_id)
         try:

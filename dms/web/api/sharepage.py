@@ -25,7 +25,8 @@ from dms.domain.sharelinks import Visit
 from dms.errors import DomainError, NotFound, Throttled
 from dms.web.api.nodes import version_file
 from dms.web.api.ui import SECURITY_HEADERS
-from dms.web.endpoints import STATUS_OF_ERROR, Context, content_disposition
+from dms.web.downloads import content_disposition
+from dms.web.endpoints import STATUS_OF_ERROR, Context
 from dms.web.jsonapi import RouteTable
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import BINARY, FILES, STRING

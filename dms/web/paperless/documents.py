@@ -31,7 +31,7 @@ from dms.domain.metadata import autofill, notes
 from dms.domain.rows import DOCUMENT
 from dms.files.store import original as stored_original
 from dms.files.store import searchable_pdf
-from dms.web.endpoints import file_response
+from dms.web.downloads import file_response
 from dms.web.paperless import sharing, translate
 from dms.web.paperless.finding import conditions, field_query
 from dms.web.paperless.protocol import Call, Reply, Routes, not_found, number
