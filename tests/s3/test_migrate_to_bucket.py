@@ -7,16 +7,25 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import shutil
+import signal
+import subprocess
 
 import pytest
 
 from tests.harness import samples
 from tests.harness.appserver import running
 from tests.harness.client import Client
-from tests.harness.domaintier import domain_services, new_user, read_document
-from tests.harness.processes import free_port
-from tests.harness.storageops import dms_on, files_named
+from tests.harness.domaintier import (
+    domain_services,
+    new_document,
+    new_user,
+    read_document,
+    upload_file,
+)
+from tests.harness.processes import config_args, dms_command, free_port
+from tests.harness.storageops import bucket_environment, dms_on, files_named
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.slow]
 
@@ -187,3 +196,35 @@ def test_refusals_copy_nothing(config, sqlite_template, bucket):
     assert (no_bucket.returncode, no_bucket.stdout, no_bucket.stderr) == (
         2, "", "dms: DMS_STORAGE=s3 needs DMS_S3_BUCKET, the bucket's name.\n")
     assert bucket.keys() == []
+
+
+def test_a_run_killed_mid_way_continues_without_copying_again_what_is_there(
+        config, sqlite_template, bucket):
+    with domain_services(config, sqlite_template) as services:  # no reading: originals only
+        alice = new_user("alice")
+        contents = [samples.text(os.urandom(256 * 1024).hex() + "\n") for _ in range(40)]
+        for number, data in enumerate(contents):
+            upload_file(services, alice, new_document(services, alice, f"part {number}"),
+                        f"part-{number}.txt", data)
+    command = dms_command("storage", "migrate", "--to", "s3", "--progress-every", "1",
+                          *config_args(config))
+    running = subprocess.Popen(command, env=bucket_environment(config), stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    try:
+        first = running.stdout.readline()
+        assert first.startswith("1 of 40 files checked, 1 copied"), first
+        running.send_signal(signal.SIGKILL)
+    finally:
+        running.wait(timeout=30)
+        running.stdout.close()
+    assert running.returncode == -signal.SIGKILL
+    copied = len(bucket.keys())
+    assert 1 <= copied < 40
+
+    rest = dms_on(config, "storage", "migrate", "--to", "s3")
+    assert rest.returncode == 0
+    assert rest.stdout.startswith(f"Copied {40 - copied} files ")
+    assert rest.stdout.splitlines()[0].endswith(f"; {copied} were there already; 40 files in "
+                                                f"all.")
+    keys = bucket.keys()
+    assert sorted(bucket.get(key) for key in keys) == sorted(contents)
