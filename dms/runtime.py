@@ -38,8 +38,7 @@ from dms.errors import DomainError
 from dms.files import modes
 from dms.files.fairness import current_owner
 from dms.files.pdf.process import PdfReaders, ReaderTimes
-from dms.files.store import FileStore, StoreUnavailable
-from dms.files.stores import open_store
+from dms.files.storage import FileStore, StoreUnavailable, open_store
 from dms.intake.consume import ConsumeFolder
 from dms.intake.mail.checker import MailChecker, release_claims
 from dms.notify.deliverer import Deliverer
@@ -71,7 +70,7 @@ def sweep(store: FileStore, config: Config) -> None:
     """Interrupted uploads and files no row points at (a crash between storing a file and
     committing its row, or between a delete's commit and its file removal), once they are older
     than the grace period (another node may be committing its row now); in a bucket, objects no
-    row names for a day (dms.files.s3.store)."""
+    row names for a day (dms.files.storage.s3.store)."""
     store.sweep(referenced_version_ids(), config.sweep_grace_minutes * MINUTE)
     collect_garbage = getattr(store, "collect_garbage", None)
     if collect_garbage is not None:

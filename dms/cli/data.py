@@ -22,7 +22,7 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
     from pathlib import Path
 
     from dms.db.schema import latest_schema_version
-    from dms.files.store import StoreUnavailable
+    from dms.files.storage import StoreUnavailable
     from dms.ops import backup
     from dms.ops.backup import restore
 
@@ -91,7 +91,7 @@ def verify(config: Config, repair: bool = False, deep: bool = False) -> ExitStat
     from dms.cli.storage import open_checked_store
     from dms.db.schema import open_migrated
     from dms.errors import DomainError
-    from dms.files.store import StoreUnavailable
+    from dms.files.storage import StoreUnavailable
     from dms.ops import verify as checks
 
     if not config.database_url and not config.db_path.is_file():

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace, config: Config) -> ExitStatus:
 def open_checked_store(config: Config):
     """The configured store; a bucket checked first, so that one refusing dms (its name or
     keys wrong) is a ConfigError naming the settings (exit status 2), not a failure later."""
-    from dms.files.stores import open_store
+    from dms.files.storage import open_store
 
     store = open_store(config)
     check = getattr(store, "check", None)
@@ -36,7 +36,7 @@ def open_checked_store(config: Config):
 
 
 def collect_garbage(args: argparse.Namespace, config: Config) -> ExitStatus:
-    from dms.files.store import StoreUnavailable
+    from dms.files.storage import StoreUnavailable
     from dms.ops import storage
 
     try:
@@ -66,12 +66,10 @@ def _duration(seconds: float) -> str:
 
 
 def migrate(args: argparse.Namespace, config: Config) -> ExitStatus:
-    from dms.files.directory import DirectoryStore
-    from dms.files.s3.client import BucketDown
-    from dms.files.s3.inventory import check_reachable, describe
-    from dms.files.s3.store import S3Store
-    from dms.files.store import StoreUnavailable
-    from dms.files.stores import bucket_settings
+    from dms.files.storage import DirectoryStore, StoreUnavailable, bucket_settings
+    from dms.files.storage.s3.client import BucketDown
+    from dms.files.storage.s3.inventory import check_reachable, describe
+    from dms.files.storage.s3.store import S3Store
     from dms.ops.storage import migrate as migration
 
     if args.target == config.storage:

@@ -216,7 +216,7 @@ def take_turns_by(turn_of: Callable[[], Hashable]) -> None:
 
 def register_space_reserve(release: Callable[[], bool] | None) -> None:
     """How to free the disk space set aside for writes that must work on a full disk
-    (dms.files.store.FileStore.release_reserve; set by create_app)."""
+    (dms.files.storage.FileStore.release_reserve; set by create_app)."""
     global _release_space_reserve
     _release_space_reserve = release
 

@@ -39,7 +39,7 @@ from dms.domain.credentials import (
 )
 from dms.errors import Forbidden, Invalid, NotFound, Throttled
 from dms.files.outbound import Policy
-from dms.files.store import Blob, version_blobs
+from dms.files.storage import Blob, version_blobs
 from dms.text import required_text, username_key
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from dms.db import database
-from dms.files.store import Blob, FileStore
+from dms.files.storage import Blob, FileStore
 
 ARCHIVE_TYPES = ("zip", "targz")
 # Characters that are unsafe in a file name on some system that will unpack the archive.

@@ -32,7 +32,7 @@ from dms.domain.preferences import ocr_language
 from dms.domain.uploads import Upload, receive_upload
 from dms.errors import StorageFull
 from dms.files import filetypes
-from dms.files.store import (
+from dms.files.storage import (
     Blob,
     FileStore,
     ReceivedFile,

@@ -24,13 +24,13 @@ from dms.db.models import DocumentVersion, Page
 from dms.errors import Invalid, StorageFull, Unavailable
 from dms.files import pdf
 from dms.files.imaging import decoding
-from dms.files.store import FileMissing, FileStore, original
+from dms.files.storage import FileMissing, FileStore, original
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PilImage
 
     from dms.domain.services import Services
-    from dms.files.store import FileStore
+    from dms.files.storage import FileStore
 
 PREVIEW_WIDTH = 1000  # pixels: readable on a screen, small to send; GET /pages/{id}/'s
 # The widths a preview is made in: a thumbnail, a list's and a phone's, the page's 1,000, a large

@@ -14,7 +14,7 @@ from dms.config import Config
 from dms.domain.credentials import LoginThrottle
 from dms.files.fairness import FairSlots, Refusals
 from dms.files.pdf.process import PdfReaders
-from dms.files.store import FileStore
+from dms.files.storage import FileStore
 
 
 class JobQueue(Protocol):

@@ -27,7 +27,7 @@ from dms.domain import listings, tree
 from dms.domain.access.rule import Reached, changing
 from dms.domain.rules import store as rules
 from dms.errors import Forbidden, NotFound
-from dms.files.store import Blob, versions_of
+from dms.files.storage import Blob, versions_of
 
 if TYPE_CHECKING:
     from dms.domain.services import Services

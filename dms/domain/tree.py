@@ -46,7 +46,7 @@ from dms.domain.access.rule import (
 from dms.domain.ancestry import ancestor_ids, breadcrumbs, depth, depths, exceeds_height  # noqa: F401
 from dms.domain.preferences import ocr_language
 from dms.errors import Conflict, Forbidden, Invalid, NotFound
-from dms.files.store import Blob, version_blobs
+from dms.files.storage import Blob, version_blobs
 from dms.processing.languages import check_lang
 from dms.text import has_refused_characters, required_text
 

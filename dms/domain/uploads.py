@@ -36,7 +36,7 @@ from dms.domain.rules import filing
 from dms.errors import Invalid, StorageFull, TooLarge, UnsupportedType
 from dms.files import filetypes, pagecount
 from dms.files.filetypes import FileType, UnacceptableFile
-from dms.files.store import Blob, FileStore, ReceivedFile, UploadTooLarge
+from dms.files.storage import Blob, FileStore, ReceivedFile, UploadTooLarge
 from dms.text import has_refused_characters
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import os
 import secrets
 from pathlib import Path
 
-from dms.files.store import fsync_dir
+from dms.files.storage import fsync_dir
 
 KEY_FILE = "mail.key"
 KEY_BYTES = 32

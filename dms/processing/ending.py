@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 
 from dms.files.pdf.process import PdfReaders
-from dms.files.store import Blob, FileStore, StoreUnavailable
+from dms.files.storage import Blob, FileStore, StoreUnavailable
 from dms.processing import progress, searchable
 
 log = logging.getLogger("dms.processing")

@@ -42,7 +42,7 @@ from dms.files.fairness import run_behind
 from dms.files.imaging import decoding, shrink
 from dms.files.pdf.pages import BARCODE_FORMATS
 from dms.files.pdf.process import PdfReaders
-from dms.files.store import move_file
+from dms.files.storage import move_file
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PilImage

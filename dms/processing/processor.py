@@ -41,7 +41,7 @@ from dms.db import release_connection
 from dms.db.models import new_id
 from dms.errors import StorageFull
 from dms.files.pdf.process import PdfReaders
-from dms.files.store import Blob, FileMissing, FileStore, StoreUnavailable
+from dms.files.storage import Blob, FileMissing, FileStore, StoreUnavailable
 from dms.processing import cluster, ending, leases, ocr, progress, searchable
 from dms.processing.languages import installed_languages
 from dms.processing.queue import EmbeddedConsumer, make_huey, pending, queue_problem

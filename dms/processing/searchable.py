@@ -29,7 +29,7 @@ from pathlib import Path
 
 from dms.files import pdf
 from dms.files.pdf.process import PdfReaders
-from dms.files.store import CHUNK_SIZE, Blob, FileStore
+from dms.files.storage import CHUNK_SIZE, Blob, FileStore
 
 log = logging.getLogger("dms.searchable")
 

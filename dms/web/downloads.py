@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import bottle
 
-from dms.files.store import Blob, FileStore
+from dms.files.storage import Blob, FileStore
 from dms.web.jsonapi import ApiError
 
 # RFC 7230's `token` characters: a name made only of these needs no quotes.

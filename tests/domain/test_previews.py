@@ -11,7 +11,7 @@ import io
 from PIL import Image
 
 from dms.domain import previews
-from dms.files.directory import DirectoryStore
+from dms.files.storage import DirectoryStore
 from tests.harness import samples
 from tests.harness.client import NOT_FOUND, assert_error
 from tests.harness.documents import new_document, upload

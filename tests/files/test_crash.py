@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from dms.files.store import SEARCHABLE_SUFFIX
+from dms.files.storage import SEARCHABLE_SUFFIX
 from tests.harness import samples
 from tests.harness.processes import Running
 from tests.harness.waiting import wait_for

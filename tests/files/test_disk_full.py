@@ -10,7 +10,7 @@ import time
 import pytest
 
 from dms.config import Config
-from dms.files.store import RESERVE_BYTES
+from dms.files.storage import RESERVE_BYTES
 from tests.harness import samples
 from tests.harness.client import NOT_FOUND, assert_error
 from tests.harness.database import snapshot

@@ -10,7 +10,7 @@ import time
 import pytest
 from PIL import Image
 
-from dms.files.directory import DirectoryStore
+from dms.files.storage import DirectoryStore
 from tests.harness import samples
 from tests.harness.client import JSON, assert_error
 from tests.harness.database import snapshot

@@ -55,7 +55,7 @@ def weed_executable() -> Path:
 
 
 def client_config(**overrides) -> botocore.config.Config:
-    """dms's S3 client settings (dms.files.s3.client, api.md §19): checksums only where the
+    """dms's S3 client settings (dms.files.storage.s3.client, api.md §19): checksums only where the
     operation requires them (S3-compatible servers refuse the newer default), path-style
     addresses, short timeouts, two attempts in all (`total_max_attempts`: botocore's
     `max_attempts` counts the retries only, so max_attempts 2 would be three attempts)."""

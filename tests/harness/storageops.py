@@ -8,7 +8,7 @@ import subprocess
 
 from dms.db import database
 from dms.db.schema import open_migrated
-from dms.files.stored import StoredFile, stored_files
+from dms.files.storage.stored import StoredFile, stored_files
 from tests.harness.processes import config_args, config_env, dms_command, environment
 
 

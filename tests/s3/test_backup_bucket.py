@@ -12,10 +12,10 @@ import pytest
 
 from dms.db import database
 from dms.domain import trash
-from dms.files.s3 import leases
-from dms.files.s3.inventory import hold
-from dms.files.store import Blob
-from dms.files.stored import stored_files
+from dms.files.storage import Blob
+from dms.files.storage.s3 import leases
+from dms.files.storage.s3.inventory import hold
+from dms.files.storage.stored import stored_files
 from tests.harness import samples
 from tests.harness.appserver import empty_target
 from tests.harness.domaintier import (
@@ -80,9 +80,9 @@ def test_a_backup_restores_into_a_data_dir_byte_for_byte_and_goes_back_into_a_bu
 
 
 def test_an_object_a_backup_holds_outlives_the_purge_of_its_last_version(services, bucket):
-    """A backup holds the objects its snapshot names (dms.files.s3.inventory.hold): a document
-    deleted for good meanwhile keeps its object until the backup releases it; the garbage
-    collection then takes it."""
+    """A backup holds the objects its snapshot names (dms.files.storage.s3.inventory.hold): a
+    document deleted for good meanwhile keeps its object until the backup releases it; the
+    garbage collection then takes it."""
     data = samples.text("purged while a backup reads it\n")
     alice = new_user("alice")
     document = new_document(services, alice, "purged")

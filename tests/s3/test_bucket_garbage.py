@@ -1,7 +1,7 @@
 """What is removed from the bucket and when (api.md §19): a purge takes the objects nobody else
 names, the garbage collection those no row has named for a day, never one an upload of the same
-bytes is committing (dms.files.s3.leases), and uploads and purges of the same bytes racing leave
-every acknowledged version with its object."""
+bytes is committing (dms.files.storage.s3.leases), and uploads and purges of the same bytes
+racing leave every acknowledged version with its object."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 
 from dms.db import release_connection
 from dms.domain import trash
-from dms.files.s3 import leases
-from dms.files.store import Blob
+from dms.files.storage import Blob
+from dms.files.storage.s3 import leases
 from tests.harness import samples
 from tests.harness.domaintier import new_document, new_user, upload_file
 
@@ -117,7 +117,7 @@ def test_uploads_and_purges_of_the_same_bytes_at_once_lose_no_acknowledged_file(
 
 def _blob_of(document_id: str):
     from dms.domain.documents import latest_version
-    from dms.files.store import original
+    from dms.files.storage import original
 
     return original(latest_version(document_id))
 

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from dms.config import Config, ConfigError
-from dms.files.stores import bucket_settings
+from dms.files.storage import bucket_settings
 from tests.harness.processes import dms_command, environment, free_port
 
 pytestmark = pytest.mark.enable_socket

@@ -24,7 +24,7 @@ from dms.db.models import (
 )
 from dms.domain.access.rule import EDITOR, VIEWER, changing, reach
 from dms.errors import Invalid, NotFound
-from dms.files.store import version_blobs
+from dms.files.storage import version_blobs
 from dms.processing import searchable
 from dms.processing.languages import check_lang
 

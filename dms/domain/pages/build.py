@@ -31,7 +31,7 @@ from dms.errors import Invalid, Unavailable
 from dms.files.filetypes import IMAGES, PDF
 from dms.files.imaging import UnacceptableImage
 from dms.files.pdf import UnreadablePdf, pages
-from dms.files.store import Blob, FileMissing, ReceivedFile, original, searchable_pdf
+from dms.files.storage import Blob, FileMissing, ReceivedFile, original, searchable_pdf
 from dms.processing import progress, searchable
 
 if TYPE_CHECKING:

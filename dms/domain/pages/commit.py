@@ -27,7 +27,7 @@ from dms.domain.documents import latest_version, searchable_name
 from dms.domain.pages.build import Built
 from dms.errors import Conflict, Invalid
 from dms.files.filetypes import PDF
-from dms.files.store import Blob, FileStore, version_blobs
+from dms.files.storage import Blob, FileStore, version_blobs
 from dms.processing import searchable
 
 if TYPE_CHECKING:

@@ -44,8 +44,8 @@ from typing import IO, Any
 
 from dms import __version__
 from dms.files import modes, sealing
-from dms.files.store import FileMissing, read_file
-from dms.files.stored import StoredFile, stored_files
+from dms.files.storage import FileMissing, read_file
+from dms.files.storage.stored import StoredFile, stored_files
 from dms.ops.backup import _bucket
 from dms.ops.backup._rowfiles import NOT_BACKED_UP, member, write_table
 

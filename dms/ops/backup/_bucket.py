@@ -8,8 +8,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from dms.files.store import Blob
-from dms.files.stored import StoredFile
+from dms.files.storage import Blob
+from dms.files.storage.stored import StoredFile
 
 
 def stage_objects(bucket: Any, files: list[StoredFile], member: Any
@@ -17,8 +17,8 @@ def stage_objects(bucket: Any, files: list[StoredFile], member: Any
     """The zip's members for the files of a snapshot (`member(name, size, chunks)` makes one)
     and the leases holding their objects; None (nothing held) when one is missing or being
     removed: deleted since the snapshot, so the snapshot is taken again."""
-    from dms.files.s3 import leases
-    from dms.files.s3.inventory import blob_objects, hold
+    from dms.files.storage.s3 import leases
+    from dms.files.storage.s3.inventory import blob_objects, hold
 
     shas = list(dict.fromkeys(file.sha256 for file in files))
     if not all(shas):
@@ -34,6 +34,6 @@ def stage_objects(bucket: Any, files: list[StoredFile], member: Any
 
 
 def release(held: list[int]) -> None:
-    from dms.files.s3 import leases
+    from dms.files.storage.s3 import leases
 
     leases.release(held)

@@ -31,8 +31,8 @@ from typing import IO, Any
 
 from dms.files import modes
 from dms.files.sealing import KEY_FILE
-from dms.files.store import CHUNK_SIZE, fsync_dir
-from dms.files.stored import stored_files
+from dms.files.storage import CHUNK_SIZE, fsync_dir
+from dms.files.storage.stored import stored_files
 from dms.ops.backup import DATABASE, FILE_MEMBER, BackupError, Progress
 from dms.ops.backup._loadrows import NEWER_DATABASE, load_tables
 from dms.ops.backup._manifest import (

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from dms.config import Config
 from dms.domain.documents import referenced_version_ids
-from dms.files.store import FileStore
+from dms.files.storage import FileStore
 
 MINUTE, HOUR = 60.0, 3600.0
 
@@ -28,7 +28,7 @@ def collect_garbage(store: FileStore, config: Config, grace_hours: float | None)
     DMS_SWEEP_GRACE_MINUTES) and interrupted uploads."""
     collect = getattr(store, "collect_garbage", None)
     if collect is not None:
-        from dms.files.s3.store import GARBAGE_AGE_SECONDS
+        from dms.files.storage.s3.store import GARBAGE_AGE_SECONDS
 
         grace = GARBAGE_AGE_SECONDS if grace_hours is None else grace_hours * HOUR
         return Collected(True, collect(grace), 0, grace)

@@ -8,7 +8,7 @@ version's original and searchable PDF — copied from the configured store to th
 - Continues: what the target holds already with the right size is not copied again, so a run
   that was interrupted (or stopped by `limit`) picks up where it stopped.
 - Bounded memory: files stream in CHUNK_SIZE pieces; only the database's list of files is held.
-- To the bucket objects go as uploads write them (dms.files.s3.inventory.put_blob: content-
+- To the bucket objects go as uploads write them (dms.files.storage.s3.inventory.put_blob: content-
   addressed, a lease, a conditional put), one object for every version with the same bytes; to a
   directory at DirectoryStore's paths, one file per version (a hard link for the same bytes).
 - It never deletes the source and never switches the configuration: the caller prints what to set.
@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dms.db import database
-from dms.files.directory import DirectoryStore
-from dms.files.store import CHUNK_SIZE, Blob, FileMissing, fsync_dir
-from dms.files.stored import StoredFile, stored_files
+from dms.files.storage import CHUNK_SIZE, Blob, DirectoryStore, FileMissing, fsync_dir
+from dms.files.storage.stored import StoredFile, stored_files
 
 PROGRESS_EVERY = 100  # files between two progress lines
 
@@ -110,7 +109,7 @@ class ToBucket:
     """Copies into a bucket from a directory (see the module docstring)."""
 
     def __init__(self, source: DirectoryStore, target):  # target: S3Store
-        from dms.files.s3.inventory import blob_objects
+        from dms.files.storage.s3.inventory import blob_objects
 
         self.source, self.target = source, target
         # What the bucket holds, by one listing (1,000 objects a request) rather than a HEAD a
@@ -118,7 +117,7 @@ class ToBucket:
         self.there = {item.sha256: item.size for item in blob_objects(target)}
 
     def __call__(self, file: StoredFile) -> int | None:
-        from dms.files.s3.inventory import put_blob
+        from dms.files.storage.s3.inventory import put_blob
 
         if not file.sha256:
             raise Problem("no SHA-256 is recorded for it, so it has no name in a bucket")

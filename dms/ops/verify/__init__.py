@@ -60,7 +60,7 @@ from dms.text import ranges, runs_text, username_key
 
 if TYPE_CHECKING:
     from dms.config import Config
-    from dms.files.store import FileStore
+    from dms.files.storage import FileStore
 
 log = logging.getLogger("dms.processing")  # the periodic verify logged as it always did
 
@@ -342,7 +342,7 @@ def run_periodically(config: Config, store: FileStore | None = None) -> None:
     read: reading them all is `dms verify --deep`'s."""
     bucket = None
     if config.storage == "s3":
-        from dms.files.stores import open_store
+        from dms.files.storage import open_store
 
         bucket = store or open_store(config)
     report = run(config.data_dir, files_dir=config.files_path,

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dms.db import database
-from dms.files.store import CHUNK_SIZE, SEARCHABLE_SUFFIX, Blob, FileMissing
-from dms.files.stored import StoredFile, stored_files
+from dms.files.storage import CHUNK_SIZE, SEARCHABLE_SUFFIX, Blob, FileMissing
+from dms.files.storage.stored import StoredFile, stored_files
 
 if TYPE_CHECKING:
-    from dms.files.s3.store import S3Store
+    from dms.files.storage.s3.store import S3Store
 
 
 def sha256_of(chunks: Iterable[bytes]) -> tuple[str, int]:
@@ -69,8 +69,8 @@ def check_bucket(report: Any, store: S3Store, deep: bool = False,
     objects no row names are problems once older than `grace_seconds` (default: the garbage
     collection's day), before that expected. The rows are read before the bucket is listed, so
     a row committed meanwhile makes at most a young object without a row (its upload's)."""
-    from dms.files.s3.inventory import blob_objects
-    from dms.files.s3.store import GARBAGE_AGE_SECONDS
+    from dms.files.storage.s3.inventory import blob_objects
+    from dms.files.storage.s3.store import GARBAGE_AGE_SECONDS
 
     grace = GARBAGE_AGE_SECONDS if grace_seconds is None else grace_seconds
     report.in_bucket = True

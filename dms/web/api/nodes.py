@@ -18,7 +18,7 @@ from dms.domain.access.sight import SHARED, Shown, Sight
 from dms.domain.mailaccounts import mail_of
 from dms.domain.metadata import document as metadata
 from dms.domain.metadata import filters as metadata_filters
-from dms.files.store import original, searchable_pdf
+from dms.files.storage import original, searchable_pdf
 from dms.web.downloads import content_disposition, file_response
 from dms.web.endpoints import Context
 from dms.web.jsonapi import (

@@ -29,8 +29,8 @@ from dms.domain.documents import edit as documentedit
 from dms.domain.documents import facts as documentfacts
 from dms.domain.metadata import autofill, notes
 from dms.domain.rows import DOCUMENT
-from dms.files.store import original as stored_original
-from dms.files.store import searchable_pdf
+from dms.files.storage import original as stored_original
+from dms.files.storage import searchable_pdf
 from dms.web.downloads import file_response
 from dms.web.paperless import sharing, translate
 from dms.web.paperless.finding import conditions, field_query

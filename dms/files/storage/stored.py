@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dms.files.store import SEARCHABLE_SUFFIX
+from dms.files.storage.base import SEARCHABLE_SUFFIX
 
 
 @dataclass(frozen=True)

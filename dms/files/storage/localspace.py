@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from dms.files.store import RESERVE_BYTES
+from dms.files.storage.base import RESERVE_BYTES
 
 log = logging.getLogger("dms.storage")
 

@@ -6,7 +6,7 @@ same bytes uploaded twice (by anyone) are one object, and nothing is ever rename
 the bucket. The order is the directory store's: object first, row second; an object no row names
 is garbage, removed by `collect_garbage` (the sweep job; `dms storage gc`) once it is older than a
 day, and at once by a purge when nobody else names it — both through the leases of
-dms.files.s3.leases, which keep an object while an upload of the same bytes commits its row.
+dms.files.storage.s3.leases, which keep an object while an upload of the same bytes commits its row.
 
 On the node's own disk, and rebuildable: uploads being received (`<data-dir>/tmp`), copies fetched
 for reading (tmp/, removed after), previews (`<data-dir>/cache/previews`) and the page PDFs of a
@@ -32,9 +32,18 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from dms.config import ConfigError
-from dms.files.localspace import LocalSpace, entries, remove_if_old
-from dms.files.s3 import leases
-from dms.files.s3.client import (
+from dms.files.storage.base import (
+    CHUNK_SIZE,
+    Blob,
+    FileMissing,
+    ReceivedFile,
+    StoreUnavailable,
+    receive_into,
+    versions_of,
+)
+from dms.files.storage.localspace import LocalSpace, entries, remove_if_old
+from dms.files.storage.s3 import leases
+from dms.files.storage.s3.client import (
     BucketDown,
     BucketRefused,
     BucketSettings,
@@ -43,15 +52,6 @@ from dms.files.s3.client import (
     is_missing,
     is_refused,
     make_client,
-)
-from dms.files.store import (
-    CHUNK_SIZE,
-    Blob,
-    FileMissing,
-    ReceivedFile,
-    StoreUnavailable,
-    receive_into,
-    versions_of,
 )
 
 log = logging.getLogger("dms.storage")

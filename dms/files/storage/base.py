@@ -1,10 +1,10 @@
-"""The file store: stored files by version (never by a client's name, api.md "Uploading a
-file"), behind one interface (FileStore) with two kinds: DirectoryStore (dms.files.directory) keeps
-them in a directory — `<data-dir>/files`, or a mount every node shares (DMS_FILES_DIR); S3Store
-(dms.files.s3) in an S3-compatible bucket, content-addressed (api.md §19). Callers name a stored
-file by a Blob (its version id and the SHA-256 of its bytes: each store uses what it keys by) and
-read it through the store: a local path where the store has one, a fetched copy where it has not,
-or a stream of a byte range.
+"""The file store's interface: stored files by version (never by a client's name, api.md
+"Uploading a file"), behind one interface (FileStore) with two kinds: DirectoryStore
+(dms.files.storage.directory) keeps them in a directory — `<data-dir>/files`, or a mount every
+node shares (DMS_FILES_DIR); S3Store (dms.files.storage.s3) in an S3-compatible bucket,
+content-addressed (api.md §19). Callers name a stored file by a Blob (its version id and the
+SHA-256 of its bytes: each store uses what it keys by) and read it through the store: a local
+path where the store has one, a fetched copy where it has not, or a stream of a byte range.
 
 Uploads in progress and Tesseract's output are node-local in either kind: `<data-dir>/tmp`.
 
@@ -92,7 +92,7 @@ class ReceivedFile:
     head: bytes  # the first bytes, for sniffing the type
     synced: bool = False  # fsynced already (a file dms wrote itself); else store() does it
     # Object storage: the lease that keeps its object from removal until its row is written
-    # (dms.files.s3.leases); the row's transaction settles it.
+    # (dms.files.storage.s3.leases); the row's transaction settles it.
     lease: int | None = None
 
     def discard(self) -> None:

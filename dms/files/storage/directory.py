@@ -25,8 +25,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from dms.files.localspace import LocalSpace, entries, remove_if_old
-from dms.files.store import (
+from dms.files.storage.base import (
     SEARCHABLE_SUFFIX,
     Blob,
     FileMissing,
@@ -40,6 +39,7 @@ from dms.files.store import (
     version_of,
     versions_of,
 )
+from dms.files.storage.localspace import LocalSpace, entries, remove_if_old
 
 log = logging.getLogger("dms.storage")
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dms.config import ConfigError
-from dms.files.store import StoreUnavailable
+from dms.files.storage.base import StoreUnavailable
 
 # A call waits this long for the bucket's next bytes (and is tried twice): an upload or download
 # stalled by a bucket that accepts connections but does not answer fails within 20 s.

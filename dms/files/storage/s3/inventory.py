@@ -1,7 +1,7 @@
 """What operating a bucket needs beyond serving files (api.md §19): whether it answers, what it
 holds under `<prefix>blobs/`, and writing an object for a row that names it already (`dms storage
 migrate --to s3`). Used by dms.ops (verify, backup, storage); S3Store's own paths stay in
-dms.files.s3.store, whose helpers this module shares (same package)."""
+dms.files.storage.s3.store, whose helpers this module shares (same package)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from datetime import datetime
 from pathlib import Path
 
 from dms.db import database, write_transaction
-from dms.files.s3 import leases
-from dms.files.s3.store import S3Store
+from dms.files.storage.s3 import leases
+from dms.files.storage.s3.store import S3Store
 
 
 @dataclass(frozen=True)

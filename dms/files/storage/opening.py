@@ -4,21 +4,21 @@ client is imported only then."""
 from __future__ import annotations
 
 from dms.config import Config, ConfigError
-from dms.files.directory import DirectoryStore
-from dms.files.store import FileStore
+from dms.files.storage.base import FileStore
+from dms.files.storage.directory import DirectoryStore
 
 
 def open_store(config: Config) -> FileStore:
     if config.storage != "s3":
         return DirectoryStore(config.files_path, config.data_dir)
-    from dms.files.s3.store import S3Store
+    from dms.files.storage.s3.store import S3Store
 
     return S3Store(bucket_settings(config), config.data_dir)
 
 
 def bucket_settings(config: Config):
     """The bucket's settings, checked: a bucket name, and keys given together."""
-    from dms.files.s3.client import BucketSettings
+    from dms.files.storage.s3.client import BucketSettings
 
     if not config.s3_bucket:
         raise ConfigError("DMS_STORAGE=s3 needs DMS_S3_BUCKET, the bucket's name.")

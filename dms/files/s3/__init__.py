@@ -1,3 +1,0 @@
-"""Files on S3-compatible object storage (api.md §19): S3Store (dms.files.s3.store), the client
-(dms.files.s3.client, boto3 from the `s3` extra, imported only when DMS_STORAGE=s3) and the leases
-that keep shared objects from removal (dms.files.s3.leases)."""
