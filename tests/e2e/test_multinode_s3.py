@@ -155,7 +155,7 @@ def test_a_web_node_killed_mid_upload_loses_nothing_acknowledged(cluster, client
     a, b = clients
     killed_url = a.base_url
     urls = [a.base_url, a.base_url, a.base_url, b.base_url]
-    documents = [[new_document(a, f"storm {thread}-{number}") for number in range(20)]
+    documents = [[new_document(a, f"storm {thread}-{number}") for number in range(30)]
                  for thread in range(len(urls))]
     storm = UploadStorm(urls, a.token, documents).start()
     try:
