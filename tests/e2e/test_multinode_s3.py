@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import signal
+import subprocess
 import time
 
 import pytest
@@ -25,6 +26,7 @@ from tests.harness.cluster import (
 )
 from tests.harness.documents import new_document, upload
 from tests.harness.pdfops import page_texts
+from tests.harness.processes import dms_command, environment
 from tests.harness.redisserver import RedisServer
 
 # Sockets (pytest-socket): Redis, SeaweedFS, web nodes and workers as subprocesses, over HTTP.
@@ -153,7 +155,7 @@ def test_a_web_node_killed_mid_upload_loses_nothing_acknowledged(cluster, client
     a, b = clients
     killed_url = a.base_url
     urls = [a.base_url, a.base_url, a.base_url, b.base_url]
-    documents = [[new_document(a, f"storm {thread}-{number}") for number in range(20)]
+    documents = [[new_document(a, f"storm {thread}-{number}") for number in range(30)]
                  for thread in range(len(urls))]
     storm = UploadStorm(urls, a.token, documents).start()
     try:
@@ -174,3 +176,8 @@ def test_a_web_node_killed_mid_upload_loses_nothing_acknowledged(cluster, client
     storm.check_bucket(rows, object_shas(s3_server, PREFIX))
     assert [node.name for node in cluster.all_nodes() if (node.data_dir / "files").exists()] \
         == []
+    check = subprocess.run(dms_command("verify", "--data-dir", str(cluster.root / "verify")),
+                           env=environment(**cluster.env), capture_output=True, text=True,
+                           timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.rstrip().endswith("No problems found."), check.stdout

@@ -7,11 +7,18 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+import subprocess
 
 import pytest
 
 from tests.harness.bucketuploads import UploadStorm, object_shas, sha
-from tests.harness.processes import Running, admin_session, make_node
+from tests.harness.processes import (
+    Running,
+    admin_session,
+    dms_command,
+    environment,
+    make_node,
+)
 from tests.harness.waiting import wait_for
 
 # Kills the server and reads its SQLite file.
@@ -77,3 +84,7 @@ def test_kill_9_during_uploads_to_the_bucket_loses_nothing_acknowledged(tmp_path
     storm.check_bucket(version_rows(data_dir), object_shas(s3_server, prefix))
     assert list((data_dir / "tmp").iterdir()) == []
     assert not (data_dir / "files").exists()
+    check = subprocess.run(dms_command("verify", "--data-dir", str(data_dir)),
+                           env=environment(**env), capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.rstrip().endswith("No problems found."), check.stdout
