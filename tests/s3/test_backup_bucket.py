@@ -14,7 +14,6 @@ from dms.db import database
 from dms.domain import trash
 from dms.files.storage import Blob
 from dms.files.storage.s3 import leases
-from dms.files.storage.s3.inventory import hold
 from dms.files.storage.stored import stored_files
 from tests.harness import samples
 from tests.harness.appserver import empty_target
@@ -80,7 +79,7 @@ def test_a_backup_restores_into_a_data_dir_byte_for_byte_and_goes_back_into_a_bu
 
 
 def test_an_object_a_backup_holds_outlives_the_purge_of_its_last_version(services, bucket):
-    """A backup holds the objects its snapshot names (dms.files.storage.s3.inventory.hold): a
+    """A backup holds the objects its snapshot names (dms.files.storage.s3.leases.hold): a
     document deleted for good meanwhile keeps its object until the backup releases it; the
     garbage collection then takes it."""
     data = samples.text("purged while a backup reads it\n")
@@ -88,7 +87,7 @@ def test_an_object_a_backup_holds_outlives_the_purge_of_its_last_version(service
     document = new_document(services, alice, "purged")
     upload_file(services, alice, document, "purged.txt", data)
     [file] = stored_files(database.execute_sql)
-    held, removing = hold([file.sha256])
+    held, removing = leases.hold([file.sha256])
     assert (len(held), removing) == (1, [])
 
     trash.delete(services, alice, document, "document")  # trash_days=0: for good

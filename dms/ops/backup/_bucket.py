@@ -18,12 +18,12 @@ def stage_objects(bucket: Any, files: list[StoredFile], member: Any
     and the leases holding their objects; None (nothing held) when one is missing or being
     removed: deleted since the snapshot, so the snapshot is taken again."""
     from dms.files.storage.s3 import leases
-    from dms.files.storage.s3.inventory import blob_objects, hold
+    from dms.files.storage.s3.inventory import blob_objects
 
     shas = list(dict.fromkeys(file.sha256 for file in files))
     if not all(shas):
         return None  # a row without a SHA-256 has no object: a file that is missing
-    held, removing = hold(shas)
+    held, removing = leases.hold(shas)
     there = {item.sha256 for item in blob_objects(bucket)} if not removing else set()
     if removing or not there.issuperset(shas):
         leases.release(held)

@@ -103,3 +103,28 @@ def expire(now: float | None = None) -> int:
             "(purpose = ? AND created_at < ?)",
             (UPLOAD, now - UPLOAD_LEASE_SECONDS, DELETE, now - DELETE_LEASE_SECONDS))
         return cursor.rowcount or 0
+
+
+def hold(shas: list[str]) -> tuple[list[int], list[str]]:
+    """Upload leases on these objects, so that no purge or garbage collection removes them while
+    a backup reads them (released with release; a crashed holder's expire after a day),
+    in write transactions of CLAIM_BATCH objects: (the leases' ids, the objects a removal is
+    under way for, which got none)."""
+    held: list[int] = []
+    removing: list[str] = []
+    for start in range(0, len(shas), CLAIM_BATCH):
+        batch = shas[start:start + CLAIM_BATCH]
+        now = time.time()
+        with write_transaction(*map(blob_scope, batch)):
+            for sha in batch:
+                busy = database.execute_sql(
+                    "SELECT 1 FROM blob_lease WHERE sha256 = ? AND purpose = ? AND "
+                    "created_at >= ? LIMIT 1",
+                    (sha, DELETE, now - DELETE_LEASE_SECONDS)).fetchone()
+                if busy:
+                    removing.append(sha)
+                    continue
+                held.append(int(database.execute_sql(
+                    "INSERT INTO blob_lease (sha256, purpose, created_at) VALUES (?, ?, ?) "
+                    "RETURNING id", (sha, UPLOAD, now)).fetchone()[0]))
+    return held, removing
