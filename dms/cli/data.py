@@ -4,10 +4,16 @@ with or without a running server: migrate, backup, restore, verify, reindex, imp
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 from dms.cli.status import ExitStatus
-from dms.config import Config
+from dms.config import Config, ConfigError
 
 
 def migrate(config: Config) -> ExitStatus:
@@ -19,8 +25,6 @@ def migrate(config: Config) -> ExitStatus:
 
 
 def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
-    from pathlib import Path
-
     from dms.db.schema import latest_schema_version
     from dms.files.storage import StoreUnavailable
     from dms.ops import backup
@@ -31,12 +35,17 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
         password = sys.stdin.readline().rstrip("\r\n") or None
     try:
         if args.command == "backup":
-            manifest = backup.create_backup(config.data_dir, Path(args.out), password,
-                                            database_url=config.database_url,
-                                            files_dir=config.files_path,
-                                            bucket=_bucket_of(config))
+            bucket = _bucket_of(config) if config.storage == "s3" or args.to_bucket else None
+            with _into_bucket(bucket, args.out, config) if args.to_bucket \
+                    else contextlib.nullcontext(Path(args.out)) as out:
+                manifest = backup.create_backup(
+                    config.data_dir, out, password, database_url=config.database_url,
+                    files_dir=config.files_path,
+                    bucket=bucket if config.storage == "s3" else None)
+            where = f"the bucket {config.s3_bucket} as backups/{args.out}" if args.to_bucket \
+                else args.out
             counts = manifest["counts"]
-            print(f"Backup written to {args.out}: {counts['users']} users, {counts['folders']} "
+            print(f"Backup written to {where}: {counts['users']} users, {counts['folders']} "
                   f"folders, {counts['documents']} documents, "
                   f"{sum(name.startswith('files/') for name in manifest['files'])} files.")
             return ExitStatus.DONE
@@ -54,8 +63,10 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
             transfer.check_empty()
             copy_rows = transfer.copy_into_database
         # Checked, and migrated forward from an older schema, before it lands in the data dir.
-        manifest = restore.restore_backup(Path(args.archive), config.data_dir, password,
-                                          latest_schema_version(), copy_rows=copy_rows)
+        with _from_bucket(args.archive, config) if args.from_bucket \
+                else contextlib.nullcontext(Path(args.archive)) as archive:
+            manifest = restore.restore_backup(archive, config.data_dir, password,
+                                              latest_schema_version(), copy_rows=copy_rows)
     except backup.BackupError as error:
         print(f"dms: {error}", file=sys.stderr)
         return ExitStatus.FAILED
@@ -71,6 +82,55 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
     print(f"Restored {args.archive} into {where} (made by dms {manifest['app_version']} at "
           f"{manifest['created_at']}).")
     return ExitStatus.DONE
+
+
+@contextlib.contextmanager
+def _into_bucket(store: Any, name: str, config: Config) -> Iterator[Path]:
+    """A file beside the data dir to write the backup to, put into the bucket as
+    `backups/<name>` when it is whole, then removed."""
+    from dms.files.storage.s3 import inventory
+
+    if store is None or not hasattr(store, "bucket"):
+        raise ConfigError("--to-bucket needs the bucket's settings: DMS_STORAGE=s3 and DMS_S3_*.")
+    inventory.backup_key(store, name)  # a name the bucket takes, before the work
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=config.data_dir, prefix=".backup-upload-")
+    os.close(descriptor)
+    path = Path(temporary)
+    try:
+        yield path
+        inventory.put_backup(store, path, name)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _from_bucket(name: str, config: Config) -> Iterator[Path]:
+    """The backup `backups/<name>` of the bucket, fetched beside the data dir (which must stay
+    empty for the restore) and removed after."""
+    from dms.files.storage import FileMissing, bucket_settings
+    from dms.files.storage.s3 import inventory
+    from dms.files.storage.s3.bucket import BucketAccess
+
+    if config.storage != "s3":
+        raise ConfigError("--from-bucket needs the bucket's settings: DMS_STORAGE=s3 and "
+                          "DMS_S3_*.")
+    store = BucketAccess(bucket_settings(config))  # the bucket alone: the data dir stays empty
+    store.check()
+    where = config.data_dir.resolve().parent
+    where.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=where, prefix=".dms-restore-", suffix=".zip")
+    os.close(descriptor)
+    path = Path(temporary)
+    try:
+        try:
+            inventory.get_backup(store, name, path)
+        except FileMissing:
+            raise ConfigError(f"The bucket {config.s3_bucket} has no backup named {name!r} "
+                              f"under backups/.") from None
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _bucket_of(config: Config):

@@ -101,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     _data_dir_options(reindex)
 
     backup = commands.add_parser("backup", help="write a consistent backup zip (server may run)")
-    backup.add_argument("out", help="the zip file to write")
+    backup.add_argument("out", help="the zip file to write (with --to-bucket: its name there)")
+    backup.add_argument("--to-bucket", action="store_true",
+                        help="put the backup into the S3 bucket (DMS_S3_*), under backups/")
     backup.add_argument("--password-stdin", action="store_true",
                         help="encrypt with AES-256, the password read from standard input")
     _password_options(backup, "to encrypt the backup", "--encrypt")
@@ -109,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     _files_dir_option(backup)
 
     restore = commands.add_parser("restore", help="restore a backup into a new, empty data dir")
-    restore.add_argument("archive", help="the backup zip")
+    restore.add_argument("archive", help="the backup zip (with --from-bucket: its name there)")
+    restore.add_argument("--from-bucket", action="store_true",
+                         help="take the backup from the S3 bucket (DMS_S3_*), under backups/")
     restore.add_argument("--password-stdin", action="store_true",
                          help="read the backup's password from standard input")
     _password_options(restore, "to restore an encrypted backup")

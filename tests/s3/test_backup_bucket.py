@@ -109,3 +109,39 @@ def test_a_bucket_that_cannot_be_reached_writes_no_backup(config, sqlite_templat
                f"written; try again in a moment.")
     assert list(tmp_path.glob("backup.zip*")) == []
     assert not any(path.name.startswith(".backup-") for path in config.data_dir.iterdir())
+
+
+def test_a_backup_into_the_bucket_restores_from_it(config, sqlite_template, bucket, tmp_path,
+                                                   request):
+    """`dms backup --to-bucket NAME` leaves the zip in the bucket (`backups/NAME`) and nothing on
+    the node; `dms restore --from-bucket NAME` restores it into a new data dir, which keeps its
+    files in the same bucket (the objects are there already)."""
+    three_documents(config, sqlite_template)
+    files = files_named(config)
+
+    made = dms_on(config, "backup", "--to-bucket", "nightly.zip")
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.startswith(f"Backup written to the bucket {config.s3_bucket} as "
+                                  f"backups/nightly.zip: ")
+    assert made.stdout.endswith(" 3 documents, 4 files.\n")
+    assert bucket.keys("backups") == ["backups/nightly.zip"]
+    assert not any(path.name.startswith(".backup") for path in config.data_dir.iterdir())
+
+    refused = dms_on(config, "backup", "--to-bucket", "../escape.zip")
+    assert (refused.returncode, refused.stderr.strip()) == (
+        2, "dms: A backup's name in the bucket is a plain file name (letters, digits, . _ -), "
+           "not '../escape.zip'.")
+    missing = dms_on(config, "restore", "--from-bucket", "never.zip")
+    assert (missing.returncode, missing.stderr.strip()) == (
+        2, f"dms: The bucket {config.s3_bucket} has no backup named 'never.zip' under backups/.")
+
+    target = empty_target(config, request, tmp_path / "restored")
+    restored = dms_on(target, "restore", "--from-bucket", "nightly.zip")
+    assert restored.returncode == 0, restored.stderr
+    assert restored.stdout.startswith("Restored nightly.zip into ")
+    assert sorted(path.name for path in target.data_dir.parent.iterdir()
+                  if path.name.startswith(".dms-restore-")) == []
+    checked = dms_on(target, "verify", "--deep")
+    assert (checked.returncode, checked.stdout.splitlines()[0],
+            checked.stdout.splitlines()[-1]) == (
+        0, f"Checked {len(files)} stored files (objects of the bucket).", "No problems found.")
