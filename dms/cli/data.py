@@ -81,6 +81,33 @@ def backup_or_restore(args: argparse.Namespace, config: Config) -> ExitStatus:
         where += f" and {describe_url(config.database_url)}"
     print(f"Restored {args.archive} into {where} (made by dms {manifest['app_version']} at "
           f"{manifest['created_at']}).")
+    if args.from_bucket:
+        return _files_into_bucket(config)
+    return ExitStatus.DONE
+
+
+def _files_into_bucket(config: Config) -> ExitStatus:
+    """After a restore from the bucket: the files it wrote under DATA_DIR/files go into the
+    bucket (those it lacks: a new bucket or prefix), each checked, then off the node's disk."""
+    import shutil
+
+    from dms.db.schema import open_migrated
+    from dms.files.storage import DirectoryStore, bucket_settings
+    from dms.files.storage.s3.store import S3Store
+    from dms.ops.storage import migrate as migration
+
+    open_migrated(config)
+    directory = DirectoryStore(config.data_dir / "files", config.data_dir)
+    copied = migration.run(migration.ToBucket(directory, S3Store(bucket_settings(config),
+                                                                 config.data_dir)), every=0)
+    if not copied.complete:
+        print(f"dms: {len(copied.problems)} restored files could not be put into the bucket; "
+              f"they stay in {config.data_dir / 'files'}:", file=sys.stderr)
+        print("\n".join(f"  {problem}" for problem in copied.problems), file=sys.stderr)
+        return ExitStatus.FAILED
+    shutil.rmtree(config.data_dir / "files")
+    print(f"The files are in the bucket {config.s3_bucket} ({copied.copied} copied there, "
+          f"{copied.present} there already); none stay in {config.data_dir}.")
     return ExitStatus.DONE
 
 

@@ -139,6 +139,10 @@ def test_a_backup_into_the_bucket_restores_from_it(config, sqlite_template, buck
     restored = dms_on(target, "restore", "--from-bucket", "nightly.zip")
     assert restored.returncode == 0, restored.stderr
     assert restored.stdout.startswith("Restored nightly.zip into ")
+    assert restored.stdout.splitlines()[-1] == (
+        f"The files are in the bucket {config.s3_bucket} (0 copied there, {len(files)} there "
+        f"already); none stay in {target.data_dir}.")
+    assert not (target.data_dir / "files").exists()
     assert sorted(path.name for path in target.data_dir.parent.iterdir()
                   if path.name.startswith(".dms-restore-")) == []
     checked = dms_on(target, "verify", "--deep")
