@@ -131,11 +131,12 @@ def test_a_backup_into_the_bucket_restores_from_it(config, sqlite_template, buck
     assert (refused.returncode, refused.stderr.strip()) == (
         2, "dms: A backup's name in the bucket is a plain file name (letters, digits, . _ -), "
            "not '../escape.zip'.")
-    missing = dms_on(config, "restore", "--from-bucket", "never.zip")
+    target = empty_target(config, request, tmp_path / "restored")
+    missing = dms_on(target, "restore", "--from-bucket", "never.zip")
     assert (missing.returncode, missing.stderr.strip()) == (
         2, f"dms: The bucket {config.s3_bucket} has no backup named 'never.zip' under backups/.")
+    assert not target.data_dir.exists()
 
-    target = empty_target(config, request, tmp_path / "restored")
     restored = dms_on(target, "restore", "--from-bucket", "nightly.zip")
     assert restored.returncode == 0, restored.stderr
     assert restored.stdout.startswith("Restored nightly.zip into ")
