@@ -60,10 +60,12 @@ def clients(cluster):
 
 def copies_on_nodes(cluster: Cluster, *contents: bytes) -> list[str]:
     """The files of any node's data dir holding one of these contents (there should be none:
-    originals and searchable PDFs are only in the bucket)."""
+    originals and searchable PDFs are only in the bucket — but for the read cache,
+    `cache/fetched/`, which keeps what a node read for minutes)."""
     wanted = {sha(content) for content in contents}
     return sorted(str(path) for node in cluster.all_nodes() for path in node.data_dir.rglob("*")
-                  if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() in wanted)
+                  if path.is_file() and node.data_dir / "cache" / "fetched" not in path.parents
+                  and hashlib.sha256(path.read_bytes()).hexdigest() in wanted)
 
 
 def versions(client, document_id: str) -> list[dict]:

@@ -22,10 +22,14 @@ def sha(data: bytes) -> str:
 
 def copies_on_disk(config, *contents: bytes) -> list[str]:
     """The files of the node's data dir holding any of these contents: a stored original or
-    searchable PDF may have no copy there (previews and the search index are elsewhere)."""
+    searchable PDF may have no copy there (previews and the search index are elsewhere) but in
+    the read cache, `cache/fetched/`, which keeps what was read for minutes
+    (dms.files.storage.s3.fetching, tested in test_fetch_cache)."""
     wanted = {sha(content) for content in contents}
+    cache = config.data_dir / "cache" / "fetched"
     return sorted(str(path) for path in config.data_dir.rglob("*")
-                  if path.is_file() and sha(path.read_bytes()) in wanted)
+                  if path.is_file() and cache not in path.parents
+                  and sha(path.read_bytes()) in wanted)
 
 
 def test_an_upload_is_one_object_named_by_its_sha256_and_downloads_whole_and_in_ranges(

@@ -6,12 +6,14 @@ same bytes uploaded twice (by anyone) are one object, and nothing is ever rename
 the bucket. The order is the directory store's: object first, row second; an object no row names
 is garbage, removed by `collect_garbage` (the sweep job; `dms storage gc`) once it is older than a
 day, and at once by a purge when nobody else names it — both through the leases of
-dms.files.storage.s3.leases, which keep an object while an upload of the same bytes commits its row.
+dms.files.storage.s3.leases, which keep an object while an upload of the same bytes commits its
+row.
 
 On the node's own disk, and rebuildable: uploads being received (`<data-dir>/tmp`), copies fetched
-for reading (tmp/, removed after), previews (`<data-dir>/cache/previews`) and the page PDFs of a
-searchable PDF being made (`<data-dir>/cache/work`, shared with the other nodes through
-`<prefix>work/<version id>/` so that any worker can finish a reading another began).
+for reading (`<data-dir>/cache/fetched`, kept minutes: dms.files.storage.s3.fetching), previews
+(`<data-dir>/cache/previews`) and the page PDFs of a searchable PDF being made
+(`<data-dir>/cache/work`, shared with the other nodes through `<prefix>work/<version id>/` so that
+any worker can finish a reading another began).
 
 The bucket down: every call fails within seconds with BucketDown (503 `unavailable`); previews
 already made are still served; processing waits and tries again.
@@ -45,6 +47,7 @@ from dms.files.storage.s3.client import (
     BucketDown,
     BucketSettings,
 )
+from dms.files.storage.s3.fetching import FetchCache
 
 log = logging.getLogger("dms.storage")
 
@@ -61,6 +64,7 @@ class S3Store(LocalSpace, BucketAccess):
         cache = data_dir / "cache"
         self.previews_dir = cache / "previews"
         self.work_root = cache / "work"
+        self.copies = FetchCache(cache / "fetched")
         # Leases taken for objects whose rows are not written yet: settled by those rows'
         # transactions (settle), in this process.
         self._pending: dict[tuple[str, bool], int] = {}
@@ -69,18 +73,16 @@ class S3Store(LocalSpace, BucketAccess):
     def local_path(self, blob: Blob) -> None:
         return None
 
-    @contextlib.contextmanager
-    def fetched(self, blob: Blob) -> Iterator[Path]:
+    def fetched(self, blob: Blob) -> contextlib.AbstractContextManager[Path]:
+        """A copy of the object on this node's disk (dms.files.storage.s3.fetching: kept a few
+        minutes after its last use, so a document's pages are not each a whole download)."""
         key = self._key_of(blob)
-        descriptor, name = tempfile.mkstemp(dir=self.tmp_dir, prefix="fetched-")
-        path = Path(name)
-        try:
-            with os.fdopen(descriptor, "wb") as out:
+
+        def fetch(target: Path) -> None:
+            with open(target, "wb") as out:
                 for chunk in self._stream(key):
                     out.write(chunk)
-            yield path
-        finally:
-            path.unlink(missing_ok=True)
+        return self.copies.copy_of(key.rsplit("/", 1)[-1], fetch)
 
     def size(self, blob: Blob) -> int | None:
         try:
@@ -268,12 +270,14 @@ class S3Store(LocalSpace, BucketAccess):
         return removed
 
     def sweep(self, referenced: set[str], grace_seconds: float) -> tuple[int, int]:
-        """What a crash left on this node: interrupted uploads and fetched copies in tmp/,
-        previews and work of versions that are gone. (The bucket's garbage: collect_garbage.)"""
+        """What a crash left on this node: interrupted uploads in tmp/, fetched copies no longer
+        kept, previews and work of versions that are gone. (The bucket's garbage:
+        collect_garbage.)"""
         cutoff = time.time() - grace_seconds
         temporary = 0
         for entry in entries(self.tmp_dir):
             temporary += remove_if_old(entry, cutoff)
+        self.copies.sweep()
         for root in (self.work_root, self.previews_dir):
             for bucket in entries(root):
                 for entry in entries(bucket) if bucket.is_dir() else ():
