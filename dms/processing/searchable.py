@@ -20,7 +20,6 @@ or kept as the work folder's base until processing has read the rest (`place_bas
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -29,7 +28,7 @@ from pathlib import Path
 
 from dms.files import pdf
 from dms.files.pdf.process import PdfReaders
-from dms.files.storage import CHUNK_SIZE, Blob, FileStore
+from dms.files.storage import Blob, FileStore, fsync_file, read_file, sha256_of
 
 log = logging.getLogger("dms.searchable")
 
@@ -130,10 +129,6 @@ def discard(store: FileStore, version_id: str) -> None:
 
 
 def _fsync_and_hash(path: Path) -> tuple[int, str]:
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb+") as file:
-        for chunk in iter(lambda: file.read(CHUNK_SIZE), b""):
-            digest.update(chunk)
-            size += len(chunk)
-        os.fsync(file.fileno())
-    return size, digest.hexdigest()
+    sha256, size = sha256_of(read_file(path))
+    fsync_file(path)
+    return size, sha256

@@ -37,3 +37,23 @@ def files_named(config) -> list[StoredFile]:
         return sorted(stored_files(database.execute_sql), key=lambda file: file.name)
     finally:
         database.close()
+
+
+def assert_served(config, documents: dict[str, str], files: dict[str, bytes]) -> None:
+    """A server on `config` gives alice every document's file and the scan's searchable PDF as
+    `files` has them ({stored file's name: bytes}; `documents`: {title: id}, a "scan" among
+    them)."""
+    from tests.harness.appserver import running
+    from tests.harness.client import Client
+
+    with running(config) as server:
+        alice = Client(server.url).login("alice", "user-password-1")
+        for title, document in documents.items():
+            [version] = alice.get(f"/api/documents/{document}/").json()["data"]["attributes"][
+                "versions"]
+            download = alice.get(f"/api/documents/{document}/download/")
+            assert (download.status_code, download.content) == \
+                (200, files[f"{version['id'][:2]}/{version['id']}"]), title
+        searchable = alice.get(f"/api/documents/{documents['scan']}/download/?searchable=1")
+        [pdf] = [data for name, data in files.items() if name.endswith(".searchable.pdf")]
+        assert (searchable.status_code, searchable.content) == (200, pdf)

@@ -15,8 +15,6 @@ import subprocess
 import pytest
 
 from tests.harness import samples
-from tests.harness.appserver import running
-from tests.harness.client import Client
 from tests.harness.domaintier import (
     domain_services,
     new_document,
@@ -25,7 +23,7 @@ from tests.harness.domaintier import (
     upload_file,
 )
 from tests.harness.processes import config_args, dms_command, free_port
-from tests.harness.storageops import bucket_environment, dms_on, files_named
+from tests.harness.storageops import assert_served, bucket_environment, dms_on, files_named
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.slow]
 
@@ -99,17 +97,7 @@ def test_every_file_is_copied_checked_once_and_a_server_on_the_bucket_serves_it(
            f"prefix {config.s3_prefix}; 4 were there already; 4 files in all.")
 
     shutil.rmtree(config.files_path)  # the server reads the bucket, nothing local
-    with running(dataclasses.replace(config, storage="s3")) as server:
-        alice = Client(server.url).login("alice", "user-password-1")
-        for title, document in documents.items():
-            [version] = alice.get(f"/api/documents/{document}/").json()["data"]["attributes"][
-                "versions"]
-            download = alice.get(f"/api/documents/{document}/download/")
-            assert (download.status_code, download.content) == \
-                (200, local[f"{version['id'][:2]}/{version['id']}"]), title
-        searchable = alice.get(f"/api/documents/{documents['scan']}/download/?searchable=1")
-        [pdf] = [data for name, data in local.items() if name.endswith(".searchable.pdf")]
-        assert (searchable.status_code, searchable.content) == (200, pdf)
+    assert_served(dataclasses.replace(config, storage="s3"), documents, local)
 
 
 def test_a_run_stopped_after_one_file_continues_where_it_stopped(config, sqlite_template,

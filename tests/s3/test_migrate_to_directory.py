@@ -12,10 +12,8 @@ import hashlib
 import pytest
 
 from tests.harness import samples
-from tests.harness.appserver import running
-from tests.harness.client import Client
 from tests.harness.domaintier import domain_services, new_user, read_document
-from tests.harness.storageops import dms_on, files_named
+from tests.harness.storageops import assert_served, dms_on, files_named
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.slow]
 
@@ -70,17 +68,7 @@ def test_every_file_lands_at_its_place_checked_and_a_server_on_the_directory_ser
 
     on_disk = dataclasses.replace(config, storage="local", files_dir=target,
                                   s3_endpoint="http://127.0.0.1:9")  # the bucket is not used
-    with running(on_disk) as server:
-        alice = Client(server.url).login("alice", "user-password-1")
-        for title, document in documents.items():
-            [version] = alice.get(f"/api/documents/{document}/").json()["data"]["attributes"][
-                "versions"]
-            download = alice.get(f"/api/documents/{document}/download/")
-            assert (download.status_code, download.content) == \
-                (200, in_bucket[f"{version['id'][:2]}/{version['id']}"]), title
-        searchable = alice.get(f"/api/documents/{documents['scan']}/download/?searchable=1")
-        [pdf] = [data for name, data in in_bucket.items() if name.endswith(".searchable.pdf")]
-        assert (searchable.status_code, searchable.content) == (200, pdf)
+    assert_served(on_disk, documents, in_bucket)
 
 
 def test_a_run_stopped_after_two_files_continues_where_it_stopped(config, sqlite_template,

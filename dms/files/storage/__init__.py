@@ -22,6 +22,7 @@ from dms.files.storage.base import (
     original,
     read_file,
     searchable_pdf,
+    sha256_of,
     version_blobs,
     versions_of,
 )
@@ -31,4 +32,4 @@ from dms.files.storage.opening import bucket_settings, open_store
 __all__ = ["CHUNK_SIZE", "RESERVE_BYTES", "SEARCHABLE_SUFFIX", "Blob", "DirectoryStore",
            "FileMissing", "FileStore", "ReceivedFile", "StoreUnavailable", "UploadTooLarge",
            "bucket_settings", "fsync_dir", "fsync_file", "move_file", "open_store", "original",
-           "read_file", "searchable_pdf", "version_blobs", "versions_of"]
+           "read_file", "searchable_pdf", "sha256_of", "version_blobs", "versions_of"]

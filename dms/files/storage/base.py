@@ -198,6 +198,15 @@ def receive_into(tmp_dir: Path, stream: BinaryIO, length: int | None,
     return ReceivedFile(path, size, digest.hexdigest(), head)
 
 
+def sha256_of(chunks: Iterable[bytes]) -> tuple[str, int]:
+    """The SHA-256 (hex) and the size of these bytes, read as they come."""
+    digest, size = hashlib.sha256(), 0
+    for chunk in chunks:
+        digest.update(chunk)
+        size += len(chunk)
+    return digest.hexdigest(), size
+
+
 def read_file(path: Path, start: int = 0, end: int | None = None) -> Iterator[bytes]:
     """A local file's bytes from `start` to `end` (exclusive), in chunks; FileMissing at once
     (not at the first chunk) when it is not there."""

@@ -24,7 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dms.db import database
-from dms.files.storage import CHUNK_SIZE, Blob, DirectoryStore, FileMissing, fsync_dir
+from dms.files.storage import (
+    Blob,
+    DirectoryStore,
+    FileMissing,
+    fsync_dir,
+    read_file,
+    sha256_of,
+)
 from dms.files.storage.stored import StoredFile, stored_files
 
 PROGRESS_EVERY = 100  # files between two progress lines
@@ -91,15 +98,6 @@ class Problem(Exception):
     """A source file that cannot be copied (missing, or not what its row records): a sentence."""
 
 
-def sha256_of(path: Path) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
-    with open(path, "rb") as file:
-        for chunk in iter(lambda: file.read(CHUNK_SIZE), b""):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
-
-
 def differs(file: StoredFile, sha256: str, size: int) -> Problem:
     return Problem(f"its bytes are not what its row records ({size} bytes, SHA-256 {sha256}; "
                    f"recorded {file.size} bytes, {file.sha256}); not copied")
@@ -126,8 +124,8 @@ class ToBucket:
             return None
         path = self.source.local_path(blob)
         try:
-            sha256, size = sha256_of(path)
-        except FileNotFoundError:
+            sha256, size = sha256_of(read_file(path))
+        except FileMissing:
             raise Problem(f"its file {path} is missing; not copied") from None
         if (sha256, size) != (file.sha256, file.size):
             raise differs(file, sha256, size)

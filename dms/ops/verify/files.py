@@ -6,26 +6,17 @@ whole bucket)."""
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dms.db import database
-from dms.files.storage import CHUNK_SIZE, SEARCHABLE_SUFFIX, Blob, FileMissing
+from dms.files.storage import CHUNK_SIZE, SEARCHABLE_SUFFIX, Blob, FileMissing, sha256_of
 from dms.files.storage.stored import StoredFile, stored_files
 
 if TYPE_CHECKING:
     from dms.files.storage.s3.store import S3Store
-
-
-def sha256_of(chunks: Iterable[bytes]) -> tuple[str, int]:
-    digest, size = hashlib.sha256(), 0
-    for chunk in chunks:
-        digest.update(chunk)
-        size += len(chunk)
-    return digest.hexdigest(), size
 
 
 def _file_chunks(path: Path) -> Iterator[bytes]:
