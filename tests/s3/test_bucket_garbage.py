@@ -175,3 +175,15 @@ def test_an_upload_writes_again_an_object_whose_size_is_wrong(services, bucket):
     bucket.put(bucket.blob_key(sha(data)), b"truncated")
     upload_file(services, alice, new_document(services, alice, "right"), "right.txt", data)
     assert bucket.get(bucket.blob_key(sha(data))) == data
+
+
+def test_an_upload_refused_after_its_object_was_written_leaves_nothing(services, bucket):
+    """What an upload does when its row's transaction refuses it (the document deleted
+    meanwhile, a duplicate refused): its file stored, then removed. It lets go of its own lease
+    first, so its object goes at once instead of a day later."""
+    data = samples.text("bytes of a refused upload\n")
+    received = services.store.receive(io.BytesIO(data), len(data), 1 << 20)
+    services.store.store(received, "0123abcd-0000-4000-8000-0000000000aa")
+    assert bucket.keys() == [bucket.blob_key(sha(data))]
+    services.store.remove([Blob("0123abcd-0000-4000-8000-0000000000aa", sha(data))])
+    assert bucket.keys() == []

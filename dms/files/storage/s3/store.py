@@ -208,8 +208,14 @@ class S3Store(LocalSpace, BucketAccess):
     # -- removing ---------------------------------------------------------------------------
     def remove(self, blobs: Iterable[Blob]) -> None:
         """The versions' local previews and work, their shared work, and each object nobody
-        else names (the others stay; the garbage collection retries what fails)."""
+        else names (the others stay; the garbage collection retries what fails). An upload
+        whose row was not written (its transaction failed) lets go of its own lease first."""
         blobs = list(blobs)
+        unsettled = [lease for blob in blobs
+                     if (lease := self._pending.pop((blob.version_id, blob.searchable), None))
+                     is not None]
+        if unsettled:
+            leases.release(unsettled)
         for version_id in versions_of(blobs):
             shutil.rmtree(self.previews_dir / version_id[:2] / version_id, ignore_errors=True)
             self.drop_work(version_id)
