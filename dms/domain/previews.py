@@ -65,6 +65,8 @@ def preview(services: Services, page: Page, version: DocumentVersion,
     try:
         if width < PREVIEW_WIDTH and usual.is_file():
             content = _jpeg(_opened_jpeg(usual), width)
+        elif version.mime_type == "text/plain":  # drawn from the page's text: no file read
+            content = _jpeg(_text_image(page.text), width)
         else:
             with store.fetched(original(version)) as path:
                 content = _rendered(services, path, version, page, width)
@@ -113,17 +115,24 @@ def _jpeg(image: PilImage, width: int) -> bytes:
     return buffer.getvalue()
 
 
-def _render_image(file_path: Path, mime_type: str, number: int, text: str,
-                  width: int) -> PilImage:
+def _text_image(text: str) -> PilImage:
+    """A text file's page: its first lines drawn."""
     from PIL import Image, ImageDraw
 
+    lines = text.splitlines()[:80] or [""]
+    image = Image.new("L", (PREVIEW_WIDTH, 40 + 16 * len(lines)), 255)
+    draw = ImageDraw.Draw(image)
+    for index, line in enumerate(lines):
+        draw.text((20, 20 + 16 * index), line[:160], fill=0)
+    return image
+
+
+def _render_image(file_path: Path, mime_type: str, number: int, text: str,
+                  width: int) -> PilImage:
+    from PIL import Image
+
     if mime_type == "text/plain":
-        lines = text.splitlines()[:80] or [""]
-        image = Image.new("L", (PREVIEW_WIDTH, 40 + 16 * len(lines)), 255)
-        draw = ImageDraw.Draw(image)
-        for index, line in enumerate(lines):
-            draw.text((20, 20 + 16 * index), line[:160], fill=0)
-        return image
+        return _text_image(text)
     with Image.open(file_path) as image:
         image.seek(number - 1)
         image.draft("RGB", (width, MAX_PREVIEW_SIDE))  # JPEG: decode at reduced size
