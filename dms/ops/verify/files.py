@@ -7,21 +7,15 @@ whole bucket)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dms.db import database
-from dms.files.storage import CHUNK_SIZE, SEARCHABLE_SUFFIX, Blob, FileMissing, sha256_of
+from dms.files.storage import SEARCHABLE_SUFFIX, Blob, FileMissing, read_file, sha256_of
 from dms.files.storage.stored import StoredFile, stored_files
 
 if TYPE_CHECKING:
     from dms.files.storage.s3.store import S3Store
-
-
-def _file_chunks(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as file:
-        yield from iter(lambda: file.read(CHUNK_SIZE), b"")
 
 
 def _what(file: StoredFile) -> str:
@@ -42,7 +36,7 @@ def check_directory(report: Any, files_dir: Path, grace_seconds: float = 0) -> N
             report.missing.append(_what(file))
             continue
         report.files_checked += 1
-        if sha256_of(_file_chunks(path)) != (file.sha256, file.size):
+        if sha256_of(read_file(path)) != (file.sha256, file.size):
             report.corrupt.append(f"{_what(file)} ({path})")
     if files_dir.is_dir():
         for bucket in sorted(files_dir.iterdir()):
