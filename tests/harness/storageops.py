@@ -57,3 +57,18 @@ def assert_served(config, documents: dict[str, str], files: dict[str, bytes]) ->
         searchable = alice.get(f"/api/documents/{documents['scan']}/download/?searchable=1")
         [pdf] = [data for name, data in files.items() if name.endswith(".searchable.pdf")]
         assert (searchable.status_code, searchable.content) == (200, pdf)
+
+
+def three_documents(config, template, words: str) -> dict[str, str]:
+    """alice's invoice (a PDF), the same PDF again and a scan read into a searchable PDF, each
+    with `words` in it: {title: document id}."""
+    from tests.harness import samples
+    from tests.harness.domaintier import domain_services, new_user, read_document
+
+    with domain_services(config, template, workers=True) as services:
+        alice = new_user("alice")
+        invoice = samples.pdf([f"Invoice 4711, {words}"])
+        return {"invoice": read_document(services, alice, "invoice", "invoice.pdf", invoice),
+                "again": read_document(services, alice, "again", "invoice.pdf", invoice),
+                "scan": read_document(services, alice, "scan", "scan.png",
+                                      samples.png(f"Scan 0815 {words}"))}

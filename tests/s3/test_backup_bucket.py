@@ -18,31 +18,19 @@ from dms.files.storage.stored import stored_files
 from tests.harness import samples
 from tests.harness.appserver import empty_target
 from tests.harness.domaintier import (
-    domain_services,
     new_document,
     new_user,
-    read_document,
     upload_file,
 )
 from tests.harness.processes import free_port
-from tests.harness.storageops import dms_on, files_named
+from tests.harness.storageops import dms_on, files_named, three_documents
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.slow, pytest.mark.config(trash_days=0)]
 
 
-def three_documents(config, template) -> None:
-    """alice's invoice (a PDF), the same PDF again and a scan read into a searchable PDF."""
-    with domain_services(config, template, workers=True) as services:
-        alice = new_user("alice")
-        invoice = samples.pdf(["Invoice 4711, backed up from the bucket"])
-        read_document(services, alice, "invoice", "invoice.pdf", invoice)
-        read_document(services, alice, "again", "invoice.pdf", invoice)
-        read_document(services, alice, "scan", "scan.png", samples.png("Scan 0815 backed up"))
-
-
 def test_a_backup_restores_into_a_data_dir_byte_for_byte_and_goes_back_into_a_bucket(
         config, sqlite_template, bucket, tmp_path, request):
-    three_documents(config, sqlite_template)
+    three_documents(config, sqlite_template, "backed up")
     files = files_named(config)
     assert len(files) == 4
     in_bucket = {file.name: bucket.get(bucket.blob_key(file.sha256)) for file in files}
@@ -100,7 +88,7 @@ def test_an_object_a_backup_holds_outlives_the_purge_of_its_last_version(service
 
 
 def test_a_bucket_that_cannot_be_reached_writes_no_backup(config, sqlite_template, tmp_path):
-    three_documents(config, sqlite_template)
+    three_documents(config, sqlite_template, "backed up")
     out = tmp_path / "backup.zip"
     down = dms_on(dataclasses.replace(config, s3_endpoint=f"http://127.0.0.1:{free_port()}"),
                   "backup", out)
@@ -116,7 +104,7 @@ def test_a_backup_into_the_bucket_restores_from_it(config, sqlite_template, buck
     """`dms backup --to-bucket NAME` leaves the zip in the bucket (`backups/NAME`) and nothing on
     the node; `dms restore --from-bucket NAME` restores it into a new data dir, which keeps its
     files in the same bucket (the objects are there already)."""
-    three_documents(config, sqlite_template)
+    three_documents(config, sqlite_template, "backed up")
     files = files_named(config)
 
     made = dms_on(config, "backup", "--to-bucket", "nightly.zip")

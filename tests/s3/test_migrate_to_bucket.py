@@ -19,11 +19,16 @@ from tests.harness.domaintier import (
     domain_services,
     new_document,
     new_user,
-    read_document,
     upload_file,
 )
 from tests.harness.processes import config_args, dms_command, free_port
-from tests.harness.storageops import assert_served, bucket_environment, dms_on, files_named
+from tests.harness.storageops import (
+    assert_served,
+    bucket_environment,
+    dms_on,
+    files_named,
+    three_documents,
+)
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.slow]
 
@@ -54,18 +59,6 @@ def switch_lines(config) -> str:
             f"remove them yourself once dms works from the new store.\n")
 
 
-def three_documents(config, template) -> dict[str, str]:
-    """alice's invoice (a PDF), the same PDF again and a scan read into a searchable PDF:
-    {title: document id}."""
-    with domain_services(config, template, workers=True) as services:
-        alice = new_user("alice")
-        invoice = samples.pdf(["Invoice 4711, moved to the bucket"])
-        return {"invoice": read_document(services, alice, "invoice", "invoice.pdf", invoice),
-                "again": read_document(services, alice, "again", "invoice.pdf", invoice),
-                "scan": read_document(services, alice, "scan", "scan.png",
-                                      samples.png("Scan 0815 moved"))}
-
-
 def named_files(config):
     """The files the database names, with their bytes on local disk."""
     files = files_named(config)
@@ -74,7 +67,7 @@ def named_files(config):
 
 def test_every_file_is_copied_checked_once_and_a_server_on_the_bucket_serves_it(
         config, sqlite_template, bucket):
-    documents = three_documents(config, sqlite_template)
+    documents = three_documents(config, sqlite_template, "moved to the bucket")
     files, local = named_files(config)
     assert [file.name.endswith(".searchable.pdf") for file in files].count(True) == 1
     assert len(files) == 4 and len({file.sha256 for file in files}) == 3
@@ -102,7 +95,7 @@ def test_every_file_is_copied_checked_once_and_a_server_on_the_bucket_serves_it(
 
 def test_a_run_stopped_after_one_file_continues_where_it_stopped(config, sqlite_template,
                                                                    bucket):
-    three_documents(config, sqlite_template)
+    three_documents(config, sqlite_template, "moved to the bucket")
     files, local = named_files(config)
 
     first = dms_on(config, "storage", "migrate", "--to", "s3", "--limit", "1")
@@ -123,7 +116,7 @@ def test_a_run_stopped_after_one_file_continues_where_it_stopped(config, sqlite_
 
 def test_a_missing_and_a_damaged_file_are_listed_and_the_rest_copied(config, sqlite_template,
                                                                      bucket):
-    documents = three_documents(config, sqlite_template)
+    documents = three_documents(config, sqlite_template, "moved to the bucket")
     files, local = named_files(config)
     searchable = next(file for file in files if file.name.endswith(".searchable.pdf"))
     original = next(file for file in files if file.version_id == searchable.version_id
@@ -157,7 +150,7 @@ def sha(data: bytes) -> str:
 
 
 def test_refusals_copy_nothing(config, sqlite_template, bucket):
-    three_documents(config, sqlite_template)
+    three_documents(config, sqlite_template, "moved to the bucket")
 
     same = dms_on(config, "storage", "migrate", "--to", "local")
     assert (same.returncode, same.stdout, same.stderr) == (

@@ -11,9 +11,7 @@ import hashlib
 
 import pytest
 
-from tests.harness import samples
-from tests.harness.domaintier import domain_services, new_user, read_document
-from tests.harness.storageops import assert_served, dms_on, files_named
+from tests.harness.storageops import assert_served, dms_on, files_named, three_documents
 
 pytestmark = [pytest.mark.enable_socket, pytest.mark.slow]
 
@@ -22,21 +20,9 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def three_documents(config, template) -> dict[str, str]:
-    """alice's invoice (a PDF), the same PDF again and a scan read into a searchable PDF, in the
-    bucket: {title: document id}."""
-    with domain_services(config, template, workers=True) as services:
-        alice = new_user("alice")
-        invoice = samples.pdf(["Invoice 4711, moved out of the bucket"])
-        return {"invoice": read_document(services, alice, "invoice", "invoice.pdf", invoice),
-                "again": read_document(services, alice, "again", "invoice.pdf", invoice),
-                "scan": read_document(services, alice, "scan", "scan.png",
-                                      samples.png("Scan 0815 moved out"))}
-
-
 def test_every_file_lands_at_its_place_checked_and_a_server_on_the_directory_serves_it(
         config, sqlite_template, bucket, tmp_path):
-    documents = three_documents(config, sqlite_template)
+    documents = three_documents(config, sqlite_template, "moved out of the bucket")
     files = files_named(config)
     in_bucket = {file.name: bucket.get(bucket.blob_key(file.sha256)) for file in files}
     keys = bucket.keys()
@@ -73,7 +59,7 @@ def test_every_file_lands_at_its_place_checked_and_a_server_on_the_directory_ser
 
 def test_a_run_stopped_after_two_files_continues_where_it_stopped(config, sqlite_template,
                                                                     bucket):
-    three_documents(config, sqlite_template)
+    three_documents(config, sqlite_template, "moved out of the bucket")
     files = files_named(config)
 
     first = dms_on(config, "storage", "migrate", "--to", "local", "--limit", "2")
@@ -97,7 +83,7 @@ def test_a_run_stopped_after_two_files_continues_where_it_stopped(config, sqlite
 def test_a_missing_and_a_tampered_object_are_listed_and_the_rest_copied(config,
                                                                         sqlite_template,
                                                                         bucket):
-    three_documents(config, sqlite_template)
+    three_documents(config, sqlite_template, "moved out of the bucket")
     files = files_named(config)
     searchable = next(file for file in files if file.name.endswith(".searchable.pdf"))
     original = next(file for file in files if file.version_id == searchable.version_id
