@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+import orjson
+
 VND = "application/vnd.api+json"
 JSON = "application/json"
 
@@ -77,7 +79,18 @@ def no_content() -> Reply:
 
 
 def encode(body: Any) -> bytes:
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """`body` as compact UTF-8 JSON. orjson writes the bytes once, 10-17x faster than the
+    standard library for a page of 100 (bench/RESULTS.md, issue 47); what it refuses (an integer
+    past 64 bits) the standard library writes as before."""
+    try:
+        return orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def raw_json(text: str) -> Any:
+    """JSON text already written (a list of numbers from the database), put into a body as it is."""
+    return orjson.Fragment(text)
 
 
 def format_datetime(value: dt.datetime | str | None) -> str | None:

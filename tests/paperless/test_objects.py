@@ -183,3 +183,30 @@ def test_documents_by_number_in_both_versions(alice, bob):
     assert dialect(bob).get(f"{API}/documents/{shown['id']}/").json() == {
         "detail": "No Document matches the given query."}
     assert dialect(bob).get(f"{API}/documents/").json()["count"] == 0
+
+
+def test_version_9_all_is_every_number_in_the_lists_order(alice, bob):
+    """`all` (version 9) is joined by the database: every number of the filtered list, in its
+    ordering, whichever page is asked for; none for an empty list; for someone a folder is
+    shared with, their own documents and the shared ones in one order."""
+    folder = create_node(alice, "folders", "Shared", alice.home_id)
+    for title, parent in (("Bravo", alice.home_id), ("Alpha", folder), ("Charlie", folder)):
+        create_node(alice, "documents", title, parent)
+    create_node(bob, "documents", "Delta", bob.home_id)
+    assert alice.post(f"/api/nodes/{folder}/access/",
+                      {"username": "bob", "role": "viewer"}).status_code == 201
+    for user, titles in ((alice, ["Alpha", "Bravo", "Charlie"]),
+                         (bob, ["Alpha", "Charlie", "Delta"])):
+        for ordering in ("title", "-title", "-created", "added"):
+            every = dialect(user, 10).get(
+                f"{API}/documents/?ordering={ordering}&page_size=100").json()["results"]
+            if ordering.endswith("title"):
+                assert [d["title"] for d in every] == (
+                    titles[::-1] if ordering.startswith("-") else titles)
+            second = dialect(user, 9).get(
+                f"{API}/documents/?ordering={ordering}&page_size=2&page=2").json()
+            assert (second["count"], second["all"], [d["id"] for d in second["results"]]) == (
+                3, [d["id"] for d in every], [every[2]["id"]]), (user, ordering)
+    empty = dialect(alice, 9).get(f"{API}/documents/?title__icontains=nothing").json()
+    assert empty == {"count": 0, "next": None, "previous": None, "all": [], "results": []}
+    assert "all" not in dialect(alice, 10).get(f"{API}/documents/").json()

@@ -36,7 +36,7 @@ from dms.files import spool
 from dms.files.fairness import acting_for, serving
 from dms.runtime import Runtime
 from dms.web.endpoints import is_disk_full, public_origin, release_connection
-from dms.web.jsonapi import ApiError, parse_json
+from dms.web.jsonapi import ApiError, encode, parse_json, raw_json
 
 log = logging.getLogger("dms.web.paperless")
 
@@ -180,9 +180,10 @@ class Call:
         return origin + quote(root + path)
 
     def page(self, total: int, fetch: Callable[[int, int], list[dict]],
-             all_ids: Callable[[], list[int]] | None = None) -> dict[str, Any]:
+             all_ids: Callable[[], list[int] | str] | None = None) -> dict[str, Any]:
         """One page of a listing of `total` items: `fetch(offset, limit)` gives its results;
-        `all_ids()` every id, for versions before 10."""
+        `all_ids()` every id (a list, or the text "7,3,12" as the database joined them), for
+        versions before 10."""
         size = _positive(self.arg("page_size"), DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
         last = max(1, -(-total // size))
         given = self.arg("page", "1") or "1"
@@ -198,7 +199,8 @@ class Call:
                 others if number == 2 else [*others, ("page", str(number - 1))]),
         }
         if self.version < 10 and all_ids is not None:
-            body["all"] = all_ids()
+            ids = all_ids()
+            body["all"] = raw_json(f"[{ids}]") if isinstance(ids, str) else ids
         body["results"] = fetch((number - 1) * size, size)
         return body
 
@@ -260,8 +262,7 @@ def headers(**more: str) -> dict[str, str]:
 
 
 def answer(body: Any, status: int = 200, **more: str) -> bottle.HTTPResponse:
-    data = b"" if status == 204 else json.dumps(body, ensure_ascii=False,
-                                                separators=(",", ":")).encode("utf-8")
+    data = b"" if status == 204 else encode(body)
     extra = {} if status == 204 else {"Content-Type": JSON}
     return bottle.HTTPResponse(data, status, headers(**extra, **more))
 
