@@ -7,7 +7,6 @@ imports this package."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,7 +59,9 @@ def run_command(args: argparse.Namespace, config: Config) -> int:
               "redis://localhost:6379/0, on every node.", file=sys.stderr)
         return ExitStatus.REFUSED
     if args.command in ("serve", "worker"):
-        _limit_malloc_arenas()
+        from dms.cli.heap import TrimWhenQuiet, limit_malloc_arenas
+        limit_malloc_arenas()
+        TrimWhenQuiet().start()
     if args.command == "serve":
         _import_http_client_without_tls()
         from dms.runtime import CannotStart
@@ -131,27 +132,6 @@ def _import_libraries_without_unused_drivers(config: Config) -> None:
     finally:
         for name in hidden:
             del sys.modules[name]
-
-
-MALLOC_ARENAS = 2
-
-
-def _limit_malloc_arenas() -> None:
-    """glibc gives each thread that allocates an arena of its own, up to 8 per core, and under
-    load each grows to 15-18 MiB and keeps it: a server under bench/load.py's mixed load held
-    328 MiB, 12 such arenas. With MALLOC_ARENAS it peaked at 125 MiB and served 8 % more
-    requests. Set before the long-lived process starts its threads; an explicit MALLOC_ARENA_MAX in
-    the environment wins. Elsewhere than glibc: nothing to do."""
-    if "MALLOC_ARENA_MAX" in os.environ or not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    m_arena_max = -8  # glibc's malloc.h
-    mallopt(m_arena_max, MALLOC_ARENAS)
 
 
 def _import_http_client_without_tls() -> None:

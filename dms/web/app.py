@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
+from typing import Any
 
 import bottle
 
@@ -14,7 +16,6 @@ from dms.runtime import Runtime, open_installation
 from dms.web.api import ROUTE_TABLES
 from dms.web.endpoints import DmsBottle, bottle_rule, endpoint
 from dms.web.openapi import build as build_openapi
-from dms.web.paperless.app import PaperlessApp
 
 
 @contextlib.contextmanager
@@ -43,7 +44,8 @@ class App(DmsBottle):
         self.services = runtime.services
         # The Paperless-ngx dialect (api.md §17) under its prefix, unless switched off.
         self.paperless_prefix = runtime.config.paperless_prefix
-        self.paperless = PaperlessApp(runtime) if self.paperless_prefix else None
+        self._dialect: Any = None
+        self._dialect_lock = threading.Lock()
         self.api_routes = tuple(route for table in ROUTE_TABLES for route in table.routes)
         _check_prefix(self.paperless_prefix, self.api_routes)
         with compiled_once(self.router):
@@ -54,11 +56,22 @@ class App(DmsBottle):
 
     def __call__(self, environ: dict, start_response):
         path, prefix = environ.get("PATH_INFO", ""), self.paperless_prefix
-        if self.paperless is not None and (path == prefix or path.startswith(prefix + "/")):
+        if prefix and (path == prefix or path.startswith(prefix + "/")):
             environ["SCRIPT_NAME"] = environ.get("SCRIPT_NAME", "") + prefix
             environ["PATH_INFO"] = path[len(prefix):]
-            return self.paperless(environ, start_response)
+            return self.dialect()(environ, start_response)
         return super().__call__(environ, start_response)
+
+    def dialect(self) -> Any:
+        """The Paperless-ngx dialect's application, built by the first request to it: its 32
+        modules (1.7 MiB) cost a server that no Paperless-ngx client talks to nothing (issue 47,
+        idle memory)."""
+        if self._dialect is None:
+            with self._dialect_lock:
+                if self._dialect is None:
+                    from dms.web.paperless.app import PaperlessApp
+                    self._dialect = PaperlessApp(self.runtime)
+        return self._dialect
 
     @functools.cached_property
     def openapi_document(self) -> dict:

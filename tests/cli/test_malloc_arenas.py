@@ -1,6 +1,6 @@
-"""`dms serve` and `dms worker` limit glibc's malloc arenas (dms.cli._limit_malloc_arenas, issue
-30): eight threads allocating at once share two arenas instead of getting one each, which under
-load each grew to ~16 MiB and kept it. Counted in a fresh interpreter from /proc/self/maps: an
+"""`dms serve` and `dms worker` limit glibc's malloc arenas (dms.cli.heap.limit_malloc_arenas,
+issue 30): eight threads allocating at once share two arenas instead of getting one each, which
+under load each grew to ~16 MiB and kept it. Counted in a fresh interpreter from /proc/self/maps: an
 arena of a thread is an anonymous read-write mapping aligned to glibc's 64 MiB heap size."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 PROBE = """
 import sys, threading
 if sys.argv[1] == "limit":
-    from dms.cli import _limit_malloc_arenas
-    _limit_malloc_arenas()
+    from dms.cli.heap import limit_malloc_arenas
+    limit_malloc_arenas()
 held, barrier = [], threading.Barrier(8)
 def work():
     barrier.wait()
@@ -54,3 +54,37 @@ def thread_arenas(mode: str, arena_max: str | None) -> int:
 ])
 def test_threads_share_two_malloc_arenas(mode, arena_max, expected):
     assert thread_arenas(mode, arena_max) == expected
+
+
+TRIM_PROBE = """
+import gc, re, sys, time
+from dms.cli.heap import TrimWhenQuiet
+def anon_mib():
+    return int(re.search(r"RssAnon:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) // 1024
+trimmer = TrimWhenQuiet(quiet=0.5, check=0.1).start() if sys.argv[1] == "trim" else None
+time.sleep(1.5)  # the start-up's own trim, once it is quiet
+held = [bytearray(2000) for _ in range(50_000)]  # a burst of work: 100 MB malloc'd
+pin = bytearray(2000)  # allocated above them: the heap's top cannot shrink by itself
+peak = anon_mib()
+del held
+gc.collect()
+time.sleep(2.5)
+print(peak, anon_mib(), trimmer.trims if trimmer else 0)
+"""
+
+
+def after_a_burst(mode: str) -> tuple[int, int, int]:
+    result = subprocess.run([sys.executable, "-c", TRIM_PROBE, mode], capture_output=True,
+                            text=True, timeout=60, check=True)
+    peak, after, trims = (int(word) for word in result.stdout.split())
+    return peak, after, trims
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc, on Linux")
+def test_the_memory_of_a_burst_goes_back_once_the_process_is_quiet():
+    """dms.cli.heap.TrimWhenQuiet (issue 47): after its start-up and after the burst, one trim
+    each; the 100 MB freed go back to the system. Without it glibc keeps them."""
+    peak, after, trims = after_a_burst("trim")
+    assert (peak >= 100, after <= peak - 90, trims) == (True, True, 2), (peak, after)
+    peak, after, trims = after_a_burst("none")
+    assert (peak >= 100, after >= peak - 5, trims) == (True, True, 0), (peak, after)
