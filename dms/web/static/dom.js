@@ -145,9 +145,11 @@ export async function busy(container, task) {
 // ---- pictures loaded as they come near the screen ----
 
 /** Calls `draw(element, signal)` for each observed element once it comes within `lookAhead` of
- *  the screen, `parallel` at a time (page previews, thumbnails); dispose() stops what has not
- *  started and aborts the signal of what has, when the view is left. */
-export function lazyLoader({ parallel, lookAhead, draw }) {
+ *  the screen, `parallel` at a time (page previews, thumbnails); with `quick`, first
+ *  `quick(element, signal)`, any number at a time, and `draw` only where it resolves false.
+ *  dispose() stops what has not started and aborts the signal of what has, when the view is
+ *  left. */
+export function lazyLoader({ parallel, lookAhead, draw, quick = undefined }) {
   const controller = new AbortController();
   /** @type {Element[]} */
   const waiting = [];
@@ -165,7 +167,17 @@ export function lazyLoader({ parallel, lookAhead, draw }) {
     for (const entry of entries) {
       if (!entry.isIntersecting) continue;
       observer.unobserve(entry.target);
-      waiting.push(entry.target);
+      if (!quick) {
+        waiting.push(entry.target);
+        continue;
+      }
+      // What `quick` can draw at once (from the browser's cache) skips the queue; the rest
+      // joins it.
+      quick(entry.target, controller.signal).then((drawn) => {
+        if (drawn || controller.signal.aborted) return;
+        waiting.push(entry.target);
+        load();
+      });
     }
     load();
   }, { rootMargin: lookAhead });
