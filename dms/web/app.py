@@ -44,8 +44,8 @@ class App(DmsBottle):
         self.services = runtime.services
         # The Paperless-ngx dialect (api.md §17) under its prefix, unless switched off.
         self.paperless_prefix = runtime.config.paperless_prefix
-        self._dialect: Any = None
-        self._dialect_lock = threading.Lock()
+        self._dialect: dict[str, Any] = {}  # "app": built by its first request (Bottle refuses
+        self._dialect_lock = threading.Lock()  # to set an attribute twice)
         self.api_routes = tuple(route for table in ROUTE_TABLES for route in table.routes)
         _check_prefix(self.paperless_prefix, self.api_routes)
         with compiled_once(self.router):
@@ -66,12 +66,12 @@ class App(DmsBottle):
         """The Paperless-ngx dialect's application, built by the first request to it: its 32
         modules (1.7 MiB) cost a server that no Paperless-ngx client talks to nothing (issue 47,
         idle memory)."""
-        if self._dialect is None:
+        if not self._dialect:
             with self._dialect_lock:
-                if self._dialect is None:
+                if not self._dialect:
                     from dms.web.paperless.app import PaperlessApp
-                    self._dialect = PaperlessApp(self.runtime)
-        return self._dialect
+                    self._dialect["app"] = PaperlessApp(self.runtime)
+        return self._dialect["app"]
 
     @functools.cached_property
     def openapi_document(self) -> dict:
