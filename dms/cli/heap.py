@@ -71,6 +71,8 @@ class TrimWhenQuiet:
 
     def _run(self) -> None:
         libc = _libc()
+        if libc is None:
+            return
         busy, quiet_for, spent = True, 0.0, time.process_time()
         while not self._stop.wait(self.check):
             now = time.process_time()
