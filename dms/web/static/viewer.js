@@ -6,7 +6,7 @@
 // to the widths the API makes (up to 2,000 px), so zooming in makes it sharper, not just bigger.
 // Fetched when first opened: the first view does not carry it.
 
-import { fetchBlob, id as encoded, previewWidth } from "./api.js";
+import { fetchBlob, fetchBlobWhenFree, id as encoded, previewWidth } from "./api.js";
 import { modal } from "./dialogs.js";
 import { button, el } from "./dom.js";
 
@@ -29,7 +29,9 @@ class Viewer {
     this.pages = pages;
     this.index = index;
     this.zoom = 1;
-    this.controller = null;
+    this.controller = null; // aborted when the dialog closes
+    this.wanted = { key: "", path: "" };
+    this.loading = false;
     this.pinch = null;
   }
 
@@ -84,8 +86,11 @@ class Viewer {
   }
 
   /** The page at the current zoom: its size at once (the old image stretched), then the image of
-   *  the width it needs. */
-  async show() {
+   *  the width it needs. One picture is asked for at a time, the latest wanted when the one in
+   *  flight is done: turning or zooming quickly never has several renders of one user's running
+   *  at once (the server's share of the PDF readers would answer the extra ones 429), and an
+   *  abandoned request would not stop its render anyway. */
+  show() {
     const number = this.index + 1;
     this.counter.textContent = `Page ${number} of ${this.pages.length}`;
     this.zoomText.textContent = `${Math.round(this.zoom * 100)}%`;
@@ -95,29 +100,41 @@ class Viewer {
     const shown = Math.max(1, Math.floor((this.stage.clientWidth - 32) * this.zoom));
     this.canvas.style.width = `${shown}px`;
     const width = previewWidth(shown);
-    const key = `${this.pages[this.index].id}@${width}`;
-    if (this.canvas.dataset.key === key) return;
-    this.controller?.abort();
-    const controller = new AbortController();
-    this.controller = controller;
+    const page = this.pages[this.index].id;
+    this.wanted = { key: `${page}@${width}`, path: `/pages/${encoded(page)}/preview/?width=${width}` };
+    if (this.canvas.dataset.key === this.wanted.key || this.loading) return;
+    this.load();
+  }
+
+  async load() {
+    this.loading = true;
+    this.controller ??= new AbortController();
+    const signal = this.controller.signal;
     this.canvas.setAttribute("aria-busy", "true");
     this.note.hidden = true;
     try {
-      const { blob } = await fetchBlob(`/pages/${encoded(this.pages[this.index].id)}/preview/?width=${width}`, "image/jpeg",
-        controller.signal, "no-cache");
-      const bitmap = await createImageBitmap(blob);
-      if (controller.signal.aborted) return;
-      this.canvas.width = bitmap.width;
-      this.canvas.height = bitmap.height;
-      this.canvas.getContext("2d")?.drawImage(bitmap, 0, 0);
-      bitmap.close();
-      this.canvas.dataset.key = key;
-    } catch (error) {
-      if (controller.signal.aborted) return;
-      this.note.textContent = `No preview: ${error.message}`;
-      this.note.hidden = false;
+      while (!signal.aborted && this.wanted.key !== this.canvas.dataset.key) {
+        const wanted = this.wanted;
+        try {
+          const { blob } = await fetchBlobWhenFree(wanted.path, { signal, cache: "no-cache" });
+          const bitmap = await createImageBitmap(blob);
+          if (signal.aborted) return;
+          this.canvas.width = bitmap.width;
+          this.canvas.height = bitmap.height;
+          this.canvas.getContext("2d")?.drawImage(bitmap, 0, 0);
+          bitmap.close();
+          this.canvas.dataset.key = wanted.key;
+        } catch (error) {
+          if (signal.aborted) return;
+          if (this.wanted !== wanted) continue; // another page or zoom is wanted by now
+          this.note.textContent = `No preview: ${error.message}`;
+          this.note.hidden = false;
+          break;
+        }
+      }
     } finally {
-      if (!controller.signal.aborted) this.canvas.setAttribute("aria-busy", "false");
+      this.loading = false;
+      if (!signal.aborted) this.canvas.setAttribute("aria-busy", "false");
     }
   }
 
