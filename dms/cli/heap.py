@@ -58,7 +58,7 @@ class TrimWhenQuiet:
     def __init__(self, quiet: float = QUIET_SECONDS, check: float = CHECK_SECONDS):
         self.quiet, self.check = quiet, check
         self.trims = 0
-        self._stop = threading.Event()
+        self._sleep = threading.Event()  # never set: the thread ends with the process
         self._thread = threading.Thread(target=self._run, name="heap-trim", daemon=True)
 
     def start(self) -> TrimWhenQuiet:
@@ -66,15 +66,12 @@ class TrimWhenQuiet:
             self._thread.start()
         return self
 
-    def stop(self) -> None:
-        self._stop.set()
-
     def _run(self) -> None:
         libc = _libc()
         if libc is None:
             return
         busy, quiet_for, spent = True, 0.0, time.process_time()
-        while not self._stop.wait(self.check):
+        while not self._sleep.wait(self.check):
             now = time.process_time()
             working = now - spent > self.check * BUSY_SHARE
             spent = now

@@ -8,8 +8,9 @@
 // without asking again. Those this tab has drawn before (their addresses kept in sessionStorage,
 // which a logout clears) are all drawn at once from the browser's cache, outside the queue: two at
 // a time they took 200-290 ms for a screenful (issue 47). (`only-if-cached` would tell without
-// such a list, but the browser logs each miss as a failed load in its console.) A document still being read answers a placeholder (SVG, never kept): its
-// canvas keeps the grey page drawn by the stylesheet.
+// such a list, but the browser logs each miss as a failed load in its console.) A document still
+// being read answers a placeholder (SVG, never kept): its canvas keeps the grey page drawn by the
+// stylesheet.
 
 import { fetchBlob, fetchBlobWhenFree, id as encoded } from "./api.js";
 import { el, lazyLoader } from "./dom.js";

@@ -87,9 +87,9 @@ class Viewer {
 
   /** The page at the current zoom: its size at once (the old image stretched), then the image of
    *  the width it needs. One picture is asked for at a time, the latest wanted when the one in
-   *  flight is done: turning or zooming quickly never has several renders of one user's running
-   *  at once (the server's share of the PDF readers would answer the extra ones 429), and an
-   *  abandoned request would not stop its render anyway. */
+   *  flight is done: turning or zooming quickly never has several of the viewer's renders running
+   *  at once (a user's share of the server's PDF readers would answer the extra ones 429), and
+   *  an abandoned request would not stop its render anyway. */
   show() {
     const number = this.index + 1;
     this.counter.textContent = `Page ${number} of ${this.pages.length}`;
