@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import subprocess
+import sys
 
 import pytest
 
@@ -161,3 +162,30 @@ def test_a_prefix_that_would_hide_dms_own_paths_is_refused(tmp_path):
         assert (result.returncode, result.stderr.splitlines()[-1]) == (
             2, f"dms: DMS_PAPERLESS_PREFIX {prefix!r} would hide dms's own /{first}/; choose "
                "another path, such as /paperless."), result.stderr
+
+
+LOADED_BY_ITS_FIRST_REQUEST = """
+import io, sys
+from pathlib import Path
+from dms.config import Config
+from dms.web.app import create_app
+app = create_app(Config(data_dir=Path(sys.argv[1])))
+dialect = lambda: sorted(m for m in sys.modules if m.startswith("dms.web.paperless"))
+before = dialect()
+statuses = []
+environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/paperless/api/", "QUERY_STRING": "",
+           "SERVER_NAME": "x", "SERVER_PORT": "80", "wsgi.url_scheme": "http",
+           "wsgi.input": io.BytesIO(), "wsgi.errors": sys.stderr, "REMOTE_ADDR": "127.0.0.1"}
+b"".join(app(environ, lambda status, headers, exc=None: statuses.append(status)))
+print(before, statuses, "dms.web.paperless.app" in dialect())
+"""
+
+
+def test_the_dialect_is_loaded_by_its_first_request(tmp_path):
+    """Issue 47 (idle memory): a server no Paperless-ngx client talks to never imports the
+    dialect's modules (1.7 MiB); its first request does, and is answered."""
+    result = subprocess.run([sys.executable, "-c", LOADED_BY_ITS_FIRST_REQUEST,
+                             str(tmp_path / "data")], capture_output=True, text=True,
+                            env=environment(), timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "[] ['401 Unauthorized'] True"
