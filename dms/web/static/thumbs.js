@@ -25,6 +25,7 @@ const BUSY_RETRIES = 5;
 /** A list's thumbnails: make(node) gives one's canvas (decorative: the title is beside it);
  *  dispose() stops what has not loaded when the view is left. */
 export function thumbnails() {
+  kept = null; // each list reads what the tab's storage holds now (a logout cleared it)
   const loader = lazyLoader({ parallel: PARALLEL, lookAhead: LOOK_AHEAD, draw, quick: drawKept });
   return {
     make: (node) => {
