@@ -70,7 +70,8 @@ def test_the_built_executable_serves_and_ocrs(tmp_path):
             ("scan.png", "<em>Bundled</em> <em>Tesseract</em> Works")]
         page = requests.get(url + "/")
         assert page.status_code == 200 and "<title>dms</title>" in page.text
-        assert requests.get(url + "/static/app.js").status_code == 200
+        app = re.search(r'src="(static/[0-9a-f]{16}/app\.js)"', page.text).group(1)
+        assert requests.get(f"{url}/{app}").status_code == 200
     finally:
         process.send_signal(signal.SIGTERM)
         process.communicate(timeout=30)

@@ -1,8 +1,9 @@
 """The web page (dms/web/static) end to end, in Debian's headless Chromium driven by Playwright,
-and what is served for it: the page talks only to its own server, security headers, caching with
-revalidation, file names that cannot leave the folder, the page's size, the /ui/ address, a URL
-prefix, phones, no console errors in the main flow. The browser and its sessions:
-tests/e2e/conftest.py, tests/harness/webpage.py."""
+and what is served for it: the page talks only to its own server, security headers, its files
+kept under the page's version and index.html revalidated, a tab left open across an upgrade,
+file names that cannot leave the folder, the page's size, the /ui/ address, a URL prefix, phones,
+no console errors in the main flow. The browser and its sessions: tests/e2e/conftest.py,
+tests/harness/webpage.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 import requests
 from playwright.sync_api import expect
 
-from dms.web.api.ui import static_dir
+from dms.web.api.ui import page_version, static_dir
 from tests.harness.users import USER_PASSWORD
 from tests.harness.webpage import (
     NEW_PASSWORD,
@@ -20,6 +21,7 @@ from tests.harness.webpage import (
     SECRET,
     Session,
     log_in_and_open_tokens,
+    log_in_home,
     sideways_scroll,
     token_id_of,
 )
@@ -47,17 +49,22 @@ def test_the_page_talks_only_to_its_own_server(session, server, alice):
     assert [url for url in session.requests if not url.startswith(server.url + "/")] == []
     assert session.foreign == []
     # And the session really went through the API.
-    for path in ("/", "/static/app.js", "/static/api.js", "/static/style.css",
-                 "/static/views.css", "/api/auth/login/", "/api/users/me/", "/api/nodes/",
+    for path in ("/", static("app.js"), static("api.js"), static("style.css"),
+                 static("views.css"), "/api/auth/login/", "/api/users/me/", "/api/nodes/",
                  f"/api/folders/{alice.home_id}/", "/api/nodes/inboxcount/",
                  "/api/tokens/?page[size]=100", "/api/tokens/", "/api/auth/logout/"):
         assert path in paths
     assert session.errors == []
 
 
-@pytest.mark.parametrize("path", ["/", "/ui/", "/static/app.js", "/static/view-folder.js",
-                                  "/static/style.css"])
+def static(name: str) -> str:
+    """A file's address as index.html names it: under the page's version (dms.web.api.ui)."""
+    return f"/static/{page_version()}/{name}"
+
+
+@pytest.mark.parametrize("path", ["/", "/ui/", "app.js", "view-folder.js", "style.css"])
 def test_security_headers(server, path):
+    path = path if path.startswith("/") else static(path)
     response = requests.get(server.url + path, timeout=10)
     assert response.status_code == 200
     assert response.headers["Content-Security-Policy"] == CSP
@@ -69,39 +76,62 @@ def test_security_headers(server, path):
     assert response.headers["Content-Type"] == f"{media}; charset=utf-8"
 
 
-@pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/style.css",
-                                  "/static/favicon.svg"])
-def test_files_are_kept_by_the_browser_and_revalidated(server, path):
-    """Decision (dms/web/api/ui.py): no-cache with a strong ETag and Last-Modified; an unchanged
-    file costs a 304 without a body."""
-    first = requests.get(server.url + path, timeout=10)
-    assert first.status_code == 200
-    assert first.headers["Cache-Control"] == "no-cache"
+def test_the_page_is_revalidated_and_names_its_files_under_its_version(server):
+    """Decision (dms/web/api/ui.py): index.html is no-cache with a strong ETag (an unchanged page
+    costs a 304 without a body) and no Last-Modified (it changes with any of its files); every
+    file it names is under the version, which is a hash of all the files."""
+    first = requests.get(server.url + "/", timeout=10)
+    assert (first.status_code, first.headers["Cache-Control"]) == (200, "no-cache")
+    assert "Last-Modified" not in first.headers
     etag = first.headers["ETag"]
     assert etag.startswith('"') and etag.endswith('"') and len(etag) == 34
-    name = "index.html" if path == "/" else path.rsplit("/", 1)[1]
-    assert first.content == (static_dir() / name).read_bytes()
-    again = requests.get(server.url + path, headers={"If-None-Match": etag}, timeout=10)
+    version = page_version()
+    assert re.fullmatch(r"[0-9a-f]{16}", version)
+    original = (static_dir() / "index.html").read_text(encoding="utf-8")
+    assert first.text == original.replace('"static/', f'"static/{version}/')
+    named = re.findall(r'(?:href|src)="(static/[^"]+)"', first.text)
+    assert len(named) == 33 and all(name.startswith(f"static/{version}/") for name in named)
+    again = requests.get(server.url + "/", headers={"If-None-Match": etag}, timeout=10)
     assert (again.status_code, again.content, again.headers["ETag"]) == (304, b"", etag)
-    since = requests.get(server.url + path, timeout=10,
-                         headers={"If-Modified-Since": first.headers["Last-Modified"]})
-    assert (since.status_code, since.content) == (304, b"")
-    other = requests.get(server.url + path, headers={"If-None-Match": '"0"'}, timeout=10)
+    other = requests.get(server.url + "/", headers={"If-None-Match": '"0"'}, timeout=10)
     assert (other.status_code, other.content) == (200, first.content)
+
+
+@pytest.mark.parametrize("name", ["app.js", "style.css", "favicon.svg", "share.css"])
+def test_files_are_kept_by_the_browser_for_good(server, name):
+    """Under the page's version a file never changes: `immutable`, a year; the next version has
+    other addresses. Another version's address (an old tab after an upgrade, or a made-up one)
+    and the old address without a version answer 404 with a sentence."""
+    response = requests.get(server.url + static(name), timeout=10)
+    assert response.status_code == 200
+    assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert response.content == (static_dir() / name).read_bytes()
+    for path in (f"/static/{'0' * 16}/{name}", f"/static/{name}"):
+        refused = requests.get(server.url + path, timeout=10)
+        [error] = refused.json()["errors"]
+        assert (refused.status_code, error["code"]) == (404, "not_found")
+        assert error["detail"] in (
+            "This file belongs to another version of the page: dms was updated. Reload the "
+            "page.", "Not found: there is no endpoint at this address.")
+    assert requests.get(server.url + f"/static/{'0' * 16}/{name}", timeout=10).json()[
+        "errors"][0]["detail"].startswith("This file belongs to another version")
 
 
 @pytest.mark.parametrize("name", ["..%2Fapi%2Fui.py", "%2e%2e%2Fapi%2Fui.py", "..%5Cui.py",
                                   "ui.py", "__init__.py", ".gitignore", "app.js%00.css",
                                   "missing.js", "%2Fetc%2Fpasswd", "app.JS"])
 def test_no_client_chosen_name_reaches_another_file(server, name):
-    response = requests.get(f"{server.url}/static/{name}", timeout=10)
+    response = requests.get(server.url + static(name), timeout=10)
     assert response.status_code == 404
     # "Not found." from the page's handler, or no route at all where the server decoded a "/".
     [error] = response.json()["errors"]
     assert (error["status"], error["code"]) == ("404", "not_found")
     assert error["detail"] in ("Not found.", "Not found: there is no endpoint at this address.")
-    # Nor a sub-folder, encoded or not.
-    for path in ("/static/../api/ui.py", "/static/sub/app.js", "/static/%2E%2E/__init__.py"):
+    # Nor a sub-folder, encoded or not, nor a version that walks up.
+    version = page_version()
+    for path in (f"/static/{version}/../api/ui.py", f"/static/{version}/sub/app.js",
+                 f"/static/{version}/%2E%2E/__init__.py", "/static/../api/ui.py",
+                 "/static/%2E%2E/app.js"):
         assert requests.get(server.url + path, timeout=10).status_code == 404
 
 
@@ -141,6 +171,33 @@ def test_the_page_is_small_and_its_modules_short():
 def test_ui_address_sends_the_browser_to_the_page(server):
     response = requests.get(server.url + "/ui/", allow_redirects=False, timeout=10)
     assert (response.status_code, response.headers["Location"]) == (302, server.url + "/")
+
+
+def test_a_tab_left_open_across_an_upgrade_is_told_to_reload(browser, server, alice):
+    """The server was upgraded while the tab stayed open: the modules the tab has not loaded yet
+    are asked for under its old version, which the server answers 404 (here: the real server,
+    asked for a version it does not have). The page says what to do instead of a browser's
+    error, and changes nothing."""
+    session = Session(browser, server.url)
+    try:
+        page = log_in_home(session)
+        gone = f"/static/{'0' * 16}/"
+        answers = []
+        page.on("response", lambda response: "settings-tokens" in response.url
+                and answers.append(response.status))
+        page.route("**/settings-tokens.js", lambda route: route.continue_(
+            url=route.request.url.replace(f"/static/{page_version()}/", gone)))
+        session.menu("API Tokens")
+        expect(page.get_by_role("alert")).to_have_text(
+            "dms was updated since this page was opened: reload the page to go on.")
+        expect(page.get_by_role("heading", name="Home", level=1)).to_be_visible()
+        assert answers == [404]
+        page.unroute("**/settings-tokens.js")
+        page.reload()
+        session.menu("API Tokens")
+        expect(page.get_by_role("heading", name="API Tokens")).to_be_visible()
+    finally:
+        session.close()
 
 
 @pytest.mark.config(url_prefix="/dms")

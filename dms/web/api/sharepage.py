@@ -24,7 +24,7 @@ from dms.domain import archives, sharelinks
 from dms.domain.sharelinks import Visit
 from dms.errors import DomainError, NotFound, Throttled
 from dms.web.api.nodes import version_file
-from dms.web.api.ui import SECURITY_HEADERS
+from dms.web.api.ui import SECURITY_HEADERS, page_version
 from dms.web.downloads import content_disposition
 from dms.web.endpoints import STATUS_OF_ERROR, Context
 from dms.web.jsonapi import RouteTable
@@ -46,7 +46,7 @@ TITLES = {404: "Nothing here", 410: "This link no longer works", 429: "Please wa
 
 def _page(ctx: Context, title: str, body: str, status: int = 200,
           headers: dict[str, str] | None = None) -> bottle.HTTPResponse:
-    sheet = html.escape(ctx.absolute_url("/static/share.css"))
+    sheet = html.escape(ctx.absolute_url(f"/static/{page_version()}/share.css"))
     document = (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
                 f'<meta name="viewport" content="width=device-width, initial-scale=1">'
                 f'<meta name="robots" content="noindex, nofollow">'

@@ -6,8 +6,9 @@
 const TOKEN_KEY = "dms.token";
 export const JSON_MEDIA = "application/json";
 export const VND_MEDIA = "application/vnd.api+json";
-/** The API sits beside /static/ (below the server's URL prefix, if any). */
-export const API_ROOT = new URL("../api", import.meta.url).pathname;
+/** The API sits beside /static/ (below the server's URL prefix, if any); the modules are under
+ *  static/<the page's version>/ (dms/web/api/ui.py). */
+export const API_ROOT = new URL("../../api", import.meta.url).pathname;
 /** The largest page the API gives (api.md, "Pagination"): lists are read 100 at a time. */
 export const MAX_PAGE_SIZE = 100;
 

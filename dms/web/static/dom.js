@@ -115,7 +115,11 @@ const say = (alert, status) => {
   $("alert").textContent = alert;
   $("status").textContent = status;
 };
-export const showError = (message) => say(message, "");
+/** How the browsers word a module of the page that is no longer there (Chromium, Firefox,
+ *  Safari): dms was updated while this tab stayed open, and another version's files answer 404. */
+const GONE_MODULE = /dynamically imported module|Importing a module script failed/i;
+export const PAGE_UPDATED = "dms was updated since this page was opened: reload the page to go on.";
+export const showError = (message) => say(GONE_MODULE.test(message) ? PAGE_UPDATED : message, "");
 export const showStatus = (message) => say("", message);
 export const clearMessages = () => say("", "");
 
