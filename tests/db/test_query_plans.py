@@ -3,9 +3,10 @@ after migration 0013 made the listing indexes partial, a walk down a subtree mad
 automatic index over the whole node table each time, and marking a subtree as trashed stepped
 over every live node. And listings filtered by a correspondent, a type or a custom field read
 their own index range in the listing's order (migration 0022), while the unfiltered listing keeps
-its own index (an index led by parent_id for the correspondents once drew it away: 30x slower).
-Checked on SQLite's query plans (structure, not time: tests never assert a time; bench/trash.py
-and bench/metadata.py measure it)."""
+its own index (an index led by parent_id for the correspondents once drew it away: 30x slower);
+names and a date are compared on the date index's entries (migration 0037). Checked on SQLite's
+query plans (structure, not time: tests never assert a time; bench/trash.py, bench/metadata.py
+and bench/search.py measure it)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,22 @@ def test_a_sort_by_a_field_reads_its_values_in_value_order(config, alice):
     assert steps == ["SEARCH custom_field_value USING COVERING INDEX "
                      "custom_field_value_cents_folder_order (field_id=? AND parent_id=? AND "
                      "trash_id=? AND value_cents>?)"]  # `IS NOT NULL`: the range above NULL
+
+
+def test_names_and_a_date_are_compared_on_the_date_index(config, alice):
+    """Migration 0037: the correspondent and the type are the date index's last columns, so a
+    search of names and a date (the document list's conditions) compares them without visiting
+    each row of the date's range."""
+    [(sql,)] = query_sql(config, "SELECT sql FROM sqlite_master "
+                                 "WHERE name = 'node_owner_document_date'")
+    assert sql == ("CREATE INDEX node_owner_document_date ON node (owner_id, kind, "
+                   "coalesce(document_date, substr(created_at, 1, 10)), id, correspondent_id, "
+                   "document_type_id) WHERE trash_id IS NULL")
+    names_and_date = (
+        f"SELECT {ROW_COLUMNS} FROM node WHERE owner_id = ? AND kind = ? AND trash_id IS NULL "
+        "AND ((correspondent_id IN (?)) AND (coalesce(document_date, substr(created_at, 1, 10)) "
+        ">= ? AND coalesce(document_date, substr(created_at, 1, 10)) <= ?)) "
+        "ORDER BY updated_at DESC, id DESC LIMIT 100")
+    assert plan(config, names_and_date, alice.user_id, "document", "c", "2019-01-01",
+                "2019-12-31")[0] == ("SEARCH node USING INDEX node_owner_document_date "
+                                     "(owner_id=? AND kind=? AND <expr>>? AND <expr><?)")
