@@ -111,11 +111,11 @@ def parent_folder(user: User, parent_id: object, field: str) -> Node:
     unknown and foreign ids read alike (api.md, "Creating a folder or document")."""
     if not isinstance(parent_id, str) or not parent_id:
         raise Invalid("A parent folder is required.", field, code="required")
-    reached = role_of(user, parent_id)
-    if reached is None:
+    try:
+        parent = reach(user, parent_id, EDITOR).node  # 403 for a viewer
+    except NotFound:  # one read of the node (inside a create's write lock too)
         raise Invalid(f"Invalid parent {parent_id!r}: the folder does not exist.", field,
-                      code="does_not_exist")
-    parent = reach(user, parent_id, EDITOR).node  # 403 for a viewer
+                      code="does_not_exist") from None
     if not parent.is_folder:
         raise Invalid("A document cannot contain other nodes; choose a folder as parent.", field)
     return parent
