@@ -1,7 +1,10 @@
 """The tantivy index under `<data-dir>/search/`: its schema and analyzer, opening it (or knowing
 that it must be rebuilt), writing documents, and running a query to ranked node ids.
 
-One document per node: `id` (stored, the node's id), `owner` (the owner's id: every query
+One document per node: `id` (stored, the node's id) and the same UUID as two whole numbers in
+fast fields, `id_hi` and `id_lo`, from which a query's hits get their ids without reading stored
+documents (format 5; an id that is not a canonical UUID has 0 in both and is read from the store),
+`owner` (the owner's id: every query
 filters by it), `tag_ids` (the ids of its tags, for tag filters), and `title`, `tags` (its tag
 names, the subject and sender of the message a document came by, its metadata's words), `body`
 (the text of a document's latest version) and `notes`, all folded by the same analyzer as the
@@ -38,6 +41,7 @@ import json
 import logging
 import os
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,13 +68,14 @@ __all__ = ["ANALYZER", "EXPANSIONS_LAST", "EXPANSIONS_OTHER", "MAX_TERM_CHARS", 
 
 log = logging.getLogger("dms.search")
 
-INDEX_FORMAT = 4  # raise when the schema or the analyzer changes: old indexes are rebuilt
+INDEX_FORMAT = 5  # raise when the schema or the analyzer changes: old indexes are rebuilt
 MARKER = "dms-index.json"
 WRITER_HEAP_BYTES = 32 * 1024 * 1024  # tantivy flushes a segment past this much buffered data
 SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")
 TEXT_FIELDS = ("title", "tags", "body", "notes")
 KEY_FIELDS = ("parent", "correspondent", "doctype", "mime")
 NUMBER_FIELDS = ("created", "added", "asn")
+ID_HALVES = ("id_hi", "id_lo")
 
 
 class IndexUnusable(Exception):
@@ -112,7 +117,21 @@ def schema():
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     for field in NUMBER_FIELDS:
         builder.add_integer_field(field, indexed=True, fast=True)
+    for field in ID_HALVES:
+        builder.add_unsigned_field(field, fast=True)
     return builder.build()
+
+
+def id_halves(node_id: str) -> tuple[int, int]:
+    """The node's UUID as two u64 (its first and last eight bytes); (0, 0) for an id that would
+    not come back from them unchanged (dms.search.snapshot.ids_of)."""
+    try:
+        number = uuid.UUID(node_id).int
+    except ValueError:
+        return 0, 0
+    if str(uuid.UUID(int=number)) != node_id or number == 0:
+        return 0, 0
+    return number >> 64, number & ((1 << 64) - 1)
 
 
 @dataclass
@@ -239,10 +258,14 @@ class SearchIndex:
     def document(entry: Entry):
         import tantivy
 
-        return tantivy.Document(id=entry.node_id, owner=entry.owner_id, title=entry.title,
-                                body=entry.body, tags=entry.tag_names, tag_ids=entry.tag_ids,
-                                notes=entry.notes, inner=entry.inner(), **entry.keys(),
-                                **entry.numbers())
+        document = tantivy.Document(id=entry.node_id, owner=entry.owner_id, title=entry.title,
+                                    body=entry.body, tags=entry.tag_names, tag_ids=entry.tag_ids,
+                                    notes=entry.notes, inner=entry.inner(), **entry.keys(),
+                                    **entry.numbers())
+        # Added one by one: as keywords, a number past 2**63 would be taken for a float.
+        for field, half in zip(ID_HALVES, id_halves(entry.node_id), strict=True):
+            document.add_unsigned(field, half)
+        return document
 
     def put(self, writer, node_id: str, entry: Entry | None) -> None:
         """Replace what the index holds of `node_id` by `entry` (None: remove it). Idempotent."""

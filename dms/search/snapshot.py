@@ -11,6 +11,8 @@ both tiers at once (one query with every word's alternatives).
 
 from __future__ import annotations
 
+import uuid
+
 from dms.search.terms import (
     ANYWHERE,
     EXPANSIONS_LAST,
@@ -167,7 +169,17 @@ class Snapshot:
         # it cannot do inside an intersection. Same matches, same order.
         query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
         result = self.searcher.search(query, limit, count=False)
-        return [(self.searcher.doc(address)["id"][0], score) for score, address in result.hits]
+        return list(zip(self.ids_of([address for _, address in result.hits]),
+                        [score for score, _ in result.hits], strict=True))
+
+    def ids_of(self, addresses: list) -> list[str]:
+        """The node ids of hits, from the fast fields (dms.search.index.id_halves): a column
+        read each, where reading stored documents cost ~1.4 ms per search at a million."""
+        high = self.searcher.fast_field_values("id_hi", addresses)
+        low = self.searcher.fast_field_values("id_lo", addresses)
+        return [str(uuid.UUID(int=(hi << 64) | lo)) if hi or lo
+                else self.searcher.doc(address)["id"][0]
+                for address, hi, lo in zip(addresses, high, low, strict=True)]
 
     def counted(self, clauses: list, excluding: frozenset[str] = frozenset()) -> int:
         """How many nodes match all `clauses` (tantivy's Count collector: no node is read)."""
