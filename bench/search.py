@@ -55,11 +55,15 @@ never asserts.
     .venv/bin/python -m bench.search [--sizes 10000 100000 1000000] [--owners 1 100] [--runs 300]
         [--queries 50] [--words 200] [--vocabulary 4000] [--rare-words 5000] [--batch 10000]
     .venv/bin/python -m bench.search --sizes 2000 --owners 1 --runs 50     # quick: checks it runs
+
+`--keep` leaves each data dir in place (its path printed) for a closer look at the same corpus:
+`dms serve --data-dir <it>/data` opens it again without a rebuild.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import tempfile
@@ -96,8 +100,11 @@ def print_targets(size: int, measured: dict[str, dict]) -> None:
 def measure(size: int, owner_count: int, args, words: list[str], rare: list[str]) -> None:
     print(f"\n== {size:,} documents, {owner_count} owner{'s' if owner_count > 1 else ''}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    with tempfile.TemporaryDirectory(prefix="dms-bench-search-") as tmp:
+    with (contextlib.nullcontext(tempfile.mkdtemp(prefix="dms-bench-search-")) if args.keep
+          else tempfile.TemporaryDirectory(prefix="dms-bench-search-")) as tmp:
         data_dir = Path(tmp) / "data"
+        if args.keep:
+            print(f"data dir (kept): {data_dir}", flush=True)
         db_path = data_dir / "dms.db"
         started = time.perf_counter()
         owners, queried, rare_counts = build_database(db_path, size, owner_count, args, words, rare)
@@ -212,6 +219,7 @@ def main() -> None:
     parser.add_argument("--rare-words", type=int, default=5000,
                         help="made-up words, one in each document")
     parser.add_argument("--batch", type=int, default=10_000, help="documents per transaction")
+    parser.add_argument("--keep", action="store_true", help="leave each data dir in place")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     print(f"load average before the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
