@@ -46,7 +46,7 @@ def test_the_page_talks_only_to_its_own_server(session, server, alice):
     expect(page.get_by_role("status")).to_have_text("You have been logged out.")
 
     paths = [url[len(server.url):] for url in session.requests if url.startswith(server.url + "/")]
-    assert [url for url in session.requests if not url.startswith(server.url + "/")] == []
+    assert session.elsewhere() == []
     assert session.foreign == []
     # And the session really went through the API.
     for path in ("/", static("app.js"), static("api.js"), static("style.css"),

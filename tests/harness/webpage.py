@@ -51,6 +51,10 @@ class Session:
                      and self.errors.append(message.text))
         self.page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
 
+    def elsewhere(self) -> list[str]:
+        """The requests for anything outside the server's own addresses (the tests expect none)."""
+        return [url for url in self.requests if not url.startswith(self.base_url + "/")]
+
     def _refuse(self, route) -> None:
         self.foreign.append(route.request.url)
         route.abort()
@@ -141,6 +145,13 @@ def choose_upload(page: Page, path: Path):
     chooser.value.set_files(str(path))
     dialog.get_by_role("button", name="Upload").click()
     expect(dialog).to_be_hidden()
+
+
+def fetched_again(page: Page, address_part: str) -> int:
+    """How many of the page's resources whose address holds `address_part` came over the network
+    rather than from the browser's cache (Resource Timing: a cached one transfers 0 bytes)."""
+    return page.evaluate("(part) => performance.getEntriesByType('resource').filter(r => "
+                         "r.name.includes(part) && r.transferSize > 0).length", address_part)
 
 
 def sideways_scroll(page: Page) -> int:
