@@ -54,6 +54,7 @@ RETRY_DELAY_SECONDS = 2  # times the attempt number
 STORE_RETRY_SECONDS = 10  # the file store unreachable: the reading waits this long
 SHUTDOWN_TIMEOUT_SECONDS = 30  # a graceful stop waits this long for pages being read
 PERIODIC_PRIORITY = 1000  # a claimed periodic job runs before the documents waiting
+RECONCILE_NAMED = 10  # versions a reconcile names in its log line
 
 
 class Processor:
@@ -165,17 +166,20 @@ class Processor:
         """Queue every document whose latest version still waits or was interrupted and that no
         worker is reading; each owner's documents are counted in turn, so their priorities
         interleave owners."""
-        queued = 0
+        queued: list[str] = []
         leased = leases.leased_versions()
         for _owner_id, version_id in progress.pending_versions():
             with self._running_lock:
                 busy = version_id in self._running
             if not busy and version_id not in leased:
                 self.enqueue(version_id)
-                queued += 1
-        if queued:
-            log.info("reconcile: queued %d document(s) for processing", queued)
-        return queued
+                queued.append(version_id)
+        if queued:  # which ones, so that a log names what a crash or a restart left over
+            named = ", ".join(queued[:RECONCILE_NAMED]) + (" …" if len(queued) > RECONCILE_NAMED
+                                                          else "")
+            log.info("reconcile: queued %d document(s) for processing (versions %s)",
+                     len(queued), named)
+        return len(queued)
 
     # -- the heartbeat and the periodic jobs -----------------------------------------------------
     def _beat(self) -> None:

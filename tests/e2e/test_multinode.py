@@ -157,10 +157,11 @@ def test_a_killed_worker_s_document_is_finished_by_another_after_its_lease_expir
     assert time.monotonic() - killed_at >= 2  # not before the 3-second lease could expire
     survivor_logs = "".join(node.output for node in cluster.workers)
     # Whichever comes first once the lease has expired queues it again: a survivor's heartbeat
-    # (which says so, naming the version) or its periodic reconcile (which counts what it queued);
+    # (which says so, naming the version) or its periodic reconcile (which names what it queued);
     # a loaded machine ran either first.
     assert f"version {version_id}: its worker stopped renewing its lease" in survivor_logs or \
-        "reconcile: queued" in survivor_logs
+        re.search(rf"reconcile: queued \d+ document\(s\) for processing \(versions [^)]*"
+                  rf"{version_id}", survivor_logs)
     assert f"processed version {version_id}: 12 page(s)" in survivor_logs
     text = a.get(f"/api/documents/{document_id}/ocr-text").text
     assert all(f"page {n}" in text for n in range(1, 13)), text

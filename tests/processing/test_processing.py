@@ -3,6 +3,7 @@ failures, re-runs, pages and the embedded queue."""
 
 from __future__ import annotations
 
+import re
 import signal
 
 import pytest
@@ -247,5 +248,15 @@ def test_kill_9_mid_ocr_loses_nothing(tmp_path):
             text = requests.get(f"{restarted.url}/api/documents/{ids[name]}/ocr-text",
                                 headers=headers).json()["text"]
             assert text == "\n\n".join(pages)
+        versions = {requests.get(f"{restarted.url}/api/documents/{i}/", headers=headers)
+                    .json()["data"]["attributes"]["versions"][-1]["id"] for i in ids.values()}
     finally:
         assert restarted.stop() == 0
+    # The restart's reconcile says which versions the kill left to read (at least the started
+    # one), all of them these documents' (a later periodic one may queue again what still waits).
+    found = re.findall(r"reconcile: queued (\d+) document\(s\) for processing "
+                       r"\(versions ([^)]*)\)", restarted.output)
+    assert found, restarted.output
+    for count, named in found:
+        assert 1 <= int(count) <= len(ids) and len(named.split(", ")) == int(count)
+        assert set(named.split(", ")) <= versions
