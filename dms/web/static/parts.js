@@ -63,8 +63,10 @@ export function formSlot(ctx, { type, path, noun, addLabel, form }) {
     slot.replaceChildren(form(resource, async (attributes) => {
       if (resource) await api("PATCH", `${path}${encoded(resource.id)}/`, { data: { type, id: resource.id, attributes } });
       else await api("POST", path, { data: { type, attributes } });
+      // The section is read again first, so that what the message says is on the screen (and no
+      // row is clicked in the list about to be replaced).
+      await ctx.refresh();
       showStatus(resource ? `${noun} saved.` : `${noun} added.`);
-      ctx.refresh();
     }, () => {
       slot.replaceChildren();
       add.focus();
@@ -94,8 +96,8 @@ export const rowActions = (name, edit, remove, ...more) => el("td", { class: "ce
 /** Asks (`title`, `text`), then DELETEs `path`, says `done` and reads the view again. */
 export async function confirmDelete(ctx, { title, text, path, done, ok = "Delete" }) {
   if (await confirmDialog({ title, text, ok, danger: true }) && await attempt(() => api("DELETE", path)) !== undefined) {
+    await ctx.refresh();
     showStatus(done);
-    ctx.refresh();
   }
 }
 

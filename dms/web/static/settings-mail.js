@@ -34,8 +34,8 @@ function accountRow(ctx, account, edit) {
       const now = await attempt(() => api("GET", `/mail-accounts/${encoded(account.id)}/`));
       if (!now) return;
       if (!now.data.attributes.checking) {
+        await ctx.refresh();
         showStatus(now.data.attributes.last_error ? `Checked ${name}: ${now.data.attributes.last_error}` : `Checked ${name}.`);
-        ctx.refresh();
         return;
       }
     }

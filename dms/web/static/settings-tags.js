@@ -74,8 +74,8 @@ function mergeDialog(ctx, tag, others) {
       const merged = await attempt(() => api("POST", `/tags/${encoded(tag.id)}/merge/`, { into: into.value }, { media: JSON_MEDIA }));
       close(null);
       if (merged === undefined) return;
+      await ctx.refresh();
       showStatus(`“${tag.attributes.name}” merged into “${target?.attributes.name}”.`);
-      ctx.refresh();
     });
     dialog.append(form);
   });

@@ -47,8 +47,8 @@ export async function render(ctx, documentId) {
     reread: () => attempt(async () => {
       const languages = await (await import("./read-again.js")).readAgain(document);
       if (languages) {
+        await ctx.refresh();
         showStatus(`Reading ${title} again in ${languages}.`);
-        ctx.refresh();
       }
     }),
     remove: async () => {

@@ -15,8 +15,8 @@ export async function render(ctx, params) {
     const done = await busy(target, () => attempt(() => api("POST", `/trash/${encoded(node.id)}/restore/`)));
     if (done) {
       const where = done.data.attributes.breadcrumb.at(-2)?.[0];
+      await ctx.changed();
       showStatus(`“${node.attributes.title}” restored${where ? ` to ${folderName(where)}` : ""}.`);
-      ctx.changed();
     }
   };
   const purge = ({ id, attributes: { title } }) => confirmDelete(ctx, { title: `Delete “${title}” for good?`, ok: "Delete for good",
