@@ -54,7 +54,7 @@ RETRY_DELAY_SECONDS = 2  # times the attempt number
 STORE_RETRY_SECONDS = 10  # the file store unreachable: the reading waits this long
 SHUTDOWN_TIMEOUT_SECONDS = 30  # a graceful stop waits this long for pages being read
 PERIODIC_PRIORITY = 1000  # a claimed periodic job runs before the documents waiting
-RECONCILE_NAMED = 10  # versions a reconcile names in its log line
+RECONCILE_NAMED = 10  # versions a reconcile names in its log line (what a crash left over)
 
 
 class Processor:
@@ -163,9 +163,8 @@ class Processor:
             token.cancel()
 
     def reconcile(self) -> int:
-        """Queue every document whose latest version still waits or was interrupted and that no
-        worker is reading; each owner's documents are counted in turn, so their priorities
-        interleave owners."""
+        """Queue every document whose latest version waits or was interrupted and that no worker
+        reads (each owner's in turn, so that priorities interleave owners); the log names them."""
         queued: list[str] = []
         leased = leases.leased_versions()
         for _owner_id, version_id in progress.pending_versions():
@@ -174,11 +173,9 @@ class Processor:
             if not busy and version_id not in leased:
                 self.enqueue(version_id)
                 queued.append(version_id)
-        if queued:  # which ones, so that a log names what a crash or a restart left over
-            named = ", ".join(queued[:RECONCILE_NAMED]) + (" …" if len(queued) > RECONCILE_NAMED
-                                                          else "")
-            log.info("reconcile: queued %d document(s) for processing (versions %s)",
-                     len(queued), named)
+        if queued:
+            log.info("reconcile: queued %d document(s) for processing (versions %s%s)", len(queued),
+                     ", ".join(queued[:RECONCILE_NAMED]), " …" * (len(queued) > RECONCILE_NAMED))
         return len(queued)
 
     # -- the heartbeat and the periodic jobs -----------------------------------------------------
@@ -236,8 +233,7 @@ class Processor:
             release_connection()
 
     def reconcile_if_idle(self) -> None:
-        """The periodic reconcile: only when the queue is empty, so a long backlog is not
-        queued a second time."""
+        """The periodic reconcile, when the queue is empty: a backlog is never queued twice."""
         if self.pending() in (0, None):  # None: the queue is in trouble; queue what is left
             self.reconcile()
 
