@@ -40,7 +40,10 @@ class Session:
         self.requests: list[str] = []
         self.errors: list[str] = []
         self.foreign: list[str] = []
+        self.refused: list[str] = []  # "404 http://…": which load the console's error was about
         self.context.on("request", lambda request: self.requests.append(request.url))
+        self.context.on("response", lambda response: response.status >= 400
+                        and self.refused.append(f"{response.status} {response.url}"))
         # Anything for another origin is stopped and noted; the tests expect none.
         origin = base_url.split("/", 3)[:3]
         own = "/".join(origin) + "/"
