@@ -17,6 +17,7 @@ from dms.db.engine import (
     release_connection,
     sqlite_engine,
 )
+from dms.db.kept import kept_until_change
 from dms.db.transactions import (
     USERS,
     document_scope,
@@ -30,7 +31,7 @@ from dms.db.transactions import (
 )
 
 __all__ = ["DatabaseUnavailable", "USERS", "advisory_key", "database", "describe_url",
-           "document_scope", "is_disk_full", "is_postgresql", "on_commit", "open_configured",
-           "open_database", "owner_scope", "postgresql_sql", "register_space_reserve",
-           "release_connection", "sqlite_engine", "take_turns_by", "with_space_reserve",
-           "write_transaction"]
+           "document_scope", "is_disk_full", "is_postgresql", "kept_until_change", "on_commit",
+           "open_configured", "open_database", "owner_scope", "postgresql_sql",
+           "register_space_reserve", "release_connection", "sqlite_engine", "take_turns_by",
+           "with_space_reserve", "write_transaction"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol, cast
 
-from dms.db import database, is_postgresql
+from dms.db import database, is_postgresql, kept_until_change
 from dms.db.models import Node
 from dms.domain.metadata.orderedquery import OrderedMatches
 
@@ -67,7 +67,11 @@ class NodeListing:
         self.order_params = order_params  # a sort by a custom field names it
 
     def count(self) -> int:
-        return cast(int, database.execute_sql(*self.count_sql()).fetchone()[0])
+        """Kept until the database changes (dms.db.kept): every page of a listing asks it, and
+        at a million documents it walks a million index entries."""
+        sql, params = self.count_sql()
+        return kept_until_change(("count", sql, params), lambda: cast(
+            int, database.execute_sql(sql, params).fetchone()[0]))
 
     def fetch(self, offset: int, limit: int) -> list[NodeRow]:
         return [NodeRow._make(row) for row in database.execute_sql(*self.page_sql(offset, limit))]
@@ -85,11 +89,13 @@ class NodeListing:
         joined by the database without reading the nodes (the Paperless-ngx dialect's `all`:
         10,000 numbers as Python objects and then JSON cost 4 times as much; their count is
         the text's). The aggregate reads the ordered, limited page as it comes (neither engine
-        folds a subquery with a LIMIT into its aggregate)."""
+        folds a subquery with a LIMIT into its aggregate). Kept until the database changes
+        (dms.db.kept): a client paging through asks it for every page."""
         sql, params = self.page_sql(0, EVERY, columns="seq")
         joined = "string_agg(CAST(seq AS TEXT), ',')" if is_postgresql() else "group_concat(seq)"
-        row = database.execute_sql(f"SELECT {joined} FROM ({sql}) AS listed", params).fetchone()
-        return cast(str, row[0] or "")
+        sql = f"SELECT {joined} FROM ({sql}) AS listed"
+        return kept_until_change(("numbers", sql, params), lambda: cast(
+            str, database.execute_sql(sql, params).fetchone()[0] or ""), len)
 
     def _numbers_of_rows(self) -> str:
         """`numbers` of a listing that reads its nodes another way: their ids, then numbers."""

@@ -6,6 +6,8 @@ documents by number in version 9's and 10's shapes."""
 
 from __future__ import annotations
 
+import threading
+
 from tests.harness import samples
 from tests.harness.documents import create_node, upload_accepted
 from tests.harness.paperless import API, dialect, make
@@ -210,3 +212,25 @@ def test_version_9_all_is_every_number_in_the_lists_order(alice, bob):
     empty = dialect(alice, 9).get(f"{API}/documents/?title__icontains=nothing").json()
     assert empty == {"count": 0, "next": None, "previous": None, "all": [], "results": []}
     assert "all" not in dialect(alice, 10).get(f"{API}/documents/").json()
+
+
+def test_version_9_all_and_counts_follow_a_change_made_in_another_thread(alice):
+    """`all` and the count are kept until the database changes (dms.db.kept): each request
+    thread keeps its own, and a document another thread (another waitress thread) files shows at
+    the next page this one answers."""
+    first = create_node(alice, "documents", "First", alice.home_id)
+    client = dialect(alice, 9)
+    before = client.get(f"{API}/documents/?page_size=1&ordering=title").json()
+    assert (before["count"], len(before["all"]), alice.get(
+        "/api/documents/").json()["meta"]["pagination"]["count"]) == (1, 1, 1)
+    made: list[str] = []
+    writer = threading.Thread(target=lambda: made.append(
+        create_node(alice, "documents", "Second", alice.home_id)))
+    writer.start()
+    writer.join()
+    after = client.get(f"{API}/documents/?page_size=1&ordering=title").json()
+    numbers = {d["title"]: d["id"] for d in dialect(alice, 10).get(
+        f"{API}/documents/?ordering=title").json()["results"]}
+    assert (after["count"], after["all"]) == (2, [numbers["First"], numbers["Second"]])
+    assert alice.get("/api/documents/").json()["meta"]["pagination"]["count"] == 2
+    assert made and first != made[0]
