@@ -45,6 +45,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from dms.search.pairs import FIELD as PAIRS_FIELD
+from dms.search.pairs import node_pairs
 from dms.search.snapshot import INNER_FIELD, Snapshot
 from dms.search.terms import (
     ANALYZER,
@@ -68,7 +70,7 @@ __all__ = ["ANALYZER", "EXPANSIONS_LAST", "EXPANSIONS_OTHER", "MAX_TERM_CHARS", 
 
 log = logging.getLogger("dms.search")
 
-INDEX_FORMAT = 5  # raise when the schema or the analyzer changes: old indexes are rebuilt
+INDEX_FORMAT = 6  # raise when the schema or the analyzer changes: old indexes are rebuilt
 MARKER = "dms-index.json"
 WRITER_HEAP_BYTES = 32 * 1024 * 1024  # tantivy flushes a segment past this much buffered data
 SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")
@@ -113,6 +115,8 @@ def schema():
     # Parts of words, to find a word inside a compound (dms.search.terms): only whether a
     # node has them, no frequencies or positions.
     builder.add_text_field(INNER_FIELD, tokenizer_name="whitespace", index_option="basic")
+    # Neighbouring terms with a common word, one term a pair (dms.search.pairs): for phrases.
+    builder.add_text_field(PAIRS_FIELD, tokenizer_name="raw", index_option="basic")
     for field in KEY_FIELDS:
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     for field in NUMBER_FIELDS:
@@ -167,6 +171,11 @@ class Entry:
         return " ".join(inner_parts([
             *compound_terms(self.title), *compound_terms(" ".join(self.tag_names)),
             *compound_terms(self.body[:MAX_INNER_CHARS])]))
+
+    def pairs(self) -> dict[str, list[str]]:
+        """Its neighbouring terms with a common word (dms.search.pairs), if it has any."""
+        made = node_pairs(self.title, self.body, self.notes)
+        return {PAIRS_FIELD: made} if made else {}
 
     def numbers(self) -> dict[str, int]:
         found = {"created": self.created, "added": self.added, "asn": self.asn}
@@ -261,7 +270,7 @@ class SearchIndex:
         document = tantivy.Document(id=entry.node_id, owner=entry.owner_id, title=entry.title,
                                     body=entry.body, tags=entry.tag_names, tag_ids=entry.tag_ids,
                                     notes=entry.notes, inner=entry.inner(), **entry.keys(),
-                                    **entry.numbers())
+                                    **entry.pairs(), **entry.numbers())
         # Added one by one: as keywords, a number past 2**63 would be taken for a float.
         for field, half in zip(ID_HALVES, id_halves(entry.node_id), strict=True):
             document.add_unsigned(field, half)

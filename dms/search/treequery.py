@@ -5,7 +5,8 @@ the index like any search (dms.search.index.Snapshot.find) — nothing is filter
   most frequent terms), in the title, tag names and text — or only in the leaf's field (`title:`,
   `text:`, `notes:`). All of a leaf's terms must match.
 - A phrase: its terms next to each other in this order (no prefixes), in the title or the text,
-  or in the leaf's field.
+  or in the leaf's field; and, to narrow where tantivy looks, its pairs with a common word
+  (dms.search.pairs).
 - Names, numbers, dates: terms and ranges of the index's own fields (Keys, Between), scoring
   nothing; a custom field: the documents the database found for it (`id` terms, see
   dms.domain.searchquery.resolve.document_ids).
@@ -23,6 +24,8 @@ from typing import Any
 from dms.domain.searchquery import All, Meta, Not, Words
 from dms.domain.searchquery import Any as AnyOf
 from dms.domain.searchquery.resolve import Between, Keys
+from dms.search.pairs import FIELD as PAIRS_FIELD
+from dms.search.pairs import pairs_of
 from dms.search.terms import (
     ANYWHERE,
     EXPANSIONS_LAST,
@@ -141,7 +144,14 @@ class _Compiler:
             if boost != 1.0:
                 query = tantivy.Query.boost_query(query, boost)
             alternatives.append((tantivy.Occur.Should, query))
-        return tantivy.Query.boolean_query(alternatives)
+        either = tantivy.Query.boolean_query(alternatives)
+        # Its pairs with a common word, which its documents hold (dms.search.pairs): scoring
+        # nothing, they let tantivy check the positions of far fewer documents.
+        narrower = [(tantivy.Occur.Must, tantivy.Query.const_score_query(
+            tantivy.Query.term_query(self.schema, PAIRS_FIELD, pair), 0.0))
+            for pair in dict.fromkeys(pairs_of(found))]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, either), *narrower]) \
+            if narrower else either
 
     def meta(self, leaf: Meta) -> Any:
         tantivy, index = self.tantivy, leaf.index

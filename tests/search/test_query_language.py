@@ -79,6 +79,15 @@ QUERIES = {
     '"tools garden"': [],
     '"garden herbs"': ["recipe"],
     '"Amount due"': ["acme-2024", "power-2024"],
+    # phrases with common words (their pairs narrow the search first: dms.search.pairs)
+    '"for the"': ["power-2024"],
+    '"the for"': [],
+    '"for the flat"': ["power-2024"],
+    '"the delivery of garden"': ["acme-2023"],
+    '"delivery of tools"': [],
+    '"due in"': ["power-2024"],
+    'notes:"back on monday"': ["acme-2024"],
+    'title:"for the"': [],
     # words in one field
     "title:acme": ["acme-2023", "acme-2024"],
     "title:electricity": [],
