@@ -34,10 +34,12 @@ def _stop_words():
     return builder.build()
 
 
-@functools.lru_cache(maxsize=65_536)
+@functools.lru_cache(maxsize=4096)
 def is_common(term: str) -> bool:
     """Whether an index term is a stop word of one of the lists (an accented stop word, folded,
-    is not: `fur` is not `für`)."""
+    is not: `fur` is not `für`). Kept for the terms met most recently, as the inner parts are
+    (dms.search.terms): a language's frequent words come again, document after document, and a
+    larger cache would stay in the server's memory after a rebuild."""
     return not _stop_words().analyze(term)
 
 
