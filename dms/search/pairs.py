@@ -1,6 +1,6 @@
 """Pairs of neighbouring terms with a common word in them (common grams), so that a phrase of
 common words is fast: `"with for"` at a million documents made tantivy read the positions of
-every document holding both words (a third of them) to find the few where they stand together,
+every document holding both words (nearly all of them) to find those where they stand together,
 4× the two words alone (docs/performance.md). Each node's title, text and notes also give every
 pair of neighbouring terms one of which is a stop word of one of tantivy's 13 built-in lists
 (`with for`, `of the`, `und die`), indexed as one term each in the `pairs` field, without
