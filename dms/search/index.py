@@ -17,8 +17,10 @@ beginning of one (dms.search.terms; format 4).
 For the query language's fields (dms.search.treequery): `parent` (the folder it is in),
 `correspondent`, `doctype` (ids), `mime` (the latest version's type and its kind: `image/png` and
 `image`), and whole numbers, indexed and fast: `created` (the date on the paper, else the upload
-day) and `added` (the upload day), both as date.toordinal(), and `asn`. A document without a
-value has no term in that field.
+day) and `added` (the upload day), both as date.toordinal(), and `asn`; the two days also as
+the terms of their year, month and day in `created_days` and `added_days` (dms.search.days,
+format 7). A document without a value has no term in that field. For phrases: `title_pairs`,
+`body_pairs` and `notes_pairs`, the neighbouring terms with a common word (dms.search.pairs).
 
 Every word of a query is a prefix: it matches the terms that begin with it, expanded to the most
 frequent ones in the caller's documents (`EXPANSIONS_LAST` for the last word, the one being typed,
@@ -45,8 +47,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from dms.search.pairs import FIELD as PAIRS_FIELD
-from dms.search.pairs import node_pairs
+from dms.search import days
+from dms.search import pairs as pairs_
 from dms.search.snapshot import INNER_FIELD, Snapshot
 from dms.search.terms import (
     ANALYZER,
@@ -70,7 +72,7 @@ __all__ = ["ANALYZER", "EXPANSIONS_LAST", "EXPANSIONS_OTHER", "MAX_TERM_CHARS", 
 
 log = logging.getLogger("dms.search")
 
-INDEX_FORMAT = 6  # raise when the schema or the analyzer changes: old indexes are rebuilt
+INDEX_FORMAT = 7  # raise when the schema or the analyzer changes: old indexes are rebuilt
 MARKER = "dms-index.json"
 WRITER_HEAP_BYTES = 32 * 1024 * 1024  # tantivy flushes a segment past this much buffered data
 SEGMENT_FILES = ("idx", "term", "store", "pos", "fieldnorm", "fast")
@@ -115,8 +117,13 @@ def schema():
     # Parts of words, to find a word inside a compound (dms.search.terms): only whether a
     # node has them, no frequencies or positions.
     builder.add_text_field(INNER_FIELD, tokenizer_name="whitespace", index_option="basic")
-    # Neighbouring terms with a common word, one term a pair (dms.search.pairs): for phrases.
-    builder.add_text_field(PAIRS_FIELD, tokenizer_name="raw", index_option="basic")
+    # Neighbouring terms with a common word, one term a pair, as often as it comes
+    # (dms.search.pairs): for phrases.
+    for field in pairs_.FIELDS.values():
+        builder.add_text_field(field, tokenizer_name="raw", index_option="freq")
+    # A day's year, month and itself (dms.search.days): for date ranges.
+    for field in days.FIELDS.values():
+        builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     for field in KEY_FIELDS:
         builder.add_text_field(field, tokenizer_name="raw", index_option="basic")
     for field in NUMBER_FIELDS:
@@ -173,13 +180,20 @@ class Entry:
             *compound_terms(self.body[:MAX_INNER_CHARS])]))
 
     def pairs(self) -> dict[str, list[str]]:
-        """Its neighbouring terms with a common word (dms.search.pairs), if it has any."""
-        made = node_pairs(self.title, self.body, self.notes)
-        return {PAIRS_FIELD: made} if made else {}
+        """Its neighbouring terms with a common word (dms.search.pairs), per field that has any."""
+        texts = {"title": self.title, "body": self.body, "notes": self.notes}
+        made = {pairs_.FIELDS[name]: pairs_.text_pairs(text) for name, text in texts.items()}
+        return {field: found for field, found in made.items() if found}
 
     def numbers(self) -> dict[str, int]:
         found = {"created": self.created, "added": self.added, "asn": self.asn}
         return {field: value for field, value in found.items() if value is not None}
+
+    def days(self) -> dict[str, list[str]]:
+        """Its days as terms (dms.search.days)."""
+        found = {"created": self.created, "added": self.added}
+        return {days.FIELDS[field]: days.day_terms(day) for field, day in found.items()
+                if day is not None}
 
 
 class SearchIndex:
@@ -270,7 +284,8 @@ class SearchIndex:
         document = tantivy.Document(id=entry.node_id, owner=entry.owner_id, title=entry.title,
                                     body=entry.body, tags=entry.tag_names, tag_ids=entry.tag_ids,
                                     notes=entry.notes, inner=entry.inner(), **entry.keys(),
-                                    **entry.pairs(), **entry.numbers())
+                                    **entry.pairs(), **entry.numbers(),
+                                    **entry.days())
         # Added one by one: as keywords, a number past 2**63 would be taken for a float.
         for field, half in zip(ID_HALVES, id_halves(entry.node_id), strict=True):
             document.add_unsigned(field, half)

@@ -50,7 +50,7 @@ from dms.search.index import (
     Snapshot,
     terms,
 )
-from dms.search.terms import MIN_INNER, inside, looks_inside
+from dms.search.terms import MIN_INNER, inside, looks_inside, positioned
 from dms.search.treequery import looks_inside_tree
 
 OVERLAY_ROWS = 200  # an upload writes a handful: the node, its statuses, its text
@@ -103,7 +103,7 @@ class Pending:
         words = terms(tree.text)
         if tree.phrase:
             return max((BOOSTS[at] for at in PHRASE_IN[tree.field]
-                        if _follow(terms(self.texts[at]), words)), default=None)
+                        if _follow(positioned(self.texts[at]), words)), default=None)
         total = 0.0
         for word in words:
             best = max((BOOSTS[at] for at in WORDS_IN[tree.field]
@@ -140,8 +140,8 @@ class Pending:
         return 1.0 if looks_inside(word) and _holds(self.inner, word, MIN_INNER) else 0.0
 
 
-def _follow(text: list[str], words: list[str]) -> bool:
-    """`words` appear in `text` next to each other, in this order."""
+def _follow(text: list[str | None], words: list[str]) -> bool:
+    """`words` appear in `text` next to each other, in this order (None: an empty position)."""
     if not words:
         return True
     size = len(words)

@@ -3,22 +3,26 @@ common words is fast: `"with for"` at a million documents made tantivy read the 
 every document holding both words (nearly all of them) to find those where they stand together,
 4× the two words alone (docs/performance.md). Each node's title, text and notes also give every
 pair of neighbouring terms one of which is a stop word of one of tantivy's 13 built-in lists
-(`with for`, `of the`, `und die`), indexed as one term each in the `pairs` field, without
-positions; a phrase then must also hold each of its pairs with a common word, and tantivy walks
-the rarest of those first (dms.search.treequery). The positions still decide: a pair only
-narrows, so a phrase finds exactly what it found without them.
+(`with for`, `of the`, `und die`), indexed as one term each, as often as it comes, without
+positions, in a field of their own beside the text's (FIELDS: `body_pairs` for `body`). A phrase
+of two words with a common one is then its pair: one term, no positions read (format 7). A longer
+phrase must also hold each of its pairs with a common word, and tantivy checks positions only
+where it does (dms.search.treequery).
 
-Pairs are made from the index's own terms (its analyzer, dms.search.terms), each field apart,
-a long text a piece at a time, cut between words."""
+A pair is exactly two terms at neighbouring positions of that field in the index: made from the
+index's own terms (its analyzer, dms.search.terms), not across a word the analyzer dropped
+(tantivy leaves its position empty, dms.search.terms.positioned), a long text a piece at a time,
+cut only where no term can be cut in two."""
 
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import Iterable, Iterator
 
-from dms.search.terms import terms
+from dms.search.terms import positioned
 
-FIELD = "pairs"
+FIELDS = {"title": "title_pairs", "body": "body_pairs", "notes": "notes_pairs"}
 LANGUAGES = ("danish", "dutch", "english", "finnish", "french", "german", "hungarian",
              "italian", "norwegian", "portuguese", "russian", "spanish", "swedish")
 PIECE_CHARS = 65_536  # of a long text, cut into terms this much at a time
@@ -43,27 +47,27 @@ def is_common(term: str) -> bool:
     return not _stop_words().analyze(term)
 
 
-def pairs_of(found: Iterable[str]) -> Iterator[str]:
-    """The pairs with a common word among neighbouring terms, in order (repeated as they come)."""
+def pairs_of(found: Iterable[str | None]) -> Iterator[str]:
+    """The pairs with a common word among neighbouring terms, in order (repeated as they come;
+    None, an empty position, is no one's neighbour)."""
     before = None
     for term in found:
-        if before is not None and (is_common(before) or is_common(term)):
+        if before is not None and term is not None and (is_common(before) or is_common(term)):
             yield f"{before} {term}"
         before = term
 
 
-def node_pairs(*texts: str) -> list[str]:
-    """The pairs of a node's texts (its title, text and notes), each text apart, once each."""
-    kept: dict[str, None] = {}
-    for text in texts:
-        kept.update(dict.fromkeys(pairs_of(_terms_of(text))))
-    return list(kept)
+def text_pairs(text: str) -> list[str]:
+    """The pairs of one field's text, as often as they come (tantivy counts them: a phrase's
+    score is its pair's)."""
+    return list(pairs_of(_terms_of(text)))
 
 
-def _terms_of(text: str) -> Iterator[str]:
-    """`text`'s terms, a piece of about PIECE_CHARS at a time, each piece cut after a space (or,
-    in a piece without one, after another sign: tantivy's tokenizer ends a term at both; a run
-    of letters and digits longer than a piece stays whole), so that no term is cut in two."""
+def _terms_of(text: str) -> Iterator[str | None]:
+    """`text`'s terms at their positions, a piece of about PIECE_CHARS at a time, each piece cut
+    after a space (or, in a piece without one, after another sign that is not a mark: tantivy's
+    tokenizer ends a term at both, and takes some marks for letters; a run of letters and digits
+    longer than a piece stays whole), so that no term is cut in two."""
     start = 0
     while start < len(text):
         end = start + PIECE_CHARS
@@ -73,12 +77,17 @@ def _terms_of(text: str) -> Iterator[str]:
                 end = space
             else:
                 cut = end
-                while cut > start + 1 and text[cut - 1].isalnum():
+                while cut > start + 1 and _in_word(text[cut - 1]):
                     cut -= 1
                 if cut > start + 1:
                     end = cut
                 else:
-                    while end < len(text) and text[end].isalnum():
+                    while end < len(text) and _in_word(text[end]):
                         end += 1
-        yield from terms(text[start:end])
+        yield from positioned(text[start:end])
         start = end
+
+
+def _in_word(sign: str) -> bool:
+    """Whether a term may go on across `sign` (tantivy's letters and digits, marks included)."""
+    return sign.isalnum() or unicodedata.category(sign).startswith("M")

@@ -37,6 +37,10 @@ MAX_INNER_CHARS = 1_000_000  # of a node's inner parts; its text is cut into wor
 ANYWHERE = (("title", TITLE_BOOST, MIN_TITLE_PREFIX), ("tags", TAGS_BOOST, MIN_TITLE_PREFIX),
             ("body", 1.0, MIN_TEXT_PREFIX))
 RAW_WORDS = re.compile(r"[^\W_]+")  # runs of letters and digits, as the simple tokenizer cuts
+# Runs without a space that may hold a word the analyzer drops (MAX_TERM_CHARS bytes or more:
+# at most 4 bytes a character).
+LONG_ASCII_RUN = re.compile(rf"\S{{{MAX_TERM_CHARS},}}")
+MAYBE_LONG_RUN = re.compile(rf"\S{{{MAX_TERM_CHARS // 4},}}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -53,6 +57,41 @@ def analyzer():
 def terms(text: str) -> list[str]:
     """The index's terms for `text`: what a query word or an indexed word becomes."""
     return analyzer().analyze(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _unbounded():
+    """The tokenizer alone, and the analyzer without dropping long words: the same words, in
+    the same order (lowercasing and folding change words, never drop one)."""
+    import tantivy
+
+    bare = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).build()
+    folded = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+              .filter(tantivy.Filter.lowercase())
+              .filter(tantivy.Filter.ascii_fold())
+              .build())
+    return bare, folded
+
+
+def positioned(text: str) -> list[str | None]:
+    """The index's terms for `text` at their positions: None where the analyzer dropped a word
+    (MAX_TERM_CHARS bytes or more before folding). Tantivy leaves that position empty, so the
+    words around it are not next to each other for a phrase (dms.search.pairs, the overlay)."""
+    if not _may_drop(text):
+        return list(terms(text))
+    bare, folded = _unbounded()
+    words, made = bare.analyze(text), folded.analyze(text)
+    if len(words) != len(made):  # never seen: then no two of its terms count as neighbours
+        return [term for found in terms(text) for term in (found, None)]
+    return [None if len(word.encode()) >= MAX_TERM_CHARS else term
+            for word, term in zip(words, made, strict=True)]
+
+
+def _may_drop(text: str) -> bool:
+    """Whether `text` may hold a word the analyzer drops: a run without a space that long."""
+    if text.isascii():
+        return LONG_ASCII_RUN.search(text) is not None
+    return any(len(run.encode()) >= MAX_TERM_CHARS for run in MAYBE_LONG_RUN.findall(text))
 
 
 def compound_terms(text: str) -> list[str]:

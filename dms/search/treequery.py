@@ -5,10 +5,11 @@ the index like any search (dms.search.index.Snapshot.find) — nothing is filter
   most frequent terms), in the title, tag names and text — or only in the leaf's field (`title:`,
   `text:`, `notes:`). All of a leaf's terms must match.
 - A phrase: its terms next to each other in this order (no prefixes), in the title or the text,
-  or in the leaf's field; and, to narrow where tantivy looks, its pairs with a common word
-  (dms.search.pairs).
+  or in the leaf's field; two words with a common one: their pair's term, longer phrases also
+  hold their pairs with a common word, to narrow where tantivy looks (dms.search.pairs).
 - Names, numbers, dates: terms and ranges of the index's own fields (Keys, Between), scoring
-  nothing; a custom field: the documents the database found for it (`id` terms, see
+  nothing — a closed range of days as the terms of its years, months and days
+  (dms.search.days); a custom field: the documents the database found for it (`id` terms, see
   dms.domain.searchquery.resolve.document_ids).
 - NOT, AND, OR: tantivy's MustNot, Must and Should.
 - Words inside compound words (dms.search.snapshot's second tier, `broad`): a words leaf without
@@ -24,7 +25,8 @@ from typing import Any
 from dms.domain.searchquery import All, Meta, Not, Words
 from dms.domain.searchquery import Any as AnyOf
 from dms.domain.searchquery.resolve import Between, Keys
-from dms.search.pairs import FIELD as PAIRS_FIELD
+from dms.search import days
+from dms.search.pairs import FIELDS as PAIRS_FIELDS
 from dms.search.pairs import pairs_of
 from dms.search.terms import (
     ANYWHERE,
@@ -137,21 +139,31 @@ class _Compiler:
         tantivy = self.tantivy
         alternatives = []
         for name, boost in PHRASE_FIELDS[field]:
-            if len(found) == 1:
-                query = tantivy.Query.term_query(self.schema, name, found[0], index_option="freq")
-            else:
-                query = tantivy.Query.phrase_query(self.schema, name, found)
+            query = self.phrase_in(name, found)
             if boost != 1.0:
                 query = tantivy.Query.boost_query(query, boost)
             alternatives.append((tantivy.Occur.Should, query))
-        either = tantivy.Query.boolean_query(alternatives)
-        # Its pairs with a common word, which its documents hold (dms.search.pairs): scoring
-        # nothing, they let tantivy check the positions of far fewer documents.
-        narrower = [(tantivy.Occur.Must, tantivy.Query.const_score_query(
-            tantivy.Query.term_query(self.schema, PAIRS_FIELD, pair), 0.0))
-            for pair in dict.fromkeys(pairs_of(found))]
-        return tantivy.Query.boolean_query([(tantivy.Occur.Must, either), *narrower]) \
-            if narrower else either
+        return alternatives[0][1] if len(alternatives) == 1 else \
+            tantivy.Query.boolean_query(alternatives)
+
+    def phrase_in(self, name: str, found: list[str]) -> Any:
+        """The phrase in one field. Two words with a common one are their pair (dms.search.pairs:
+        the same documents, no positions read); a longer phrase must also hold its pairs with a
+        common word, which lets tantivy check the positions of far fewer documents."""
+        tantivy = self.tantivy
+        if len(found) == 1:
+            return tantivy.Query.term_query(self.schema, name, found[0], index_option="freq")
+        pairs = list(dict.fromkeys(pairs_of(found)))
+        if len(found) == 2 and pairs:
+            return tantivy.Query.term_query(self.schema, PAIRS_FIELDS[name], pairs[0],
+                                            index_option="freq")
+        query = tantivy.Query.phrase_query(self.schema, name, found)
+        if not pairs:
+            return query
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *[
+            (tantivy.Occur.Must, tantivy.Query.const_score_query(
+                tantivy.Query.term_query(self.schema, PAIRS_FIELDS[name], pair), 0.0))
+            for pair in pairs]])
 
     def meta(self, leaf: Meta) -> Any:
         tantivy, index = self.tantivy, leaf.index
@@ -162,6 +174,18 @@ class _Compiler:
         if isinstance(index, Between):
             if index.low is None and index.high is None:
                 return tantivy.Query.exists_query(index.field)
+            if index.field in days.FIELDS and None not in (index.low, index.high):
+                covered = days.covering(index.low, index.high)
+                if covered is not None:  # a few terms: far faster beside words than a range
+                    return self.any_term(days.FIELDS[index.field], covered)
             return tantivy.Query.range_query(self.schema, index.field, tantivy.FieldType.Integer,
                                              index.low, index.high)
         raise ValueError("a custom field's documents are looked up before (service.with_ids)")
+
+    def any_term(self, field: str, values: list[str]) -> Any:
+        tantivy = self.tantivy
+        if not values:
+            return tantivy.Query.empty_query()
+        queries = [tantivy.Query.term_query(self.schema, field, value) for value in values]
+        return queries[0] if len(queries) == 1 else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, query) for query in queries])

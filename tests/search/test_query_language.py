@@ -88,6 +88,10 @@ QUERIES = {
     '"due in"': ["power-2024"],
     'notes:"back on monday"': ["acme-2024"],
     'title:"for the"': [],
+    '"bill for"': ["power-2024"],  # two words with a common one: their pair
+    '"for bill"': [],
+    'notes:"the best"': ["recipe"],
+    'text:"the best"': [],
     # words in one field
     "title:acme": ["acme-2023", "acme-2024"],
     "title:electricity": [],
@@ -127,6 +131,12 @@ QUERIES = {
     "garden created:2023-12-31": ["acme-2023"],
     "garden created:<2024": ["acme-2023"],
     "garden created:[2023-12-31 to 2024-03-15]": ["acme-2023", "acme-2024"],
+    # (a closed range is the terms of its years, months and days: dms.search.days)
+    "garden created:[2023-12-01 to 2024-12-31]": ["acme-2023", "acme-2024"],
+    "garden created:[2024-01-01 to 2024-03-14]": [],
+    "garden created:[2024-03-15 to 2024-03-15]": ["acme-2024"],
+    "due created:[2024-03-16 to 2024-11-02]": ["power-2024"],
+    "garden created:[1900-01-02 to 2099-12-30]": ["acme-2023", "acme-2024", "recipe"],
     "garden created:today": ["recipe"],
     'garden created:"this year"': ["recipe"],
     "garden added:today": ["acme-2023", "acme-2024", "recipe"],
