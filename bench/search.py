@@ -57,18 +57,23 @@ never asserts.
     .venv/bin/python -m bench.search --sizes 2000 --owners 1 --runs 50     # quick: checks it runs
 
 `--keep` leaves each data dir in place (its path printed) for a closer look at the same corpus:
-`dms serve --data-dir <it>/data` opens it again without a rebuild.
+`dms serve --data-dir <it>/data` opens it again without a rebuild, and `--reuse <it>/data` (with
+the same `--sizes` and `--owners`, one each) measures it again — the index rebuilt only if its
+format changed meanwhile.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import random
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 from bench.common import KeepAlive, ServerProcess, machine
 from bench.lib.corpus import rare_words, vocabulary
@@ -79,6 +84,7 @@ from bench.lib.search_server import OutputDrain, index_size, memory, rss_text, w
 MAX_RESULTS = 100  # dms's default limit
 TIMESTAMP = "%Y-%m-%d %H:%M:%S.%f"
 TARGETS_MS = {100_000: 20.0, 1_000_000: 50.0}  # p95 of every class, ../shared/docs/targets.md
+KEPT = "bench-search.json"  # beside a kept data dir: what --reuse needs
 FIELD_TARGET = 1.5  # p95 with fields and dates over p95 of the same words alone (targets.md)
 
 
@@ -100,18 +106,28 @@ def print_targets(size: int, measured: dict[str, dict]) -> None:
 def measure(size: int, owner_count: int, args, words: list[str], rare: list[str]) -> None:
     print(f"\n== {size:,} documents, {owner_count} owner{'s' if owner_count > 1 else ''}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    with (contextlib.nullcontext(tempfile.mkdtemp(prefix="dms-bench-search-")) if args.keep
+    with (contextlib.nullcontext(str(args.reuse.parent)) if args.reuse else
+          contextlib.nullcontext(tempfile.mkdtemp(prefix="dms-bench-search-")) if args.keep
           else tempfile.TemporaryDirectory(prefix="dms-bench-search-")) as tmp:
         data_dir = Path(tmp) / "data"
         if args.keep:
             print(f"data dir (kept): {data_dir}", flush=True)
         db_path = data_dir / "dms.db"
         started = time.perf_counter()
-        owners, queried, rare_counts = build_database(db_path, size, owner_count, args, words, rare)
-        print(f"database: {size:,} documents ({sum(o.documents for o in owners):,} placed, "
-              f"{queried.documents:,} of them the queried owner {queried.username}'s) written in "
-              f"{time.perf_counter() - started:.1f} s; dms.db "
-              f"{db_path.stat().st_size / 2**20:,.1f} MiB", flush=True)
+        if args.reuse:
+            queried, rare_counts = kept_corpus(args.reuse)
+            print(f"database: reused from {args.reuse}, {queried.documents:,} documents the "
+                  f"queried owner {queried.username}'s; dms.db "
+                  f"{db_path.stat().st_size / 2**20:,.1f} MiB", flush=True)
+        else:
+            owners, queried, rare_counts = build_database(db_path, size, owner_count, args, words,
+                                                          rare)
+            print(f"database: {size:,} documents ({sum(o.documents for o in owners):,} placed, "
+                  f"{queried.documents:,} of them the queried owner {queried.username}'s) "
+                  f"written in {time.perf_counter() - started:.1f} s; dms.db "
+                  f"{db_path.stat().st_size / 2**20:,.1f} MiB", flush=True)
+            if args.keep:
+                keep_corpus(data_dir, queried, rare_counts)
 
         started = time.perf_counter()
         server = ServerProcess(data_dir, DMS_OCR_WORKERS="1")
@@ -167,6 +183,19 @@ def measure(size: int, owner_count: int, args, words: list[str], rare: list[str]
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
 
+def keep_corpus(data_dir: Path, queried, rare_counts: Counter) -> None:
+    """What --reuse needs of a kept corpus, beside its data dir."""
+    (data_dir.parent / KEPT).write_text(json.dumps({
+        "username": queried.username, "password": queried.password,
+        "documents": queried.documents, "rare_counts": rare_counts}))
+
+
+def kept_corpus(data_dir: Path) -> tuple[SimpleNamespace, Counter]:
+    kept = json.loads((data_dir.parent / KEPT).read_text())
+    return (SimpleNamespace(username=kept["username"], password=kept["password"],
+                            documents=kept["documents"]), Counter(kept["rare_counts"]))
+
+
 def measure_pages(http: KeepAlive, queries: dict[str, list[str]], args) -> None:
     """A first page with its total (api.md §22, `page=1`: the engine counts every match) right
     after the same queries without it: p95 and its ratio."""
@@ -220,7 +249,12 @@ def main() -> None:
                         help="made-up words, one in each document")
     parser.add_argument("--batch", type=int, default=10_000, help="documents per transaction")
     parser.add_argument("--keep", action="store_true", help="leave each data dir in place")
+    parser.add_argument("--reuse", type=Path, metavar="DATA_DIR",
+                        help="measure a data dir kept by --keep again (one size and layout: "
+                             "give them as that run did), without writing its database")
     args = parser.parse_args()
+    if args.reuse and (len(args.sizes) != 1 or len(args.owners) != 1):
+        parser.error("--reuse measures one corpus: give its --sizes and --owners, one each")
     print(f"machine: {machine()}")
     print(f"load average before the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -174,6 +174,17 @@ def test_the_index_follows_a_move_a_date_and_a_serial_number(library):
     assert found(services, alice, "herbs created:today") == []
 
 
+def test_a_folder_with_many_folders_below_it(library):
+    """More than treequery.MAX_TERMS folders: a term set instead of a union of terms."""
+    services, alice, library = library
+    many = new_folder(services, alice, "Many", home_id(alice))
+    below = [new_folder(services, alice, f"Sub {number}", many) for number in range(120)]
+    tree.move_nodes(alice, [library["recipe"]], below[-1])
+    assert found(services, alice, "herbs folder:Many") == ["recipe"]
+    assert found(services, alice, "garden -folder:Many") == ["acme-2023", "acme-2024"]
+    assert found(services, alice, "garden (folder:Many OR folder:Taxes)") == ["acme-2024", "recipe"]
+
+
 @pytest.mark.parametrize(("text", "detail"), [
     ("garden created:2024-13", "The query cannot be read at position 16: a date such as 2024, "
      "2024-03 or 2024-03-15, or today, yesterday, this week, this month, this year, previous "
