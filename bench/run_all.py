@@ -11,6 +11,13 @@ scaleout): `scripts/setup.sh --bench`
     # small sizes, about two minutes: checks that all run
     .venv/bin/python -m bench.run_all --quick
     .venv/bin/python -m bench.run_all --only load [--quick]
+    # a full run in several sittings: each keeps the file's sections and adds those it lacks
+    .venv/bin/python -m bench.run_all --output /tmp/full.md --resume
+
+A full run runs each script with its defaults, except where FULL lists the layouts targets.md has
+rows for (about three hours on 2 cores). It writes the whole of --output: the hand-written
+profiles of bench/RESULTS.md are carried over by whoever replaces that file with a new run.
+Each section names when it ended and the commit it measured.
 
 A missing benchmark script is skipped (and said so). It never asserts on the numbers; its exit
 status is 0 unless a benchmark crashed (non-zero exit status), whose output and status are then in
@@ -40,6 +47,15 @@ ROOT = BENCH.parent
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
               "scaleout.py", "import.py", "idle.py", "trash.py", "pageops.py", "rules.py",
               "events.py", "metadata.py", "paperless.py", "paperless_import.py", "s3upload.py"]
+
+# The full run's invocations of a script, where it is not once with its defaults: the layouts
+# targets.md has rows for (search: one owner at a million; scale: PostgreSQL with 1 and 1,000
+# owners beside SQLite with one), so that the whole run takes about three hours, not four.
+FULL = {
+    "search.py": [["--sizes", "10000", "100000", "--owners", "1", "100"],
+                  ["--sizes", "1000000", "--owners", "1"]],
+    "scale.py": [["--owners", "1"], ["--owners", "1000", "--engines", "postgresql"]],
+}
 
 # --quick: small sizes per script. A flag the script does not define (found in its source as
 # "--flag") is left out, so that a script whose options change still runs.
@@ -126,6 +142,39 @@ def quick_arguments(script: Path) -> tuple[list[str], list[str]]:
     return arguments, unknown
 
 
+def invocations(name: str, quick: bool) -> list[tuple[str, list[str], list[str]]]:
+    """(section title, arguments, planned --quick flags the script lacks) of each run of it."""
+    if quick:
+        arguments, unknown = quick_arguments(BENCH / name)
+        return [(name, arguments, unknown)]
+    runs = FULL.get(name, [[]])
+    return [(name if len(runs) == 1 else f"{name} ({number} of {len(runs)})", arguments, [])
+            for number, arguments in enumerate(runs, 1)]
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                              capture_output=True, timeout=30).stdout.strip() or "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+def done_sections(output: Path) -> tuple[list[str], set[str]]:
+    """For --resume: the file's parts (its summary line left out) and the titles of the
+    sections it holds, failed ones excepted (those run again)."""
+    parts = output.read_text().split("\n## ")
+    kept, titles = [parts[0]], set()
+    for part in parts[1:]:
+        title = part.split("\n", 1)[0]
+        if "**FAILED with exit status" in part.split("```", 1)[0]:
+            continue
+        body = part.split("\nTotal wall time", 1)[0]
+        kept.append("## " + body.rstrip("\n") + "\n")
+        titles.add(title)
+    return kept, titles
+
+
 def run(script: Path, arguments: list[str]) -> tuple[int, str, float]:
     """Runs the benchmark, echoing its output as it comes; (exit status, output, wall seconds)."""
     command = [sys.executable, "-m", f"bench.{script.stem}", *arguments]
@@ -151,8 +200,10 @@ def section(name: str, command: str, status: int | None, output: str, seconds: f
     if status is None:
         lines += [note, ""]
         return "\n".join(lines)
-    lines += [f"`{command}`", "", f"Wall time: {seconds:.1f} s" + (
-        "" if status == 0 else f" — **FAILED with exit status {status}**"), ""]
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M")
+    lines += [f"`{command}`", "", f"Wall time: {seconds:.1f} s, ended {when} UTC, commit "
+              f"{commit()}" + ("" if status == 0 else f" — **FAILED with exit status {status}**"),
+              ""]
     if note:
         lines += [note, ""]
     fence = "```"
@@ -168,6 +219,9 @@ def main() -> int:
                         help="small sizes, so that the whole run takes about two minutes")
     parser.add_argument("--only", metavar="NAME", help="run one benchmark (e.g. load or load.py)")
     parser.add_argument("--output", type=Path, default=BENCH / "RESULTS.md")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep --output's sections and run only the benchmarks it lacks (or "
+                             "that failed): a full run in several sittings")
     args = parser.parse_args()
 
     names = BENCHMARKS
@@ -179,8 +233,9 @@ def main() -> int:
         names = [wanted]
 
     mode = "quick (`--quick`: small sizes, for checking that everything runs)" if args.quick \
-        else "full (each script's defaults)"
-    sections = [header(mode)]
+        else "full (each script's defaults, the layouts of FULL in bench/run_all.py)"
+    sections, done = (done_sections(args.output) if args.resume and args.output.exists()
+                      else ([header(mode)], set()))
     failed = []
     started = time.perf_counter()
 
@@ -195,20 +250,24 @@ def main() -> int:
                                     f"Skipped: `bench/{name}` does not exist."))
             write()
             continue
-        arguments, unknown = quick_arguments(script) if args.quick else ([], [])
-        command = " ".join(shlex.quote(part) for part in
-                           [".venv/bin/python", "-m", f"bench.{name[:-3]}", *arguments])
-        print(f"== {name}: {command}", flush=True)
-        status, output, seconds = run(script, arguments)
-        note = (f"(--quick: {name} has no {', '.join(unknown)}, so those sizes are its defaults)"
-                if unknown else "")
-        print(f"== {name}: exit status {status}, {seconds:.1f} s\n", flush=True)
-        if status != 0:
-            failed.append(name)
-        sections.append(section(name, command, status, output, seconds, note))
-        write()  # after each benchmark: an interrupted run keeps what it has
+        for title, arguments, unknown in invocations(name, args.quick):
+            if title in done:
+                print(f"== {title}: in {args.output} already, skipped (--resume)", flush=True)
+                continue
+            command = " ".join(shlex.quote(part) for part in
+                               [".venv/bin/python", "-m", f"bench.{name[:-3]}", *arguments])
+            print(f"== {title}: {command}", flush=True)
+            status, output, seconds = run(script, arguments)
+            note = (f"(--quick: {name} has no {', '.join(unknown)}, so those sizes are its "
+                    "defaults)" if unknown else "")
+            print(f"== {title}: exit status {status}, {seconds:.1f} s\n", flush=True)
+            if status != 0:
+                failed.append(title)
+            sections.append(section(title, command, status, output, seconds, note))
+            write()  # after each benchmark: an interrupted run keeps what it has
 
-    summary = f"Total wall time: {time.perf_counter() - started:.1f} s."
+    summary = f"Total wall time{' of this sitting' if args.resume else ''}: " \
+              f"{time.perf_counter() - started:.1f} s."
     if failed:
         summary += f" Failed: {', '.join(failed)}."
     sections.append(summary + "\n")
