@@ -121,7 +121,7 @@ def receive_upload(services: Services, stream: BinaryIO, length: int | None) -> 
         received.discard()
         raise
     try:
-        md5 = _md5(received.path)
+        md5 = received.md5 or _md5(received.path)
     except BaseException:
         received.discard()
         raise
@@ -130,7 +130,8 @@ def receive_upload(services: Services, stream: BinaryIO, length: int | None) -> 
 
 def _md5(path: Any) -> str:
     """The file's MD5 (not for security: the checksum Paperless-ngx's clients send), read once
-    more from tmp/, in blocks."""
+    more from tmp/, in blocks: for a file not received through the spool or receive_into (both
+    make it while the body arrives)."""
     digest = hashlib.md5(usedforsecurity=False)
     with open(path, "rb") as file:
         while block := file.read(1 << 20):

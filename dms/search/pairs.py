@@ -7,7 +7,8 @@ pair of neighbouring terms one of which is a stop word of one of tantivy's 13 bu
 positions, in a field of their own beside the text's (FIELDS: `body_pairs` for `body`). A phrase
 of two words with a common one is then its pair: one term, no positions read (format 7). A longer
 phrase must also hold each of its pairs with a common word, and tantivy checks positions only
-where it does (dms.search.treequery).
+where it does (dms.search.treequery). Only the beginning of a very long text gives pairs
+(PAIRED_CHARS): such a text is marked PAST, and a phrase checks the positions of the few marked.
 
 A pair is exactly two terms at neighbouring positions of that field in the index: made from the
 index's own terms (its analyzer, dms.search.terms), not across a word the analyzer dropped
@@ -26,6 +27,11 @@ FIELDS = {"title": "title_pairs", "body": "body_pairs", "notes": "notes_pairs"}
 LANGUAGES = ("danish", "dutch", "english", "finnish", "french", "german", "hungarian",
              "italian", "norwegian", "portuguese", "russian", "spanish", "swedish")
 PIECE_CHARS = 65_536  # of a long text, cut into terms this much at a time
+# The pairs of a text's first PAIRED_CHARS characters (cut between words) are made: its pairs cost
+# ~0.6 µs a character in Python and ~5 MiB a million characters. A longer text also gets PAST,
+# which no pair is (a pair has a space inside), and a phrase checks such texts by their positions.
+PAIRED_CHARS = 262_144
+PAST = " "
 
 
 @functools.lru_cache(maxsize=1)
@@ -59,8 +65,11 @@ def pairs_of(found: Iterable[str | None]) -> Iterator[str]:
 
 def text_pairs(text: str) -> list[str]:
     """The pairs of one field's text, as often as they come (tantivy counts them: a phrase's
-    score is its pair's)."""
-    return list(pairs_of(_terms_of(text)))
+    score is its pair's); of a text longer than PAIRED_CHARS, those of its beginning and PAST."""
+    if len(text) <= PAIRED_CHARS:
+        return list(pairs_of(_terms_of(text)))
+    cut = text.rfind(" ", 0, PAIRED_CHARS + 1)  # none: no pairs, its positions decide
+    return [*pairs_of(_terms_of(text[:max(cut, 0)])), PAST]
 
 
 def _terms_of(text: str) -> Iterator[str | None]:

@@ -27,7 +27,7 @@ from dms.domain.searchquery import Any as AnyOf
 from dms.domain.searchquery.resolve import Between, Keys
 from dms.search import days
 from dms.search.pairs import FIELDS as PAIRS_FIELDS
-from dms.search.pairs import pairs_of
+from dms.search.pairs import PAST, pairs_of
 from dms.search.terms import (
     ANYWHERE,
     EXPANSIONS_LAST,
@@ -153,21 +153,30 @@ class _Compiler:
     def phrase_in(self, name: str, found: list[str]) -> Any:
         """The phrase in one field. Two words with a common one are their pair (dms.search.pairs:
         the same documents, no positions read); a longer phrase must also hold its pairs with a
-        common word, which lets tantivy check the positions of far fewer documents."""
+        common word, which lets tantivy check the positions of far fewer documents. A text too
+        long to have all its pairs (marked PAST) is checked by its positions alone."""
         tantivy = self.tantivy
         if len(found) == 1:
             return tantivy.Query.term_query(self.schema, name, found[0], index_option="freq")
+        phrase = tantivy.Query.phrase_query(self.schema, name, found)
         pairs = list(dict.fromkeys(pairs_of(found)))
-        if len(found) == 2 and pairs:
-            return tantivy.Query.term_query(self.schema, PAIRS_FIELDS[name], pairs[0],
-                                            index_option="freq")
-        query = tantivy.Query.phrase_query(self.schema, name, found)
         if not pairs:
-            return query
-        return tantivy.Query.boolean_query([(tantivy.Occur.Must, query), *[
-            (tantivy.Occur.Must, tantivy.Query.const_score_query(
-                tantivy.Query.term_query(self.schema, PAIRS_FIELDS[name], pair), 0.0))
-            for pair in pairs]])
+            return phrase
+        field = PAIRS_FIELDS[name]
+
+        def term(pair: str) -> Any:
+            return tantivy.Query.term_query(self.schema, field, pair, index_option="freq")
+
+        past = tantivy.Query.boolean_query([(tantivy.Occur.Must, phrase), (
+            tantivy.Occur.Must, tantivy.Query.const_score_query(term(PAST), 0.0))])
+        if len(found) == 2:
+            return tantivy.Query.boolean_query([(tantivy.Occur.Should, term(pairs[0])),
+                                                (tantivy.Occur.Should, past)])
+        paired = tantivy.Query.boolean_query([(tantivy.Occur.Must, tantivy.Query.const_score_query(
+            term(pair), 0.0)) for pair in pairs])
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, phrase), (
+            tantivy.Occur.Must, tantivy.Query.boolean_query([(tantivy.Occur.Should, paired), (
+                tantivy.Occur.Should, tantivy.Query.const_score_query(term(PAST), 0.0))]))])
 
     def meta(self, leaf: Meta) -> Any:
         tantivy, index = self.tantivy, leaf.index

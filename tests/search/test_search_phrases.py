@@ -32,6 +32,14 @@ def random_text(chance: random.Random, words: int = 300) -> str:
                    for _ in range(words))
 
 
+def test_a_long_texts_pairs_are_those_of_its_beginning_and_it_is_marked(monkeypatch):
+    monkeypatch.setattr(pairs, "PAIRED_CHARS", 20)
+    assert text_pairs("with the invoice") == ["with the", "the invoice"]
+    assert text_pairs("with the invoice and the delivery") == [
+        "with the", "the invoice", "invoice and", " "]
+    assert text_pairs("x" * 30) == [" "]
+
+
 def test_only_pairs_with_a_stop_word_are_made_as_often_as_they_come():
     assert [is_common(term) for term in ("with", "the", "und", "les", "invoice", "fur")] == [
         True, True, True, True, False, False]
@@ -58,13 +66,20 @@ def test_positioned_terms_are_the_analyzers_with_its_gaps(seed):
     assert [term for term in positioned(text) if term is not None] == terms(text)
 
 
-def test_a_pair_is_exactly_a_phrase_of_two_words_in_tantivys_index(monkeypatch):
+@pytest.mark.parametrize("paired_chars", [1_000_000, 300])
+def test_a_pair_is_exactly_a_phrase_of_two_words_in_tantivys_index(monkeypatch, paired_chars):
     """The phrase of two words with a common one is answered by its pair alone
     (dms.search.treequery): over random texts with long words, signs and pieces, each field's
-    pair finds exactly the documents tantivy's own phrase query (its positions) finds."""
+    pair finds exactly the documents tantivy's own phrase query (its positions) finds; so does
+    the query of a phrase, of two words or three, when texts are longer than their pairs go
+    (PAIRED_CHARS)."""
     import tantivy
 
+    from dms.search.snapshot import Snapshot
+    from dms.search.treequery import _Compiler
+
     monkeypatch.setattr(pairs, "PIECE_CHARS", 37)
+    monkeypatch.setattr(pairs, "PAIRED_CHARS", paired_chars)
     chance = random.Random(7)
     index = tantivy.Index(schema())
     index.register_tokenizer(ANALYZER, analyzer())
@@ -81,6 +96,7 @@ def test_a_pair_is_exactly_a_phrase_of_two_words_in_tantivys_index(monkeypatch):
         return {searcher.doc(address)["id"][0] for _, address in searcher.search(query, 100).hits}
 
     words = sorted({term for word in WORDS for term in terms(word)})
+    compiler = _Compiler(Snapshot(searcher, schema()), None, None, False)
     checked = 0
     for field in ("title", "body", "notes"):
         for first in words:
@@ -89,9 +105,15 @@ def test_a_pair_is_exactly_a_phrase_of_two_words_in_tantivys_index(monkeypatch):
                 if not pair:
                     continue
                 by_positions = found(tantivy.Query.phrase_query(schema(), field, [first, second]))
-                assert found(tantivy.Query.term_query(
-                    schema(), pairs.FIELDS[field], pair[0])) == by_positions, (field, pair)
+                assert found(compiler.phrase_in(field, [first, second])) == by_positions, \
+                    (field, pair)
+                if paired_chars > 1_000:  # every text's pairs: the pair alone is the phrase
+                    assert found(tantivy.Query.term_query(
+                        schema(), pairs.FIELDS[field], pair[0])) == by_positions, (field, pair)
                 checked += len(by_positions)
+                third = words[(len(first) + len(second)) % len(words)]
+                assert found(compiler.phrase_in(field, [first, second, third])) == found(
+                    tantivy.Query.phrase_query(schema(), field, [first, second, third]))
     assert checked > 500
 
 

@@ -91,6 +91,7 @@ class ReceivedFile:
     sha256: str
     head: bytes  # the first bytes, for sniffing the type
     synced: bool = False  # fsynced already (a file dms wrote itself); else store() does it
+    md5: str | None = None  # made while it was received (Paperless-ngx's checksum), if it was
     # Object storage: the lease that keeps its object from removal until its row is written
     # (dms.files.storage.s3.leases); the row's transaction settles it.
     lease: int | None = None
@@ -167,14 +168,15 @@ def receive_into(tmp_dir: Path, stream: BinaryIO, length: int | None,
     if isinstance(stream, SpooledInput) and stream.body.path is not None \
             and stream.body.path.parent == tmp_dir:
         spooled = stream.adopt()
-        received = ReceivedFile(spooled.path, spooled.size, spooled.sha256, spooled.head)
+        received = ReceivedFile(spooled.path, spooled.size, spooled.sha256, spooled.head,
+                                md5=spooled.md5)
         if received.size > limit:
             received.discard()
             raise UploadTooLarge()
         return received
     descriptor, name = tempfile.mkstemp(dir=tmp_dir, prefix="upload-")
     path = Path(name)
-    digest, size, head = hashlib.sha256(), 0, b""
+    digest, md5, size, head = hashlib.sha256(), hashlib.md5(usedforsecurity=False), 0, b""
     try:
         with os.fdopen(descriptor, "wb") as target:
             remaining = length
@@ -189,13 +191,14 @@ def receive_into(tmp_dir: Path, stream: BinaryIO, length: int | None,
                 if len(head) < 8192:
                     head += chunk[:8192 - len(head)]
                 digest.update(chunk)
+                md5.update(chunk)
                 target.write(chunk)
                 if remaining is not None:
                     remaining -= len(chunk)
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    return ReceivedFile(path, size, digest.hexdigest(), head)
+    return ReceivedFile(path, size, digest.hexdigest(), head, md5=md5.hexdigest())
 
 
 def sha256_of(chunks: Iterable[bytes]) -> tuple[str, int]:
