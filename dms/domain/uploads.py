@@ -18,7 +18,6 @@ the same transaction: its rules run once its text is known (dms.domain.rules.fil
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import secrets
 from dataclasses import dataclass
@@ -120,23 +119,8 @@ def receive_upload(services: Services, stream: BinaryIO, length: int | None) -> 
     except BaseException:
         received.discard()
         raise
-    try:
-        md5 = received.md5 or _md5(received.path)
-    except BaseException:
-        received.discard()
-        raise
-    return Upload(received, file_type, pages, md5)
-
-
-def _md5(path: Any) -> str:
-    """The file's MD5 (not for security: the checksum Paperless-ngx's clients send), read once
-    more from tmp/, in blocks: for a file not received through the spool or receive_into (both
-    make it while the body arrives)."""
-    digest = hashlib.md5(usedforsecurity=False)
-    with open(path, "rb") as file:
-        while block := file.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+    # The MD5 (Paperless-ngx's checksum) was made while the body arrived (receive_into).
+    return Upload(received, file_type, pages, received.md5)
 
 
 def upload_version(services: Services, user: User, document_id: str, stream: BinaryIO,
