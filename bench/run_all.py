@@ -15,8 +15,9 @@ scaleout): `scripts/setup.sh --bench`
     .venv/bin/python -m bench.run_all --output /tmp/full.md --resume
 
 A full run runs each script with its defaults, except where FULL lists the layouts targets.md has
-rows for (about three hours on 2 cores). It writes the whole of --output: the hand-written
-profiles of bench/RESULTS.md are carried over by whoever replaces that file with a new run.
+rows for (three and a half to four hours on 2 cores). It writes the whole of --output: the
+hand-written profiles of bench/RESULTS.md are carried over by whoever replaces that file with a
+new run.
 Each section names when it ended and the commit it measured.
 
 A missing benchmark script is skipped (and said so). It never asserts on the numbers; its exit
@@ -50,7 +51,7 @@ BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile
 
 # The full run's invocations of a script, where it is not once with its defaults: the layouts
 # targets.md has rows for (search: one owner at a million; scale: PostgreSQL with 1 and 1,000
-# owners beside SQLite with one), so that the whole run takes about three hours, not four.
+# owners beside SQLite with one), so that the whole run stays within about four hours.
 FULL = {
     "search.py": [["--sizes", "10000", "100000", "--owners", "1", "100"],
                   ["--sizes", "1000000", "--owners", "1"]],
