@@ -83,8 +83,10 @@ def after_a_burst(mode: str) -> tuple[int, int, int]:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc, on Linux")
 def test_the_memory_of_a_burst_goes_back_once_the_process_is_quiet():
     """dms.cli.heap.TrimWhenQuiet (issue 47): after its start-up and after the burst, one trim
-    each; the 100 MB freed go back to the system. Without it glibc keeps them."""
+    each; the 100 MB freed go back to the system. Without it glibc keeps them. (On a loaded
+    machine the process may wait for a core in the middle of the burst long enough to look quiet
+    and trim once more: at least the two, not exactly.)"""
     peak, after, trims = after_a_burst("trim")
-    assert (peak >= 100, after <= peak - 90, trims) == (True, True, 2), (peak, after)
+    assert (peak >= 100, after <= peak - 90, trims >= 2) == (True, True, True), (peak, after, trims)
     peak, after, trims = after_a_burst("none")
     assert (peak >= 100, after >= peak - 5, trims) == (True, True, 0), (peak, after)
