@@ -92,12 +92,18 @@ async function send(method, path, { body, media = VND_MEDIA, accept, signal, cac
     headers["Content-Type"] = media;
     init.body = JSON.stringify(body);
   }
+  const sentWith = token;
   let response;
   try {
     response = await fetch(API_ROOT + path, init);
   } catch (error) {
     if (error.name === "AbortError") throw error;
     throw new ApiError(UNREACHABLE, 0);
+  }
+  // A request still on its way when this tab logged out (or logged in again) comes back 401 for
+  // the session it was sent with: nothing to tell anyone, so it ends as if it had been stopped.
+  if (response.status === 401 && sentWith !== null && sentWith !== token) {
+    throw new DOMException("The session this request was sent with has ended.", "AbortError");
   }
   if (!response.ok) throw refusal(response.status, await response.json().catch(() => null), response.headers.get("Retry-After"));
   return response;
