@@ -19,12 +19,19 @@ from dms.files.pdf.process import CHILD_COMMAND
 
 __all__ = ["build_parser", "main"]
 
+# dms.search.build.BUILD_COMMAND, spelled out: importing it would import the search package into
+# every command (a test starts the build through this command).
+SEARCH_BUILD_COMMAND = "_search-build"
+
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [CHILD_COMMAND]:  # a PDF reader process of a running dms (dms.files.pdf.process)
         from dms.files.pdf import child
         return child.main(argv[1:])
+    if argv[:1] == [SEARCH_BUILD_COMMAND]:  # a search index build of a running dms
+        from dms.search.build import child_main
+        return child_main(argv[1:])
     args = build_parser().parse_args(argv)
     # Whatever the umask: the data dir, the database, stored files and backups are owner-only
     # (dms.files.modes).

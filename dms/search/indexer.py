@@ -2,8 +2,9 @@
 step with the database through the outbox (dms.search.outbox).
 
 - At start-up it checks the index's marker; an index that is missing, from another version, or
-  (found when it is opened) broken is rebuilt from the database, in this thread, while searches
-  answer 503 with the progress.
+  (found when it is opened) broken is rebuilt from the database while searches answer 503 with
+  the progress: a small one in this thread, a large one in a process of its own
+  (dms.search.build), so that the requests keep the interpreter to themselves.
 - It applies the outbox: the changed nodes' current state is written to the index, the index
   commits and is reloaded, and only then are those outbox rows deleted. A crash anywhere in
   between leaves rows that are applied again at the next start: nothing is lost or doubled.
@@ -33,9 +34,9 @@ import threading
 import time
 from pathlib import Path
 
-from dms.db import is_disk_full
+from dms.db import database, is_disk_full
 from dms.files.loop import BackgroundLoop
-from dms.search import outbox
+from dms.search import build, outbox
 from dms.search.freshness import Freshness
 from dms.search.index import IndexUnusable, SearchIndex, Snapshot
 from dms.search.overlay import Overlaid, Overlays
@@ -82,6 +83,11 @@ class WriterLock:
             self._file.close()
             self._file = None
 
+    def fileno(self) -> int:
+        """The held lock's file (a child process given it holds the lock with this process)."""
+        assert self._file is not None, "the lock is not held"
+        return self._file.fileno()
+
 
 class Indexer:
     def __init__(self, data_dir: Path):
@@ -100,6 +106,7 @@ class Indexer:
         self.fresh = Freshness()  # what the index holds of the outbox; searches waiting
         self._overlays = Overlays()  # each owner's changes it lacks, for their searches
         self._failing = False  # the last step failed: the thread waits out its back-off
+        self._in_process = False  # every rebuild in this thread (`dms reindex`), however large
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -249,28 +256,31 @@ class Indexer:
         mark = outbox.high_water_mark()
         total = outbox.node_count()
         self.progress = (0, total)
-        with self._open_lock:
-            self.index.create_empty()
-        writer = self.index.writer()
-        done = 0
-        for entry in outbox.all_entries():
-            if self._loop.stopping:
-                return  # not marked complete: the next start rebuilds again
-            writer.add_document(self.index.document(entry))
-            done += 1
-            if done % 1000 == 0:
-                self.progress = (done, max(total, done))
-        writer.commit()
-        self.index.reload()
-        self.index.mark_complete()
-        self._writer, self._last_used = writer, time.monotonic()
+        try:
+            if total <= build.IN_PROCESS_NODES or self._in_process:
+                with self._open_lock:
+                    done, writer = build.build(self.index, total, self._progress,
+                                               lambda: self._loop.stopping)
+                self.index.reload()
+                self._writer, self._last_used = writer, time.monotonic()
+                where = ""
+            else:
+                child = build.BuildProcess(self.index.directory, database.database,
+                                           self.lock.fileno())
+                done = child.follow(self._progress, lambda: self._loop.stopping)
+                where = " (in a process of its own)"
+        except build.Stopped:
+            return  # not marked complete: the next start builds it again
         self.progress = (done, done)
         self._rebuild_wanted = False
         self.fresh.moved(mark)
         self.state = READY
         outbox.applied(mark)  # after READY: an empty outbox means searches see everything
-        log.info("search index built: %d folders and documents in %.1f s", done,
+        log.info("search index built%s: %d folders and documents in %.1f s", where, done,
                  time.monotonic() - started)
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress = (done, total)
 
     def _apply_outbox(self) -> None:
         while not self._loop.stopping:
@@ -324,6 +334,7 @@ class Indexer:
         """`dms reindex` when no server runs: rebuild in this process, return the node count."""
         if not self.lock.acquire():
             raise RuntimeError("the search index is being written by another process")
+        self._in_process = True  # this process does nothing else
         try:
             self._rebuild()
             return self.progress[0]
