@@ -184,6 +184,34 @@ def test_five_logins_and_logouts_leave_no_pile_of_tokens(session, server, alice)
     assert all("status of 401" in error for error in session.errors), session.errors
 
 
+def test_a_request_on_its_way_at_the_logout_ends_quietly(session, server, alice):
+    """A view's request sent before the logout and answered after it (401: the session it was
+    sent with has ended) shows nothing over "You have been logged out." (dms/web/static/api.js).
+    The race made deterministic: the profile's request is held until the logout is done."""
+    page = log_in_and_open_tokens(session)
+    profile_request = re.compile(r".*/api/users/me/$")
+    held = []
+    # The first one is held; any later one (the login page's) goes through.
+    page.route(profile_request, lambda route: route.continue_() if held else held.append(route))
+    session.menu("Profile")
+    for _ in range(250):  # route handlers run while this thread waits in a Playwright call
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    session.menu("Log out")
+    expect(page.get_by_role("status")).to_have_text("You have been logged out.")
+    with page.expect_response(profile_request) as answered:
+        held[0].continue_()
+    assert answered.value.status == 401
+    page.evaluate("() => new Promise((done) => setTimeout(done, 200))")  # the page takes it
+    expect(page.get_by_role("status")).to_have_text("You have been logged out.")
+    expect(page.locator("#alert")).to_be_empty()
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    expect(page.locator("#profile-home-id")).to_have_count(0)
+    assert all("status of 401" in error for error in session.errors), session.errors
+
+
 def test_profile_counts_the_browsers_signed_in_and_signs_out_everywhere(browser, session, server,
                                                                         alice):
     other = Session(browser, server.url)

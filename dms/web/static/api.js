@@ -101,8 +101,10 @@ async function send(method, path, { body, media = VND_MEDIA, accept, signal, cac
     throw new ApiError(UNREACHABLE, 0);
   }
   // A request still on its way when this tab logged out (or logged in again) comes back 401 for
-  // the session it was sent with: nothing to tell anyone, so it ends as if it had been stopped.
-  if (response.status === 401 && sentWith !== null && sentWith !== token) {
+  // the session it was sent with, or one sent after it without any: nothing to tell anyone (the
+  // logout said what happened), so it ends as if it had been stopped. Failures are shown with
+  // dom.js showFailure, which passes over stopped requests.
+  if (response.status === 401 && (sentWith !== token || token === null)) {
     throw new DOMException("The session this request was sent with has ended.", "AbortError");
   }
   if (!response.ok) throw refusal(response.status, await response.json().catch(() => null), response.headers.get("Retry-After"));

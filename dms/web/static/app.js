@@ -6,7 +6,7 @@ import { api, forgetToken, hasToken, JSON_MEDIA, setToken, whenUnauthorized } fr
 import { moveNodes } from "./actions.js";
 import { setUp as setUpDragAndDrop } from "./dnd.js";
 import { nudge, setLive, stopAll } from "./docstatus.js";
-import { $, busy, clearMessages, focusHeading, showError, showStatus } from "./dom.js";
+import { $, busy, clearMessages, focusHeading, showError, showFailure, showStatus } from "./dom.js";
 import * as events from "./events.js";
 import * as refused from "./intake-badge.js";
 import { setUp as setUpKeys, showHelp } from "./keys.js";
@@ -70,7 +70,7 @@ const ctx = {
   },
   /** Something in the tree changed: the tree, the inbox count and the open view are read again. */
   changed() {
-    tree.refresh().catch((error) => showError(error.message));
+    tree.refresh().catch(showFailure);
     return ctx.refresh();
   },
   endSession,
@@ -119,7 +119,7 @@ async function route() {
     if (focus) focusHeading(view.node);
     else refocus(view.node, focusKeys);
   } catch (error) {
-    if (navigation === state.navigation && error.status !== 401) showError(error.message);
+    if (navigation === state.navigation && error.status !== 401) showFailure(error);
   } finally {
     if (navigation === state.navigation) $("main").removeAttribute("aria-busy");
   }
@@ -188,7 +188,7 @@ async function onLogin(event) {
       await enter();
     });
   } catch (error) {
-    showError(error.message);
+    showFailure(error);
     if (!hasToken()) form.password.select();
   }
 }
@@ -305,7 +305,7 @@ async function start() {
     } catch (error) {
       if (error.status !== 401) {
         forgetToken();
-        showError(error.message);
+        showFailure(error);
       }
     }
   }

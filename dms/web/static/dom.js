@@ -123,12 +123,18 @@ export const showError = (message) => say(GONE_MODULE.test(message) ? PAGE_UPDAT
 export const showStatus = (message) => say("", message);
 export const clearMessages = () => say("", "");
 
+/** Shows a failed request's sentence as the page's alert; a stopped one (an AbortError: a view
+ *  left, a session ended meanwhile, api.js) says nothing. */
+export function showFailure(error) {
+  if (error.name !== "AbortError") showError(error.message);
+}
+
 /** Runs an action and shows its failure as the page's alert; returns undefined on failure. */
 export async function attempt(task) {
   try {
     return await task();
   } catch (error) {
-    if (error.name !== "AbortError") showError(error.message);
+    showFailure(error);
     return undefined;
   }
 }

@@ -109,6 +109,7 @@ export class ErrorSlots {
   }
 
   show(error) {
+    if (error.name === "AbortError") return; // stopped, or its session ended (api.js): nothing to say
     let key = error.pointer?.startsWith(ATTRIBUTES) ? error.pointer.slice(ATTRIBUTES.length) : null;
     while (key && !this.slots.has(key) && key.includes("/")) key = key.slice(0, key.lastIndexOf("/"));
     const entry = key ? this.slots.get(key) : null;

@@ -6,7 +6,7 @@
 import { api, id as encoded } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
 import { dropTarget } from "./dnd.js";
-import { attempt, busy, button, clearMessages, el, folderName, showError, showStatus } from "./dom.js";
+import { attempt, busy, button, clearMessages, el, folderName, showFailure, showStatus } from "./dom.js";
 
 /** `crumbs`: [title, id] pairs from .home or .inbox down to the parent of what the view shows;
  *  null when there are none. */
@@ -115,7 +115,7 @@ export function onSubmit(form, send, errors = null) {
     try {
       await busy(form, send);
     } catch (error) {
-      if (!errors) showError(error.message);
+      if (!errors) showFailure(error);
       else if (error.status !== 401) errors.show(error);
     }
   });

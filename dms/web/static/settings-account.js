@@ -4,7 +4,7 @@
 
 import { api, id as encoded, JSON_MEDIA } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
-import { busy, button, clearMessages, el, field, showError, showStatus } from "./dom.js";
+import { busy, button, clearMessages, el, field, showError, showFailure, showStatus } from "./dom.js";
 
 export async function render(ctx) {
   const me = (await api("GET", "/users/me/")).data; // fresh, in case an admin changed the account
@@ -18,7 +18,7 @@ export async function render(ctx) {
       await api("DELETE", "/auth/sessions/");
       ctx.endSession("You signed out everywhere.");
     } catch (error) {
-      showError(error.message);
+      showFailure(error);
     }
   };
   const detail = (term, id, value, code = true) => [el("dt", {}, term),
@@ -44,7 +44,7 @@ export async function render(ctx) {
       form.reset();
       showStatus("Your password has been changed.");
     } catch (error) {
-      showError(error.message);
+      showFailure(error);
       if (error.status !== 401) form.password.select();
     }
   });

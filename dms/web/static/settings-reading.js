@@ -4,7 +4,7 @@
 // The upload dialog starts from this choice; "Read again" on a document can choose others.
 
 import { api, JSON_MEDIA } from "./api.js";
-import { busy, clearMessages, el, showError, showStatus } from "./dom.js";
+import { busy, clearMessages, el, showError, showFailure, showStatus } from "./dom.js";
 import { languageChoice, languageNames, ocrLanguages } from "./languages.js";
 
 export async function render() {
@@ -30,7 +30,7 @@ export async function render() {
       await busy(form, () => api("POST", "/preferences/bulk/", { ocr__language: lang }, { media: JSON_MEDIA }));
       showStatus(`New documents are read in ${languageNames(lang)}.`);
     } catch (error) {
-      showError(error.message);
+      showFailure(error);
     }
   });
   return el("div", {}, el("h1", { id: "reading-page-title" }, "Reading"), form);

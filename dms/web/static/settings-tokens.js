@@ -3,7 +3,7 @@
 
 import { api, id as encoded, sessionTokenId } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
-import { button, clearMessages, el, field, parseDate, showError, showStatus, timeElement } from "./dom.js";
+import { button, clearMessages, el, field, parseDate, showFailure, showStatus, timeElement } from "./dom.js";
 import { formButtons, onSubmit } from "./parts.js";
 
 export async function render(ctx) {
@@ -62,7 +62,7 @@ export async function render(ctx) {
       showStatus(`Token ${token.id} revoked.`);
       newButton.focus();
     } catch (error) {
-      showError(error.message);
+      showFailure(error);
     }
   };
 

@@ -6,7 +6,7 @@
 
 import { api, id as encoded, uploadFile } from "./api.js";
 import { actions, formActions, modal } from "./dialogs.js";
-import { $, button, el, field, showError, STATUS } from "./dom.js";
+import { $, button, el, field, showFailure, STATUS } from "./dom.js";
 import { isFinal, nudge, watch } from "./docstatus.js";
 import { languageChoice, ocrLanguages } from "./languages.js";
 
@@ -39,7 +39,7 @@ export async function pickFiles(folderId) {
   try {
     languages = await ocrLanguages();
   } catch (error) {
-    showError(error.message);
+    showFailure(error);
     return;
   }
   const chosen = await modal("Upload files", (dialog, close) => {
