@@ -260,6 +260,46 @@ def test_a_refused_amount_is_shown_at_its_input_and_changes_nothing(session, ser
     assert session.errors == [REFUSED]
 
 
+def test_details_typed_and_not_saved_outlive_a_redraw_of_the_view(session, server, alice):
+    """The document's view is drawn again (a tag added here) while its Details hold values not
+    saved yet: they stay, and a field not touched here shows what the server holds now (a
+    script set it meanwhile). Save sends them all; after it nothing is carried over."""
+    invoice = created(alice, "document-types", name="Invoice")
+    reference = created(alice, "custom-fields", name="Reference", data_type="string")
+    bill = new_document(alice, "Gas bill", alice.home_id)
+    before = about(alice, bill)  # its date: the upload day
+    page, details = open_document(session, bill, "Gas bill")
+    details.get_by_label("Document date").fill("2026-03-14")
+    details.get_by_label("Serial number").fill("77")
+    details.get_by_label("Add a custom field").select_option(label="Reference")
+    details.get_by_role("button", name="Add field").click()
+    details.get_by_label("Reference", exact=True).fill("R-1")
+    patched(alice, bill, document_type=invoice)  # meanwhile, from a script
+
+    page.get_by_label("Add a tag").fill("energy")
+    page.get_by_role("button", name="Add tag").click()
+    expect(page.get_by_role("status")).to_have_text("Tag \u201cenergy\u201d added.")
+    details = page.get_by_role("form", name="Details")
+    expect(details.get_by_label("Document date")).to_have_value("2026-03-14")
+    expect(details.get_by_label("Serial number")).to_have_value("77")
+    expect(details.get_by_label("Reference", exact=True)).to_have_value("R-1")
+    expect(details.get_by_label("Document type")).to_have_value(invoice)
+    assert about(alice, bill) == {**before, "document_type": invoice}  # nothing saved yet
+
+    details.get_by_role("button", name="Save details").click()
+    expect(page.get_by_role("status")).to_have_text("Details saved.")
+    assert about(alice, bill) == {**before, "document_type": invoice,
+                                  "document_date": "2026-03-14", "archive_serial_number": 77,
+                                  "custom_fields": [{"field": reference, "value": "R-1"}]}
+    # Saved: a redraw shows the server's values, here changed again by the script.
+    patched(alice, bill, archive_serial_number=78)
+    page.get_by_label("Add a tag").fill("bills")
+    page.get_by_role("button", name="Add tag").click()
+    expect(page.get_by_role("status")).to_have_text("Tag \u201cbills\u201d added.")
+    expect(page.get_by_role("form", name="Details").get_by_label("Serial number")).to_have_value("78")
+    assert session.errors == []
+
+
 def test_add_and_delete_notes(session, server, alice):
     bill = new_document(alice, "Phone bill", alice.home_id)
     page, details = open_document(session, bill, "Phone bill")

@@ -1,7 +1,9 @@
 // The document view's Details panel (api.md, "A document's metadata"): correspondent, type, date,
 // serial number and custom fields (added and taken off here), each with an input fitting its type.
 // One Save sends everything in one PATCH; a refusal's sentence goes beside the input its pointer
-// names and nothing typed is lost. Read-only (inputs disabled, no Save) for a viewer.
+// names and nothing typed is lost, not even when the view is drawn again before Save (its reading
+// done, a tag added: the new form takes over what was changed in the old one). Read-only (inputs
+// disabled, no Save) for a viewer.
 
 import { api, id as encoded } from "./api.js";
 import { documentDialog } from "./doc-pickers.js";
@@ -12,7 +14,12 @@ import { ErrorSlots, nameSelect } from "./metadata.js";
 const MAX_ASN = 4_294_967_295;
 const MONEY = /^([A-Za-z]{3})?(.*)$/;
 
-/** The panel; `labels`: the caller's {correspondents, types, fields}. */
+/** The form on the screen for each document id: a form drawn again for the same document takes
+ *  over the values changed and not saved in the one it replaces (still there until the view
+ *  it was part of is disposed, after the new one is built: app.js route). */
+const shown = new Map();
+
+/** The panel {node, dispose}; `labels`: the caller's {correspondents, types, fields}. */
 export async function detailsPanel(ctx, document, labels, writable) {
   const a = document.attributes;
   const fields = new Map(labels.fields.map((field) => [field.id, field]));
@@ -24,8 +31,13 @@ export async function detailsPanel(ctx, document, labels, writable) {
   if (!writable) {
     for (const control of form.form.elements) control.disabled = true;
     for (const part of [form.addArea, form.none, form.form.lastElementChild]) if (part) part.hidden = true;
+  } else {
+    const replaced = shown.get(document.id);
+    if (replaced) form.takeOver(replaced);
   }
-  return form.node;
+  shown.set(document.id, form);
+  const dispose = () => { if (shown.get(document.id) === form) shown.delete(document.id); };
+  return { node: form.node, dispose };
 }
 
 class DetailsForm {
@@ -46,6 +58,7 @@ class DetailsForm {
     const date = el("input", { type: "date", id: "details-date", value: a.document_date ?? "", "aria-describedby": "details-date-hint" });
     const asn = el("input", { type: "number", id: "details-asn", min: "0", max: String(MAX_ASN), step: "1",
       value: a.archive_serial_number ?? "" });
+    this.controls = { correspondent, document_type: type, document_date: date, archive_serial_number: asn };
     this.read = () => ({
       correspondent: correspondent.value || null,
       document_type: type.value || null,
@@ -78,6 +91,26 @@ class DetailsForm {
         "Save details")));
     this.form.addEventListener("submit", (event) => this.save(event));
     this.node.append(this.form);
+    this.saved = this.read();
+  }
+
+  /** The values changed since the form was drawn or saved: {attribute: value}. */
+  changes() {
+    const now = this.read();
+    return Object.fromEntries(Object.entries(now).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(this.saved[key])));
+  }
+
+  /** Takes over what `old` (this document's form drawn before) has changed and not saved; the rest
+   *  shows what the server holds now (a rule may have set it meanwhile). */
+  takeOver(old) {
+    const changes = old.changes();
+    for (const [key, control] of Object.entries(this.controls)) if (key in changes) control.value = String(changes[key] ?? "");
+    if (!("custom_fields" in changes)) return;
+    for (const [id, title] of old.titles) if (!this.titles.has(id)) this.titles.set(id, title);
+    for (const row of this.rows) row.node.remove();
+    this.rows = [];
+    for (const item of changes.custom_fields) if (this.fields.has(item.field)) this.addRow(this.fields.get(item.field), item.value);
+    this.offer();
   }
 
   /** The fields not on the document yet, in the Add select; the select hides when there are none. */
@@ -128,6 +161,7 @@ class DetailsForm {
     } finally {
       for (const key of [...this.errors.slots.keys()]) if (key.startsWith("custom_fields/")) this.errors.slots.delete(key);
     }
+    this.saved = this.read(); // nothing left for the form drawn next to take over
     await ctx.refresh("details-save");
     showStatus("Details saved.");
   }

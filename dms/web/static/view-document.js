@@ -76,12 +76,13 @@ export async function render(ctx, documentId) {
     document.attributes.ocr_error ? el("p", { class: "message message-error" }, document.attributes.ocr_error) : null,
     toolbar,
     el("div", { class: "doc-layout" }, pages.node,
-      el("div", { class: "doc-side" }, details, tags, notes, text, versionsPanel(ctx, document, writable), history)));
+      el("div", { class: "doc-side" }, details.node, tags, notes, text, versionsPanel(ctx, document, writable), history)));
   const find = (name) => [...toolbar.querySelectorAll("button")].find((b) => b.textContent === name);
   return {
     node, title, folderId: parentId, breadcrumb: breadcrumb.slice(0, -1),
     dispose: () => {
       pages.dispose();
+      details.dispose();
       stopWatching();
     },
     keys: { d: () => hasFile && actions.download(find("Download")), F2: actions.rename, m: actions.move, Delete: actions.remove },
