@@ -95,8 +95,10 @@ class BuildProcess:
                 *lines, pending = (pending + chunk).split(b"\n")
                 pending = pending[-64:]  # a line is two numbers; anything longer is not one
                 for line in lines[-1:]:
-                    done, total = (int(number) for number in line.split())
-                    progress(done, total)
+                    numbers = line.split()
+                    if len(numbers) == 2 and all(number.isdigit() for number in numbers):
+                        done = int(numbers[0])
+                        progress(done, int(numbers[1]))
         except BaseException:
             self.process.kill()
             raise
