@@ -33,7 +33,30 @@ sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 
 missing=()
-python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+# dms needs Python >= 3.11 (pyproject.toml): the system's python3 where it is recent enough
+# (Debian 12, Ubuntu 24.04), else a newer one on the PATH, else the distribution's python3.11
+# where it has one (Ubuntu 22.04's python3 is 3.10; its python3.11 is a package).
+find_python() {
+  local candidate
+  for candidate in python3 python3.13 python3.12 python3.11; do
+    if "$candidate" -c 'import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 11))' \
+        2>/dev/null; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+if ! find_python >/dev/null; then
+  if python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    missing+=(python3-venv)
+  elif apt-cache show python3.11-venv >/dev/null 2>&1; then
+    missing+=(python3.11 python3.11-venv)
+  else
+    echo "setup.sh: dms needs Python 3.11 or newer; put python3.11 (or newer) on the PATH" >&2
+    exit 1
+  fi
+fi
 command -v tesseract >/dev/null || missing+=(tesseract-ocr)
 for lang in eng deu; do
   if ! (command -v tesseract >/dev/null && tesseract --list-langs 2>/dev/null | grep -qx "$lang"); then
@@ -98,7 +121,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-[ -x .venv/bin/python ] || python3 -m venv .venv
+[ -x .venv/bin/python ] || "$(find_python)" -m venv .venv
 
 [ $with_bench -eq 1 ] && wanted_extras=(bench "${wanted_extras[@]}")
 [ $with_tests -eq 1 ] && wanted_extras=(test "${wanted_extras[@]}")
