@@ -47,7 +47,8 @@ ROOT = BENCH.parent
 
 BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile.py", "scale.py",
               "scaleout.py", "import.py", "idle.py", "trash.py", "pageops.py", "rules.py",
-              "events.py", "metadata.py", "paperless.py", "paperless_import.py", "s3upload.py"]
+              "events.py", "metadata.py", "paperless.py", "paperless_import.py", "s3upload.py",
+              "rebuild.py"]
 
 # The full run's invocations of a script, where it is not once with its defaults: the layouts
 # targets.md has rows for (search: one owner at a million; scale: PostgreSQL with 1 and 1,000
@@ -81,6 +82,7 @@ QUICK = {
     "paperless.py": {"--documents": ["2000"], "--runs": ["50"]},
     "paperless_import.py": {"--documents": ["200"], "--rounds": ["1"]},
     "s3upload.py": {"--sizes": ["32,128"], "--rounds": ["1"]},
+    "rebuild.py": {"--size": ["20000"]},
 }
 
 
