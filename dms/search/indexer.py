@@ -250,6 +250,7 @@ class Indexer:
 
     def _rebuild(self) -> None:
         self.state = REBUILDING
+        self._rebuild_wanted = True  # until done: a failed build is tried again (_step)
         self.fresh.moved()  # waiting searches answer 503 now
         self._close()
         started = time.monotonic()

@@ -296,7 +296,8 @@ def test_details_typed_and_not_saved_outlive_a_redraw_of_the_view(session, serve
     page.get_by_label("Add a tag").fill("bills")
     page.get_by_role("button", name="Add tag").click()
     expect(page.get_by_role("status")).to_have_text("Tag \u201cbills\u201d added.")
-    expect(page.get_by_role("form", name="Details").get_by_label("Serial number")).to_have_value("78")
+    details = page.get_by_role("form", name="Details")
+    expect(details.get_by_label("Serial number")).to_have_value("78")
     assert session.errors == []
 
 
