@@ -1,0 +1,115 @@
+"""PostgreSQL's plans of each search class (issue 47): --size documents loaded as bench/scale.py
+loads them (one owner) into a throwaway cluster (tests/harness/pgcluster.py), then each class of
+scale.py's searches (one word, two words, a 3-letter prefix, a piece found only inside words) run
+in-process with every SQL statement captured (peewee's log) and each SELECT run again under
+`EXPLAIN (ANALYZE, BUFFERS)`: its execution time, and its whole plan where it took more than
+--show-ms. Where a search's time goes on PostgreSQL, without a server; it never asserts.
+
+    .venv/bin/python -m bench.pgplans [--size 100000] [--show-ms 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import random
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+from bench.common import engine_target, machine
+from bench.lib.corpus import FUNCTION_WORDS, rare_words, vocabulary
+from bench.lib.search_queries import inner_words
+from bench.scale import database_parts, database_size, load
+
+WARMUP = 3
+
+
+class Captured(logging.Handler):
+    """peewee's debug records of the statements it runs: (sql, params)."""
+
+    def __init__(self):
+        super().__init__()
+        self.statements: list[tuple[str, object]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if isinstance(record.msg, tuple):
+            self.statements.append(record.msg)
+
+
+def searches(words: list[str]) -> dict[str, str]:
+    """scale.py's classes, one query each."""
+    content = words[len(FUNCTION_WORDS):]
+    rng = random.Random(9)
+    return {"one word": FUNCTION_WORDS[0],
+            "two words": f"{rng.choice(content[:300])} {rng.choice(content)}",
+            "3-letter prefix": rng.choice([w for w in content if len(w) > 3])[:3],
+            "inside a word": inner_words(words, 1, rng)[0]}
+
+
+def explain(url: str, statements: list[tuple[str, object]], show_ms: float) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as connection:
+        for sql, params in statements:
+            if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
+                continue
+            plan = [row[0] for row in connection.execute(
+                "EXPLAIN (ANALYZE, BUFFERS) " + sql, params).fetchall()]
+            total = next((line for line in plan if line.startswith("Execution Time")), "")
+            print(f"-- {total or 'no time'}: {' '.join(sql.split())[:300]}")
+            if total and float(total.split()[2]) > show_ms:
+                print("\n".join("   " + line for line in plan))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000, help="documents")
+    parser.add_argument("--show-ms", type=float, default=2.0,
+                        help="print the whole plan of a statement slower than this")
+    args = parser.parse_args()
+    print(f"machine: {machine()}")
+    rng = random.Random(7)
+    words = vocabulary(4000, rng)
+    rare = rare_words(5000, set(words), rng)
+    from tests.harness.pgcluster import Cluster
+    cluster = Cluster().start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="dms-bench-pgplans-") as tmp:
+            data_dir = Path(tmp) / "data"
+            url, _ = engine_target("postgresql", cluster, data_dir)
+            started = time.perf_counter()
+            _, username, _ = load(url, args.size, 1, SimpleNamespace(
+                batch=10_000, load_connections=2, words=200), words, rare)
+            print(f"loaded {args.size:,} documents in {time.perf_counter() - started:.0f} s "
+                  f"(two connections); database {database_size(url) / 2**30:.2f} GiB")
+            print("  largest parts: " + "; ".join(
+                f"{name} {size / 2**20:.0f} MiB" for name, size in database_parts(url)))
+            from dms.db import open_database
+            from dms.db.models import User
+            from dms.search import engine, query
+            open_database(url)
+            user = User.get(User.username == username)
+            search = engine(data_dir)
+            captured = Captured()
+            logger = logging.getLogger("peewee")
+            logger.setLevel(logging.DEBUG)
+            logger.addHandler(captured)
+            for kind, text in searches(words).items():
+                for _ in range(WARMUP):
+                    query(search, user, text)
+                captured.statements.clear()
+                started = time.perf_counter()
+                query(search, user, text)
+                took = (time.perf_counter() - started) * 1000
+                statements = list(captured.statements)
+                print(f"\n== {kind} ({text!r}): {took:.1f} ms in-process, "
+                      f"{len(statements)} statements", flush=True)
+                explain(url, statements, args.show_ms)
+    finally:
+        cluster.stop()
+
+
+if __name__ == "__main__":
+    main()
