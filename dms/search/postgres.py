@@ -11,13 +11,15 @@ begin with it; a longer one is to_tsquery's `:*` over the few words that begin w
 (dms.search.index.terms: lower case, accents folded), as the schema's dms_fold configuration
 folds the documents' words, and are given to PostgreSQL as tsquery literals.
 
-Ranking: GIN finds the matching rows but cannot rank a top-k, so a query reads at most
-CANDIDATES matching rows, in the order the index (or, for a word in most documents, the table)
-yields them, and ranks only those: by ts_rank of the weighted heading — titles and tag names
-that hold more of the words first, body-only matches after them. When more rows match (a very
-common word or a short prefix), the best of the first CANDIDATES are returned, not necessarily
-the best of all; another or a longer word narrows the search. (A page deeper than CANDIDATES
-reads as many as it reaches.) The total of a paged search is count(*) of the same condition.
+Ranking: titles and tag names that hold more of the words first, body-only matches after them.
+GIN finds the matching rows but cannot rank a top-k, so a query reads at most CANDIDATES matching
+rows whose heading holds a query word (by the heading's own index), in the order the index
+yields them, and ranks those by ts_rank of the weighted heading; when they are fewer than the
+page, the body-only matches follow, only as many as the page still needs, in table order (by id
+within the page). When more rows match (a very common word or a short prefix), the best of the
+first CANDIDATES are returned, not necessarily the best of all; another or a longer word narrows
+the search. (A page deeper than CANDIDATES reads as many as it reaches.) The total of a paged
+search is count(*) of the same condition.
 """
 
 from __future__ import annotations
@@ -43,6 +45,24 @@ SEARCH = """
     SELECT node_id FROM candidates
     ORDER BY ts_rank(heading, ?::tsquery) DESC, node_id
     LIMIT ?"""
+# A word in most documents would make SEARCH test its first CANDIDATES rows' bodies, each
+# decompressed from TOAST (~65 us a row: 134 ms at 3,000 documents, bench/pgplans.py). The rows
+# that rank first are those whose heading holds a query word: taken first by the heading's own
+# index, then only as many body-only matches as the page still needs, in table order.
+HEADED = """
+    WITH candidates AS MATERIALIZED (
+        SELECT s.node_id, s.heading FROM search_entry AS s {join}
+        WHERE s.owner_id = ? AND s.heading @@ ?::tsquery AND {match}
+        LIMIT ?)
+    SELECT node_id FROM candidates
+    ORDER BY ts_rank(heading, ?::tsquery) DESC, node_id
+    LIMIT ?"""
+BODY_ONLY = """
+    SELECT node_id FROM (
+        SELECT s.node_id FROM search_entry AS s {join}
+        WHERE s.owner_id = ? AND NOT (s.heading @@ ?::tsquery) AND {match}
+        LIMIT ?) AS found
+    ORDER BY node_id"""
 COUNT = "SELECT count(*) FROM search_entry AS s {join} WHERE s.owner_id = ? AND {match}"
 NODE_JOIN = "JOIN node ON node.id = s.node_id"
 
@@ -115,10 +135,20 @@ class PostgresSearch:
             join, tags = NODE_JOIN, f" AND {sql}"
 
         def rows(where: str, params: list, broad: bool, wanted: int) -> list[str]:
-            return [node_id for (node_id,) in database.execute_sql(
-                SEARCH.format(join=join, match=where + tags),
-                (owner_id, *params, *extra, max(CANDIDATES, wanted),
-                 tsquery(ranked, "|", MIN_TITLE_PREFIX, broad) if ranked else "", wanted))]
+            if not ranked:
+                return [node_id for (node_id,) in database.execute_sql(
+                    SEARCH.format(join=join, match=where + tags),
+                    (owner_id, *params, *extra, max(CANDIDATES, wanted), "", wanted))]
+            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, broad)
+            headed = [node_id for (node_id,) in database.execute_sql(
+                HEADED.format(join=join, match=where + tags),
+                (owner_id, any_word, *params, *extra, max(CANDIDATES, wanted), any_word,
+                 wanted))]
+            if len(headed) >= wanted:
+                return headed
+            return headed + [node_id for (node_id,) in database.execute_sql(
+                BODY_ONLY.format(join=join, match=where + tags),
+                (owner_id, any_word, *params, *extra, wanted - len(headed)))]
 
         narrow, params = where_of(False)
         first = rows(narrow, params, False, limit)
