@@ -40,7 +40,7 @@ REBUILD_BATCH = 500
 SEARCH = """
     WITH candidates AS MATERIALIZED (
         SELECT s.node_id, s.heading FROM search_entry AS s {join}
-        WHERE s.owner_id = ? AND {match}
+        WHERE s.owner_id = ?{headed} AND {match}
         LIMIT ?)
     SELECT node_id FROM candidates
     ORDER BY ts_rank(heading, ?::tsquery) DESC, node_id
@@ -48,15 +48,8 @@ SEARCH = """
 # A word in most documents would make SEARCH test its first CANDIDATES rows' bodies, each
 # decompressed from TOAST (~65 us a row: 134 ms at 3,000 documents, bench/pgplans.py). The rows
 # that rank first are those whose heading holds a query word: taken first by the heading's own
-# index, then only as many body-only matches as the page still needs, in table order.
-HEADED = """
-    WITH candidates AS MATERIALIZED (
-        SELECT s.node_id, s.heading FROM search_entry AS s {join}
-        WHERE s.owner_id = ? AND s.heading @@ ?::tsquery AND {match}
-        LIMIT ?)
-    SELECT node_id FROM candidates
-    ORDER BY ts_rank(heading, ?::tsquery) DESC, node_id
-    LIMIT ?"""
+# index (HEADED), then only as many body-only matches as the page still needs, in table order.
+HEADED = " AND s.heading @@ ?::tsquery"
 BODY_ONLY = """
     SELECT node_id FROM (
         SELECT s.node_id FROM search_entry AS s {join}
@@ -137,11 +130,11 @@ class PostgresSearch:
         def rows(where: str, params: list, broad: bool, wanted: int) -> list[str]:
             if not ranked:
                 return [node_id for (node_id,) in database.execute_sql(
-                    SEARCH.format(join=join, match=where + tags),
+                    SEARCH.format(join=join, headed="", match=where + tags),
                     (owner_id, *params, *extra, max(CANDIDATES, wanted), "", wanted))]
             any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, broad)
             headed = [node_id for (node_id,) in database.execute_sql(
-                HEADED.format(join=join, match=where + tags),
+                SEARCH.format(join=join, headed=HEADED, match=where + tags),
                 (owner_id, any_word, *params, *extra, max(CANDIDATES, wanted), any_word,
                  wanted))]
             if len(headed) >= wanted:
