@@ -12,14 +12,17 @@ the resolver made, NOT, AND, OR as SQL's.
   PostgreSQL's own phrase operator over the title, or each page of the latest version's text, or
   the notes, folded when the query runs — only for the documents that hold all of its words.
   (The body tsvector keeps no positions: smaller, and bounded for a long text.)
-- Inside compound words (`broad`, api.md §22): the schema stores each word's inner parts as
-  `^` lexemes (`^bescheid` of `steuerbescheid`, migration 0035, the parts of dms.search.terms), so
-  a word inside another is a `^word:*` prefix, one GIN range like any prefix. As in tantivy, only
-  words anywhere (no field, no phrase, not under a NOT) are looked for inside others.
+- Inside compound words (`inner`, api.md §22): the table search_inner holds the inner parts of
+  every word the search rows hold, each with its word (`bescheid` of `steuerbescheid`, migration
+  0038, the parts of dms.search.terms); dms.search.postgres turns a word into the words whose parts
+  begin with it (`Inner`: at most INNER_EXPANSIONS of them) and those whole words are matched
+  beside the word itself. As in tantivy, only words anywhere (no field, no phrase, not under a
+  NOT) are looked for inside others.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dms.domain.searchquery import All, Meta, Not, Words
@@ -27,6 +30,9 @@ from dms.domain.searchquery import Any as AnyOf
 from dms.search.terms import MIN_TEXT_PREFIX, MIN_TITLE_PREFIX, looks_inside, terms
 
 STORED_PREFIX = 5  # the longest beginning the schema stores as a lexeme
+# A query word → the words it lies inside (dms.search.postgres.inner_words); None: not looked
+# for inside words.
+Inner = Mapping[str, tuple[str, ...]] | None
 
 EVERYWHERE = "(s.heading || s.body) @@ ?::tsquery"
 IN_HEADING = "s.heading @@ ?::tsquery"
@@ -37,11 +43,12 @@ def lexeme(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def term(word: str, shortest_prefix: int, broad: bool = False) -> str:
+def term(word: str, shortest_prefix: int, inner: Inner = None) -> str:
     """How `word` (an index term) matches: itself, a stored beginning, or a `:*` prefix;
-    `broad`: or the beginning of an inner part."""
-    if broad and looks_inside(word):
-        return f"({term(word, shortest_prefix)} | {lexeme('^' + word)}:*)"
+    with `inner`, or one of the words it lies inside."""
+    if inner is not None and looks_inside(word) and inner.get(word):
+        holders = " | ".join(lexeme(holder) for holder in inner[word])
+        return f"({term(word, shortest_prefix)} | {holders})"
     if len(word) < shortest_prefix:
         return lexeme(word)
     if MIN_TEXT_PREFIX <= len(word) <= STORED_PREFIX:
@@ -49,21 +56,21 @@ def term(word: str, shortest_prefix: int, broad: bool = False) -> str:
     return lexeme(word) + ":*"
 
 
-def tsquery(words: list[str], operator: str, shortest_prefix: int, broad: bool = False) -> str:
-    return f" {operator} ".join(term(word, shortest_prefix, broad) for word in words)
+def tsquery(words: list[str], operator: str, shortest_prefix: int, inner: Inner = None) -> str:
+    return f" {operator} ".join(term(word, shortest_prefix, inner) for word in words)
 
 
-def match(words: list[str], broad: bool = False) -> tuple[str, list[str]]:
+def match(words: list[str], inner: Inner = None) -> tuple[str, list[str]]:
     """The WHERE condition that every word matches, and its parameters: one tsquery for the
     words that are matched alike everywhere; a word of MIN_TITLE_PREFIX letters, but shorter
-    than MIN_TEXT_PREFIX, is a prefix in the heading or a whole word anywhere. `broad`: also
-    inside words."""
+    than MIN_TEXT_PREFIX, is a prefix in the heading or a whole word anywhere. With `inner`:
+    also inside words."""
     title_only = [w for w in words if MIN_TITLE_PREFIX <= len(w) < MIN_TEXT_PREFIX]
     alike = [w for w in words if w not in title_only]
     conditions, params = [], []
     if alike:
         conditions.append(EVERYWHERE)
-        params.append(tsquery(alike, "&", MIN_TEXT_PREFIX, broad))
+        params.append(tsquery(alike, "&", MIN_TEXT_PREFIX, inner))
     for word in title_only:
         conditions.append(f"({EVERYWHERE} OR {IN_HEADING})")
         params += [lexeme(word), lexeme(word) + ":*"]
@@ -79,21 +86,21 @@ PAGE_PHRASE = (f"EXISTS (SELECT 1 FROM page AS p WHERE p.version_id = (SELECT id
 TITLE_PHRASE = f"{FOLDED.format('node.title')} @@ ?::tsquery"
 
 
-def condition(tree: Any, broad: bool = False) -> tuple[str, list[Any]]:
-    """The WHERE condition of `tree` and its parameters; `broad`: words anywhere also inside
-    words."""
+def condition(tree: Any, inner: Inner = None) -> tuple[str, list[Any]]:
+    """The WHERE condition of `tree` and its parameters; with `inner`: words anywhere also
+    inside words."""
     if isinstance(tree, Meta):
         return f"({tree.condition.where})", list(tree.condition.params)
     if isinstance(tree, Not):  # IS NOT TRUE: a document without the value (NULL) is kept
-        inner, params = condition(tree.part)
-        return f"({inner}) IS NOT TRUE", params
+        negated, params = condition(tree.part)
+        return f"({negated}) IS NOT TRUE", params
     if isinstance(tree, (All, AnyOf)):
-        parts = [condition(part, broad) for part in tree.parts]
+        parts = [condition(part, inner) for part in tree.parts]
         joint = " AND " if isinstance(tree, All) else " OR "
         return (f"({joint.join(sql for sql, _ in parts)})",
                 [param for _, params in parts for param in params])
     assert isinstance(tree, Words)
-    return _words(tree, broad)
+    return _words(tree, inner)
 
 
 def ranked_words(tree: Any) -> list[str]:
@@ -105,14 +112,14 @@ def ranked_words(tree: Any) -> list[str]:
     return []
 
 
-def _words(leaf: Words, broad: bool = False) -> tuple[str, list[Any]]:
+def _words(leaf: Words, inner: Inner = None) -> tuple[str, list[Any]]:
     found = terms(leaf.text)
     if not found:
         return "TRUE", []
     if leaf.phrase:
         return _phrase(found, leaf.field)
     if leaf.field is None:
-        sql, params = match(found, broad)
+        sql, params = match(found, inner)
         return f"({sql})", params
     if leaf.field == "title":  # the title's words and beginnings carry weight A
         query = " & ".join(_weighted(word) for word in found)

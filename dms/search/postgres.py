@@ -20,20 +20,41 @@ within the page). When more rows match (a very common word or a short prefix), t
 first CANDIDATES are returned, not necessarily the best of all; another or a longer word narrows
 the search. (A page deeper than CANDIDATES reads as many as it reaches.) The total of a paged
 search is count(*) of the same condition.
+
+Inside compound words (the second tier, after every match of the words themselves): a word of
+MIN_INNER letters or more is first looked up in search_inner (migration 0038), the parts of the
+owner's indexed words, as the beginning of a part: the first INNER_EXPANSIONS words that hold it
+(in the order of their parts, then of the words: `heit` finds `freiheit` before
+`gesundheitlich`) are then matched as whole words. A piece inside more words than that finds the
+documents of those words only, as tantivy's expansion is bounded (dms.search.terms).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from dms.db import database, write_transaction
 from dms.domain.tagfilter import TagFilter
-from dms.search.pgquery import MIN_TITLE_PREFIX, condition, match, ranked_words, tsquery
+from dms.search.pgquery import (
+    MIN_TITLE_PREFIX,
+    Inner,
+    condition,
+    match,
+    ranked_words,
+    tsquery,
+)
 from dms.search.terms import inside, looks_inside
 from dms.search.treequery import looks_inside_tree
 
 CANDIDATES = 2000
 REBUILD_BATCH = 500
+INNER_EXPANSIONS = 100
+# The words whose inner parts begin with a piece: by the index (part, word), in its order. A word
+# can have two parts that begin with the same piece, and a part can be stored twice (migration
+# 0038): twice as many rows are read as words wanted.
+INNER_LOOKUP = ("SELECT word FROM search_inner WHERE owner_id = ? AND part >= ? AND part < ? "
+                "ORDER BY part, word LIMIT ?")
+LAST_CHARACTER = "\U0010ffff"
 
 # The text's own rank is left out: without positions it would only count which words a text
 # holds, which every candidate does, and it would read every candidate's text once more.
@@ -91,7 +112,7 @@ class PostgresSearch:
         """The owner's best matches for `words` (index terms) as (node id, score); with
         `tag_ids`, only nodes carrying all (or any) of those tags. Matches inside words after
         the others, as tantivy's (dms.search.snapshot)."""
-        return self._tiered(owner_id, "", lambda broad: match(words, broad),
+        return self._tiered(owner_id, "", lambda inner: match(words, inner),
                             any(looks_inside(word) for word in words), words, limit, tag_ids,
                             tags_op)
 
@@ -99,40 +120,44 @@ class PostgresSearch:
              tags_op: str = "all") -> list[tuple[str, float]]:
         """As `search`, for a resolved tree of the query language (dms.search.pgquery): one
         statement per tier, the tree's names and dates read from the node row."""
-        return self._tiered(owner_id, NODE_JOIN, lambda broad: condition(tree, broad),
+        return self._tiered(owner_id, NODE_JOIN, lambda inner: condition(tree, inner),
                             looks_inside_tree(tree), ranked_words(tree), limit, tag_ids, tags_op)
 
     def total(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...] = (),
               tags_op: str = "all") -> int:
         """How many nodes `search` finds in all: counted from the GIN index's bitmap, no row
         ranked."""
-        where, params = match(words, any(looks_inside(word) for word in words))
+        inner = (inner_words(owner_id, words) if any(looks_inside(word) for word in words)
+                 else None)
+        where, params = match(words, inner)
         return self._counted(owner_id, "", where, params, tag_ids, tags_op)
 
     def total_tree(self, owner_id: str, tree, tag_ids: tuple[str, ...] = (),
                    tags_op: str = "all") -> int:
         """How many nodes `find` finds in all."""
-        where, params = condition(tree, looks_inside_tree(tree))
+        inner = inner_words(owner_id, ranked_words(tree)) if looks_inside_tree(tree) else None
+        where, params = condition(tree, inner)
         return self._counted(owner_id, NODE_JOIN, where, params, tag_ids, tags_op)
 
     @staticmethod
-    def _tiered(owner_id: str, join: str, where_of: Callable[[bool], tuple[str, list]],
+    def _tiered(owner_id: str, join: str, where_of: Callable[[Inner], tuple[str, list]],
                 broadens: bool, ranked: list[str], limit: int, tag_ids: tuple[str, ...],
                 tags_op: str) -> list[tuple[str, float]]:
-        """The best `limit` matching where_of(False), then, while they are fewer, the best
-        matching where_of(True) only. Scores only order the results: the best of a tier gets
-        its number of rows, the last 1; the second tier's are made negative (terms.inside)."""
+        """The best `limit` matching where_of(None), then, while they are fewer, the best
+        matching where_of(the words inside which the ranked words lie) only. Scores only order
+        the results: the best of a tier gets its number of rows, the last 1; the second tier's
+        are made negative (terms.inside)."""
         tags, extra = "", ()
         if tag_ids:
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
             join, tags = NODE_JOIN, f" AND {sql}"
 
-        def rows(where: str, params: list, broad: bool, wanted: int) -> list[str]:
+        def rows(where: str, params: list, inner: Inner, wanted: int) -> list[str]:
             if not ranked:
                 return [node_id for (node_id,) in database.execute_sql(
                     SEARCH.format(join=join, headed="", match=where + tags),
                     (owner_id, *params, *extra, max(CANDIDATES, wanted), "", wanted))]
-            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, broad)
+            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner)
             headed = [node_id for (node_id,) in database.execute_sql(
                 SEARCH.format(join=join, headed=HEADED, match=where + tags),
                 (owner_id, any_word, *params, *extra, max(CANDIDATES, wanted), any_word,
@@ -143,17 +168,20 @@ class PostgresSearch:
                 BODY_ONLY.format(join=join, match=where + tags),
                 (owner_id, any_word, *params, *extra, wanted - len(headed)))]
 
-        narrow, params = where_of(False)
-        first = rows(narrow, params, False, limit)
+        narrow, params = where_of(None)
+        first = rows(narrow, params, None, limit)
         hits = [(node_id, float(len(first) - rank)) for rank, node_id in enumerate(first)]
         if not broadens or len(hits) >= limit:
             return hits
         # Fewer than `limit`: they are all of the first tier's matches, left out by their ids
         # (matching the first tier again would read every candidate's text from TOAST).
-        broad, broad_params = where_of(True)
+        inner = inner_words(owner_id, ranked)
+        if not any(inner.values()):
+            return hits
+        broad, broad_params = where_of(inner)
         if first:
             broad = f"({broad}) AND s.node_id NOT IN ({','.join('?' * len(first))})"
-        second = rows(broad, [*broad_params, *first], True, limit - len(hits))
+        second = rows(broad, [*broad_params, *first], inner, limit - len(hits))
         return hits + [(node_id, inside(float(len(second) - rank)))
                        for rank, node_id in enumerate(second)]
 
@@ -191,3 +219,15 @@ class PostgresSearch:
                     "DELETE FROM search_entry WHERE node_id IN (SELECT id FROM node WHERE "
                     "seq > ? AND seq <= ? AND trash_id IS NOT NULL)", (last, top))
             done, last = done + count, top
+
+
+def inner_words(owner_id: str, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each word looked for inside others, the owner's words that hold it (at most
+    INNER_EXPANSIONS; none for a piece none of their words holds)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for word in dict.fromkeys(word for word in words if looks_inside(word)):
+        holders = database.execute_sql(
+            INNER_LOOKUP, (owner_id, word, word + LAST_CHARACTER, 2 * INNER_EXPANSIONS)
+        ).fetchall()
+        found[word] = tuple(dict.fromkeys(holder for (holder,) in holders))[:INNER_EXPANSIONS]
+    return found

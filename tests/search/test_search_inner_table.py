@@ -1,0 +1,80 @@
+"""PostgreSQL's words inside compound words come from a table of their own (migration 0038): each
+owner's words' inner parts stored once, however many documents hold the word; the search rows
+keep whole words and their beginnings only; what one owner's search looks inside depends on
+their own words alone, bounded by INNER_EXPANSIONS; a deleted owner's words go with them."""
+
+from __future__ import annotations
+
+import pytest
+
+from dms.search.postgres import INNER_EXPANSIONS
+from tests.harness.database import add_document, query_sql
+from tests.harness.waiting import wait_indexed
+
+pytestmark = pytest.mark.postgresql_only
+
+# Endings of two letters in before them (INNER_START), 4 letters or longer (MIN_INNER).
+STEUERBESCHEID_PARTS = ["bescheid", "cheid", "erbescheid", "escheid", "euerbescheid", "heid",
+                        "rbescheid", "scheid", "uerbescheid"]
+
+
+def ids(client, q: str) -> set[str]:
+    response = client.get("/api/search/", params={"q": q, "limit": "500"})
+    assert response.status_code == 200, response.text
+    return {hit["id"] for hit in response.json()}
+
+
+def syllables(number: int) -> str:
+    """A word of letters for `number` (`ba`, `be`, ...): distinct, sorted as the numbers are."""
+    letters = "bdfgklmnprstvz"
+    first, second = divmod(number, len(letters))
+    return "a" + letters[first] + "e" + letters[second]
+
+
+def test_a_word_parts_are_stored_once_for_all_the_documents_that_hold_it(alice, config):
+    made = [add_document(alice.user_id, alice.home_id, f"Brief {n}", "Ihr Steuerbescheid")
+            for n in range(3)]
+    wait_indexed(config)
+    assert query_sql(config, "SELECT part FROM search_inner WHERE owner_id = ? "
+                     "AND word = 'steuerbescheid' ORDER BY part",
+                     alice.user_id) == [(part,) for part in STEUERBESCHEID_PARTS]
+    # The rows hold the words and their beginnings, no inner part.
+    body = query_sql(config, "SELECT tsvector_to_array(body) FROM search_entry WHERE node_id = ?",
+                     made[0])[0][0]
+    assert sorted(body) == ["ihr", "steuerbescheid", "~ihr", "~ste", "~steu", "~steue"]
+    assert ids(alice, "bescheid") == set(made)
+
+
+def test_another_owners_words_do_not_crowd_out_ones_own(alice, bob, config):
+    # bob's words that hold `bescheid` come first in the parts' order and are more than the
+    # bound; alice's one word still is looked up, being hers.
+    for number in range(INNER_EXPANSIONS + 5):
+        add_document(bob.user_id, bob.home_id, "Post", f"{syllables(number)}bescheid")
+    letter = add_document(alice.user_id, alice.home_id, "Post", "Ihr Steuerbescheid")
+    wait_indexed(config)
+    assert ids(alice, "bescheid") == {letter}
+    assert len(ids(bob, "bescheid")) == INNER_EXPANSIONS
+
+
+def test_a_piece_inside_more_words_than_the_bound_finds_the_first_of_them(alice, config):
+    made = {number: add_document(alice.user_id, alice.home_id, "Post",
+                                 f"{syllables(number)}bescheid")
+            for number in range(INNER_EXPANSIONS + 2)}
+    wait_indexed(config)
+    # The words' parts that begin with `bescheid` are all `bescheid`: in the order of the words.
+    assert ids(alice, "bescheid") == {made[number] for number in range(INNER_EXPANSIONS)}
+    # A longer piece (a word's first part: from its third letter) finds the last one too.
+    piece = syllables(INNER_EXPANSIONS + 1)[2:] + "bescheid"
+    assert ids(alice, piece) == {node_id for number, node_id in made.items()
+                                 if syllables(number)[2:] + "bescheid" == piece}
+    assert made[INNER_EXPANSIONS + 1] in ids(alice, piece)
+
+
+def test_a_deleted_owners_words_go_with_them(admin, bob, config):
+    add_document(bob.user_id, bob.home_id, "Post", "Ihr Steuerbescheid")
+    wait_indexed(config)
+    assert query_sql(config, "SELECT count(*) FROM search_inner WHERE owner_id = ?",
+                     bob.user_id) == [(len(STEUERBESCHEID_PARTS),)]
+    assert admin.delete(f"/api/users/{bob.user_id}/").status_code == 204
+    assert query_sql(config, "SELECT count(*) FROM search_inner WHERE owner_id = ?",
+                     bob.user_id) == [(0,)]
