@@ -212,6 +212,35 @@ def test_a_request_on_its_way_at_the_logout_ends_quietly(session, server, alice)
     assert all("status of 401" in error for error in session.errors), session.errors
 
 
+def test_a_first_view_answered_after_the_logout_ends_quietly(session, server, alice):
+    """The login's first view still on its way at the logout, its answers given while the
+    session was valid (200) but arriving after it: nothing shows over "You have been logged
+    out." (app.js endSession: the view belongs to the ended session). Made deterministic: the
+    view's list of correspondents is fetched at once and handed to the page after the logout."""
+    page = session.open("/")
+    names_request = re.compile(r".*/api/correspondents/\?.*")
+    held = []
+    page.route(names_request, lambda route: route.continue_() if held else held.append(route))
+    session.log_in("alice", USER_PASSWORD)
+    expect(page.locator("#usermenu-button")).to_have_text("alice")
+    for _ in range(250):  # route handlers run while this thread waits in a Playwright call
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert len(held) == 1
+    answer = held[0].fetch()  # answered now, while the session is valid
+    assert answer.status == 200
+    session.menu("Log out")
+    expect(page.get_by_role("status")).to_have_text("You have been logged out.")
+    held[0].fulfill(response=answer)
+    page.evaluate("() => new Promise((done) => setTimeout(done, 200))")  # the page takes it
+    expect(page.get_by_role("status")).to_have_text("You have been logged out.")
+    expect(page.locator("#alert")).to_be_empty()
+    expect(page.get_by_role("heading", name="Log in to dms")).to_be_visible()
+    expect(page.locator("#folder-title")).to_have_count(0)
+    assert session.errors == []
+
+
 def test_profile_counts_the_browsers_signed_in_and_signs_out_everywhere(browser, session, server,
                                                                         alice):
     other = Session(browser, server.url)

@@ -31,6 +31,7 @@ const TREE_EVENTS = new Set(["node.created", "node.moved", "node.deleted", "node
 const state = {
   me: null, view: null, navigation: 0, keepMessages: false, focusNext: true, focusKeys: [],
   events: [], eventsTimer: null,
+  session: 0, // how many sessions this tab has ended (endSession)
 };
 
 const VIEWS = {
@@ -156,6 +157,9 @@ async function enter() {
 /** Forgets everything of the session (the next person must not see it) and shows the login. */
 function endSession(message = null, isError = false) {
   forgetToken();
+  // A view or a login still on its way ends quietly: what it found belongs to the old session.
+  state.navigation += 1;
+  state.session += 1;
   // A dialog left open would cover the login form.
   for (const dialog of document.querySelectorAll("dialog[open]")) dialog.close();
   events.stop();
@@ -181,6 +185,7 @@ async function onLogin(event) {
   const form = event.currentTarget;
   // A session (api.md §22): it expires unused and is not listed among the API tokens.
   const credentials = { username: form.username.value, password: form.password.value, session: true };
+  const session = state.session;
   try {
     await busy(form, async () => {
       setToken((await api("POST", "/auth/login/", credentials, { media: JSON_MEDIA })).token);
@@ -188,6 +193,7 @@ async function onLogin(event) {
       await enter();
     });
   } catch (error) {
+    if (session !== state.session) return; // logged out before the first view was there
     showFailure(error);
     if (!hasToken()) form.password.select();
   }
