@@ -5,6 +5,8 @@ their own words alone, bounded by INNER_EXPANSIONS; a deleted owner's words go w
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from dms.search.postgres import INNER_EXPANSIONS
@@ -78,3 +80,32 @@ def test_a_deleted_owners_words_go_with_them(admin, bob, config):
     assert admin.delete(f"/api/users/{bob.user_id}/").status_code == 204
     assert query_sql(config, "SELECT count(*) FROM search_inner WHERE owner_id = ?",
                      bob.user_id) == [(0,)]
+
+
+def test_writers_adding_the_same_new_word_at_once_neither_wait_nor_fail(alice, config):
+    """The check (is the word known?) and the insert are not atomic, by design: no unique index,
+    so that writers never wait for each other's parts; a word added twice only repeats rows, and
+    a search still finds every document once."""
+    barrier = threading.Barrier(8)
+    made, failures = [], []
+
+    def add(number: int) -> None:
+        try:
+            barrier.wait(timeout=30)
+            made.append(add_document(alice.user_id, alice.home_id, f"Brief {number}",
+                                     "Ihr Grundsteuerbescheid"))
+        except Exception as error:  # noqa: BLE001 - a failure is the finding
+            failures.append(error)
+
+    threads = [threading.Thread(target=add, args=(number,)) for number in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    wait_indexed(config)
+    assert failures == [] and len(made) == 8
+    stored = query_sql(config, "SELECT count(*), count(DISTINCT part) FROM search_inner "
+                       "WHERE owner_id = ? AND word = 'grundsteuerbescheid'", alice.user_id)[0]
+    assert stored[1] == len("grundsteuerbescheid") - 5 and stored[0] % stored[1] == 0
+    assert 1 <= stored[0] // stored[1] <= 8
+    assert ids(alice, "bescheid") == set(made)
