@@ -15,11 +15,11 @@ is. Per owner, not shared: what one owner's search expands to must not depend on
 others (a bounded expansion would be crowded out by them), and an owner's words go with them.
 
 The refresh trigger, and the insert of a node with its title, add the parts of the words a row
-gains that the table lacks. Two
-transactions adding the same word at once may both add it (no unique index, so that neither
-waits for the other and no deadlock can arise between writers): a duplicate only repeats a word
-in a lookup, which takes distinct words. Parts of words no document holds any longer stay (a
-word matched by no row finds nothing); `dms reindex` does not shrink the table.
+gains that the table lacks. Two transactions adding the same word at once may both add it (no
+unique index, so that neither waits for the other and no deadlock can arise between writers): a
+duplicate only repeats a word in a lookup, which takes distinct words. Parts of words no
+document holds any longer stay (a word matched by no row finds nothing); `dms reindex` does not
+shrink the table.
 
 The rows' beginnings stay (`~`, a short prefix is one GIN key). Every row is computed again, once,
 at the end of this migration's transaction (stale = 3), which also fills the table. SQLite's
@@ -61,7 +61,6 @@ def up(migrator, db):
                                       AND known.part = substr(w.word, 3)
                                       AND known.word = w.word)) AS new_words,
                  generate_series(3, char_length(long_word) - 3) AS n
-            ORDER BY 2, 3
         $$""")
     db.execute_sql("""
         CREATE OR REPLACE FUNCTION dms_search_body(target TEXT) RETURNS tsvector
