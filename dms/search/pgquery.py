@@ -12,12 +12,12 @@ the resolver made, NOT, AND, OR as SQL's.
   PostgreSQL's own phrase operator over the title, or each page of the latest version's text, or
   the notes, folded when the query runs — only for the documents that hold all of its words.
   (The body tsvector keeps no positions: smaller, and bounded for a long text.)
-- Inside compound words (`inner`, api.md §22): the table search_inner holds the inner parts of
-  every word the search rows hold, each with its word (`bescheid` of `steuerbescheid`, migration
-  0038, the parts of dms.search.terms); dms.search.postgres turns a word into the words whose parts
-  begin with it (`Inner`: at most INNER_EXPANSIONS of them) and those whole words are matched
-  beside the word itself. As in tantivy, only words anywhere (no field, no phrase, not under a
-  NOT) are looked for inside others.
+- Inside compound words (`inner`, api.md §22): the table search_part holds the inner parts of
+  every word the search rows hold, each with its word (`bescheid` of `steuerbescheid`,
+  migrations 0038 and 0039, the parts of dms.search.terms); dms.search.postgres turns a word into
+  the owner's words whose parts begin with it (`Inner`: at most INNER_EXPANSIONS of them) and
+  those whole words are matched beside the word itself. As in tantivy, only words anywhere (no
+  field, no phrase, not under a NOT) are looked for inside others.
 """
 
 from __future__ import annotations

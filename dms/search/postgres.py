@@ -22,11 +22,13 @@ the search. (A page deeper than CANDIDATES reads as many as it reaches.) The tot
 search is count(*) of the same condition.
 
 Inside compound words (the second tier, after every match of the words themselves): a word of
-MIN_INNER letters or more is first looked up in search_inner (migration 0038), the parts of the
-owner's indexed words, as the beginning of a part: the first INNER_EXPANSIONS words that hold it
-(in the order of their parts, then of the words: `heit` finds `freiheit` before
-`gesundheitlich`) are then matched as whole words. A piece inside more words than that finds the
-documents of those words only, as tantivy's expansion is bounded (dms.search.terms).
+MIN_INNER letters or more is first looked up among the inner parts of the indexed words (all
+owners', stored once: search_part, migration 0039), as the beginning of a part: the first
+INNER_EXPANSIONS of the owner's words that hold it (in the order of their parts, then of the
+words: `heit` finds `freiheit` before `gesundheitlich`) are then matched as whole words. A piece
+inside more words than that finds the documents of those words only, as tantivy's expansion is
+bounded (dms.search.terms); the parts read to find them are bounded too (INNER_SCAN: a piece
+inside more words of everyone's vocabulary looks among the first of them).
 """
 
 from __future__ import annotations
@@ -49,11 +51,18 @@ from dms.search.treequery import looks_inside_tree
 CANDIDATES = 2000
 REBUILD_BATCH = 500
 INNER_EXPANSIONS = 100
-# The words whose inner parts begin with a piece: by the index (part, word), in its order. A word
-# can have two parts that begin with the same piece, and a part can be stored twice (migration
-# 0038): twice as many rows are read as words wanted.
-INNER_LOOKUP = ("SELECT word FROM search_inner WHERE owner_id = ? AND part >= ? AND part < ? "
-                "ORDER BY part, word LIMIT ?")
+INNER_SCAN = 10_000
+# The words whose inner parts begin with a piece and that the owner has: the parts by their index
+# (part, word), in its order, at most INNER_SCAN of them, each word kept if it is one of the
+# owner's (migration 0039). A word can have two parts that begin with the same piece, and a
+# part can be stored twice: twice as many rows are read as words wanted.
+INNER_LOOKUP = """
+    SELECT p.word FROM (SELECT part, word FROM search_part WHERE part >= ? AND part < ?
+                        ORDER BY part, word LIMIT ?) AS p
+    WHERE EXISTS (SELECT 1 FROM search_owner_word AS o
+                  WHERE o.owner_number = (SELECT number FROM search_owner WHERE owner_id = ?)
+                    AND o.word = p.word)
+    ORDER BY p.part, p.word LIMIT ?"""
 LAST_CHARACTER = "\U0010ffff"
 
 # The text's own rank is left out: without positions it would only count which words a text
@@ -227,7 +236,8 @@ def inner_words(owner_id: str, words: Iterable[str]) -> dict[str, tuple[str, ...
     found: dict[str, tuple[str, ...]] = {}
     for word in dict.fromkeys(word for word in words if looks_inside(word)):
         holders = database.execute_sql(
-            INNER_LOOKUP, (owner_id, word, word + LAST_CHARACTER, 2 * INNER_EXPANSIONS)
+            INNER_LOOKUP,
+            (word, word + LAST_CHARACTER, INNER_SCAN, owner_id, 2 * INNER_EXPANSIONS)
         ).fetchall()
         found[word] = tuple(dict.fromkeys(holder for (holder,) in holders))[:INNER_EXPANSIONS]
     return found

@@ -1,12 +1,17 @@
-"""PostgreSQL's words inside compound words come from a table of their own (migration 0038): each
-owner's words' inner parts stored once, however many documents hold the word; the search rows
-keep whole words and their beginnings only; what one owner's search looks inside depends on
-their own words alone, bounded by INNER_EXPANSIONS; a deleted owner's words go with them."""
+"""PostgreSQL's words inside compound words come from tables of their own (migrations 0038 and
+0039): the inner parts of a word stored once, however many documents and owners hold it, and
+each owner's words once; the search rows keep whole words and their beginnings only; what one
+owner's search looks inside depends on their own words alone, bounded by INNER_EXPANSIONS; a
+deleted owner's words go with them; 0038's table is carried over on upgrade."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
+import psycopg
 import pytest
 
 from dms.search.postgres import INNER_EXPANSIONS
@@ -14,6 +19,10 @@ from tests.harness.database import add_document, query_sql
 from tests.harness.waiting import wait_indexed
 
 pytestmark = pytest.mark.postgresql_only
+
+ROOT = Path(__file__).resolve().parents[2]
+OWNER_WORDS = ("SELECT word FROM search_owner_word AS w JOIN search_owner AS o "
+               "ON o.number = w.owner_number WHERE o.owner_id = ? ORDER BY word")
 
 # Endings of two letters in before them (INNER_START), 4 letters or longer (MIN_INNER).
 STEUERBESCHEID_PARTS = ["bescheid", "cheid", "erbescheid", "escheid", "euerbescheid", "heid",
@@ -33,18 +42,22 @@ def syllables(number: int) -> str:
     return "a" + letters[first] + "e" + letters[second]
 
 
-def test_a_word_parts_are_stored_once_for_all_the_documents_that_hold_it(alice, config):
+def test_a_word_parts_are_stored_once_for_all_the_documents_and_owners_that_hold_it(
+        alice, bob, config):
     made = [add_document(alice.user_id, alice.home_id, f"Brief {n}", "Ihr Steuerbescheid")
             for n in range(3)]
+    theirs = add_document(bob.user_id, bob.home_id, "Brief", "Der Steuerbescheid")
     wait_indexed(config)
-    assert query_sql(config, "SELECT part FROM search_inner WHERE owner_id = ? "
-                     "AND word = 'steuerbescheid' ORDER BY part",
-                     alice.user_id) == [(part,) for part in STEUERBESCHEID_PARTS]
+    assert query_sql(config, "SELECT part FROM search_part WHERE word = 'steuerbescheid' "
+                     "ORDER BY part") == [(part,) for part in STEUERBESCHEID_PARTS]
+    assert query_sql(config, OWNER_WORDS, alice.user_id) == [("steuerbescheid",)]
+    assert query_sql(config, OWNER_WORDS, bob.user_id) == [("steuerbescheid",)]
     # The rows hold the words and their beginnings, no inner part.
     body = query_sql(config, "SELECT tsvector_to_array(body) FROM search_entry WHERE node_id = ?",
                      made[0])[0][0]
     assert sorted(body) == ["ihr", "steuerbescheid", "~ihr", "~ste", "~steu", "~steue"]
     assert ids(alice, "bescheid") == set(made)
+    assert ids(bob, "bescheid") == {theirs}
 
 
 def test_another_owners_words_do_not_crowd_out_ones_own(alice, bob, config):
@@ -75,11 +88,11 @@ def test_a_piece_inside_more_words_than_the_bound_finds_the_first_of_them(alice,
 def test_a_deleted_owners_words_go_with_them(admin, bob, config):
     add_document(bob.user_id, bob.home_id, "Post", "Ihr Steuerbescheid")
     wait_indexed(config)
-    assert query_sql(config, "SELECT count(*) FROM search_inner WHERE owner_id = ?",
-                     bob.user_id) == [(len(STEUERBESCHEID_PARTS),)]
+    assert query_sql(config, OWNER_WORDS, bob.user_id) == [("steuerbescheid",)]
     assert admin.delete(f"/api/users/{bob.user_id}/").status_code == 204
-    assert query_sql(config, "SELECT count(*) FROM search_inner WHERE owner_id = ?",
+    assert query_sql(config, "SELECT count(*) FROM search_owner WHERE owner_id = ?",
                      bob.user_id) == [(0,)]
+    assert query_sql(config, OWNER_WORDS, bob.user_id) == []
 
 
 def test_writers_adding_the_same_new_word_at_once_neither_wait_nor_fail(alice, config):
@@ -104,8 +117,50 @@ def test_writers_adding_the_same_new_word_at_once_neither_wait_nor_fail(alice, c
         thread.join(timeout=60)
     wait_indexed(config)
     assert failures == [] and len(made) == 8
-    stored = query_sql(config, "SELECT count(*), count(DISTINCT part) FROM search_inner "
-                       "WHERE owner_id = ? AND word = 'grundsteuerbescheid'", alice.user_id)[0]
+    words = query_sql(config, OWNER_WORDS, alice.user_id)
+    assert set(words) == {("grundsteuerbescheid",)} and 1 <= len(words) <= 8
+    stored = query_sql(config, "SELECT count(*), count(DISTINCT part) FROM search_part "
+                       "WHERE word = 'grundsteuerbescheid'")[0]
     assert stored[1] == len("grundsteuerbescheid") - 5 and stored[0] % stored[1] == 0
     assert 1 <= stored[0] // stored[1] <= 8
     assert ids(alice, "bescheid") == set(made)
+
+
+def test_the_parts_migration_0038_stored_per_owner_are_carried_over_once(postgres, tmp_path):
+    """A database as 0038 left it (its search_inner: each owner's parts, one of them stored twice
+    by two writers at once) upgrades to the shared parts and the owners' words."""
+    url = postgres.new_database(empty=True)
+
+    def migrate() -> None:
+        done = subprocess.run([sys.executable, "-m", "dms", "migrate", "--data-dir",
+                               str(tmp_path / "data"), "--database-url", url],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert done.returncode == 0, done.stderr
+
+    migrate()
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("DROP TABLE search_owner_word, search_part, search_owner")
+        connection.execute("""
+            CREATE TABLE search_inner (
+                owner_id TEXT COLLATE "C" NOT NULL REFERENCES "user" (id) ON DELETE CASCADE,
+                part TEXT COLLATE "C" NOT NULL, word TEXT COLLATE "C" NOT NULL)""")
+        connection.execute("DELETE FROM schema_migrations WHERE name = '0039_search_parts_shared'")
+        for owner in ("u1", "u2"):
+            connection.execute("INSERT INTO \"user\" (id, username, username_key, date_joined) "
+                               "VALUES (%s, %s, %s, '2026-11-30T00:00:00Z')", (owner, owner, owner))
+        rows = [(owner, part, "steuerbescheid") for owner in ("u1", "u2", "u2")
+                for part in STEUERBESCHEID_PARTS]
+        with connection.cursor() as cursor:
+            cursor.executemany("INSERT INTO search_inner VALUES (%s, %s, %s)", rows)
+    migrate()
+    with psycopg.connect(url) as connection:
+        assert connection.execute(
+            "SELECT o.owner_id, w.word FROM search_owner_word AS w JOIN search_owner AS o "
+            "ON o.number = w.owner_number ORDER BY o.owner_id").fetchall() == [
+            ("u1", "steuerbescheid"), ("u2", "steuerbescheid")]
+        assert connection.execute("SELECT part FROM search_part WHERE word = 'steuerbescheid' "
+                                  "ORDER BY part").fetchall() == [
+            (part,) for part in STEUERBESCHEID_PARTS]
+        assert connection.execute("SELECT to_regclass('search_inner')").fetchone() == (None,)
+        assert connection.execute("SELECT count(*) FROM schema_migrations "
+                                  "WHERE name = '0039_search_parts_shared'").fetchone() == (1,)
