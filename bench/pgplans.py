@@ -3,9 +3,11 @@ loads them (one owner) into a throwaway cluster (tests/harness/pgcluster.py), th
 scale.py's searches (one word, two words, a 3-letter prefix, a piece found only inside words) run
 in-process with every SQL statement captured (peewee's log) and each SELECT run again under
 `EXPLAIN (ANALYZE, BUFFERS)`: its execution time, and its whole plan where it took more than
---show-ms. Where a search's time goes on PostgreSQL, without a server; it never asserts.
+--show-ms. With --inside N, N pieces found only inside words are timed as well and the plans of
+the slowest two shown (scale.py's p95 of that class comes from a few slow pieces). Where a
+search's time goes on PostgreSQL, without a server; it never asserts.
 
-    .venv/bin/python -m bench.pgplans [--size 100000] [--show-ms 2]
+    .venv/bin/python -m bench.pgplans [--size 100000] [--show-ms 2] [--inside 50]
 """
 
 from __future__ import annotations
@@ -63,11 +65,31 @@ def explain(url: str, statements: list[tuple[str, object]], show_ms: float) -> N
                 print("\n".join("   " + line for line in plan))
 
 
+def slowest_pieces(search, user, pieces: list[str]) -> list[tuple[float, str]]:
+    """Each piece's search time (the second of two runs), slowest first, with a summary line."""
+    from dms.search import query
+
+    timed = []
+    for piece in pieces:
+        query(search, user, piece)
+        started = time.perf_counter()
+        query(search, user, piece)
+        timed.append(((time.perf_counter() - started) * 1000, piece))
+    timed.sort(reverse=True)
+    times = sorted(took for took, _ in timed)
+    print(f"\n== inside a word, {len(times)} pieces: p50 {times[len(times) // 2]:.1f} ms, "
+          f"p95 {times[int(len(times) * 0.95)]:.1f} ms; slowest "
+          + ", ".join(f"{piece!r} {took:.1f} ms" for took, piece in timed[:5]), flush=True)
+    return timed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000, help="documents")
     parser.add_argument("--show-ms", type=float, default=2.0,
                         help="print the whole plan of a statement slower than this")
+    parser.add_argument("--inside", type=int, default=1,
+                        help="pieces found only inside words to time (the two slowest explained)")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     rng = random.Random(7)
@@ -107,6 +129,15 @@ def main() -> None:
                 print(f"\n== {kind} ({text!r}): {took:.1f} ms in-process, "
                       f"{len(statements)} statements", flush=True)
                 explain(url, statements, args.show_ms)
+            if args.inside > 1:
+                slowest = slowest_pieces(search, user, inner_words(words, args.inside,
+                                                                   random.Random(11)))
+                for took, piece in slowest[:2]:
+                    captured.statements.clear()
+                    query(search, user, piece)
+                    print(f"\n== inside a word, slow ({piece!r}): {took:.1f} ms in-process, "
+                          f"{len(captured.statements)} statements", flush=True)
+                    explain(url, list(captured.statements), args.show_ms)
     finally:
         cluster.stop()
 

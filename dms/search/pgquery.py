@@ -36,6 +36,12 @@ Inner = Mapping[str, tuple[str, ...]] | None
 
 EVERYWHERE = "(s.heading || s.body) @@ ?::tsquery"
 IN_HEADING = "s.heading @@ ?::tsquery"
+# The same as EVERYWHERE (a tsquery without NOT that the heading matches, heading and body match
+# too), but a row whose heading matches is not read further: its body, from TOAST, is ~20 times
+# the heading (bench/pgplans.py at 100,000: 100 ms of 2,000 candidates' bodies for a piece inside
+# words). Only where the rows come from the heading's index (dms.search.postgres's HEADED): for the
+# words' index, EVERYWHERE is its expression.
+HEADING_FIRST = f"(s.heading @@ ?::tsquery OR {EVERYWHERE})"
 
 
 def lexeme(text: str) -> str:
@@ -60,20 +66,22 @@ def tsquery(words: list[str], operator: str, shortest_prefix: int, inner: Inner 
     return f" {operator} ".join(term(word, shortest_prefix, inner) for word in words)
 
 
-def match(words: list[str], inner: Inner = None) -> tuple[str, list[str]]:
+def match(words: list[str], inner: Inner = None,
+          heading_first: bool = False) -> tuple[str, list[str]]:
     """The WHERE condition that every word matches, and its parameters: one tsquery for the
     words that are matched alike everywhere; a word of MIN_TITLE_PREFIX letters, but shorter
     than MIN_TEXT_PREFIX, is a prefix in the heading or a whole word anywhere. With `inner`:
-    also inside words."""
+    also inside words; `heading_first`: the heading tested before the body (HEADING_FIRST)."""
     title_only = [w for w in words if MIN_TITLE_PREFIX <= len(w) < MIN_TEXT_PREFIX]
     alike = [w for w in words if w not in title_only]
     conditions, params = [], []
     if alike:
-        conditions.append(EVERYWHERE)
-        params.append(tsquery(alike, "&", MIN_TEXT_PREFIX, inner))
+        query = tsquery(alike, "&", MIN_TEXT_PREFIX, inner)
+        conditions.append(HEADING_FIRST if heading_first else EVERYWHERE)
+        params += [query, query] if heading_first else [query]
     for word in title_only:
-        conditions.append(f"({EVERYWHERE} OR {IN_HEADING})")
-        params += [lexeme(word), lexeme(word) + ":*"]
+        conditions.append(f"({IN_HEADING} OR {EVERYWHERE})")
+        params += [lexeme(word) + ":*", lexeme(word)]
     return " AND ".join(conditions), params
 
 
@@ -86,21 +94,22 @@ PAGE_PHRASE = (f"EXISTS (SELECT 1 FROM page AS p WHERE p.version_id = (SELECT id
 TITLE_PHRASE = f"{FOLDED.format('node.title')} @@ ?::tsquery"
 
 
-def condition(tree: Any, inner: Inner = None) -> tuple[str, list[Any]]:
+def condition(tree: Any, inner: Inner = None,
+              heading_first: bool = False) -> tuple[str, list[Any]]:
     """The WHERE condition of `tree` and its parameters; with `inner`: words anywhere also
-    inside words."""
+    inside words; `heading_first`: as match's."""
     if isinstance(tree, Meta):
         return f"({tree.condition.where})", list(tree.condition.params)
     if isinstance(tree, Not):  # IS NOT TRUE: a document without the value (NULL) is kept
         negated, params = condition(tree.part)
         return f"({negated}) IS NOT TRUE", params
     if isinstance(tree, (All, AnyOf)):
-        parts = [condition(part, inner) for part in tree.parts]
+        parts = [condition(part, inner, heading_first) for part in tree.parts]
         joint = " AND " if isinstance(tree, All) else " OR "
         return (f"({joint.join(sql for sql, _ in parts)})",
                 [param for _, params in parts for param in params])
     assert isinstance(tree, Words)
-    return _words(tree, inner)
+    return _words(tree, inner, heading_first)
 
 
 def ranked_words(tree: Any) -> list[str]:
@@ -112,14 +121,14 @@ def ranked_words(tree: Any) -> list[str]:
     return []
 
 
-def _words(leaf: Words, inner: Inner = None) -> tuple[str, list[Any]]:
+def _words(leaf: Words, inner: Inner = None, heading_first: bool = False) -> tuple[str, list[Any]]:
     found = terms(leaf.text)
     if not found:
         return "TRUE", []
     if leaf.phrase:
         return _phrase(found, leaf.field)
     if leaf.field is None:
-        sql, params = match(found, inner)
+        sql, params = match(found, inner, heading_first)
         return f"({sql})", params
     if leaf.field == "title":  # the title's words and beginnings carry weight A
         query = " & ".join(_weighted(word) for word in found)

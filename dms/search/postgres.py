@@ -121,7 +121,7 @@ class PostgresSearch:
         """The owner's best matches for `words` (index terms) as (node id, score); with
         `tag_ids`, only nodes carrying all (or any) of those tags. Matches inside words after
         the others, as tantivy's (dms.search.snapshot)."""
-        return self._tiered(owner_id, "", lambda inner: match(words, inner),
+        return self._tiered(owner_id, "", lambda inner, first: match(words, inner, first),
                             any(looks_inside(word) for word in words), words, limit, tag_ids,
                             tags_op)
 
@@ -129,7 +129,8 @@ class PostgresSearch:
              tags_op: str = "all") -> list[tuple[str, float]]:
         """As `search`, for a resolved tree of the query language (dms.search.pgquery): one
         statement per tier, the tree's names and dates read from the node row."""
-        return self._tiered(owner_id, NODE_JOIN, lambda inner: condition(tree, inner),
+        return self._tiered(owner_id, NODE_JOIN,
+                            lambda inner, first: condition(tree, inner, first),
                             looks_inside_tree(tree), ranked_words(tree), limit, tag_ids, tags_op)
 
     def total(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...] = (),
@@ -149,27 +150,31 @@ class PostgresSearch:
         return self._counted(owner_id, NODE_JOIN, where, params, tag_ids, tags_op)
 
     @staticmethod
-    def _tiered(owner_id: str, join: str, where_of: Callable[[Inner], tuple[str, list]],
+    def _tiered(owner_id: str, join: str, where_of: Callable[[Inner, bool], tuple[str, list]],
                 broadens: bool, ranked: list[str], limit: int, tag_ids: tuple[str, ...],
                 tags_op: str) -> list[tuple[str, float]]:
-        """The best `limit` matching where_of(None), then, while they are fewer, the best
-        matching where_of(the words inside which the ranked words lie) only. Scores only order
-        the results: the best of a tier gets its number of rows, the last 1; the second tier's
-        are made negative (terms.inside)."""
+        """The best `limit` matching where_of(None, ...), then, while they are fewer, the best
+        matching where_of(the words inside which the ranked words lie, ...) only; where_of's
+        second argument: the rows come from the heading's index (pgquery.HEADING_FIRST). Scores
+        only order the results: the best of a tier gets its number of rows, the last 1; the
+        second tier's are made negative (terms.inside)."""
         tags, extra = "", ()
         if tag_ids:
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
             join, tags = NODE_JOIN, f" AND {sql}"
 
-        def rows(where: str, params: list, inner: Inner, wanted: int) -> list[str]:
+        def rows(where_for: Callable[[bool], tuple[str, list]], inner: Inner,
+                 wanted: int) -> list[str]:
+            where, params = where_for(False)
             if not ranked:
                 return [node_id for (node_id,) in database.execute_sql(
                     SEARCH.format(join=join, headed="", match=where + tags),
                     (owner_id, *params, *extra, max(CANDIDATES, wanted), "", wanted))]
             any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner)
+            headed_where, headed_params = where_for(True)
             headed = [node_id for (node_id,) in database.execute_sql(
-                SEARCH.format(join=join, headed=HEADED, match=where + tags),
-                (owner_id, any_word, *params, *extra, max(CANDIDATES, wanted), any_word,
+                SEARCH.format(join=join, headed=HEADED, match=headed_where + tags),
+                (owner_id, any_word, *headed_params, *extra, max(CANDIDATES, wanted), any_word,
                  wanted))]
             if len(headed) >= wanted:
                 return headed
@@ -177,8 +182,7 @@ class PostgresSearch:
                 BODY_ONLY.format(join=join, match=where + tags),
                 (owner_id, any_word, *params, *extra, wanted - len(headed)))]
 
-        narrow, params = where_of(None)
-        first = rows(narrow, params, None, limit)
+        first = rows(lambda heading_first: where_of(None, heading_first), None, limit)
         hits = [(node_id, float(len(first) - rank)) for rank, node_id in enumerate(first)]
         if not broadens or len(hits) >= limit:
             return hits
@@ -187,10 +191,15 @@ class PostgresSearch:
         inner = inner_words(owner_id, ranked)
         if not any(inner.values()):
             return hits
-        broad, broad_params = where_of(inner)
-        if first:
-            broad = f"({broad}) AND s.node_id NOT IN ({','.join('?' * len(first))})"
-        second = rows(broad, [*broad_params, *first], inner, limit - len(hits))
+
+        def broad(heading_first: bool) -> tuple[str, list]:
+            where, params = where_of(inner, heading_first)
+            if not first:
+                return where, params
+            return f"({where}) AND s.node_id NOT IN ({','.join('?' * len(first))})", \
+                [*params, *first]
+
+        second = rows(broad, inner, limit - len(hits))
         return hits + [(node_id, inside(float(len(second) - rank)))
                        for rank, node_id in enumerate(second)]
 

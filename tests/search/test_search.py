@@ -86,6 +86,21 @@ def test_titles_rank_above_text(alice, library):
     assert ids(search(alice, "invoice")) == [titled, library["invoice"]]
 
 
+def test_each_word_is_found_in_the_title_or_the_text(alice):
+    """Every word must match, each in the title or in the text (on PostgreSQL the rows whose
+    title holds a word are tested title first, then title and text: pgquery.HEADING_FIRST)."""
+    both = add_document(alice.user_id, alice.home_id, "Stromrechnung Januar", "bis Februar")
+    title = add_document(alice.user_id, alice.home_id, "Stromrechnung Februar", "bezahlt")
+    one = add_document(alice.user_id, alice.home_id, "Stromrechnung März", "bezahlt")
+    text = add_document(alice.user_id, alice.home_id, "Post", "Stromrechnung Februar")
+    assert set(ids(search(alice, "stromrechnung februar"))) == {both, title, text}
+    assert set(ids(search(alice, "stromrechnung"))) == {both, title, one, text}
+    assert set(ids(search(alice, "stromrechnung bezahlt"))) == {title, one}
+    # Inside words too: `rechnung` lies inside `stromrechnung`.
+    assert set(ids(search(alice, "rechnung februar"))) == {both, title, text}
+    assert ids(search(alice, "rechnung januar")) == [both]
+
+
 def test_never_another_users_nodes(alice, bob, admin, library):
     upload(bob, new_document(bob, "Bob's Electricity"), "b.txt", samples.text("electricity bill\n"))
     for stranger in (bob, admin):
