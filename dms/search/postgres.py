@@ -33,7 +33,8 @@ inside more words of everyone's vocabulary looks among the first of them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 
 from dms.db import database, write_transaction
 from dms.domain.tagfilter import TagFilter
@@ -87,13 +88,14 @@ BODY_ONLY = """
         LIMIT ?) AS found
     ORDER BY node_id"""
 COUNT = "SELECT count(*) FROM search_entry AS s {join} WHERE s.owner_id = ? AND {match}"
-# Left to itself, the planner counts a word in most rows by reading the whole table (or all the
-# owner's rows, by their index), each row's body from TOAST to test it (it does not cost the
-# reading): 1.0-1.9 s at 100,000 documents for a 3-letter prefix in 80 % of them
-# (bench/RESULTS.md). From the words' index's bitmap and the rows' own pages instead: 44 ms.
-# Only in the count's own transaction (the settings end with it).
-COUNT_BY_INDEX = ("SELECT set_config('enable_seqscan', 'off', true), "
-                  "set_config('enable_indexscan', 'off', true)")
+# Left to itself, the planner reads the table (or all the owner's rows, by their index) and tests
+# each row's body from TOAST, which it does not cost: a count of a word in most rows 1.0-1.9 s at
+# 100,000 documents, and the body-only matches of two words it expected in more rows 200 ms
+# (bench/RESULTS.md). By the words' index's bitmap and the rows' own pages instead: 36-48 ms and
+# 7 ms. Only inside a search's own transaction (or savepoint), which ends with the settings.
+NO_SEQUENTIAL_SCAN = "SELECT set_config('enable_seqscan', 'off', true)"
+COUNT_BY_BITMAP = ("SELECT set_config('enable_seqscan', 'off', true), "
+                   "set_config('enable_indexscan', 'off', true)")
 NODE_JOIN = "JOIN node ON node.id = s.node_id"
 
 
@@ -128,17 +130,20 @@ class PostgresSearch:
         """The owner's best matches for `words` (index terms) as (node id, score); with
         `tag_ids`, only nodes carrying all (or any) of those tags. Matches inside words after
         the others, as tantivy's (dms.search.snapshot)."""
-        return self._tiered(owner_id, "", lambda inner, first: match(words, inner, first),
-                            any(looks_inside(word) for word in words), words, limit, tag_ids,
-                            tags_op)
+        with planned(NO_SEQUENTIAL_SCAN):
+            return self._tiered(owner_id, "", lambda inner, first: match(words, inner, first),
+                                any(looks_inside(word) for word in words), words, limit,
+                                tag_ids, tags_op)
 
     def find(self, owner_id: str, tree, limit: int, tag_ids: tuple[str, ...] = (),
              tags_op: str = "all") -> list[tuple[str, float]]:
         """As `search`, for a resolved tree of the query language (dms.search.pgquery): one
         statement per tier, the tree's names and dates read from the node row."""
-        return self._tiered(owner_id, NODE_JOIN,
-                            lambda inner, first: condition(tree, inner, first),
-                            looks_inside_tree(tree), ranked_words(tree), limit, tag_ids, tags_op)
+        with planned(NO_SEQUENTIAL_SCAN):
+            return self._tiered(owner_id, NODE_JOIN,
+                                lambda inner, first: condition(tree, inner, first),
+                                looks_inside_tree(tree), ranked_words(tree), limit, tag_ids,
+                                tags_op)
 
     def total(self, owner_id: str, words: list[str], tag_ids: tuple[str, ...] = (),
               tags_op: str = "all") -> int:
@@ -162,7 +167,7 @@ class PostgresSearch:
                 tags_op: str) -> list[tuple[str, float]]:
         """The best `limit` matching where_of(None, ...), then, while they are fewer, the best
         matching where_of(the words inside which the ranked words lie, ...) only; where_of's
-        second argument: the rows come from the heading's index (pgquery.HEADING_FIRST). Scores
+        second argument: test the heading first (pgquery.HEADING_FIRST). Scores
         only order the results: the best of a tier gets its number of rows, the last 1; the
         second tier's are made negative (terms.inside)."""
         tags, extra = "", ()
@@ -178,7 +183,10 @@ class PostgresSearch:
                     SEARCH.format(join=join, headed="", match=where + tags),
                     (owner_id, *params, *extra, max(CANDIDATES, wanted), "", wanted))]
             any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner)
-            headed_where, headed_params = where_for(True)
+            # One word: a heading that holds it matches, and its body need not be read. More:
+            # the heading may hold one of them only, and the words' index narrows the rows
+            # (a BitmapAnd with the heading's), which HEADING_FIRST's OR would forgo.
+            headed_where, headed_params = where_for(len(ranked) == 1)
             headed = [node_id for (node_id,) in database.execute_sql(
                 SEARCH.format(join=join, headed=HEADED, match=headed_where + tags),
                 (owner_id, any_word, *headed_params, *extra, max(CANDIDATES, wanted), any_word,
@@ -217,12 +225,9 @@ class PostgresSearch:
         if tag_ids:
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
             join, where = NODE_JOIN, f"{where} AND {sql}"
-        with database.atomic() as scope:
-            database.execute_sql(COUNT_BY_INDEX)
-            total = database.execute_sql(COUNT.format(join=join, match=where),
-                                         (owner_id, *params, *extra)).fetchone()[0]
-            scope.rollback()  # the settings end here, in a transaction of the caller's too
-        return total
+        with planned(COUNT_BY_BITMAP):
+            return database.execute_sql(COUNT.format(join=join, match=where),
+                                        (owner_id, *params, *extra)).fetchone()[0]
 
     # -- for dms verify and dms reindex --------------------------------------------------------
     def count(self) -> int:
@@ -248,6 +253,16 @@ class PostgresSearch:
                     "DELETE FROM search_entry WHERE node_id IN (SELECT id FROM node WHERE "
                     "seq > ? AND seq <= ? AND trash_id IS NOT NULL)", (last, top))
             done, last = done + count, top
+
+
+@contextlib.contextmanager
+def planned(settings: str) -> Iterator[None]:
+    """The planner's `settings` (set_config(..., true)) for the statements inside only: in a
+    transaction, or a savepoint of the caller's, rolled back after them (reads only)."""
+    with database.atomic() as scope:
+        database.execute_sql(settings)
+        yield
+        scope.rollback()
 
 
 def inner_words(owner_id: str, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
