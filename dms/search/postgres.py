@@ -235,7 +235,12 @@ class PostgresSearch:
 
     def rebuild_now(self) -> int:
         """Recompute every node's entry from the database (entries missing are added), in
-        batches of REBUILD_BATCH nodes per transaction, one statement each; the node count."""
+        batches of REBUILD_BATCH nodes per transaction, one statement each; the node count.
+        The owners' words and their parts (migration 0039) are emptied first and filled again by
+        the recomputed entries: words no document holds any longer go (until a batch has run,
+        a word inside others is found only as a word or a beginning)."""
+        with write_transaction():
+            database.execute_sql("TRUNCATE search_owner_word, search_part")
         done, last = 0, 0
         while True:
             with write_transaction():

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from dms.search.postgres import INNER_EXPANSIONS
+from dms.search.postgres import INNER_EXPANSIONS, PostgresSearch
 from tests.harness.database import add_document, query_sql
 from tests.harness.waiting import wait_indexed
 
@@ -93,6 +93,23 @@ def test_a_deleted_owners_words_go_with_them(admin, bob, config):
     assert query_sql(config, "SELECT count(*) FROM search_owner WHERE owner_id = ?",
                      bob.user_id) == [(0,)]
     assert query_sql(config, OWNER_WORDS, bob.user_id) == []
+
+
+def test_a_rebuild_keeps_only_the_words_documents_still_hold(alice, config):
+    kept = add_document(alice.user_id, alice.home_id, "Brief", "Ihr Steuerbescheid")
+    gone = add_document(alice.user_id, alice.home_id, "Brief", "Die Hausratversicherung")
+    wait_indexed(config)
+    assert query_sql(config, OWNER_WORDS, alice.user_id) == [("hausratversicherung",),
+                                                            ("steuerbescheid",)]
+    assert alice.delete(f"/api/nodes/{gone}/").status_code in (200, 204)
+    wait_indexed(config)
+    assert query_sql(config, OWNER_WORDS, alice.user_id) == [("hausratversicherung",),
+                                                            ("steuerbescheid",)]
+    assert PostgresSearch().rebuild_now() == len(query_sql(config, "SELECT id FROM node"))
+    assert query_sql(config, OWNER_WORDS, alice.user_id) == [("steuerbescheid",)]
+    assert query_sql(config, "SELECT DISTINCT word FROM search_part") == [("steuerbescheid",)]
+    assert ids(alice, "bescheid") == {kept}
+    assert ids(alice, "versicherung") == set()
 
 
 def test_writers_adding_the_same_new_word_at_once_neither_wait_nor_fail(alice, config):
