@@ -39,8 +39,8 @@ IN_HEADING = "s.heading @@ ?::tsquery"
 # The same as EVERYWHERE (a tsquery without NOT that the heading matches, heading and body match
 # too), but a row whose heading matches is not read further: its body, from TOAST, is ~20 times
 # the heading (bench/pgplans.py at 100,000: 100 ms of 2,000 candidates' bodies for a piece inside
-# words). Only where the rows come from the heading's index (dms.search.postgres's HEADED): for the
-# words' index, EVERYWHERE is its expression.
+# words). Only where the rows come from the heading's index and one word is looked for
+# (dms.search.postgres's HEADED): for the words' index, EVERYWHERE is its expression.
 HEADING_FIRST = f"(s.heading @@ ?::tsquery OR {EVERYWHERE})"
 
 

@@ -167,9 +167,9 @@ class PostgresSearch:
                 tags_op: str) -> list[tuple[str, float]]:
         """The best `limit` matching where_of(None, ...), then, while they are fewer, the best
         matching where_of(the words inside which the ranked words lie, ...) only; where_of's
-        second argument: test the heading first (pgquery.HEADING_FIRST). Scores
-        only order the results: the best of a tier gets its number of rows, the last 1; the
-        second tier's are made negative (terms.inside)."""
+        second argument: test the heading first (pgquery.HEADING_FIRST). Scores only order the
+        results: the best of a tier gets its number of rows, the last 1; the second tier's are
+        made negative (terms.inside)."""
         tags, extra = "", ()
         if tag_ids:
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
