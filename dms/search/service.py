@@ -210,33 +210,36 @@ def _ranked(indexer: Indexer, user: User, words: list[str], window: Window, time
             scores.setdefault(node_id, score)
         kept = [node_id for node_id in scores if node_id in nodes]
         total += sum(1 for node_id in kept if checked(nodes[node_id][3]))
-        results = []
+        results, marks = [], highlight.Highlighter(words, should_stop)
         for rank, node_id in enumerate(kept[window.offset:window.reach]):
             kind, title, _, _ = nodes[node_id]
             text_snippet, inside = None, scores[node_id] < 0  # found inside words only
             if rank < SNIPPET_RESULTS and kind == "document":
-                text_snippet = highlight.snippet(_text_start(node_id), words, should_stop,
-                                                 inside=inside)
-            found = text_snippet or highlight.snippet(title, words, whole=True, inside=inside)
+                text_snippet = marks.snippet(_text_start(node_id), inside=inside)
+            found = text_snippet or marks.snippet(title, whole=True, inside=inside)
             results.append((node_id, kind, title, found))
     except highlight.Stopped:
         raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
                           "for longer or more words.") from None
     return Found(_results(user, results, {node_id: (parent_id, title) for node_id,
-                                          (_, title, parent_id, _) in nodes.items()}),
+                                          (_, title, parent_id, _) in nodes.items()},
+                          {node_id: owner_id for node_id, (*_, owner_id) in nodes.items()}),
                  total if window.counted else None)
 
 
 def _results(user: User, rows: list[tuple[str, str, str, str | None]],
-             known: dict[str, tuple[str | None, str]] | None = None) -> list[dict]:
+             known: dict[str, tuple[str | None, str]] | None = None,
+             owners: dict[str, str] | None = None) -> list[dict]:
     """(id, kind, title, highlight) rows in the shape of api.md, "Search"; `known`: {id: (parent id,
-    title)} already read, for the breadcrumbs. A document someone shares with the caller shows its
-    owner, the caller's role, and its path from their .shared folder (dms.domain.access.sight)."""
+    title)} already read, for the breadcrumbs, and `owners` {id: owner id} of every row. A
+    document someone shares with the caller shows its owner, the caller's role, and its path from
+    their .shared folder (dms.domain.access.sight)."""
     ids = [row[0] for row in rows]
     crumbs, labels = tree.breadcrumbs(ids, known), tags_of(ids, user.id)
-    owners = dict(database.execute_sql(
-        f"SELECT id, owner_id FROM node WHERE id IN ({','.join('?' * len(ids))})", ids)
-        .fetchall()) if ids else {}
+    if owners is None:
+        owners = dict(database.execute_sql(
+            f"SELECT id, owner_id FROM node WHERE id IN ({','.join('?' * len(ids))})", ids)
+            .fetchall()) if ids else {}
     sight = Sight(user)
     sight.owners(set(owners.values()))
     results = []
