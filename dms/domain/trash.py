@@ -22,7 +22,7 @@ import time
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from dms.db import database, events, owner_scope, with_space_reserve, write_transaction
-from dms.db.models import Node, OcrStatus, TrashEntry, User, utcnow
+from dms.db.models import Node, OcrStatus, TrashEntry, User, insert_row, update_rows, utcnow
 from dms.domain import listings, tree
 from dms.domain.access.rule import Reached, changing
 from dms.domain.rules import store as rules
@@ -74,9 +74,9 @@ def remove_in_transaction(services: Services, user: User, node: Node) -> Removed
     tree.trash_subtree(node.id)
     # Rules that move into a folder now in the trash stop, saying why (api.md, "Rules").
     rules.disable_for_deleted(owner_id, "SELECT id FROM node WHERE trash_id = ?", (node.id,))
-    TrashEntry.insert(node=node.id, owner=owner_id, deleted_at=now,
-                      purge_at=now + dt.timedelta(days=services.config.trash_days),
-                      original_parent_id=parent.id, original_parent_title=parent.title).execute()
+    insert_row(TrashEntry, dict(node=node.id, owner=owner_id, deleted_at=now,
+                                purge_at=now + dt.timedelta(days=services.config.trash_days),
+                                original_parent_id=parent.id, original_parent_title=parent.title))
     events.record(owner_id, node.id, events.DELETED, user.id, title=node.title,
                   parent={"id": parent.id, "title": parent.title})
     return Removed(tree.subtree_version_ids(node.id), [])
@@ -136,7 +136,7 @@ def restore(services: Services, user: User, node_id: str) -> Node:
         parent = Node.get_or_none(Node.id == node.parent_id)
         if parent is None or parent.trash_id is not None:
             parent = tree.special_folder(user, Node.HOME)
-            Node.update(parent=parent.id).where(Node.id == node.id).execute()
+            update_rows(Node, [node.id], {"parent": parent.id})
             node.parent_id = parent.id
         restored = [row[0] for row in database.execute_sql(
             "SELECT id FROM node WHERE trash_id = ?", (node.id,))]

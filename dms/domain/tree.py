@@ -30,8 +30,10 @@ from dms.db.models import (
     OcrStatus,
     User,
     from_row,
+    insert_row,
     new_id,
     title_sort_key,
+    update_rows,
     utcnow,
 )
 from dms.domain.access.rule import (
@@ -132,7 +134,7 @@ def insert_node(user: User, kind: str, parent: Node, title: str, lang: str | Non
     if kind == Node.DOCUMENT:
         fields.update(lang=lang, ocr=ocr, ocr_status=OcrStatus.RECEIVED, file_name=None, size=0,
                       page_count=0)
-    Node.insert(**fields).execute()
+    insert_row(Node, fields)
     return Node(**fields)
 
 
@@ -229,7 +231,7 @@ def update_node(user: User, node_id: str, kind: str, attributes: dict[str, Any],
         changed_about = also(node) if also is not None and node.is_document else {}
         if columns or changed_about:
             columns["updated_at"] = utcnow()
-            Node.update(**columns).where(Node.id == node.id).execute()
+            update_rows(Node, [node.id], columns)
             if columns.get("title", node.title) != node.title:
                 events.record(node.owner_id, node.id, events.RENAMED, user.id,
                               title=columns["title"], previous=node.title)
@@ -262,7 +264,10 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
         if reached.role == OWNER:
             # By id only, the owner compared here: with the owner in SQL, SQLite walks all the
             # owner's nodes (see dms.search.service._owned).
-            nodes = [node for node in Node.select().where(Node.id.in_(node_ids))
+            rows = database.execute_sql(
+                f"SELECT {', '.join(NODE_COLUMNS)} FROM node WHERE id IN "
+                f"({','.join('?' * len(node_ids))})", node_ids)
+            nodes = [node for node in (from_row(Node, NODE_COLUMNS, row) for row in rows)
                      if node.owner_id == user.id and node.trash_id is None]
         else:
             nodes = _moved_by_editor(user, node_ids, target)
@@ -285,7 +290,7 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
         if new_depth > max_depth or (deeper and exceeds_height(deeper, max_depth - new_depth)):
             raise Invalid(too_deep(max_depth), "/target_parent/id")
         now = utcnow()
-        Node.update(parent=target.id, updated_at=now).where(Node.id.in_(node_ids)).execute()
+        update_rows(Node, node_ids, {"parent": target.id, "updated_at": now})
         old_parents = list({node.parent_id for node in nodes})
         sources = dict(database.execute_sql(
             f"SELECT id, title FROM node WHERE id IN ({','.join('?' * len(old_parents))})",

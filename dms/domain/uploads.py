@@ -26,7 +26,16 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from peewee import IntegrityError
 
 from dms.db import database, document_scope, events, is_disk_full, owner_scope, write_transaction
-from dms.db.models import DocumentVersion, Node, OcrStatus, User, new_id, utcnow
+from dms.db.models import (
+    DocumentVersion,
+    Node,
+    OcrStatus,
+    User,
+    insert_row,
+    new_id,
+    update_rows,
+    utcnow,
+)
 from dms.domain import duplicates, tree
 from dms.domain.access.rule import EDITOR, changing, reach
 from dms.domain.pages import batches, commit
@@ -314,23 +323,24 @@ def _record_version(store: FileStore, document: Node, upload: Upload, file_name:
                     version_id: str) -> int:
     """The new version's row and the document's columns that follow it (the stored file is
     the row's from now on: settled); its number."""
-    latest = (DocumentVersion.select(DocumentVersion.number)
-              .where(DocumentVersion.document == document.id)
-              .order_by(DocumentVersion.number.desc()).first())
+    latest = database.execute_sql(
+        "SELECT max(number) FROM document_version WHERE document_id = ?",
+        (document.id,)).fetchone()[0]
+    number = (latest or 0) + 1
     now = utcnow()
-    DocumentVersion.insert(
-        id=version_id, document=document.id, number=(latest.number + 1) if latest else 1,
-        file_name=file_name, mime_type=upload.file_type.mime, size=upload.received.size,
+    insert_row(DocumentVersion, dict(
+        id=version_id, document=document.id, number=number, file_name=file_name,
+        mime_type=upload.file_type.mime, size=upload.received.size,
         page_count=upload.page_count, sha256=upload.received.sha256, md5=upload.md5,
-        lang=document.lang, created_at=now).execute()
+        lang=document.lang, created_at=now))
     store.settle([Blob(version_id, upload.received.sha256)])
     columns = dict(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
                    ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0, ocr_seconds=0.0,
                    updated_at=now)
-    Node.update(**columns).where(Node.id == document.id).execute()
+    update_rows(Node, [document.id], columns)
     for name, value in columns.items():
         setattr(document, name, value)
-    return (latest.number + 1) if latest else 1
+    return number
 
 
 def _after_commit(services: Services, version_id: str, page_count: int) -> None:

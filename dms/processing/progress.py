@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from dms.db import database, document_scope, events, owner_scope, write_transaction
-from dms.db.models import DocumentVersion, Node, OcrStatus, new_id
+from dms.db.models import DocumentVersion, Node, OcrStatus, new_id, update_rows
 from dms.processing import leases
 from dms.processing.ocr import PageText
 
@@ -75,7 +75,7 @@ def claim(work: Work) -> bool:
     with write_transaction(document_scope(work.document_id)):
         if not (_is_current(work, OcrStatus.RECEIVED) or _is_current(work, OcrStatus.STARTED)):
             return False
-        Node.update(ocr_status=OcrStatus.STARTED).where(Node.id == work.document_id).execute()
+        update_rows(Node, [work.document_id], {"ocr_status": OcrStatus.STARTED})
     return True
 
 
@@ -185,7 +185,7 @@ def record_failure(work: Work, reason: str, max_attempts: int, final: bool = Fal
             if inside is not None:
                 inside()
         else:
-            Node.update(ocr_attempts=attempts).where(Node.id == work.document_id).execute()
+            update_rows(Node, [work.document_id], {"ocr_attempts": attempts})
     return attempts
 
 

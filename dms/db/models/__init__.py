@@ -22,8 +22,10 @@ from dms.db.models._base import (
     UTCDateTimeField,
     columns_of,
     from_row,
+    insert_row,
     new_id,
     title_sort_key,
+    update_rows,
     utcnow,
 )
 from dms.db.models._metadata import (
@@ -58,4 +60,5 @@ __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "Cust
            "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SavedSearch", "ShareLink",
            "SplitRun", "Tag", "Task", "Token",
            "TrashEntry", "UTCDateTimeField", "UiSettings", "User", "Webhook", "WebhookCursor",
-           "columns_of", "from_row", "new_id", "title_sort_key", "utcnow"]
+           "columns_of", "from_row", "insert_row", "new_id", "title_sort_key", "update_rows",
+           "utcnow"]

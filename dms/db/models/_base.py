@@ -4,8 +4,9 @@ OCR states, the base model bound to the database."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from peewee import Model, TextField
@@ -51,6 +52,46 @@ def from_row(model: type[M], columns: list[str], values: Iterable[Any]) -> M:
     instance.__data__.update((fields[name].name, fields[name].python_value(value))
                              for name, value in zip(columns, values, strict=True))
     return instance
+
+
+def insert_row(model: type[Model], values: Mapping[str, Any]) -> None:
+    """As `model.insert(**values).execute()` (values by field or column name, the defaults where
+    none is given, each value turned by its field), without building the statement again: on
+    the paths that write under the write lock, peewee's building of the statement took longer
+    than SQLite took to run it, and every other writer waits for that lock (a folder's create:
+    ~40 % of the time the lock was held, bench/RESULTS.md, issue 47)."""
+    meta = model._meta
+    row = {meta.combined[name]: value for name, value in values.items()}  # names or columns
+    for field, default in meta.defaults.items():
+        if field not in row:
+            row[field] = default() if callable(default) else default
+    database.execute_sql(_inserting(meta.table_name, tuple(f.column_name for f in row)),
+                         [field.db_value(value) for field, value in row.items()])
+
+
+def update_rows(model: type[Model], ids: list[str], values: Mapping[str, Any]) -> int:
+    """As `model.update(**values).where(model.id.in_(ids)).execute()`, without building the
+    statement again (see insert_row): how many rows it changed."""
+    if not ids:
+        return 0
+    row = {model._meta.combined[name]: value for name, value in values.items()}
+    statement = _updating(model._meta.table_name, tuple(f.column_name for f in row))
+    cursor = database.execute_sql(statement + ",".join("?" * len(ids)) + ")",
+                                  [*(field.db_value(value) for field, value in row.items()), *ids])
+    return int(cursor.rowcount)
+
+
+@functools.lru_cache(maxsize=128)
+def _inserting(table: str, columns: tuple[str, ...]) -> str:
+    names = ", ".join(f'"{column}"' for column in columns)
+    return f'INSERT INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))})'
+
+
+@functools.lru_cache(maxsize=128)
+def _updating(table: str, columns: tuple[str, ...]) -> str:
+    """The statement up to its list of ids: `... WHERE "id" IN (`."""
+    assignments = ", ".join(f'"{column}" = ?' for column in columns)
+    return f'UPDATE "{table}" SET {assignments} WHERE "id" IN ('
 
 
 class UTCDateTimeField(TextField):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dms.db import database, events
-from dms.db.models import DOCUMENT_DATE, Node, User
+from dms.db.models import DOCUMENT_DATE, Node, User, update_rows
 from dms.domain import tree
 from dms.domain.metadata import fields as custom
 from dms.domain.metadata.labels import CORRESPONDENTS, DOCUMENT_TYPES, Kind
@@ -157,7 +157,7 @@ def apply(user: User, node: Node, change: MetadataChange) -> dict[str, Any]:
     if change.custom_fields is not None:
         _plan_values(user, node, change.custom_fields, plan)
     if plan.columns:
-        Node.update(**plan.columns).where(Node.id == node.id).execute()
+        update_rows(Node, [node.id], plan.columns)
     if change.custom_fields is not None:
         _write_values(user, node, current, plan)
     return plan.changes

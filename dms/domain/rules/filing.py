@@ -30,7 +30,7 @@ from typing import Any, NamedTuple, Protocol
 
 from dms.config import Config
 from dms.db import database, document_scope, events, owner_scope, write_transaction
-from dms.db.models import Node, User, title_sort_key, utcnow
+from dms.db.models import Node, User, title_sort_key, update_rows, utcnow
 from dms.domain import matching, tags, tree
 from dms.domain.metadata import autofill
 from dms.domain.rules import _metadata as rule_metadata
@@ -260,7 +260,7 @@ def apply_steps(owner_id: str, document_id: str, steps: list[Step], max_depth: i
                 details["tags"] = added
         if (step.move_to and events.MOVED not in kept and step.move_to != node.parent_id
                 and tree.depth(step.move_to) + 1 <= max_depth):
-            Node.update(parent=step.move_to).where(Node.id == node.id).execute()
+            update_rows(Node, [node.id], {"parent": step.move_to})
             details["moved"] = {"from": {"id": node.parent_id, "title": parent_title},
                                 "to": {"id": step.move_to, "title": folders[step.move_to]}}
             node.parent_id, parent_title = step.move_to, folders[step.move_to]
@@ -276,7 +276,7 @@ def apply_steps(owner_id: str, document_id: str, steps: list[Step], max_depth: i
                           field=step.match.field, **details)
             changed = True
     if changed:
-        Node.update(updated_at=utcnow()).where(Node.id == node.id).execute()
+        update_rows(Node, [node.id], {"updated_at": utcnow()})
     return changed
 
 
