@@ -333,6 +333,9 @@ def _record_version(store: FileStore, document: Node, upload: Upload, file_name:
         mime_type=upload.file_type.mime, size=upload.received.size,
         page_count=upload.page_count, sha256=upload.received.sha256, md5=upload.md5,
         lang=document.lang, created_at=now))
+    # The first batch of its page rows with it: for most documents one write transaction less
+    # (the lock each write waits for, bench/RESULTS.md, issue 47); the rest after the commit.
+    _insert_page_rows(version_id, range(1, min(upload.page_count, PAGE_ROWS_PER_BATCH) + 1))
     store.settle([Blob(version_id, upload.received.sha256)])
     columns = dict(file_name=file_name, size=upload.received.size, page_count=upload.page_count,
                    ocr_status=OcrStatus.RECEIVED, ocr_error=None, ocr_attempts=0, ocr_seconds=0.0,
@@ -344,26 +347,34 @@ def _record_version(store: FileStore, document: Node, upload: Upload, file_name:
 
 
 def _after_commit(services: Services, version_id: str, page_count: int) -> None:
-    write_page_rows(version_id, page_count)
+    write_page_rows(version_id, page_count, first=PAGE_ROWS_PER_BATCH + 1)  # see _record_version
     services.jobs.enqueue(version_id)
     services.store.ensure_reserve()  # set aside again once a full disk has room (a stat if not)
 
 
-def write_page_rows(version_id: str, page_count: int) -> None:
-    """The version's page rows (text still empty), PAGE_ROWS_PER_BATCH per write transaction so
-    other writers get their turn in between. Idempotent; stops if the version was deleted."""
-    for start in range(1, page_count + 1, PAGE_ROWS_PER_BATCH):
-        numbers = range(start, min(start + PAGE_ROWS_PER_BATCH, page_count + 1))
-        rows = [(new_id(), version_id, number) for number in numbers]
+def write_page_rows(version_id: str, page_count: int, first: int = 1) -> None:
+    """The version's page rows from number `first` on (text still empty), PAGE_ROWS_PER_BATCH
+    per write transaction so other writers get their turn in between. Idempotent; stops if the
+    version was deleted."""
+    for start in range(first, page_count + 1, PAGE_ROWS_PER_BATCH):
         try:
             with write_transaction():
-                database.execute_sql(
-                    "INSERT INTO page (id, version_id, number) VALUES "
-                    + ", ".join("(?, ?, ?)" for _ in rows) + " ON CONFLICT DO NOTHING",
-                    [v for row in rows for v in row])
+                _insert_page_rows(version_id,
+                                  range(start, min(start + PAGE_ROWS_PER_BATCH, page_count + 1)))
         except IntegrityError:
             return  # the version was deleted meanwhile: nothing more to write
         except StorageFull:
             log.warning("disk full: page rows of version %s are written when it is processed",
                         version_id)
             return
+
+
+def _insert_page_rows(version_id: str, numbers: range) -> None:
+    """Page rows of these numbers, text still empty (those there already are kept)."""
+    if not numbers:
+        return
+    rows = [(new_id(), version_id, number) for number in numbers]
+    database.execute_sql(
+        "INSERT INTO page (id, version_id, number) VALUES "
+        + ", ".join("(?, ?, ?)" for _ in rows) + " ON CONFLICT DO NOTHING",
+        [v for row in rows for v in row])

@@ -12,8 +12,9 @@ import hashlib
 
 import pytest
 
+from dms.db import database, on_commit
 from dms.db.models import Node
-from dms.domain import accounts, documents, listings, trash
+from dms.domain import accounts, documents, listings, trash, uploads
 from tests.harness import samples
 from tests.harness.client import NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
@@ -295,3 +296,31 @@ def test_deleting_a_user_removes_their_files(services, config, root):
     assert len(stored_files(config)) == 1
     accounts.delete_user_by(services, root, alice.id)
     assert stored_files(config) == []
+
+
+def page_numbers(version_id: str) -> list[int]:
+    return [number for (number,) in database.execute_sql(
+        "SELECT number FROM page WHERE version_id = ? ORDER BY number", (version_id,))]
+
+
+def test_a_versions_first_page_rows_commit_with_it_the_rest_after(services, monkeypatch):
+    """An upload's first PAGE_ROWS_PER_BATCH page rows are written in the version's own write
+    transaction (one write less for most documents: every writer waits for the one lock); the
+    rest in their own transactions after it, so other writers get their turns in between."""
+    alice = new_user("alice")
+    document_id = create_document(services, alice, "doc", home_id(alice))
+    commits = []
+    forget = on_commit(lambda: commits.append(1))
+    try:
+        upload_file(services, alice, document_id, "three.pdf", samples.pdf(["a", "b", "c"]))
+        assert len(commits) == 1
+        assert page_numbers(documents.latest_version(document_id).id) == [1, 2, 3]
+
+        monkeypatch.setattr(uploads, "PAGE_ROWS_PER_BATCH", 2)
+        commits.clear()
+        upload_file(services, alice, document_id, "five.pdf",
+                    samples.pdf(["a", "b", "c", "d", "e"]))
+        assert len(commits) == 3  # the version with pages 1-2, then 3-4, then 5
+        assert page_numbers(documents.latest_version(document_id).id) == [1, 2, 3, 4, 5]
+    finally:
+        forget()
