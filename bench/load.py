@@ -27,6 +27,10 @@ most --drain-seconds). It prints numbers and never asserts.
 
     .venv/bin/python -m bench.load [--seconds 60] [--clients 16] [--users 4] [--me-seconds 10]
 
+With --profile-lock the server also times dms.db's write lock (bench/lib/lockprobe: how long
+writers wait for it, request threads and others hold it, and writers wait for the group commit's
+fsync) and the mixed load's section ends with those figures per 10 s.
+
 Soak variant (instead of 2 and 3): the mixed load at a lower rate -- by default 4 clients, each
 pausing 200 ms between operations -- for N minutes, printing the server's RSS every 30 s, then
 its growth from the end of the first minute to the end (it should not grow). For 10 minutes:
@@ -46,7 +50,12 @@ from pathlib import Path
 from bench.common import ServerProcess, machine
 from bench.lib.load_http import Client, Tally, create_users, must, print_tally
 from bench.lib.load_mixed import run_mixed
-from bench.lib.load_server import RssSampler, print_server_output, start_server
+from bench.lib.load_server import (
+    RssSampler,
+    print_lock_windows,
+    print_server_output,
+    start_server,
+)
 
 SOAK_REPORT_SECONDS = 30
 
@@ -146,6 +155,9 @@ def main() -> None:
                         help="how long to wait for the OCR backlog to drain after the load")
     parser.add_argument("--soak-minutes", type=float, default=0,
                         help="run the soak variant for this many minutes instead")
+    parser.add_argument("--profile-lock", action="store_true",
+                        help="the server times its write lock (bench/lib/lockprobe); printed per "
+                             "10 s after the mixed load")
     args = parser.parse_args()
     if args.clients is None:
         args.clients = 4 if args.soak_minutes else 16
@@ -154,7 +166,8 @@ def main() -> None:
     print(f"machine: {machine()}")
 
     with tempfile.TemporaryDirectory(prefix="dms-bench-load-") as tmp:
-        server, scanner, listening, healthy = start_server(Path(tmp) / "data")
+        lock_log = Path(tmp) / "lock.jsonl" if args.profile_lock else None
+        server, scanner, listening, healthy = start_server(Path(tmp) / "data", lock_log)
         try:
             print("\n1. start-up and idle memory")
             after_start = server.rss_mib()
@@ -181,6 +194,8 @@ def main() -> None:
                 print_tally(tally, wall)
                 print(f"server RSS: before the load {rss.first:.1f} MiB, peak {rss.peak:.1f} MiB, "
                       f"after {rss.last:.1f} MiB")
+                if lock_log is not None:
+                    print_lock_windows(lock_log)
                 backlog = ocr_backlog(server.port, users)
                 uploads = sum(len(tally.latencies[op]) for op in ("upload pdf", "upload png"))
                 print(f"OCR backlog at the end: {describe(backlog)} of {uploads} uploads")

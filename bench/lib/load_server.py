@@ -4,6 +4,8 @@ problems ("database is locked", tracebacks, warnings) and summarised, its memory
 from __future__ import annotations
 
 import http.client
+import json
+import os
 import re
 import threading
 import time
@@ -14,6 +16,8 @@ from bench.common import ServerProcess
 from bench.lib.load_http import MAX_ERRORS_SHOWN
 
 SAMPLE_SECONDS = 0.25
+LOCK_PROBE = Path(__file__).resolve().parent / "lockprobe"
+REPOSITORY = Path(__file__).resolve().parents[2]
 
 
 # -- the server's output --------------------------------------------------------------------------
@@ -90,11 +94,17 @@ class RssSampler:
 
 
 # -- the other measurements -----------------------------------------------------------------------
-def start_server(data_dir: Path) -> tuple[ServerProcess, OutputScanner, float, float]:
+def start_server(data_dir: Path, lock_log: Path | None = None
+                 ) -> tuple[ServerProcess, OutputScanner, float, float]:
     """The server, its output scanner, seconds until it printed where it listens and seconds
-    until GET /health first answered 200."""
+    until GET /health first answered 200. `lock_log`: the server times its write lock there
+    (bench/lib/lockprobe)."""
     started = time.perf_counter()
-    server = ServerProcess(data_dir)
+    env = {} if lock_log is None else {
+        "BENCH_LOCK_LOG": str(lock_log),
+        "PYTHONPATH": os.pathsep.join([str(LOCK_PROBE), str(REPOSITORY),
+                                       os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    server = ServerProcess(data_dir, **env)
     listening = time.perf_counter() - started
     scanner = OutputScanner(server.process.stdout)
     while True:
@@ -126,3 +136,25 @@ def print_server_output(scanner: OutputScanner) -> None:
         shown = excerpt if len(excerpt) <= 12 else excerpt[:2] + ["  ..."] + excerpt[-10:]
         for line in shown:
             print(f"    {line}")
+
+
+def print_lock_windows(lock_log: Path) -> None:
+    """The write lock as the server's probe saw it, one line per 10 s of the load: what request
+    threads and others held it, and how long writers waited for it and for the fsync (p50/p99)."""
+    print("write lock per 10 s (the server's own timer): held s, holds, hold p50/p99 ms; "
+          "wait p50/p99 ms; fsync wait p50/p99 ms")
+    if not lock_log.exists():
+        print("  (no probe output)")
+        return
+    for line in lock_log.read_text().splitlines():
+        window = json.loads(line)
+        if "wait" not in window:
+            continue
+        held = [(name.removeprefix("hold "), part) for name, part in window.items()
+                if name.startswith("hold ")]
+        print("  " + "; ".join(
+            f"{name} {part['sum_s']:.2f} s, {part['n']}, {part['p50_ms']:.1f}/{part['p99_ms']:.1f}"
+            for name, part in held)
+            + f"; wait {window['wait']['p50_ms']:.1f}/{window['wait']['p99_ms']:.1f}"
+            + (f"; fsync {window['fsync wait']['p50_ms']:.1f}/{window['fsync wait']['p99_ms']:.1f}"
+               if "fsync wait" in window else ""))
