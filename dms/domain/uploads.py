@@ -7,8 +7,9 @@ Order of an upload, so that a refused or interrupted one changes nothing: stream
 temporary file (hashing it), sniff and open it (bounded: dms.files.filetypes), move it into the
 store (fsynced), and only then write the version row and the document's new metadata in one write
 transaction, which first checks that the document still exists (it may have been deleted
-meanwhile: 404, and the stored file is removed again). The version's page rows are written after
-that commit in small batches, so a 10,000-page upload never holds the write lock for long; if the
+meanwhile: 404, and the stored file is removed again). The version's first PAGE_ROWS_PER_BATCH
+page rows are written in that transaction too (most documents need no other), the rest after its
+commit in batches as small, so a 10,000-page upload never holds the write lock for long; if the
 process dies in between, processing writes the missing rows (it upserts every page). Processing
 is queued after the commit; if the process dies first, the document's `received` status makes
 reconcile() queue it at the next start. A document's first file marks it new, with its source, in
