@@ -220,10 +220,10 @@ def serve(config: Config, announce: Callable[[str], None] = say, command: str = 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
-    # What start-up made (modules, routes, schemas, the first requests' caches: ~45,000 objects)
-    # lives as long as the process. Out of the cyclic collector's reach, a full collection under
-    # load walks only what requests made since: it holds the GIL, so every request waits for it
-    # (bench/load.py's mixed load: 27-73 ms each, five a minute, before).
+    # What start-up made (modules, routes, schemas: ~45,000 objects) lives as long as the
+    # process. Out of the cyclic collector's reach, a full collection under load walks only what
+    # requests made since: it holds the GIL, so every request waits for it (bench/load.py's mixed
+    # load: 27-73 ms each, five in 90 s, before; 3.5-9 ms after).
     gc.collect()
     gc.freeze()
     server.run()
