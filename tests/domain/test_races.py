@@ -7,13 +7,15 @@ unreachable nodes, documents whose attributes disagree with their latest version
 from __future__ import annotations
 
 import io
+import json
 import random
 import threading
 import time
 
 import pytest
 
-from dms.db.models import Node, utcnow
+from dms.db import database, events
+from dms.db.models import Event, Node, utcnow
 from dms.domain import accounts, credentials, documents, listings, sessions, trash, tree, uploads
 from dms.errors import DomainError, NotFound
 from dms.ops import health, verify
@@ -95,6 +97,90 @@ def test_renames_during_moves_never_make_a_loop(services, config):
     for folder in folders:  # every folder still hangs below .home, with a finite breadcrumb
         assert crumbs[folder][0] == [".home", home] and crumbs[folder][-1][1] == folder
     health.check(services.jobs)  # what GET /health checks: the database and the queue
+
+
+def test_creations_while_their_parents_move_change_name_and_go_to_the_trash(services, config):
+    """A create checks its parent before its write transaction and writes its row only if that
+    still holds as it writes (dms.domain.tree.insert_child). Whatever the other threads do to the
+    parents meanwhile, no node is made deeper than the limit nor inside the trash, and each
+    `created` event names its parent's title of that moment."""
+    limit = 4
+    alice = new_user("alice")
+    home = home_id(alice)
+    folders = [new_folder(services, alice, f"F{i}", home) for i in range(4)]
+    made: list[str] = []
+
+    def refused_as_expected(error: DomainError, problems: list[str], what: str) -> None:
+        if error.code not in {"invalid", "does_not_exist", "not_found"}:
+            problems.append(f"{what}: {error.code} {error}")
+
+    def creator(seed):
+        def run(deadline, problems):
+            rnd = random.Random(seed)
+            while time.monotonic() < deadline:
+                parent = rnd.choice(folders + made[-20:])
+                try:
+                    made.append(tree.create_node(alice, Node.FOLDER, {"title": f"c{seed}"},
+                                                 parent, parent_field="parent",
+                                                 default_lang="eng", max_depth=limit).id)
+                except DomainError as error:  # too deep, or the parent in the trash
+                    refused_as_expected(error, problems, "create")
+                except Exception as error:
+                    problems.append(f"create: {error!r}")
+        return run
+
+    def mover(deadline, problems):
+        rnd = random.Random(11)
+        while time.monotonic() < deadline:
+            moved, target = rnd.sample(folders, 2)
+            try:
+                tree.move_nodes(alice, [moved], home if rnd.random() < 0.3 else target, limit)
+            except DomainError as error:  # a loop or too deep
+                refused_as_expected(error, problems, "move")
+            except Exception as error:
+                problems.append(f"move: {error!r}")
+
+    def renamer(deadline, problems):
+        rnd = random.Random(12)
+        for number in range(1_000_000):
+            if time.monotonic() >= deadline:
+                break
+            try:
+                tree.update_node(alice, rnd.choice(folders), Node.FOLDER, {"title": f"T{number}"})
+            except DomainError as error:  # in the trash just now
+                refused_as_expected(error, problems, "rename")
+            except Exception as error:
+                problems.append(f"rename: {error!r}")
+
+    def trasher(deadline, problems):
+        rnd = random.Random(13)
+        while time.monotonic() < deadline:
+            folder = rnd.choice(folders)
+            try:
+                trash.delete(services, alice, folder)
+                time.sleep(0.002)
+                trash.restore(services, alice, folder)
+            except DomainError as error:  # a folder above it in the trash
+                refused_as_expected(error, problems, "trash")
+            except Exception as error:
+                problems.append(f"trash: {error!r}")
+
+    assert run_threads([creator(1), creator(2), creator(3), mover, renamer, trasher]) == []
+    assert len(made) > 20
+    live = [row[0] for row in database.execute_sql(
+        "SELECT id FROM node WHERE owner_id = ? AND trash_id IS NULL", (alice.id,))]
+    assert max(tree.depths(live).values()) <= limit
+    assert database.execute_sql(
+        "SELECT count(*) FROM node AS n JOIN node AS p ON p.id = n.parent_id "
+        "WHERE n.trash_id IS NULL AND p.trash_id IS NOT NULL").fetchone()[0] == 0
+    titles: dict[str, str] = {}  # each node's title as the events so far left it
+    for event in Event.select().where(Event.owner == alice.id).order_by(Event.id):
+        if event.action == events.CREATED and event.node_id in made:
+            parent = json.loads(event.details)["parent"]
+            assert parent["title"] == titles[parent["id"]], event.id
+        titles[event.node_id] = event.node_title
+    assert unreachable(config) == []
+    assert clean(config) == []
 
 
 def test_renames_during_uploads_keep_the_latest_versions_attributes(reading, config):
