@@ -33,7 +33,9 @@ fsync) and the mixed load's section ends with those figures per 10 s.
 
 Soak variant (instead of 2 and 3): the mixed load at a lower rate -- by default 4 clients, each
 pausing 200 ms between operations -- for N minutes, printing the server's RSS every 30 s, then
-its growth from the end of the first minute to the end (it should not grow). For 10 minutes:
+its growth from the end of the first minute to the end (it should not grow), and, once the OCR
+backlog has drained (at most --drain-seconds), its RSS after the server's quiet-time trim of
+freed memory (dms.cli.heap). For 10 minutes:
 
     .venv/bin/python -m bench.load --soak-minutes 10 [--clients 4] [--think-ms 200]
 """
@@ -56,6 +58,7 @@ from bench.lib.load_server import (
     print_server_output,
     start_server,
 )
+from dms.cli.heap import QUIET_SECONDS
 
 SOAK_REPORT_SECONDS = 30
 
@@ -134,7 +137,28 @@ def soak(server: ServerProcess, users: list[dict], args) -> None:
     print(f"server RSS: start {rss.first:.1f} MiB, after the first minute {first:.1f} MiB, peak "
           f"{rss.peak:.1f} MiB, end {rss.last:.1f} MiB; growth from the first minute to the end "
           f"{rss.last - first:+.1f} MiB")
-    print(f"OCR backlog at the end: {describe(ocr_backlog(server.port, users))}")
+    backlog = ocr_backlog(server.port, users)
+    print(f"OCR backlog at the end: {describe(backlog)}")
+    if drain(server, users, backlog, args.drain_seconds):
+        # What the load left behind, once the server has given back what it no longer uses
+        # (dms.cli.heap: malloc_trim after QUIET_SECONDS without work).
+        time.sleep(QUIET_SECONDS + 5)
+        print(f"server RSS {QUIET_SECONDS + 5:g} s later, quiet: {server.rss_mib():.1f} MiB")
+
+
+def drain(server: ServerProcess, users: list[dict], backlog: Counter, seconds: float) -> bool:
+    """Wait up to `seconds` for the OCR backlog to drain and say how long it took; whether it
+    did."""
+    started = time.perf_counter()
+    while sum(backlog.values()) and time.perf_counter() - started < seconds:
+        time.sleep(1)
+        backlog = ocr_backlog(server.port, users)
+    if sum(backlog.values()):
+        print(f"OCR backlog after waiting {seconds:g} s more: {describe(backlog)}")
+        return False
+    print(f"OCR backlog drained {time.perf_counter() - started:.1f} s after the load; server "
+          f"RSS then {server.rss_mib():.1f} MiB")
+    return True
 
 
 def main() -> None:
@@ -199,16 +223,7 @@ def main() -> None:
                 backlog = ocr_backlog(server.port, users)
                 uploads = sum(len(tally.latencies[op]) for op in ("upload pdf", "upload png"))
                 print(f"OCR backlog at the end: {describe(backlog)} of {uploads} uploads")
-                started = time.perf_counter()
-                while sum(backlog.values()) and time.perf_counter() - started < args.drain_seconds:
-                    time.sleep(1)
-                    backlog = ocr_backlog(server.port, users)
-                if sum(backlog.values()):
-                    print(f"OCR backlog after waiting {args.drain_seconds:g} s more: "
-                          f"{describe(backlog)}")
-                else:
-                    print(f"OCR backlog drained {time.perf_counter() - started:.1f} s after the "
-                          f"load; server RSS then {server.rss_mib():.1f} MiB")
+                drain(server, users, backlog, args.drain_seconds)
         finally:
             server.stop()
             scanner.join()
