@@ -31,7 +31,6 @@ from dms.db.models import (
     User,
     from_row,
     insert_row,
-    insert_row_where,
     new_id,
     title_sort_key,
     update_rows,
@@ -128,35 +127,6 @@ def insert_node(user: User, kind: str, parent: Node, title: str, lang: str | Non
                 ocr: bool = True, node_id: str | None = None) -> Node:
     """Add a node (inside the caller's write transaction; no checks): the row and its model.
     It is the folder owner's, whoever makes it (`user`, in its history)."""
-    fields = _new_node(kind, parent, title, lang, ocr, node_id)
-    insert_row(Node, fields)
-    return Node(**fields)
-
-
-# What a create checked before its write transaction, still true as its row is written: the
-# parent a live folder with the title read (the event names it), the new node at most max_depth
-# levels deep (the walk up counts the parent and its ancestors). Parameters: the parent's id,
-# FOLDER, the title read, the parent's id, max_depth.
-_PARENT_UNCHANGED = """EXISTS (SELECT 1 FROM node WHERE id = ? AND kind = ? AND title = ?
-        AND trash_id IS NULL)
-    AND (WITH RECURSIVE up(id) AS (
-            SELECT id FROM node WHERE id = ? UNION
-            SELECT n.parent_id FROM node AS n JOIN up ON n.id = up.id WHERE n.parent_id IS NOT NULL)
-         SELECT count(*) FROM up) <= ?"""
-
-
-def insert_child(kind: str, parent: Node, title: str, max_depth: int, lang: str | None = None,
-                 ocr: bool = True) -> Node | None:
-    """As insert_node, in one statement that also checks what a create checked before its write
-    transaction: the parent unchanged and the new node within `max_depth`. None if it was not."""
-    fields = _new_node(kind, parent, title, lang, ocr, None)
-    written = insert_row_where(Node, fields, _PARENT_UNCHANGED,
-                               (parent.id, Node.FOLDER, parent.title, parent.id, max_depth))
-    return Node(**fields) if written else None
-
-
-def _new_node(kind: str, parent: Node, title: str, lang: str | None, ocr: bool,
-              node_id: str | None) -> dict[str, Any]:
     now = utcnow()
     fields: dict[str, Any] = dict(
         id=node_id or new_id(), owner=parent.owner_id, parent=parent.id, kind=kind, special=None,
@@ -164,7 +134,8 @@ def _new_node(kind: str, parent: Node, title: str, lang: str | None, ocr: bool,
     if kind == Node.DOCUMENT:
         fields.update(lang=lang, ocr=ocr, ocr_status=OcrStatus.RECEIVED, file_name=None, size=0,
                       page_count=0)
-    return fields
+    insert_row(Node, fields)
+    return Node(**fields)
 
 
 def document_settings(attributes: dict[str, Any],
@@ -221,20 +192,12 @@ def create_node(user: User, kind: str, attributes: dict[str, Any], parent_id: ob
     settings = {}
     if kind == Node.DOCUMENT:
         settings = document_settings(attributes, ocr_language(user, default_lang))
-    parent = parent_folder(user, parent_id, parent_field)
-    if depth(parent.id) + 1 > max_depth:
-        raise Invalid(too_deep(max_depth), parent_field)
-    with write_transaction(owner_scope(parent.owner_id)):
-        # The caller's own folder: checked and written in one statement. A folder shared with
-        # them (a grant may have gone meanwhile) or one that changed: every check again, each
-        # with its own refusal.
-        node = (insert_child(kind, parent, title, max_depth, **settings)
-                if parent.owner_id == user.id else None)
-        if node is None:
-            parent = parent_folder(user, parent_id, parent_field)
-            if depth(parent.id) + 1 > max_depth:
-                raise Invalid(too_deep(max_depth), parent_field)
-            node = insert_node(user, kind, parent, title, **settings)
+    owner_id = parent_folder(user, parent_id, parent_field).owner_id
+    with write_transaction(owner_scope(owner_id)):
+        parent = parent_folder(user, parent_id, parent_field)
+        if depth(parent.id) + 1 > max_depth:
+            raise Invalid(too_deep(max_depth), parent_field)
+        node = insert_node(user, kind, parent, title, **settings)
         record_created(node, parent, user.id)
         return node
 
@@ -298,18 +261,13 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
                       "/nodes")
     with changing(user, target_id) as reached:
         target = reached.node
-        sources: dict[str | None, str] | None = None  # {id: title} of the folders they leave
         if reached.role == OWNER:
             # By id only, the owner compared here: with the owner in SQL, SQLite walks all the
-            # owner's nodes (see dms.search.service._owned). Each with the title of the folder
-            # it leaves, which its event names: one statement less under the write lock.
+            # owner's nodes (see dms.search.service._owned).
             rows = database.execute_sql(
-                f"SELECT {', '.join(NODE_COLUMNS)}, (SELECT p.title FROM node AS p "
-                f"WHERE p.id = node.parent_id) FROM node WHERE id IN "
+                f"SELECT {', '.join(NODE_COLUMNS)} FROM node WHERE id IN "
                 f"({','.join('?' * len(node_ids))})", node_ids)
-            read = [(from_row(Node, NODE_COLUMNS, row[:-1]), row[-1]) for row in rows]
-            sources = {node.parent_id: title for node, title in read}
-            nodes = [node for node, _ in read
+            nodes = [node for node in (from_row(Node, NODE_COLUMNS, row) for row in rows)
                      if node.owner_id == user.id and node.trash_id is None]
         else:
             nodes = _moved_by_editor(user, node_ids, target)
@@ -334,11 +292,10 @@ def move_nodes(user: User, node_ids: list[str], target_id: str,
             raise Invalid(too_deep(max_depth), "/target_parent/id")
         now = utcnow()
         update_rows(Node, node_ids, {"parent": target.id, "updated_at": now})
-        if sources is None:
-            old_parents = list({node.parent_id for node in nodes})
-            sources = dict(database.execute_sql(
-                f"SELECT id, title FROM node WHERE id IN ({','.join('?' * len(old_parents))})",
-                old_parents).fetchall())
+        old_parents = list({node.parent_id for node in nodes})
+        sources = dict(database.execute_sql(
+            f"SELECT id, title FROM node WHERE id IN ({','.join('?' * len(old_parents))})",
+            old_parents).fetchall())
         events.record_many([
             (target.owner_id, node.id, events.MOVED, user.id,
              {"title": node.title, "from": {"id": node.parent_id,

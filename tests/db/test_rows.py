@@ -1,22 +1,14 @@
-"""insert_row, insert_row_where and update_rows (dms.db.models): the statements peewee would
-build, made once and kept — the same row as `Model.insert(...)` (defaults filled, values turned by
-their fields: a foreign key by its id, a datetime as stored text), written only while a condition
-holds if one is given, the same columns changed as `Model.update(...)` and only those, on both
-engines."""
+"""insert_row and update_rows (dms.db.models): the statements peewee would build, made once and
+kept — the same row as `Model.insert(...)` (defaults filled, values turned by their fields: a
+foreign key by its id, a datetime as stored text), the same columns changed as
+`Model.update(...)` and only those, on both engines."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 from dms.db import database, write_transaction
-from dms.db.models import (
-    DocumentVersion,
-    Node,
-    OcrStatus,
-    insert_row,
-    insert_row_where,
-    update_rows,
-)
+from dms.db.models import DocumentVersion, Node, OcrStatus, insert_row, update_rows
 from dms.domain import accounts
 
 COLUMNS = ("owner_id", "parent_id", "kind", "special", "title", "title_sort", "lang", "ocr",
@@ -88,25 +80,3 @@ def test_only_the_given_columns_of_the_given_rows_change(services):
                           "kind": Node.FOLDER, "title": "d", "title_sort": "d"})
         assert update_rows(Node, ["d"], {"parent_id": "b"}) == 1
     assert row_of("d")[:3] == (home.owner_id, "b", "folder")
-
-
-def test_a_row_is_written_only_while_its_condition_holds(services):
-    """insert_row_where: the row insert_row writes, if the condition holds as it is written (on
-    PostgreSQL too, where the values are a SELECT's and must still reach their columns' types)."""
-    home = home_of("alice")
-    when = dt.datetime(2026, 12, 1, 8, 30)
-    values = dict(owner=home.owner_id, parent=home.id, kind=Node.DOCUMENT, title="Brief",
-                  title_sort="brief", lang="deu", ocr=True, ocr_status=OcrStatus.RECEIVED,
-                  ocr_seconds=1.5, size=7, created_at=when, updated_at=when)
-    condition = "EXISTS (SELECT 1 FROM node WHERE id = ? AND title = ?)"
-    with write_transaction():
-        written = insert_row_where(Node, {"id": "if-home", **values}, condition,
-                                   (home.id, home.title))
-        refused = insert_row_where(Node, {"id": "if-other", **values}, condition,
-                                   (home.id, "another title"))
-        insert_row(Node, {"id": "plain", **values})
-    assert (written, refused) == (True, False)
-    assert row_of("if-home") == row_of("plain") == (
-        home.owner_id, home.id, "document", None, "Brief", "brief", "deu", True, "received", None,
-        0, 1.5, None, 7, 0, "2026-12-01 08:30:00.000000", "2026-12-01 08:30:00.000000", None)
-    assert row_of("if-other") is None

@@ -100,10 +100,9 @@ def test_renames_during_moves_never_make_a_loop(services, config):
 
 
 def test_creations_while_their_parents_move_change_name_and_go_to_the_trash(services, config):
-    """A create checks its parent before its write transaction and writes its row only if that
-    still holds as it writes (dms.domain.tree.insert_child). Whatever the other threads do to the
-    parents meanwhile, no node is made deeper than the limit nor inside the trash, and each
-    `created` event names its parent's title of that moment."""
+    """A create reads its parent again inside its write transaction (dms.domain.tree.create_node):
+    whatever other threads do to the parents meanwhile, no node is made deeper than the limit nor
+    inside the trash, and each `created` event names its parent's title of that moment."""
     limit = 4
     alice = new_user("alice")
     home = home_id(alice)

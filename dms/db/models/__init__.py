@@ -23,7 +23,6 @@ from dms.db.models._base import (
     columns_of,
     from_row,
     insert_row,
-    insert_row_where,
     new_id,
     title_sort_key,
     update_rows,
@@ -61,5 +60,5 @@ __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "Cust
            "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SavedSearch", "ShareLink",
            "SplitRun", "Tag", "Task", "Token",
            "TrashEntry", "UTCDateTimeField", "UiSettings", "User", "Webhook", "WebhookCursor",
-           "columns_of", "from_row", "insert_row", "insert_row_where", "new_id", "title_sort_key",
-           "update_rows", "utcnow"]
+           "columns_of", "from_row", "insert_row", "new_id", "title_sort_key", "update_rows",
+           "utcnow"]

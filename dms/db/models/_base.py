@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from peewee import Model, TextField
@@ -60,32 +60,13 @@ def insert_row(model: type[Model], values: Mapping[str, Any]) -> None:
     the paths that write under the write lock, peewee's building of the statement took longer
     than SQLite took to run it, and every other writer waits for that lock (a folder's create:
     ~40 % of the time the lock was held, bench/RESULTS.md, issue 47)."""
-    row = _whole_row(model, values)
-    database.execute_sql(_inserting(model._meta.table_name, tuple(f.column_name for f in row)),
-                         [field.db_value(value) for field, value in row.items()])
-
-
-def insert_row_where(model: type[Model], values: Mapping[str, Any], condition: str,
-                     params: Sequence[Any]) -> bool:
-    """As insert_row, if `condition` (SQL; its `?` are `params`) holds as the row is written:
-    a check and its write in one statement (under SQLite's write lock each statement is a hand-off
-    of the interpreter among the busy request threads). Whether the row was written."""
-    row = _whole_row(model, values)
-    statement = _inserting_where(model._meta.table_name, tuple(f.column_name for f in row),
-                                 condition)
-    cursor = database.execute_sql(
-        statement, [*(field.db_value(value) for field, value in row.items()), *params])
-    return int(cursor.rowcount) == 1
-
-
-def _whole_row(model: type[Model], values: Mapping[str, Any]) -> dict[Any, Any]:
-    """{field: value} of `values` (by field or column name) and the defaults of the others."""
     meta = model._meta
-    row = {meta.combined[name]: value for name, value in values.items()}
+    row = {meta.combined[name]: value for name, value in values.items()}  # names or columns
     for field, default in meta.defaults.items():
         if field not in row:
             row[field] = default() if callable(default) else default
-    return row
+    database.execute_sql(_inserting(meta.table_name, tuple(f.column_name for f in row)),
+                         [field.db_value(value) for field, value in row.items()])
 
 
 def update_rows(model: type[Model], ids: list[str], values: Mapping[str, Any]) -> int:
@@ -104,13 +85,6 @@ def update_rows(model: type[Model], ids: list[str], values: Mapping[str, Any]) -
 def _inserting(table: str, columns: tuple[str, ...]) -> str:
     names = ", ".join(f'"{column}"' for column in columns)
     return f'INSERT INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))})'
-
-
-@functools.lru_cache(maxsize=32)
-def _inserting_where(table: str, columns: tuple[str, ...], condition: str) -> str:
-    names = ", ".join(f'"{column}"' for column in columns)
-    return (f'INSERT INTO "{table}" ({names}) SELECT {", ".join("?" * len(columns))} '
-            f"WHERE {condition}")
 
 
 @functools.lru_cache(maxsize=128)
