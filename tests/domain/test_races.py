@@ -7,6 +7,7 @@ unreachable nodes, documents whose attributes disagree with their latest version
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import random
 import threading
@@ -108,63 +109,45 @@ def test_creations_while_their_parents_move_change_name_and_go_to_the_trash(serv
     home = home_id(alice)
     folders = [new_folder(services, alice, f"F{i}", home) for i in range(4)]
     made: list[str] = []
+    titles = itertools.count()  # each rename a title of its own
 
-    def refused_as_expected(error: DomainError, problems: list[str], what: str) -> None:
-        if error.code not in {"invalid", "does_not_exist", "not_found"}:
-            problems.append(f"{what}: {error.code} {error}")
-
-    def creator(seed):
+    def repeating(what, seed, step):
+        """A thread's work: `step(rnd)` until the deadline; refusals (too deep, a loop, gone into
+        the trash meanwhile) are expected, anything else is a problem."""
         def run(deadline, problems):
             rnd = random.Random(seed)
             while time.monotonic() < deadline:
-                parent = rnd.choice(folders + made[-20:])
                 try:
-                    made.append(tree.create_node(alice, Node.FOLDER, {"title": f"c{seed}"},
-                                                 parent, parent_field="parent",
-                                                 default_lang="eng", max_depth=limit).id)
-                except DomainError as error:  # too deep, or the parent in the trash
-                    refused_as_expected(error, problems, "create")
+                    step(rnd)
+                except DomainError as error:
+                    if error.code not in {"invalid", "does_not_exist", "not_found"}:
+                        problems.append(f"{what}: {error.code} {error}")
                 except Exception as error:
-                    problems.append(f"create: {error!r}")
+                    problems.append(f"{what}: {error!r}")
         return run
 
-    def mover(deadline, problems):
-        rnd = random.Random(11)
-        while time.monotonic() < deadline:
-            moved, target = rnd.sample(folders, 2)
-            try:
-                tree.move_nodes(alice, [moved], home if rnd.random() < 0.3 else target, limit)
-            except DomainError as error:  # a loop or too deep
-                refused_as_expected(error, problems, "move")
-            except Exception as error:
-                problems.append(f"move: {error!r}")
+    def create(rnd):
+        made.append(tree.create_node(alice, Node.FOLDER, {"title": "c"},
+                                     rnd.choice(folders + made[-20:]), parent_field="parent",
+                                     default_lang="eng", max_depth=limit).id)
 
-    def renamer(deadline, problems):
-        rnd = random.Random(12)
-        for number in range(1_000_000):
-            if time.monotonic() >= deadline:
-                break
-            try:
-                tree.update_node(alice, rnd.choice(folders), Node.FOLDER, {"title": f"T{number}"})
-            except DomainError as error:  # in the trash just now
-                refused_as_expected(error, problems, "rename")
-            except Exception as error:
-                problems.append(f"rename: {error!r}")
+    def move(rnd):
+        moved, target = rnd.sample(folders, 2)
+        tree.move_nodes(alice, [moved], home if rnd.random() < 0.3 else target, limit)
 
-    def trasher(deadline, problems):
-        rnd = random.Random(13)
-        while time.monotonic() < deadline:
-            folder = rnd.choice(folders)
-            try:
-                trash.delete(services, alice, folder)
-                time.sleep(0.002)
-                trash.restore(services, alice, folder)
-            except DomainError as error:  # a folder above it in the trash
-                refused_as_expected(error, problems, "trash")
-            except Exception as error:
-                problems.append(f"trash: {error!r}")
+    def rename(rnd):
+        tree.update_node(alice, rnd.choice(folders), Node.FOLDER, {"title": f"T{next(titles)}"})
 
-    assert run_threads([creator(1), creator(2), creator(3), mover, renamer, trasher]) == []
+    def trash_and_restore(rnd):
+        folder = rnd.choice(folders)
+        trash.delete(services, alice, folder)
+        time.sleep(0.002)
+        trash.restore(services, alice, folder)
+
+    assert run_threads([repeating("create", 1, create), repeating("create", 2, create),
+                        repeating("create", 3, create), repeating("move", 4, move),
+                        repeating("rename", 5, rename),
+                        repeating("trash", 6, trash_and_restore)]) == []
     assert len(made) > 20
     live = [row[0] for row in database.execute_sql(
         "SELECT id FROM node WHERE owner_id = ? AND trash_id IS NULL", (alice.id,))]
@@ -172,12 +155,12 @@ def test_creations_while_their_parents_move_change_name_and_go_to_the_trash(serv
     assert database.execute_sql(
         "SELECT count(*) FROM node AS n JOIN node AS p ON p.id = n.parent_id "
         "WHERE n.trash_id IS NULL AND p.trash_id IS NOT NULL").fetchone()[0] == 0
-    titles: dict[str, str] = {}  # each node's title as the events so far left it
+    title_of: dict[str, str] = {}  # each node's title as the events so far left it
     for event in Event.select().where(Event.owner == alice.id).order_by(Event.id):
         if event.action == events.CREATED and event.node_id in made:
             parent = json.loads(event.details)["parent"]
-            assert parent["title"] == titles[parent["id"]], event.id
-        titles[event.node_id] = event.node_title
+            assert parent["title"] == title_of[parent["id"]], event.id
+        title_of[event.node_id] = event.node_title
     assert unreachable(config) == []
     assert clean(config) == []
 
