@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import os
+import time
 
 import pytest
 
@@ -32,6 +33,7 @@ PEAK_MIB = 600
 # arenas that a few live objects keep (the parser makes an object for every line) and what glibc
 # keeps after malloc_trim: 15-64 MiB measured on either engine; without malloc_trim 94-137 MiB.
 KEPT_MIB = 80
+TRIM_WAIT_SECONDS = 10
 
 
 def attachment_bomb(number: int, data: bytes) -> Message:
@@ -75,6 +77,17 @@ def check_all(users, accounts) -> list[dict]:
             for user, account in zip(users, accounts, strict=True)]
 
 
+def settled_rss(pid: int, bound: float) -> float:
+    """The server's RSS once the last check has given its memory back: a check's thread trims
+    the heap just after writing its result (dms.intake.mail.checker), so on a busy machine the
+    result can be read a moment before; up to TRIM_WAIT_SECONDS for the RSS to fall within
+    `bound`, then whatever it is."""
+    deadline = time.monotonic() + TRIM_WAIT_SECONDS
+    while (rss := status_mib(pid, "VmRSS")) > bound and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return rss
+
+
 @pytest.mark.slow
 def test_four_checks_of_mail_bombs_stay_bounded_and_give_the_memory_back(tmp_path, bombs, engine,
                                                                         request):
@@ -97,7 +110,7 @@ def test_four_checks_of_mail_bombs_stay_bounded_and_give_the_memory_back(tmp_pat
         before = status_mib(pid, "VmRSS")
         reset_peak(pid)
         results = check_all(users, accounts)
-        peak, after = status_mib(pid, "VmHWM"), status_mib(pid, "VmRSS")
+        peak, after = status_mib(pid, "VmHWM"), settled_rss(pid, before + KEPT_MIB)
         print(f"RSS before {before:.0f} MiB, peak {peak:.0f} MiB, after {after:.0f} MiB")
         assert [(r["last_error"], r["imported_count"]) for r in results] == [
             (f"{refused(1)} {refused(3)}", 0)] * CHECKS
