@@ -29,7 +29,12 @@ most --drain-seconds). It prints numbers and never asserts.
 
 With --profile-lock the server also times dms.db's write lock (bench/lib/lockprobe: how long
 writers wait for it, request threads and others hold it, and writers wait for the group commit's
-fsync) and the mixed load's section ends with those figures per 10 s.
+fsync; also the holders' own CPU time in their holds: the rest of a hold is waiting to run) and
+the mixed load's section ends with those figures per 10 s. With --profile-memory the server
+samples what its memory is made of (RSS, anonymous, glibc's main heap and other anonymous
+mappings, malloc's bytes in use and free, SQLite's own, the interpreter's blocks; same
+directory), printed before and after the mixed load, or, in the soak, after the first minute,
+every quarter hour, at the end and once quiet.
 
 Soak variant (instead of 2 and 3): the mixed load at a lower rate -- by default 4 clients, each
 pausing 200 ms between operations -- for N minutes, printing the server's RSS every 30 s, then
@@ -54,13 +59,17 @@ from bench.lib.load_http import Client, Tally, create_users, must, print_tally
 from bench.lib.load_mixed import run_mixed
 from bench.lib.load_server import (
     RssSampler,
+    latest_memory,
     print_lock_windows,
+    print_memory_rows,
     print_server_output,
     start_server,
 )
+from bench.lib.serverprobe.sitecustomize import MEMORY_WINDOW_SECONDS as MEMORY_SAMPLE_SECONDS
 from dms.cli.heap import QUIET_SECONDS
 
 SOAK_REPORT_SECONDS = 30
+SOAK_MEMORY_MARK_SECONDS = 15 * 60  # the memory's make-up every quarter hour (--profile-memory)
 
 
 def me_throughput(port: int, tokens: list[str], clients: int, seconds: float) -> None:
@@ -116,22 +125,32 @@ def describe(backlog: Counter) -> str:
     return f"{total} documents" + (f" ({parts})" if parts else "")
 
 
-def soak(server: ServerProcess, users: list[dict], args) -> None:
+def soak(server: ServerProcess, users: list[dict], args, memory_log: Path | None) -> None:
     print(f"\n2. soak: {args.clients} clients, {args.think_ms} ms between operations, "
           f"{args.soak_minutes:g} minutes; server RSS every {SOAK_REPORT_SECONDS} s")
     rss = RssSampler(server)
     marks: dict[str, float] = {}
+    memory: list[tuple[str, dict | None]] = []
     next_report = [SOAK_REPORT_SECONDS]
+    next_memory_mark = [SOAK_MEMORY_MARK_SECONDS]
 
     def tick(elapsed: float) -> None:
         if elapsed >= 60 and "first minute" not in marks:
             marks["first minute"] = server.rss_mib()
+            if memory_log is not None:
+                memory.append(("after the first minute", latest_memory(memory_log)))
+        if memory_log is not None and elapsed >= next_memory_mark[0]:
+            memory.append((f"after {next_memory_mark[0] / 60:g} minutes",
+                           latest_memory(memory_log)))
+            next_memory_mark[0] += SOAK_MEMORY_MARK_SECONDS
         if elapsed >= next_report[0]:
             next_report[0] += SOAK_REPORT_SECONDS
             print(f"  {elapsed / 60:5.1f} min  RSS {server.rss_mib():7.1f} MiB", flush=True)
 
     tally, wall, _ = run_mixed(server, users, args, args.soak_minutes * 60, tick)
     rss.stop()
+    if memory_log is not None:
+        memory.append(("at the end", latest_memory(memory_log)))
     print_tally(tally, wall)
     first = marks.get("first minute", rss.first)
     print(f"server RSS: start {rss.first:.1f} MiB, after the first minute {first:.1f} MiB, peak "
@@ -144,6 +163,11 @@ def soak(server: ServerProcess, users: list[dict], args) -> None:
         # (dms.cli.heap: malloc_trim after QUIET_SECONDS without work).
         time.sleep(QUIET_SECONDS + 5)
         print(f"server RSS {QUIET_SECONDS + 5:g} s later, quiet: {server.rss_mib():.1f} MiB")
+        if memory_log is not None:
+            time.sleep(MEMORY_SAMPLE_SECONDS)  # a sample taken after the trim
+            memory.append(("quiet, drained", latest_memory(memory_log)))
+    if memory:
+        print_memory_rows(memory)
 
 
 def drain(server: ServerProcess, users: list[dict], backlog: Counter, seconds: float) -> bool:
@@ -180,8 +204,11 @@ def main() -> None:
     parser.add_argument("--soak-minutes", type=float, default=0,
                         help="run the soak variant for this many minutes instead")
     parser.add_argument("--profile-lock", action="store_true",
-                        help="the server times its write lock (bench/lib/lockprobe); printed per "
-                             "10 s after the mixed load")
+                        help="the server times its write lock (bench/lib/serverprobe); printed "
+                             "per 10 s after the mixed load")
+    parser.add_argument("--profile-memory", action="store_true",
+                        help="the server samples what its memory is made of "
+                             "(bench/lib/serverprobe)")
     args = parser.parse_args()
     if args.clients is None:
         args.clients = 4 if args.soak_minutes else 16
@@ -191,7 +218,9 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="dms-bench-load-") as tmp:
         lock_log = Path(tmp) / "lock.jsonl" if args.profile_lock else None
-        server, scanner, listening, healthy = start_server(Path(tmp) / "data", lock_log)
+        memory_log = Path(tmp) / "memory.jsonl" if args.profile_memory else None
+        server, scanner, listening, healthy = start_server(Path(tmp) / "data", lock_log,
+                                                           memory_log)
         try:
             print("\n1. start-up and idle memory")
             after_start = server.rss_mib()
@@ -205,7 +234,7 @@ def main() -> None:
 
             users = create_users(server.port, admin_token, args.users)
             if args.soak_minutes:
-                soak(server, users, args)
+                soak(server, users, args, memory_log)
             else:
                 me_throughput(server.port, [user["token"] for user in users], args.me_clients,
                               args.me_seconds)
@@ -213,8 +242,12 @@ def main() -> None:
                 print(f"\n3. mixed load: {args.clients} clients as {len(users)} users, "
                       f"{args.seconds:g} s, every {args.png_every}th upload a PNG scan")
                 rss = RssSampler(server)
+                before = None if memory_log is None else latest_memory(memory_log)
                 tally, wall, workers = run_mixed(server, users, args, args.seconds)
                 rss.stop()
+                if memory_log is not None:
+                    print_memory_rows([("before the load", before),
+                                       ("after the load", latest_memory(memory_log))])
                 print_tally(tally, wall)
                 print(f"server RSS: before the load {rss.first:.1f} MiB, peak {rss.peak:.1f} MiB, "
                       f"after {rss.last:.1f} MiB")

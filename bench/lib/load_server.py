@@ -16,7 +16,7 @@ from bench.common import ServerProcess
 from bench.lib.load_http import MAX_ERRORS_SHOWN
 
 SAMPLE_SECONDS = 0.25
-LOCK_PROBE = Path(__file__).resolve().parent / "lockprobe"
+PROBES = Path(__file__).resolve().parent / "serverprobe"
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
@@ -94,16 +94,20 @@ class RssSampler:
 
 
 # -- the other measurements -----------------------------------------------------------------------
-def start_server(data_dir: Path, lock_log: Path | None = None
+def start_server(data_dir: Path, lock_log: Path | None = None, memory_log: Path | None = None
                  ) -> tuple[ServerProcess, OutputScanner, float, float]:
     """The server, its output scanner, seconds until it printed where it listens and seconds
-    until GET /health first answered 200. `lock_log`: the server times its write lock there
-    (bench/lib/lockprobe)."""
+    until GET /health first answered 200. `lock_log`: the server times its write lock there;
+    `memory_log`: it writes what its memory is made of there (bench/lib/serverprobe)."""
     started = time.perf_counter()
-    env = {} if lock_log is None else {
-        "BENCH_LOCK_LOG": str(lock_log),
-        "PYTHONPATH": os.pathsep.join([str(LOCK_PROBE), str(REPOSITORY),
-                                       os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env = {}
+    if lock_log is not None:
+        env["BENCH_LOCK_LOG"] = str(lock_log)
+    if memory_log is not None:
+        env["BENCH_MEMORY_LOG"] = str(memory_log)
+    if env:
+        env["PYTHONPATH"] = os.pathsep.join([str(PROBES), str(REPOSITORY),
+                                             os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     server = ServerProcess(data_dir, **env)
     listening = time.perf_counter() - started
     scanner = OutputScanner(server.process.stdout)
@@ -142,7 +146,8 @@ def print_lock_windows(lock_log: Path) -> None:
     """The write lock as the server's probe saw it, one line per 10 s of the load: what request
     threads and others held it, and how long writers waited for it and for the fsync (p50/p99)."""
     print("write lock per 10 s (the server's own timer): held s, holds, hold p50/p99 ms; "
-          "wait p50/p99 ms; fsync wait p50/p99 ms")
+          "the request threads' CPU time in their holds s, p50/p99 ms; wait p50/p99 ms; fsync "
+          "wait p50/p99 ms")
     if not lock_log.exists():
         print("  (no probe output)")
         return
@@ -155,6 +160,34 @@ def print_lock_windows(lock_log: Path) -> None:
         print("  " + "; ".join(
             f"{name} {part['sum_s']:.2f} s, {part['n']}, {part['p50_ms']:.1f}/{part['p99_ms']:.1f}"
             for name, part in held)
+            + (f"; CPU in request holds {window['cpu request']['sum_s']:.2f} s, "
+               f"{window['cpu request']['p50_ms']:.1f}/{window['cpu request']['p99_ms']:.1f}"
+               if "cpu request" in window else "")
             + f"; wait {window['wait']['p50_ms']:.1f}/{window['wait']['p99_ms']:.1f}"
             + (f"; fsync {window['fsync wait']['p50_ms']:.1f}/{window['fsync wait']['p99_ms']:.1f}"
                if "fsync wait" in window else ""))
+
+
+MEMORY_COLUMNS = ("rss", "anon", "heap", "other anon", "malloc in use", "malloc free", "sqlite")
+
+
+def latest_memory(memory_log: Path) -> dict | None:
+    """The server's latest memory sample (bench/lib/serverprobe), or None before its first."""
+    if not memory_log.exists():
+        return None
+    lines = memory_log.read_text().splitlines()
+    return json.loads(lines[-1]) if lines else None
+
+
+def print_memory_rows(rows: list[tuple[str, dict | None]]) -> None:
+    """What the server's memory was made of at each named moment (MiB; blocks: the interpreter's
+    allocated blocks in thousands)."""
+    print("the server's memory (MiB): " + ", ".join(MEMORY_COLUMNS)
+          + ", Python blocks (thousands), threads")
+    for name, sample in rows:
+        if sample is None:
+            print(f"  {name:>22}  (no sample)")
+            continue
+        print(f"  {name:>22}  " + "  ".join(f"{sample.get(column, float('nan')):7.1f}"
+                                          for column in MEMORY_COLUMNS)
+              + f"  {sample['python blocks'] / 1000:7.0f}  {sample['threads']:4d}")
