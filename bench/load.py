@@ -29,7 +29,7 @@ most --drain-seconds). It prints numbers and never asserts.
 
 With --profile-lock the server also times dms.db's write lock (bench/lib/lockprobe: how long
 writers wait for it, request threads and others hold it, and writers wait for the group commit's
-fsync; also the holders' own CPU time in their holds: the rest of a hold is waiting to run) and
+fsync; also the holders' time on a core and in the run queue during their holds) and
 the mixed load's section ends with those figures per 10 s. With --profile-memory the server
 samples what its memory is made of (RSS, anonymous, glibc's main heap and other anonymous
 mappings, malloc's bytes in use and free, SQLite's own, the interpreter's blocks; same

@@ -146,8 +146,8 @@ def print_lock_windows(lock_log: Path) -> None:
     """The write lock as the server's probe saw it, one line per 10 s of the load: what request
     threads and others held it, and how long writers waited for it and for the fsync (p50/p99)."""
     print("write lock per 10 s (the server's own timer): held s, holds, hold p50/p99 ms; "
-          "the request threads' CPU time in their holds s, p50/p99 ms; wait p50/p99 ms; fsync "
-          "wait p50/p99 ms")
+          "of the request threads' holds, s and p50/p99 ms on a core and in the run queue "
+          "(the rest: blocked); wait p50/p99 ms; fsync wait p50/p99 ms")
     if not lock_log.exists():
         print("  (no probe output)")
         return
@@ -160,9 +160,11 @@ def print_lock_windows(lock_log: Path) -> None:
         print("  " + "; ".join(
             f"{name} {part['sum_s']:.2f} s, {part['n']}, {part['p50_ms']:.1f}/{part['p99_ms']:.1f}"
             for name, part in held)
-            + (f"; CPU in request holds {window['cpu request']['sum_s']:.2f} s, "
-               f"{window['cpu request']['p50_ms']:.1f}/{window['cpu request']['p99_ms']:.1f}"
-               if "cpu request" in window else "")
+            + "".join(f"; request holds {what} {window[key]['sum_s']:.2f} s, "
+                      f"{window[key]['p50_ms']:.1f}/{window[key]['p99_ms']:.1f}"
+                      for what, key in (("on a core", "ran request"),
+                                        ("in the run queue", "queued request"))
+                      if key in window)
             + f"; wait {window['wait']['p50_ms']:.1f}/{window['wait']['p99_ms']:.1f}"
             + (f"; fsync {window['fsync wait']['p50_ms']:.1f}/{window['fsync wait']['p99_ms']:.1f}"
                if "fsync wait" in window else ""))

@@ -3,9 +3,11 @@ PYTHONPATH, where Python imports `sitecustomize` at start-up); nothing of dms is
 Each writes one JSON line per window to the file its variable names, and does nothing without it:
 
 - BENCH_LOCK_LOG (`--profile-lock`): dms.db's write lock, every LOCK_WINDOW_SECONDS — how long the
-  writers wait for it, how long they hold it (wall time, and the holder's own CPU time in the
-  hold: the rest is waiting to run) and wait for the group commit's fsync. It wraps the lock's
-  acquire and release on the instance and GroupSync.wait on the class, once dms.db is imported.
+  writers wait for it, how long they hold it and wait for the group commit's fsync; and of a
+  hold, the holder's time on a core and in the kernel's run queue (/proc/thread-self/schedstat:
+  runnable, waiting for a core); the rest it was blocked (on the interpreter's lock, or I/O). It
+  wraps the lock's acquire and release on the instance and GroupSync.wait on the class, once
+  dms.db is imported; reading schedstat adds ~10 µs to each end of a hold.
 - BENCH_MEMORY_LOG (`--profile-memory`): what the process' memory is made of, every
   MEMORY_WINDOW_SECONDS — RSS, its anonymous part, glibc's main heap and the other anonymous
   mappings (thread arenas, stacks, large blocks), malloc's bytes in use and free (mallinfo2),
@@ -39,6 +41,13 @@ def _kind(name: str) -> str:
 
 
 # -- the write lock --------------------------------------------------------------------------------
+def _schedstat() -> tuple[float, float]:
+    """Seconds this thread has run on a core and waited in a run queue (Linux' schedstat)."""
+    with open("/proc/thread-self/schedstat") as stat:
+        ran, queued, _ = stat.read().split()
+    return int(ran) / 1e9, int(queued) / 1e9
+
+
 def _lock_probe(path: str) -> None:
     while "dms.db.groupsync" not in sys.modules or not hasattr(
             sys.modules.get("dms.db.transactions"), "WRITE_LOCK"):
@@ -54,7 +63,7 @@ def _lock_probe(path: str) -> None:
         taken = acquire(timeout)
         if taken and lock._depth == 1:  # the outermost acquire: the writer's turn
             now = time.perf_counter()
-            held_since.at, held_since.cpu = now, time.thread_time()
+            held_since.at, held_since.sched = now, _schedstat()
             with mutex:
                 samples["wait"].append(now - started)
         return taken
@@ -62,9 +71,11 @@ def _lock_probe(path: str) -> None:
     def timed_release():
         if lock._depth == 1:
             kind = _kind(threading.current_thread().name)
+            ran, queued = _schedstat()
             with mutex:
                 samples["hold " + kind].append(time.perf_counter() - held_since.at)
-                samples["cpu " + kind].append(time.thread_time() - held_since.cpu)
+                samples["ran " + kind].append(ran - held_since.sched[0])
+                samples["queued " + kind].append(queued - held_since.sched[1])
         release()
 
     def timed_wait(self, ticket):
