@@ -11,7 +11,10 @@ step with the database through the outbox (dms.search.outbox).
 - It wakes when a write transaction of this process commits (dms.db.on_commit) and at least every
   POLL_SECONDS (for writes of other processes, such as `dms verify --repair`).
 - Memory: the index is opened when first needed (a search, a change) and let go after
-  IDLE_CLOSE_SECONDS without either, so an idle appliance does not keep it mapped.
+  IDLE_CLOSE_SECONDS without either, so an idle appliance does not keep it mapped; under steady
+  use it is let go and opened again every RENEW_SECONDS, as what tantivy allocates for an open
+  index grows with its commits and searches (an hour of mixed load: +40 MiB, flat when renewed,
+  bench/RESULTS.md).
 - "Done" means findable. A search first asks `catch_up(owner)`: if the outbox holds
   a row of one of the caller's nodes that the index lacks, committed before the search began (a
   document whose status just turned `succeeded`), the search wakes this thread and waits until
@@ -52,6 +55,9 @@ GATHER_SECONDS = 0.1
 # The writer (its indexing and merge threads, its 32 MiB budget's tables: ~2 MiB resident when
 # idle) is let go after this long without changes; opening it again costs ~10 ms.
 IDLE_CLOSE_SECONDS = 5.0
+# An index kept open by steady use is let go after this long (at the end of a step or a batch of
+# this thread; searches in flight keep the commit they read) and opened again by the next use.
+RENEW_SECONDS = 120.0
 BATCH_ROWS = 2000  # outbox rows applied per index commit
 RETRY_SECONDS_MAX = 60.0
 
@@ -98,6 +104,8 @@ class Indexer:
         self._writer = None
         self._open_lock = threading.Lock()  # opening and closing the index
         self._last_used = time.monotonic()
+        self._opened_at: float | None = None  # when a step of this thread first found it open
+        self.renewals = 0  # times the index was let go by RENEW_SECONDS (for the tests)
         self._rebuild_wanted = False
         self._loop = BackgroundLoop("search-indexer", self._run)
         self._urgent = threading.Event()  # a search waits for the outbox (set with a wake-up)
@@ -233,6 +241,19 @@ class Indexer:
             self._apply_outbox()
         elif self._writer is not None and time.monotonic() - self._last_used > IDLE_CLOSE_SECONDS:
             self._close()
+        self._renew_if_old()
+
+    def _renew_if_old(self) -> None:
+        """Let go of an index open for RENEW_SECONDS (counted from the first look that found it
+        open; at the end of each step and each batch of changes): the next search or change
+        opens it again, with what tantivy allocated for it freed."""
+        if self.state != READY or not self.index.is_open:
+            self._opened_at = None
+        elif self._opened_at is None:
+            self._opened_at = time.monotonic()
+        elif time.monotonic() - self._opened_at > RENEW_SECONDS:
+            self._close()
+            self.renewals += 1
 
     def _open_writer(self) -> bool:
         if self._writer is None:
@@ -299,6 +320,7 @@ class Indexer:
                 return
             self.fresh.moved(rows[-1][0])
             outbox.applied(rows[-1][0])
+            self._renew_if_old()  # changes that never pause keep this loop going
 
     def _apply_first(self, owner_id: str) -> bool:
         """Apply the rows of `owner_id`'s nodes ahead of the others (a search of theirs waits),
