@@ -35,7 +35,7 @@ def test_searches_and_changes_go_on_while_the_index_is_renewed(monkeypatch, read
     def searching() -> None:
         while not stop.is_set():
             wait_indexed(services.config)
-            before = set(made)  # all of these were in the index's last commit
+            before = set(made)  # committed before this search began: it finds them (freshness)
             try:
                 found = {hit["title"] for hit in search.query(services.search, alice, WORD,
                                                                limit=500)}
