@@ -27,7 +27,7 @@ most --drain-seconds). It prints numbers and never asserts.
 
     .venv/bin/python -m bench.load [--seconds 60] [--clients 16] [--users 4] [--me-seconds 10]
 
-With --profile-lock the server also times dms.db's write lock (bench/lib/lockprobe: how long
+With --profile-lock the server also times dms.db's write lock (bench/lib/serverprobe: how long
 writers wait for it, request threads and others hold it, and writers wait for the group commit's
 fsync; also the holders' time on a core and in the run queue during their holds) and
 the mixed load's section ends with those figures per 10 s. With --profile-memory the server

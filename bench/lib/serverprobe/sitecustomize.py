@@ -127,7 +127,7 @@ def _mappings() -> dict[str, float]:
             elif first == "Anonymous:":
                 kib = int(line.split()[1]) / 1024
                 totals["anon"] += kib
-                if name not in ("[heap]",) and not name.startswith("/"):
+                if name != "[heap]" and not name.startswith("/"):
                     totals["other anon"] += kib
     return totals
 
