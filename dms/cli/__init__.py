@@ -22,6 +22,8 @@ __all__ = ["build_parser", "main"]
 # dms.search.build.BUILD_COMMAND, spelled out: importing it would import the search package into
 # every command (a test starts the build through this command).
 SEARCH_BUILD_COMMAND = "_search-build"
+# dms.intake.mail.unpacking.UNPACK_COMMAND, spelled out for the same reason (mail, email).
+MAIL_UNPACK_COMMAND = "_mail-unpack"
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -32,6 +34,9 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     if argv[:1] == [SEARCH_BUILD_COMMAND]:  # a search index build of a running dms
         from dms.search.build import child_main
         return child_main(argv[1:])
+    if argv[:1] == [MAIL_UNPACK_COMMAND]:  # a large message of a mail check, unpacked
+        from dms.intake.mail import unpacking
+        return unpacking.main(argv[1:])
     args = build_parser().parse_args(argv)
     # Whatever the umask: the data dir, the database, stored files and backups are owner-only
     # (dms.files.modes).

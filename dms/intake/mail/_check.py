@@ -27,7 +27,9 @@ not be a probe of other hosts' ports.
 
 from __future__ import annotations
 
+import email.utils
 import logging
+import re
 import shutil
 import ssl
 import time
@@ -48,23 +50,10 @@ from dms.errors import DomainError, StorageFull, Unavailable
 from dms.files import sealing
 from dms.intake.mail._client import AnswerTooLarge, BoundedClient, Budget, LiteralTooLarge, Spool
 from dms.intake.mail._failures import CheckFailed, describe, reason_of
-from dms.intake.mail._message import (
-    MAX_ATTACHMENTS,
-    MessageLimits,
-    MessageRefused,
-    Origin,
-    attachments,
-    clean,
-    file_name,
-    origin_of,
-    parse,
-    save_payload,
-    sender_folder,
-)
+from dms.intake.mail._message import MAX_ATTACHMENTS, MessageLimits, MessageRefused, Origin, clean
+from dms.intake.mail.unpacking import unpack_message
 
 if TYPE_CHECKING:
-    from email.message import Message
-
     from dms.config import Config
     from dms.domain.services import Services
 
@@ -263,7 +252,8 @@ def _take_message(services: Services, account: MailAccount, user: User, client: 
         path = client.fetch_message(uid, spool)
         if path is None:  # deleted meanwhile
             return
-        if _import_message(services, account, user, path, key, problems, spool.folder):
+        if _import_message(services, account, user, path, key, problems, client.budget,
+                           spool.folder):
             _tell_mailbox(client, account, uid)
         else:
             _remember_handled(user.id, key)
@@ -303,16 +293,14 @@ def _message_keys(client: BoundedClient, account: MailAccount, uidvalidity: obje
 
 
 def _import_message(services: Services, account: MailAccount, user: User, path: Path,
-                    key: str, problems: list[str], folder: Path) -> bool:
+                    key: str, problems: list[str], budget: Budget, folder: Path) -> bool:
     """Import the attachments of the message in the file `path`, each decoded into a file of
-    `folder` first; False when it has none to take or is refused."""
+    `folder` first (dms.intake.mail.unpacking); False when it has none to take or is
+    refused."""
     config = services.config
+    limits = MessageLimits(config.mail_max_header_kb, config.mail_max_multiparts)
     try:
-        message = parse(path, MessageLimits(config.mail_max_header_kb, config.mail_max_multiparts))
-        parts, cut = attachments(message)
-        origin = origin_of(message, key)
-        files = [(file_name(part, index), _saved(part, folder / f"attachment-{index}"))
-                 for index, part in enumerate(parts, 1)]
+        unpacked = unpack_message(path, folder, key, limits, budget)
     except MessageRefused as refused:
         log.warning("mail account %s: the message %r was refused: %s", account.id, key, refused)
         problems.append(f"The message {clean(key)[:100]!r} was refused: {refused}; it is left "
@@ -320,10 +308,11 @@ def _import_message(services: Services, account: MailAccount, user: User, path: 
         refusals.record(user.id, "mail", clean(key)[:100],
                         f"The message was refused: {refused}; it is left in the mailbox.")
         return False
-    del message, parts  # the parsed message is let go before its attachments are read
+    origin = unpacked.origin
+    files = [(name[:uploads.MAX_FILE_NAME_LENGTH], saved) for name, saved in unpacked.files]
     if not files:
         return False
-    if cut:
+    if unpacked.cut:
         problems.append(f"The message {origin.subject!r} has more than {MAX_ATTACHMENTS} "
                         f"attachments; only the first {MAX_ATTACHMENTS} were imported.")
     folder_id = tree.special_folder(user, Node.INBOX).id
@@ -353,11 +342,11 @@ def _import_message(services: Services, account: MailAccount, user: User, path: 
     return True
 
 
-def _saved(part: Message, path: Path) -> Path:
-    """`path`, holding the part's decoded content."""
-    with open(path, "wb") as target:
-        save_payload(part, target)
-    return path
+def sender_folder(sender: str) -> str:
+    """The title of the folder of .inbox that a sender's attachments go to."""
+    address = email.utils.parseaddr(sender)[1].lower()
+    title = re.sub(r"[/\\]", "_", clean(address))[:tree.MAX_TITLE_LENGTH]
+    return title if title.strip(". ") else "unknown sender"
 
 
 def _tell_mailbox(client: BoundedClient, account: MailAccount, uid: int) -> None:

@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from dms.config import Config
-from dms.domain import tree, uploads
 from dms.files.fairness import yield_to_requests
 from dms.text import is_refused_character
 
@@ -269,20 +268,36 @@ def clean(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()[:MAX_HEADER_LENGTH]
 
 
-def sender_folder(sender: str) -> str:
-    address = email.utils.parseaddr(sender)[1].lower()
-    title = re.sub(r"[/\\]", "_", clean(address))[:tree.MAX_TITLE_LENGTH]
-    return title if title.strip(". ") else "unknown sender"
-
-
 def file_name(part: Message, index: int) -> str:
     """The attachment's own name, made a valid file name (it is only ever a title and a
-    download name, never a path); a nameless one is `attachment-<n>`."""
+    download name, never a path; the importer cuts it to a file name's length); a nameless one
+    is `attachment-<n>`."""
     try:
         name = decoded(part.get_filename() or "")
     except Exception:
         name = ""
     name = clean(name.replace("/", "_").replace("\\", "_")).strip(". ")
-    if not name:
-        name = f"attachment-{index}"
-    return name[:uploads.MAX_FILE_NAME_LENGTH]
+    return name or f"attachment-{index}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Unpacked:
+    """What dms takes from one message: where it came from, its attachments as (file name, the
+    file holding its decoded content), and whether it held more than MAX_ATTACHMENTS."""
+    origin: Origin
+    files: list[tuple[str, Path]]
+    cut: bool
+
+
+def unpack(path: Path, folder: Path, key: str, limits: MessageLimits = MessageLimits()) -> Unpacked:
+    """The message in the file `path` (its key `key`), each attachment decoded into a file
+    `attachment-<n>` of `folder`; MessageRefused when it cannot be taken safely."""
+    message = parse(path, limits)
+    parts, cut = attachments(message)
+    files = []
+    for index, part in enumerate(parts, 1):
+        saved = folder / f"attachment-{index}"
+        with open(saved, "wb") as target:
+            save_payload(part, target)
+        files.append((file_name(part, index), saved))
+    return Unpacked(origin_of(message, key), files, cut)
