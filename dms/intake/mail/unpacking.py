@@ -105,10 +105,13 @@ def main(argv: list[str]) -> int:
     # The parent's stdout is ours only for the answer: anything printed by accident would break it.
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    if memory_mb:
-        import resource
+    import resource
 
+    if memory_mb:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mb * 2**20, memory_mb * 2**20))
+    # Its parent ends it after CHILD_SECONDS; a child whose parent was killed ends by this.
+    cpu_seconds = int(CHILD_SECONDS) + 10
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
     request = json.loads(sys.stdin.buffer.read())
     limits = MessageLimits(request["max_header_kb"], request["max_multiparts"])
     try:
