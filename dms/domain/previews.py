@@ -45,7 +45,10 @@ def preview_width(asked: object) -> int:
     """The width to make for `?width=` (a whole number of pixels, up to the widest): the next
     of PREVIEW_WIDTHS at or above it."""
     text = str(asked).strip()
-    if not text.isdigit() or not 1 <= int(text) <= PREVIEW_WIDTHS[-1]:
+    # ASCII digits only: "²" is a digit to isdigit, not to int(); a short one: int() refuses
+    # more than 4,300 digits.
+    if not (text.isascii() and text.isdigit()) or len(text) > 5 \
+            or not 1 <= int(text) <= PREVIEW_WIDTHS[-1]:
         raise Invalid(f"width must be a whole number of pixels from 1 to {PREVIEW_WIDTHS[-1]}.")
     return next(width for width in PREVIEW_WIDTHS if width >= int(text))
 

@@ -63,7 +63,8 @@ def test_bad_widths_and_other_peoples_pages_are_refused(alice, bob):
     upload(alice, document_id, "scan.png", samples.png("Invoice 4711"))
     wait_processed(alice, document_id)
     [page_id] = page_ids(alice, document_id)
-    for width in ("0", "2001", "wide", "-5", "1.5", ""):
+    # "²" and "٣" are digits to str.isdigit, not to int(); 5,000 digits are past int()'s limit.
+    for width in ("0", "2001", "wide", "-5", "1.5", "", "²", "%D9%A3", "9" * 5000):
         assert_error(alice.get(f"/api/pages/{page_id}/preview/?width={width}"), 400, "invalid",
                      "width must be a whole number of pixels from 1 to 2000.")
     for path in (f"/api/pages/{page_id}/preview/?width=480",

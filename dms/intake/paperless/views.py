@@ -42,7 +42,7 @@ def saved_search_of(view: dict[str, Any], rules: list[tuple[int, str | None]],
         elif rule_type in DATES and text:
             field, operator = DATES[rule_type]
             terms.append(f"{field}:{operator}{text[:10]}")
-        elif rule_type in NUMBERS and text.isdigit():
+        elif rule_type in NUMBERS and text.isascii() and text.isdigit() and len(text) <= 18:
             terms.append(f"asn{NUMBERS[rule_type]}{text}")
         elif rule_type in LABELS:
             kind = LABELS[rule_type]
@@ -85,7 +85,7 @@ def saved_search_of(view: dict[str, Any], rules: list[tuple[int, str | None]],
 
 
 def _number(text: str) -> Any:
-    return int(text) if text.isdigit() else text
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else text
 
 
 def _today():
