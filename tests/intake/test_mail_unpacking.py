@@ -74,8 +74,11 @@ def test_a_child_and_the_checking_thread_take_the_same_from_the_same_messages(al
 def test_a_message_needing_more_memory_than_its_child_may_have_is_refused(alice, hostile,
                                                                           monkeypatch):
     """24 MiB of raw 8-bit bytes took the child 136 MiB of address space; capped at 100 MiB, it
-    is refused, remembered, and the next message imported; the checking process never held it."""
+    is refused, remembered, and the next message imported; the checking process never held it.
+    (By default a child may have 512 MiB, and 64 + 6 MiB for each MiB of DMS_MAIL_MAX_MESSAGE_MB
+    where that is more.)"""
     monkeypatch.setattr(unpacking, "CHILD_MEMORY_MB", 100)
+    monkeypatch.setattr(unpacking, "MEMORY_PER_MESSAGE_MB", 0)
     raw = b"Subject: raw\r\nFrom: someone@example.org\r\n\r\n" + os.urandom(24 * 2**20)
     receipt = samples.pdf(["Receipt 17"])
     hostile.messages = [Message(raw), Message(message("Receipt", [
@@ -133,8 +136,14 @@ def test_a_check_ending_while_its_message_is_unpacked_kills_the_child(tmp_path, 
         threading.Timer(0.5, budget.expire).start()
     started = time.monotonic()
     with pytest.raises(unpacking.CheckEnded):
-        unpacking.unpack_message(message, tmp_path, "<m1@example.org>", MessageLimits(), budget)
+        unpacking.unpack_message(message, tmp_path, "<m1@example.org>", MessageLimits(), budget,
+                                 25)
     assert 0.5 <= time.monotonic() - started < 0.5 + unpacking.POLL_SECONDS + 2
     assert budget.expired
     assert unpacking_children() == []
     assert sorted(os.listdir(tmp_path)) == ["message"]
+
+
+def test_a_child_may_have_more_memory_where_messages_may_be_larger():
+    assert [unpacking.child_memory_mb(mb) for mb in (1, 25, 74, 100, 1024)] == [
+        512, 512, 512, 664, 6208]

@@ -300,7 +300,7 @@ def _import_message(services: Services, account: MailAccount, user: User, path: 
     config = services.config
     limits = MessageLimits(config.mail_max_header_kb, config.mail_max_multiparts)
     try:
-        unpacked = unpack_message(path, folder, key, limits, budget)
+        unpacked = unpack_message(path, folder, key, limits, budget, config.mail_max_message_mb)
     except MessageRefused as refused:
         log.warning("mail account %s: the message %r was refused: %s", account.id, key, refused)
         problems.append(f"The message {clean(key)[:100]!r} was refused: {refused}; it is left "

@@ -34,9 +34,11 @@ if TYPE_CHECKING:
 
 UNPACK_COMMAND = "_mail-unpack"  # spelled out in dms.cli, which dispatches it before anything else
 IN_PROCESS_BYTES = 2**20  # a message of at most this size is parsed in the checking thread
-# The child's address space: a message of 24 MiB took 91 MiB (base64) and 136 MiB (raw 8-bit
-# bytes) at most; a message needing more than this is refused.
+# The child's address space: Python's own (~60 MiB) and up to MEMORY_PER_MESSAGE_MB times the
+# largest message (DMS_MAIL_MAX_MESSAGE_MB), at least CHILD_MEMORY_MB. A message of 24 MiB took
+# 91 MiB (base64) and 136 MiB (raw 8-bit bytes); a message needing more is refused.
 CHILD_MEMORY_MB = 512
+MEMORY_PER_MESSAGE_MB = 6
 CHILD_SECONDS = 120.0  # a message taking longer is refused (unless its check ends first)
 POLL_SECONDS = 0.5  # how often the parent looks whether its check was ended meanwhile
 MEMORY = "it needs more memory than this server gives the reading of one message"
@@ -47,8 +49,13 @@ class CheckEnded(Exception):
     the child is killed, the budget expired."""
 
 
-def unpack_message(path: Path, folder: Path, key: str, limits: MessageLimits,
-                   budget: Budget) -> Unpacked:
+def child_memory_mb(max_message_mb: int) -> int:
+    """The address space of a child for messages of at most `max_message_mb`."""
+    return max(CHILD_MEMORY_MB, 64 + MEMORY_PER_MESSAGE_MB * max_message_mb)
+
+
+def unpack_message(path: Path, folder: Path, key: str, limits: MessageLimits, budget: Budget,
+                   max_message_mb: int) -> Unpacked:
     """`_message.unpack` of the message in `path`: in a child process when it is larger than
     IN_PROCESS_BYTES. MessageRefused also when the child ran out of memory or time or crashed;
     CheckEnded when the check was ended meanwhile."""
@@ -58,8 +65,8 @@ def unpack_message(path: Path, folder: Path, key: str, limits: MessageLimits,
                           "max_header_kb": limits.max_header_kb,
                           "max_multiparts": limits.max_multiparts}).encode()
     frozen = getattr(sys, "frozen", False)
-    command = [sys.executable] + ([] if frozen else ["-m", "dms"]) + [UNPACK_COMMAND,
-                                                                      str(CHILD_MEMORY_MB)]
+    command = [sys.executable] + ([] if frozen else ["-m", "dms"]) + [
+        UNPACK_COMMAND, str(child_memory_mb(max_message_mb))]
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              close_fds=True, start_new_session=True)
     run_behind(child.pid)
