@@ -59,6 +59,13 @@ def required_text(value: object, field: str, noun: str, max_length: int | None =
     return text
 
 
+def is_whole_number(text: str, max_digits: int = 18) -> bool:
+    """Whether int() reads `text` as a whole number of at most `max_digits` digits: ASCII digits
+    only ("²" and "٣" are digits to str.isdigit, not to int(), which also refuses more than 4,300
+    digits)."""
+    return text.isascii() and text.isdigit() and len(text) <= max_digits
+
+
 def username_key(username: str) -> str:
     """What makes two usernames the same: `ADMIN` and `admin`, `ｆｏｏ` and `foo` (the unique
     `user.username_key` column; restore and verify check it too)."""

@@ -25,6 +25,7 @@ from dms.errors import Invalid, StorageFull, Unavailable
 from dms.files import pdf
 from dms.files.imaging import decoding
 from dms.files.storage import FileMissing, FileStore, original
+from dms.text import is_whole_number
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PilImage
@@ -45,10 +46,7 @@ def preview_width(asked: object) -> int:
     """The width to make for `?width=` (a whole number of pixels, up to the widest): the next
     of PREVIEW_WIDTHS at or above it."""
     text = str(asked).strip()
-    # ASCII digits only: "²" is a digit to isdigit, not to int(); a short one: int() refuses
-    # more than 4,300 digits.
-    if not (text.isascii() and text.isdigit()) or len(text) > 5 \
-            or not 1 <= int(text) <= PREVIEW_WIDTHS[-1]:
+    if not is_whole_number(text, 5) or not 1 <= int(text) <= PREVIEW_WIDTHS[-1]:
         raise Invalid(f"width must be a whole number of pixels from 1 to {PREVIEW_WIDTHS[-1]}.")
     return next(width for width in PREVIEW_WIDTHS if width >= int(text))
 

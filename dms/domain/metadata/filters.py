@@ -22,6 +22,7 @@ from dms.domain.metadata.fieldquery import PARAMETER, QueryField, compile_expr, 
 from dms.domain.metadata.labels import CORRESPONDENTS, DOCUMENT_TYPES, Kind
 from dms.domain.metadata.orderedquery import OrderedMatches, ordered_matches
 from dms.errors import Invalid
+from dms.text import is_whole_number
 
 NONE = "none"
 PARAMETERS = ("correspondent", "document_type", "asn", "document_date_after",
@@ -132,6 +133,6 @@ def _check_owned(kind: Kind, user: User, value: str, name: str) -> None:
 
 
 def _asn(value: str) -> int:
-    if not (value.isascii() and value.isdigit()) or len(value) > 10 or int(value) > MAX_ASN:
+    if not is_whole_number(value, 10) or int(value) > MAX_ASN:
         raise Invalid(f"asn is a whole number from 0 to {MAX_ASN:,}.", "asn")
     return int(value)

@@ -42,6 +42,7 @@ from dms.domain.searchquery.tree import (
     Words,
 )
 from dms.errors import Invalid
+from dms.text import is_whole_number
 
 MAX_LEAVES = 32
 MAX_DEPTH = 8
@@ -279,7 +280,7 @@ class _Reader:
         return self.days(field, operator, value, high, value_at, start, label)
 
     def number(self, value: str, at: int, label: str) -> int:
-        if not value.isascii() or not value.isdigit() or len(value) > 18:
+        if not is_whole_number(value):
             raise self.fail(at, f"a whole number after {label}")
         return int(value)
 

@@ -39,6 +39,7 @@ from dms.domain.documents import latest_version, searchable_name
 from dms.domain.sharelinks.links import slug_digest
 from dms.errors import Gone, NotFound, StorageFull, Throttled, Unavailable
 from dms.files import sealing
+from dms.text import is_whole_number
 
 log = logging.getLogger("dms.share")
 
@@ -144,7 +145,7 @@ class Visit:
         if not self.needs_password:
             return True
         until, _, mac = (token or "").partition(".")
-        if not until.isascii() or not until.isdigit() or len(until) > 12:
+        if not is_whole_number(until, 12):
             return False
         return int(until) > time.time() and hmac.compare_digest(mac, self._mac(int(until)))
 

@@ -18,6 +18,7 @@ from dms.domain.tagfilter import name_key
 from dms.errors import DomainError
 from dms.intake.paperless.labels import Owners
 from dms.intake.paperless.manifest import Library
+from dms.text import is_whole_number
 
 ROLES = {"view_document": "viewer", "change_document": "editor"}
 RANK = {"viewer": 1, "editor": 2}
@@ -119,12 +120,7 @@ class Sharing:
 
 def _document_key(object_pk: str, node_of: dict[Any, str]) -> Any:
     """The document's key as the manifest wrote it (a number), if it was imported."""
-    for key in (object_pk, int(object_pk) if _is_number(object_pk) else None):
+    for key in (object_pk, int(object_pk) if is_whole_number(object_pk) else None):
         if key is not None and key in node_of:
             return key
     return None
-
-
-def _is_number(text: str) -> bool:
-    """Digits that int() reads (ASCII: "²" is a digit to isdigit, not to int()), short enough."""
-    return text.isascii() and text.isdigit() and len(text) <= 18

@@ -12,6 +12,7 @@ from dms.db.models import User
 from dms.domain.searchquery import QueryError, parse
 from dms.intake.paperless.labels import Labels
 from dms.intake.paperless.manifest import Library
+from dms.text import is_whole_number
 
 WORDS = {19: "", 49: "", 20: "", 0: "title:", 48: "title:", 1: "text:"}
 DATES = {8: ("created", "<"), 9: ("created", ">"), 43: ("created", "<="), 44: ("created", ">="),
@@ -42,7 +43,7 @@ def saved_search_of(view: dict[str, Any], rules: list[tuple[int, str | None]],
         elif rule_type in DATES and text:
             field, operator = DATES[rule_type]
             terms.append(f"{field}:{operator}{text[:10]}")
-        elif rule_type in NUMBERS and text.isascii() and text.isdigit() and len(text) <= 18:
+        elif rule_type in NUMBERS and is_whole_number(text):
             terms.append(f"asn{NUMBERS[rule_type]}{text}")
         elif rule_type in LABELS:
             kind = LABELS[rule_type]
@@ -85,7 +86,7 @@ def saved_search_of(view: dict[str, Any], rules: list[tuple[int, str | None]],
 
 
 def _number(text: str) -> Any:
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else text
+    return int(text) if is_whole_number(text) else text
 
 
 def _today():

@@ -11,6 +11,7 @@ from typing import Any
 
 from dms.domain import docfilters, numbers
 from dms.domain.rows import User
+from dms.text import is_whole_number
 from dms.web.paperless.protocol import Call, invalid
 
 NOTHING = docfilters.Condition("1 = 0")
@@ -31,7 +32,7 @@ def _numbers(call: Call, name: str) -> list[int] | None:
         return None
     parts = [part.strip() for part in raw.split(",") if part.strip()]
     if len(parts) > docfilters.MAX_VALUES or not all(
-            part.isascii() and part.isdigit() and len(part) <= 18 for part in parts):
+            is_whole_number(part) for part in parts):
         raise invalid(name, "Enter a whole number." if "," not in raw else
                       "Enter a comma-separated list of whole numbers.")
     return [int(part) for part in parts]

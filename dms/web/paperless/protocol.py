@@ -35,6 +35,7 @@ from dms.domain.sessions import idle_limit, live_token
 from dms.files import spool
 from dms.files.fairness import acting_for, serving
 from dms.runtime import Runtime
+from dms.text import is_whole_number
 from dms.web.endpoints import is_disk_full, public_origin, release_connection
 from dms.web.jsonapi import ApiError, encode, parse_json, raw_json
 
@@ -214,7 +215,7 @@ def _length(raw: str | None) -> int:
 
 def _positive(raw: str | None, default: int, most: int | None) -> int:
     """A positive whole number from a query parameter; `default` for anything else."""
-    if raw is None or not raw.isascii() or not raw.isdigit() or len(raw) > 12 or int(raw) < 1:
+    if raw is None or not is_whole_number(raw, 12) or int(raw) < 1:
         return default
     return min(int(raw), most) if most is not None else int(raw)
 
@@ -378,6 +379,6 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
 
 def number(raw: str) -> int:
     """A path's integer id; an id that is not one is a 404, as Django's URL patterns answer."""
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
+    if not is_whole_number(raw):
         raise not_found()
     return int(raw)

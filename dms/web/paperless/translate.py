@@ -12,6 +12,7 @@ from typing import Any
 
 from dms.domain import numbers, tags
 from dms.domain.rows import User
+from dms.text import is_whole_number
 from dms.web.paperless.protocol import invalid
 
 # dms's attribute names in errors: the dialect's.
@@ -31,7 +32,7 @@ class DocumentChange:
 def pk(name: str, value: object) -> int:
     """A primary key (a number) a client sent, or DRF's 400 naming `name`."""
     if isinstance(value, bool) or not isinstance(value, (int, str)) \
-            or not str(value).isascii() or not str(value).isdigit() or len(str(value)) > 18:
+            or not is_whole_number(str(value)):
         raise invalid(name, f"Incorrect type. Expected pk value, received {type(value).__name__}.")
     return int(value)
 
