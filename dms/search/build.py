@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from dms.db import database, is_disk_full, open_database
+from dms.files.children import dms_command
 from dms.files.fairness import run_behind
 from dms.search import outbox
 from dms.search.index import SearchIndex
@@ -68,9 +69,7 @@ class BuildProcess:
     behind the server's threads, holding `lock_fd` (the server's search.lock) too."""
 
     def __init__(self, index_dir: Path, database_file: str, lock_fd: int):
-        frozen = getattr(sys, "frozen", False)
-        command = [sys.executable] + ([] if frozen else ["-m", "dms"]) + [
-            BUILD_COMMAND, str(index_dir), database_file, str(os.getpid())]
+        command = dms_command(BUILD_COMMAND, str(index_dir), database_file, str(os.getpid()))
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.PIPE, close_fds=True,
                                         pass_fds=(lock_fd,), start_new_session=True)

@@ -25,7 +25,6 @@ import logging
 import select
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +32,7 @@ from typing import Any, BinaryIO, cast
 
 from dms.config import Config
 from dms.errors import Unavailable
+from dms.files.children import dms_command
 from dms.files.fairness import (
     MOST_NICENESS,
     FairSlots,
@@ -88,9 +88,7 @@ class Child:
 
     def __init__(self, memory_mb: int, times: ReaderTimes):
         self.times = times
-        frozen = getattr(sys, "frozen", False)
-        command = [sys.executable] + ([] if frozen else ["-m", "dms"]) + [CHILD_COMMAND,
-                                                                          str(memory_mb)]
+        command = dms_command(CHILD_COMMAND, str(memory_mb))
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         bufsize=0, close_fds=True, start_new_session=True)
         # Its pipes (PIPE above, unbuffered: bufsize=0), never None.

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from dms.files.children import dms_command
 from dms.files.fairness import run_behind
 from dms.intake.mail._message import MessageLimits, MessageRefused, Origin, Unpacked, unpack
 
@@ -64,9 +65,7 @@ def unpack_message(path: Path, folder: Path, key: str, limits: MessageLimits, bu
     request = json.dumps({"path": str(path), "folder": str(folder), "key": key,
                           "max_header_kb": limits.max_header_kb,
                           "max_multiparts": limits.max_multiparts}).encode()
-    frozen = getattr(sys, "frozen", False)
-    command = [sys.executable] + ([] if frozen else ["-m", "dms"]) + [
-        UNPACK_COMMAND, str(child_memory_mb(max_message_mb))]
+    command = dms_command(UNPACK_COMMAND, str(child_memory_mb(max_message_mb)))
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              close_fds=True, start_new_session=True)
     run_behind(child.pid)
