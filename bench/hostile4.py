@@ -98,8 +98,9 @@ def stop(server: ServerProcess) -> None:
 
 
 def run_round4(seconds: float, victims: int, long_documents: int, split_pages: int,
-               prefix: str = "") -> None:
-    """Every phase of round 4 against one fresh server; phases labelled `prefix` + number."""
+               prefix: str = "", phases: list[str] | None = None) -> None:
+    """Every phase of round 4 (or those labelled as in `phases`) against one fresh server; phases
+    labelled `prefix` + number."""
     print(f"targets (issue 38): under each attack another user's p99 <= {PROBE_P99_TARGET_MS} "
           f"ms and the server's RSS <= {RSS_TARGET_MIB} MiB; DMS_OCR_WORKERS=1")
     with tempfile.TemporaryDirectory(prefix="dms-bench-hostile4-") as tmp:
@@ -125,6 +126,8 @@ def run_round4(seconds: float, victims: int, long_documents: int, split_pages: i
                        Smaller(round_)]
             outcomes = []
             for attack in attacks:
+                if phases and (attack.label if attack else "0") not in phases:
+                    continue
                 label = f"{prefix}{attack.label if attack else '0'}"
                 title = attack.title if attack else f"baseline: {victims} probe threads, no attack"
                 outcomes.append(run_attack(round_, output, probes, attack, label, title))
@@ -144,9 +147,12 @@ def main() -> None:
                         help="the dry-run attacker's text documents of 100,000 characters")
     parser.add_argument("--split-pages", type=int, default=SPLIT_PAGES,
                         help="pages of the PDF split after every page")
+    parser.add_argument("--phases", default="",
+                        help="only these phases, by label, comma-separated (e.g. 0,3,6c)")
     args = parser.parse_args()
     print(f"machine: {machine()}")
-    run_round4(args.seconds, args.victims, args.long_documents, args.split_pages)
+    run_round4(args.seconds, args.victims, args.long_documents, args.split_pages,
+               phases=[label for label in args.phases.split(",") if label])
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ __all__ = ["build_parser", "main"]
 SEARCH_BUILD_COMMAND = "_search-build"
 # dms.intake.mail.unpacking.UNPACK_COMMAND, spelled out for the same reason (mail, email).
 MAIL_UNPACK_COMMAND = "_mail-unpack"
+# dms.domain.rules.matcher.MATCH_COMMAND, spelled out for the same reason (the domain's rules).
+RULES_MATCH_COMMAND = "_rules-match"
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -37,6 +39,11 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
     if argv[:1] == [MAIL_UNPACK_COMMAND]:  # a large message of a mail check, unpacked
         from dms.intake.mail import unpacking
         return unpacking.main(argv[1:])
+    if argv[:1] == [RULES_MATCH_COMMAND]:  # a dry run's matching over many documents
+        # Its last argument names the engine: PostgreSQL's driver costs SQLite's child ~0.1 s.
+        _import_without(postgresql=argv[-1:] != ["postgresql"], redis=True, queue=False)
+        from dms.domain.rules import matcher
+        return matcher.main(argv[1:])
     args = build_parser().parse_args(argv)
     # Whatever the umask: the data dir, the database, stored files and backups are owner-only
     # (dms.files.modes).
@@ -128,19 +135,27 @@ def _import_libraries_without_unused_drivers(config: Config) -> None:
     neither 16 MiB of resident memory (bench/idle.py: 64 against 48 MiB with both extras
     installed). A command on SQLite with the embedded queue hides the drivers it does not use from
     those imports; what a PostgreSQL or Redis installation uses is imported as before."""
+    _import_without(postgresql=not config.database_url, redis=config.embedded_queue,
+                    queue=True)
+
+
+def _import_without(postgresql: bool, redis: bool, queue: bool) -> None:
+    """peewee (and with `queue` huey and the migration runner) imported with PostgreSQL's and
+    Redis' clients hidden, as asked."""
     hidden = []
-    if not config.database_url:
+    if postgresql:
         hidden += ["psycopg", "psycopg2", "psycopg2cffi"]
-    if config.embedded_queue:
+    if redis:
         hidden += ["redis"]
     if not hidden or any(name in sys.modules for name in ("peewee", "huey", *hidden)):
         return
     for name in hidden:
         sys.modules[name] = None  # makes `import redis` fail, which these libraries tolerate
     try:
-        import huey.storage  # noqa: F401
         import peewee  # noqa: F401
-        import playhouse.migrations  # noqa: F401
+        if queue:
+            import huey.storage  # noqa: F401
+            import playhouse.migrations  # noqa: F401
     finally:
         for name in hidden:
             del sys.modules[name]

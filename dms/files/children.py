@@ -1,6 +1,6 @@
 """How dms starts itself as a child process: a hidden subcommand (`dms _pdf-reader`,
-`dms _search-build`, `dms _mail-unpack`) run by the same Python, or by the executable of a
-PyInstaller build, which is dms itself."""
+`dms _search-build`, `dms _mail-unpack`, `dms _rules-match`) run by the same Python, or by the
+executable of a PyInstaller build, which is dms itself."""
 
 from __future__ import annotations
 

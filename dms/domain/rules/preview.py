@@ -4,6 +4,8 @@ documents a rule would match and what it would change in each, changing nothing.
 Bounded per request: the most recently changed documents whose reading has ended are examined,
 at most `rules_preview_documents` of them and for at most `rules_preview_seconds`; the answer
 says how many were examined of how many there are (`complete` false when it stopped early).
+More than a few documents are matched in a process of its own, behind the server's threads
+(dms.domain.rules.matcher).
 Bounded per user and process: a user's dry runs run one at a time, and a process runs a few at once
 (dms.domain.services.DRY_RUNS_AT_ONCE); past either, 429 at once. As `POST /rules/{id}/apply/` does,
 the dry run ignores `enabled`, `sources` and `stop` (they are about new documents) and what a person
@@ -11,7 +13,6 @@ changed by hand (applying is a person's choice)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,16 +21,13 @@ from dms.db import database
 from dms.db.models import Node, OcrStatus, Rule, User
 from dms.domain import tags
 from dms.domain.rules import _metadata as rule_metadata
-from dms.domain.rules import facts
-from dms.domain.rules.checks import spec_of
-from dms.domain.rules.filing import Step, evaluate, live_folders
+from dms.domain.rules import matcher
+from dms.domain.rules.filing import live_folders
 from dms.domain.rules.store import owned_rule
-from dms.files.fairness import yield_to_requests
 
 if TYPE_CHECKING:
     from dms.domain.services import Services
 
-BATCH = 50  # documents read at once
 ENDED = (OcrStatus.SUCCEEDED, OcrStatus.FAILED)
 CANDIDATES = ("FROM node WHERE owner_id = ? AND kind = ? AND trash_id IS NULL "
               "AND ocr_status IN (?, ?)")
@@ -60,36 +58,14 @@ def preview(services: Services, user: User, rule_id: str) -> Preview:
 
 
 def _preview(config: Config, user: User, rule: Rule) -> Preview:
-    rules = [(rule, spec_of(rule))]
     params = (user.id, Node.DOCUMENT, *ENDED)
     documents = database.execute_sql(f"SELECT count(*) {CANDIDATES}", params).fetchone()[0]
     ids = [row[0] for row in database.execute_sql(
         f"SELECT id {CANDIDATES} ORDER BY updated_at DESC, id DESC LIMIT ?",
         (*params, config.rules_preview_documents))]
-    deadline = time.monotonic() + config.rules_preview_seconds
-    matched: list[tuple[str, tuple[str, str], Step]] = []
-    examined = 0
-    for start in range(0, len(ids), BATCH):
-        if time.monotonic() > deadline:
-            break
-        chunk = ids[start:start + BATCH]
-        loaded = facts.load(chunk, config.rules_max_text_chars)
-        for document_id in chunk:
-            if time.monotonic() > deadline:
-                break
-            examined += 1
-            yield_to_requests()  # other users' requests first
-            # Let each document go once matched: its words and the fuzzy algorithm's runs of
-            # them are megabytes for a long text (a batch's 50 held 444 MiB).
-            document = loaded.pop(document_id, None)
-            if document is None:
-                continue
-            before = (document.parent_id, document.title)
-            steps = evaluate(rules, document, time.monotonic() + config.rules_max_seconds,
-                             stop=False)
-            if steps:
-                matched.append((document_id, before, steps[0]))
-    return Preview(_hits(user, matched), examined, documents, examined == documents)
+    found = matcher.match_documents(config, user.id, rule.id, ids, config.rules_preview_seconds)
+    return Preview(_hits(user, found.matched), found.examined, documents,
+                   found.examined == documents)
 
 
 def hit_documents(user: User, hits: list[Hit]) -> dict[str, Node]:
@@ -100,7 +76,7 @@ def hit_documents(user: User, hits: list[Hit]) -> dict[str, Node]:
                                                           Node.owner == user.id)}
 
 
-def _hits(user: User, matched: list[tuple[str, tuple[str, str], Step]]) -> list[Hit]:
+def _hits(user: User, matched: list[matcher.Matched]) -> list[Hit]:
     """What the rule would change in each matched document (their tags and the rule's folder
     read once for all)."""
     labels = tags.tags_of([document_id for document_id, _, _ in matched], user.id)

@@ -1,0 +1,133 @@
+"""A dry run of more than a few documents matches them in a child process of its own
+(dms.domain.rules.matcher, `dms _rules-match`), behind the server's threads: it finds what the
+request's own thread finds (every kind of step: tags, folder, a title from a template, a
+correspondent, a type, a custom field, the date read from the text), it stops at the dry run's
+deadline, and a child that fails or overruns is killed and answered 503 with nothing changed.
+
+On the fast tier (the domain's functions, no server; documents written straight into the database
+as read); the child is a real `python -m dms _rules-match` reading the same database (SQLite's
+file, or PostgreSQL's URL given on its stdin)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from dms.domain.metadata import fields, labels
+from dms.domain.rules import matcher, preview
+from tests.harness.database import add_document
+from tests.harness.domaintier import assert_refused, home_id, inbox_id, new_folder, new_user
+from tests.harness.rules import make_rule
+
+LETTERS = ["Stadtwerke Musterstadt, Köln, 14. März 2024. Ihre Jahresabrechnung 2023",
+           "Dear customer, your order", "Jahresabrechnung der Stadtwerke, 2. Mai 2023",
+           "ACME delivery note", "Stadtwerke: Ihre Jahresabrechnung"]
+# Long letters, and a long fuzzy pattern scored against every run of their words.
+LONG = " ".join(f"Sehr geehrte Kundin, Ihre Rechnung Nummer {n} vom Stadtwerk Musterstadt"
+                for n in range(400))
+PATTERN = "Krankenversicherung Beitragsrechnung Mitgliedsnummer Versichertennummer Zahlung"
+
+
+@pytest.fixture(params=["in a child", "in the thread"])
+def where(request, monkeypatch):
+    """Either way of matching, whatever the number of documents."""
+    monkeypatch.setattr(matcher, "IN_PROCESS_DOCUMENTS",
+                        0 if request.param == "in a child" else 10**6)
+    return request.param
+
+
+def matcher_children() -> list[int]:
+    """The pids of this process' `dms _rules-match` children still there."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() \
+                and matcher.MATCH_COMMAND.encode() in command:
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_child_finds_what_the_thread_finds_every_kind_of_step(services, where):
+    alice = new_user("alice")
+    documents = [add_document(alice.id, inbox_id(alice), f"doc-{index}.txt", text)
+                 for index, text in enumerate(LETTERS)]
+    bills = new_folder(services, alice, "Bills", home_id(alice))
+    power = labels.create(labels.CORRESPONDENTS, alice, {"name": "Stadtwerke"})
+    bill = labels.create(labels.DOCUMENT_TYPES, alice, {"name": "Abrechnung"})
+    amount = fields.create_field(alice, {"name": "Betrag", "data_type": "monetary"})
+    rule = make_rule(alice, "Strom", "jahresabrechnung", actions={
+        "add_tags": ["strom", "bill"], "move_to": bills, "set_title": "{match}: {title}",
+        "set_correspondent": power.id, "set_document_type": bill.id,
+        "set_custom_field": {"field": amount.id, "value": "EUR80.00"},
+        "set_document_date_from_text": True})
+
+    def changes(title: str, date: str | None) -> dict:
+        return {"add_tags": ["strom", "bill"], "move_to": {"id": bills, "title": "Bills"},
+                "set_title": f"Jahresabrechnung: {title}", "set_correspondent": "Stadtwerke",
+                "set_document_type": "Abrechnung",
+                "set_custom_field": {"field": "Betrag", "value": "EUR80.00"},
+                "set_document_date": date}
+
+    assert preview.preview(services, alice, rule.id) == preview.Preview(hits=[
+        preview.Hit(documents[4], "text", "Jahresabrechnung", changes("doc-4.txt", None)),
+        preview.Hit(documents[2], "text", "Jahresabrechnung",
+                    changes("doc-2.txt", "2023-05-02")),
+        preview.Hit(documents[0], "text", "Jahresabrechnung",
+                    changes("doc-0.txt", "2024-03-14"))],
+        examined=5, documents=5, complete=True)
+    assert matcher_children() == []
+
+
+def test_a_child_that_fails_is_answered_503_and_changes_nothing(services, config, monkeypatch):
+    alice = new_user("alice")
+    documents = [add_document(alice.id, inbox_id(alice), f"doc-{index}.txt", text)
+                 for index, text in enumerate(LETTERS)]
+    rule = make_rule(alice, "Strom", "jahresabrechnung", actions={"add_tags": ["strom"]})
+    # A command the child does not know: it ends with status 2 and answers nothing.
+    monkeypatch.setattr(matcher, "MATCH_COMMAND", "_no-such-command")
+    monkeypatch.setattr(matcher, "IN_PROCESS_DOCUMENTS", 5)  # five: no child
+    result = preview.preview(services, alice, rule.id)
+    assert ([hit.document_id for hit in result.hits], result.examined) == (
+        [documents[4], documents[2], documents[0]], 5)
+    monkeypatch.setattr(matcher, "IN_PROCESS_DOCUMENTS", 4)  # more: the child
+    assert_refused(config, lambda: preview.preview(services, alice, rule.id), "unavailable",
+                   matcher.FAILED, None)
+    assert services.dry_runs.held() == {}
+    assert matcher_children() == []
+
+
+@pytest.mark.config(rules_preview_seconds=0.1, rules_max_seconds=0.01)
+def test_a_child_that_overruns_is_killed(services, config, monkeypatch):
+    monkeypatch.setattr(matcher, "IN_PROCESS_DOCUMENTS", 0)
+    monkeypatch.setattr(matcher, "GRACE_SECONDS", -0.1)  # waited for ~0.01 s: less than a start
+    alice = new_user("alice")
+    add_document(alice.id, inbox_id(alice), "doc.txt", LETTERS[0])
+    rule = make_rule(alice, "Strom", "jahresabrechnung", actions={"add_tags": ["strom"]})
+    assert_refused(config, lambda: preview.preview(services, alice, rule.id), "unavailable",
+                   matcher.FAILED, None)
+    assert matcher_children() == []
+    assert services.dry_runs.held() == {}
+
+
+@pytest.mark.config(rules_preview_seconds=0.5)
+def test_the_child_stops_at_the_dry_runs_deadline(services):
+    alice = new_user("alice")
+    for index in range(300):
+        add_document(alice.id, inbox_id(alice), f"long-{index}.txt", LONG)
+    rule = make_rule(alice, "Insurance", PATTERN, algorithm="fuzzy",
+                     actions={"add_tags": ["insurance"]})
+    started = time.monotonic()
+    result = preview.preview(services, alice, rule.id)
+    took = time.monotonic() - started
+    assert (result.hits, result.documents, result.complete) == ([], 300, False)
+    assert result.examined < 300
+    # The deadline counts from the request: the child's start is inside it; one document's
+    # matching (DMS_RULES_MAX_SECONDS at most, milliseconds here) may pass it.
+    assert took < 0.5 + 1.5, took
