@@ -22,6 +22,7 @@ from dms.domain.nodepages import (
     NodeListing,
     NodeRow,
     OrderedListing,
+    row_columns,
 )
 from dms.domain.tagfilter import tag_filter
 from dms.domain.tree import LIVE
@@ -31,7 +32,7 @@ from dms.errors import Invalid
 __all__ = ["DEFAULT_ORDER", "ROW_COLUMNS", "SORTS", "FieldSortListing", "Filter", "Filters",
            "NodeListing", "NodeRow", "OrderedListing", "SpecialFolders", "WithShared", "children",
            "folder_of", "has_shares", "inbox_count", "listing", "of_kind", "order_of",
-           "owner_filter", "special_folders"]
+           "owner_filter", "row_columns", "special_folders"]
 
 # sort= value -> ORDER BY columns; each matches one index of migration 0002 (read either way).
 SORTS = {
@@ -59,7 +60,8 @@ class SpecialFolders(NodeListing):
         shared = shared_folder(self.user)
         rows = [*super().fetch(0, 2), NodeRow._make((
             shared.id, None, Node.FOLDER, shared.special, SHARED_TITLE, None, None, None, None,
-            None, 0, 0, shared.created_at, shared.updated_at, self.user.id))]
+            None, 0, 0, shared.created_at, shared.updated_at, self.user.id, None, None, None,
+            None, shared.seq))]
         return rows[offset:offset + limit]
 
 

@@ -42,7 +42,7 @@ from typing import Any, cast
 from dms.db import database, document_scope, owner_scope, write_transaction
 from dms.db.models import DocumentVersion, Node, SplitRun, User, new_id, utcnow
 from dms.domain import splits
-from dms.domain.listings import ROW_COLUMNS, NodeRow
+from dms.domain.listings import NodeRow, row_columns
 from dms.domain.ownership import owned
 from dms.domain.pages import separators
 from dms.domain.pages.build import Builder, refusal
@@ -115,9 +115,8 @@ class PartListing:
                                               (self.run_id,)).fetchone()[0])
 
     def fetch(self, offset: int, limit: int) -> list[NodeRow]:
-        columns = ", ".join(f"n.{column}" for column in ROW_COLUMNS.split(", "))
         return [NodeRow._make(row) for row in database.execute_sql(
-            f"SELECT {columns} {self.FROM} ORDER BY p.number LIMIT ? OFFSET ?",
+            f"SELECT {row_columns('n.')} {self.FROM} ORDER BY p.number LIMIT ? OFFSET ?",
             (self.run_id, limit, offset))]
 
 

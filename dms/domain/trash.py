@@ -111,9 +111,8 @@ class TrashListing(listings.NodeListing):
     # Each row with its trash entry's columns: the trash's resources show both.
     def fetch(  # type: ignore[override]
             self, offset: int, limit: int) -> list[tuple[listings.NodeRow, tuple[Any, ...]]]:
-        columns = ", ".join(f"n.{name}" for name in listings.NodeRow._fields)
         rows = database.execute_sql(
-            f"SELECT {columns}, t.deleted_at, t.purge_at, t.original_parent_id, "
+            f"SELECT {listings.row_columns('n.')}, t.deleted_at, t.purge_at, t.original_parent_id, "
             f"t.original_parent_title FROM trash_entry AS t JOIN node AS n ON n.id = t.node_id "
             f"WHERE {self.where} ORDER BY {self.order} LIMIT ? OFFSET ?",
             (*self.params, limit, offset)).fetchall()

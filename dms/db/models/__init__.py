@@ -49,12 +49,14 @@ from dms.db.models._papers import (
     Token,
     UiSettings,
     User,
+    document_date_of,
 )
 from dms.db.models._sharing import Group, GroupMember, NodeGrant, ShareLink
 
 __all__ = ["BaseModel", "COPY_VALUE_KEYS", "Correspondent", "CustomField", "CustomFieldLink",
            "CustomFieldValue", "VALUE_KEYS_OUT_OF_STEP",
-           "DOCUMENT_DATE", "DocumentType", "DocumentVersion", "Event", "EventStream", "Group",
+           "DOCUMENT_DATE", "document_date_of", "DocumentType", "DocumentVersion", "Event",
+           "EventStream", "Group",
            "GroupMember", "IntakeRefusal", "MailAccount", "Node", "NodeGrant", "Note", "OcrStatus",
            "PAGE_SEPARATOR", "Page",
            "Rule", "RulePending", "RuleRun", "STORED_DATETIME", "SavedSearch", "ShareLink",

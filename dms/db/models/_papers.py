@@ -162,7 +162,12 @@ class Node(BaseModel):
 
 # A document's date in SQL: the date on the paper, or the upload date (the day of created_at,
 # UTC) where none was read or set (migration 0021); listings sort and filter by it.
-DOCUMENT_DATE = "coalesce(document_date, substr(created_at, 1, 10))"
+def document_date_of(alias: str = "") -> str:
+    """DOCUMENT_DATE of the table named `alias` ("n." or none)."""
+    return f"coalesce({alias}document_date, substr({alias}created_at, 1, 10))"
+
+
+DOCUMENT_DATE = document_date_of()
 
 
 class DocumentVersion(BaseModel):

@@ -287,36 +287,55 @@ def _relink(document_id: str, field_id: str, targets: list[str],
 
 # -- reading ------------------------------------------------------------------------------------
 
+# A document's own columns that `about` answers, in this order: id, correspondent, document type,
+# date (DOCUMENT_DATE), archive serial number, number in the Paperless-ngx dialect.
+Head = tuple[str, str | None, str | None, str | None, int | None, int | None]
+
+
 def about(node_ids: list[str]) -> dict[str, dict[str, Any]]:
     """{document id: its metadata attributes as the API answers them} for many at once: four
     queries per IDS_PER_QUERY documents."""
     result: dict[str, dict[str, Any]] = {}
     for start in range(0, len(node_ids), IDS_PER_QUERY):
-        result.update(_about(node_ids[start:start + IDS_PER_QUERY]))
+        ids = node_ids[start:start + IDS_PER_QUERY]
+        result.update(_about(database.execute_sql(
+            f"SELECT id, correspondent_id, document_type_id, {DOCUMENT_DATE}, asn, seq FROM node "
+            f"WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()))
     return result
 
 
-def _about(ids: list[str]) -> dict[str, dict[str, Any]]:
+def about_heads(heads: list[Head]) -> dict[str, dict[str, Any]]:
+    """As `about`, of documents whose own columns were read already (a listing's rows): three
+    queries per IDS_PER_QUERY documents."""
+    result: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(heads), IDS_PER_QUERY):
+        result.update(_about(heads[start:start + IDS_PER_QUERY]))
+    return result
+
+
+def _about(heads: list[Head]) -> dict[str, dict[str, Any]]:
+    ids = [head[0] for head in heads]
     marks = ",".join("?" * len(ids))
     result: dict[str, dict[str, Any]] = {}
-    for node_id, correspondent, document_type, date, asn, number in database.execute_sql(
-            f"SELECT id, correspondent_id, document_type_id, {DOCUMENT_DATE}, asn, seq FROM node "
-            f"WHERE id IN ({marks})", ids):
+    for node_id, correspondent, document_type, date, asn, number in heads:
         # paperless_id: its number in the Paperless-ngx dialect (api.md §17).
         result[node_id] = {"correspondent": correspondent, "document_type": document_type,
                            "document_date": date, "archive_serial_number": asn,
                            "custom_fields": [], "notes_count": 0, "paperless_id": number}
-    links: dict[tuple[str, str], list[str]] = {}
-    for document_id, field_id, target in database.execute_sql(
-            f"SELECT l.document_id, l.field_id, l.target_id FROM custom_field_link AS l "
-            f"JOIN node AS t ON t.id = l.target_id WHERE l.document_id IN ({marks}) "
-            "AND t.trash_id IS NULL ORDER BY l.document_id, l.field_id, l.position", ids):
-        links.setdefault((document_id, field_id), []).append(target)
     columns = ", ".join(f"v.{name}" for name in custom.VALUE_COLUMNS)
-    for row in database.execute_sql(
-            f"SELECT v.document_id, f.id, f.name, f.data_type, f.extra_data, {columns} "
-            f"FROM custom_field_value AS v JOIN custom_field AS f ON f.id = v.field_id "
-            f"WHERE v.document_id IN ({marks}) ORDER BY v.document_id, f.name_key, f.id", ids):
+    values = database.execute_sql(
+        f"SELECT v.document_id, f.id, f.name, f.data_type, f.extra_data, {columns} "
+        f"FROM custom_field_value AS v JOIN custom_field AS f ON f.id = v.field_id "
+        f"WHERE v.document_id IN ({marks}) ORDER BY v.document_id, f.name_key, f.id",
+        ids).fetchall()
+    links: dict[tuple[str, str], list[str]] = {}
+    if any(row[3] == "documentlink" for row in values):  # else no query for them
+        for document_id, field_id, target in database.execute_sql(
+                f"SELECT l.document_id, l.field_id, l.target_id FROM custom_field_link AS l "
+                f"JOIN node AS t ON t.id = l.target_id WHERE l.document_id IN ({marks}) "
+                "AND t.trash_id IS NULL ORDER BY l.document_id, l.field_id, l.position", ids):
+            links.setdefault((document_id, field_id), []).append(target)
+    for row in values:
         document_id, field_id, name, data_type, extra = row[:5]
         definition = custom.FieldDef(field_id, name, data_type, {})
         value = custom.decode(definition, dict(zip(custom.VALUE_COLUMNS, row[5:], strict=True)),

@@ -8,7 +8,7 @@ it is shared with the caller (api.md §21): then each node shows the caller's ro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import bottle
 
@@ -59,16 +59,21 @@ def node_resource(node: Node | listings.NodeRow, shown: Shown, labels: list[dict
     `shown`: the caller's role, the owner, the breadcrumb and parent they see; `mail`: the
     message a document came by (None: it did not come by mail); `about`: a document's metadata
     attributes (dms.domain.metadata.document.about)."""
-    attributes: dict[str, Any] = {"title": node.title}
+    # One dict literal per kind: building it by update() calls was a fifth of a page of 100.
     if node.is_document:
-        attributes.update(lang=node.lang, ocr=bool(node.ocr), ocr_status=node.ocr_status,
-                          ocr_error=node.ocr_error, file_name=node.file_name, size=node.size,
-                          page_count=node.page_count, mail=mail)
-        attributes.update(about or {})
-    attributes.update(created_at=format_datetime(node.created_at),
-                      updated_at=format_datetime(node.updated_at),
-                      breadcrumb=shown.breadcrumb, tags=labels, access=shown.access,
-                      owner=shown.owner, **extra_attributes)
+        attributes: dict[str, Any] = {
+            "title": node.title, "lang": node.lang, "ocr": bool(node.ocr),
+            "ocr_status": node.ocr_status, "ocr_error": node.ocr_error,
+            "file_name": node.file_name, "size": node.size, "page_count": node.page_count,
+            "mail": mail, **(about or {}),
+            "created_at": format_datetime(node.created_at),
+            "updated_at": format_datetime(node.updated_at), "breadcrumb": shown.breadcrumb,
+            "tags": labels, "access": shown.access, "owner": shown.owner, **extra_attributes}
+    else:
+        attributes = {
+            "title": node.title, "created_at": format_datetime(node.created_at),
+            "updated_at": format_datetime(node.updated_at), "breadcrumb": shown.breadcrumb,
+            "tags": labels, "access": shown.access, "owner": shown.owner, **extra_attributes}
     parent = {"type": "folders", "id": shown.parent_id} if shown.parent_id else None
     return {"type": TYPE_OF_KIND[node.kind], "id": node.id, "attributes": attributes,
             "relationships": {"parent": {"data": parent}}}
@@ -81,7 +86,7 @@ def resources(user: User, nodes: Sequence[Node | listings.NodeRow],
     ids = [node.id for node in nodes]
     crumbs = crumbs if crumbs is not None else tree.breadcrumbs(ids)
     labels, mail = tags.tags_of(ids, user.id), mail_of(ids)
-    about = metadata.about(_documents(nodes))
+    about = _about(nodes)
     sight = Sight(user)
     sight.owners({node.owner_id for node in nodes})
     return [node_resource(node, sight.shown(node.id, node.owner_id, node.parent_id,
@@ -90,8 +95,13 @@ def resources(user: User, nodes: Sequence[Node | listings.NodeRow],
             for node in nodes]
 
 
-def _documents(nodes: Sequence[Node | listings.NodeRow]) -> list[str]:
-    return [node.id for node in nodes if node.is_document]
+def _about(nodes: Sequence[Node | listings.NodeRow]) -> dict[str, dict[str, Any]]:
+    """The documents' metadata attributes; a listing's rows hold their own columns already."""
+    if all(isinstance(node, listings.NodeRow) for node in nodes):
+        return metadata.about_heads([
+            (row.id, row.correspondent_id, row.document_type_id, row.document_date, row.asn,
+             row.seq) for row in cast(Sequence[listings.NodeRow], nodes) if row.is_document])
+    return metadata.about([node.id for node in nodes if node.is_document])
 
 
 def children_resources(user: User, folder: Node, nodes: list[listings.NodeRow]) -> list[dict]:
