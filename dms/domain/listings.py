@@ -61,7 +61,7 @@ class SpecialFolders(NodeListing):
         rows = [*super().fetch(0, 2), NodeRow._make((
             shared.id, None, Node.FOLDER, shared.special, SHARED_TITLE, None, None, None, None,
             None, 0, 0, shared.created_at, shared.updated_at, self.user.id, None, None, None,
-            None, shared.seq))]
+            None, None))]
         return rows[offset:offset + limit]
 
 
