@@ -28,11 +28,12 @@ from dms.domain.metadata.fieldquery import COLUMNS, Atom, Combined, Expr, value_
 
 ORDERED_TYPES = ("boolean", "integer", "float", "date", "monetary")
 ORDERED_OPS = ("exact", "in", "gt", "gte", "lt", "lte", "range")
-ARM = ("SELECT title_sort, document_id FROM custom_field_value AS v WHERE field_id = ? AND "
+ARM = ("SELECT title_sort, document_id FROM custom_field_value WHERE field_id = ? AND "
        "{scope}trash_id IS NULL AND {column} IS NOT NULL AND {condition}")
 # PostgreSQL's form of each condition after the first: the document's value of that field.
-ALSO = ("EXISTS (SELECT 1 FROM custom_field_value AS w WHERE w.document_id = v.document_id AND "
-        "w.field_id = ? AND w.{column} IS NOT NULL AND {condition})")
+ALSO = ("EXISTS (SELECT 1 FROM custom_field_value AS w WHERE "
+        "w.document_id = custom_field_value.document_id AND w.field_id = ? "
+        "AND w.{column} IS NOT NULL AND {condition})")
 
 
 @dataclass(frozen=True)
