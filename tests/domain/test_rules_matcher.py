@@ -10,9 +10,7 @@ file, or PostgreSQL's URL given on its stdin)."""
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +18,7 @@ from dms.domain.metadata import fields, labels
 from dms.domain.rules import matcher, preview
 from tests.harness.database import add_document
 from tests.harness.domaintier import assert_refused, home_id, inbox_id, new_folder, new_user
+from tests.harness.processes import own_children
 from tests.harness.rules import make_rule
 
 LETTERS = ["Stadtwerke Musterstadt, Köln, 14. März 2024. Ihre Jahresabrechnung 2023",
@@ -41,17 +40,7 @@ def where(request, monkeypatch):
 
 def matcher_children() -> list[int]:
     """The pids of this process' `dms _rules-match` children still there."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except (OSError, ValueError):
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() \
-                and matcher.MATCH_COMMAND.encode() in command:
-            found.append(int(entry.name))
-    return found
+    return own_children(matcher.MATCH_COMMAND)
 
 
 def test_the_child_finds_what_the_thread_finds_every_kind_of_step(services, where):

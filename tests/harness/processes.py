@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import requests
 
@@ -25,6 +26,22 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def own_children(command_part: str) -> list[int]:
+    """The pids of this process' children whose command line holds `command_part` (a hidden
+    subcommand of dms, say), still there."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() \
+                and command_part.encode() in command:
+            found.append(int(entry.name))
+    return found
 
 
 def terminate(process: subprocess.Popen) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +17,7 @@ from dms.intake.mail._message import MessageLimits
 from tests.harness import samples
 from tests.harness.hostileimap import HostileImap, Message, many_headers
 from tests.harness.mail import add_account, check, inbox, message
+from tests.harness.processes import own_children
 
 LONG_NAME = "Jahresabrechnung " + "Strom " * 60 + ".pdf"  # 378 characters
 
@@ -112,16 +112,7 @@ def test_a_message_taking_longer_than_its_child_may_take_is_refused(alice, hosti
 
 def unpacking_children() -> list[int]:
     """The pids of this process' `dms _mail-unpack` children still there."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes()
-        except (OSError, ValueError):
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid() and b"_mail-unpack" in command:
-            found.append(int(entry.name))
-    return found
+    return own_children(unpacking.UNPACK_COMMAND)
 
 
 @pytest.mark.parametrize("ended_by", ["its deadline", "the server stopping"])
