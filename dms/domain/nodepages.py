@@ -44,7 +44,7 @@ class NodeRow(NamedTuple):
     created_at: str
     updated_at: str
     owner_id: str
-    # A document's metadata that its resource shows (dms.domain.metadata.document.about_rows),
+    # A document's metadata that its resource shows (dms.domain.metadata.document.about_heads),
     # read with the row rather than by a query of their own: a tenth of a page of 100.
     correspondent_id: str | None
     document_type_id: str | None

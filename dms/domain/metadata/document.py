@@ -293,8 +293,8 @@ Head = tuple[str, str | None, str | None, str | None, int | None, int | None]
 
 
 def about(node_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """{document id: its metadata attributes as the API answers them} for many at once: four
-    queries per IDS_PER_QUERY documents."""
+    """{document id: its metadata attributes as the API answers them} for many at once: at most
+    four queries per IDS_PER_QUERY documents (a documentlink's targets only where one is set)."""
     result: dict[str, dict[str, Any]] = {}
     for start in range(0, len(node_ids), IDS_PER_QUERY):
         ids = node_ids[start:start + IDS_PER_QUERY]
@@ -305,8 +305,8 @@ def about(node_ids: list[str]) -> dict[str, dict[str, Any]]:
 
 
 def about_heads(heads: list[Head]) -> dict[str, dict[str, Any]]:
-    """As `about`, of documents whose own columns were read already (a listing's rows): three
-    queries per IDS_PER_QUERY documents."""
+    """As `about`, of documents whose own columns were read already (a listing's rows): one
+    query fewer."""
     result: dict[str, dict[str, Any]] = {}
     for start in range(0, len(heads), IDS_PER_QUERY):
         result.update(_about(heads[start:start + IDS_PER_QUERY]))
