@@ -72,9 +72,9 @@ def match_documents(config: Config, owner_id: str, rule_id: str, document_ids: l
                           config.rules_max_text_chars, config.rules_max_seconds)
     request = json.dumps({
         "database": config.database_url or str(config.db_path), "owner_id": owner_id,
+        "rule_id": rule_id, "document_ids": document_ids,
         # The deadline on the wall clock, which both processes read: the child's start counts.
-        "rule_id": rule_id, "document_ids": document_ids, "until": time.time() + seconds,
-        "max_text_chars": config.rules_max_text_chars,
+        "until": time.time() + seconds, "max_text_chars": config.rules_max_text_chars,
         "max_seconds": config.rules_max_seconds}).encode()
     wait = seconds + config.rules_max_seconds + GRACE_SECONDS
     engine = "postgresql" if config.database_url else "sqlite"
