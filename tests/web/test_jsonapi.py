@@ -63,17 +63,17 @@ def test_many_error_cases_share_one_envelope(admin, alice, anon, config, caplog)
                (status, media, body), response.request.url
 
     # An unexpected exception: break a table behind the server's back.
-    execute_sql(config, "ALTER TABLE node RENAME TO node_gone")
+    execute_sql(config, "ALTER TABLE token RENAME TO token_gone")
     with caplog.at_level(logging.ERROR, logger="dms"):
         response = admin.get("/api/users/me/")
     assert response.status_code == 500
     assert response.headers["Content-Type"] == VND
     assert response.json() == error(500, "server_error", "A server error occurred.")
-    assert "Traceback" not in response.text and "node" not in response.text
+    assert "Traceback" not in response.text and "token" not in response.text
     logged = [r for r in caplog.records if r.name == "dms.web"]
     assert len(logged) == 1 and logged[0].exc_info is not None
-    assert ("no such table: node" in caplog.text  # SQLite's words, PostgreSQL's below
-            or 'relation "node" does not exist' in caplog.text)
+    assert ("no such table: token" in caplog.text  # SQLite's words, PostgreSQL's below
+            or 'relation "token" does not exist' in caplog.text)
 
 
 @pytest.mark.socket  # a body limit

@@ -12,7 +12,7 @@ that no route that changes nodes can ever reach it.
 from __future__ import annotations
 
 import uuid
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import NamedTuple
 
 from dms.db import database
@@ -24,6 +24,7 @@ SHARED_TITLE = ".shared"
 _NAMESPACE = uuid.UUID("5b0a4d1e-3c1f-4f5e-9d61-0c1e5a2d7a11")  # dms's, for .shared's ids
 
 
+@lru_cache(maxsize=4096)  # asked on every GET /users/me/ and for each shared node of a page
 def shared_folder_id(user_id: str) -> str:
     """The id of the user's .shared folder: the same on every node, for ever."""
     return str(uuid.uuid5(_NAMESPACE, f"shared:{user_id}"))
