@@ -37,6 +37,7 @@ from dms.domain.credentials import (
     outdated,
     verify_password,
 )
+from dms.domain.specialfolders import special_folder_ids
 from dms.errors import Forbidden, Invalid, NotFound, Throttled
 from dms.files.outbound import Policy
 from dms.files.storage import Blob, version_blobs
@@ -335,35 +336,6 @@ def delete_user(user: User) -> list[Blob]:
             for blob in version_blobs(*row)]
         User.delete().where(User.id == user.id).execute()
     return files
-
-
-# A user's special folders are made with the account (create_user) and never change: once all of
-# a user's are read, their ids are kept for the life of the process (GET /users/me/ read them on
-# every call: a tenth of its time). At most this many users' are kept; then they are read again.
-SPECIAL_FOLDERS_KEPT = 10_000
-_special_folders: dict[str, dict[str, str]] = {}
-
-
-def special_folder_ids(user_ids: list[str]) -> dict[str, dict[str, str]]:
-    """{user id: {"home": folder id, "inbox": folder id}} for several users, those not known yet
-    in one query."""
-    result = {uid: dict(_special_folders.get(uid, {})) for uid in user_ids}
-    unknown = [uid for uid in user_ids if uid not in _special_folders]
-    if not unknown:
-        return result
-    # Raw SQL: building it with peewee cost more than the query.
-    rows = database.execute_sql(
-        f"SELECT owner_id, special, id FROM node "
-        f"WHERE owner_id IN ({','.join('?' * len(unknown))}) "
-        "AND special IS NOT NULL", unknown)
-    for owner_id, special, folder_id in rows:
-        result[owner_id][special] = folder_id
-    if len(_special_folders) + len(unknown) > SPECIAL_FOLDERS_KEPT:
-        _special_folders.clear()
-    for uid in unknown:
-        if result[uid].keys() == Node.SPECIAL_TITLES.keys():  # all there: they stay so
-            _special_folders[uid] = dict(result[uid])
-    return result
 
 
 def set_active(username: str, active: bool) -> User:

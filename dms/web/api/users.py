@@ -4,7 +4,7 @@ live in dms.domain.accounts."""
 from __future__ import annotations
 
 from dms.db.models import User
-from dms.domain import accounts
+from dms.domain import accounts, specialfolders
 from dms.domain.access.sight import shared_folder_id
 from dms.web.endpoints import ATTRIBUTES, Context
 from dms.web.jsonapi import (
@@ -46,7 +46,7 @@ def user_resource(user: User, folders: dict[str, str]) -> dict:
 
 
 def single(user: User) -> dict:
-    return {"data": user_resource(user, accounts.special_folder_ids([user.id])[user.id])}
+    return {"data": user_resource(user, specialfolders.special_folder_ids([user.id])[user.id])}
 
 
 @routes.get("/users/", Operation(
@@ -55,7 +55,7 @@ def list_users(ctx: Context):
     accounts.require_admin(ctx.user)
 
     def serialize(users: list[User]) -> list[dict]:
-        folders = accounts.special_folder_ids([user.id for user in users])
+        folders = specialfolders.special_folder_ids([user.id for user in users])
         return [user_resource(user, folders[user.id]) for user in users]
 
     return ctx.paginate(accounts.all_users(), serialize)
