@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None
         return unpacking.main(argv[1:])
     if argv[:1] == [RULES_MATCH_COMMAND]:  # a dry run's matching over many documents
         # Its last argument names the engine: PostgreSQL's driver costs SQLite's child ~0.1 s.
-        _import_without(postgresql=argv[-1:] != ["postgresql"], redis=True, queue=False)
+        _import_hiding(postgresql=argv[-1:] != ["postgresql"], redis=True, queue=False)
         from dms.domain.rules import matcher
         return matcher.main(argv[1:])
     args = build_parser().parse_args(argv)
@@ -135,13 +135,12 @@ def _import_libraries_without_unused_drivers(config: Config) -> None:
     neither 16 MiB of resident memory (bench/idle.py: 64 against 48 MiB with both extras
     installed). A command on SQLite with the embedded queue hides the drivers it does not use from
     those imports; what a PostgreSQL or Redis installation uses is imported as before."""
-    _import_without(postgresql=not config.database_url, redis=config.embedded_queue,
-                    queue=True)
+    _import_hiding(postgresql=not config.database_url, redis=config.embedded_queue, queue=True)
 
 
-def _import_without(postgresql: bool, redis: bool, queue: bool) -> None:
-    """peewee (and with `queue` huey and the migration runner) imported with PostgreSQL's and
-    Redis' clients hidden, as asked."""
+def _import_hiding(postgresql: bool, redis: bool, queue: bool) -> None:
+    """peewee (and with `queue` huey and the migration runner) imported with PostgreSQL's client
+    hidden if `postgresql`, Redis' if `redis`."""
     hidden = []
     if postgresql:
         hidden += ["psycopg", "psycopg2", "psycopg2cffi"]
