@@ -8,8 +8,9 @@ them too).
 - `templates`: the title templates of `set_title`, without str.format;
 - `facts`: what rules look at in a document, read bounded;
 - `filing`: rules at work on new documents, in the job that read them, and applying changes;
-- `preview`: the dry run, whose `matcher` matches more than a few documents in a child process
-  (the hidden `dms _rules-match`); `runs`: runs over existing documents in the background.
+- `matcher`: one rule over many documents (a dry run's more than a few in a child process, the
+  hidden `dms _rules-match`); `preview`: the dry run; `runs`: runs over existing documents in the
+  background.
 
 Dependencies go down this list's reverse: nothing here imports dms.domain.trash (which imports
 `store` to disable the rules of a deleted folder) or dms.domain.uploads (which marks new

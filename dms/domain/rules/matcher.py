@@ -1,6 +1,7 @@
-"""One rule matched over many of its owner's documents for a dry run (dms.domain.rules.preview):
-a few in the request's thread, more in a child process of its own (`dms _rules-match`, hidden:
-only a dry run starts it).
+"""One rule matched over many of its owner's documents: `match_here` in this process (a run's
+batch, dms.domain.rules.runs), `match_documents` for a dry run (dms.domain.rules.preview), a few
+in the request's thread, more in a child process of its own (`dms _rules-match`, hidden: only a
+dry run starts it).
 
 Why a child: matching is Python's own work — a fuzzy pattern over a text of 100,000 characters
 takes 3-6 ms of the interpreter a document — and a dry run goes through up to
@@ -157,7 +158,7 @@ def main(argv: list[str]) -> int:
     request = json.loads(sys.stdin.buffer.read())
     deadline = time.monotonic() + (float(request["until"]) - time.time())
     target = request["database"]
-    open_database(target if "://" in target else Path(target), pool_size=1)
+    open_database(target if argv[1] == "postgresql" else Path(target), pool_size=1)
     try:
         found = match_here(request["owner_id"], request["rule_id"], request["document_ids"],
                            deadline, request["max_text_chars"], request["max_seconds"])

@@ -30,13 +30,12 @@ from dms.config import Config
 from dms.db import database, owner_scope, write_transaction
 from dms.db.models import Node, OcrStatus, Rule, RuleRun, User, new_id, utcnow
 from dms.domain.ownership import owned
-from dms.domain.rules import facts
+from dms.domain.rules import matcher
 from dms.domain.rules.checks import spec_of
-from dms.domain.rules.filing import apply_steps, evaluate, live_folders, title_of
+from dms.domain.rules.filing import apply_steps, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
 from dms.domain.turnpool import FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases, TurnPool
 from dms.errors import Throttled
-from dms.files.fairness import yield_to_requests
 
 log = logging.getLogger("dms.rules")
 
@@ -125,29 +124,23 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
     if not ids:
         LEASES.finish(run_id, worker_id, SUCCEEDED)
         return False
-    loaded = facts.load(ids, config.rules_max_text_chars)
-    deadline = time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3)
-    plans, last = {}, None
-    for document_id in ids:
-        yield_to_requests()  # requests first
-        document = loaded.pop(document_id, None)  # its words let go once matched (preview)
-        if document is not None:
-            plans[document_id] = evaluate(
-                [(rule, spec)], document, time.monotonic() + config.rules_max_seconds, stop=False)
-        last = document_id
-        if time.monotonic() > deadline:
-            break
-    matched = sum(1 for steps in plans.values() if steps)
+    found = matcher.match_here(run.owner_id, rule.id, ids,
+                               time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3),
+                               config.rules_max_text_chars, config.rules_max_seconds)
+    if not found.examined:
+        return True  # the rule went meanwhile: the next batch fails the run, saying so
+    plans = {document_id: [step] for document_id, _, step in found.matched}
+    last, matched = ids[found.examined - 1], len(plans)
     with write_transaction(owner_scope(run.owner_id)):
         if not _holds(run_id, worker_id):
             return False  # the lease was lost (this worker stalled): its successor goes on
         changed = sum(apply_steps(run.owner_id, document_id, steps, config.max_tree_depth,
                                   by_hand=False)
-                      for document_id, steps in plans.items() if steps)
+                      for document_id, steps in plans.items())
         database.execute_sql(
             "UPDATE rule_run SET after_id = ?, examined = examined + ?, matched = matched + ?, "
             "changed = changed + ?, lease_until = ? WHERE id = ?",
-            (last, ids.index(last) + 1, matched, changed, time.time() + config.lease_seconds,
+            (last, found.examined, matched, changed, time.time() + config.lease_seconds,
              run_id))
     return True
 
