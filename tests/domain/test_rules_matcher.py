@@ -1,8 +1,10 @@
-"""A dry run of more than a few documents matches them in a child process of its own
-(dms.domain.rules.matcher, `dms _rules-match`), behind the server's threads: it finds what the
-request's own thread finds (every kind of step: tags, folder, a title from a template, a
+"""A dry run of more than a few documents, and each slice of a rule run, match in a child process
+of its own (dms.domain.rules.matcher, `dms _rules-match`), behind the server's threads: it finds
+what the request's own thread finds (every kind of step: tags, folder, a title from a template, a
 correspondent, a type, a custom field, the date read from the text), it stops at the dry run's
-deadline, and a child that fails or overruns is killed and answered 503 with nothing changed.
+deadline (the first document always examined), and a child that fails or overruns is killed: a dry
+run is answered 503 with nothing changed, a run goes on in its own thread. A run's slice starts one
+child for all its batches.
 
 On the fast tier (the domain's functions, no server; documents written straight into the database
 as read); the child is a real `python -m dms _rules-match` reading the same database (SQLite's
@@ -14,8 +16,9 @@ import time
 
 import pytest
 
+from dms.db.models import RuleRun
 from dms.domain.metadata import fields, labels
-from dms.domain.rules import matcher, preview
+from dms.domain.rules import matcher, preview, runs
 from tests.harness.database import add_document
 from tests.harness.domaintier import assert_refused, home_id, inbox_id, new_folder, new_user
 from tests.harness.processes import own_children
@@ -120,3 +123,69 @@ def test_the_child_stops_at_the_dry_runs_deadline(services):
     # The deadline counts from the request: the child's start is inside it; one document's
     # matching (DMS_RULES_MAX_SECONDS at most, milliseconds here) may pass it.
     assert took < 0.5 + 1.5, took
+
+
+def test_the_first_document_is_examined_even_past_the_deadline(services, config):
+    """A batch whose time a child's start used up still moves its run on."""
+    alice = new_user("alice")
+    documents = [add_document(alice.id, inbox_id(alice), f"doc-{index}.txt", text)
+                 for index, text in enumerate(LETTERS)]
+    rule = make_rule(alice, "Strom", "jahresabrechnung", actions={"add_tags": ["strom"]})
+    late = matcher.match_here(alice.id, rule.id, documents, time.monotonic() - 1,
+                              config.rules_max_text_chars, config.rules_max_seconds)
+    assert (late.examined, [found[0] for found in late.matched]) == (1, [documents[0]])
+    with matcher.Child(config, 1) as child:
+        answered = child.match(alice.id, rule.id, documents, 0)
+    assert (answered.examined, [found[0] for found in answered.matched]) == (1, [documents[0]])
+    assert matcher_children() == []
+
+
+class Recorded(matcher.Child):
+    """matcher.Child, its processes noted (which the run's slices start, and that they end)."""
+    started: list = []
+
+    def __init__(self, config, seconds):
+        super().__init__(config, seconds)
+        Recorded.started.append(self.process)
+
+
+def run_slices(config, run_id: str) -> int:
+    """The run driven slice by slice, as a node's worker drives it; how many slices it took."""
+    slices = 1
+    while runs.execute(config, run_id, "test-worker", lambda: False) == 0:
+        slices += 1
+    return slices
+
+
+def test_a_runs_slice_matches_all_its_batches_in_one_child(services, config, monkeypatch):
+    monkeypatch.setattr(Recorded, "started", [])
+    monkeypatch.setattr(matcher, "Child", Recorded)
+    alice = new_user("alice")
+    for index in range(130):
+        add_document(alice.id, inbox_id(alice), f"doc-{index}.txt", LETTERS[index % 5])
+    rule = make_rule(alice, "Strom", "jahresabrechnung", actions={"add_tags": ["strom"]})
+    run = runs.start_run(alice, rule.id)
+    assert run_slices(config, run.id) == 1  # three batches of 50, 50 and 30 in the one slice
+    done = RuleRun.get_by_id(run.id)
+    assert (done.state, done.examined, done.matched, done.changed) == (
+        "succeeded", 130, 78, 78)
+    assert [process.returncode for process in Recorded.started] == [0]  # ended on its own
+    assert matcher_children() == []
+
+
+def test_a_run_whose_child_fails_goes_on_in_its_thread(services, config, monkeypatch, caplog):
+    monkeypatch.setattr(matcher, "MATCH_COMMAND", "_no-such-command")
+    alice = new_user("alice")
+    for index in range(60):
+        add_document(alice.id, inbox_id(alice), f"doc-{index}.txt", LETTERS[index % 5])
+    rule = make_rule(alice, "Strom", "jahresabrechnung", actions={"add_tags": ["strom"]})
+    run = runs.start_run(alice, rule.id)
+    assert run_slices(config, run.id) == 1
+    done = RuleRun.get_by_id(run.id)
+    assert (done.state, done.examined, done.matched, done.changed) == (
+        "succeeded", 60, 36, 36)
+    waited = runs.BATCH_SECONDS + config.rules_max_seconds + matcher.GRACE_SECONDS
+    assert [record.getMessage() for record in caplog.records if record.name == "dms.rules"] == [
+        f"a rule's matching in a child process failed or took longer than {waited:.0f} s "
+        f"(status 2)"]  # once: the rest of the slice in the thread
+    assert matcher_children() == []

@@ -25,6 +25,7 @@ import dataclasses
 import json
 import logging
 import os
+import select
 import subprocess
 import sys
 import time
@@ -65,39 +66,99 @@ class Matches:
 
 def match_documents(config: Config, owner_id: str, rule_id: str, document_ids: list[str],
                     seconds: float) -> Matches:
-    """The owner's rule matched over `document_ids`, in order, for at most `seconds` (then the
-    rest is not examined): in a child process when there are more than IN_PROCESS_DOCUMENTS.
-    Unavailable if the child failed (its traceback is in the server's log)."""
+    """A dry run's matching: the owner's rule over `document_ids`, in order, for at most
+    `seconds` (then the rest is not examined; the first document always is), in a child process
+    when there are more than IN_PROCESS_DOCUMENTS. Unavailable if the child failed (its
+    traceback is in the server's log)."""
     if len(document_ids) <= IN_PROCESS_DOCUMENTS:
         return match_here(owner_id, rule_id, document_ids, time.monotonic() + seconds,
                           config.rules_max_text_chars, config.rules_max_seconds)
-    request = json.dumps({
-        "database": config.database_url or str(config.db_path), "owner_id": owner_id,
-        "rule_id": rule_id, "document_ids": document_ids,
-        # The deadline on the wall clock, which both processes read: the child's start counts.
-        "until": time.time() + seconds, "max_text_chars": config.rules_max_text_chars,
-        "max_seconds": config.rules_max_seconds}).encode()
-    wait = seconds + config.rules_max_seconds + GRACE_SECONDS
-    engine = "postgresql" if config.database_url else "sqlite"
-    command = dms_command(MATCH_COMMAND, str(int(wait) + 1), engine)
-    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             close_fds=True, start_new_session=True)
-    run_behind(child.pid)
-    try:
-        output, _ = child.communicate(request, timeout=wait)
-    except subprocess.TimeoutExpired:
-        log.warning("a dry run's matching took longer than %.0f s and was stopped", wait)
-        raise Unavailable(FAILED) from None
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate()
-    if child.returncode != 0 or not output:
-        log.warning("a dry run's matching ended with status %s", child.returncode)
-        raise Unavailable(FAILED)
-    answer = json.loads(output)
-    return Matches(answer["examined"], [(document_id, (before[0], before[1]), _step(raw))
-                                        for document_id, before, raw in answer["matched"]])
+    with Child(config, seconds) as child:
+        return child.match(owner_id, rule_id, document_ids, seconds)
+
+
+class Child:
+    """A `dms _rules-match` child process that answers request after request — a dry run's one,
+    or the batches of a rule run's slice (dms.domain.rules.runs: one start, ~0.2 s of CPU, for a
+    slice's many batches) — for about `seconds` of matching in all. Killed when closed if it
+    has not ended by then."""
+
+    def __init__(self, config: Config, seconds: float):
+        self.config = config
+        engine = "postgresql" if config.database_url else "sqlite"
+        cpu_seconds = seconds + config.rules_max_seconds + GRACE_SECONDS
+        self.process = subprocess.Popen(
+            dms_command(MATCH_COMMAND, str(int(cpu_seconds) + 1), engine),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, start_new_session=True)
+        run_behind(self.process.pid)
+        self._read = b""
+
+    def __enter__(self) -> Child:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def match(self, owner_id: str, rule_id: str, document_ids: list[str],
+              seconds: float) -> Matches:
+        """As match_here over `document_ids` for `seconds` from now, in the child. Unavailable
+        if it failed or has not answered DMS_RULES_MAX_SECONDS + GRACE_SECONDS after that (it
+        is then killed: closed)."""
+        assert self.process.stdin is not None
+        request = json.dumps({
+            "database": self.config.database_url or str(self.config.db_path),
+            "owner_id": owner_id, "rule_id": rule_id, "document_ids": document_ids,
+            # The deadline on the wall clock, which both processes read: a start counts.
+            "until": time.time() + seconds, "max_text_chars": self.config.rules_max_text_chars,
+            "max_seconds": self.config.rules_max_seconds}).encode() + b"\n"
+        wait = seconds + self.config.rules_max_seconds + GRACE_SECONDS
+        try:
+            self.process.stdin.write(request)
+            self.process.stdin.flush()
+            line = self._line(time.monotonic() + wait)
+        except OSError:  # the child is gone (a broken pipe)
+            line = None
+        if line is None:
+            log.warning("a rule's matching in a child process failed or took longer than "
+                        "%.0f s (status %s)", wait, self.process.poll())
+            self.close()
+            raise Unavailable(FAILED)
+        answer = json.loads(line)
+        return Matches(answer["examined"], [(document_id, (before[0], before[1]), _step(raw))
+                                            for document_id, before, raw in answer["matched"]])
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The child's next line of answer, or None at its end or past `deadline`."""
+        assert self.process.stdout is not None
+        descriptor = self.process.stdout.fileno()
+        while b"\n" not in self._read:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([descriptor], [], [], left)[0]:
+                return None
+            chunk = os.read(descriptor, 1 << 16)
+            if not chunk:
+                return None
+            self._read += chunk
+        line, _, self._read = self._read.partition(b"\n")
+        return line
+
+    def close(self) -> None:
+        """End the child: its stdin closed, it ends on its own; killed if it has not within a
+        second (it may be matching a long text)."""
+        if self.process.poll() is None:
+            try:
+                if self.process.stdin is not None:
+                    self.process.stdin.close()
+                self.process.wait(timeout=1)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None and not stream.closed:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
 
 
 def match_here(owner_id: str, rule_id: str, document_ids: list[str], deadline: float,
@@ -113,12 +174,14 @@ def match_here(owner_id: str, rule_id: str, document_ids: list[str], deadline: f
     matched: list[Matched] = []
     examined = 0
     for start in range(0, len(document_ids), BATCH):
-        if time.monotonic() > deadline:
+        if examined and time.monotonic() > deadline:
             break
         chunk = document_ids[start:start + BATCH]
         loaded = facts.load(chunk, max_text_chars)
         for document_id in chunk:
-            if time.monotonic() > deadline:
+            # The first document is always examined: a batch whose deadline a child's start
+            # used up still moves its run on.
+            if examined and time.monotonic() > deadline:
                 break
             examined += 1
             yield_to_requests()  # other users' requests first (in the server's own thread)
@@ -146,28 +209,33 @@ def _step(raw: dict[str, Any]) -> Step:
 
 
 def main(argv: list[str]) -> int:
-    """`dms _rules-match CPU_SECONDS ENGINE`: match as the request on stdin says, answer on
-    stdout (ENGINE, sqlite or postgresql, is dms.cli's)."""
-    # The parent's stdout is ours only for the answer: anything printed by accident would break it.
+    """`dms _rules-match CPU_SECONDS ENGINE`: match as each line of stdin asks, one line of
+    answer on stdout for each, until stdin ends (ENGINE, sqlite or postgresql, is dms.cli's)."""
+    # The parent's stdout is ours only for the answers: anything printed by accident would break
+    # them.
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     import resource
 
     cpu_seconds = int(argv[0])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
-    request = json.loads(sys.stdin.buffer.read())
-    deadline = time.monotonic() + (float(request["until"]) - time.time())
-    target = request["database"]
-    open_database(target if argv[1] == "postgresql" else Path(target), pool_size=1)
     try:
-        found = match_here(request["owner_id"], request["rule_id"], request["document_ids"],
-                           deadline, request["max_text_chars"], request["max_seconds"])
+        for line in sys.stdin.buffer:
+            request = json.loads(line)
+            deadline = time.monotonic() + (float(request["until"]) - time.time())
+            if database.obj is None:
+                target = request["database"]
+                open_database(target if argv[1] == "postgresql" else Path(target), pool_size=1)
+            found = match_here(request["owner_id"], request["rule_id"], request["document_ids"],
+                               deadline, request["max_text_chars"], request["max_seconds"])
+            answer = {"examined": found.examined,
+                      "matched": [(document_id, before, dataclasses.asdict(step))
+                                  for document_id, before, step in found.matched]}
+            channel.write(json.dumps(answer).encode() + b"\n")
+            channel.flush()
+    except BrokenPipeError:  # the parent stopped waiting (it was stopped, or gave up on us)
+        return 1
     finally:
-        database.close()
-    answer = {"examined": found.examined,
-              "matched": [(document_id, before, dataclasses.asdict(step))
-                          for document_id, before, step in found.matched]}
-    channel.write(json.dumps(answer).encode())
-    channel.close()
+        if database.obj is not None:
+            database.close()
     return 0
-

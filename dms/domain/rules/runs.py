@@ -35,7 +35,7 @@ from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import apply_steps, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
 from dms.domain.turnpool import FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases, TurnPool
-from dms.errors import Throttled
+from dms.errors import Throttled, Unavailable
 
 log = logging.getLogger("dms.rules")
 
@@ -82,17 +82,51 @@ def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], 
             slice_seconds: float = SLICE_SECONDS) -> float | None:
     """Run (or resume) a run for a slice of about `slice_seconds` (whole batches): 0 when it
     has more to do and keeps its lease (its next slice goes behind other users' runs), None
-    when it ended, is no longer this worker's, or `stopping()` (then its lease is given back)."""
+    when it ended, is no longer this worker's, or `stopping()` (then its lease is given back).
+    The slice's batches are matched by one child process (matcher.Child), started at the first."""
     if not LEASES.claim(run_id, worker_id, config.lease_seconds):
         return None
     slice_end = time.monotonic() + slice_seconds
-    while not stopping():
-        if not _batch(config, run_id, worker_id):
-            return None
-        if time.monotonic() >= slice_end:
-            return 0
+    matching = _Matching(config, slice_seconds)
+    try:
+        while not stopping():
+            if not _batch(config, run_id, worker_id, matching):
+                return None
+            if time.monotonic() >= slice_end:
+                return 0
+    finally:
+        matching.close()
     LEASES.give_back(run_id, worker_id)
     return None
+
+
+class _Matching:
+    """A slice's matching: in a child process of its own (matching is the interpreter's own
+    work: in the server's threads a run over long letters raised another user's p99 to 150 ms),
+    started at the slice's first batch; in this thread for the rest of the slice if the child
+    fails (logged), so a run never stalls on it."""
+
+    def __init__(self, config: Config, slice_seconds: float):
+        self.config = config
+        self.seconds = slice_seconds + BATCH_SECONDS  # a slice's matching: its batches' in all
+        self.child: matcher.Child | None = None
+        self.failed = False
+
+    def match(self, owner_id: str, rule_id: str, ids: list[str]) -> matcher.Matches:
+        seconds = min(BATCH_SECONDS, self.config.lease_seconds / 3)
+        if not self.failed:
+            try:
+                if self.child is None:
+                    self.child = matcher.Child(self.config, self.seconds)
+                return self.child.match(owner_id, rule_id, ids, seconds)
+            except (OSError, Unavailable):  # not started, or failed: logged
+                self.failed = True
+        return matcher.match_here(owner_id, rule_id, ids, time.monotonic() + seconds,
+                                  self.config.rules_max_text_chars, self.config.rules_max_seconds)
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
 
 
 def _holds(run_id: str, worker_id: str) -> bool:
@@ -101,7 +135,7 @@ def _holds(run_id: str, worker_id: str) -> bool:
         (run_id, worker_id, RUNNING)).fetchone() is not None
 
 
-def _batch(config: Config, run_id: str, worker_id: str) -> bool:
+def _batch(config: Config, run_id: str, worker_id: str, matching: _Matching) -> bool:
     """One batch; False when the run has ended (or is no longer this worker's)."""
     run = RuleRun.get_or_none(RuleRun.id == run_id)
     if run is None or run.worker_id != worker_id or run.state != RUNNING:
@@ -124,9 +158,7 @@ def _batch(config: Config, run_id: str, worker_id: str) -> bool:
     if not ids:
         LEASES.finish(run_id, worker_id, SUCCEEDED)
         return False
-    found = matcher.match_here(run.owner_id, rule.id, ids,
-                               time.monotonic() + min(BATCH_SECONDS, config.lease_seconds / 3),
-                               config.rules_max_text_chars, config.rules_max_seconds)
+    found = matching.match(run.owner_id, rule.id, ids)
     if not found.examined:
         return True  # the rule went meanwhile: the next batch fails the run, saying so
     plans = {document_id: [step] for document_id, _, step in found.matched}
