@@ -12,6 +12,7 @@ file, or PostgreSQL's URL given on its stdin)."""
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from dms.db.models import RuleRun
 from dms.domain.metadata import fields, labels
 from dms.domain.rules import matcher, preview, runs
+from dms.files.fairness import BEHIND_NICENESS, MOST_NICENESS
 from tests.harness.database import add_document
 from tests.harness.domaintier import assert_refused, home_id, inbox_id, new_folder, new_user
 from tests.harness.processes import own_children
@@ -141,12 +143,13 @@ def test_the_first_document_is_examined_even_past_the_deadline(services, config)
 
 
 class Recorded(matcher.Child):
-    """matcher.Child, its processes noted (which the run's slices start, and that they end)."""
+    """matcher.Child, its processes noted (which the run's slices start, that they end) with
+    their CPU priority as started."""
     started: list = []
 
-    def __init__(self, config, seconds):
-        super().__init__(config, seconds)
-        Recorded.started.append(self.process)
+    def __init__(self, config, seconds, behind=BEHIND_NICENESS):
+        super().__init__(config, seconds, behind)
+        Recorded.started.append((self.process, os.getpriority(os.PRIO_PROCESS, self.process.pid)))
 
 
 def run_slices(config, run_id: str) -> int:
@@ -169,7 +172,10 @@ def test_a_runs_slice_matches_all_its_batches_in_one_child(services, config, mon
     done = RuleRun.get_by_id(run.id)
     assert (done.state, done.examined, done.matched, done.changed) == (
         "succeeded", 130, 78, 78)
-    assert [process.returncode for process in Recorded.started] == [0]  # ended on its own
+    # One child, at the lowest priority there is (behind the children that serve requests),
+    # that ended on its own.
+    assert [(process.returncode, niceness) for process, niceness in Recorded.started] == [
+        (0, MOST_NICENESS)]
     assert matcher_children() == []
 
 

@@ -8,9 +8,9 @@ them too).
 - `templates`: the title templates of `set_title`, without str.format;
 - `facts`: what rules look at in a document, read bounded;
 - `filing`: rules at work on new documents, in the job that read them, and applying changes;
-- `matcher`: one rule over many documents (a dry run's more than a few in a child process, the
-  hidden `dms _rules-match`); `preview`: the dry run; `runs`: runs over existing documents in the
-  background.
+- `matcher`: one rule over many documents (a dry run's more than a few, and each slice of a run,
+  in a child process, the hidden `dms _rules-match`); `preview`: the dry run; `runs`: runs over
+  existing documents in the background.
 
 Dependencies go down this list's reverse: nothing here imports dms.domain.trash (which imports
 `store` to disable the rules of a deleted folder) or dms.domain.uploads (which marks new

@@ -1,7 +1,7 @@
-"""One rule matched over many of its owner's documents: `match_here` in this process (a run's
-batch, dms.domain.rules.runs), `match_documents` for a dry run (dms.domain.rules.preview), a few
-in the request's thread, more in a child process of its own (`dms _rules-match`, hidden: only a
-dry run starts it).
+"""One rule matched over many of its owner's documents: `match_here` in this process, `Child` in a
+child process of its own (`dms _rules-match`, hidden), which answers request after request: a
+dry run's (`match_documents`, dms.domain.rules.preview: a few documents in the request's thread,
+more in a child) and a rule run's batches (dms.domain.rules.runs: one child per slice).
 
 Why a child: matching is Python's own work — a fuzzy pattern over a text of 100,000 characters
 takes 3-6 ms of the interpreter a document — and a dry run goes through up to
@@ -12,11 +12,12 @@ p99 from 36 to 112 ms. A child runs behind the server's threads (ten steps nicer
 go to requests first, and the request thread that waits for it holds nothing. Starting one costs
 ~0.2 s, more than matching IN_PROCESS_DOCUMENTS documents.
 
-The protocol: the parent writes one JSON object (the database — on stdin, as a PostgreSQL URL may
-hold a password the command line would show to others —, the owner, the rule, the documents'
-ids in the order to examine them, the limits) to the child's stdin; the child writes one JSON
-object back: how many it examined and, for each match, the document, its folder and title before,
-and the rule's step. Only reads: the child writes nothing to the database.
+The protocol, a line each way per request: the parent writes one JSON object (the database — on
+stdin, as a PostgreSQL URL may hold a password the command line would show to others —, the
+owner, the rule, the documents' ids in the order to examine them, the limits) to the child's
+stdin; the child writes one JSON object back: how many it examined and, for each match, the
+document, its folder and title before, and the rule's step. It ends when its stdin does. Only
+reads: the child writes nothing to the database.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from dms.domain.rules.checks import spec_of
 from dms.domain.rules.filing import RULE_COLUMNS, RuleRow, Step, evaluate
 from dms.errors import Unavailable
 from dms.files.children import dms_command
-from dms.files.fairness import run_behind, yield_to_requests
+from dms.files.fairness import BEHIND_NICENESS, run_behind, yield_to_requests
 
 log = logging.getLogger("dms.rules")
 
@@ -80,17 +81,17 @@ def match_documents(config: Config, owner_id: str, rule_id: str, document_ids: l
 class Child:
     """A `dms _rules-match` child process that answers request after request — a dry run's one,
     or the batches of a rule run's slice (dms.domain.rules.runs: one start, ~0.2 s of CPU, for a
-    slice's many batches) — for about `seconds` of matching in all. Killed when closed if it
-    has not ended by then."""
+    slice's many batches) — for about `seconds` of matching in all, `behind` steps nicer than
+    the server. Killed when closed if it has not ended by then."""
 
-    def __init__(self, config: Config, seconds: float):
+    def __init__(self, config: Config, seconds: float, behind: int = BEHIND_NICENESS):
         self.config = config
         engine = "postgresql" if config.database_url else "sqlite"
         cpu_seconds = seconds + config.rules_max_seconds + GRACE_SECONDS
         self.process = subprocess.Popen(
             dms_command(MATCH_COMMAND, str(int(cpu_seconds) + 1), engine),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True, start_new_session=True)
-        run_behind(self.process.pid)
+        run_behind(self.process.pid, behind)
         self._read = b""
 
     def __enter__(self) -> Child:
@@ -119,9 +120,9 @@ class Child:
         except OSError:  # the child is gone (a broken pipe)
             line = None
         if line is None:
+            self.close()  # its status is known once it has ended
             log.warning("a rule's matching in a child process failed or took longer than "
-                        "%.0f s (status %s)", wait, self.process.poll())
-            self.close()
+                        "%.0f s (status %s)", wait, self.process.returncode)
             raise Unavailable(FAILED)
         answer = json.loads(line)
         return Matches(answer["examined"], [(document_id, (before[0], before[1]), _step(raw))

@@ -36,6 +36,7 @@ from dms.domain.rules.filing import apply_steps, live_folders, title_of
 from dms.domain.rules.store import disable, folder_gone, owned_rule
 from dms.domain.turnpool import FAILED, QUEUED, RUNNING, SUCCEEDED, RunLeases, TurnPool
 from dms.errors import Throttled, Unavailable
+from dms.files.fairness import MOST_NICENESS
 
 log = logging.getLogger("dms.rules")
 
@@ -103,8 +104,10 @@ def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], 
 class _Matching:
     """A slice's matching: in a child process of its own (matching is the interpreter's own
     work: in the server's threads a run over long letters raised another user's p99 to 150 ms),
-    started at the slice's first batch; in this thread for the rest of the slice if the child
-    fails (logged), so a run never stalls on it."""
+    started at the slice's first batch, at the lowest CPU priority: behind the children that
+    serve requests (the PDF readers an upload waits for) and the readings of new documents, as
+    the most patient work there is; in this thread for the rest of the slice if the child fails
+    (logged), so a run never stalls on it."""
 
     def __init__(self, config: Config, slice_seconds: float):
         self.config = config
@@ -117,7 +120,7 @@ class _Matching:
         if not self.failed:
             try:
                 if self.child is None:
-                    self.child = matcher.Child(self.config, self.seconds)
+                    self.child = matcher.Child(self.config, self.seconds, MOST_NICENESS)
                 return self.child.match(owner_id, rule_id, ids, seconds)
             except (OSError, Unavailable):  # not started, or failed: logged
                 self.failed = True
