@@ -178,6 +178,16 @@ def test_a_runs_slice_matches_all_its_batches_in_one_child(services, config, mon
         (0, MOST_NICENESS)]
     assert matcher_children() == []
 
+    # A run over a few documents matches them in its thread: no child.
+    bob = new_user("bob")
+    for index in range(matcher.IN_PROCESS_DOCUMENTS):
+        add_document(bob.id, inbox_id(bob), f"doc-{index}.txt", LETTERS[index % 5])
+    rule = make_rule(bob, "Strom", "jahresabrechnung", actions={"add_tags": ["strom"]})
+    run = runs.start_run(bob, rule.id)
+    assert run_slices(config, run.id) == 1
+    assert (RuleRun.get_by_id(run.id).matched, len(Recorded.started)) == (12, 1)
+    assert matcher_children() == []
+
 
 def test_a_run_whose_child_fails_goes_on_in_its_thread(services, config, monkeypatch, caplog):
     monkeypatch.setattr(matcher, "MATCH_COMMAND", "_no-such-command")

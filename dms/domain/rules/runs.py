@@ -104,7 +104,7 @@ def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], 
 class _Matching:
     """A slice's matching: in a child process of its own (matching is the interpreter's own
     work: in the server's threads a run over long letters raised another user's p99 to 150 ms),
-    started at the slice's first batch, at the lowest CPU priority: behind the children that
+    started at the slice's first batch of more than a few documents, at the lowest CPU priority: behind the children that
     serve requests (the PDF readers an upload waits for) and the readings of new documents, as
     the most patient work there is; in this thread for the rest of the slice if the child fails
     (logged), so a run never stalls on it."""
@@ -117,7 +117,10 @@ class _Matching:
 
     def match(self, owner_id: str, rule_id: str, ids: list[str]) -> matcher.Matches:
         seconds = min(BATCH_SECONDS, self.config.lease_seconds / 3)
-        if not self.failed:
+        # A last batch of a few documents, with no child yet (a run over a few), is matched in
+        # this thread, as a dry run's few are: a child's start would cost more than they do.
+        few = self.child is None and len(ids) <= matcher.IN_PROCESS_DOCUMENTS
+        if not self.failed and not few:
             try:
                 if self.child is None:
                     self.child = matcher.Child(self.config, self.seconds, MOST_NICENESS)
