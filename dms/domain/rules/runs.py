@@ -103,11 +103,11 @@ def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], 
 
 class _Matching:
     """A slice's matching: in a child process of its own (matching is the interpreter's own
-    work: in the server's threads a run over long letters raised another user's p99 to 150 ms),
-    started at the slice's first batch of more than a few documents, at the lowest CPU priority: behind the children that
-    serve requests (the PDF readers an upload waits for) and the readings of new documents, as
-    the most patient work there is; in this thread for the rest of the slice if the child fails
-    (logged), so a run never stalls on it."""
+    work, which the server's threads share), started at the slice's first batch of more than a
+    few documents, at the lowest CPU priority: behind the children that serve requests (the PDF
+    readers an upload waits for) and the readings of new documents, as the most patient work
+    there is; in this thread for the rest of the slice if the child fails (logged), so a run
+    never stalls on it."""
 
     def __init__(self, config: Config, slice_seconds: float):
         self.config = config
