@@ -120,7 +120,7 @@ class Child:
         except OSError:  # the child is gone (a broken pipe)
             line = None
         if line is None:
-            self.close()  # its status is known once it has ended
+            self.close(at_once=True)  # its status is known once it has ended
             log.warning("a rule's matching in a child process failed or took longer than "
                         "%.0f s (status %s)", wait, self.process.returncode)
             raise Unavailable(FAILED)
@@ -143,17 +143,19 @@ class Child:
         line, _, self._read = self._read.partition(b"\n")
         return line
 
-    def close(self) -> None:
+    def close(self, at_once: bool = False) -> None:
         """End the child: its stdin closed, it ends on its own; killed if it has not within a
-        second (it may be matching a long text)."""
-        if self.process.poll() is None:
+        second (it may be matching a long text), or `at_once` (it failed or overran)."""
+        if not at_once and self.process.poll() is None:
             try:
                 if self.process.stdin is not None:
                     self.process.stdin.close()
                 self.process.wait(timeout=1)
             except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
-                self.process.wait()
+                pass
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None and not stream.closed:
                 try:
