@@ -84,7 +84,7 @@ def execute(config: Config, run_id: str, worker_id: str, stopping: Callable[[], 
     """Run (or resume) a run for a slice of about `slice_seconds` (whole batches): 0 when it
     has more to do and keeps its lease (its next slice goes behind other users' runs), None
     when it ended, is no longer this worker's, or `stopping()` (then its lease is given back).
-    The slice's batches are matched by one child process (matcher.Child), started at the first."""
+    The slice's batches are matched by one child process (see _Matching)."""
     if not LEASES.claim(run_id, worker_id, config.lease_seconds):
         return None
     slice_end = time.monotonic() + slice_seconds
