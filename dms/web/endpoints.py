@@ -33,7 +33,7 @@ from dms.web.jsonapi import (
     parse_json,
     resource_data,
 )
-from dms.web.turns import TURNS, turn_owner
+from dms.web.turns import TURNS
 
 log = logging.getLogger("dms.web")
 
@@ -247,7 +247,7 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
             # turns, and background work gives way while it is served.
             caller = ctx.user_or_none
             owner = caller.id if caller is not None else None
-            with TURNS.turn(turn_owner(owner, ctx.remote_addr)), acting_for(owner), serving():
+            with TURNS.turn(owner), acting_for(owner), serving():
                 return render(route.handler(ctx, **params), route.media_type)
         except ApiError as error:
             return error_response(error, route.media_type)

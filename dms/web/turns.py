@@ -12,10 +12,9 @@ the turn its user's first finished request gives back. A user alone is never hel
 lasts at most LONGEST_WAIT_SECONDS, then the request runs anyway: turns order the work, they
 never refuse it (refusals are the pools' own, dms.files.fairness).
 
-Whom a request is for (`turn_owner`): the caller's user id once authenticated; an anonymous
-caller (a login, a share link) by its address (REMOTE_ADDR, which a trusted proxy's
-X-Forwarded-For has set). The turn covers the handler, not the answer's transfer: an event
-stream or a download sends its body after its turn has ended.
+Whom a request is for: the caller's user id once authenticated; anonymous callers (logins,
+share links) are one owner, None, together. The turn covers the handler, not the answer's
+transfer: an event stream or a download sends its body after its turn has ended.
 """
 
 from __future__ import annotations
@@ -102,11 +101,6 @@ class RequestTurns:
         if not waiting:
             del self._waiting[owner]
         return turn
-
-
-def turn_owner(user_id: str | None, address: str) -> Hashable:
-    """Whose turns a request takes: its user's, or an anonymous caller's address'."""
-    return user_id if user_id is not None else ("anonymous", address)
 
 
 TURNS = RequestTurns()  # this process' (both APIs' handlers take their turns here)

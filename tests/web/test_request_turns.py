@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from dms.web.turns import TURNS, RequestTurns, turn_owner
+from dms.web.turns import TURNS, RequestTurns
 from tests.harness.waiting import wait_for
 
 
@@ -153,9 +153,3 @@ def test_through_the_server_a_request_past_the_share_waits_for_its_turn(server, 
             holder.end()
         asking.join(10)
     assert TURNS.under_way() == {}
-
-
-def test_anonymous_callers_take_turns_by_their_address():
-    assert (turn_owner("3f2a", "127.0.0.1"), turn_owner(None, "127.0.0.1"),
-            turn_owner(None, "10.0.0.7")) == ("3f2a", ("anonymous", "127.0.0.1"),
-                                              ("anonymous", "10.0.0.7"))

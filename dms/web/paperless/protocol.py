@@ -38,7 +38,7 @@ from dms.runtime import Runtime
 from dms.text import is_whole_number
 from dms.web.endpoints import is_disk_full, public_origin, release_connection
 from dms.web.jsonapi import ApiError, encode, parse_json, raw_json
-from dms.web.turns import TURNS, turn_owner
+from dms.web.turns import TURNS
 
 log = logging.getLogger("dms.web.paperless")
 
@@ -351,7 +351,7 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
                 authenticate(call)
             caller = call.user_or_none
             owner = caller.id if caller is not None else None
-            with TURNS.turn(turn_owner(owner, call.remote_addr)), acting_for(owner), serving():
+            with TURNS.turn(owner), acting_for(owner), serving():  # as dms's own API's
                 result = route.handler(call, **params)
             if isinstance(result, bottle.HTTPResponse):
                 for name, value in headers().items():
