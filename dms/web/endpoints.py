@@ -33,7 +33,6 @@ from dms.web.jsonapi import (
     parse_json,
     resource_data,
 )
-from dms.web.turns import TURNS
 
 log = logging.getLogger("dms.web")
 
@@ -243,11 +242,10 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
         try:
             if route.auth:
                 ctx.authenticate()
-            # The request threads and the pools a request may wait for are shared by users'
-            # turns, and background work gives way while it is served.
+            # The pools a request may wait for are shared by users' turns, and background work
+            # gives way while it is served.
             caller = ctx.user_or_none
-            owner = caller.id if caller is not None else None
-            with TURNS.turn(owner), acting_for(owner), serving():
+            with acting_for(caller.id if caller is not None else None), serving():
                 return render(route.handler(ctx, **params), route.media_type)
         except ApiError as error:
             return error_response(error, route.media_type)
