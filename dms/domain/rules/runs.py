@@ -125,7 +125,11 @@ class _Matching:
                 if self.child is None:
                     self.child = matcher.Child(self.config, self.seconds, MOST_NICENESS)
                 return self.child.match(owner_id, rule_id, ids, seconds)
-            except (OSError, Unavailable):  # not started, or failed: logged
+            except OSError as error:  # not started
+                log.warning("a rule run's matching goes on in its thread: no child process "
+                            "could be started (%s)", error)
+                self.failed = True
+            except Unavailable:  # it failed (logged)
                 self.failed = True
         return matcher.match_here(owner_id, rule_id, ids, time.monotonic() + seconds,
                                   self.config.rules_max_text_chars, self.config.rules_max_seconds)
