@@ -15,6 +15,11 @@ from playwright.sync_api import Page, expect
 from tests.harness.client import Client
 from tests.harness.users import USER_PASSWORD
 
+# Playwright's assertions wait 5 s by default; on CI's two cores, shared by both lanes, Chromium
+# and the readers of uploads, a page operation's answer has taken longer (a merge: 5.7 s). An
+# assertion that holds still passes at once.
+expect.set_options(timeout=15_000)
+
 SCREENSHOTS = Path(__file__).parents[1] / "screenshots"
 # axe-core from the npm registry, installed by scripts/setup.sh --test (never at run time).
 AXE = Path(__file__).parents[2] / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
