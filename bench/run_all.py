@@ -15,7 +15,9 @@ scaleout): `scripts/setup.sh --bench`
     .venv/bin/python -m bench.run_all --output /tmp/full.md --resume
 
 A full run runs each script with its defaults, except where FULL lists the layouts targets.md has
-rows for (three and a half to four hours on 2 cores). It writes the whole of --output: the
+rows for (about five and a half hours on 2 cores on 2026-12-02: every benchmark but scale.py
+1 h 40 min, scale.py's SQLite part 27 min, its two PostgreSQL loads of a million documents
+80–95 min each). It writes the whole of --output: the
 hand-written profiles of bench/RESULTS.md are carried over by whoever replaces that file with a
 new run.
 Each section names when it ended and the commit it measured.
@@ -52,7 +54,7 @@ BENCHMARKS = ["tree.py", "upload.py", "ocr.py", "search.py", "load.py", "hostile
 
 # The full run's invocations of a script, where it is not once with its defaults: the layouts
 # targets.md has rows for (search: one owner at a million; scale: PostgreSQL with 1 and 1,000
-# owners beside SQLite with one), so that the whole run stays within about four hours.
+# owners beside SQLite with one), so that the whole run stays within about six hours.
 FULL = {
     "search.py": [["--sizes", "10000", "100000", "--owners", "1", "100"],
                   ["--sizes", "1000000", "--owners", "1"]],
