@@ -1,14 +1,25 @@
 """insert_row and update_rows (dms.db.models): the statements peewee would build, made once and
 kept — the same row as `Model.insert(...)` (defaults filled, values turned by their fields: a
 foreign key by its id, a datetime as stored text), the same columns changed as
-`Model.update(...)` and only those, on both engines."""
+`Model.update(...)` and only those, on both engines; and from_row, the model of a row read by
+hand: the same values as peewee's own read (text as it comes, the others turned by their
+fields), on both engines."""
 
 from __future__ import annotations
 
 import datetime as dt
 
 from dms.db import database, write_transaction
-from dms.db.models import DocumentVersion, Node, OcrStatus, insert_row, update_rows
+from dms.db.models import (
+    DocumentVersion,
+    Node,
+    OcrStatus,
+    User,
+    columns_of,
+    from_row,
+    insert_row,
+    update_rows,
+)
 from dms.domain import accounts
 
 COLUMNS = ("owner_id", "parent_id", "kind", "special", "title", "title_sort", "lang", "ocr",
@@ -80,3 +91,26 @@ def test_only_the_given_columns_of_the_given_rows_change(services):
                           "kind": Node.FOLDER, "title": "d", "title_sort": "d"})
         assert update_rows(Node, ["d"], {"parent_id": "b"}) == 1
     assert row_of("d")[:3] == (home.owner_id, "b", "folder")
+
+
+def test_a_row_read_by_hand_is_the_model_peewee_reads(services):
+    home = home_of("alice")
+    when = dt.datetime(2026, 12, 2, 4, 40, 1, 654321)
+    with write_transaction():
+        insert_row(Node, {"id": "n", "owner": home.owner_id, "parent": home.id,
+                          "kind": Node.DOCUMENT, "title": "Käse", "title_sort": "käse",
+                          "ocr": True, "size": 12, "ocr_seconds": 1.5, "created_at": when,
+                          "updated_at": when})
+    for model, row_id in ((Node, "n"), (Node, home.id), (User, home.owner_id)):
+        columns = columns_of(model)
+        row = database.execute_sql(
+            f"SELECT {', '.join(columns)} FROM \"{model._meta.table_name}\" WHERE id = ?",
+            (row_id,)).fetchone()
+        by_hand, by_peewee = from_row(model, columns, row), model.get_by_id(row_id)
+        assert by_hand.__data__ == by_peewee.__data__
+        assert {type(value) for value in by_hand.__data__.values()} == {
+            type(value) for value in by_peewee.__data__.values()}
+    node = from_row(Node, columns_of(Node), database.execute_sql(
+        f"SELECT {', '.join(columns_of(Node))} FROM node WHERE id = 'n'").fetchone())
+    assert (node.title, node.ocr, node.size, node.ocr_seconds, node.created_at, node.parent_id) \
+        == ("Käse", True, 12, 1.5, when, home.id)
