@@ -65,10 +65,20 @@ IDS_PER_STATEMENT = 5000  # far below the 32,766 parameters SQLite takes
 # The longest a search waits for the index to take its caller's changes (api.md, "Search"): far more
 # than a commit of the index takes (~10 ms), for a machine busy with other work.
 CATCH_UP_SECONDS = 3.0
-PAGES_TEXT = """
+# The snippets' texts: the first PAGES_AT_ONCE pages of each document's latest version in one
+# statement (ten statements were a tenth of a search at 20,000 documents); a document whose
+# first pages hold less than SCAN_CHARS has its further pages read on their own (PAGES_AFTER).
+PAGES_AT_ONCE = 8
+PAGES_START = """
+    SELECT v.document_id, substr(p.text, 1, ?) FROM document_version AS v
+    JOIN page AS p ON p.version_id = v.id
+    WHERE v.document_id IN ({marks}) AND p.number <= ? AND v.number = (
+        SELECT max(w.number) FROM document_version AS w WHERE w.document_id = v.document_id)
+    ORDER BY v.document_id, p.number"""
+PAGES_AFTER = """
     SELECT substr(text, 1, ?) FROM page WHERE version_id = (
         SELECT id FROM document_version WHERE document_id = ? ORDER BY number DESC LIMIT 1)
-    ORDER BY number"""
+    AND number > ? ORDER BY number"""
 
 
 def check_limit(raw: object) -> int:
@@ -203,26 +213,31 @@ def _ranked(indexer: Indexer, user: User, words: list[str], window: Window, time
         # Interleaved by score, each owner's list in its own order (the caller's own changes,
         # laid over the index, come first in theirs).
         hits = list(heapq.merge(*ranked, key=lambda hit: -hit[1]))
-        nodes = _readable(user, list(dict.fromkeys(node_id for node_id, _ in hits)),
-                          (only, about_filter, whose))
+        nodes, parents = _readable(user, list(dict.fromkeys(node_id for node_id, _ in hits)),
+                                   (only, about_filter, whose))
         scores: dict[str, float] = {}
         for node_id, score in hits:
             scores.setdefault(node_id, score)
         kept = [node_id for node_id in scores if node_id in nodes]
         total += sum(1 for node_id in kept if checked(nodes[node_id][3]))
-        results, marks = [], highlight.Highlighter(words, should_stop)
-        for rank, node_id in enumerate(kept[window.offset:window.reach]):
+        shown = kept[window.offset:window.reach]
+        marks = highlight.Highlighter(words, should_stop)
+        texts = _texts_start([node_id for node_id in shown[:SNIPPET_RESULTS]
+                              if nodes[node_id][0] == "document"])
+        titled = marks.may_match([nodes[node_id][1] for node_id in shown])
+        results = []
+        for rank, node_id in enumerate(shown):
             kind, title, _, _ = nodes[node_id]
-            text_snippet, inside = None, scores[node_id] < 0  # found inside words only
-            if rank < SNIPPET_RESULTS and kind == "document":
-                text_snippet = marks.snippet(_text_start(node_id), inside=inside)
-            found = text_snippet or marks.snippet(title, whole=True, inside=inside)
+            inside = scores[node_id] < 0  # found inside words only
+            found = marks.snippet(texts[node_id], inside=inside) if node_id in texts else None
+            if found is None and rank in titled:
+                found = marks.snippet(title, whole=True, inside=inside)
             results.append((node_id, kind, title, found))
     except highlight.Stopped:
         raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
                           "for longer or more words.") from None
-    return Found(_results(user, results, {node_id: (parent_id, title) for node_id,
-                                          (_, title, parent_id, _) in nodes.items()},
+    known = {node_id: (parent_id, title) for node_id, (_, title, parent_id, _) in nodes.items()}
+    return Found(_results(user, results, {**parents, **known},
                           {node_id: owner_id for node_id, (*_, owner_id) in nodes.items()}),
                  total if window.counted else None)
 
@@ -297,10 +312,12 @@ def _conditions(only: Filters) -> tuple[str, tuple[Any, ...]]:
     return " AND ".join(sql for sql, _ in parts), tuple(p for _, params in parts for p in params)
 
 
-def _readable(user: User, node_ids: list[str],
-              only: Filters) -> dict[str, tuple[str, str, str | None, str]]:
+def _readable(user: User, node_ids: list[str], only: Filters
+              ) -> tuple[dict[str, tuple[str, str, str | None, str]],
+                         dict[str, tuple[str | None, str]]]:
     """{id: (kind, title, parent id, owner id)} of those hits that are still the caller's nodes
-    or shared with them (and still match the filters)."""
+    or shared with them (and still match the filters), and {parent id: (its parent id, title)}
+    of their folders, read in the same statement (the breadcrumbs' first level)."""
     condition, extra = _conditions(only)
     rows = []
     for start in range(0, len(node_ids), IDS_PER_STATEMENT):
@@ -308,22 +325,41 @@ def _readable(user: User, node_ids: list[str],
         # The owner is compared here, not in SQL: given `owner_id = ?`, SQLite chose the
         # owner's index and read all of the owner's nodes (8.8 ms at 20,000 documents, 500 ms
         # at a million) instead of looking up these few ids.
+        # The filters name the hits' columns unqualified: they apply inside, the join outside.
         rows += database.execute_sql(
+            f"SELECT hit.*, above.parent_id, above.title FROM ("
             f"SELECT id, owner_id, kind, title, parent_id FROM node WHERE id IN "
-            f"({','.join('?' * len(chosen))}) AND {condition} AND trash_id IS NULL",
-            (*chosen, *extra)).fetchall()
+            f"({','.join('?' * len(chosen))}) AND {condition} AND trash_id IS NULL) AS hit "
+            f"LEFT JOIN node AS above ON above.id = hit.parent_id", (*chosen, *extra)).fetchall()
     shared = shared_among(user.id, [row[0] for row in rows if row[1] != user.id])
-    return {node_id: (kind, title, parent_id, owner_id)
-            for node_id, owner_id, kind, title, parent_id in rows
-            if owner_id == user.id or node_id in shared}
+    nodes, parents = {}, {}
+    for node_id, owner_id, kind, title, parent_id, above_parent, above_title in rows:
+        if owner_id == user.id or node_id in shared:
+            nodes[node_id] = (kind, title, parent_id, owner_id)
+            if parent_id is not None:
+                parents[parent_id] = (above_parent, above_title)
+    return nodes, parents
 
 
-def _text_start(document_id: str) -> str:
-    """The first SCAN_CHARS characters of a document's text (its latest version's pages)."""
-    parts, size = [], 0
-    for (text,) in database.execute_sql(PAGES_TEXT, (highlight.SCAN_CHARS, document_id)):
-        parts.append(text)
-        size += len(text) + 2
-        if size >= highlight.SCAN_CHARS:
-            break
-    return "\n\n".join(parts)
+def _texts_start(document_ids: list[str]) -> dict[str, str]:
+    """{id: the first SCAN_CHARS characters of the document's text (its latest version's
+    pages)} for a few documents at once."""
+    if not document_ids:
+        return {}
+    parts: dict[str, list[str]] = {document_id: [] for document_id in document_ids}
+    sizes = dict.fromkeys(document_ids, 0)
+    for document_id, text in database.execute_sql(
+            PAGES_START.format(marks=",".join("?" * len(document_ids))),
+            (highlight.SCAN_CHARS, *document_ids, PAGES_AT_ONCE)):
+        if sizes[document_id] < highlight.SCAN_CHARS:  # later pages past the limit: not used
+            parts[document_id].append(text)
+            sizes[document_id] += len(text) + 2
+    for document_id, pages in parts.items():
+        if len(pages) == PAGES_AT_ONCE and sizes[document_id] < highlight.SCAN_CHARS:
+            for (text,) in database.execute_sql(
+                    PAGES_AFTER, (highlight.SCAN_CHARS, document_id, PAGES_AT_ONCE)):
+                pages.append(text)
+                sizes[document_id] += len(text) + 2
+                if sizes[document_id] >= highlight.SCAN_CHARS:
+                    break
+    return {document_id: "\n\n".join(pages) for document_id, pages in parts.items()}
