@@ -4,10 +4,12 @@ scale.py's searches (one word, two words, a 3-letter prefix, a piece found only 
 in-process with every SQL statement captured (peewee's log) and each SELECT run again under
 `EXPLAIN (ANALYZE, BUFFERS)`: its execution time, and its whole plan where it took more than
 --show-ms. With --inside N, N pieces found only inside words are timed as well and the plans of
-the slowest two shown (scale.py's p95 of that class comes from a few slow pieces). Where a
-search's time goes on PostgreSQL, without a server; it never asserts.
+the slowest two shown (scale.py's p95 of that class comes from a few slow pieces); with --two N,
+the first N of scale.py's own two-word searches alike. Where a search's time goes on PostgreSQL,
+without a server; it never asserts.
 
-    .venv/bin/python -m bench.pgplans [--size 100000] [--show-ms 2] [--inside 50]
+    .venv/bin/python -m bench.pgplans [--size 100000] [--show-ms 2] [--inside 50] [--two 50]
+                                      [--hold]
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 import argparse
 import logging
 import random
+import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -65,21 +69,32 @@ def explain(url: str, statements: list[tuple[str, object]], show_ms: float) -> N
                 print("\n".join("   " + line for line in plan))
 
 
-def slowest_pieces(search, user, pieces: list[str]) -> list[tuple[float, str]]:
-    """Each piece's search time (the second of two runs), slowest first, with a summary line."""
+def two_word_searches(words: list[str], count: int) -> list[str]:
+    """The first `count` of scale.py's two-word searches (its generator, its seed)."""
+    content = words[len(FUNCTION_WORDS):]
+    rng = random.Random(9)
+    return [f"{rng.choice(content[:300])} {rng.choice(content)}" for _ in range(count)]
+
+
+def slowest(search, user, kind: str, texts: list[str]) -> list[tuple[float, str]]:
+    """Each search's time (the second of two runs), slowest first, with a summary line."""
+    from dms.errors import Unavailable
     from dms.search import query
 
     timed = []
-    for piece in pieces:
-        query(search, user, piece)
-        started = time.perf_counter()
-        query(search, user, piece)
-        timed.append(((time.perf_counter() - started) * 1000, piece))
+    for text in texts:
+        for _ in range(2):
+            started = time.perf_counter()
+            try:
+                query(search, user, text, timeout=60)
+            except Unavailable:  # past the 60 s: the time it took
+                pass
+        timed.append(((time.perf_counter() - started) * 1000, text))
     timed.sort(reverse=True)
     times = sorted(took for took, _ in timed)
-    print(f"\n== inside a word, {len(times)} pieces: p50 {times[len(times) // 2]:.1f} ms, "
+    print(f"\n== {kind}, {len(times)} searches: p50 {times[len(times) // 2]:.1f} ms, "
           f"p95 {times[int(len(times) * 0.95)]:.1f} ms; slowest "
-          + ", ".join(f"{piece!r} {took:.1f} ms" for took, piece in timed[:5]), flush=True)
+          + ", ".join(f"{text!r} {took:.1f} ms" for took, text in timed[:5]), flush=True)
     return timed
 
 
@@ -90,6 +105,10 @@ def main() -> None:
                         help="print the whole plan of a statement slower than this")
     parser.add_argument("--inside", type=int, default=1,
                         help="pieces found only inside words to time (the two slowest explained)")
+    parser.add_argument("--hold", action="store_true",
+                        help="then keep the cluster and print its URL until killed (to try plans)")
+    parser.add_argument("--two", type=int, default=1,
+                        help="scale.py's two-word searches to time (the two slowest explained)")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     rng = random.Random(7)
@@ -129,15 +148,23 @@ def main() -> None:
                 print(f"\n== {kind} ({text!r}): {took:.1f} ms in-process, "
                       f"{len(statements)} statements", flush=True)
                 explain(url, statements, args.show_ms)
-            if args.inside > 1:
-                slowest = slowest_pieces(search, user, inner_words(words, args.inside,
-                                                                   random.Random(11)))
-                for took, piece in slowest[:2]:
+            timed = {"inside a word": (args.inside, lambda: inner_words(
+                         words, args.inside, random.Random(11))),
+                     "two words": (args.two, lambda: two_word_searches(words, args.two))}
+            for kind, (count, texts) in timed.items():
+                if count <= 1:
+                    continue
+                for took, text in slowest(search, user, kind, texts())[:2]:
                     captured.statements.clear()
-                    query(search, user, piece)
-                    print(f"\n== inside a word, slow ({piece!r}): {took:.1f} ms in-process, "
+                    query(search, user, text, timeout=600)
+                    print(f"\n== {kind}, slow ({text!r}): {took:.1f} ms in-process, "
                           f"{len(captured.statements)} statements", flush=True)
                     explain(url, list(captured.statements), args.show_ms)
+            if args.hold:
+                print(f"\nholding the database at {url} until killed (SIGTERM)", flush=True)
+                signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+                while True:
+                    time.sleep(3600)
     finally:
         cluster.stop()
 
