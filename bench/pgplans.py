@@ -139,10 +139,10 @@ def main() -> None:
             logger.addHandler(captured)
             for kind, text in searches(words).items():
                 for _ in range(WARMUP):
-                    query(search, user, text)
+                    query(search, user, text, timeout=600)
                 captured.statements.clear()
                 started = time.perf_counter()
-                query(search, user, text)
+                query(search, user, text, timeout=600)
                 took = (time.perf_counter() - started) * 1000
                 statements = list(captured.statements)
                 print(f"\n== {kind} ({text!r}): {took:.1f} ms in-process, "

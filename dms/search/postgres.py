@@ -34,6 +34,7 @@ inside more words of everyone's vocabulary looks among the first of them).
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterable, Iterator
 
 from dms.db import database, write_transaction
@@ -87,15 +88,37 @@ BODY_ONLY = """
         WHERE s.owner_id = ? AND NOT (s.heading @@ ?::tsquery) AND {match}
         LIMIT ?) AS found
     ORDER BY node_id"""
+# A word in nearly every body is found in the first of the owner's rows: walking them (by the
+# owner's index) took 2 ms for `the` at a million documents, its words' bitmap 64 ms — but 10.9 s
+# for a piece in no body, walking them all. So the walk is taken only for one word that
+# PostgreSQL's statistics of the words' index (ANALYZE's most common elements) count in at least
+# COMMON_SHARE of the rows, and only over the owner's first WALK_ROWS rows (the bitmap follows
+# when those hold fewer than the page needs); any other word by its bitmap.
+COMMON_SHARE = 0.2
+WALK_ROWS = 2000
+STATISTICS_SECONDS = 600  # how long the statistics read are kept (ANALYZE changes them rarely)
+COMMON_LEXEMES = """
+    SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats
+    WHERE schemaname = current_schema() AND tablename = 'search_entry_words'"""
+BODY_WALK = """
+    SELECT node_id FROM (
+        SELECT s.node_id FROM (SELECT * FROM search_entry WHERE owner_id = ? LIMIT ?) AS s {join}
+        WHERE NOT (s.heading @@ ?::tsquery) AND {match}
+        LIMIT ?) AS found
+    ORDER BY node_id"""
+INDEX_SCANS = "SELECT set_config('enable_indexscan', ?, true)"
 COUNT = "SELECT count(*) FROM search_entry AS s {join} WHERE s.owner_id = ? AND {match}"
 # Left to itself, the planner reads the table (or all the owner's rows, by their index) and tests
 # each row's body from TOAST, which it does not cost: a count of a word in most rows 1.0-1.9 s at
 # 100,000 documents, and the body-only matches of two words it expected in more rows 200 ms
 # (bench/RESULTS.md). By the words' index's bitmap and the rows' own pages instead: 36-48 ms and
-# 7 ms. Only inside a search's own transaction (or savepoint), which ends with the settings.
-NO_SEQUENTIAL_SCAN = "SELECT set_config('enable_seqscan', 'off', true)"
-COUNT_BY_BITMAP = ("SELECT set_config('enable_seqscan', 'off', true), "
-                   "set_config('enable_indexscan', 'off', true)")
+# 7 ms. The searches too: with a LIMIT, a match it expects in 5,000 of a million rows made it walk
+# the owner's index (all of one owner's rows) until enough matched — 10.9 s for a piece found
+# nowhere but inside words, where the bitmap takes 0.06 ms (bench/RESULTS.md, 2026-12-02). Only
+# inside a search's own transaction (or savepoint), which ends with the settings. Index-only
+# scans stay (the words inside which a piece lies are read by one).
+BITMAPS_ONLY = ("SELECT set_config('enable_seqscan', 'off', true), "
+                "set_config('enable_indexscan', 'off', true)")
 NODE_JOIN = "JOIN node ON node.id = s.node_id"
 
 
@@ -130,7 +153,7 @@ class PostgresSearch:
         """The owner's best matches for `words` (index terms) as (node id, score); with
         `tag_ids`, only nodes carrying all (or any) of those tags. Matches inside words after
         the others, as tantivy's (dms.search.snapshot)."""
-        with planned(NO_SEQUENTIAL_SCAN):
+        with planned(BITMAPS_ONLY):
             return self._tiered(owner_id, "", lambda inner, first: match(words, inner, first),
                                 any(looks_inside(word) for word in words), words, limit,
                                 tag_ids, tags_op)
@@ -139,7 +162,7 @@ class PostgresSearch:
              tags_op: str = "all") -> list[tuple[str, float]]:
         """As `search`, for a resolved tree of the query language (dms.search.pgquery): one
         statement per tier, the tree's names and dates read from the node row."""
-        with planned(NO_SEQUENTIAL_SCAN):
+        with planned(BITMAPS_ONLY):
             return self._tiered(owner_id, NODE_JOIN,
                                 lambda inner, first: condition(tree, inner, first),
                                 looks_inside_tree(tree), ranked_words(tree), limit, tag_ids,
@@ -193,9 +216,18 @@ class PostgresSearch:
                  wanted))]
             if len(headed) >= wanted:
                 return headed
+            needed = wanted - len(headed)
+            if inner is None and len(ranked) == 1 and common(any_word):
+                database.execute_sql(INDEX_SCANS, ("on",))  # the walk, by the owner's index
+                walked = [node_id for (node_id,) in database.execute_sql(
+                    BODY_WALK.format(join=join, match=where + tags),
+                    (owner_id, WALK_ROWS, any_word, *params, *extra, needed))]
+                database.execute_sql(INDEX_SCANS, ("off",))
+                if len(walked) >= needed:
+                    return headed + walked
             return headed + [node_id for (node_id,) in database.execute_sql(
                 BODY_ONLY.format(join=join, match=where + tags),
-                (owner_id, any_word, *params, *extra, wanted - len(headed)))]
+                (owner_id, any_word, *params, *extra, needed))]
 
         first = rows(lambda heading_first: where_of(None, heading_first), None, limit)
         hits = [(node_id, float(len(first) - rank)) for rank, node_id in enumerate(first)]
@@ -225,7 +257,7 @@ class PostgresSearch:
         if tag_ids:
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
             join, where = NODE_JOIN, f"{where} AND {sql}"
-        with planned(COUNT_BY_BITMAP):
+        with planned(BITMAPS_ONLY):
             return database.execute_sql(COUNT.format(join=join, match=where),
                                         (owner_id, *params, *extra)).fetchone()[0]
 
@@ -268,6 +300,24 @@ def planned(settings: str) -> Iterator[None]:
         database.execute_sql(settings)
         yield
         scope.rollback()
+
+
+_statistics: tuple[float, dict[str, float]] = (-STATISTICS_SECONDS, {})
+
+
+def common(query: str) -> bool:
+    """Is this tsquery one lexeme (no prefix, no operator) that the statistics count in at least
+    COMMON_SHARE of the rows? Statistics read at most every STATISTICS_SECONDS (none before
+    the first ANALYZE: nothing is common)."""
+    global _statistics
+    if not (query.startswith("'") and query.endswith("'")) or query.count("'") != 2:
+        return False  # a prefix (`:*`), several words, or a quote inside
+    read_at, shares = _statistics
+    if time.monotonic() - read_at >= STATISTICS_SECONDS:
+        row = database.execute_sql(COMMON_LEXEMES).fetchone()
+        shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+        _statistics = (time.monotonic(), shares)
+    return shares.get(query[1:-1], 0.0) >= COMMON_SHARE
 
 
 def inner_words(owner_id: str, words: Iterable[str]) -> dict[str, tuple[str, ...]]:

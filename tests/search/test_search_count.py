@@ -1,13 +1,17 @@
 """PostgreSQL counts a paged search's matches (api.md §13 `page`, and the Paperless-ngx dialect's
 `count`) from the words' index, and finds them without reading the whole table: the planner's
 settings that make it do so are set for a search's own statements and end with them, in a
-transaction of the caller's too."""
+transaction of the caller's too. A word that the statistics count in most rows is looked for in
+the owner's first rows (a walk), any other by its bitmap: the same matches either way."""
 
 from __future__ import annotations
+
+import logging
 
 import pytest
 
 from dms.db import database
+from dms.search import postgres
 from dms.search.postgres import PostgresSearch
 from tests.harness.database import add_document
 from tests.harness.waiting import wait_indexed
@@ -40,4 +44,45 @@ def test_the_planner_settings_of_a_search_end_with_it(alice, config):
     assert (total, after_count, after_search) == (3, ("on", "on"), ("on", "on"))
     assert {node_id for node_id, _ in found} == made
     assert PostgresSearch().total(alice.user_id, ["abrechnung"]) == 3
+    assert database.execute_sql(settings).fetchone() == ("on", "on")
+
+
+def statements_of(search) -> list[str]:
+    """The statements a search ran (peewee's debug log)."""
+    records: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(str(record.msg[0]))  # type: ignore[method-assign]
+    logger = logging.getLogger("peewee")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(handler)
+    try:
+        search()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return records
+
+
+def test_a_word_in_most_bodies_is_walked_to_any_other_by_its_bitmap(alice, config, monkeypatch):
+    common = {add_document(alice.user_id, alice.home_id, f"Brief {number}",
+                           f"Abrechnung Strom {number}") for number in range(40)}
+    rare = {add_document(alice.user_id, alice.home_id, "Brief", "Abrechnung Wasser")}
+    database.execute_sql("ANALYZE search_entry")
+    monkeypatch.setattr(postgres, "_statistics", (-postgres.STATISTICS_SECONDS, {}))
+    assert (postgres.common("'strom'"), postgres.common("'wasser'"), postgres.common("'strom':*"),
+            postgres.common("'strom' & 'abrechnung'")) == (True, False, False, False)
+
+    def found(word: str, limit: int) -> set[str]:
+        return {node_id for node_id, _ in PostgresSearch().search(alice.user_id, [word], limit)}
+
+    # 40 of 41 bodies hold `strom`: 10 of them from the walk; all 40 from the bitmap after a
+    # walk that found fewer than the 100 wanted; `wasser` by its bitmap alone.
+    walked = statements_of(lambda: found("strom", 10))
+    assert len(found("strom", 10)) == 10 and found("strom", 10) <= common
+    assert found("strom", 100) == common and found("wasser", 100) == rare
+    walk = "(SELECT * FROM search_entry"
+    assert sum(walk in sql for sql in walked) == 1
+    assert sum(walk in sql for sql in statements_of(lambda: found("wasser", 10))) == 0
+    settings = "SELECT current_setting('enable_seqscan'), current_setting('enable_indexscan')"
     assert database.execute_sql(settings).fetchone() == ("on", "on")
