@@ -19,7 +19,10 @@ page, the body-only matches follow, only as many as the page still needs, in tab
 within the page). When more rows match (a very common word or a short prefix), the best of the
 first CANDIDATES are returned, not necessarily the best of all; another or a longer word narrows
 the search. (A page deeper than CANDIDATES reads as many as it reaches.) The total of a paged
-search is count(*) of the same condition.
+search is count(*) of the same condition. The rows come from the GIN indexes' bitmaps only
+(BITMAPS_ONLY): PostgreSQL cannot estimate a prefix's or a rare pair's matches, and under a LIMIT
+it would walk all of an owner's rows instead; a single word its statistics count in most rows is
+the exception, looked for among the owner's first rows (WALK_ROWS) before its bitmap.
 
 Inside compound words (the second tier, after every match of the words themselves): a word of
 MIN_INNER letters or more is first looked up among the inner parts of the indexed words (all
