@@ -10,7 +10,9 @@ import logging
 
 import pytest
 
+from dms import search
 from dms.db import database
+from dms.db.models import User, utcnow
 from dms.search import postgres
 from dms.search.postgres import PostgresSearch
 from tests.harness.database import add_document
@@ -64,7 +66,8 @@ def statements_of(search) -> list[str]:
     return records
 
 
-def test_a_word_in_most_bodies_is_walked_to_any_other_by_its_bitmap(alice, config, monkeypatch):
+def test_a_word_in_most_bodies_is_walked_to_any_other_by_its_bitmap(alice, server, config,
+                                                                    monkeypatch):
     common = {add_document(alice.user_id, alice.home_id, f"Brief {number}",
                            f"Abrechnung Strom {number}") for number in range(40)}
     rare = {add_document(alice.user_id, alice.home_id, "Brief", "Abrechnung Wasser")}
@@ -84,5 +87,16 @@ def test_a_word_in_most_bodies_is_walked_to_any_other_by_its_bitmap(alice, confi
     walk = "(SELECT * FROM search_entry"
     assert sum(walk in sql for sql in walked) == 1
     assert sum(walk in sql for sql in statements_of(lambda: found("wasser", 10))) == 0
+    # Through the node's row too: the query language's date, one word to rank.
+    year = utcnow().year
+    user, services = User.get_by_id(alice.user_id), server.app.services
+
+    def ids(text: str) -> set[str]:
+        return {hit["id"] for hit in search.query(services.search, user, text, limit=10)}
+
+    by_date = statements_of(lambda: ids(f"strom created:{year}"))
+    assert len(ids(f"strom created:{year}")) == 10 and ids(f"strom created:{year}") <= common
+    assert sum(walk in sql for sql in by_date) == 1
+    assert ids(f"strom created:{year - 1}") == set()
     settings = "SELECT current_setting('enable_seqscan'), current_setting('enable_indexscan')"
     assert database.execute_sql(settings).fetchone() == ("on", "on")
