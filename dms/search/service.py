@@ -6,7 +6,8 @@ terms (dms.search.index); hits are checked again in the database (owner, existen
 that lags behind a change may miss or mis-rank a just-changed node but never shows a deleted one
 or another user's; text snippets only for the first SNIPPET_RESULTS results (the rest get their
 title highlighted when it matched), each made from at most the first 256 KiB of the document's
-text in SQLite. The whole search stops at its deadline (503) and as soon as its client is gone.
+text in the database (read for the ten at once). The whole search stops at its deadline (503)
+and as soon as its client is gone.
 
 "Done" means findable (docs/api.md, "Search"): a document whose status is `succeeded` is found by
 the next search. The engine's `view` gives what a search looks at: on tantivy, the index's last
