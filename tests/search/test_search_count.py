@@ -100,3 +100,26 @@ def test_a_word_in_most_bodies_is_walked_to_any_other_by_its_bitmap(alice, serve
     assert ids(f"strom created:{year - 1}") == set()
     settings = "SELECT current_setting('enable_seqscan'), current_setting('enable_indexscan')"
     assert database.execute_sql(settings).fetchone() == ("on", "on")
+
+
+def test_the_planner_knows_the_dates_on_the_papers(alice):
+    """The query language's dates compare an expression that only a partial index holds, of
+    which PostgreSQL keeps no statistics: migration 0040's statistics of the expression tell
+    the planner how many nodes a range of dates holds (no guess of 0.5 %), so that the narrower
+    side of a search leads."""
+    for number in range(30):
+        add_document(alice.user_id, alice.home_id, f"Brief {number}", "Abrechnung")
+    database.execute_sql("ANALYZE node")
+    year = utcnow().year
+    nodes = database.execute_sql("SELECT count(*) FROM node").fetchone()[0]
+
+    def estimate(first: int, last: int) -> int:
+        plan = database.execute_sql(
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM node WHERE "
+            "coalesce(document_date, substr(created_at, 1, 10)) >= ? "
+            "AND coalesce(document_date, substr(created_at, 1, 10)) <= ?",
+            (f"{first}-01-01", f"{last}-12-31")).fetchone()[0]
+        return plan[0]["Plan"]["Plan Rows"]
+
+    assert (estimate(year, year), estimate(year - 8, year - 1), estimate(year - 8, year)) \
+        == (nodes, 1, nodes)
