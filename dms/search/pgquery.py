@@ -49,9 +49,10 @@ def lexeme(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def term(word: str, shortest_prefix: int, inner: Inner = None) -> str:
-    """How `word` (an index term) matches: itself, a stored beginning, or a `:*` prefix;
-    with `inner`, or one of the words it lies inside."""
+def term(word: str, shortest_prefix: int, inner: Inner = None, whole: bool = False) -> str:
+    """How `word` (an index term) matches: itself, a stored beginning, or a `:*` prefix (with
+    `whole`, a word longer than the stored beginnings as itself only); with `inner`, or one of
+    the words it lies inside."""
     if inner is not None and looks_inside(word) and inner.get(word):
         holders = " | ".join(lexeme(holder) for holder in inner[word])
         return f"({term(word, shortest_prefix)} | {holders})"
@@ -59,24 +60,31 @@ def term(word: str, shortest_prefix: int, inner: Inner = None) -> str:
         return lexeme(word)
     if MIN_TEXT_PREFIX <= len(word) <= STORED_PREFIX:
         return lexeme("~" + word)
-    return lexeme(word) + ":*"
+    return lexeme(word) + ("" if whole else ":*")
 
 
-def tsquery(words: list[str], operator: str, shortest_prefix: int, inner: Inner = None) -> str:
-    return f" {operator} ".join(term(word, shortest_prefix, inner) for word in words)
+def tsquery(words: list[str], operator: str, shortest_prefix: int, inner: Inner = None,
+            whole: bool = False) -> str:
+    return f" {operator} ".join(term(word, shortest_prefix, inner, whole) for word in words)
 
 
-def match(words: list[str], inner: Inner = None,
-          heading_first: bool = False) -> tuple[str, list[str]]:
+def has_long_prefix(words: list[str]) -> bool:
+    """Is one of `words` longer than the stored beginnings, so matched as a `:*` prefix?"""
+    return any(len(word) > STORED_PREFIX for word in words)
+
+
+def match(words: list[str], inner: Inner = None, heading_first: bool = False,
+          whole: bool = False) -> tuple[str, list[str]]:
     """The WHERE condition that every word matches, and its parameters: one tsquery for the
     words that are matched alike everywhere; a word of MIN_TITLE_PREFIX letters, but shorter
     than MIN_TEXT_PREFIX, is a prefix in the heading or a whole word anywhere. With `inner`:
-    also inside words; `heading_first`: the heading tested before the body (HEADING_FIRST)."""
+    also inside words; `heading_first`: the heading tested before the body (HEADING_FIRST);
+    `whole`: the words longer than the stored beginnings as whole words (`term`)."""
     title_only = [w for w in words if MIN_TITLE_PREFIX <= len(w) < MIN_TEXT_PREFIX]
     alike = [w for w in words if w not in title_only]
     conditions, params = [], []
     if alike:
-        query = tsquery(alike, "&", MIN_TEXT_PREFIX, inner)
+        query = tsquery(alike, "&", MIN_TEXT_PREFIX, inner, whole)
         conditions.append(HEADING_FIRST if heading_first else EVERYWHERE)
         params += [query, query] if heading_first else [query]
     for word in title_only:
@@ -94,22 +102,22 @@ PAGE_PHRASE = (f"EXISTS (SELECT 1 FROM page AS p WHERE p.version_id = (SELECT id
 TITLE_PHRASE = f"{FOLDED.format('node.title')} @@ ?::tsquery"
 
 
-def condition(tree: Any, inner: Inner = None,
-              heading_first: bool = False) -> tuple[str, list[Any]]:
+def condition(tree: Any, inner: Inner = None, heading_first: bool = False,
+              whole: bool = False) -> tuple[str, list[Any]]:
     """The WHERE condition of `tree` and its parameters; with `inner`: words anywhere also
-    inside words; `heading_first`: as match's."""
+    inside words; `heading_first`, `whole`: as match's, for the words anywhere."""
     if isinstance(tree, Meta):
         return f"({tree.condition.where})", list(tree.condition.params)
     if isinstance(tree, Not):  # IS NOT TRUE: a document without the value (NULL) is kept
         negated, params = condition(tree.part)
         return f"({negated}) IS NOT TRUE", params
     if isinstance(tree, (All, AnyOf)):
-        parts = [condition(part, inner, heading_first) for part in tree.parts]
+        parts = [condition(part, inner, heading_first, whole) for part in tree.parts]
         joint = " AND " if isinstance(tree, All) else " OR "
         return (f"({joint.join(sql for sql, _ in parts)})",
                 [param for _, params in parts for param in params])
     assert isinstance(tree, Words)
-    return _words(tree, inner, heading_first)
+    return _words(tree, inner, heading_first, whole)
 
 
 def ranked_words(tree: Any) -> list[str]:
@@ -121,14 +129,15 @@ def ranked_words(tree: Any) -> list[str]:
     return []
 
 
-def _words(leaf: Words, inner: Inner = None, heading_first: bool = False) -> tuple[str, list[Any]]:
+def _words(leaf: Words, inner: Inner = None, heading_first: bool = False,
+           whole: bool = False) -> tuple[str, list[Any]]:
     found = terms(leaf.text)
     if not found:
         return "TRUE", []
     if leaf.phrase:
         return _phrase(found, leaf.field)
     if leaf.field is None:
-        sql, params = match(found, inner, heading_first)
+        sql, params = match(found, inner, heading_first, whole)
         return f"({sql})", params
     if leaf.field == "title":  # the title's words and beginnings carry weight A
         query = " & ".join(_weighted(word) for word in found)

@@ -12,6 +12,12 @@ begin with it; a longer one is to_tsquery's `:*` over the few words that begin w
 folds the documents' words, and are given to PostgreSQL as tsquery literals.
 
 Ranking: titles and tag names that hold more of the words first, body-only matches after them.
+A word longer than the stored beginnings is a `:*` prefix, which GIN matches by gathering the
+postings of every word that begins with it before it intersects them (31 ms for two such words
+at a million documents, bench/RESULTS.md): the rows that hold such words whole are looked for
+first, by their own postings, and the prefixes only when those are fewer than the page (after
+them: whole words rank first). The count is of the prefixes.
+
 GIN finds the matching rows but cannot rank a top-k, so a query reads at most CANDIDATES matching
 rows whose heading holds a query word (by the heading's own index), in the order the index
 yields them, and ranks those by ts_rank of the weighted heading; when they are fewer than the
@@ -46,6 +52,7 @@ from dms.search.pgquery import (
     MIN_TITLE_PREFIX,
     Inner,
     condition,
+    has_long_prefix,
     match,
     ranked_words,
     tsquery,
@@ -163,7 +170,8 @@ class PostgresSearch:
         `tag_ids`, only nodes carrying all (or any) of those tags. Matches inside words after
         the others, as tantivy's (dms.search.snapshot)."""
         with planned(BITMAPS_ONLY):
-            return self._tiered(owner_id, "", lambda inner, first: match(words, inner, first),
+            return self._tiered(owner_id, "", lambda inner, first, whole:
+                                match(words, inner, first, whole),
                                 any(looks_inside(word) for word in words), words, limit,
                                 tag_ids, tags_op)
 
@@ -173,7 +181,7 @@ class PostgresSearch:
         statement per tier, the tree's names and dates read from the node row."""
         with planned(BITMAPS_ONLY):
             return self._tiered(owner_id, NODE_JOIN,
-                                lambda inner, first: condition(tree, inner, first),
+                                lambda inner, first, whole: condition(tree, inner, first, whole),
                                 looks_inside_tree(tree), ranked_words(tree), limit, tag_ids,
                                 tags_op)
 
@@ -194,27 +202,29 @@ class PostgresSearch:
         return self._counted(owner_id, NODE_JOIN, where, params, tag_ids, tags_op)
 
     @staticmethod
-    def _tiered(owner_id: str, join: str, where_of: Callable[[Inner, bool], tuple[str, list]],
-                broadens: bool, ranked: list[str], limit: int, tag_ids: tuple[str, ...],
+    def _tiered(owner_id: str, join: str,
+                where_of: Callable[[Inner, bool, bool], tuple[str, list]], broadens: bool,
+                ranked: list[str], limit: int, tag_ids: tuple[str, ...],
                 tags_op: str) -> list[tuple[str, float]]:
-        """The best `limit` matching where_of(None, ...), then, while they are fewer, the best
-        matching where_of(the words inside which the ranked words lie, ...) only; where_of's
-        second argument: test the heading first (pgquery.HEADING_FIRST). Scores only order the
-        results: the best of a tier gets its number of rows, the last 1; the second tier's are
-        made negative (terms.inside)."""
+        """The best `limit` matching where_of(None, ..., whole=True) (when a ranked word is a
+        long prefix), then, while they are fewer, the best matching where_of(None, ...,
+        False), then the best matching where_of(the words inside which the ranked words lie,
+        ...) only; where_of's second argument: test the heading first (pgquery.HEADING_FIRST).
+        Scores only order the results: the best of the first tiers gets their number of rows,
+        the last 1; the inner tier's are made negative (terms.inside)."""
         tags, extra = "", ()
         if tag_ids:
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
             join, tags = NODE_JOIN, f" AND {sql}"
 
-        def rows(where_for: Callable[[bool], tuple[str, list]], inner: Inner,
-                 wanted: int) -> list[str]:
+        def rows(where_for: Callable[[bool], tuple[str, list]], inner: Inner, wanted: int,
+                 whole: bool = False) -> list[str]:
             where, params = where_for(False)
             if not ranked:
                 return [node_id for (node_id,) in database.execute_sql(
                     SEARCH.format(join=join, headed="", match=where + tags),
                     (owner_id, *params, *extra, max(CANDIDATES, wanted), "", wanted))]
-            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner)
+            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner, whole)
             # One word: a heading that holds it matches, and its body need not be read. More:
             # the heading may hold one of them only, and the words' index narrows the rows
             # (a BitmapAnd with the heading's), which HEADING_FIRST's OR would forgo.
@@ -238,24 +248,31 @@ class PostgresSearch:
                 BODY_ONLY.format(join=join, match=where + tags),
                 (owner_id, any_word, *params, *extra, needed))]
 
-        first = rows(lambda heading_first: where_of(None, heading_first), None, limit)
+        def leaving_out(found: list[str], inner: Inner,
+                        whole: bool) -> Callable[[bool], tuple[str, list]]:
+            """where_of without the nodes found by an earlier tier: when that tier found
+            fewer than it was asked for, they are all of its matches (matching it again would
+            read every candidate's text from TOAST)."""
+            def where_for(heading_first: bool) -> tuple[str, list]:
+                where, params = where_of(inner, heading_first, whole)
+                if not found:
+                    return where, params
+                return f"({where}) AND s.node_id NOT IN ({','.join('?' * len(found))})", \
+                    [*params, *found]
+            return where_for
+
+        first: list[str] = []
+        if has_long_prefix(ranked):
+            first = rows(leaving_out([], None, True), None, limit, whole=True)
+        if len(first) < limit:
+            first += rows(leaving_out(first, None, False), None, limit - len(first))
         hits = [(node_id, float(len(first) - rank)) for rank, node_id in enumerate(first)]
         if not broadens or len(hits) >= limit:
             return hits
-        # Fewer than `limit`: they are all of the first tier's matches, left out by their ids
-        # (matching the first tier again would read every candidate's text from TOAST).
         inner = inner_words(owner_id, ranked)
         if not any(inner.values()):
             return hits
-
-        def broad(heading_first: bool) -> tuple[str, list]:
-            where, params = where_of(inner, heading_first)
-            if not first:
-                return where, params
-            return f"({where}) AND s.node_id NOT IN ({','.join('?' * len(first))})", \
-                [*params, *first]
-
-        second = rows(broad, inner, limit - len(hits))
+        second = rows(leaving_out(first, inner, False), inner, limit - len(hits))
         return hits + [(node_id, inside(float(len(second) - rank)))
                        for rank, node_id in enumerate(second)]
 

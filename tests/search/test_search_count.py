@@ -123,3 +123,30 @@ def test_the_planner_knows_the_dates_on_the_papers(alice):
 
     assert (estimate(year, year), estimate(year - 8, year - 1), estimate(year - 8, year)) \
         == (nodes, 1, nodes)
+
+
+def test_words_held_whole_come_before_longer_words_that_begin_with_them(alice, server):
+    """A word longer than the stored beginnings is a prefix; the rows that hold it whole are
+    looked for first (their own postings, not every word that begins with it) and rank first;
+    the other matches follow while the page has room, and the count is of them all. Under a
+    NOT the prefix keeps its whole reach."""
+    # Body-only matches come in the order of their ids: four longer ones, so that the whole
+    # one would be first by chance once in five.
+    longer = sorted(add_document(alice.user_id, alice.home_id, "Brief", "Rechnung Vertragsende")
+                    for _ in range(4))
+    whole = add_document(alice.user_id, alice.home_id, "Brief", "Rechnung Vertrag")
+    neither = add_document(alice.user_id, alice.home_id, "Brief", "Rechnung Miete")
+
+    def found(words: list[str], limit: int) -> list[str]:
+        return [node_id for node_id, _ in PostgresSearch().search(alice.user_id, words, limit)]
+
+    assert (found(["vertrag"], 1), found(["vertrag"], 10)) == ([whole], [whole, *longer])
+    assert found(["rechnung", "vertrag"], 10) == [whole, *longer]
+    assert PostgresSearch().total(alice.user_id, ["vertrag"]) == 5
+    user, services = User.get_by_id(alice.user_id), server.app.services
+
+    def ids(text: str) -> list[str]:
+        return [hit["id"] for hit in search.query(services.search, user, text, limit=10)]
+
+    assert ids("rechnung vertrag") == [whole, *longer]
+    assert ids("rechnung NOT vertrag") == [neither]
