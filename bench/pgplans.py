@@ -5,11 +5,12 @@ in-process with every SQL statement captured (peewee's log) and each SELECT run 
 `EXPLAIN (ANALYZE, BUFFERS)`: its execution time, and its whole plan where it took more than
 --show-ms. With --inside N, N pieces found only inside words are timed as well and the plans of
 the slowest two shown (scale.py's p95 of that class comes from a few slow pieces); with --two N,
-the first N of scale.py's own two-word searches alike. Where a search's time goes on PostgreSQL,
-without a server; it never asserts.
+the first N of scale.py's own two-word searches alike; with --classes, each of scale.py's own
+lists of every class (bench.scale.search_lists), the two slowest of each explained. Where a
+search's time goes on PostgreSQL, without a server; it never asserts.
 
     .venv/bin/python -m bench.pgplans [--size 100000] [--show-ms 2] [--inside 50] [--two 50]
-                                      [--hold]
+                                      [--classes] [--hold]
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from types import SimpleNamespace
 from bench.common import engine_target, machine
 from bench.lib.corpus import FUNCTION_WORDS, rare_words, vocabulary
 from bench.lib.search_queries import inner_words
-from bench.scale import database_parts, database_size, load
+from bench.scale import database_parts, database_size, load, search_lists
 
 WARMUP = 3
 
@@ -57,7 +58,9 @@ def searches(words: list[str]) -> dict[str, str]:
 def explain(url: str, statements: list[tuple[str, object]], show_ms: float) -> None:
     import psycopg
 
-    with psycopg.connect(url, autocommit=True) as connection:
+    # One transaction, rolled back: the search's set_config(..., true) (its planner settings)
+    # hold for the statements after them, as inside the search (and, here, to the end).
+    with psycopg.connect(url) as connection:
         for sql, params in statements:
             if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
                 continue
@@ -67,6 +70,7 @@ def explain(url: str, statements: list[tuple[str, object]], show_ms: float) -> N
             print(f"-- {total or 'no time'}: {' '.join(sql.split())[:300]}")
             if total and float(total.split()[2]) > show_ms:
                 print("\n".join("   " + line for line in plan))
+        connection.rollback()
 
 
 def two_word_searches(words: list[str], count: int) -> list[str]:
@@ -109,6 +113,9 @@ def main() -> None:
                         help="then keep the cluster and print its URL until killed (to try plans)")
     parser.add_argument("--two", type=int, default=1,
                         help="scale.py's two-word searches to time (the two slowest explained)")
+    parser.add_argument("--classes", action="store_true",
+                        help="time all of scale.py's searches of each class (its lists), the "
+                             "two slowest of each explained")
     args = parser.parse_args()
     print(f"machine: {machine()}")
     rng = random.Random(7)
@@ -151,6 +158,9 @@ def main() -> None:
             timed = {"inside a word": (args.inside, lambda: inner_words(
                          words, args.inside, random.Random(11))),
                      "two words": (args.two, lambda: two_word_searches(words, args.two))}
+            if args.classes:  # scale.py's own lists instead
+                timed = {f"scale.py's {kind}": (len(texts), lambda texts=texts: texts)
+                         for kind, texts in search_lists(words).items()}
             for kind, (count, texts) in timed.items():
                 if count <= 1:
                     continue

@@ -310,11 +310,9 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
                   flush=True)
             token = server.login(username, password)
             http = KeepAlive(server.port, token)
-            rng = random.Random(9)
-            content = words[len(FUNCTION_WORDS):]
-            two = [f"{rng.choice(content[:300])} {rng.choice(content)}" for _ in range(50)]
-            prefixes = [rng.choice([w for w in content if len(w) > 3])[:3] for _ in range(50)]
-            inner = inner_words(words, 50, rng)  # found only inside compound words (§22)
+            searches = search_lists(words)
+            two, prefixes, inner = (searches["two words"], searches["3-letter prefix"],
+                                    searches["inside a word"])
             home = layout.owners[layout.queried][1]
 
             def move(number):
@@ -330,7 +328,7 @@ def run_engine(engine: str, owner_count: int, args, words, rare, cluster) -> dic
                     lambda n: http.get(f"/api/folders/{layout.deepest}/")),
                 "move of 10,010 nodes": None,
                 "search: one word": cycling(lambda n: http.get(
-                    f"/api/search/?q={urllib.parse.quote(FUNCTION_WORDS[n % 5])}")),
+                    f"/api/search/?q={urllib.parse.quote(searches['one word'][n % 5])}")),
                 "search: two words": cycling(lambda n: http.get(
                     f"/api/search/?q={urllib.parse.quote(two[n % len(two)])}")),
                 "search: 3-letter prefix": cycling(lambda n: http.get(
@@ -404,6 +402,19 @@ def database_parts(url: str) -> list[tuple[str, int]]:
     import psycopg
     with psycopg.connect(url) as connection:
         return connection.execute(PARTS).fetchall()
+
+
+def search_lists(words: list[str]) -> dict[str, list[str]]:
+    """The searches of each class, the same in every run (seeded): the five most frequent words,
+    50 pairs (a frequent content word and any), 50 three-letter prefixes of content words, and 50
+    pieces found only inside compound words (api.md §22). bench/pgplans.py times them too."""
+    rng = random.Random(9)
+    content = words[len(FUNCTION_WORDS):]
+    two = [f"{rng.choice(content[:300])} {rng.choice(content)}" for _ in range(50)]
+    prefixes = [rng.choice([w for w in content if len(w) > 3])[:3] for _ in range(50)]
+    inner = inner_words(words, 50, rng)
+    return {"one word": FUNCTION_WORDS[:5], "two words": two, "3-letter prefix": prefixes,
+            "inside a word": inner}
 
 
 def main() -> None:
