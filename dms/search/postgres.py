@@ -51,6 +51,7 @@ from dms.domain.tagfilter import TagFilter
 from dms.search.pgquery import (
     MIN_TITLE_PREFIX,
     Inner,
+    alternatives,
     condition,
     has_long_prefix,
     match,
@@ -91,7 +92,7 @@ SEARCH = """
 # decompressed from TOAST (~65 us a row: 134 ms at 3,000 documents, bench/pgplans.py). The rows
 # that rank first are those whose heading holds a query word: taken first by the heading's own
 # index (HEADED), then only as many body-only matches as the page still needs, in table order.
-HEADED = " AND s.heading @@ ?::tsquery"
+HEADED = " AND s.heading @@ ANY(?::tsquery[])"  # pgquery.alternatives: one scan each
 BODY_ONLY = """
     SELECT node_id FROM (
         SELECT s.node_id FROM search_entry AS s {join}
@@ -126,9 +127,14 @@ COUNT = "SELECT count(*) FROM search_entry AS s {join} WHERE s.owner_id = ? AND 
 # the owner's index (all of one owner's rows) until enough matched — 10.9 s for a piece found
 # nowhere but inside words, where the bitmap takes 0.06 ms (bench/RESULTS.md, 2026-12-02). Only
 # inside a search's own transaction (or savepoint), which ends with the settings. Index-only
-# scans stay (the words inside which a piece lies are read by one).
+# scans stay (the words inside which a piece lies are read by one). And a plan for the values
+# at hand each time: psycopg prepares a statement run five times on a connection, and PostgreSQL
+# may then keep a generic plan made without the tsqueries — for a 3-letter prefix a BitmapOr of
+# the heading's and the words' indexes whose rows' bodies it reads, 17 → 100 ms at a million
+# (bench/RESULTS.md, 2026-12-02).
 BITMAPS_ONLY = ("SELECT set_config('enable_seqscan', 'off', true), "
-                "set_config('enable_indexscan', 'off', true)")
+                "set_config('enable_indexscan', 'off', true), "
+                "set_config('plan_cache_mode', 'force_custom_plan', true)")
 # A search row's node is its owner's and never in the trash (migration 0013), and every node is a
 # folder or a document: said in the join, those let the node's own indexes led by the owner
 # find the rows where the node's condition is the narrower. `vertrag created:2019` at a million
@@ -224,15 +230,16 @@ class PostgresSearch:
                 return [node_id for (node_id,) in database.execute_sql(
                     SEARCH.format(join=join, headed="", match=where + tags),
                     (owner_id, *params, *extra, max(CANDIDATES, wanted), "", wanted))]
-            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner, whole)
+            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner, whole)  # the rank's
+            heading_holds = alternatives(ranked, MIN_TITLE_PREFIX, inner, whole)
             # One word: a heading that holds it matches, and its body need not be read. More:
             # the heading may hold one of them only, and the words' index narrows the rows
             # (a BitmapAnd with the heading's), which HEADING_FIRST's OR would forgo.
             headed_where, headed_params = where_for(len(ranked) == 1)
             headed = [node_id for (node_id,) in database.execute_sql(
                 SEARCH.format(join=join, headed=HEADED, match=headed_where + tags),
-                (owner_id, any_word, *headed_params, *extra, max(CANDIDATES, wanted), any_word,
-                 wanted))]
+                (owner_id, heading_holds, *headed_params, *extra, max(CANDIDATES, wanted),
+                 any_word, wanted))]
             if len(headed) >= wanted:
                 return headed
             needed = wanted - len(headed)
