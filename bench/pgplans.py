@@ -26,7 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from bench.common import engine_target, machine
-from bench.lib.corpus import FUNCTION_WORDS, rare_words, vocabulary
+from bench.lib.corpus import rare_words, vocabulary
 from bench.lib.search_queries import inner_words
 from bench.scale import database_parts, database_size, load, search_lists
 
@@ -46,13 +46,8 @@ class Captured(logging.Handler):
 
 
 def searches(words: list[str]) -> dict[str, str]:
-    """scale.py's classes, one query each."""
-    content = words[len(FUNCTION_WORDS):]
-    rng = random.Random(9)
-    return {"one word": FUNCTION_WORDS[0],
-            "two words": f"{rng.choice(content[:300])} {rng.choice(content)}",
-            "3-letter prefix": rng.choice([w for w in content if len(w) > 3])[:3],
-            "inside a word": inner_words(words, 1, rng)[0]}
+    """scale.py's classes, the first query of each of its lists."""
+    return {kind: texts[0] for kind, texts in search_lists(words).items()}
 
 
 def explain(url: str, statements: list[tuple[str, object]], show_ms: float) -> None:
@@ -75,9 +70,7 @@ def explain(url: str, statements: list[tuple[str, object]], show_ms: float) -> N
 
 def two_word_searches(words: list[str], count: int) -> list[str]:
     """The first `count` of scale.py's two-word searches (its generator, its seed)."""
-    content = words[len(FUNCTION_WORDS):]
-    rng = random.Random(9)
-    return [f"{rng.choice(content[:300])} {rng.choice(content)}" for _ in range(count)]
+    return search_lists(words, pairs=count)["two words"]
 
 
 def slowest(search, user, kind: str, texts: list[str]) -> list[tuple[float, str]]:

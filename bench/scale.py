@@ -404,13 +404,14 @@ def database_parts(url: str) -> list[tuple[str, int]]:
         return connection.execute(PARTS).fetchall()
 
 
-def search_lists(words: list[str]) -> dict[str, list[str]]:
+def search_lists(words: list[str], pairs: int = 50) -> dict[str, list[str]]:
     """The searches of each class, the same in every run (seeded): the five most frequent words,
-    50 pairs (a frequent content word and any), 50 three-letter prefixes of content words, and 50
-    pieces found only inside compound words (api.md §22). bench/pgplans.py times them too."""
+    `pairs` pairs (a frequent content word and any), 50 three-letter prefixes of content words,
+    and 50 pieces found only inside compound words (api.md §22). bench/pgplans.py times them
+    too (and asks for more pairs: the first 50 are the same)."""
     rng = random.Random(9)
     content = words[len(FUNCTION_WORDS):]
-    two = [f"{rng.choice(content[:300])} {rng.choice(content)}" for _ in range(50)]
+    two = [f"{rng.choice(content[:300])} {rng.choice(content)}" for _ in range(pairs)]
     prefixes = [rng.choice([w for w in content if len(w) > 3])[:3] for _ in range(50)]
     inner = inner_words(words, 50, rng)
     return {"one word": FUNCTION_WORDS[:5], "two words": two, "3-letter prefix": prefixes,
