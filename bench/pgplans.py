@@ -1,5 +1,6 @@
 """PostgreSQL's plans of each search class (issue 47): --size documents loaded as bench/scale.py
-loads them (one owner) into a throwaway cluster (tests/harness/pgcluster.py), then each class of
+loads them (one owner, or --owners N laid out as its, the searches its queried owner's) into a
+throwaway cluster (tests/harness/pgcluster.py), then each class of
 scale.py's searches (one word, two words, a 3-letter prefix, a piece found only inside words) run
 in-process with every SQL statement captured (peewee's log) and each SELECT run again under
 `EXPLAIN (ANALYZE, BUFFERS)`: its execution time, and its whole plan where it took more than
@@ -9,8 +10,8 @@ the first N of scale.py's own two-word searches alike; with --classes, each of s
 lists of every class (bench.scale.search_lists), the two slowest of each explained. Where a
 search's time goes on PostgreSQL, without a server; it never asserts.
 
-    .venv/bin/python -m bench.pgplans [--size 100000] [--show-ms 2] [--inside 50] [--two 50]
-                                      [--classes] [--hold]
+    .venv/bin/python -m bench.pgplans [--size 100000] [--owners 1] [--show-ms 2] [--inside 50]
+                                      [--two 50] [--classes] [--hold]
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ def slowest(search, user, kind: str, texts: list[str]) -> list[tuple[float, str]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000, help="documents")
+    parser.add_argument("--owners", type=int, default=1,
+                        help="owners, laid out as scale.py's (its queried owner searches)")
     parser.add_argument("--show-ms", type=float, default=2.0,
                         help="print the whole plan of a statement slower than this")
     parser.add_argument("--inside", type=int, default=1,
@@ -121,9 +124,10 @@ def main() -> None:
             data_dir = Path(tmp) / "data"
             url, _ = engine_target("postgresql", cluster, data_dir)
             started = time.perf_counter()
-            _, username, _ = load(url, args.size, 1, SimpleNamespace(
+            _, username, _ = load(url, args.size, args.owners, SimpleNamespace(
                 batch=10_000, load_connections=2, words=200), words, rare)
-            print(f"loaded {args.size:,} documents in {time.perf_counter() - started:.0f} s "
+            print(f"loaded {args.size:,} documents of {args.owners:,} owner(s) (the searches "
+                  f"are scale.py's queried owner's) in {time.perf_counter() - started:.0f} s "
                   f"(two connections); database {database_size(url) / 2**30:.2f} GiB")
             print("  largest parts: " + "; ".join(
                 f"{name} {size / 2**20:.0f} MiB" for name, size in database_parts(url)))
