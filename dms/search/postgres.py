@@ -28,16 +28,18 @@ the search. (A page deeper than CANDIDATES reads as many as it reaches.) The tot
 search is count(*) of the same condition. The rows come from the GIN indexes' bitmaps only
 (BITMAPS_ONLY): PostgreSQL cannot estimate a prefix's or a rare pair's matches, and under a LIMIT
 it would walk all of an owner's rows instead; a single word its statistics count in most rows is
-the exception, looked for among the owner's first rows (WALK_ROWS) before its bitmap.
+the exception, looked for among the owner's first rows (WALK_ROWS) before its bitmap. Each
+statement is planned for its own words, never by a generic plan kept for a prepared statement.
 
 Inside compound words (the second tier, after every match of the words themselves): a word of
 MIN_INNER letters or more is first looked up among the inner parts of the indexed words (all
 owners', stored once: search_part, migration 0039), as the beginning of a part: the first
 INNER_EXPANSIONS of the owner's words that hold it (in the order of their parts, then of the
-words: `heit` finds `freiheit` before `gesundheitlich`) are then matched as whole words. A piece
-inside more words than that finds the documents of those words only, as tantivy's expansion is
-bounded (dms.search.terms); the parts read to find them are bounded too (INNER_SCAN: a piece
-inside more words of everyone's vocabulary looks among the first of them).
+words: `heit` finds `freiheit` before `gesundheitlich`) are then matched as whole words, an array
+of alternatives that GIN scans one by one (pgquery.EVERYWHERE_ANY). A piece inside more words
+than that finds the documents of those words only, as tantivy's expansion is bounded
+(dms.search.terms); the parts read to find them are bounded too (INNER_SCAN: a piece inside more
+words of everyone's vocabulary looks among the first of them).
 """
 
 from __future__ import annotations
