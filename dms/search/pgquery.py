@@ -85,8 +85,7 @@ def alternatives(words: list[str], shortest_prefix: int, inner: Inner = None,
     others: itself and each of those words), for `@@ ANY(...)` (EVERYWHERE_ANY)."""
     found: list[str] = []
     for word in words:
-        if expanded(word, inner):
-            assert inner is not None
+        if inner is not None and expanded(word, inner):
             found += [term(word, shortest_prefix), *(lexeme(holder) for holder in inner[word])]
         else:
             found.append(term(word, shortest_prefix, None, whole))
