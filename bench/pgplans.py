@@ -1,5 +1,5 @@
 """PostgreSQL's plans of each search class (issue 47): --size documents loaded as bench/scale.py
-loads them (one owner, or --owners N laid out as its, the searches its queried owner's) into a
+loads them (one owner, or --owners N in scale.py's layout, searched as its queried owner) into a
 throwaway cluster (tests/harness/pgcluster.py), then each class of
 scale.py's searches (one word, two words, a 3-letter prefix, a piece found only inside words) run
 in-process with every SQL statement captured (peewee's log) and each SELECT run again under
