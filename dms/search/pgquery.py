@@ -18,6 +18,9 @@ the resolver made, NOT, AND, OR as SQL's.
   the owner's words whose parts begin with it (`Inner`: at most INNER_EXPANSIONS of them) and
   those whole words are matched beside the word itself. As in tantivy, only words anywhere (no
   field, no phrase, not under a NOT) are looked for inside others.
+- A word longer than the stored beginnings (`Prefixes`): a `:*` prefix, or, where
+  dms.search.postgres has them, the owner's words that begin with it, each matched as a whole
+  word (in the first tier: the word itself only).
 """
 
 from __future__ import annotations
@@ -33,6 +36,10 @@ STORED_PREFIX = 5  # the longest beginning the schema stores as a lexeme
 # A query word → the words it lies inside (dms.search.postgres.inner_words); None: not looked
 # for inside words.
 Inner = Mapping[str, tuple[str, ...]] | None
+# A query word longer than STORED_PREFIX → the owner's words that begin with it (itself among
+# them: dms.search.postgres.owner_prefixes); a word not in it, or None: a `:*` prefix, which GIN
+# matches by gathering the postings of every owner's words that begin with it.
+Prefixes = Mapping[str, tuple[str, ...]] | None
 
 EVERYWHERE = "(s.heading || s.body) @@ ?::tsquery"
 IN_HEADING = "s.heading @@ ?::tsquery"
@@ -55,23 +62,28 @@ def lexeme(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def term(word: str, shortest_prefix: int, inner: Inner = None, whole: bool = False) -> str:
-    """How `word` (an index term) matches: itself, a stored beginning, or a `:*` prefix (with
-    `whole`, a word longer than the stored beginnings as itself only); with `inner`, or one of
-    the words it lies inside."""
+def term(word: str, shortest_prefix: int, inner: Inner = None,
+         prefixes: Prefixes = None) -> str:
+    """How `word` (an index term) matches: itself, a stored beginning, or a longer prefix
+    (`prefixes`'s words beginning with it, else `:*`); with `inner`, or one of the words it lies
+    inside."""
     if inner is not None and looks_inside(word) and inner.get(word):
         holders = " | ".join(lexeme(holder) for holder in inner[word])
-        return f"({term(word, shortest_prefix)} | {holders})"
+        return f"({term(word, shortest_prefix, None, prefixes)} | {holders})"
     if len(word) < shortest_prefix:
         return lexeme(word)
     if MIN_TEXT_PREFIX <= len(word) <= STORED_PREFIX:
         return lexeme("~" + word)
-    return lexeme(word) + ("" if whole else ":*")
+    if prefixes is not None and word in prefixes:
+        begun = prefixes[word]
+        joined = " | ".join(lexeme(other) for other in begun)
+        return joined if len(begun) == 1 else f"({joined})"
+    return lexeme(word) + ":*"
 
 
 def tsquery(words: list[str], operator: str, shortest_prefix: int, inner: Inner = None,
-            whole: bool = False) -> str:
-    return f" {operator} ".join(term(word, shortest_prefix, inner, whole) for word in words)
+            prefixes: Prefixes = None) -> str:
+    return f" {operator} ".join(term(word, shortest_prefix, inner, prefixes) for word in words)
 
 
 def expanded(word: str, inner: Inner) -> bool:
@@ -79,43 +91,59 @@ def expanded(word: str, inner: Inner) -> bool:
     return inner is not None and looks_inside(word) and bool(inner.get(word))
 
 
+def widened(word: str, prefixes: Prefixes) -> bool:
+    """Does `word` match several of the owner's words that begin with it (`prefixes`)?"""
+    return prefixes is not None and len(word) > STORED_PREFIX and len(prefixes.get(word, ())) > 1
+
+
 def alternatives(words: list[str], shortest_prefix: int, inner: Inner = None,
-                 whole: bool = False) -> list[str]:
+                 prefixes: Prefixes = None) -> list[str]:
     """What any of `words` matches, as `term` says, one tsquery per alternative (a word inside
-    others: itself and each of those words), for `@@ ANY(...)` (EVERYWHERE_ANY)."""
+    others: itself and each of those words; a longer prefix: each of the owner's words that
+    begin with it), for `@@ ANY(...)` (EVERYWHERE_ANY)."""
     found: list[str] = []
     for word in words:
-        if inner is not None and expanded(word, inner):
-            found += [term(word, shortest_prefix), *(lexeme(holder) for holder in inner[word])]
+        if prefixes is not None and widened(word, prefixes):
+            found += [lexeme(other) for other in prefixes[word]]
         else:
-            found.append(term(word, shortest_prefix, None, whole))
-    return found
+            found.append(term(word, shortest_prefix, None, prefixes))
+        if inner is not None and expanded(word, inner):
+            found += [lexeme(holder) for holder in inner[word]]
+    return list(dict.fromkeys(found))
 
 
-def has_long_prefix(words: list[str]) -> bool:
-    """Is one of `words` longer than the stored beginnings, so matched as a `:*` prefix?"""
-    return any(len(word) > STORED_PREFIX for word in words)
+def long_prefixes(words: list[str]) -> list[str]:
+    """Those of `words` longer than the stored beginnings (a prefix matched as `Prefixes`
+    says), once each."""
+    return list(dict.fromkeys(word for word in words if len(word) > STORED_PREFIX))
 
 
 def match(words: list[str], inner: Inner = None, heading_first: bool = False,
-          whole: bool = False) -> tuple[str, list]:
+          prefixes: Prefixes = None) -> tuple[str, list]:
     """The WHERE condition that every word matches, and its parameters: one tsquery for the
     words that are matched alike everywhere; a word of MIN_TITLE_PREFIX letters, but shorter
     than MIN_TEXT_PREFIX, is a prefix in the heading or a whole word anywhere. With `inner`:
-    also inside words (such a word a condition of its own, EVERYWHERE_ANY); `heading_first`:
-    the heading tested before the body (HEADING_FIRST); `whole`: the words longer than the
-    stored beginnings as whole words (`term`)."""
+    also inside words, and with `prefixes`, a longer prefix as the owner's words beginning with
+    it (the word of most alternatives a condition of its own, EVERYWHERE_ANY);
+    `heading_first`: the heading tested before the body (HEADING_FIRST)."""
     title_only = [w for w in words if MIN_TITLE_PREFIX <= len(w) < MIN_TEXT_PREFIX]
-    broadened = [w for w in words if w not in title_only and expanded(w, inner)]
-    alike = [w for w in words if w not in title_only and w not in broadened]
+    # The word of the most alternatives is an array (EVERYWHERE_ANY), the others' alternatives
+    # ORed in the tsquery: two arrays in one statement are scanned for every pair of their
+    # elements (a prefix of 25 of the owner's words and one of 2, with 1,000 owners at 300,000
+    # documents: 21 ms as two arrays, 11 ms as one and a tsquery, bench/RESULTS.md).
+    broadened = [w for w in words if w not in title_only
+                 and (expanded(w, inner) or widened(w, prefixes))]
+    arrayed = max(broadened, default=None,
+                  key=lambda w: len(alternatives([w], MIN_TEXT_PREFIX, inner, prefixes)))
+    alike = [w for w in words if w not in title_only and w != arrayed]
     conditions: list[str] = []
     params: list = []
     if alike:
-        query = tsquery(alike, "&", MIN_TEXT_PREFIX, inner, whole)
+        query = tsquery(alike, "&", MIN_TEXT_PREFIX, inner, prefixes)
         conditions.append(HEADING_FIRST if heading_first else EVERYWHERE)
         params += [query, query] if heading_first else [query]
-    for word in broadened:
-        options = alternatives([word], MIN_TEXT_PREFIX, inner)
+    if arrayed is not None:
+        options = alternatives([arrayed], MIN_TEXT_PREFIX, inner, prefixes)
         conditions.append(HEADING_FIRST_ANY if heading_first else EVERYWHERE_ANY)
         params += [options, options] if heading_first else [options]
     for word in title_only:
@@ -134,21 +162,21 @@ TITLE_PHRASE = f"{FOLDED.format('node.title')} @@ ?::tsquery"
 
 
 def condition(tree: Any, inner: Inner = None, heading_first: bool = False,
-              whole: bool = False) -> tuple[str, list[Any]]:
+              prefixes: Prefixes = None) -> tuple[str, list[Any]]:
     """The WHERE condition of `tree` and its parameters; with `inner`: words anywhere also
-    inside words; `heading_first`, `whole`: as match's, for the words anywhere."""
+    inside words; `heading_first`, `prefixes`: as match's, for the words anywhere."""
     if isinstance(tree, Meta):
         return f"({tree.condition.where})", list(tree.condition.params)
     if isinstance(tree, Not):  # IS NOT TRUE: a document without the value (NULL) is kept
         negated, params = condition(tree.part)
         return f"({negated}) IS NOT TRUE", params
     if isinstance(tree, (All, AnyOf)):
-        parts = [condition(part, inner, heading_first, whole) for part in tree.parts]
+        parts = [condition(part, inner, heading_first, prefixes) for part in tree.parts]
         joint = " AND " if isinstance(tree, All) else " OR "
         return (f"({joint.join(sql for sql, _ in parts)})",
                 [param for _, params in parts for param in params])
     assert isinstance(tree, Words)
-    return _words(tree, inner, heading_first, whole)
+    return _words(tree, inner, heading_first, prefixes)
 
 
 def ranked_words(tree: Any) -> list[str]:
@@ -161,14 +189,14 @@ def ranked_words(tree: Any) -> list[str]:
 
 
 def _words(leaf: Words, inner: Inner = None, heading_first: bool = False,
-           whole: bool = False) -> tuple[str, list[Any]]:
+           prefixes: Prefixes = None) -> tuple[str, list[Any]]:
     found = terms(leaf.text)
     if not found:
         return "TRUE", []
     if leaf.phrase:
         return _phrase(found, leaf.field)
     if leaf.field is None:
-        sql, params = match(found, inner, heading_first, whole)
+        sql, params = match(found, inner, heading_first, prefixes)
         return f"({sql})", params
     if leaf.field == "title":  # the title's words and beginnings carry weight A
         query = " & ".join(_weighted(word) for word in found)

@@ -12,11 +12,12 @@ begin with it; a longer one is to_tsquery's `:*` over the few words that begin w
 folds the documents' words, and are given to PostgreSQL as tsquery literals.
 
 Ranking: titles and tag names that hold more of the words first, body-only matches after them.
-A word longer than the stored beginnings is a `:*` prefix, which GIN matches by gathering the
-postings of every word that begins with it before it intersects them (31 ms for two such words
-at a million documents, bench/RESULTS.md): the rows that hold such words whole are looked for
-first, by their own postings, and the prefixes only when those are fewer than the page (after
-them: whole words rank first). The count is of the prefixes.
+A word longer than the stored beginnings is a prefix: the owner's words that begin with it,
+each by its own postings (OWNER_PREFIXES; past PREFIX_EXPANSIONS of them, to_tsquery's `:*`,
+which GIN matches by gathering the postings of every owner's words that begin with it). The
+rows that hold such words whole are looked for first, and the prefixes only when those are fewer
+than the page and the owner has a longer word that begins with one (after them: whole words
+rank first). The count is of the prefixes.
 
 GIN finds the matching rows but cannot rank a top-k, so a query reads at most CANDIDATES matching
 rows whose heading holds a query word (by the heading's own index), in the order the index
@@ -53,9 +54,10 @@ from dms.domain.tagfilter import TagFilter
 from dms.search.pgquery import (
     MIN_TITLE_PREFIX,
     Inner,
+    Prefixes,
     alternatives,
     condition,
-    has_long_prefix,
+    long_prefixes,
     match,
     ranked_words,
     tsquery,
@@ -79,6 +81,18 @@ INNER_LOOKUP = """
                     AND o.word = p.word)
     ORDER BY p.part, p.word LIMIT ?"""
 LAST_CHARACTER = "\U0010ffff"
+# A query word longer than the stored beginnings is a prefix, which GIN's `:*` matches by
+# gathering the postings of every word of every owner that begins with it (with 1,000 owners
+# at 300,000 documents, two such words 9.9 ms for the statement that found 3 rows,
+# bench/RESULTS.md). The owner's own words that begin with it (longer: of 7 letters or more,
+# which search_owner_word holds, migration 0041) are few: matched as whole words instead, one
+# GIN scan each (pgquery.Prefixes), unless there are more than PREFIX_EXPANSIONS of them.
+PREFIX_EXPANSIONS = 50
+OWNER_PREFIXES = """
+    SELECT DISTINCT word FROM search_owner_word
+    WHERE owner_number = (SELECT number FROM search_owner WHERE owner_id = ?)
+      AND word > ? AND word < ?
+    ORDER BY word LIMIT ?"""
 
 # The text's own rank is left out: without positions it would only count which words a text
 # holds, which every candidate does, and it would read every candidate's text once more.
@@ -178,8 +192,8 @@ class PostgresSearch:
         `tag_ids`, only nodes carrying all (or any) of those tags. Matches inside words after
         the others, as tantivy's (dms.search.snapshot)."""
         with planned(BITMAPS_ONLY):
-            return self._tiered(owner_id, "", lambda inner, first, whole:
-                                match(words, inner, first, whole),
+            return self._tiered(owner_id, "", lambda inner, first, prefixes:
+                                match(words, inner, first, prefixes),
                                 any(looks_inside(word) for word in words), words, limit,
                                 tag_ids, tags_op)
 
@@ -189,7 +203,8 @@ class PostgresSearch:
         statement per tier, the tree's names and dates read from the node row."""
         with planned(BITMAPS_ONLY):
             return self._tiered(owner_id, NODE_JOIN,
-                                lambda inner, first, whole: condition(tree, inner, first, whole),
+                                lambda inner, first, prefixes:
+                                condition(tree, inner, first, prefixes),
                                 looks_inside_tree(tree), ranked_words(tree), limit, tag_ids,
                                 tags_op)
 
@@ -199,41 +214,44 @@ class PostgresSearch:
         ranked."""
         inner = (inner_words(owner_id, words) if any(looks_inside(word) for word in words)
                  else None)
-        where, params = match(words, inner)
+        where, params = match(words, inner, prefixes=owner_prefixes(owner_id, words))
         return self._counted(owner_id, "", where, params, tag_ids, tags_op)
 
     def total_tree(self, owner_id: str, tree, tag_ids: tuple[str, ...] = (),
                    tags_op: str = "all") -> int:
         """How many nodes `find` finds in all."""
-        inner = inner_words(owner_id, ranked_words(tree)) if looks_inside_tree(tree) else None
-        where, params = condition(tree, inner)
+        ranked = ranked_words(tree)
+        inner = inner_words(owner_id, ranked) if looks_inside_tree(tree) else None
+        where, params = condition(tree, inner, prefixes=owner_prefixes(owner_id, ranked))
         return self._counted(owner_id, NODE_JOIN, where, params, tag_ids, tags_op)
 
     @staticmethod
     def _tiered(owner_id: str, join: str,
-                where_of: Callable[[Inner, bool, bool], tuple[str, list]], broadens: bool,
+                where_of: Callable[[Inner, bool, Prefixes], tuple[str, list]], broadens: bool,
                 ranked: list[str], limit: int, tag_ids: tuple[str, ...],
                 tags_op: str) -> list[tuple[str, float]]:
-        """The best `limit` matching where_of(None, ..., whole=True) (when a ranked word is a
-        long prefix), then, while they are fewer, the best matching where_of(None, ...,
-        False), then the best matching where_of(the words inside which the ranked words lie,
-        ...) only; where_of's second argument: test the heading first (pgquery.HEADING_FIRST).
-        Scores only order the results: the best of the first tiers gets their number of rows,
-        the last 1; the inner tier's are made negative (terms.inside)."""
+        """The best `limit` matching where_of(None, ..., each long prefix as itself) (when a
+        ranked word is a long prefix), then, while they are fewer and one of them begins more
+        of the owner's words, the best matching where_of(None, ..., the owner's words that
+        begin with them), then the best matching where_of(the words inside which the ranked
+        words lie, ...) only; where_of's second argument: test the heading first
+        (pgquery.HEADING_FIRST). Scores only order the results: the best of the first tiers
+        gets their number of rows, the last 1; the inner tier's are made negative
+        (terms.inside)."""
         tags, extra = "", ()
         if tag_ids:
             sql, extra = TagFilter(tuple(tag_ids), tags_op).sql()
             join, tags = NODE_JOIN, f" AND {sql}"
 
         def rows(where_for: Callable[[bool], tuple[str, list]], inner: Inner, wanted: int,
-                 whole: bool = False) -> list[str]:
+                 prefixes: Prefixes) -> list[str]:
             where, params = where_for(False)
             if not ranked:
                 return [node_id for (node_id,) in database.execute_sql(
                     SEARCH.format(join=join, headed="", match=where + tags),
                     (owner_id, *params, *extra, max(CANDIDATES, wanted), "", wanted))]
-            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner, whole)  # the rank's
-            heading_holds = alternatives(ranked, MIN_TITLE_PREFIX, inner, whole)
+            any_word = tsquery(ranked, "|", MIN_TITLE_PREFIX, inner, prefixes)  # the rank's
+            heading_holds = alternatives(ranked, MIN_TITLE_PREFIX, inner, prefixes)
             # One word: a heading that holds it matches, and its body need not be read. More:
             # the heading may hold one of them only, and the words' index narrows the rows
             # (a BitmapAnd with the heading's), which HEADING_FIRST's OR would forgo.
@@ -258,12 +276,12 @@ class PostgresSearch:
                 (owner_id, any_word, *params, *extra, needed))]
 
         def leaving_out(found: list[str], inner: Inner,
-                        whole: bool) -> Callable[[bool], tuple[str, list]]:
+                        prefixes: Prefixes) -> Callable[[bool], tuple[str, list]]:
             """where_of without the nodes found by an earlier tier: when that tier found
             fewer than it was asked for, they are all of its matches (matching it again would
             read every candidate's text from TOAST)."""
             def where_for(heading_first: bool) -> tuple[str, list]:
-                where, params = where_of(inner, heading_first, whole)
+                where, params = where_of(inner, heading_first, prefixes)
                 if not found:
                     return where, params
                 return f"({where}) AND s.node_id NOT IN ({','.join('?' * len(found))})", \
@@ -271,17 +289,21 @@ class PostgresSearch:
             return where_for
 
         first: list[str] = []
-        if has_long_prefix(ranked):
-            first = rows(leaving_out([], None, True), None, limit, whole=True)
-        if len(first) < limit:
-            first += rows(leaving_out(first, None, False), None, limit - len(first))
+        longs = long_prefixes(ranked)
+        prefixes = owner_prefixes(owner_id, longs)
+        itself = {word: (word,) for word in longs}
+        if longs:  # the long words whole first, each by its own postings
+            first = rows(leaving_out([], None, itself), None, limit, itself)
+        # Then as prefixes, unless none begins a longer word of the owner's (the same again).
+        if len(first) < limit and (not longs or prefixes != itself):
+            first += rows(leaving_out(first, None, prefixes), None, limit - len(first), prefixes)
         hits = [(node_id, float(len(first) - rank)) for rank, node_id in enumerate(first)]
         if not broadens or len(hits) >= limit:
             return hits
         inner = inner_words(owner_id, ranked)
         if not any(inner.values()):
             return hits
-        second = rows(leaving_out(first, inner, False), inner, limit - len(hits))
+        second = rows(leaving_out(first, inner, prefixes), inner, limit - len(hits), prefixes)
         return hits + [(node_id, inside(float(len(second) - rank)))
                        for rank, node_id in enumerate(second)]
 
@@ -353,6 +375,19 @@ def common(query: str) -> bool:
         shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
         _statistics = (time.monotonic(), shares)
     return shares.get(query[1:-1], 0.0) >= COMMON_SHARE
+
+
+def owner_prefixes(owner_id: str, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each of `words` (longer than the stored beginnings), itself and the owner's longer
+    words that begin with it, if they are at most PREFIX_EXPANSIONS (else it is left out: a
+    `:*` prefix)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for word in dict.fromkeys(words):
+        longer = [other for (other,) in database.execute_sql(
+            OWNER_PREFIXES, (owner_id, word, word + LAST_CHARACTER, PREFIX_EXPANSIONS + 1))]
+        if len(longer) <= PREFIX_EXPANSIONS:
+            found[word] = (word, *longer)
+    return found
 
 
 def inner_words(owner_id: str, words: Iterable[str]) -> dict[str, tuple[str, ...]]:

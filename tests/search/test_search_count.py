@@ -6,8 +6,6 @@ the owner's first rows (a walk), any other by its bitmap: the same matches eithe
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from dms import search
@@ -16,6 +14,7 @@ from dms.db.models import User, utcnow
 from dms.search import postgres
 from dms.search.postgres import PostgresSearch
 from tests.harness.database import add_document
+from tests.harness.statements import logged_statements
 from tests.harness.waiting import wait_indexed
 
 pytestmark = pytest.mark.postgresql_only
@@ -51,19 +50,7 @@ def test_the_planner_settings_of_a_search_end_with_it(alice, config):
 
 def statements_of(search) -> list[str]:
     """The statements a search ran (peewee's debug log)."""
-    records: list[str] = []
-    handler = logging.Handler()
-    handler.emit = lambda record: records.append(str(record.msg[0]))  # type: ignore[method-assign]
-    logger = logging.getLogger("peewee")
-    level = logger.level
-    logger.setLevel(logging.DEBUG)
-    logger.addHandler(handler)
-    try:
-        search()
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-    return records
+    return [sql for sql, _ in logged_statements(search)]
 
 
 def test_a_word_in_most_bodies_is_walked_to_any_other_by_its_bitmap(alice, server, config,
