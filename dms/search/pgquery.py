@@ -33,11 +33,11 @@ from dms.domain.searchquery import Any as AnyOf
 from dms.search.terms import MIN_TEXT_PREFIX, MIN_TITLE_PREFIX, looks_inside, terms
 
 STORED_PREFIX = 5  # the longest beginning the schema stores as a lexeme
-# A query word → the words it lies inside (dms.search.postgres.inner_words); None: not looked
+# A query word → the words it lies inside (dms.search.pgwords.inner_words); None: not looked
 # for inside words.
 Inner = Mapping[str, tuple[str, ...]] | None
 # A query word longer than STORED_PREFIX → the owner's words that begin with it (itself among
-# them: dms.search.postgres.owner_prefixes); a word not in it, or None: a `:*` prefix, which GIN
+# them: dms.search.pgwords.owner_prefixes); a word not in it, or None: a `:*` prefix, which GIN
 # matches by gathering the postings of every owner's words that begin with it.
 Prefixes = Mapping[str, tuple[str, ...]] | None
 

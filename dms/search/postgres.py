@@ -13,7 +13,7 @@ folds the documents' words, and are given to PostgreSQL as tsquery literals.
 
 Ranking: titles and tag names that hold more of the words first, body-only matches after them.
 A word longer than the stored beginnings is a prefix: the owner's words that begin with it,
-each by its own postings (OWNER_PREFIXES; past PREFIX_EXPANSIONS of them, to_tsquery's `:*`,
+each by its own postings (dms.search.pgwords; past PREFIX_EXPANSIONS of them, to_tsquery's `:*`,
 which GIN matches by gathering the postings of every owner's words that begin with it). The
 rows that hold such words whole are looked for first, and the prefixes only when those are fewer
 than the page and the owner has a longer word that begins with one (after them: whole words
@@ -35,8 +35,9 @@ statement is planned for its own words, never by a generic plan kept for a prepa
 Inside compound words (the second tier, after every match of the words themselves): a word of
 MIN_INNER letters or more is first looked up among the inner parts of the indexed words (all
 owners', stored once: search_part, migration 0039), as the beginning of a part: the first
-INNER_EXPANSIONS of the owner's words that hold it (in the order of their parts, then of the
-words: `heit` finds `freiheit` before `gesundheitlich`) are then matched as whole words, an array
+INNER_EXPANSIONS of the owner's words that hold it (dms.search.pgwords; in the order of their
+parts, then of the words: `heit` finds `freiheit` before `gesundheitlich`) are then matched as
+whole words, an array
 of alternatives that GIN scans one by one (pgquery.EVERYWHERE_ANY). A piece inside more words
 than that finds the documents of those words only, as tantivy's expansion is bounded
 (dms.search.terms); the parts read to find them are bounded too (INNER_SCAN: a piece inside more
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
 from dms.db import database, write_transaction
 from dms.domain.tagfilter import TagFilter
@@ -62,38 +63,12 @@ from dms.search.pgquery import (
     ranked_words,
     tsquery,
 )
+from dms.search.pgwords import inner_words, owner_prefixes
 from dms.search.terms import inside, looks_inside
 from dms.search.treequery import looks_inside_tree
 
 CANDIDATES = 2000
 REBUILD_BATCH = 500
-INNER_EXPANSIONS = 100
-INNER_SCAN = 10_000
-# The words whose inner parts begin with a piece and that the owner has: the parts by their index
-# (part, word), in its order, at most INNER_SCAN of them, each word kept if it is one of the
-# owner's (migration 0039). A word can have two parts that begin with the same piece, and a
-# part can be stored twice: twice as many rows are read as words wanted.
-INNER_LOOKUP = """
-    SELECT p.word FROM (SELECT part, word FROM search_part WHERE part >= ? AND part < ?
-                        ORDER BY part, word LIMIT ?) AS p
-    WHERE EXISTS (SELECT 1 FROM search_owner_word AS o
-                  WHERE o.owner_number = (SELECT number FROM search_owner WHERE owner_id = ?)
-                    AND o.word = p.word)
-    ORDER BY p.part, p.word LIMIT ?"""
-LAST_CHARACTER = "\U0010ffff"
-# A query word longer than the stored beginnings is a prefix, which GIN's `:*` matches by
-# gathering the postings of every word of every owner that begins with it (with 1,000 owners
-# at 300,000 documents, two such words 9.9 ms for the statement that found 3 rows,
-# bench/RESULTS.md). The owner's own words that begin with it (longer: of 7 letters or more,
-# which search_owner_word holds, migration 0041) are few: matched as whole words instead, one
-# GIN scan each (pgquery.Prefixes), unless there are more than PREFIX_EXPANSIONS of them.
-PREFIX_EXPANSIONS = 50
-OWNER_PREFIXES = """
-    SELECT DISTINCT word FROM search_owner_word
-    WHERE owner_number = (SELECT number FROM search_owner WHERE owner_id = ?)
-      AND word > ? AND word < ?
-    ORDER BY word LIMIT ?"""
-
 # The text's own rank is left out: without positions it would only count which words a text
 # holds, which every candidate does, and it would read every candidate's text once more.
 SEARCH = """
@@ -375,29 +350,3 @@ def common(query: str) -> bool:
         shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
         _statistics = (time.monotonic(), shares)
     return shares.get(query[1:-1], 0.0) >= COMMON_SHARE
-
-
-def owner_prefixes(owner_id: str, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """For each of `words` (longer than the stored beginnings), itself and the owner's longer
-    words that begin with it, if they are at most PREFIX_EXPANSIONS (else it is left out: a
-    `:*` prefix)."""
-    found: dict[str, tuple[str, ...]] = {}
-    for word in dict.fromkeys(words):
-        longer = [other for (other,) in database.execute_sql(
-            OWNER_PREFIXES, (owner_id, word, word + LAST_CHARACTER, PREFIX_EXPANSIONS + 1))]
-        if len(longer) <= PREFIX_EXPANSIONS:
-            found[word] = (word, *longer)
-    return found
-
-
-def inner_words(owner_id: str, words: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """For each word looked for inside others, the owner's words that hold it (at most
-    INNER_EXPANSIONS; none for a piece none of their words holds)."""
-    found: dict[str, tuple[str, ...]] = {}
-    for word in dict.fromkeys(word for word in words if looks_inside(word)):
-        holders = database.execute_sql(
-            INNER_LOOKUP,
-            (word, word + LAST_CHARACTER, INNER_SCAN, owner_id, 2 * INNER_EXPANSIONS)
-        ).fetchall()
-        found[word] = tuple(dict.fromkeys(holder for (holder,) in holders))[:INNER_EXPANSIONS]
-    return found

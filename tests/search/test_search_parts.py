@@ -14,7 +14,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from dms.search.postgres import INNER_EXPANSIONS, PostgresSearch
+from dms.search.pgwords import INNER_EXPANSIONS
+from dms.search.postgres import PostgresSearch
 from tests.harness.database import add_document, query_sql
 from tests.harness.waiting import wait_indexed
 

@@ -13,7 +13,8 @@ import pytest
 from dms import search
 from dms.db import database
 from dms.db.models import User
-from dms.search.postgres import PREFIX_EXPANSIONS, PostgresSearch, owner_prefixes
+from dms.search.pgwords import PREFIX_EXPANSIONS, owner_prefixes
+from dms.search.postgres import PostgresSearch
 from tests.harness.database import add_document, query_sql
 from tests.harness.statements import logged_statements as statements_of
 from tests.harness.waiting import wait_indexed
