@@ -6,8 +6,8 @@ Matching, as the tantivy engine matches: every word of the query must match, as 
 title and tag words from MIN_TITLE_PREFIX letters on and of text words from MIN_TEXT_PREFIX
 letters on; shorter, only itself. A prefix of 3 to 5 letters is one lexeme of its own (`~inv`:
 the schema stores the beginnings of every word), so it costs one GIN key however many words
-begin with it; a longer one is to_tsquery's `:*` over the few words that begin with it
-(websearch_to_tsquery cannot do prefixes). Query words arrive folded by the tantivy analyzer
+begin with it; a longer one is the owner's own words that begin with it (see Ranking; to_tsquery,
+as websearch_to_tsquery cannot do prefixes). Query words arrive folded by the tantivy analyzer
 (dms.search.index.terms: lower case, accents folded), as the schema's dms_fold configuration
 folds the documents' words, and are given to PostgreSQL as tsquery literals.
 
@@ -37,11 +37,10 @@ MIN_INNER letters or more is first looked up among the inner parts of the indexe
 owners', stored once: search_part, migration 0039), as the beginning of a part: the first
 INNER_EXPANSIONS of the owner's words that hold it (dms.search.pgwords; in the order of their
 parts, then of the words: `heit` finds `freiheit` before `gesundheitlich`) are then matched as
-whole words, an array
-of alternatives that GIN scans one by one (pgquery.EVERYWHERE_ANY). A piece inside more words
-than that finds the documents of those words only, as tantivy's expansion is bounded
-(dms.search.terms); the parts read to find them are bounded too (INNER_SCAN: a piece inside more
-words of everyone's vocabulary looks among the first of them).
+whole words, an array of alternatives that GIN scans one by one (pgquery.EVERYWHERE_ANY). A
+piece inside more words than that finds the documents of those words only, as tantivy's
+expansion is bounded (dms.search.terms); the parts read to find them are bounded too
+(INNER_SCAN: a piece inside more words of everyone's vocabulary looks among the first of them).
 """
 
 from __future__ import annotations
@@ -189,7 +188,8 @@ class PostgresSearch:
         ranked."""
         inner = (inner_words(owner_id, words) if any(looks_inside(word) for word in words)
                  else None)
-        where, params = match(words, inner, prefixes=owner_prefixes(owner_id, words))
+        prefixes = owner_prefixes(owner_id, long_prefixes(words))
+        where, params = match(words, inner, prefixes=prefixes)
         return self._counted(owner_id, "", where, params, tag_ids, tags_op)
 
     def total_tree(self, owner_id: str, tree, tag_ids: tuple[str, ...] = (),
@@ -197,7 +197,8 @@ class PostgresSearch:
         """How many nodes `find` finds in all."""
         ranked = ranked_words(tree)
         inner = inner_words(owner_id, ranked) if looks_inside_tree(tree) else None
-        where, params = condition(tree, inner, prefixes=owner_prefixes(owner_id, ranked))
+        prefixes = owner_prefixes(owner_id, long_prefixes(ranked))
+        where, params = condition(tree, inner, prefixes=prefixes)
         return self._counted(owner_id, NODE_JOIN, where, params, tag_ids, tags_op)
 
     @staticmethod
