@@ -266,13 +266,16 @@ class PostgresSearch:
 
         first: list[str] = []
         longs = long_prefixes(ranked)
-        prefixes = owner_prefixes(owner_id, longs)
         itself = {word: (word,) for word in longs}
+        prefixes: Prefixes = None  # looked up only when the page is not full without them
         if longs:  # the long words whole first, each by its own postings
             first = rows(leaving_out([], None, itself), None, limit, itself)
-        # Then as prefixes, unless none begins a longer word of the owner's (the same again).
-        if len(first) < limit and (not longs or prefixes != itself):
-            first += rows(leaving_out(first, None, prefixes), None, limit - len(first), prefixes)
+        if len(first) < limit:
+            prefixes = owner_prefixes(owner_id, longs)
+            # Then as prefixes, unless none begins a longer word of the owner's (the same again).
+            if not longs or prefixes != itself:
+                first += rows(leaving_out(first, None, prefixes), None, limit - len(first),
+                              prefixes)
         hits = [(node_id, float(len(first) - rank)) for rank, node_id in enumerate(first)]
         if not broadens or len(hits) >= limit:
             return hits
