@@ -53,8 +53,12 @@ def _time(stored: str) -> str:
 
 def shapes(call: Call, ids: list[str]) -> list[dict[str, Any]]:
     """The documents `ids`, in that order, as Paperless-ngx's JSON for the caller."""
+    return _shapes(call, ids, documentfacts.facts(ids, call.user.id))
+
+
+def _shapes(call: Call, ids: list[str], found: dict[str, documentfacts.DocumentFacts]) -> \
+        list[dict[str, Any]]:
     user = call.user
-    found = documentfacts.facts(ids, user.id)
     label_ids: dict[str, set[str]] = {"tag": set(), "correspondent": set(),
                                       "document_type": set(), "custom_field": set(),
                                       "user": {user.id}}
@@ -163,7 +167,9 @@ def list_documents(call: Call) -> dict[str, Any]:
     listing = listings.of_kind(call.user, DOCUMENT, about=about, extra=found)
 
     def page(offset: int, limit: int) -> list[dict[str, Any]]:
-        return _trimmed(call, shapes(call, [row.id for row in listing.fetch(offset, limit)]))
+        rows = listing.fetch(offset, limit)
+        return _trimmed(call, _shapes(call, [row.id for row in rows],
+                                      documentfacts.facts_of_rows(rows, call.user.id)))
 
     if call.version < 10:  # `all` is every number: its length is the count
         every = listing.numbers()
