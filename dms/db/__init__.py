@@ -5,6 +5,7 @@ migrate it: dms.db.schema.open_migrated does both.
 
 This package's face is the names below; callers import them from `dms.db`."""
 
+from dms.db.deadline import DeadlinePassed, statement_deadline
 from dms.db.engine import (
     DatabaseUnavailable,
     advisory_key,
@@ -30,8 +31,8 @@ from dms.db.transactions import (
     write_transaction,
 )
 
-__all__ = ["DatabaseUnavailable", "USERS", "advisory_key", "database", "describe_url",
-           "document_scope", "is_disk_full", "is_postgresql", "kept_until_change", "on_commit",
-           "open_configured", "open_database", "owner_scope", "postgresql_sql",
-           "register_space_reserve", "release_connection", "sqlite_engine", "take_turns_by",
-           "with_space_reserve", "write_transaction"]
+__all__ = ["DatabaseUnavailable", "DeadlinePassed", "USERS", "advisory_key", "database",
+           "describe_url", "document_scope", "is_disk_full", "is_postgresql", "kept_until_change",
+           "on_commit", "open_configured", "open_database", "owner_scope", "postgresql_sql",
+           "register_space_reserve", "release_connection", "sqlite_engine", "statement_deadline",
+           "take_turns_by", "with_space_reserve", "write_transaction"]

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from dms.db import database
+from dms.db import DeadlinePassed, database, statement_deadline
 from dms.db.models import Node, User
 from dms.domain import tree
 from dms.domain.access.rule import shared_among, sharers
@@ -173,6 +173,24 @@ def _with_ids(user: User, tree: Any, field: str) -> Any:
 def _ranked(indexer: Indexer, user: User, words: list[str], window: Window, timeout: float,
             client_gone: Callable[[], bool], only: Any, about: Mapping[str, str],
             tree: Any = None, field: str = "q") -> Found:
+    """_ranking within the search's timeout: on PostgreSQL no statement of it runs longer
+    either (dms.db.statement_deadline), a planner's mistake or a locked table included."""
+    try:
+        with statement_deadline(timeout):
+            return _ranking(indexer, user, words, window, timeout, client_gone, only, about,
+                            tree, field)
+    except DeadlinePassed:
+        raise Unavailable(_took_too_long(timeout)) from None
+
+
+def _took_too_long(timeout: float) -> str:
+    return (f"The search took longer than {timeout:g} s and was stopped; search for longer or "
+            "more words.")
+
+
+def _ranking(indexer: Indexer, user: User, words: list[str], window: Window, timeout: float,
+             client_gone: Callable[[], bool], only: Any, about: Mapping[str, str],
+             tree: Any = None, field: str = "q") -> Found:
     """The engine's best matches of `words` (or of the resolved `tree`, `words` its terms to
     highlight) in `window`, checked in the database, with snippets; counted if it asks.
 
@@ -235,8 +253,7 @@ def _ranked(indexer: Indexer, user: User, words: list[str], window: Window, time
                 found = marks.snippet(title, whole=True, inside=inside)
             results.append((node_id, kind, title, found))
     except highlight.Stopped:
-        raise Unavailable(f"The search took longer than {timeout:g} s and was stopped; search "
-                          "for longer or more words.") from None
+        raise Unavailable(_took_too_long(timeout)) from None
     known = {node_id: (parent_id, title) for node_id, (_, title, parent_id, _) in nodes.items()}
     return Found(_results(user, results, {**parents, **known},
                           {node_id: owner_id for node_id, (*_, owner_id) in nodes.items()}),
