@@ -67,19 +67,31 @@ class Highlighter:
         return _snippet(text, self.prefixes, self.inner if inside else (), self.should_stop,
                         whole)
 
-    def may_match(self, titles: list[str]) -> set[int]:
-        """The positions of those short `titles` that may hold a match (inside words too): one
-        pass of the candidates' expression over them all, so that a search does not make ~90
-        snippets of titles one by one when most hold none of its words."""
+    def titles(self, titles: list[str], inside: list[bool]) -> dict[int, str]:
+        """Each of these short titles that holds a match, by its position, wholly highlighted
+        (as snippet(title, whole=True, inside=inside[position])): one pass of the candidates'
+        expression over them all, each candidate folded and tested once, so that a search does
+        not make ~90 snippets of titles one by one (a third of a 3-letter prefix's time at
+        20,000 documents, 2026-12-02)."""
         if not self.prefixes:
-            return set()
+            return {}
         # Titles joined by a line break: no word runs across one, so each candidate lies in one.
         joined, starts, position = "\n".join(titles), [], 0
         for title in titles:
             starts.append(position)
             position += len(title) + 1
-        found = _candidates(self.prefixes, self.inner).finditer(joined)
-        return {bisect.bisect_right(starts, match.start()) - 1 for match in found}
+        hits: dict[int, list[re.Match]] = {}
+        for count, candidate in enumerate(
+                _candidates(self.prefixes, self.inner).finditer(joined), 1):
+            if count % CHECK_EVERY_WORDS == 0 and self.should_stop():
+                raise Stopped()
+            word = WORD.match(joined, candidate.start())
+            index = bisect.bisect_right(starts, candidate.start()) - 1
+            if word is not None and _starts(fold(word.group()), self.prefixes,
+                                            self.inner if inside[index] else ()):
+                hits.setdefault(index, []).append(word)
+        return {index: _render(joined, starts[index], starts[index] + len(titles[index]), found,
+                               False, False) for index, found in hits.items()}
 
 
 def _starts(folded: str, prefixes: tuple[str, ...], inner: tuple[str, ...]) -> bool:

@@ -243,14 +243,15 @@ def _ranking(indexer: Indexer, user: User, words: list[str], window: Window, tim
         marks = highlight.Highlighter(words, should_stop)
         texts = _texts_start([node_id for node_id in shown[:SNIPPET_RESULTS]
                               if nodes[node_id][0] == "document"])
-        titled = marks.may_match([nodes[node_id][1] for node_id in shown])
+        titled = marks.titles([nodes[node_id][1] for node_id in shown],
+                              [scores[node_id] < 0 for node_id in shown])
         results = []
         for rank, node_id in enumerate(shown):
             kind, title, _, _ = nodes[node_id]
             inside = scores[node_id] < 0  # found inside words only
             found = marks.snippet(texts[node_id], inside=inside) if node_id in texts else None
-            if found is None and rank in titled:
-                found = marks.snippet(title, whole=True, inside=inside)
+            if found is None:
+                found = titled.get(rank)
             results.append((node_id, kind, title, found))
     except highlight.Stopped:
         raise Unavailable(_took_too_long(timeout)) from None

@@ -11,8 +11,6 @@ both tiers at once (one query with every word's alternatives).
 
 from __future__ import annotations
 
-import uuid
-
 from dms.search.terms import (
     ANYWHERE,
     EXPANSIONS_LAST,
@@ -177,8 +175,7 @@ class Snapshot:
         0.3 ms at a million documents, where reading the stored documents took 0.8 (p95 2 ms)."""
         high = self.searcher.fast_field_values("id_hi", addresses)
         low = self.searcher.fast_field_values("id_lo", addresses)
-        return [str(uuid.UUID(int=(hi << 64) | lo)) if hi or lo
-                else self.searcher.doc(address)["id"][0]
+        return [uuid_text(hi, lo) if hi or lo else self.searcher.doc(address)["id"][0]
                 for address, hi, lo in zip(addresses, high, low, strict=True)]
 
     def counted(self, clauses: list, excluding: frozenset[str] = frozenset()) -> int:
@@ -190,3 +187,10 @@ class Snapshot:
                 self.schema, "id", sorted(excluding)))]
         query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
         return self.searcher.search(query, 1, count=True).count
+
+
+def uuid_text(high: int, low: int) -> str:
+    """The text of the UUID whose halves these are, as str(uuid.UUID(...)) writes it, in a
+    quarter of its time (a hundred ids a search)."""
+    digits = f"{high:016x}{low:016x}"
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"

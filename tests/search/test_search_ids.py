@@ -10,6 +10,7 @@ import uuid
 import pytest
 
 from dms.search.index import Entry, SearchIndex, id_halves
+from dms.search.snapshot import uuid_text
 from tests.search.test_search_owners import write
 
 pytestmark = pytest.mark.sqlite_only  # the tantivy index of the SQLite mode
@@ -33,6 +34,8 @@ def test_the_halves_make_the_id_again_or_say_read_the_store():
     assert id_halves("00000000-0000-4000-8000-000000000001") == (0x4000, 0x8000000000000001)
     for node_id in IDS[5:]:
         assert id_halves(node_id) == (0, 0)
+    for node_id in [*IDS[:5], *(str(uuid.uuid4()) for _ in range(1000))]:  # and back
+        assert uuid_text(*id_halves(node_id)) == node_id
 
 
 def test_every_hit_has_its_exact_id(tmp_path):

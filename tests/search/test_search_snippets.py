@@ -82,9 +82,26 @@ def test_later_pages_are_not_read_past_what_a_snippet_looks_at(reading, monkeypa
 
 
 @pytest.mark.sqlite_only  # no database: the same in both lanes
-def test_titles_that_may_match_are_told_in_one_pass():
-    titles = ["Rechnung März", "Käse", "nothing here", "", "Steuerbescheid", "line\nrechnung"]
-    assert Highlighter(["rech"]).may_match(titles) == {0, 1, 5}  # `Käse` is folded later
-    assert Highlighter(["bescheid"]).may_match(titles) == {0, 1, 4}  # inside a word too
-    assert Highlighter([]).may_match(titles) == set()
-    assert Highlighter(["rech"]).snippet("Käse", whole=True) is None
+def test_titles_are_highlighted_in_one_pass_as_one_by_one():
+    titles = ["Rechnung März", "Käse", "nothing here", "", "Steuerbescheid", "line\nrechnung",
+              "Ärger mit der RECHNUNG und der Rechnerei", "Bescheid zum Steuerbescheid"]
+    outside, inside = [False] * len(titles), [True] * len(titles)
+    assert Highlighter(["rech"]).titles(titles, outside) == {
+        0: "<em>Rechnung</em> März", 5: "line\n<em>rechnung</em>",
+        6: "Ärger mit der <em>RECHNUNG</em> und der <em>Rechnerei</em>"}
+    assert Highlighter(["bescheid"]).titles(titles, outside) == {
+        7: "<em>Bescheid</em> zum Steuerbescheid"}
+    assert Highlighter(["bescheid"]).titles(titles, inside) == {
+        4: "<em>Steuerbescheid</em>", 7: "<em>Bescheid</em> zum <em>Steuerbescheid</em>"}
+    assert Highlighter(["bescheid"]).titles(titles, [i == 4 for i in range(len(titles))]) == {
+        4: "<em>Steuerbescheid</em>", 7: "<em>Bescheid</em> zum Steuerbescheid"}
+    assert Highlighter(["kase", "arg"]).titles(titles, outside) == {
+        1: "<em>Käse</em>", 6: "<em>Ärger</em> mit der RECHNUNG und der Rechnerei"}
+    assert Highlighter([]).titles(titles, outside) == {}
+    for words in (["rech"], ["bescheid"], ["kase", "arg"], ["der"]):
+        for flags in (outside, inside):
+            marks = Highlighter(words)
+            one_by_one = {index: marks.snippet(title, whole=True, inside=flag)
+                          for index, (title, flag) in enumerate(zip(titles, flags, strict=True))}
+            assert marks.titles(titles, flags) == {
+                index: found for index, found in one_by_one.items() if found is not None}
