@@ -81,8 +81,9 @@ class Highlighter:
             starts.append(position)
             position += len(title) + 1
         hits: dict[int, list[re.Match]] = {}
-        for count, candidate in enumerate(
-                _candidates(self.prefixes, self.inner).finditer(joined), 1):
+        # Pieces inside words only where a title was found by one (fewer candidates else).
+        inner = self.inner if any(inside) else ()
+        for count, candidate in enumerate(_candidates(self.prefixes, inner).finditer(joined), 1):
             if count % CHECK_EVERY_WORDS == 0 and self.should_stop():
                 raise Stopped()
             word = WORD.match(joined, candidate.start())
