@@ -83,8 +83,8 @@ SEARCH = """
 # that rank first are those whose heading holds a query word: taken first by the heading's own
 # index (HEADED), then only as many body-only matches as the page still needs, in table order.
 HEADED = " AND s.heading @@ ANY(?::tsquery[])"  # pgquery.alternatives: one scan each
-# Both parts of a tier in one statement (one round trip and one plan instead of two: with 1,000
-# owners a two-word search ran up to 16 statements, their round trips a third of its time): the
+# Both parts of a tier in one statement (one round trip and one plan instead of two; with 1,000
+# owners a two-word search ran up to 16 statements, each planned for its own words): the
 # body-only matches are read only when the headed ones are fewer than the page, and only as
 # many as it still needs — LIMIT 0 reads nothing (the headed rows' count is an InitPlan, run
 # once). Headed rows first by rank, then the body-only ones by id.
