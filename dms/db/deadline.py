@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from peewee import DatabaseError
 
-from dms.db.engine import database, is_postgresql
+from dms.db.engine import database, is_postgresql, sqlstate
 
 QUERY_CANCELED = "57014"  # SQLSTATE of a statement stopped by statement_timeout
 
@@ -35,16 +35,7 @@ def statement_deadline(seconds: float) -> Iterator[None]:
         try:
             yield
         except DatabaseError as error:
-            if _sqlstate(error) == QUERY_CANCELED:
+            if sqlstate(error) == QUERY_CANCELED:
                 raise DeadlinePassed() from None
             raise
         scope.rollback()
-
-
-def _sqlstate(error: DatabaseError) -> str | None:
-    """The SQLSTATE of the psycopg error peewee wrapped."""
-    for cause in (error.__cause__, error.__context__, error):
-        state = getattr(cause, "sqlstate", None)
-        if state:
-            return str(state)
-    return None

@@ -51,6 +51,15 @@ class DatabaseUnavailable(Exception):
 
 
 @functools.lru_cache(maxsize=2048)
+def sqlstate(error: BaseException) -> str | None:
+    """The SQLSTATE of a PostgreSQL failure (the psycopg error peewee wrapped), or None."""
+    for cause in (error.__cause__, error.__context__, error):
+        state = getattr(cause, "sqlstate", None)
+        if state:
+            return str(state)
+    return None
+
+
 def postgresql_sql(sql: str) -> str:
     """The domain's SQL with psycopg's placeholders: `?` outside quotes becomes %s, and a literal
     % is doubled."""

@@ -37,7 +37,13 @@ from typing import TypeVar
 
 from peewee import DatabaseError, OperationalError
 
-from dms.db.engine import WRITE_WAIT_SECONDS, advisory_key, database, is_postgresql
+from dms.db.engine import (
+    WRITE_WAIT_SECONDS,
+    advisory_key,
+    database,
+    is_postgresql,
+    sqlstate,
+)
 from dms.db.fifolock import FifoLock
 from dms.db.groupsync import GroupSync, group_sync
 from dms.errors import StorageFull, Unavailable
@@ -183,8 +189,7 @@ _PG_GONE = ("08000", "08003", "08006", "57P01", "57P02", "57P03")
 
 def _postgresql_error(error: DatabaseError) -> BaseException:
     """The domain error a PostgreSQL failure means, or the error itself (IntegrityError, ...)."""
-    state = getattr(getattr(error, "__cause__", None), "sqlstate", None) or \
-        getattr(getattr(error, "__context__", None), "sqlstate", None)
+    state = sqlstate(error)
     if state in _PG_DISK_FULL:
         return StorageFull()
     if state in _PG_RETRY:
