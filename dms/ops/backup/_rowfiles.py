@@ -20,11 +20,13 @@ TABLE_MEMBER = re.compile(r"tables/([a-z_][a-z0-9_]{0,62})\.jsonl\Z")
 # Tables a backup leaves out: each engine's search keeps its own (rebuilt from the rows, and
 # 0039's words and parts with them), SQLite's bookkeeping, and what describes running processes
 # (migrations 0010 and 0016: open event streams) or recent logins (0010's failures, 0019's known
-# addresses), and the leases on a bucket's objects (0036: uploads and removals under way).
+# addresses), the leases on a bucket's objects (0036: uploads and removals under way), and
+# SQLite's highest numbers of deleted rows (0042: like sqlite_sequence, a restored database goes
+# on after the highest number it holds).
 NOT_BACKED_UP = {"search_outbox", "search_entry", "search_owner", "search_owner_word",
                  "search_part", "sqlite_sequence", "sqlite_stat1", "worker", "lease",
                  "periodic_job", "login_failure", "verify_result", "intake_refusal",
-                 "event_stream", "login_address", "blob_lease"}
+                 "event_stream", "login_address", "blob_lease", "number_high"}
 FETCH_ROWS = 1000
 # A page's text is at most a few MiB; a line past this is not dms's.
 MAX_LINE_BYTES = 64 * 1024 * 1024
