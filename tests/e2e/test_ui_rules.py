@@ -5,7 +5,10 @@ and its counts followed, the document then filed (checked through the API); a re
 the field its pointer names, with nothing created; a rule edited, applied from its card, deleted; a
 rule dms disabled saying why, enabled again with another folder; Escape; a session that ends under
 the dialog; axe-core on the list and the dialogs in light and dark colours, nothing unnamed, nothing
-sideways on a phone, and screenshots for a human to look at. The browser and its sessions:
+sideways on a phone, and screenshots for a human to look at. What a rule sets of a document's
+metadata (correspondent, type, a custom field's value in that field's input, the date read from
+the text) chosen in the dialog, shown on the card and in the dialog again, a refused value shown
+beside its input. The browser and its sessions:
 tests/e2e/conftest.py, tests/harness/webpage.py."""
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ RUN_MS = 60_000
 # What the browser's console says of each refused request (the page shows the API's sentence).
 ELECTRICITY = "Electricity bills from the municipal utility"  # a rule's name that wraps
 
-# What a rule sets of a document's metadata (api.md §16); the page does not offer it yet.
+# A rule that sets nothing of a document's metadata (api.md §16): the dialog sends them so.
 NO_METADATA = {"set_correspondent": None, "set_document_type": None, "set_custom_field": None,
                "set_document_date_from_text": False}
 
@@ -276,6 +279,138 @@ def test_edit_apply_and_delete_a_rule_and_escape_closes_the_dialog(session, serv
     assert session.errors == []
 
 
+def labels_of(alice) -> dict[str, dict]:
+    """A correspondent, a document type and custom fields of three kinds; a link field, which a
+    rule cannot set and the dialog does not offer."""
+    made = {}
+    for path, kind, attributes in (
+            ("/api/correspondents/", "correspondents", {"name": "Stadtwerke"}),
+            ("/api/document-types/", "document-types", {"name": "Invoice"}),
+            ("/api/custom-fields/", "custom-fields", {"name": "Amount", "data_type": "monetary",
+                                                      "extra_data": {"default_currency": "EUR"}}),
+            ("/api/custom-fields/", "custom-fields", {"name": "Status", "data_type": "select",
+                                                      "extra_data": {"select_options": [
+                                                          {"label": "To pay"},
+                                                          {"label": "Paid"}]}}),
+            ("/api/custom-fields/", "custom-fields", {"name": "Checked", "data_type": "boolean"}),
+            ("/api/custom-fields/", "custom-fields", {"name": "Related",
+                                                      "data_type": "documentlink"})):
+        response = alice.post(path, {"data": {"type": kind, "attributes": attributes}})
+        assert response.status_code == 201, response.text
+        made[attributes["name"]] = response.json()["data"]
+    return made
+
+
+def test_what_a_rule_sets_is_chosen_shown_and_refused_beside_its_input(session, server, alice):
+    labels = labels_of(alice)
+    to_pay = labels["Status"]["attributes"]["extra_data"]["select_options"][0]["id"]
+    bill = processed_document(alice, "Power bill", alice.inbox_id,
+                              "Stadtwerke invoice of 12 March 2024")
+    # Another date than the text's (the reading set that one), so that the rule would change it.
+    assert alice.patch(f"/api/documents/{bill}/", {"data": {
+        "type": "documents", "id": bill, "attributes": {"document_date": "2020-01-01"}}}
+    ).status_code == 200
+    page = open_rules(session)
+    dialog = new_rule_dialog(page)
+    dialog.get_by_label("Name", exact=True).fill("Power bills")
+    dialog.get_by_label("Pattern").fill("Stadtwerke")
+    dialog.get_by_label("Correspondent").select_option(label="Stadtwerke")
+    dialog.get_by_label("Document type").select_option(label="Invoice")
+    fields = dialog.get_by_label("Custom field")
+    assert fields.locator("option").all_inner_texts() == [
+        "— (left as it is)", "Amount", "Checked", "Status"]  # no link field
+    expect(dialog.get_by_label("Amount: currency")).to_have_count(0)
+    fields.select_option(label="Amount")
+    expect(dialog.get_by_label("Amount: currency")).to_have_value("EUR")
+    dialog.get_by_label("Amount", exact=True).fill("12,30")  # a comma: refused by the API
+    dialog.get_by_role("checkbox", name=re.compile("^Set the date on the paper")).check()
+    dialog.get_by_role("button", name="Save rule").click()
+    value = dialog.get_by_label("Amount", exact=True)
+    expect(value).to_have_attribute("aria-invalid", "true")
+    expect(value).to_be_focused()
+    expect(value).to_have_accessible_description(
+        "A value of the monetary field 'Amount' is an amount with at most two decimals, after an "
+        "optional currency code: EUR12.30, -5.00 or 7.5. A currency code such as EUR, and an "
+        "amount such as 12.30.")
+    assert rules_of(alice) == []  # nothing was created
+
+    value.fill("12.30")
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Power bills” created.")
+    [rule] = rules_of(alice)
+    assert rule["attributes"]["actions"] == {
+        "add_tags": [], "move_to": None, "set_title": None, "stop": False,
+        "set_correspondent": labels["Stadtwerke"]["id"],
+        "set_document_type": labels["Invoice"]["id"],
+        "set_custom_field": {"field": labels["Amount"]["id"], "value": "EUR12.30"},
+        "set_document_date_from_text": True}
+    card = page.get_by_role("article", name="Power bills")
+    expect(card).to_contain_text(
+        "DoesSet the correspondent: StadtwerkeSet the document type: InvoiceSet Amount: EUR12.30"
+        "Set the date on the paper to the date read from the text")
+    session.screenshot("50-desktop-rule-metadata-card.png")
+
+    # Edited: the dialog shows what the rule sets; another field, a choice of its list.
+    card.get_by_role("button", name="Edit: Power bills").click()
+    dialog = page.get_by_role("dialog", name="Edit rule “Power bills”")
+    expect(dialog.get_by_label("Correspondent")).to_have_value(labels["Stadtwerke"]["id"])
+    expect(dialog.get_by_label("Document type")).to_have_value(labels["Invoice"]["id"])
+    expect(dialog.get_by_label("Custom field")).to_have_value(labels["Amount"]["id"])
+    expect(dialog.get_by_label("Amount", exact=True)).to_have_value("12.30")
+    expect(dialog.get_by_role("checkbox", name=re.compile("^Set the date on the paper"))
+           ).to_be_checked()
+    dialog.get_by_label("Custom field").select_option(label="Status")
+    expect(dialog.get_by_label("Amount: currency")).to_have_count(0)
+    dialog.get_by_label("Status", exact=True).select_option(label="To pay")
+    dialog.get_by_label("Document type").select_option(label="— (left as it is)")
+    dialog.get_by_role("button", name="Save rule").scroll_into_view_if_needed()
+    session.screenshot("50-desktop-rule-metadata.png", full_page=False)
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Power bills” saved.")
+    [rule] = rules_of(alice)
+    assert rule["attributes"]["actions"] == {
+        "add_tags": [], "move_to": None, "set_title": None, "stop": False,
+        "set_correspondent": labels["Stadtwerke"]["id"], "set_document_type": None,
+        "set_custom_field": {"field": labels["Status"]["id"], "value": to_pay},
+        "set_document_date_from_text": True}
+    expect(page.get_by_role("article", name="Power bills")).to_contain_text(
+        "DoesSet the correspondent: StadtwerkeSet Status: To paySet the date on the paper")
+
+    # Tried: what it would set in the document it matches, in words.
+    page.get_by_role("button", name="Try it: Power bills").click()
+    trial = page.get_by_role("dialog", name="Try “Power bills”")
+    changes = trial.get_by_role("list", name="Changes to Power bill")
+    expect(changes).to_contain_text("Correspondent: StadtwerkeStatus: To payDate on the paper: ")
+    expect(changes.locator("time")).to_have_attribute("datetime", "2024-03-12")
+    session.screenshot("50-desktop-rule-metadata-try.png", full_page=False)
+    trial.get_by_role("button", name="Close").click()
+    expect(trial).to_have_count(0)
+
+    # A yes-or-no field; then nothing set at all.
+    page.get_by_role("button", name="Edit: Power bills").click()
+    dialog = page.get_by_role("dialog", name="Edit rule “Power bills”")
+    expect(dialog.get_by_label("Status", exact=True)).to_have_value(to_pay)
+    dialog.get_by_label("Custom field").select_option(label="Checked")
+    dialog.get_by_role("checkbox", name="Checked", exact=True).check()
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Power bills” saved.")
+    assert rules_of(alice)[0]["attributes"]["actions"]["set_custom_field"] == {
+        "field": labels["Checked"]["id"], "value": True}
+    expect(page.get_by_role("article", name="Power bills")).to_contain_text("Set Checked: yes")
+    page.get_by_role("button", name="Edit: Power bills").click()
+    dialog = page.get_by_role("dialog", name="Edit rule “Power bills”")
+    dialog.get_by_label("Correspondent").select_option(label="— (left as it is)")
+    dialog.get_by_label("Custom field").select_option(label="— (left as it is)")
+    dialog.get_by_role("checkbox", name=re.compile("^Set the date on the paper")).uncheck()
+    dialog.get_by_label("Add tags").fill("energy")
+    dialog.get_by_role("button", name="Save rule").click()
+    expect(page.get_by_role("status").first).to_have_text("Rule “Power bills” saved.")
+    assert rules_of(alice)[0]["attributes"]["actions"] == {
+        "add_tags": ["energy"], "move_to": None, "set_title": None, "stop": False,
+        **NO_METADATA}
+    assert session.errors == [REFUSED]
+
+
 def test_a_session_ended_while_the_dialog_is_open_shows_the_login(session, server, alice):
     page = open_rules(session)
     dialog = new_rule_dialog(page)
@@ -299,9 +434,13 @@ def furnish(alice) -> None:
     bills = make_folder(alice, "Bills and other papers with a long name", alice.home_id)
     gone = make_folder(alice, "Old letters", alice.home_id)
     processed_document(alice, "Scan 0815", alice.inbox_id, "Stadtwerke electricity invoice 4711")
+    labels = labels_of(alice)
     add_rule(alice, ELECTRICITY, "electricity invoice",
-             field="any", order=10, actions={"add_tags": ["energy", "to pay"], "move_to": bills,
-                                             "set_title": "{created:%Y-%m} {title}"})
+             field="any", order=10, actions={
+                 "add_tags": ["energy", "to pay"], "move_to": bills,
+                 "set_title": "{created:%Y-%m} {title}",
+                 "set_correspondent": labels["Stadtwerke"]["id"],
+                 "set_custom_field": {"field": labels["Amount"]["id"], "value": "EUR12.30"}})
     add_rule(alice, "Letters", "INV-(\\d{4})", algorithm="regex", case_sensitive=True,
              sources=["mail"], actions={"move_to": gone, "stop": True})
     assert alice.delete(f"/api/nodes/{gone}/").status_code == 204

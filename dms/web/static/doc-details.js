@@ -167,8 +167,9 @@ class DetailsForm {
   }
 }
 
-/** One custom field's input: {label, control, focus (what takes the focus), value()}. */
-function fieldInput(field, value, form) {
+/** One custom field's input: {label, control, focus (what takes the focus), value(), hint?}; also
+ *  the value a rule sets (rules-form.js; `form`, the document's, only for a documentlink). */
+export function fieldInput(field, value, form) {
   const { name, data_type: type, extra_data: extra } = field.attributes;
   const id = `cf-${field.id}`;
   const label = el("label", { for: id }, name);

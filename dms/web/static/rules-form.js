@@ -1,11 +1,14 @@
 // Settings › Rules: the dialog that creates or edits a rule (api.md, "Rules"), and the words for
 // a rule's parts, which the list shows too. The server checks everything: a refusal's sentence is
 // shown next to the field its source.pointer names (/data/attributes/match/pattern → the pattern).
+// What a rule sets of a document's metadata (correspondent, type, a custom field, the date read
+// from the text) is chosen among the caller's own names and fields, a value in the field's input.
 
 import { api, id as encoded } from "./api.js";
 import { folderDialog, formActions, modal } from "./dialogs.js";
+import { fieldInput } from "./doc-details.js";
 import { busy, button, el, folderPath, select } from "./dom.js";
-import { ALGORITHMS, ErrorSlots } from "./metadata.js";
+import { ALGORITHMS, ErrorSlots, nameSelect, names } from "./metadata.js";
 import { tagList, tagSuggestions } from "./parts.js";
 
 export const FIELDS = [["text", "Text"], ["title", "Title"], ["file_name", "File name"], ["mail_from", "Mail sender"],
@@ -25,15 +28,39 @@ const MAX_PATTERN = 1000;
 const MAX_TEMPLATE = 500;
 const MAX_ORDER = 1_000_000;
 
-/** Creates (`rule` null) or edits a rule; `folders`: a Map of folder ids to their paths.
- *  Resolves with the saved rule resource, or null. */
-export function ruleDialog({ rule = null, folders = new Map() }) {
+/** A select's first choice: the rule leaves that part of the document as it is. */
+const LEAVE = [["", "— (left as it is)"]];
+
+/** The caller's correspondents, document types and the custom fields a rule can set (all but
+ *  links to documents, api.md "Rules"), by name: {correspondents, types, fields}. */
+export async function ruleLabels() {
+  const [correspondents, types, fields] = await Promise.all([names("/correspondents/"),
+    names("/document-types/"), names("/custom-fields/")]);
+  return { correspondents, types, fields: fields.filter((item) => item.attributes.data_type !== "documentlink") };
+}
+
+/** A custom field's value in words (`field` the field's resource, undefined if it was deleted):
+ *  a choice's label, yes or no, "empty" for none. */
+export function fieldValueText(field, value) {
+  if (value === null || value === undefined || value === "") return "empty";
+  const type = field?.attributes.data_type;
+  if (type === "boolean") return value ? "yes" : "no";
+  if (type === "select") {
+    return (field.attributes.extra_data.select_options ?? []).find((option) => option.id === value)?.label ?? "a deleted choice";
+  }
+  return String(value);
+}
+
+/** Creates (`rule` null) or edits a rule; `folders`: a Map of folder ids to their paths;
+ *  `labels`: ruleLabels(). Resolves with the saved rule resource, or null. */
+export function ruleDialog({ rule = null, folders = new Map(), labels }) {
   const a = rule?.attributes ?? { enabled: true, order: 0, sources: SOURCES.map(([code]) => code),
     match: { field: "text", algorithm: "any", pattern: "", case_sensitive: false },
-    actions: { add_tags: [], move_to: null, set_title: null, stop: false } };
+    actions: { add_tags: [], move_to: null, set_title: null, stop: false, set_correspondent: null,
+      set_document_type: null, set_custom_field: null, set_document_date_from_text: false } };
   return modal(rule ? `Edit rule “${a.name}”` : "New rule", (dialog, close) => {
     dialog.classList.add("dialog-wide");
-    const form = new RuleForm(a, folders, close);
+    const form = new RuleForm(a, folders, labels, close);
     form.node.addEventListener("submit", async (event) => {
       event.preventDefault();
       form.errors.clear();
@@ -52,8 +79,9 @@ export function ruleDialog({ rule = null, folders = new Map() }) {
 }
 
 class RuleForm {
-  constructor(a, folders, close) {
+  constructor(a, folders, labels, close) {
     this.folders = folders;
+    this.fields = labels.fields;
     this.tags = [...a.actions.add_tags];
     this.moveTo = a.actions.move_to;
     this.errors = new ErrorSlots();
@@ -98,6 +126,16 @@ class RuleForm {
       "aria-describedby": "rule-title-hint" });
     const stop = check("rule-stop", "Stop: later rules leave a matched document alone", a.actions.stop);
     this.stop = stop.querySelector("input");
+    this.correspondent = nameSelect({ id: "rule-correspondent" }, labels.correspondents, a.actions.set_correspondent, LEAVE);
+    this.type = nameSelect({ id: "rule-type" }, labels.types, a.actions.set_document_type, LEAVE);
+    const custom = a.actions.set_custom_field;
+    this.customField = nameSelect({ id: "rule-custom-field" }, labels.fields, custom?.field, LEAVE);
+    this.customValue = null; // the chosen field's input (doc-details.js fieldInput)
+    this.valuePlace = el("div", {});
+    this.customField.addEventListener("change", () => this.showValue(null));
+    const dateBox = check("rule-date", "Set the date on the paper to the date read from the text",
+      a.actions.set_document_date_from_text);
+    this.dateFromText = dateBox.querySelector("input");
 
     // The error goes right below its field, above the field's hint.
     const field = this.errors.field.bind(this.errors);
@@ -122,12 +160,18 @@ class RuleForm {
       field("actions/set_title", "New title", this.title, el("small", { class: "hint", id: "rule-title-hint" },
         "Empty: the title stays. Takes {title}, {file_name}, {created} or {created:%Y}, {mail_from}, {mail_subject} and {match}.")),
       stop, slot("actions/stop", this.stop), slot("actions", this.tagInput));
+    const metadataSet = el("fieldset", { class: "group" }, el("legend", {}, "What it sets"),
+      el("div", { class: "field-row" },
+        el("div", { class: "field-grow" }, field("actions/set_correspondent", "Correspondent", this.correspondent)),
+        el("div", { class: "field-grow" }, field("actions/set_document_type", "Document type", this.type))),
+      field("actions/set_custom_field/field", "Custom field", this.customField), this.valuePlace,
+      dateBox, slot("actions/set_document_date_from_text", this.dateFromText));
     this.node = el("form", { class: "rule-form", novalidate: true },
       el("div", { class: "field-row" },
         el("div", { class: "field-grow" }, field("name", "Name", this.name)),
         field("order", "Order", this.order, el("small", { class: "hint", id: "rule-order-hint" }, "Lower runs first."))),
       enabled, slot("enabled", this.enabled),
-      a.last_error ? el("p", { class: "message message-error" }, a.last_error) : null, matchSet, sourceSet, actionSet, this.errors.general,
+      a.last_error ? el("p", { class: "message message-error" }, a.last_error) : null, matchSet, sourceSet, actionSet, metadataSet, this.errors.general,
       formActions(close, "Save rule"));
     this.name.setAttribute("autofocus", "");
 
@@ -141,6 +185,21 @@ class RuleForm {
     algorithmChanged();
     this.showTags();
     this.setFolder(this.moveTo);
+    this.showValue(custom?.value ?? null);
+  }
+
+  /** The input of the chosen custom field's value (none without a field), holding `value`. */
+  showValue(value) {
+    const chosen = this.fields.find((item) => item.id === this.customField.value);
+    this.customValue = chosen ? fieldInput(chosen, value, null) : null;
+    if (!this.customValue) {
+      this.errors.slots.delete("actions/set_custom_field/value");
+      this.valuePlace.replaceChildren();
+      return;
+    }
+    const { label, control, hint, focus } = this.customValue;
+    this.valuePlace.replaceChildren(el("div", { class: "field" }, label, control,
+      this.errors.slot("actions/set_custom_field/value", focus), hint ?? null));
   }
 
   showTags() {
@@ -186,7 +245,10 @@ class RuleForm {
       match: { field: this.field.value, algorithm: this.algorithm.value, pattern: this.pattern.value,
         case_sensitive: this.caseSensitive.checked },
       sources: this.sources.filter((box) => box.checked).map((box) => box.value),
-      actions: { add_tags: this.tags, move_to: this.moveTo, set_title: this.title.value.trim() || null, stop: this.stop.checked },
+      actions: { add_tags: this.tags, move_to: this.moveTo, set_title: this.title.value.trim() || null, stop: this.stop.checked,
+        set_correspondent: this.correspondent.value || null, set_document_type: this.type.value || null,
+        set_custom_field: this.customValue ? { field: this.customField.value, value: this.customValue.value() } : null,
+        set_document_date_from_text: this.dateFromText.checked },
     };
   }
 }

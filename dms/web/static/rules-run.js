@@ -6,7 +6,8 @@
 import { api, hasToken, id as encoded, withQuery } from "./api.js";
 import { actions, modal } from "./dialogs.js";
 import { attempt, button, el, plural, showError, showStatus } from "./dom.js";
-import { FIELDS } from "./rules-form.js";
+import { dayElement } from "./metadata.js";
+import { FIELDS, fieldValueText } from "./rules-form.js";
 
 /** Matches shown by the dry run: the API's largest page (the rest is counted, not listed). */
 const TRIAL_SIZE = 100;
@@ -24,8 +25,9 @@ const following = new Set();
 
 const fieldName = (code) => (FIELDS.find(([value]) => value === code)?.[1] ?? code).toLowerCase();
 
-/** Shows the dry run; resolves "apply" when the person asks to apply the rule, else null. */
-export function tryDialog(rule) {
+/** Shows the dry run; resolves "apply" when the person asks to apply the rule, else null.
+ *  `labels`: rules-form.js ruleLabels(), to name a custom field's value. */
+export function tryDialog(rule, labels) {
   return modal(`Try “${rule.attributes.name}”`, (dialog, close) => {
     dialog.classList.add("dialog-wide");
     const body = el("div", { class: "trial", "aria-live": "polite", "aria-busy": "true" },
@@ -34,14 +36,14 @@ export function tryDialog(rule) {
       body, actions(button("Close", () => close(null), "", { autofocus: true }),
         button("Apply to existing documents", () => close("apply"), "button-primary")));
     api("GET", withQuery(`/rules/${encoded(rule.id)}/matches/`, { "page[size]": TRIAL_SIZE })).then((found) => {
-      body.replaceChildren(...trialResult(found, () => close(null)));
+      body.replaceChildren(...trialResult(found, () => close(null), labels));
     }).catch((error) => {
       body.replaceChildren(el("p", { class: "message message-error" }, error.message));
     }).finally(() => body.setAttribute("aria-busy", "false"));
   });
 }
 
-function trialResult(found, leave) {
+function trialResult(found, leave, labels) {
   const { pagination, examined, documents, complete } = found.meta;
   const shown = found.data.length;
   const summary = pagination.count === 0 ? "It matches none of your documents."
@@ -53,16 +55,24 @@ function trialResult(found, leave) {
       + "looked at (a bound of each try): older ones may match too. Applying the rule goes through all of them.";
   return [el("p", { class: "trial-summary" }, summary, " ", el("span", { class: complete ? null : "warning" }, extent)),
     shown ? el("ul", { class: "plain-list trial-list", "aria-label": "Matched documents" },
-      found.data.map((document) => trialItem(document, leave))) : null];
+      found.data.map((document) => trialItem(document, leave, labels))) : null];
 }
 
-function trialItem(document, leave) {
+function trialItem(document, leave, labels) {
   const { title, rule_match: hit } = document.attributes;
-  const { add_tags: tags, move_to: folder, set_title: newTitle } = hit.changes;
+  const { add_tags: tags, move_to: folder, set_title: newTitle, set_correspondent: correspondent,
+    set_document_type: type, set_custom_field: custom, set_document_date: day } = hit.changes;
+  const item = (what, ...value) => el("li", {}, el("span", { class: "muted" }, `${what}: `), ...value);
+  // The dry run names the field; names are unique per user regardless of case.
+  const field = custom ? labels.fields.find((entry) => entry.attributes.name.toLowerCase() === custom.field.toLowerCase()) : null;
   const changes = [
-    tags?.length ? el("li", {}, el("span", { class: "muted" }, "Tags to add: "), tags.join(", ")) : null,
-    folder ? el("li", {}, el("span", { class: "muted" }, "Move to: "), folder.title) : null,
-    newTitle ? el("li", {}, el("span", { class: "muted" }, "New title: "), newTitle) : null,
+    tags?.length ? item("Tags to add", tags.join(", ")) : null,
+    folder ? item("Move to", folder.title) : null,
+    newTitle ? item("New title", newTitle) : null,
+    correspondent ? item("Correspondent", correspondent) : null,
+    type ? item("Document type", type) : null,
+    custom ? item(custom.field, fieldValueText(field, custom.value)) : null,
+    day ? item("Date on the paper", dayElement(day)) : null,
   ].filter(Boolean);
   return el("li", { class: "result" },
     el("a", { href: `#/doc/${encoded(document.id)}`, onclick: leave }, title),

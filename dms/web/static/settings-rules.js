@@ -5,7 +5,7 @@
 import { api, id as encoded, listAll } from "./api.js";
 import { confirmDialog } from "./dialogs.js";
 import { attempt, button, el, folderPath, showStatus } from "./dom.js";
-import { ruleDialog, SOURCES } from "./rules-form.js";
+import { fieldValueText, ruleDialog, ruleLabels, SOURCES } from "./rules-form.js";
 import { applyRule, runLine, tryDialog } from "./rules-run.js";
 
 /** A user has at most 200 rules (api.md, "Rules"): two pages of 100. */
@@ -19,29 +19,29 @@ const VERBS = { any: "has one of the words", all: "has all the words", exact: "h
 
 export async function render(ctx) {
   const { items: rules } = await listAll("/rules/", RULE_PAGES);
-  const folders = await folderPaths(rules);
+  const [folders, labels] = await Promise.all([folderPaths(rules), ruleLabels()]);
   const saved = async (rule, created) => {
     await ctx.refresh(created ? "new-rule" : `edit-${rule.id}`);
     showStatus(created ? `Rule “${rule.attributes.name}” created.` : `Rule “${rule.attributes.name}” saved.`);
   };
   const add = button("New rule", async () => {
-    const rule = await ruleDialog({ folders });
+    const rule = await ruleDialog({ folders, labels });
     if (rule) await saved(rule, true);
   }, "button-primary", { "data-focus": "new-rule" });
-  const cards = rules.map((rule, index) => ruleCard(ctx, rule, index, folders, saved));
+  const cards = rules.map((rule, index) => ruleCard(ctx, rule, index, folders, labels, saved));
   return el("div", {},
     el("div", { class: "view-head" }, el("h1", {}, "Rules"), add),
-    el("p", { class: "muted" }, "Rules look at each new document once its text is read, and tag it, move it or give it a "
-      + "better title. Try a rule on the documents you have before you trust it."),
+    el("p", { class: "muted" }, "Rules look at each new document once its text is read, and tag it, move it, give it a "
+      + "better title or set what it is about. Try a rule on the documents you have before you trust it."),
     cards.length ? el("ol", { class: "plain-list rules", "aria-label": "Your rules, in the order they run" }, cards)
       : el("p", { class: "muted empty" }, "You have no rules yet."));
 }
 
-function ruleCard(ctx, rule, index, folders, saved) {
+function ruleCard(ctx, rule, index, folders, labels, saved) {
   const a = rule.attributes;
   const titleId = `rule-title-${index}`;
   const edit = async () => {
-    const changed = await ruleDialog({ rule, folders });
+    const changed = await ruleDialog({ rule, folders, labels });
     if (changed) await saved(changed, false);
   };
   const remove = async () => {
@@ -62,7 +62,7 @@ function ruleCard(ctx, rule, index, folders, saved) {
     });
   };
   const trial = async () => {
-    if (await tryDialog(rule) === "apply") await apply(false);
+    if (await tryDialog(rule, labels) === "apply") await apply(false);
   };
   const act = (label, action, focus, kind = "button-small") => button(label, action, kind,
     { "aria-label": `${label}: ${a.name}`, "data-focus": focus });
@@ -74,7 +74,7 @@ function ruleCard(ctx, rule, index, folders, saved) {
       el("dt", {}, "Order"), el("dd", {}, String(a.order)),
       el("dt", {}, "Matches"), el("dd", {}, describeMatch(a.match)),
       el("dt", {}, "Looks at"), el("dd", {}, describeSources(a.sources)),
-      el("dt", {}, "Does"), el("dd", {}, el("ul", { class: "plain-list" }, describeActions(a.actions, folders)))),
+      el("dt", {}, "Does"), el("dd", {}, el("ul", { class: "plain-list" }, describeActions(a.actions, folders, labels)))),
     runLine(rule.id),
     el("div", { class: "actions" },
       act("Try it", trial, `try-${rule.id}`),
@@ -109,12 +109,21 @@ function describeSources(sources) {
   return SOURCES.filter(([code]) => sources.includes(code)).map(([, label]) => label).join(", ");
 }
 
-function describeActions(actions, folders) {
+function describeActions(actions, folders, labels) {
   const item = (what, ...value) => el("li", {}, el("span", { class: "muted" }, `${what}: `), ...value);
+  const named = (items, id) => items.find((entry) => entry.id === id)?.attributes.name;
+  const custom = actions.set_custom_field;
+  const field = custom ? labels.fields.find((entry) => entry.id === custom.field) : null;
   return [
     actions.add_tags.length ? item("Add tags", actions.add_tags.join(", ")) : null,
     actions.move_to ? item("Move to", folders.get(actions.move_to) ?? "a deleted folder") : null,
     actions.set_title ? item("Set the title", el("code", {}, actions.set_title)) : null,
+    actions.set_correspondent ? item("Set the correspondent", named(labels.correspondents, actions.set_correspondent)
+      ?? "a deleted correspondent") : null,
+    actions.set_document_type ? item("Set the document type", named(labels.types, actions.set_document_type)
+      ?? "a deleted document type") : null,
+    custom ? item(field ? `Set ${field.attributes.name}` : "Set a deleted custom field", fieldValueText(field, custom.value)) : null,
+    actions.set_document_date_from_text ? el("li", {}, "Set the date on the paper to the date read from the text") : null,
     actions.stop ? el("li", {}, "Stop: later rules leave it alone") : null,
   ];
 }
