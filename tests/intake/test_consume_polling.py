@@ -15,7 +15,7 @@ import time
 import pytest
 
 from dms.web.server import Server
-from tests.harness import samples
+from tests.harness import appserver, samples
 from tests.harness.client import Client
 from tests.harness.consume import CONSUME, inbox_titles
 from tests.harness.database import query_sql
@@ -133,7 +133,11 @@ def test_a_restart_in_the_middle_and_a_file_imported_before_a_crash(alice, serve
     partial = samples.pdf(["Half written when the server stopped"])
     (user_dir / "half.pdf").write_bytes(partial[:len(partial) // 2])
     time.sleep(0.5)
-    server.stop()  # the fixture's thread ends; its teardown finds it stopped
+    # Waited for: servers of one process share its database handle (appserver.served). Not
+    # waiting, the old one's shutdown once overlapped the restart under two test lanes' load:
+    # its worker could not deregister, and the restart's first write found the database locked
+    # for 10 s.
+    appserver.stop(server)
     (user_dir / "again.txt").write_bytes(already)
     # As it was before the crash: written before its document was made (else it would be a
     # copy dropped again, which is refused: test_consume_duplicates.py).
