@@ -80,6 +80,8 @@ def test_create_try_and_apply_a_rule(session, server, alice):
 
     dialog = new_rule_dialog(page)
     expect(dialog.get_by_label("Name", exact=True)).to_be_focused()
+    expect(dialog.get_by_text(re.compile("^You have no"))).to_have_text(
+        "You have no correspondents, document types and custom fields yet: make them in Settings.")
     dialog.get_by_label("Name", exact=True).fill("Electricity")
     dialog.get_by_label("Look in").select_option(label="Any field")
     expect(dialog.get_by_label("How")).to_have_value("any")
@@ -312,6 +314,7 @@ def test_what_a_rule_sets_is_chosen_shown_and_refused_beside_its_input(session, 
     ).status_code == 200
     page = open_rules(session)
     dialog = new_rule_dialog(page)
+    expect(dialog.get_by_text(re.compile("^You have no"))).to_have_count(0)
     dialog.get_by_label("Name", exact=True).fill("Power bills")
     dialog.get_by_label("Pattern").fill("Stadtwerke")
     dialog.get_by_label("Correspondent").select_option(label="Stadtwerke")

@@ -160,7 +160,11 @@ class RuleForm {
       field("actions/set_title", "New title", this.title, el("small", { class: "hint", id: "rule-title-hint" },
         "Empty: the title stays. Takes {title}, {file_name}, {created} or {created:%Y}, {mail_from}, {mail_subject} and {match}.")),
       stop, slot("actions/stop", this.stop), slot("actions", this.tagInput));
+    const missing = [["correspondents", labels.correspondents], ["document types", labels.types],
+      ["custom fields", labels.fields]].filter(([, items]) => !items.length).map(([name]) => name);
+    const listed = missing.length > 1 ? `${missing.slice(0, -1).join(", ")} and ${missing.at(-1)}` : missing[0];
     const metadataSet = el("fieldset", { class: "group" }, el("legend", {}, "What it sets"),
+      missing.length ? el("p", { class: "hint" }, `You have no ${listed} yet: make them in Settings.`) : null,
       el("div", { class: "field-row" },
         el("div", { class: "field-grow" }, field("actions/set_correspondent", "Correspondent", this.correspondent)),
         el("div", { class: "field-grow" }, field("actions/set_document_type", "Document type", this.type))),
