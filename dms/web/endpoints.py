@@ -33,6 +33,7 @@ from dms.web.jsonapi import (
     parse_json,
     resource_data,
 )
+from dms.web.router import refuse_without_cycles
 
 log = logging.getLogger("dms.web")
 
@@ -324,6 +325,10 @@ def with_cors(app: Callable, origins: tuple[str, ...]) -> Callable:
 
 class DmsBottle(bottle.Bottle):
     """Bottle, with its own errors answered as the JSON:API error envelope."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        refuse_without_cycles(self)
 
     def default_error_handler(self, res: bottle.HTTPError) -> bytes:
         status = res.status_code

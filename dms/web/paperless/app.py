@@ -20,6 +20,7 @@ from dms.web.paperless.protocol import (
     endpoint,
     headers,
 )
+from dms.web.router import refuse_without_cycles
 
 described = Routes()
 ROUTE_TABLES = (system.routes, labels.routes, views.routes, links.routes, documents.routes,
@@ -55,6 +56,7 @@ def bottle_rule(route: Route) -> str:
 class PaperlessApp(bottle.Bottle):
     def __init__(self, runtime: Runtime):
         super().__init__()
+        refuse_without_cycles(self)
         # Bottle tries rules in the order they were added: fixed paths first, so that
         # /api/documents/next_asn/ is not taken for a document numbered "next_asn".
         every = [route for table in ROUTE_TABLES for route in table.routes]
