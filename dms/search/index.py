@@ -88,16 +88,26 @@ class IndexUnusable(Exception):
 
 @functools.lru_cache(maxsize=1)
 def tantivy_version() -> str:
-    """The installed tantivy's version, from its package metadata: no need to import (and map)
-    the native module just to check an index. A PyInstaller bundle may lack the metadata."""
-    import importlib.metadata  # on first use: it imports zipfile and email
+    """The installed tantivy's version: no need to import (and map) the native module just to
+    check an index. Read from the name of its metadata folder beside it (`tantivy-0.27.0.dist-
+    info`, the name the wheel standard fixes) rather than by importlib.metadata, which imports
+    zipfile, csv and email: 0.6 MiB of an idle server (bench/RESULTS.md, "Idle memory after a
+    restart"). Several such folders (a damaged install): importlib.metadata chooses; none (a
+    PyInstaller bundle may lack them): the module says."""
+    import importlib.util
 
-    try:
-        return importlib.metadata.version("tantivy")
-    except importlib.metadata.PackageNotFoundError:
-        import tantivy
+    spec = importlib.util.find_spec("tantivy")
+    if spec is not None and spec.origin:
+        found = list(Path(spec.origin).parent.parent.glob("tantivy-*.dist-info"))
+        if len(found) == 1:
+            return found[0].name.removeprefix("tantivy-").removesuffix(".dist-info")
+        if found:
+            import importlib.metadata
 
-        return tantivy.__version__.split()[1].lstrip("v")  # "tantivy v0.27.0, index_format v7"
+            return importlib.metadata.version("tantivy")
+    import tantivy
+
+    return tantivy.__version__.split()[1].lstrip("v")  # "tantivy v0.27.0, index_format v7"
 
 
 def version_tag() -> dict:

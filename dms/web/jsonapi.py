@@ -220,12 +220,12 @@ def choose_page(query: Mapping[str, str], count: int) -> Page:
 
 def list_body(items: list, page: Page, url: str, query: Iterable[tuple[str, str]]) -> dict:
     """The list shape: links (absolute, other parameters kept), data, meta.pagination."""
-    kept = [(k, v) for k, v in query if k not in ("page[number]", "page")]
+    kept = urlencode([(k, v) for k, v in query if k not in ("page[number]", "page")], safe="[]")
+    # The other parameters encoded once; each link adds its number (urlencode's own joining).
+    start = f"{url}?{kept}&page[number]=" if kept else f"{url}?page[number]="
 
     def link(number: int | None) -> str | None:
-        if number is None:
-            return None
-        return url + "?" + urlencode(kept + [("page[number]", str(number))], safe="[]")
+        return None if number is None else start + str(number)
 
     return {
         "links": {

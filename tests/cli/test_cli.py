@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import signal
 import socket
@@ -286,6 +287,21 @@ def test_flags_win_over_environment_over_defaults():
            (9100, "0.0.0.0", 3, "debug", "/srv/dms", None, 64, "admin")
     assert Config.load({}, {}) == Config()
     assert "secret" not in repr(Config.load({}, {"DMS_ADMIN_PASSWORD": "secret"}))
+
+
+def test_a_server_reads_tantivys_version_without_importlib_metadata():
+    """A start checks its index's marker against tantivy's version: read from tantivy's metadata
+    folder's name, neither importlib.metadata (zipfile, csv, email: 0.6 MiB idle) nor the native
+    module are loaded for it."""
+    code = ("import sys; from dms.config import Config; "
+            "from dms.cli import _import_libraries_without_unused_drivers as hide; "
+            "hide(Config()); import dms.runtime; from dms.search.index import tantivy_version; "
+            "print(tantivy_version(), sorted(m for m in sys.modules if m in "
+            "('importlib.metadata', 'tantivy', 'zipfile', 'csv')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=environment())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == f"{importlib.metadata.version('tantivy')} []"
 
 
 def test_a_command_on_sqlite_loads_no_postgresql_or_redis_driver(tmp_path):

@@ -109,7 +109,7 @@ def children_resources(user: User, folder: Node, nodes: list[listings.NodeRow]) 
     roots in .shared: their own, each from wherever it is)."""
     if folder.special == SHARED:
         return resources(user, nodes)
-    path = tree.breadcrumbs([folder.id])[folder.id]
+    path = tree.breadcrumbs([folder.id], {folder.id: (folder.parent_id, folder.title)})[folder.id]
     return resources(user, nodes, {node.id: [*path, [node.title, node.id]] for node in nodes})
 
 
