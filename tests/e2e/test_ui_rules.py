@@ -396,6 +396,8 @@ def test_what_a_rule_sets_is_chosen_shown_and_refused_beside_its_input(session, 
     dialog.get_by_label("Custom field").select_option(label="Checked")
     dialog.get_by_role("checkbox", name="Checked", exact=True).check()
     dialog.get_by_role("button", name="Save rule").click()
+    # The status says the same as after the save before: the dialog closes once this one is done.
+    expect(dialog).to_have_count(0)
     expect(page.get_by_role("status").first).to_have_text("Rule “Power bills” saved.")
     assert rules_of(alice)[0]["attributes"]["actions"]["set_custom_field"] == {
         "field": labels["Checked"]["id"], "value": True}
@@ -407,6 +409,7 @@ def test_what_a_rule_sets_is_chosen_shown_and_refused_beside_its_input(session, 
     dialog.get_by_role("checkbox", name=re.compile("^Set the date on the paper")).uncheck()
     dialog.get_by_label("Add tags").fill("energy")
     dialog.get_by_role("button", name="Save rule").click()
+    expect(dialog).to_have_count(0)
     expect(page.get_by_role("status").first).to_have_text("Rule “Power bills” saved.")
     assert rules_of(alice)[0]["attributes"]["actions"] == {
         "add_tags": ["energy"], "move_to": None, "set_title": None, "stop": False,
