@@ -264,9 +264,24 @@ class S3Server:
             self.process = None
 
     def pause(self) -> None:
-        """SIGSTOP: connections are still accepted (by the kernel) but nothing answers."""
+        """SIGSTOP: connections are still accepted (by the kernel) but nothing answers. Returns
+        once every thread has stopped: kill() returns before that, and on a busy machine the
+        thread picked to take the signal may wait to be scheduled while the others still
+        answer (CI once saw a request sent after kill() answered)."""
         assert self.process is not None
         self.process.send_signal(signal.SIGSTOP)
+        wait_for(self._stopped, timeout=10, interval=0.01,
+                 message="weed mini's threads did not all stop")
+
+    def _stopped(self) -> bool:
+        """Whether every thread of the server is stopped ("T" in /proc/<pid>/task/*/stat)."""
+        assert self.process is not None
+        states = []
+        for task in Path(f"/proc/{self.process.pid}/task").iterdir():
+            with contextlib.suppress(FileNotFoundError):  # a thread that has just ended
+                # "pid (comm) S ...": the state follows the last ")" (comm may hold one).
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+        return bool(states) and all(state == "T" for state in states)
 
     def resume(self) -> None:
         assert self.process is not None

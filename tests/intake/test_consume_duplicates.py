@@ -42,7 +42,8 @@ def test_a_file_the_user_already_has_is_a_refusal_naming_the_existing_document(a
     wait_for(lambda: failed.with_name("scan.pdf.txt").is_file())
     assert failed.read_bytes() == SCAN
     assert failed.with_name("scan.pdf.txt").read_text() == REASON + "\n"
-    [refusal] = alice.get("/api/intake/refusals/").json()["data"]
+    # The file is moved aside before its refusal is recorded: the listing may lag a moment.
+    [refusal] = wait_for(lambda: alice.get("/api/intake/refusals/").json()["data"])
     assert refusal["attributes"] == {"source": "consume", "name": "2026/scan.pdf",
                                      "origin": None, "reason": REASON,
                                      "refused_at": refusal["attributes"]["refused_at"]}
