@@ -210,9 +210,15 @@ def test_a_page_that_renders_forever_gets_no_preview_and_others_are_served(alice
     # are in flight is told to wait for them.
     too_slow = [a for a in answers if a.status_code == 503]
     assert too_slow and len(too_slow) + sum(a.status_code == 429 for a in answers) == 3
-    for answer in too_slow:
-        assert_error(answer, 503, "unavailable", "This page takes too long to render: its "
-                                                 "content is too large or too complex for dms.")
+    # The one waiting for alice's reader gets the same answer, or, on a machine so busy that the
+    # first call took longer than a preview waits for a reader (5 s), "busy" (CI, once).
+    too_long = ("This page takes too long to render: its content is too large or too complex "
+                "for dms.")
+    busy = "Every PDF reader of this server is busy; try again in a moment."
+    details = [answer.json()["errors"][0]["detail"] for answer in too_slow]
+    assert too_long in details and set(details) <= {too_long, busy}, details
+    for answer, detail in zip(too_slow, details, strict=True):
+        assert_error(answer, 503, "unavailable", detail)
     for answer in answers:
         if answer.status_code == 429:
             assert_error(answer, 429, "throttled", "Your other files are still being read; try "
