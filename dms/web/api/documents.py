@@ -7,7 +7,14 @@ from dms.db.models import DocumentVersion, Node
 from dms.domain import documents, listings, trash, uploads
 from dms.domain.access.rule import reach
 from dms.domain.metadata import filters as metadata_filters
-from dms.web.api.nodes import paginated_nodes, searchable_asked, single, update, version_file
+from dms.web.api.nodefields import FIELDS_QUERY
+from dms.web.api.nodes import (
+    paginated_nodes,
+    searchable_asked,
+    single,
+    update,
+    version_file,
+)
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
 from dms.web.openapi import Operation
@@ -44,7 +51,8 @@ def document_body(ctx: Context, document: Node) -> dict:
 
 @routes.get("/documents/", Operation(
     "All the documents the caller may read", list_of(ref("Node")),
-    query=PAGE_QUERY + ("sort", "tags", "tags_op", "owner", *metadata_filters.PARAMETERS),
+    query=PAGE_QUERY + ("sort", "tags", "tags_op", "owner", *metadata_filters.PARAMETERS,
+                        *FIELDS_QUERY),
     errors=(400,)))
 def list_documents(ctx: Context):
     return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.DOCUMENT, ctx.query.get("tags"),

@@ -19,8 +19,15 @@ from dms.domain.mailaccounts import mail_of
 from dms.domain.metadata import document as metadata
 from dms.domain.metadata import filters as metadata_filters
 from dms.files.storage import original, searchable_pdf
+from dms.web.api.nodefields import (
+    FIELDS_QUERY,
+    METADATA_FIELDS,
+    NODE_FIELDS,
+    chosen_resource,
+)
 from dms.web.downloads import content_disposition, file_response
 from dms.web.endpoints import Context
+from dms.web.fieldsets import Fieldsets, chosen, wants
 from dms.web.jsonapi import (
     JSON,
     ApiError,
@@ -80,19 +87,42 @@ def node_resource(node: Node | listings.NodeRow, shown: Shown, labels: list[dict
 
 
 def resources(user: User, nodes: Sequence[Node | listings.NodeRow],
-              crumbs: dict[str, list[list[str]]] | None = None) -> list[dict]:
+              crumbs: dict[str, list[list[str]]] | None = None,
+              fieldsets: Fieldsets | None = None) -> list[dict]:
     """Several nodes with their breadcrumbs (`crumbs` if known) and the caller's tags, each
-    looked up in one query."""
+    looked up in one query; with `fieldsets`, only the chosen fields, and only their lookups."""
     ids = [node.id for node in nodes]
+    fieldsets = fieldsets or {}
+    # The types whose fields decide which lookups run: without fieldsets, all of them.
+    kinds = {TYPE_OF_KIND[node.kind] for node in nodes} if fieldsets else NODE_FIELDS.keys()
+    if not wants(fieldsets, "breadcrumb", kinds):
+        crumbs = {}  # each node's own [title, id] stands in; the attribute is left out
     crumbs = crumbs if crumbs is not None else tree.breadcrumbs(ids)
-    labels, mail = tags.tags_of(ids, user.id), mail_of(ids)
-    about = _about(nodes)
+    labels = (tags.tags_of(ids, user.id) if wants(fieldsets, "tags", kinds)
+              else {node_id: [] for node_id in ids})
+    documents_of = kinds & {"documents"}
+    mail = mail_of(ids) if wants(fieldsets, "mail", documents_of) else {}
+    about = (_about(nodes) if any(wants(fieldsets, name, documents_of)
+                                  for name in METADATA_FIELDS) else {})
     sight = Sight(user)
     sight.owners({node.owner_id for node in nodes})
-    return [node_resource(node, sight.shown(node.id, node.owner_id, node.parent_id,
-                                            crumbs.get(node.id) or [[node.title, node.id]]),
-                          labels[node.id], mail.get(node.id), about.get(node.id))
-            for node in nodes]
+    if not fieldsets:  # the usual answer: every field, one dict literal a node
+        return [node_resource(node, sight.shown(node.id, node.owner_id, node.parent_id,
+                                                crumbs.get(node.id) or [[node.title, node.id]]),
+                              labels[node.id], mail.get(node.id), about.get(node.id))
+                for node in nodes]
+    # Each chosen type's fields in the type's own order, worked out once for the page.
+    ordered = {kind: tuple(name for name in NODE_FIELDS[kind] if name in names)
+               for kind, names in fieldsets.items()}
+    made = []
+    for node in nodes:
+        shown = sight.shown(node.id, node.owner_id, node.parent_id,
+                            crumbs.get(node.id) or [[node.title, node.id]])
+        names = ordered.get(TYPE_OF_KIND[node.kind])
+        values = (node, shown, labels[node.id], mail.get(node.id), about.get(node.id))
+        made.append(node_resource(*values) if names is None
+                    else chosen_resource(TYPE_OF_KIND[node.kind], *values, names))
+    return made
 
 
 def _about(nodes: Sequence[Node | listings.NodeRow]) -> dict[str, dict[str, Any]]:
@@ -104,13 +134,15 @@ def _about(nodes: Sequence[Node | listings.NodeRow]) -> dict[str, dict[str, Any]
     return metadata.about([node.id for node in nodes if node.is_document])
 
 
-def children_resources(user: User, folder: Node, nodes: list[listings.NodeRow]) -> list[dict]:
+def children_resources(user: User, folder: Node, nodes: list[listings.NodeRow],
+                       fieldsets: Fieldsets | None = None) -> list[dict]:
     """Siblings share their path: the folder's breadcrumb plus their own title and id (the
     roots in .shared: their own, each from wherever it is)."""
-    if folder.special == SHARED:
-        return resources(user, nodes)
+    if folder.special == SHARED or not wants(fieldsets or {}, "breadcrumb", NODE_FIELDS):
+        return resources(user, nodes, fieldsets=fieldsets)
     path = tree.breadcrumbs([folder.id], {folder.id: (folder.parent_id, folder.title)})[folder.id]
-    return resources(user, nodes, {node.id: [*path, [node.title, node.id]] for node in nodes})
+    return resources(user, nodes, {node.id: [*path, [node.title, node.id]] for node in nodes},
+                     fieldsets)
 
 
 def single(user: User, node: Node, **extra_attributes) -> dict:
@@ -119,8 +151,17 @@ def single(user: User, node: Node, **extra_attributes) -> dict:
     return {"data": resource}
 
 
-def paginated_nodes(ctx: Context, listing: listings.NodeListing) -> dict:
-    return ctx.paginate(listing, lambda rows: resources(ctx.user, rows))
+def node_fieldsets(ctx: Context) -> dict[str, frozenset[str]]:
+    """The request's `fields[folders]` and `fields[documents]` (400 for a name they lack)."""
+    return chosen(ctx.query_items, NODE_FIELDS)
+
+
+def paginated_nodes(ctx: Context, listing: listings.NodeListing,
+                    fieldsets: Fieldsets | None = None) -> dict:
+    """A page of `listing`'s nodes, with the request's fieldsets (`fieldsets` if read already:
+    a listing that does its work when made reads them first, so that a bad one costs nothing)."""
+    fieldsets = node_fieldsets(ctx) if fieldsets is None else fieldsets
+    return ctx.paginate(listing, lambda rows: resources(ctx.user, rows, fieldsets=fieldsets))
 
 
 def parent_reference(data: dict) -> tuple[object, str]:
@@ -160,7 +201,8 @@ def update(ctx: Context, node_id: str, route_kind: str | None = None) -> Node:
 
 
 @routes.get("/nodes/", Operation(
-    "The caller's .home and .inbox", list_of(ref("Node")), query=PAGE_QUERY))
+    "The caller's .home and .inbox", list_of(ref("Node")), query=PAGE_QUERY + FIELDS_QUERY,
+    errors=(400,)))
 def list_top_level(ctx: Context):
     return paginated_nodes(ctx, listings.special_folders(ctx.user))
 
@@ -297,13 +339,16 @@ def inbox_count(ctx: Context):
 
 @routes.get("/nodes/{node_id}/", Operation(
     "A folder's children", list_of(ref("Node")),
-    query=PAGE_QUERY + ("sort", "tags", "tags_op", "owner", *metadata_filters.PARAMETERS),
+    query=PAGE_QUERY + ("sort", "tags", "tags_op", "owner", *metadata_filters.PARAMETERS,
+                        *FIELDS_QUERY),
     errors=(400,)))
 def list_children(ctx: Context, node_id: str):
+    fieldsets = node_fieldsets(ctx)
     folder, children = listings.listing(ctx.user, node_id, ctx.query.get("sort"),
                                         ctx.query.get("tags"), ctx.query.get("tags_op"),
                                         ctx.query)
-    return ctx.paginate(children, lambda rows: children_resources(ctx.user, folder, rows))
+    return ctx.paginate(children,
+                        lambda rows: children_resources(ctx.user, folder, rows, fieldsets))
 
 
 @routes.patch("/nodes/{node_id}/", Operation(
@@ -321,7 +366,8 @@ def delete_node(ctx: Context, node_id: str):
 
 
 @routes.get("/folders/", Operation(
-    "All the folders the caller may read", list_of(ref("Node")), query=PAGE_QUERY + ("owner",)))
+    "All the folders the caller may read", list_of(ref("Node")),
+    query=PAGE_QUERY + ("owner", *FIELDS_QUERY), errors=(400,)))
 def list_folders(ctx: Context):
     return paginated_nodes(ctx, listings.of_kind(ctx.user, Node.FOLDER,
                                                  about={"owner": ctx.query.get("owner", "")}))

@@ -9,6 +9,7 @@ from dms.db.models import SplitRun
 from dms.domain import splitruns
 from dms.domain.pages import operations
 from dms.web.api.documents import document_body
+from dms.web.api.nodefields import FIELDS_QUERY
 from dms.web.api.nodes import paginated_nodes
 from dms.web.endpoints import Context
 from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
@@ -111,7 +112,7 @@ def get_split_run(ctx: Context, run_id: str):
 
 @routes.get("/split-runs/{run_id}/documents/", Operation(
     "The documents a split's run made so far, by part number", list_of(ref("Node")),
-    query=PAGE_QUERY))
+    query=PAGE_QUERY + FIELDS_QUERY, errors=(400,)))
 def split_run_documents(ctx: Context, run_id: str):
     """The documents the run made so far that are not in the trash, by part number."""
     return paginated_nodes(ctx, splitruns.parts_of(ctx.user, run_id))

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, cast
 from dms.db.models import SavedSearch
 from dms.domain import savedsearches
 from dms.search.found import documents_found
-from dms.web.api.nodes import paginated_nodes
+from dms.web.api.nodefields import FIELDS_QUERY
+from dms.web.api.nodes import node_fieldsets, paginated_nodes
 from dms.web.endpoints import Context
 from dms.web.jsonapi import RouteTable, created, format_datetime, no_content
 from dms.web.openapi import Operation
@@ -62,13 +63,14 @@ def delete_search(ctx: Context, search_id: str):
 
 
 @routes.get("/saved-searches/{search_id}/documents/", Operation(
-    "The documents a saved search finds now", list_of(ref("Node")), query=PAGE_QUERY,
-    errors=(503,)))
+    "The documents a saved search finds now", list_of(ref("Node")),
+    query=PAGE_QUERY + FIELDS_QUERY, errors=(400, 503)))
 def run_search(ctx: Context, search_id: str):
     saved = savedsearches.owned_search(ctx.user, search_id)
     # Services names the engine by a narrower protocol than the search takes (as GET /search/
     # does: a known gap of the type hints listed in mypy-baseline.txt).
     engine = cast("Indexer", ctx.services.search)
+    fieldsets = node_fieldsets(ctx)  # before the search: a bad one costs nothing
     return paginated_nodes(ctx, documents_found(
         engine, ctx.user, saved.query, saved.sort,
-        ctx.config.search_timeout_seconds, ctx.client_gone))
+        ctx.config.search_timeout_seconds, ctx.client_gone), fieldsets)

@@ -80,8 +80,9 @@ SCHEMAS = {
     "Node": obj({
         "type": {"enum": ["folders", "documents"]}, "id": UUID,
         "attributes": obj({**NODE_ATTRIBUTES, "versions": {"type": "array", "items": VERSION}}),
+        # Left out only when a sparse fieldset (`fields[documents]=...`) leaves out `parent`.
         "relationships": obj({"parent": FOLDER_REF})},
-        ["type", "id", "attributes", "relationships"], extra=False),
+        ["type", "id", "attributes"], extra=False),
     "TrashedNode": obj({
         "type": {"enum": ["folders", "documents"]}, "id": UUID,
         "attributes": obj({**NODE_ATTRIBUTES, "deleted_at": DATETIME, "purge_at": DATETIME,

@@ -99,8 +99,9 @@ export function folderDialog({ title, ok = "Move here", exclude = new Set(), sel
 
 async function loadFolderChoices(list, note, exclude, selected) {
   try {
-    // A bound: 1,000 folders; the filter finds one among them.
-    const { items, truncated } = await listAll("/folders/", 10);
+    // A bound: 1,000 folders; the filter finds one among them. Their paths only (api.md,
+    // "Fewer fields"): neither their tags nor who may see them are read.
+    const { items, truncated } = await listAll("/folders/?fields[folders]=breadcrumb", 10);
     const choices = items
       .filter((folder) => !folder.attributes.breadcrumb.some(([, id]) => exclude.has(id)))
       .map((folder) => ({ id: folder.id, path: folderPath(folder) }))
