@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
-from dms.web.api.nodefields import DOCUMENT_FIELDS, FOLDER_FIELDS
+from dms.web.nodefields import DOCUMENT_FIELDS, FOLDER_FIELDS
 from tests.domain.test_saved_searches import saved
 from tests.domain.test_tags import create_tag, set_tags
 from tests.harness.client import assert_error

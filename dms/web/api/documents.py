@@ -7,7 +7,6 @@ from dms.db.models import DocumentVersion, Node
 from dms.domain import documents, listings, trash, uploads
 from dms.domain.access.rule import reach
 from dms.domain.metadata import filters as metadata_filters
-from dms.web.api.nodefields import FIELDS_QUERY
 from dms.web.api.nodes import (
     paginated_nodes,
     searchable_asked,
@@ -17,6 +16,7 @@ from dms.web.api.nodes import (
 )
 from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable, created, format_datetime, no_content
+from dms.web.nodefields import FIELDS_QUERY
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import BINARY, FILES, FILE_TYPES, PAGE_QUERY, data_of, list_of, ref
 

@@ -19,12 +19,6 @@ from dms.domain.mailaccounts import mail_of
 from dms.domain.metadata import document as metadata
 from dms.domain.metadata import filters as metadata_filters
 from dms.files.storage import original, searchable_pdf
-from dms.web.api.nodefields import (
-    FIELDS_QUERY,
-    METADATA_FIELDS,
-    NODE_FIELDS,
-    chosen_resource,
-)
 from dms.web.downloads import content_disposition, file_response
 from dms.web.endpoints import Context
 from dms.web.fieldsets import Fieldsets, chosen, wants
@@ -36,6 +30,12 @@ from dms.web.jsonapi import (
     format_datetime,
     invalid,
     no_content,
+)
+from dms.web.nodefields import (
+    FIELDS_QUERY,
+    METADATA_FIELDS,
+    NODE_FIELDS,
+    chosen_resource,
 )
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import (

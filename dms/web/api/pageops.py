@@ -9,10 +9,10 @@ from dms.db.models import SplitRun
 from dms.domain import splitruns
 from dms.domain.pages import operations
 from dms.web.api.documents import document_body
-from dms.web.api.nodefields import FIELDS_QUERY
 from dms.web.api.nodes import paginated_nodes
 from dms.web.endpoints import Context
 from dms.web.jsonapi import Reply, RouteTable, created, format_datetime, no_content
+from dms.web.nodefields import FIELDS_QUERY
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import JSON_OR_VND, PAGE_QUERY, data_of, list_of, obj, ref
 

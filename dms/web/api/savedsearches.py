@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, cast
 from dms.db.models import SavedSearch
 from dms.domain import savedsearches
 from dms.search.found import documents_found
-from dms.web.api.nodefields import FIELDS_QUERY
 from dms.web.api.nodes import node_fieldsets, paginated_nodes
 from dms.web.endpoints import Context
 from dms.web.jsonapi import RouteTable, created, format_datetime, no_content
+from dms.web.nodefields import FIELDS_QUERY
 from dms.web.openapi import Operation
 from dms.web.openapi.shapes import PAGE_QUERY, data_of, list_of, ref
 
