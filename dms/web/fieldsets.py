@@ -27,6 +27,7 @@ def chosen(query_items: Iterable[tuple[str, str]],
             continue
         kind = key[len(PREFIX):-len(SUFFIX)]
         if kind not in known:
+            key = key if len(key) <= 100 else key[:99] + "\u2026"  # the client's text, cut short
             raise invalid(f"{key} names a type this answer does not hold; its types are "
                           f"{' and '.join(known)}.")
         if kind in found:

@@ -125,6 +125,9 @@ def test_a_bad_fieldset_is_refused_with_what_the_type_has(alice, server):
     search = saved(alice, name="All")["id"]
     paths = (f"/api/nodes/{bills}/", "/api/nodes/", "/api/folders/", "/api/documents/",
              f"/api/saved-searches/{search}/documents/")
+    cases["fields[" + "x" * 200 + "]=title"] = (
+        "fields[" + "x" * 92 + "\u2026 names a type this answer does not hold; its types are "
+        "folders and documents.")
     for query, detail in cases.items():
         for path in paths:
             assert_error(alice.get(f"{path}?{query}"), 400, "invalid", detail)
