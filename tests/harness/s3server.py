@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import secrets
 import shutil
@@ -26,7 +27,6 @@ import botocore.config
 import botocore.exceptions
 import requests
 
-from tests.harness.processes import free_port
 from tests.harness.waiting import WaitTimeout, wait_for
 
 REGION = "us-east-1"
@@ -76,19 +76,35 @@ def is_free(port: int) -> bool:
     return True
 
 
+def ephemeral_ports() -> range:
+    """The ports the kernel gives outgoing connections and bind(port 0)
+    (net.ipv4.ip_local_port_range)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
 def free_ports() -> dict[str, int]:
     """weed mini's port flags: for each component a free port and, GRPC_OFFSET above it, a free
-    gRPC port; all different."""
+    gRPC port; all different, all below the kernel's ephemeral ports. A port among those could be
+    taken while the server is killed (a connection of another test, or of the other lane, gets it
+    as its own end) and its start again would fail: "bind: address already in use"."""
+    ceiling = ephemeral_ports().start - GRPC_OFFSET
+    floor = max(1024, ceiling - 12000)
+    if ceiling - floor < 1000:  # a kernel whose ephemeral ports begin low: anywhere, then
+        floor, ceiling = 1024, 65536 - GRPC_OFFSET
     ports: dict[str, int] = {}
-    for component in COMPONENTS:
-        while True:
-            port = free_port()
-            grpc = port + GRPC_OFFSET
-            taken = {port, grpc} & set(ports.values())
-            if grpc <= 65535 and not taken and is_free(grpc):
-                break
-        ports[f"{component}.port"], ports[f"{component}.port.grpc"] = port, grpc
-    return ports
+    for _ in range(10_000):
+        if len(ports) == 2 * len(COMPONENTS):
+            return ports
+        port = random.randrange(floor, ceiling)
+        grpc = port + GRPC_OFFSET
+        if not {port, grpc} & set(ports.values()) and is_free(port) and is_free(grpc):
+            component = COMPONENTS[len(ports) // 2]
+            ports[f"{component}.port"], ports[f"{component}.port.grpc"] = port, grpc
+    raise RuntimeError(f"no free ports for weed mini between {floor} and {ceiling + GRPC_OFFSET}")
 
 
 def _address(hex_address: str) -> tuple[str, int]:
