@@ -34,6 +34,7 @@ from dms.web.jsonapi import (
     resource_data,
 )
 from dms.web.router import refuse_without_cycles
+from dms.web.turns import serving_user
 
 log = logging.getLogger("dms.web")
 
@@ -246,6 +247,8 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
             # The pools a request may wait for are shared by users' turns, and background work
             # gives way while it is served.
             caller = ctx.user_or_none
+            if caller is not None:
+                serving_user(caller.id)
             with acting_for(caller.id if caller is not None else None), serving():
                 return render(route.handler(ctx, **params), route.media_type)
         except ApiError as error:

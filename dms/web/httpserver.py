@@ -19,12 +19,13 @@ second is never "inactive", so `channel_timeout` never closes it. Here:
   on the way, for the store to adopt without a second copy (dms.files.spool); waitress would
   write it to a temporary file elsewhere, for dms to copy again.
 - `with_nosniff` adds `X-Content-Type-Options: nosniff` to every answer of the application.
+- The request threads serve the callers by turns, and a user refused with a 429 waits its
+  Retry-After in the queue, not in a thread (dms.web.turns).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,7 @@ from waitress.utilities import BadRequest, RequestEntityTooLarge, find_double_ne
 
 from dms.files.spool import SpooledBody
 from dms.web.jsonapi import VND, ApiError, encode
+from dms.web.turns import TurnDispatcher
 
 log = logging.getLogger("dms.httpserver")
 
@@ -116,27 +118,6 @@ def error_envelope(error, adj: Adjustments, upload_limit_mb: int | None) -> ApiE
     if status == 500:
         return ApiError(500, "server_error", "A server error occurred.")
     return ApiError(status, "invalid", f"{error.reason}.")
-
-
-class LifoCondition(threading.Condition):
-    """waitress' request threads wait on one condition, and Python's notify() wakes the one that
-    has waited longest: every request went to another of the 58 threads (8, plus 50 kept for
-    event streams), each with its own SQLite connection and page cache, so under load all of
-    them grew one (server RSS 300 MiB under bench/load.py) and each request ran on cold caches.
-    This notify() wakes the thread that waited last: the threads a load needs stay warm and the
-    others stay idle. (CPython's Condition keeps its waiters in `_waiters`, oldest first.)"""
-
-    def notify(self, n: int = 1) -> None:
-        if not self._is_owned():
-            raise RuntimeError("cannot notify on un-acquired lock")
-        waiters = self._waiters
-        while waiters and n > 0:
-            waiter = waiters.pop()
-            try:
-                waiter.release()
-            except RuntimeError:  # already released: a waiter that timed out
-                continue
-            n -= 1
 
 
 class JsonErrorTask(ErrorTask):
@@ -349,8 +330,7 @@ def create_server(application, *, header_timeout: float, upload_limit_mb: int | 
     if len(adj.listen) > 1:
         log.warning("%s has several addresses; listening on the first only",
                     adjustments.get("host"))
-    dispatcher = ThreadedTaskDispatcher()
-    dispatcher.queue_cv = LifoCondition(dispatcher.lock)  # before any thread waits on it
+    dispatcher = TurnDispatcher(time.monotonic)
     dispatcher.set_thread_count(adj.threads)
     try:
         return DmsServer(application, adj=adj, dispatcher=dispatcher,

@@ -31,6 +31,7 @@ from dms.runtime import CannotStart, start_failure
 from dms.web.app import create_app
 from dms.web.endpoints import with_cors
 from dms.web.httpserver import create_server, fit_connection_limit, with_nosniff
+from dms.web.turns import with_refusals_held
 
 log = logging.getLogger("dms.server")
 
@@ -102,7 +103,8 @@ class Server:
         reserve = FILES_RESERVE + FILES_PER_THREAD * (threads + workers)
         try:
             self._wsgi = create_server(
-                with_nosniff(wsgi_app), host=config.host, port=config.port, threads=threads,
+                with_refusals_held(with_nosniff(wsgi_app)), host=config.host, port=config.port,
+                threads=threads,
                 ident="dms", max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
                 recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
                 url_prefix=config.url_prefix,

@@ -1,4 +1,4 @@
-"""The request threads (dms/web/httpserver.py, LifoCondition): the thread that finished last
+"""The request threads (dms/web/turns.py, LifoCondition): the thread that finished last
 serves the next request, so a server with many threads (dms keeps 50 for event streams) uses
 only as many as its load needs, each with its own warm SQLite connection."""
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from dms.web.httpserver import LifoCondition
+from dms.web.turns import LifoCondition
 from tests.web.test_server_limits import connect, read_response, tiny  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.socket

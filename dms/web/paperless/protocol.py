@@ -38,6 +38,7 @@ from dms.runtime import Runtime
 from dms.text import is_whole_number
 from dms.web.endpoints import is_disk_full, public_origin, release_connection
 from dms.web.jsonapi import ApiError, encode, parse_json, raw_json
+from dms.web.turns import serving_user
 
 log = logging.getLogger("dms.web.paperless")
 
@@ -349,6 +350,8 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
             if route.auth:
                 authenticate(call)
             caller = call.user_or_none
+            if caller is not None:
+                serving_user(caller.id)
             with acting_for(caller.id if caller is not None else None), serving():
                 result = route.handler(call, **params)
             if isinstance(result, bottle.HTTPResponse):
