@@ -55,8 +55,9 @@ Against one fresh server (a new temporary data dir; default settings except DMS_
      victim's check is timed, (b) 20 webhooks to a receiver that never answers while the
      victim's delivery is timed, (c) two rule runs over the long texts while the victim's run
      is timed; 4.7 a 5,000-byte chunk extension, bare-LF chunked framing, resume points with a
-     space, http://[::127.0.0.1]/ as a webhook URL. Each phase ends with `probe p99 X ms
-     (target <= 100), server RSS peak Y MiB (target <= 600)`.
+     space, http://[::127.0.0.1]/ as a webhook URL; 4.8 a flood of ordinary requests (16
+     connections of one user asking for a page of 100 back to back). Each phase ends with
+     `probe p99 X ms (target <= 100), server RSS peak Y MiB (target <= 600)`.
 
 Each phase prints per victim operation: count, p50/p95/p99/max latency in ms and errors (a status
 >= 400 or an exception is an error); the peak RSS of the server process (and its RSS at the end

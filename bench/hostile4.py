@@ -44,6 +44,10 @@ Each phase lasts --seconds (default 20):
      chunked body with bare-LF line ends (each expected 400 at once), resume points with a space
      on GET /api/events/; and `http://[::127.0.0.1]/` as a webhook URL (expected 400; made
      disabled and deleted at once if accepted: nothing is ever sent to it).
+  8. a flood of ordinary requests: 16 connections of the attacker, each asking for its folder
+     of 100 children (a page of 100) back to back, nothing refused: the request threads are
+     served by turns (dms/web/turns.py), so the victim's request takes the next free thread
+     rather than waiting behind the attacker's queue.
 
 Each phase prints the probe's latencies per operation (p50/p95/p99/max, errors), the server's
 peak RSS and RSS at the end (and its PDF readers' and Tesseract's), the attacker's answers by
@@ -77,6 +81,7 @@ from bench.lib.hostile_round4 import (
 from bench.lib.hostile_round4_attacks import (
     DryRuns,
     FlateBombs,
+    Flood,
     LongDocuments,
     NonAsciiWebhooks,
     SplitIntoThousands,
@@ -124,7 +129,7 @@ def run_round4(seconds: float, victims: int, long_documents: int, split_pages: i
             attacks = [None, NonAsciiWebhooks(round_), FlateBombs(round_),
                        DryRuns(round_, documents), MailBomb(round_), SplitIntoThousands(round_),
                        MailPools(round_), WebhookPools(round_), RulePools(round_, documents),
-                       Smaller(round_)]
+                       Smaller(round_), Flood(round_)]
             outcomes = []
             for attack in attacks:
                 if phases and (attack.label if attack else "0") not in phases:

@@ -10,7 +10,7 @@ import threading
 import time
 from collections import Counter
 
-from bench.lib.hostile_http import Tally, connect, create_node, exchange
+from bench.lib.hostile_http import Tally, connect, create_node, exchange, node_body
 from bench.lib.hostile_round4 import (
     DONE,
     Attack,
@@ -36,6 +36,8 @@ URL_FORMS = {"path /dokumente/über": "http://127.0.0.1:{port}/dokumente/über/{
              "path and query /grüße?q=Straße": "http://127.0.0.1:{port}/grüße/{n}?q=Straße"}
 BOMB_THREADS = 8
 DRY_RUN_THREADS = 16
+FLOOD_THREADS = 16
+FLOOD_CHILDREN = 100
 # Long letters (about 100,000 characters: what a rule reads of a document) and a long fuzzy
 # pattern scored against every run of their words (tests/domain/test_rules_fairness.py).
 LETTER = " ".join(f"Sehr geehrte Kundin, Ihre Rechnung Nummer {n} vom Stadtwerk Musterstadt"
@@ -208,6 +210,31 @@ class DryRuns(Attack):
 
     def report(self) -> None:
         print(f"  the last dry run answered: meta {self.meta}")
+
+
+class Flood(Attack):
+    label, title = "8", (f"a flood of ordinary requests: {FLOOD_THREADS} connections of one user, "
+                         f"each asking for its folder of {FLOOD_CHILDREN} children (a page of "
+                         f"100) back to back")
+
+    def prepare(self) -> None:
+        self.user = self.round.user("flood")
+        client, tally = connect(self.round.port, self.user["token"]), self.tally()
+        self.folder = data_of(self.json_api(client, tally, "POST nodes/", "POST", "/api/nodes/",
+                                            node_body("folders", "flood", self.user["home"])))
+        if not isinstance(self.folder, dict):
+            raise RuntimeError("the attacker's folder was refused")
+        for number in range(FLOOD_CHILDREN):
+            create_node(client, "folders", f"child {number}", self.folder["id"])
+
+    def attack(self, stop: threading.Event) -> None:
+        self.in_threads(stop, FLOOD_THREADS, self._ask)
+
+    def _ask(self, index: int, stop: threading.Event, tally: Tally) -> None:
+        client = connect(self.round.port, self.user["token"])
+        while not stop.is_set():
+            timed(tally, "GET nodes/{folder}/?page[size]=100", client, "GET",
+                  f"/api/nodes/{self.folder['id']}/?page[size]=100")
 
 
 class SplitIntoThousands(Attack):

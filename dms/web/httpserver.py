@@ -321,16 +321,19 @@ class DmsServer(TcpWSGIServer):
 
 
 def create_server(application, *, header_timeout: float, upload_limit_mb: int | None = None,
-                  spool_dir: Path | None = None, **adjustments) -> DmsServer:
+                  spool_dir: Path | None = None, served_at_once: int | None = None,
+                  **adjustments) -> DmsServer:
     """What waitress.create_server does for one listen address, with dms' server and channel
     classes; `adjustments` are waitress' settings (host, port, threads, connection_limit, ...).
-    Large request bodies are spooled into `spool_dir` (the store's tmp/) when it is given."""
+    Large request bodies are spooled into `spool_dir` (the store's tmp/) when it is given. At most
+    `served_at_once` requests (all `threads` if not given) are served at once, event streams
+    not counted (dms.web.turns)."""
     adj = Adjustments(**adjustments)
     adj.spool_dir = spool_dir  # read by DmsRequestParser, which waitress builds with `adj` only
     if len(adj.listen) > 1:
         log.warning("%s has several addresses; listening on the first only",
                     adjustments.get("host"))
-    dispatcher = TurnDispatcher(time.monotonic)
+    dispatcher = TurnDispatcher(time.monotonic, served_at_once or adj.threads)
     dispatcher.set_thread_count(adj.threads)
     try:
         return DmsServer(application, adj=adj, dispatcher=dispatcher,

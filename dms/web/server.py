@@ -104,7 +104,7 @@ class Server:
         try:
             self._wsgi = create_server(
                 with_refusals_held(with_nosniff(wsgi_app)), host=config.host, port=config.port,
-                threads=threads,
+                threads=threads, served_at_once=config.threads,
                 ident="dms", max_request_body_size=config.max_upload_bytes + BODY_LIMIT_SLACK,
                 recv_bytes=RECEIVE_CHUNK, max_request_header_size=MAX_HEADER_BYTES,
                 url_prefix=config.url_prefix,

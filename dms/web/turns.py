@@ -1,27 +1,34 @@
 """The request threads served by turns: one user cannot take them all, nor spend them on asking
 again at once.
 
-waitress hands the requests to its threads first come, first served, so a user with 16
-connections asking as fast as it can had most of the threads, and another user's request waited
-behind its queue. Here the queue is kept per caller:
+waitress hands each request to a thread of its own, first come, first served, up to all of its
+threads: 58 in dms (DMS_THREADS, 8, and one for each event stream it may serve). A user with 16
+connections asking as fast as it could had 16 requests served at once, and another user's
+request shared the interpreter with all of them (a flood of pages of 100: the other user's p99
+247 ms). Here:
 
-- **The others go first.** A free thread takes the oldest request of the caller with the fewest
-  requests being served now; among equals, the request that came first. Alone, a caller has every
-  thread, as before.
+- **At most `limit` requests are served at once** (DMS_THREADS); the others wait in the queue.
+  An event stream, which holds its thread for as long as it lasts, stops counting once it has
+  started (`streaming`): the threads beyond the limit are for them.
+- **Equal shares.** While several callers have requests waiting or being served, each may have
+  at most an equal part of the places served at once (the places a caller leaves between two of
+  its requests are kept for its next one, not filled by a caller asking faster). Alone, a caller
+  has every place, as before.
+- **The others go first.** A request that may start is the oldest of the caller with the fewest
+  requests being served now; among equals, the request that came first.
 - **Refused, held back.** A user answered 429 (its share of a pool taken, a limit reached) has its
   next requests wait in the queue, not in a thread, for the answer's Retry-After (at most
-  HOLD_SECONDS); then one goes first, alone, and the others follow once it is answered without a
-  429. A client that asks again at once after each refusal gains nothing by it, and the requests
-  it would have made cost the others nothing.
+  HOLD_SECONDS); then one goes alone, and the others follow once one is answered without a 429. A
+  client that asks again at once after each refusal gains nothing by it, and the requests it would
+  have made cost the others nothing.
 
 A caller is the user a token belongs to, once one request with that token has been served (the
 application tells, `serving_user`); before, the token itself; without one, the connection's
 address. Only users are held back: anonymous requests share their address (all of them, behind a
 proxy), and logins have limits of their own.
 
-The queue is guarded by the dispatcher's lock; the request's own thread tells `serving_user` and
-its 429 on the ticket the dispatcher handed it, which the queue reads when the request is
-answered.
+The queue is guarded by the dispatcher's lock; the request's own thread tells its user, its 429
+and its stream through the ticket the dispatcher handed that thread.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ class Ticket:
     arrived: int
     user: object = None  # who it was served for, once the application knows
     refused: bool = False  # answered 429
+    long_lived: bool = False  # an event stream: not counted among the requests served
 
 
 @dataclass
@@ -65,13 +73,15 @@ class Hold:
 @dataclass
 class TurnQueue:
     """waitress' task queue, by caller (len() and popleft() as its deque has them, for waitress'
-    shutdown)."""
+    shutdown). At most `limit` requests are served at once, event streams not counted."""
+    limit: int = 8
     waiting: dict[Hashable, deque[Ticket]] = field(default_factory=dict)
     running: dict[Hashable, int] = field(default_factory=dict)
     holds: dict[Hashable, Hold] = field(default_factory=dict)
     users: dict[int, Hashable] = field(default_factory=dict)  # token hash -> ("user", id)
     arrivals: itertools.count = field(default_factory=itertools.count)
     size: int = 0
+    busy: int = 0  # requests being served, event streams not counted
 
     def __len__(self) -> int:
         return self.size
@@ -94,12 +104,16 @@ class TurnQueue:
 
     def take(self, now: float) -> Ticket | None:
         """The next request to serve (counted as being served), or None if none may start now."""
+        if self.busy >= self.limit:
+            return None
+        share = self.share()
         best: Hashable = None
         best_rank: tuple[int, int] | None = None
         for key, tickets in self.waiting.items():  # one per caller with a request waiting
-            if not self._may_start(key, now):
+            running = self.running.get(key, 0)
+            if running >= share or not self._may_start(key, now):
                 continue
-            rank = (self.running.get(key, 0), tickets[0].arrived)
+            rank = (running, tickets[0].arrived)
             if best_rank is None or rank < best_rank:
                 best, best_rank = key, rank
         if best_rank is None:
@@ -109,11 +123,19 @@ class TurnQueue:
         if not tickets:
             del self.waiting[best]
         self.size -= 1
+        self.busy += 1
         self.running[best] = self.running.get(best, 0) + 1
         hold = self.holds.get(best)
         if hold is not None:
             hold.probe = ticket
         return ticket
+
+    def share(self) -> int:
+        """The most requests one caller may have served at once: all places when it is alone,
+        else an equal part of them among the callers with requests waiting or being served (the
+        places a caller leaves are kept for its next request rather than filled by another's)."""
+        callers = len(self.running.keys() | self.waiting.keys())
+        return self.limit if callers <= 1 else max(1, self.limit // callers)
 
     def _may_start(self, key: Hashable, now: float) -> bool:
         hold = self.holds.get(key)
@@ -139,16 +161,29 @@ class TurnQueue:
     def finished(self, ticket: Ticket) -> bool:
         """A request was answered. True when requests that were held may start now."""
         key = ticket.key
-        left = self.running[key] - 1
-        if left:
-            self.running[key] = left
-        else:
-            del self.running[key]
+        if not ticket.long_lived:
+            self._not_served(ticket)
         hold = self.holds.get(key)
         if hold is not None and hold.probe is ticket and not ticket.refused:
             del self.holds[key]
             return key in self.waiting
-        return False
+        # A caller that has nothing left waiting or served leaves the others larger shares.
+        return key not in self.running and key not in self.waiting and bool(self.waiting)
+
+    def streaming(self, ticket: Ticket) -> None:
+        """The request is an event stream, answered for as long as it lasts: it no longer counts
+        among the requests served (its caller's, or the limit)."""
+        if not ticket.long_lived:
+            ticket.long_lived = True
+            self._not_served(ticket)
+
+    def _not_served(self, ticket: Ticket) -> None:
+        self.busy -= 1
+        left = self.running[ticket.key] - 1
+        if left:
+            self.running[ticket.key] = left
+        else:
+            del self.running[ticket.key]
 
     def serving(self, ticket: Ticket, user: object) -> None:
         """The request is the user's: so are its token's next requests."""
@@ -203,9 +238,9 @@ class TurnDispatcher(ThreadedTaskDispatcher):
     """waitress' task dispatcher with the queue by caller (TurnQueue) and the last idle thread
     woken first (LifoCondition)."""
 
-    def __init__(self, clock: Callable[[], float]):
+    def __init__(self, clock: Callable[[], float], limit: int):
         super().__init__()
-        self.queue = TurnQueue()  # type: ignore[assignment]  # a deque's len() and popleft()
+        self.queue = TurnQueue(limit)  # type: ignore[assignment]  # a deque's len(), popleft()
         self.queue_cv = LifoCondition(self.lock)
         self.clock = clock
 
@@ -240,7 +275,13 @@ class TurnDispatcher(ThreadedTaskDispatcher):
                 _serving.ticket = _serving.dispatcher = None
                 with self.lock:
                     if self.queue.finished(ticket):
-                        self.queue_cv.notify_all()
+                        self.queue_cv.notify(self.queue.limit)
+
+    def streaming(self, ticket: Ticket) -> None:
+        with self.lock:
+            self.queue.streaming(ticket)
+            if self.queue:
+                self.queue_cv.notify()
 
     def serving(self, ticket: Ticket, user: object) -> None:
         with self.lock:
@@ -257,6 +298,14 @@ def serving_user(user_id: object) -> None:
     ticket = getattr(_serving, "ticket", None)
     if ticket is not None:
         _serving.dispatcher.serving(ticket, user_id)
+
+
+def streaming() -> None:
+    """The request this thread serves is an event stream: it holds its thread for as long as it
+    lasts, beside the requests served at once (it has a thread of its own)."""
+    ticket = getattr(_serving, "ticket", None)
+    if ticket is not None:
+        _serving.dispatcher.streaming(ticket)
 
 
 def with_refusals_held(app: Callable) -> Callable:

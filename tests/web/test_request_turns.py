@@ -47,12 +47,50 @@ def test_the_caller_with_fewer_requests_served_goes_first_and_alone_a_caller_tak
                              ("token", hash(("token", "bob"))): 1}
 
 
+def test_beside_other_callers_a_caller_has_an_equal_share_of_the_places():
+    queue = TurnQueue(limit=8)
+    for _ in range(10):
+        queue.append(channel("Token alice"))
+    assert len([queue.take(0) for _ in range(8)]) == 8  # alone: every place
+    queue = TurnQueue(limit=8)
+    queue.append(channel("Token bob"))
+    bobs = queue.take(0)
+    for _ in range(10):
+        queue.append(channel("Token alice"))
+    alices = [queue.take(0) for _ in range(4)]
+    assert None not in alices and queue.take(0) is None  # bob's place and 3 more kept
+    queue.append(channel("Token bob"))
+    bobs_next = queue.take(0)
+    assert bobs_next.key == bobs.key
+    assert served(queue, bobs, 0) is False  # bob still has one served
+    assert queue.take(0) is None
+    assert served(queue, bobs_next, 0) is True  # bob is done: alice's share grows
+    assert None not in [queue.take(0) for _ in range(4)] and queue.busy == 8
+
+
 def test_among_callers_serving_as_many_the_older_request_goes_first():
     queue = TurnQueue()
     first, second, third = channel("Token a"), channel("Token b"), channel(address="10.0.0.9")
     for each in (first, second, third):
         queue.append(each)
     assert [queue.take(0).channel for _ in range(3)] == [first, second, third]
+
+
+def test_at_most_the_limit_is_served_at_once_and_an_event_stream_leaves_its_place():
+    queue = TurnQueue(limit=2)
+    for name in ("a", "b", "c", "d"):
+        queue.append(channel(f"Token {name}"))
+    first, second = queue.take(0), queue.take(0)
+    assert queue.take(0) is None and queue.busy == 2
+    queue.streaming(first)  # an event stream: its thread is one beyond the limit
+    third = queue.take(0)
+    assert third is not None and queue.take(0) is None
+    served(queue, first, 0)  # the stream ends: it was counted off already
+    assert queue.busy == 2 and queue.take(0) is None
+    served(queue, second, 0)
+    assert queue.take(0).channel.requests[0].headers == {"AUTHORIZATION": "Token d"}
+    assert queue.running == {("token", hash(("token", "c"))): 1,
+                             ("token", hash(("token", "d"))): 1}
 
 
 def test_a_token_is_its_users_once_one_request_was_served_however_it_is_spaced():
@@ -212,6 +250,34 @@ def test_another_users_request_is_served_when_a_thread_frees_not_after_the_queue
     assert done["bob"] - began < 1.0
     assert max(done.values()) - began >= 1.5
     assert sorted(done) == sorted([f"a{n}" for n in range(10)] + ["bob"])
+
+
+@pytest.mark.socket
+def test_the_server_serves_at_most_its_limit_at_once_whatever_its_threads(tiny):  # noqa: F811
+    at_once, most, lock = [0], [0], threading.Lock()
+
+    def app(environ, start_response):
+        with lock:
+            at_once[0] += 1
+            most[0] = max(most[0], at_once[0])
+        time.sleep(0.2)
+        with lock:
+            at_once[0] -= 1
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+        return [b"ok"]
+
+    server = tiny(app, threads=6, served_at_once=2)
+    url = f"http://127.0.0.1:{server.effective_port}"
+    statuses = []
+    askers = [threading.Thread(target=lambda n=n: statuses.append(requests.get(
+        url, timeout=30, headers={"Authorization": f"Token user{n}"}).status_code))
+        for n in range(6)]
+    for thread in askers:
+        thread.start()
+    for thread in askers:
+        thread.join(timeout=30)
+    assert statuses == [200] * 6
+    assert most[0] == 2
 
 
 @pytest.mark.socket

@@ -10,6 +10,7 @@ from dms.web.endpoints import Context
 from dms.web.jsonapi import ApiError, RouteTable
 from dms.web.openapi import Operation
 from dms.web.openapi.webhooks import SSE_EVENT
+from dms.web.turns import streaming
 
 routes = RouteTable()
 
@@ -48,4 +49,5 @@ def event_stream(ctx: Context):
     if ctx.environ.get("REQUEST_METHOD") == "HEAD":  # no stream: it would run its hour unseen
         return bottle.HTTPResponse(b"", 200, HEADERS)
     stream = ctx.runtime.streams.open(ctx.user, ctx.token.digest, after)
+    streaming()  # its thread is one of those beyond DMS_THREADS
     return bottle.HTTPResponse(stream.chunks(ctx.client_gone), 200, dict(HEADERS))
