@@ -106,7 +106,7 @@ class TurnQueue:
         """The next request to serve (counted as being served), or None if none may start now."""
         if self.busy >= self.limit:
             return None
-        share = self.share()
+        share = self.share(now)
         best: Hashable = None
         best_rank: tuple[int, int] | None = None
         for key, tickets in self.waiting.items():  # one per caller with a request waiting
@@ -130,12 +130,14 @@ class TurnQueue:
             hold.probe = ticket
         return ticket
 
-    def share(self) -> int:
+    def share(self, now: float) -> int:
         """The most requests one caller may have served at once: all places when it is alone,
-        else an equal part of them among the callers with requests waiting or being served (the
-        places a caller leaves are kept for its next request rather than filled by another's)."""
-        callers = len(self.running.keys() | self.waiting.keys())
-        return self.limit if callers <= 1 else max(1, self.limit // callers)
+        else an equal part of them among the callers with requests being served or free to
+        start (the places a caller leaves are kept for its next request rather than filled by
+        another's; a caller held back after a 429 takes no part)."""
+        callers = set(self.running)
+        callers.update(key for key in self.waiting if self._may_start(key, now))
+        return self.limit if len(callers) <= 1 else max(1, self.limit // len(callers))
 
     def _may_start(self, key: Hashable, now: float) -> bool:
         hold = self.holds.get(key)
@@ -158,24 +160,30 @@ class TurnQueue:
             if len(self.holds) > MAX_HOLDS:
                 self._forget_old_holds(now)
 
-    def finished(self, ticket: Ticket) -> bool:
-        """A request was answered. True when requests that were held may start now."""
+    def finished(self, ticket: Ticket, now: float) -> bool:
+        """A request was answered. True when more than the one request its thread takes next may
+        start now: held ones let in, or the shares grown for callers that reached theirs."""
         key = ticket.key
+        before = self.share(now)
         if not ticket.long_lived:
             self._not_served(ticket)
         hold = self.holds.get(key)
         if hold is not None and hold.probe is ticket and not ticket.refused:
             del self.holds[key]
             return key in self.waiting
-        # A caller that has nothing left waiting or served leaves the others larger shares.
-        return key not in self.running and key not in self.waiting and bool(self.waiting)
+        return self.share(now) > before and any(self.running.get(waiting, 0) >= before
+                                                for waiting in self.waiting)
 
     def streaming(self, ticket: Ticket) -> None:
         """The request is an event stream, answered for as long as it lasts: it no longer counts
-        among the requests served (its caller's, or the limit)."""
+        among the requests served (its caller's, or the limit); as a hold's probe, it was let in
+        (its caller's other requests need not wait for it to end)."""
         if not ticket.long_lived:
             ticket.long_lived = True
             self._not_served(ticket)
+        hold = self.holds.get(ticket.key)
+        if hold is not None and hold.probe is ticket:
+            del self.holds[ticket.key]
 
     def _not_served(self, ticket: Ticket) -> None:
         self.busy -= 1
@@ -274,14 +282,14 @@ class TurnDispatcher(ThreadedTaskDispatcher):
             finally:
                 _serving.ticket = _serving.dispatcher = None
                 with self.lock:
-                    if self.queue.finished(ticket):
+                    if self.queue.finished(ticket, self.clock()):
                         self.queue_cv.notify(self.queue.limit)
 
     def streaming(self, ticket: Ticket) -> None:
         with self.lock:
             self.queue.streaming(ticket)
             if self.queue:
-                self.queue_cv.notify()
+                self.queue_cv.notify(self.queue.limit)
 
     def serving(self, ticket: Ticket, user: object) -> None:
         with self.lock:
@@ -290,6 +298,8 @@ class TurnDispatcher(ThreadedTaskDispatcher):
     def refused(self, ticket: Ticket, seconds: float) -> None:
         with self.lock:
             self.queue.refused(ticket, seconds, self.clock())
+            if self.queue:  # the others' shares may have grown
+                self.queue_cv.notify(self.queue.limit)
 
 
 def serving_user(user_id: object) -> None:

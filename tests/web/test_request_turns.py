@@ -31,7 +31,7 @@ def served(queue: TurnQueue, ticket, now: float, user=None, refused_for=None) ->
         queue.serving(ticket, user)
     if refused_for is not None:
         queue.refused(ticket, refused_for, now)
-    return queue.finished(ticket)
+    return queue.finished(ticket, now)
 
 
 def test_the_caller_with_fewer_requests_served_goes_first_and_alone_a_caller_takes_all():
@@ -118,6 +118,7 @@ def test_a_refused_user_waits_its_retry_after_then_one_request_goes_first():
     assert served(queue, refused, 10.0, user="alice", refused_for=5) is False
     # Held for HOLD_SECONDS (Retry-After 5 is longer): bob is served, alice's requests wait.
     assert queue.take(10.5).channel is bob
+    assert queue.share(10.5) == 8  # alice's held requests take no part
     assert queue.take(10.5) is None
     assert queue.wait_seconds(10.5) == pytest.approx(10.0 + HOLD_SECONDS - 10.5)
     probe = queue.take(10.0 + HOLD_SECONDS)
@@ -142,6 +143,19 @@ def test_a_probe_refused_again_is_held_again_for_the_shorter_retry_after():
     served(queue, probe, 0.3, user="alice", refused_for=1)
     assert queue.take(0.3 + HOLD_SECONDS - 0.01) is None
     assert queue.take(0.3 + HOLD_SECONDS) is not None
+
+
+def test_a_probe_that_becomes_an_event_stream_lets_its_users_other_requests_in():
+    queue = TurnQueue()
+    queue.users[hash(("token", "a"))] = ("user", "alice")
+    for _ in range(3):
+        queue.append(channel("Token a"))
+    served(queue, queue.take(0.0), 0.0, user="alice", refused_for=5)
+    stream = queue.take(HOLD_SECONDS)  # the probe: an event stream, open for an hour
+    queue.serving(stream, "alice")
+    queue.streaming(stream)
+    assert queue.holds == {} and queue.busy == 0
+    assert queue.take(HOLD_SECONDS) is not None
 
 
 def test_an_anonymous_caller_refused_is_not_held():
