@@ -19,8 +19,9 @@ second is never "inactive", so `channel_timeout` never closes it. Here:
   on the way, for the store to adopt without a second copy (dms.files.spool); waitress would
   write it to a temporary file elsewhere, for dms to copy again.
 - `with_nosniff` adds `X-Content-Type-Options: nosniff` to every answer of the application.
-- The request threads serve the callers by turns, and a user refused with a 429 waits its
-  Retry-After in the queue, not in a thread (dms.web.turns).
+- At most `served_at_once` requests are served at once (event streams not counted), shared
+  equally among the callers asking, and a user refused with a 429 waits its Retry-After in the
+  queue, not in a thread (dms.web.turns).
 """
 
 from __future__ import annotations
