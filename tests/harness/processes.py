@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import re
 import signal
 import socket
@@ -22,10 +23,39 @@ LISTENING = re.compile(r"dms listening on (http://\S+)")
 EOF = "end of output"  # what Running._next_line returns when the output ends
 
 
-def free_port() -> int:
+def is_free(port: int) -> bool:
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def ephemeral_ports() -> range:
+    """The ports the kernel gives outgoing connections and bind(port 0)
+    (net.ipv4.ip_local_port_range)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
+def free_port(below: int = 0, taken: frozenset[int] = frozenset()) -> int:
+    """A free port on loopback below the kernel's ephemeral ports (and `below` under their start,
+    for a server that also takes port + below). A port among those could be taken while its
+    server is stopped (a connection of another test, or of the other lane, gets it as its own
+    end), and starting the server again on it would fail: "address already in use"."""
+    ceiling = ephemeral_ports().start - below
+    floor = max(1024, ceiling - 12000)
+    if ceiling - floor < 1000:  # a kernel whose ephemeral ports begin low: anywhere, then
+        floor, ceiling = 1024, 65536 - below
+    for _ in range(10_000):
+        port = random.randrange(floor, ceiling)
+        if port not in taken and is_free(port):
+            return port
+    raise RuntimeError(f"no free port between {floor} and {ceiling}")
 
 
 def own_children(command_part: str) -> list[int]:

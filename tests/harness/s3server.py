@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import re
 import secrets
 import shutil
@@ -27,6 +26,7 @@ import botocore.config
 import botocore.exceptions
 import requests
 
+from tests.harness.processes import free_port, is_free
 from tests.harness.waiting import WaitTimeout, wait_for
 
 REGION = "us-east-1"
@@ -67,44 +67,21 @@ def client_config(**overrides) -> botocore.config.Config:
     return botocore.config.Config(**{**settings, **overrides})
 
 
-def is_free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def ephemeral_ports() -> range:
-    """The ports the kernel gives outgoing connections and bind(port 0)
-    (net.ipv4.ip_local_port_range)."""
-    try:
-        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-    except (OSError, ValueError):
-        low, high = 32768, 60999
-    return range(low, high + 1)
-
-
 def free_ports() -> dict[str, int]:
     """weed mini's port flags: for each component a free port and, GRPC_OFFSET above it, a free
-    gRPC port; all different, all below the kernel's ephemeral ports. A port among those could be
-    taken while the server is killed (a connection of another test, or of the other lane, gets it
-    as its own end) and its start again would fail: "bind: address already in use"."""
-    ceiling = ephemeral_ports().start - GRPC_OFFSET
-    floor = max(1024, ceiling - 12000)
-    if ceiling - floor < 1000:  # a kernel whose ephemeral ports begin low: anywhere, then
-        floor, ceiling = 1024, 65536 - GRPC_OFFSET
+    gRPC port; all different, all below the kernel's ephemeral ports (`free_port`: the server is
+    killed and started again on them)."""
     ports: dict[str, int] = {}
-    for _ in range(10_000):
-        if len(ports) == 2 * len(COMPONENTS):
-            return ports
-        port = random.randrange(floor, ceiling)
-        grpc = port + GRPC_OFFSET
-        if not {port, grpc} & set(ports.values()) and is_free(port) and is_free(grpc):
-            component = COMPONENTS[len(ports) // 2]
-            ports[f"{component}.port"], ports[f"{component}.port.grpc"] = port, grpc
-    raise RuntimeError(f"no free ports for weed mini between {floor} and {ceiling + GRPC_OFFSET}")
+    for component in COMPONENTS:
+        for _ in range(1000):
+            port = free_port(below=GRPC_OFFSET, taken=frozenset(ports.values()))
+            grpc = port + GRPC_OFFSET
+            if grpc not in ports.values() and is_free(grpc):
+                break
+        else:
+            raise RuntimeError(f"no free port pair for weed mini's {component}")
+        ports[f"{component}.port"], ports[f"{component}.port.grpc"] = port, grpc
+    return ports
 
 
 def _address(hex_address: str) -> tuple[str, int]:

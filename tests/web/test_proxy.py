@@ -22,6 +22,7 @@ from dms.cli.parser import build_parser
 from dms.config import Config
 from tests.harness import samples
 from tests.harness.client import Client
+from tests.harness.processes import free_port
 from tests.harness.users import ADMIN_PASSWORD
 
 NGINX = Path("/usr/sbin/nginx")
@@ -44,12 +45,6 @@ def replaced(text: str, changes: dict[str, str]) -> str:
         assert text.count(old) == 1, f"{old!r} is not in the documented recipe exactly once"
         text = text.replace(old, new)
     return text
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
