@@ -5,9 +5,11 @@ sessions are removed at each login (remove_expired_sessions) and never accepted 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hmac
 import logging
+from typing import Any
 
 from dms.config import Config
 from dms.db import database, with_space_reserve, write_transaction
@@ -60,15 +62,41 @@ def find_token(secret: str, now: dt.datetime,
     row = database.execute_sql(TOKEN_AND_USER, (digest[:TOKEN_KEY_LENGTH],)).fetchone()
     if row is None:
         return None
-    token = from_row(Token, TOKEN_COLUMNS, row[:len(TOKEN_COLUMNS)])
+    token, user = token_and_user(row)
     if not hmac.compare_digest(token.digest, digest) or token.is_expired(now, session_idle):
         return None
-    user = from_row(User, USER_COLUMNS, row[len(TOKEN_COLUMNS):])
     if not user.is_active:
         return None
     token.user = user
     record_use(token, now)
     return token
+
+
+# The models' values of the token-and-user rows read last, keyed by the row itself: a client's
+# next request reads the same row again, and its 20 values are not turned into the models' again.
+# Nothing here can be stale: the query runs on every request, an equal row gives equal values, a
+# revoked token has no row, a changed user or session is another row.
+_values_of_rows: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
+MAX_REMEMBERED_ROWS = 1024
+
+
+def token_and_user(row: tuple[Any, ...]) -> tuple[Token, User]:
+    """A row of TOKEN_AND_USER as the token's and its user's models (each their own copies)."""
+    try:
+        values = _values_of_rows.get(row)
+    except TypeError:  # a value that cannot be a key: turned every time
+        values = None
+    if values is None:
+        token = from_row(Token, TOKEN_COLUMNS, row[:len(TOKEN_COLUMNS)])
+        user = from_row(User, USER_COLUMNS, row[len(TOKEN_COLUMNS):])
+        if len(_values_of_rows) >= MAX_REMEMBERED_ROWS:
+            _values_of_rows.clear()
+        with contextlib.suppress(TypeError):
+            _values_of_rows[row] = (dict(token.__data__), dict(user.__data__))
+        return token, user
+    token, user = Token(__no_default__=True), User(__no_default__=True)
+    token.__data__, user.__data__ = dict(values[0]), dict(values[1])
+    return token, user
 
 
 def record_use(token: Token, now: dt.datetime) -> None:

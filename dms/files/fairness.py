@@ -83,16 +83,24 @@ _in_request: contextvars.ContextVar[bool] = contextvars.ContextVar("dms_in_reque
                                                                  default=False)
 
 
-@contextlib.contextmanager
-def serving() -> Iterator[None]:
-    """A request is being served (in this thread) for the length of the block."""
-    with _serving.idle:
-        _serving.count += 1
-    token = _in_request.set(True)
-    try:
-        yield
-    finally:
-        _in_request.reset(token)
+class serving:  # noqa: N801 (a context manager, named as the functions beside it)
+    """A request is being served (in this thread) for `owner` for the length of the block: it
+    counts among the requests served (yield_to_requests) and its work against the owner's shares
+    (acting_for). A class, not a generator: every request enters it."""
+
+    __slots__ = ("owner", "tokens")
+
+    def __init__(self, owner: Hashable = None):
+        self.owner = owner
+
+    def __enter__(self) -> None:
+        with _serving.idle:
+            _serving.count += 1
+        self.tokens = (_in_request.set(True), _acting.set(self.owner))
+
+    def __exit__(self, *exc_info: object) -> None:
+        _acting.reset(self.tokens[1])
+        _in_request.reset(self.tokens[0])
         with _serving.idle:
             _serving.count -= 1
             if _serving.count <= 1:

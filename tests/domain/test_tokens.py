@@ -13,7 +13,7 @@ import re
 from functools import partial
 
 from dms.db.models import utcnow
-from dms.domain import credentials, sessions
+from dms.domain import accounts, credentials, sessions
 from tests.harness.client import JSON, NOT_FOUND, VND, assert_error
 from tests.harness.database import snapshot
 from tests.harness.domaintier import assert_refused, new_user
@@ -116,6 +116,26 @@ def test_a_revoked_token_is_gone_and_revoking_it_again_is_not_found(services, co
     assert [token.token_key for token in credentials.tokens_of(alice)] == [kept.token_key]
     assert_refused(config, lambda: credentials.revoke_by_key(alice, revoked.token_key),
                    "not_found", "Not found.", None)
+
+
+def test_a_token_found_again_is_a_fresh_copy_and_a_changed_user_is_read_again(services):
+    """find_token remembers the models' values of the rows it read (sessions.token_and_user):
+    what a request does to its models never reaches the next one, and a row that changed (a user
+    deactivated, renamed) is never answered from memory."""
+    alice = new_user("alice", first_name="Alice")
+    _, secret = credentials.create_token(alice, 5, None, MAX_TOKENS)
+    sessions.find_token(secret, utcnow())  # read and remembered
+    first = sessions.find_token(secret, utcnow())  # from memory
+    first.user.first_name = "Mallory"
+    first.name = "changed in memory"
+    again = sessions.find_token(secret, utcnow())
+    assert again is not first and again.user is not first.user
+    assert (again.user.first_name, again.name, again.user.username) == ("Alice", "", "alice")
+    accounts.update_user_by(new_user("root", is_superuser=True), alice.id,
+                            {"first_name": "Alicia"}, None)
+    assert sessions.find_token(secret, utcnow()).user.first_name == "Alicia"
+    accounts.set_active("alice", False)
+    assert sessions.find_token(secret, utcnow()) is None
 
 
 def test_revoke_own_token_and_see_the_api_refuse_it(alice):

@@ -33,7 +33,7 @@ from dms.domain import accounts
 from dms.domain.rows import Token, User
 from dms.domain.sessions import idle_limit, live_token
 from dms.files import spool
-from dms.files.fairness import acting_for, serving
+from dms.files.fairness import serving
 from dms.runtime import Runtime
 from dms.text import is_whole_number
 from dms.web.endpoints import is_disk_full, public_origin, release_connection
@@ -352,7 +352,7 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
             caller = call.user_or_none
             if caller is not None:
                 serving_user(caller.id)
-            with acting_for(caller.id if caller is not None else None), serving():
+            with serving(caller.id if caller is not None else None):
                 result = route.handler(call, **params)
             if isinstance(result, bottle.HTTPResponse):
                 for name, value in headers().items():
