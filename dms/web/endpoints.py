@@ -5,11 +5,9 @@ application class whose own errors (404, 405, 413, 500) also come out as the err
 
 from __future__ import annotations
 
-import http.client
 import logging
-import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import parse_qsl, quote
 
 import bottle
@@ -21,6 +19,7 @@ from dms.domain.sessions import find_token, idle_limit
 from dms.files import spool
 from dms.files.fairness import serving
 from dms.runtime import Runtime
+from dms.web.answers import BODILESS, Answer, AnsweringBottle, answer
 from dms.web.jsonapi import (
     JSON,
     VND,
@@ -35,13 +34,10 @@ from dms.web.jsonapi import (
     parse_json,
     resource_data,
 )
-from dms.web.router import refuse_without_cycles
 from dms.web.turns import serving_user
 
 log = logging.getLogger("dms.web")
 
-# "200 OK", "404 Not Found", ...: the status lines Bottle writes (Python's reason phrases).
-STATUS_LINES = {status: f"{status} {reason}" for status, reason in http.client.responses.items()}
 
 AUTH_HEADERS = {"WWW-Authenticate": "Token"}
 FRAMEWORK_ERRORS = {
@@ -288,52 +284,21 @@ def api_error(error: errors.DomainError, field_base: str) -> ApiError:
     return ApiError(status, error.code, error.message, pointer, headers, error.meta)
 
 
-class Answer(NamedTuple):
-    """A JSON answer as WSGI writes it: its status, its header lines and its body. DmsBottle
-    writes it without Bottle's request and response objects (their making, casting and headers
-    were a quarter of GET /users/me/'s time in the application, issue 47)."""
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes
-
-
-# Answers whose status forbids a body (RFC 9110 §15.3.5, §15.4.5): no content headers either.
-BODILESS = frozenset({204, 304})
-
-
-def answer(status: int, headers: dict[str, str], body: bytes, media: str) -> Answer:
-    """An Answer with its Content-Type (`headers` may give another) and Content-Length."""
-    if status in BODILESS:
-        return Answer(status, header_lines(headers), b"")
-    lines = header_lines({"Content-Type": media, **headers})
-    lines.append(("Content-Length", str(len(body))))
-    return Answer(status, lines, body)
-
-
-def header_lines(headers: dict[str, Any]) -> list[tuple[str, str]]:
-    """Header fields as WSGI's lines; a value that would end its line is refused (as Bottle does:
-    a value holding a client's text must never add a header of its own)."""
-    lines = []
-    for name, value in headers.items():
-        text = str(value)
-        if "\n" in text or "\r" in text or "\0" in text:
-            raise ValueError(f"the {name} header's value holds a line break or a NUL")
-        lines.append((name, text))
-    return lines
+def json_answer(status: int, headers: dict[str, str], body: bytes, media: str) -> Answer:
+    """An Answer of `media` (`headers` may name another type)."""
+    return answer(status, {"Content-Type": media, **headers}, body)
 
 
 def render(result: Any, default_media: str) -> Answer | bottle.HTTPResponse:
     if isinstance(result, bottle.HTTPResponse):  # a file, a stream, a redirect: Bottle writes it
         return result
     reply = result if isinstance(result, Reply) else Reply(result)
-    if reply.status in BODILESS:
-        return answer(reply.status, reply.headers, b"", default_media)
-    return answer(reply.status, reply.headers, encode(reply.body),
-                  reply.media_type or default_media)
+    body = b"" if reply.status in BODILESS else encode(reply.body)
+    return json_answer(reply.status, reply.headers, body, reply.media_type or default_media)
 
 
 def error_response(error: ApiError, media: str = VND) -> Answer:
-    return answer(error.status, error.headers, encode(error.envelope()), media)
+    return json_answer(error.status, error.headers, encode(error.envelope()), media)
 
 
 CORS_METHODS = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
@@ -365,43 +330,8 @@ def with_cors(app: Callable, origins: tuple[str, ...]) -> Callable:
     return cors_app
 
 
-class DmsBottle(bottle.Bottle):
+class DmsBottle(AnsweringBottle):
     """Bottle, with its own errors answered as the JSON:API error envelope."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.uninstall(True)  # its JSON and template plugins: no dms route returns what they take
-        refuse_without_cycles(self)
-
-    def wsgi(self, environ: dict, start_response: Callable) -> Any:
-        """Bottle's wsgi() for dms' routes: a route's Answer (every JSON answer) is written as it
-        is; anything else (a file, a stream, a redirect, the router's 404 and 405) goes through
-        Bottle's response object as before. Unlike Bottle, no hooks (dms has none), and the
-        routes' callbacks never raise (endpoint() answers every exception)."""
-        raw_path = environ["bottle.raw_path"] = environ["PATH_INFO"]
-        environ["PATH_INFO"] = raw_path.encode("latin1").decode("utf8", "ignore")  # as Bottle
-        environ["bottle.app"] = self
-        bottle.request.bind(environ)  # what bottle.static_file and the downloads read
-        target, args = self.router.match(environ)
-        out = target.call(**args)
-        if isinstance(out, Answer):
-            start_response(STATUS_LINES.get(out.status) or f"{out.status} Unknown", out.headers)
-            return [] if environ["REQUEST_METHOD"] == "HEAD" else [out.body]
-        response = bottle.response
-        response.bind()
-        try:
-            body = self._cast(out)
-        except Exception:
-            log.exception("unhandled error in %s %s", environ["REQUEST_METHOD"], raw_path)
-            error = error_response(ApiError(500, "server_error", FRAMEWORK_ERRORS[500][1]))
-            start_response(STATUS_LINES[500], error.headers, sys.exc_info())
-            return [error.body]
-        if response.status_code in BODILESS or environ["REQUEST_METHOD"] == "HEAD":
-            if hasattr(body, "close"):
-                body.close()
-            body = []
-        start_response(response._wsgi_status_line(), response.headerlist)
-        return body
 
     def default_error_handler(self, res: bottle.HTTPError) -> bytes:
         status = res.status_code

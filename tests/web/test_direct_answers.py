@@ -1,7 +1,8 @@
-"""A route's JSON answer goes to WSGI as it is (dms.web.endpoints.DmsBottle.wsgi), without
-Bottle's request and response objects: on the wire, the status lines and headers clients read
-(HEAD as GET without the body, 204 without content headers, errors with their own headers), and
-a header value that would end its line is never written."""
+"""A route's JSON answer goes to WSGI as it is (dms.web.answers.AnsweringBottle), without
+Bottle's request and response objects, in dms's API and in the Paperless-ngx dialect: on the
+wire, the status lines and headers clients read (HEAD as GET without the body, 204 without content
+headers, errors with their own headers), and a header value that would end its line is never
+written."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import socket
 
 import pytest
 
-from dms.web.endpoints import Answer, answer, render
+from dms import __version__
+from dms.web.answers import Answer, answer
+from dms.web.endpoints import render
 from dms.web.jsonapi import VND, Reply
 from tests.harness.documents import make_folder
 
@@ -68,6 +71,27 @@ def test_json_answers_head_no_content_and_errors_on_the_wire(server, alice):
     assert json.loads(body)["errors"][0]["code"] == "not_found"
 
 
+@pytest.mark.socket
+def test_the_dialects_answers_on_the_wire(server, alice):
+    path = "/paperless/api/tags/"
+    status, headers, body = ask(server.port, "GET", path, alice.token)
+    assert status == "HTTP/1.1 200 OK"
+    assert json.loads(body) == {"count": 0, "next": None, "previous": None, "all": [],
+                                "results": []}
+    dialect = {"X-Api-Version": "10", "X-Version": headers["X-Version"],
+               "X-Dms-Version": __version__}  # waitress' spelling of X-DMS-Version
+    assert headers == {**dialect, "Content-Type": "application/json",
+                       "Content-Length": str(len(body)), "X-Content-Type-Options": "nosniff",
+                       "Server": "dms", "Connection": "close"}
+    assert ask(server.port, "HEAD", path, alice.token) == (status, headers, b"")
+    status, headers, body = ask(server.port, "GET", path, "wrong")
+    assert (status, json.loads(body)) == ("HTTP/1.1 401 Unauthorized",
+                                          {"detail": "Invalid token."})
+    status, headers, body = ask(server.port, "PUT", path, alice.token)
+    assert (status, json.loads(body)) == ("HTTP/1.1 405 Method Not Allowed",
+                                          {"detail": 'Method "PUT" not allowed.'})
+
+
 def test_an_answer_has_its_type_and_length_and_a_bodiless_one_neither():
     assert render({"data": []}, VND) == Answer(
         200, [("Content-Type", VND), ("Content-Length", "11")], b'{"data":[]}')
@@ -82,4 +106,4 @@ def test_an_answer_has_its_type_and_length_and_a_bodiless_one_neither():
 @pytest.mark.parametrize("value", ["a\r\nSet-Cookie: x=1", "a\nb", "a\rb", "a\0b"])
 def test_a_header_value_that_would_end_its_line_is_refused(value):
     with pytest.raises(ValueError, match="the Location header's value holds a line break"):
-        answer(201, {"Location": value}, b"{}", VND)
+        answer(201, {"Location": value}, b"{}")

@@ -10,6 +10,7 @@ import bottle
 
 from dms import __version__
 from dms.runtime import Runtime
+from dms.web.answers import AnsweringBottle
 from dms.web.paperless import bulk, documents, labels, links, search, system, tasks, views
 from dms.web.paperless.protocol import (
     FOLLOWED_RELEASE,
@@ -20,7 +21,6 @@ from dms.web.paperless.protocol import (
     endpoint,
     headers,
 )
-from dms.web.router import refuse_without_cycles
 
 described = Routes()
 ROUTE_TABLES = (system.routes, labels.routes, views.routes, links.routes, documents.routes,
@@ -53,10 +53,9 @@ def bottle_rule(route: Route) -> str:
     return route.path.replace("{", "<").replace("}", ">").rstrip("/") + "<:re:/?>"
 
 
-class PaperlessApp(bottle.Bottle):
+class PaperlessApp(AnsweringBottle):
     def __init__(self, runtime: Runtime):
         super().__init__()
-        refuse_without_cycles(self)
         # Bottle tries rules in the order they were added: fixed paths first, so that
         # /api/documents/next_asn/ is not taken for a document numbered "next_asn".
         every = [route for table in ROUTE_TABLES for route in table.routes]

@@ -36,6 +36,8 @@ from dms.files import spool
 from dms.files.fairness import serving
 from dms.runtime import Runtime
 from dms.text import is_whole_number
+from dms.web.answers import BODILESS, Answer
+from dms.web.answers import answer as written
 from dms.web.endpoints import is_disk_full, public_origin, release_connection
 from dms.web.jsonapi import ApiError, encode, parse_json, raw_json
 from dms.web.turns import serving_user
@@ -263,10 +265,10 @@ def headers(**more: str) -> dict[str, str]:
             "X-DMS-Version": __version__, **more}
 
 
-def answer(body: Any, status: int = 200, **more: str) -> bottle.HTTPResponse:
-    data = b"" if status == 204 else encode(body)
-    extra = {} if status == 204 else {"Content-Type": JSON}
-    return bottle.HTTPResponse(data, status, headers(**extra, **more))
+def answer(body: Any, status: int = 200, **more: str) -> Answer:
+    if status in BODILESS:
+        return written(status, headers(**more), b"")
+    return written(status, headers(**{"Content-Type": JSON}, **more), encode(body))
 
 
 @dataclass(frozen=True)
@@ -341,7 +343,7 @@ def endpoint(runtime: Runtime, route: Route) -> Callable:
     """The wrapper of every route: version, authentication, the handler, the answer; every
     error in DRF's shape, never a traceback."""
 
-    def callback(**params: str) -> bottle.HTTPResponse:
+    def callback(**params: str) -> Answer | bottle.HTTPResponse:
         call = Call(runtime, bottle.request.environ)
         try:
             refuse_null_characters(call.query_items)
