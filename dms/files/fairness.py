@@ -84,9 +84,8 @@ _in_request: contextvars.ContextVar[bool] = contextvars.ContextVar("dms_in_reque
 
 
 class serving:  # noqa: N801 (a context manager, named as the functions beside it)
-    """A request is being served (in this thread) for `owner` for the length of the block: it
-    counts among the requests served (yield_to_requests) and its work against the owner's shares
-    (acting_for). A class, not a generator: every request enters it."""
+    """A request served (in this thread) for `owner` for the length of the block: counted for
+    yield_to_requests, its work against the owner's shares (acting_for). A class: cheaper."""
 
     __slots__ = ("owner", "tokens")
 

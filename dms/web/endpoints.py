@@ -38,7 +38,6 @@ from dms.web.turns import serving_user
 
 log = logging.getLogger("dms.web")
 
-
 AUTH_HEADERS = {"WWW-Authenticate": "Token"}
 FRAMEWORK_ERRORS = {
     400: ("parse_error", "The request could not be understood."),

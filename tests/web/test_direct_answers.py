@@ -17,6 +17,7 @@ from dms.web.answers import Answer, answer
 from dms.web.endpoints import render
 from dms.web.jsonapi import VND, Reply
 from tests.harness.documents import make_folder
+from tests.harness.paperless import dialect, make
 
 
 def ask(port: int, method: str, path: str, token: str | None) -> tuple[str, dict, bytes]:
@@ -78,12 +79,16 @@ def test_the_dialects_answers_on_the_wire(server, alice):
     assert status == "HTTP/1.1 200 OK"
     assert json.loads(body) == {"count": 0, "next": None, "previous": None, "all": [],
                                 "results": []}
-    dialect = {"X-Api-Version": "10", "X-Version": headers["X-Version"],
-               "X-Dms-Version": __version__}  # waitress' spelling of X-DMS-Version
-    assert headers == {**dialect, "Content-Type": "application/json",
+    dialect_headers = {"X-Api-Version": "10", "X-Version": headers["X-Version"],
+                       "X-Dms-Version": __version__}  # waitress' spelling of X-DMS-Version
+    assert headers == {**dialect_headers, "Content-Type": "application/json",
                        "Content-Length": str(len(body)), "X-Content-Type-Options": "nosniff",
                        "Server": "dms", "Connection": "close"}
     assert ask(server.port, "HEAD", path, alice.token) == (status, headers, b"")
+    tag = make(dialect(alice, 10), "tags", name="Old")["id"]
+    assert ask(server.port, "DELETE", f"{path}{tag}/", alice.token) == (
+        "HTTP/1.1 204 No Content", {**dialect_headers, "X-Content-Type-Options": "nosniff",
+                                    "Server": "dms", "Connection": "close"}, b"")
     status, headers, body = ask(server.port, "GET", path, "wrong")
     assert (status, json.loads(body)) == ("HTTP/1.1 401 Unauthorized",
                                           {"detail": "Invalid token."})

@@ -266,9 +266,8 @@ def headers(**more: str) -> dict[str, str]:
 
 
 def answer(body: Any, status: int = 200, **more: str) -> Answer:
-    if status in BODILESS:
-        return written(status, headers(**more), b"")
-    return written(status, headers(**{"Content-Type": JSON}, **more), encode(body))
+    data = b"" if status in BODILESS else encode(body)  # a 204's headers lose their type
+    return written(status, headers(**{"Content-Type": JSON}, **more), data)
 
 
 @dataclass(frozen=True)
